@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import type { Queryable } from "../store/db.js";
+import { hashSecret, newSecret, FULL_TOKEN_PREFIX, SCOPED_KEY_PREFIX } from "../auth/secrets.js";
+
+export interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  display_name: string | null;
+  locale: "ko" | "en";
+  account_spend_cap_krw: number | null;
+  app_spend_cap_krw: number | null;
+  created_at: Date;
+}
+
+export interface TokenRow {
+  id: string;
+  account_id: string;
+  kind: "full" | "scoped";
+  name: string;
+  display_prefix: string;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+const ACCOUNT_COLUMNS = "id, email, password_hash, display_name, locale, account_spend_cap_krw, app_spend_cap_krw, created_at";
+const TOKEN_COLUMNS = "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
+
+export async function insertAccount(q: Queryable, a: { email: string; passwordHash: string | null; displayName: string | null }): Promise<AccountRow> {
+  const { rows } = await q.query<AccountRow>(
+    `INSERT INTO accounts (id, email, password_hash, display_name) VALUES ($1, $2, $3, $4) RETURNING ${ACCOUNT_COLUMNS}`,
+    [randomUUID(), a.email, a.passwordHash, a.displayName],
+  );
+  return rows[0];
+}
+
+export async function findLiveAccount(q: Queryable, id: string): Promise<AccountRow | null> {
+  const { rows } = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function findLiveAccountByEmail(q: Queryable, email: string): Promise<AccountRow | null> {
+  const { rows } = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL`, [email]);
+  return rows[0] ?? null;
+}
+
+export async function updateAccount(q: Queryable, id: string, patch: Partial<Record<"display_name" | "locale" | "password_hash" | "account_spend_cap_krw" | "app_spend_cap_krw", string | number | null>>): Promise<AccountRow> {
+  const keys = Object.keys(patch) as (keyof typeof patch)[];
+  const sets = keys.map((k, i) => `${k} = $${i + 2}`);
+  const { rows } = await q.query<AccountRow>(
+    `UPDATE accounts SET ${sets.join(", ")} WHERE id = $1 AND deleted_at IS NULL RETURNING ${ACCOUNT_COLUMNS}`,
+    [id, ...keys.map((k) => patch[k])],
+  );
+  return rows[0];
+}
+
+export async function markAccountDeleted(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE accounts SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL", [id]);
+}
+
+/** Creates a token and returns its secret, which is never stored and never shown again. */
+export async function issueToken(
+  q: Queryable,
+  t: { accountId: string; kind: "full" | "scoped"; name: string; scopes: string[]; expiresAt: Date | null },
+): Promise<{ row: TokenRow; secret: string }> {
+  const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
+  const { rows } = await q.query<TokenRow>(
+    `INSERT INTO tokens (id, account_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOKEN_COLUMNS}`,
+    [randomUUID(), t.accountId, t.kind, t.name, hashSecret(secret), secret.slice(0, 12), t.scopes, t.expiresAt],
+  );
+  return { row: rows[0], secret };
+}
+
+export async function listScopedKeys(q: Queryable, accountId: string): Promise<TokenRow[]> {
+  const { rows } = await q.query<TokenRow>(
+    `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE account_id = $1 AND kind = 'scoped' AND revoked_at IS NULL ORDER BY created_at DESC`,
+    [accountId],
+  );
+  return rows;
+}
+
+export async function revokeToken(q: Queryable, accountId: string, tokenId: string, kind?: "scoped"): Promise<boolean> {
+  const res = await q.query(
+    `UPDATE tokens SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL ${kind ? "AND kind = 'scoped'" : ""}`,
+    [tokenId, accountId],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
+export async function revokeAllTokens(q: Queryable, accountId: string, opts: { kind?: "full"; except?: string } = {}): Promise<void> {
+  await q.query(
+    `UPDATE tokens SET revoked_at = now()
+      WHERE account_id = $1 AND revoked_at IS NULL
+        AND ($2::text IS NULL OR kind = $2) AND ($3::uuid IS NULL OR id <> $3)`,
+    [accountId, opts.kind ?? null, opts.except ?? null],
+  );
+}

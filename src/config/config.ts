@@ -1,0 +1,93 @@
+import path from "node:path";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  baseDomain: string;
+  internalDomain: string;
+  operatorToken: string | null;
+  fleetToken: string | null;
+  signup: "open" | "closed";
+  redisUrl: string | null;
+  logLevel: string;
+  edition: "saas" | "onprem";
+  rateLimitRps: number;
+  bodyLimitBytes: number;
+  defaultAccountSpendCapKrw: number;
+  defaultAppSpendCapKrw: number;
+  sessionTtlDays: number;
+  gpuCatalogFile: string;
+}
+
+/** A bad setting stops start-up with one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`configuration error: ${variable} ${problem}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "is not a valid URL");
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(" or ")}, got ${parsed.protocol}`);
+  return raw;
+}
+
+function secret(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  if (raw.length < 16) throw new ConfigError(name, "must be at least 16 characters");
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST || "127.0.0.1";
+  const baseDomain = env.BASE_DOMAIN || "localhost";
+  if (!/^[a-z0-9.-]+$/i.test(baseDomain)) throw new ConfigError("BASE_DOMAIN", `is not a domain name: "${baseDomain}"`);
+  return {
+    port: int(env, "PORT", 8080, 0, 65535),
+    host,
+    dataDir: path.resolve(env.DATA_DIR || "./data"),
+    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    baseDomain,
+    internalDomain: env.INTERNAL_DOMAIN || "internal",
+    operatorToken: secret(env, "OPERATOR_TOKEN"),
+    fleetToken: secret(env, "FLEET_TOKEN"),
+    signup: oneOf(env, "SIGNUP", ["open", "closed"] as const, "open"),
+    redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
+    logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    edition: oneOf(env, "EDITION", ["saas", "onprem"] as const, "saas"),
+    rateLimitRps: int(env, "RATE_LIMIT_RPS", 100, 1, 10_000_000),
+    bodyLimitBytes: int(env, "BODY_LIMIT_BYTES", 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    defaultAccountSpendCapKrw: int(env, "DEFAULT_ACCOUNT_SPEND_CAP_KRW", 1_000_000, 1, Number.MAX_SAFE_INTEGER),
+    defaultAppSpendCapKrw: int(env, "DEFAULT_APP_SPEND_CAP_KRW", 100_000, 1, Number.MAX_SAFE_INTEGER),
+    sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
+    gpuCatalogFile: path.resolve(env.GPU_CATALOG_FILE || new URL("../../catalog/gpus.json", import.meta.url).pathname),
+  };
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { TokenResolver } from "../auth/token-resolver.js";
+import { coverage, type Action, type Resource } from "../auth/scopes.js";
+import { secretsEqual } from "../auth/secrets.js";
+import { ApiError, authRequired, scopeInsufficient } from "./errors.js";
+import type { InstanceRegistry } from "./instances.js";
+import type { AuthRule } from "./auth-rule.js";
+
+export interface AuthDeps {
+  tokens: TokenResolver;
+  instances: InstanceRegistry;
+  operatorToken: string;
+  fleetToken: string | null;
+}
+
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/** Step one (before rate limiting): who is calling. Never rejects; authorize() decides. */
+export async function identify(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  request.principal = null;
+  request.instanceFilter = null;
+  request.callerKey = `ip:${request.ip}`;
+  const rule = request.routeOptions.config.auth;
+  const secret = bearer(request);
+  if (!rule || !secret || "public" in rule) return;
+  if ("operator" in rule || "fleet" in rule) {
+    request.callerKey = `${"operator" in rule ? "operator" : "fleet"}`;
+    return;
+  }
+  request.principal = await deps.tokens.resolve(secret);
+  if (request.principal) request.callerKey = `acct:${request.principal.accountId}`;
+}
+
+/** Step two: apply the route's declared rule. */
+export async function authorize(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  const rule = request.routeOptions.config.auth as AuthRule | undefined;
+  if (!rule) return; // only the not-found handler has no rule
+  if ("public" in rule) return;
+  if ("operator" in rule) return checkSecret(request, deps.operatorToken, "operator");
+  if ("fleet" in rule) return checkSecret(request, deps.fleetToken, "fleet");
+
+  const principal = request.principal;
+  if (!principal) throw authRequired(bearer(request) ? "The token is invalid, expired or revoked." : undefined);
+  if ("token" in rule) return;
+  if ("account" in rule) {
+    if (principal.kind !== "full") throw scopeInsufficient("This endpoint needs a full-access account token; scoped keys cannot call it.");
+    return;
+  }
+  if (principal.kind === "full") return;
+
+  const [resource, action] = rule.scope.split(":") as [Resource, Action];
+  const cov = coverage(principal.grants, resource, action);
+  const lacking = `This key lacks the scope ${rule.scope}.`;
+  if (cov.kind === "none") throw scopeInsufficient(lacking);
+  if (cov.kind === "all") return;
+
+  const mode = rule.instance;
+  if (mode === "list") {
+    request.instanceFilter = cov.refs;
+    return;
+  }
+  if (mode === undefined || mode === "create") {
+    throw scopeInsufficient(`This key is limited to single ${resource} instances and cannot ${mode === "create" ? "create or act in bulk" : "call this endpoint"}; it needs ${rule.scope}.`);
+  }
+  const ref = (request.params as Record<string, string>)[mode.param];
+  if (!ref || !(await deps.instances.permits(resource, principal.accountId, ref, cov.refs))) {
+    throw scopeInsufficient(`This key does not cover ${resource} instance "${ref}"; it needs ${rule.scope}.`);
+  }
+}
+
+function checkSecret(request: FastifyRequest, expected: string | null, what: string): void {
+  const given = bearer(request);
+  if (!given) throw authRequired(`The ${what} token is required.`);
+  if (!expected || !secretsEqual(given, expected)) throw new ApiError(401, "auth_required", `The ${what} token is invalid.`);
+}
+
+/** Fails start-up if any route was registered without an auth declaration. */
+export function requireAuthDeclarations(app: FastifyInstance): void {
+  app.addHook("onRoute", (route) => {
+    if (!route.config || !(route.config as { auth?: unknown }).auth) {
+      throw new Error(`route ${route.method} ${route.url} has no auth declaration`);
+    }
+  });
+}

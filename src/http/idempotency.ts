@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Db } from "../store/db.js";
+import { ApiError } from "./errors.js";
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+// a request that crashed mid-flight leaves a "running" row; after this long a retry may take it over
+const LOCK_MS = 60_000;
+const WAIT_STEP_MS = 100;
+const WAIT_MAX_MS = 30_000;
+
+interface StoredResponse {
+  state: "running" | "done";
+  request_hash: string;
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  locked: boolean;
+}
+
+/**
+ * Idempotency-Key on every POST: the first completed response for (caller, key) is kept 24 h and
+ * replayed to retries; the same key with another request gives 422; concurrent duplicates wait for
+ * the first and get its response, so only one causes an effect.
+ */
+export class Idempotency {
+  constructor(private db: Db) {}
+
+  /** preHandler: returns true when the reply was served from the store. */
+  async begin(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const key = request.headers["idempotency-key"];
+    if (request.method !== "POST" || key === undefined) return false;
+    if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
+      throw new ApiError(400, "invalid_request", "Idempotency-Key must be 1-255 visible ASCII characters.");
+    }
+    const hash = requestHash(request);
+    const started = Date.now();
+    for (;;) {
+      const claimed = await this.db.query(
+        `INSERT INTO idempotency_keys (owner, key, request_hash, state, locked_until)
+         VALUES ($1, $2, $3, 'running', now() + $4 * interval '1 millisecond')
+         ON CONFLICT (owner, key) DO UPDATE SET locked_until = EXCLUDED.locked_until, request_hash = EXCLUDED.request_hash
+           WHERE idempotency_keys.state = 'running' AND idempotency_keys.locked_until < now()
+             AND idempotency_keys.request_hash = EXCLUDED.request_hash
+         RETURNING 1`,
+        [request.callerKey, key, hash, LOCK_MS],
+      );
+      if (claimed.rowCount) {
+        (request as { idempotencyKey?: string }).idempotencyKey = key;
+        return false;
+      }
+      const { rows } = await this.db.query<StoredResponse>(
+        `SELECT state, request_hash, response_status, response_headers, response_body, locked_until > now() AS locked
+           FROM idempotency_keys WHERE owner = $1 AND key = $2`,
+        [request.callerKey, key],
+      );
+      const stored = rows[0];
+      if (!stored) continue; // expired between the two statements: claim again
+      if (stored.request_hash !== hash) {
+        throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request.");
+      }
+      if (stored.state === "done") {
+        reply.header("idempotent-replayed", "true");
+        for (const [name, value] of Object.entries(stored.response_headers ?? {})) reply.header(name, value);
+        reply.code(stored.response_status!).type("application/json; charset=utf-8").send(stored.response_body ?? "");
+        return true;
+      }
+      if (Date.now() - started > WAIT_MAX_MS) {
+        throw new ApiError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry shortly.");
+      }
+      await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
+    }
+  }
+
+  /** onSend: keep the completed response; a server error frees the key so a retry can run again. */
+  async complete(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
+    const key = (request as { idempotencyKey?: string }).idempotencyKey;
+    if (!key) return;
+    (request as { idempotencyKey?: string }).idempotencyKey = undefined;
+    if (reply.statusCode >= 500) {
+      await this.db.query("DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2", [request.callerKey, key]);
+      return;
+    }
+    const headers: Record<string, string> = {};
+    const location = reply.getHeader("location");
+    if (typeof location === "string") headers.location = location;
+    await this.db.query(
+      `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5
+        WHERE owner = $1 AND key = $2`,
+      [request.callerKey, key, reply.statusCode, headers, typeof payload === "string" ? payload : payload == null ? "" : String(payload)],
+    );
+  }
+}
+
+function requestHash(request: FastifyRequest): string {
+  return createHash("sha256")
+    .update(request.method)
+    .update("\0")
+    .update(request.url)
+    .update("\0")
+    .update(JSON.stringify(request.body ?? null))
+    .digest("hex");
+}

@@ -1,0 +1,71 @@
+import { Redis } from "ioredis";
+
+export interface WindowCount {
+  count: number;
+  /** milliseconds until the current window ends */
+  resetMs: number;
+}
+
+/** Counts requests per caller in fixed one-second windows. */
+export interface RateLimitStore {
+  hit(key: string): Promise<WindowCount>;
+  close(): Promise<void>;
+}
+
+const WINDOW_MS = 1000;
+
+/** One process: a map of the current window's counters, dropped when the window turns. */
+export class MemoryRateLimitStore implements RateLimitStore {
+  private window = 0;
+  private counts = new Map<string, number>();
+
+  async hit(key: string): Promise<WindowCount> {
+    const now = Date.now();
+    const window = Math.floor(now / WINDOW_MS);
+    if (window !== this.window) {
+      this.window = window;
+      this.counts.clear();
+    }
+    const count = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, count);
+    return { count, resetMs: (window + 1) * WINDOW_MS - now };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Several API processes: one counter per caller and window in Redis, so they enforce one limit together. */
+export class RedisRateLimitStore implements RateLimitStore {
+  private redis: Redis;
+
+  constructor(url: string) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+    this.redis.on("error", () => {}); // surfaced per request through hit()
+  }
+
+  async hit(key: string): Promise<WindowCount> {
+    const now = Date.now();
+    const window = Math.floor(now / WINDOW_MS);
+    const redisKey = `rl:${key}:${window}`;
+    const result = await this.redis.multi().incr(redisKey).pexpire(redisKey, WINDOW_MS * 2).exec();
+    const count = Number(result?.[0]?.[1] ?? 0);
+    return { count, resetMs: (window + 1) * WINDOW_MS - now };
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+/**
+ * Headers of draft-ietf-httpapi-ratelimit-headers-09: RateLimit-Policy announces the quota (q) per
+ * window (w, seconds); RateLimit gives what remains (r) and seconds to reset (t).
+ */
+export function rateLimitHeaders(limit: number, hit: WindowCount): Record<string, string> {
+  const remaining = Math.max(0, limit - hit.count);
+  const reset = Math.max(1, Math.ceil(hit.resetMs / 1000));
+  return {
+    "ratelimit-policy": `"default";q=${limit};w=${WINDOW_MS / 1000}`,
+    ratelimit: `"default";r=${remaining};t=${reset}`,
+  };
+}

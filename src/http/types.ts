@@ -1,0 +1,20 @@
+import type { Principal, InstanceFilter } from "../auth/principal.js";
+import type { AuthRule } from "./auth-rule.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Who may call the route; required on every route. */
+    auth?: AuthRule;
+    /** Maps a failing body/query field to the spec's error code, e.g. {"/slug": "bad_slug"}. */
+    validationCodes?: Record<string, string>;
+    /** Korean one-line summary for the manual (?lang=ko). */
+    summaryKo?: string;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    /** Set on "list" routes for instance-limited keys: the ids or slugs they may see. */
+    instanceFilter: InstanceFilter;
+    /** Identity for rate limiting and idempotency: the account, or the operator, or the client address. */
+    callerKey: string;
+  }
+}

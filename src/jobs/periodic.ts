@@ -1,0 +1,28 @@
+import type { Db } from "../store/db.js";
+import type { JobQueue } from "./queue.js";
+
+/** Maintenance of the core tables. */
+function defineCoreJobs(queue: JobQueue, db: Db): void {
+  queue.define({
+    name: "core.expire-idempotency-keys",
+    handler: async () => {
+      await db.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
+    },
+  });
+  queue.define({
+    name: "core.prune-cli-error-reports",
+    handler: async () => {
+      await db.query("DELETE FROM cli_error_reports WHERE received_at < now() - interval '30 days'");
+    },
+  });
+}
+
+/** Every periodic job of the platform, in one place (cron in UTC). */
+export const SCHEDULES: { name: string; cron: string }[] = [
+  { name: "core.expire-idempotency-keys", cron: "*/10 * * * *" },
+  { name: "core.prune-cli-error-reports", cron: "17 3 * * *" },
+];
+
+export function defineJobs(queue: JobQueue, db: Db): void {
+  defineCoreJobs(queue, db);
+}

@@ -1,0 +1,76 @@
+import PgBoss from "pg-boss";
+import type { FastifyBaseLogger } from "fastify";
+
+export type JobHandler<T = Record<string, unknown>> = (data: T, job: { id: string; retryCount: number }) => Promise<void>;
+
+export interface JobDefinition<T = Record<string, unknown>> {
+  name: string;
+  handler: JobHandler<T>;
+  /** attempts after the first failure, with exponential back-off */
+  retryLimit?: number;
+  /** seconds a single run may take before it counts as failed and is retried */
+  expireInSeconds?: number;
+}
+
+export interface SendOptions {
+  /** a second job with the same key while one is queued or running is dropped */
+  singletonKey?: string;
+  startAfterSeconds?: number;
+}
+
+/**
+ * The platform's job queue: pg-boss on the control store, so jobs survive restarts and any
+ * number of processes share the work. Areas define jobs; periodic ones are listed in periodic.ts.
+ */
+export class JobQueue {
+  private boss: PgBoss;
+  private definitions = new Map<string, JobDefinition<any>>();
+  private started = false;
+
+  constructor(connectionString: string, private log: FastifyBaseLogger, private runWorkers = true) {
+    this.boss = new PgBoss({ connectionString, schema: "pgboss", max: 4, archiveCompletedAfterSeconds: 3600, deleteAfterDays: 7 });
+    this.boss.on("error", (err) => this.log.error({ err }, "job queue error"));
+  }
+
+  define<T>(def: JobDefinition<T>): void {
+    this.definitions.set(def.name, def);
+  }
+
+  async start(schedules: { name: string; cron: string }[] = []): Promise<void> {
+    await this.boss.start();
+    this.started = true;
+    for (const def of this.definitions.values()) {
+      await this.boss.createQueue(def.name, {
+        name: def.name,
+        retryLimit: def.retryLimit ?? 5,
+        retryBackoff: true,
+        retryDelay: 5,
+        expireInSeconds: def.expireInSeconds ?? 15 * 60,
+      });
+      if (!this.runWorkers) continue;
+      await this.boss.work<Record<string, unknown>>(def.name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async ([job]) => {
+        try {
+          await def.handler(job.data, { id: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0 });
+        } catch (err) {
+          this.log.error({ err, job: def.name, id: job.id }, "job failed");
+          throw err;
+        }
+      });
+    }
+    for (const s of schedules) await this.boss.schedule(s.name, s.cron, {}, { tz: "UTC" });
+  }
+
+  async send(name: string, data: object, options: SendOptions = {}): Promise<string | null> {
+    if (!this.definitions.has(name)) throw new Error(`no job named ${name}`);
+    return this.boss.send(name, data, {
+      singletonKey: options.singletonKey,
+      startAfter: options.startAfterSeconds,
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.boss.stop({ graceful: true, wait: true, timeout: 30_000 });
+  }
+}

@@ -1,0 +1,68 @@
+import pino from "pino";
+import { ConfigError, loadConfig, type Config } from "./config/config.js";
+import { buildApp } from "./app.js";
+import { createPool } from "./store/db.js";
+import { migrate } from "./store/migrate.js";
+import { startEmbeddedServer, type EmbeddedServer } from "./store/embedded.js";
+import { JobQueue } from "./jobs/queue.js";
+import { defineJobs, SCHEDULES } from "./jobs/periodic.js";
+import { MemoryRateLimitStore, RedisRateLimitStore } from "./http/rate-limit.js";
+import { resolveOperatorToken } from "./operator/token.js";
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(err.message + "\n");
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino({ level: config.logLevel });
+
+  let embedded: EmbeddedServer | null = null;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedServer(config.dataDir);
+    databaseUrl = embedded.url;
+    log.info({ dataDir: config.dataDir }, "embedded PostgreSQL running");
+  }
+  const db = createPool(databaseUrl, 20);
+  const applied = await migrate(db);
+  if (applied.length) log.info({ applied }, "migrations applied");
+
+  const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
+  if (operator.file) log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
+
+  const rateLimit = config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore();
+  const jobs = new JobQueue(databaseUrl, log);
+  defineJobs(jobs, db);
+  const app = await buildApp({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token });
+  await jobs.start(SCHEDULES);
+  await app.listen({ port: config.port, host: config.host });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down: finishing in-flight requests");
+    const force = setTimeout(() => process.exit(1), 60_000);
+    force.unref();
+    await app.close(); // stops accepting, waits for in-flight requests
+    await jobs.stop();
+    await rateLimit.close();
+    await db.end();
+    if (embedded) await embedded.stop();
+    log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main().catch((err) => {
+  process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

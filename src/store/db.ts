@@ -1,0 +1,39 @@
+import pg from "pg";
+
+// BIGINT (int8) columns carry money and counters: parse them as JS numbers, which are exact up to 2^53.
+pg.types.setTypeParser(20, (v) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new Error(`int8 value ${v} exceeds the safe integer range`);
+  return n;
+});
+
+export type Db = pg.Pool;
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export function createPool(connectionString: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+  // an idle client losing its server must not crash the process; the pool replaces it
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Runs fn in one transaction; services own this boundary and pass the client down. */
+export async function inTransaction<T>(db: Db, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === "23505" && (!constraint || e.constraint === constraint);
+}

@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { pgBinaries } from "../pgserver/binaries.js";
+import { postgresRunAs } from "../pgserver/system-user.js";
+import {
+  type Cluster, freePort, initCluster, isRunning, portInUse, readPlatformConf, startCluster, stopCluster, writePlatformConf,
+} from "../pgserver/cluster.js";
+
+export const CONTROL_PG_MAJOR = 17;
+
+export interface EmbeddedServer {
+  url: string;
+  adminUrl: (database: string) => string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * The control plane's own PostgreSQL, used when DATABASE_URL is unset: initialised under
+ * $DATA_DIR/control on first start, adopted if it is still running after a crash.
+ */
+export async function startEmbeddedServer(dataDir: string, database = "platform"): Promise<EmbeddedServer> {
+  const root = path.join(dataDir, "control");
+  const cluster: Cluster = {
+    bins: pgBinaries(CONTROL_PG_MAJOR),
+    dataDir: path.join(root, "pgdata"),
+    logFile: path.join(root, "logs", "server.log"),
+    runAs: postgresRunAs(),
+  };
+  const passwordFile = path.join(root, "superuser-password");
+  let password: string;
+  if (existsSync(passwordFile) && existsSync(path.join(cluster.dataDir, "PG_VERSION"))) {
+    password = (await readFile(passwordFile, "utf8")).trim();
+  } else {
+    password = randomBytes(24).toString("hex");
+    await initCluster(cluster, { superuser: "postgres", password });
+    await writeFile(passwordFile, password + "\n", { mode: 0o600 });
+  }
+
+  let port = Number((await readPlatformConf(cluster)).port) || 0;
+  if (!(await isRunning(cluster))) {
+    if (!port || (await portInUse(port))) port = await freePort();
+    await writePlatformConf(cluster, {
+      port,
+      listen_addresses: "127.0.0.1",
+      unix_socket_directories: "",
+      max_connections: 200,
+      shared_buffers: "128MB",
+      fsync: "on",
+    });
+    await startCluster(cluster);
+  }
+  const adminUrl = (db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
+  await ensureDatabase(adminUrl("postgres"), database);
+  return { url: adminUrl(database), adminUrl, stop: () => stopCluster(cluster, "fast") };
+}
+
+export async function ensureDatabase(adminUrl: string, database: string, template?: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (exists.rowCount) return;
+    const ident = pg.escapeIdentifier(database);
+    await client.query(template ? `CREATE DATABASE ${ident} TEMPLATE ${pg.escapeIdentifier(template)}` : `CREATE DATABASE ${ident}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "42P04") throw err; // created concurrently
+  } finally {
+    await client.end();
+  }
+}
