@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import pino from "pino";
+import pg from "pg";
+import { buildApp } from "../../src/app.js";
+import { loadConfig, type Config } from "../../src/config/config.js";
+import { createPool, type Db } from "../../src/store/db.js";
+import { JobQueue } from "../../src/jobs/queue.js";
+import { defineJobs } from "../../src/jobs/periodic.js";
+import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-limit.js";
+
+export const OPERATOR_TOKEN = "test-operator-token-0123456789";
+export const FLEET_TOKEN = "test-fleet-token-0123456789abc";
+
+function adminUrl(): string {
+  const url = process.env.TEST_ADMIN_URL;
+  if (!url) throw new Error("run the tests with `npm test` (test/run.ts starts the database server)");
+  return url;
+}
+
+/** A fresh database cloned from the migrated template. */
+export async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${process.env.TEST_TEMPLATE_DB}`);
+  await admin.end();
+  const url = adminUrl().replace(/\/postgres$/, `/${name}`);
+  return {
+    url,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl() });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Db;
+  url: string;
+  config: Config;
+  jobs: JobQueue;
+  close: () => Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  rateLimit?: RateLimitStore;
+  databaseUrl?: string;
+  startJobs?: boolean;
+}
+
+/** Builds the real app over a real database; the rate limit is raised unless a test sets RATE_LIMIT_RPS. */
+export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const database = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase();
+  const config = loadConfig({
+    LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DATA_DIR: ".test-data/app", ...opts.env,
+  });
+  const db = createPool(database.url, 5);
+  const jobs = new JobQueue(database.url, pino({ level: "silent" }), opts.startJobs ?? false);
+  defineJobs(jobs, db);
+  const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
+  const app = await buildApp({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN });
+  await app.ready();
+  if (opts.startJobs) await jobs.start();
+  return {
+    app, db, url: database.url, config, jobs,
+    close: async () => {
+      await app.close();
+      await jobs.stop();
+      await db.end();
+      if (!opts.rateLimit) await rateLimit.close();
+      if (!opts.databaseUrl) await database.drop();
+    },
+  };
+}
+
+export interface Call {
+  method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  url: string;
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export async function call(app: FastifyInstance, c: Call): Promise<LightMyRequestResponse & { json: () => any }> {
+  const headers: Record<string, string> = { ...c.headers };
+  if (c.token) headers.authorization = `Bearer ${c.token}`;
+  return app.inject({ method: c.method ?? "GET", url: c.url, headers, payload: c.body as never });
+}
+
+let counter = 0;
+/** Signs up a new account through the API and returns its token. */
+export async function signup(app: FastifyInstance, email?: string): Promise<{ token: string; id: string; email: string }> {
+  const e = email ?? `user${process.pid}-${Date.now()}-${counter++}@example.com`;
+  const res = await call(app, { method: "POST", url: "/v1/auth/signup", body: { email: e, password: "correct horse battery" } });
+  if (res.statusCode !== 201) throw new Error(`signup failed: ${res.statusCode} ${res.body}`);
+  const body = res.json();
+  return { token: body.token, id: body.account.id, email: body.account.email };
+}
+
+/** Issues a scoped key for the account behind token. */
+export async function scopedKey(app: FastifyInstance, token: string, scopes: string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await call(app, { method: "POST", url: "/v1/api-keys", token, body: { name: "test key", scopes, ...extra } });
+  if (res.statusCode !== 201) throw new Error(`key issue failed: ${res.statusCode} ${res.body}`);
+  return res.json().key;
+}
+
+export function expectError(res: { statusCode: number; json: () => any }, status: number, code?: string): void {
+  const body = res.json();
+  if (res.statusCode !== status || !body?.error || typeof body.error.message !== "string" || (code && body.error.code !== code)) {
+    throw new Error(`expected ${status} ${code ?? ""}, got ${res.statusCode} ${JSON.stringify(body)}`);
+  }
+}

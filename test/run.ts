@@ -1,0 +1,45 @@
+/**
+ * `npm test`: one embedded PostgreSQL server for the whole run, a migrated template database,
+ * then node's test runner over every test file (each file clones the template into its own database).
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import pino from "pino";
+import PgBoss from "pg-boss";
+import { startEmbeddedServer, ensureDatabase } from "../src/store/embedded.js";
+import { createPool } from "../src/store/db.js";
+import { migrate } from "../src/store/migrate.js";
+
+export const TEMPLATE_DB = "platform_template";
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return findTests(full);
+    return name.endsWith(".test.ts") ? [full] : [];
+  });
+}
+
+const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? ".test-data");
+const server = await startEmbeddedServer(dataDir, TEMPLATE_DB);
+const pool = createPool(server.url, 2);
+await migrate(pool);
+// the job queue's schema goes into the template too, so each test database starts complete
+const boss = new PgBoss({ connectionString: server.url, schema: "pgboss" });
+boss.on("error", () => {});
+await boss.start();
+await boss.stop({ graceful: false, wait: true });
+await pool.end();
+await ensureDatabase(server.adminUrl("postgres"), "postgres");
+pino().info("test database server ready");
+
+const filter = process.argv.slice(2);
+const files = findTests("test").filter((f) => !filter.length || filter.some((x) => f.includes(x))).sort();
+const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files], {
+  stdio: "inherit",
+  env: { ...process.env, TEST_ADMIN_URL: server.adminUrl("postgres"), TEST_TEMPLATE_DB: TEMPLATE_DB },
+});
+const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+await server.stop();
+process.exit(code);
