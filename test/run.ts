@@ -3,7 +3,7 @@
  * then node's test runner over every test file (each file clones the template into its own database).
  */
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import pino from "pino";
 import PgBoss from "pg-boss";
@@ -21,7 +21,8 @@ function findTests(dir: string): string[] {
   });
 }
 
-const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? ".test-data");
+// a server of its own per run, so parallel runs (CI, several developers) never share or stop each other's
+const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? `.test-data/run-${process.pid}`);
 const server = await startEmbeddedServer(dataDir, TEMPLATE_DB);
 const pool = createPool(server.url, 2);
 await migrate(pool);
@@ -42,4 +43,5 @@ const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-conc
 });
 const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await server.stop();
+if (!process.env.TEST_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
 process.exit(code);

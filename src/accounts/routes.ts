@@ -48,7 +48,7 @@ const CapBody = Body({ amount_krw: Type.Integer({ minimum: 0, maximum: 1_000_000
 /** Account endpoints: full-access tokens only (spec: Account). */
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const accounts = accountsService(ctx.db, ctx.config);
+  const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
   const account = { account: true } as const;
 
   const meView = async (accountId: string) => {

@@ -1,14 +1,18 @@
 import type { Config } from "../config/config.js";
 import { inTransaction, isUniqueViolation, type Db } from "../store/db.js";
 import { ApiError, badRequest, notFound } from "../http/errors.js";
-import { broadcastRevocation } from "../auth/token-resolver.js";
+import type { TokenResolver } from "../auth/token-resolver.js";
 import { hashPassword, normaliseEmail, verifyPassword } from "../auth/secrets.js";
 import { parseScope } from "../auth/scopes.js";
 import * as repo from "./repo.js";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
-export function accountsService(db: Db, config: Pick<Config, "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">) {
+export function accountsService(
+  db: Db,
+  config: Pick<Config, "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">,
+  tokens: Pick<TokenResolver, "announceRevocation">,
+) {
   const sessionExpiry = () => new Date(Date.now() + config.sessionTtlDays * 86_400_000);
 
   async function createAccount(input: { email: string; password: string | null; displayName: string | null }) {
@@ -37,7 +41,7 @@ export function accountsService(db: Db, config: Pick<Config, "sessionTtlDays" | 
   async function revoke(accountId: string, tokenId: string, onlyScoped = false) {
     return inTransaction(db, async (tx) => {
       const done = await repo.revokeToken(tx, accountId, tokenId, onlyScoped ? "scoped" : undefined);
-      if (done) await broadcastRevocation(tx, { tokenId });
+      if (done) await tokens.announceRevocation(tx, { tokenId });
       return done;
     });
   }
@@ -74,7 +78,7 @@ export function accountsService(db: Db, config: Pick<Config, "sessionTtlDays" | 
       await repo.updateAccount(tx, accountId, { password_hash: hash });
       // other sign-in sessions end with the old password; this session and scoped keys stay
       await repo.revokeAllTokens(tx, accountId, { kind: "full", except: tokenId });
-      await broadcastRevocation(tx, { accountId });
+      await tokens.announceRevocation(tx, { accountId });
     });
   }
 
@@ -82,7 +86,7 @@ export function accountsService(db: Db, config: Pick<Config, "sessionTtlDays" | 
     await inTransaction(db, async (tx) => {
       await repo.markAccountDeleted(tx, accountId);
       await repo.revokeAllTokens(tx, accountId);
-      await broadcastRevocation(tx, { accountId });
+      await tokens.announceRevocation(tx, { accountId });
     });
   }
 

@@ -12,7 +12,7 @@ const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 })
 /** Sign-in (/v1/auth, named in the spec only in prose) and token self-inspection. */
 export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const accounts = accountsService(ctx.db, ctx.config);
+  const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
 
   r.post("/v1/auth/signup", {
     config: { auth: { public: true }, summaryKo: "이메일과 비밀번호로 가입하고 전체 권한 토큰을 받습니다." },

@@ -6,6 +6,8 @@ import { parseScope, type Grant } from "./scopes.js";
 import type { Principal } from "./principal.js";
 
 const CHANNEL = "auth_invalidate";
+
+export type RevocationTarget = { tokenId: string } | { accountId: string };
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 50_000;
 
@@ -76,6 +78,17 @@ export class TokenResolver {
     }
   }
 
+  /**
+   * Tells every API process to forget a token (or all of an account's). Call inside the revoking
+   * transaction: NOTIFY is delivered on commit. This process forgets at once as well, so the
+   * caller's next request is already refused.
+   */
+  async announceRevocation(q: Queryable, target: RevocationTarget): Promise<void> {
+    const payload = "tokenId" in target ? `token:${target.tokenId}` : `account:${target.accountId}`;
+    await q.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]);
+    this.onInvalidate(payload);
+  }
+
   async resolve(secret: string): Promise<Principal | null> {
     const key = hashSecret(secret);
     const cacheKey = key.toString("base64");
@@ -115,8 +128,3 @@ async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | nu
   };
 }
 
-/** Tells every API process to forget a token (or all of an account's); call inside the revoking transaction. */
-export async function broadcastRevocation(q: Queryable, target: { tokenId: string } | { accountId: string }): Promise<void> {
-  const payload = "tokenId" in target ? `token:${target.tokenId}` : `account:${target.accountId}`;
-  await q.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]);
-}

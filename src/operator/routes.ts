@@ -8,7 +8,7 @@ import { accountsService } from "../accounts/service.js";
 /** The operator API (beyond the spec): bearer OPERATOR_TOKEN only, never a user token. */
 export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const accounts = accountsService(ctx.db, ctx.config);
+  const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
   const operator = { operator: true } as const;
 
   r.post("/v1/operator/accounts", {
