@@ -51,6 +51,8 @@ export interface TestAppOptions {
   rateLimit?: RateLimitStore;
   databaseUrl?: string;
   startJobs?: boolean;
+  /** runs on the built app before it is made ready */
+  extend?: (app: FastifyInstance) => void;
 }
 
 /** Builds the real app over a real database; the rate limit is raised unless a test sets RATE_LIMIT_RPS. */
@@ -64,7 +66,15 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   defineJobs(jobs, db);
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
   const app = await buildApp({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN });
-  await app.ready();
+  try {
+    opts.extend?.(app);
+    await app.ready();
+  } catch (err) {
+    await app.close().catch(() => {});
+    await db.end();
+    if (!opts.databaseUrl) await database.drop();
+    throw err;
+  }
   if (opts.startJobs) await jobs.start();
   return {
     app, db, url: database.url, config, jobs,
