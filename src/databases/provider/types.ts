@@ -126,7 +126,10 @@ export interface PoolStatus {
   enabled: boolean;
   running: boolean;
   mode: "transaction";
-  endpoint: Endpoint;
+  /** The pooled endpoint (its own port) while enabled. */
+  endpoint: Endpoint | null;
+  /** Whether this host can pool at all (PgBouncer installed). */
+  available: boolean;
 }
 
 export interface StorageState {

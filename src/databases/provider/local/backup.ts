@@ -1,0 +1,344 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type pg from "pg";
+import type { RunAs } from "../../../pgserver/system-user.js";
+import { ProviderError, type BackupInfo, type BackupKind, type BackupVerification } from "../types.js";
+import { parseLsn, segmentBefore, segmentName, segmentOf } from "./wal.js";
+
+/**
+ * Online physical copies of a running server with the server's own low-level API
+ * (pg_backup_start / file copy / pg_backup_stop), because the shipped binaries have no pg_basebackup.
+ * The same copy builds standbys, snapshots and daily base backups.
+ */
+
+/** Directories whose contents are rebuilt by the server at start and must not be copied (PostgreSQL docs, "Backing Up the Data Directory"). */
+const EMPTY_DIRS = new Set(["pg_wal", "pg_replslot", "pg_dynshmem", "pg_notify", "pg_serial", "pg_snapshots", "pg_stat_tmp", "pg_subtrans"]);
+/** Top-level files that describe the running server rather than the data, or that we write ourselves. */
+const SKIP_TOP_FILES = new Set([
+  "postmaster.pid", "postmaster.opts", "backup_label", "backup_label.old", "tablespace_map", "tablespace_map.old",
+  "standby.signal", "recovery.signal", "current_logfiles", "backup_manifest",
+]);
+
+export interface ManifestEntry {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+export interface Manifest {
+  algorithm: "sha256";
+  files: ManifestEntry[];
+}
+
+export interface CopyResult {
+  startLsn: string;
+  stopLsn: string;
+  timeline: number;
+  labelFile: string;
+  files: ManifestEntry[];
+  startedAt: string;
+  finishedAt: string;
+}
+
+interface CopyOptions {
+  /** chown every copied file to the server user (when building a data directory a server will run). */
+  owner: RunAs | null;
+  label: string;
+  /** Wait until the WAL needed by the copy is archived: a backup is only complete with it. */
+  waitForArchive: boolean;
+}
+
+/**
+ * Copies the data directory of the server behind `admin` into `dest` while a backup is open on that
+ * very session (closing the session would abort it). Torn pages copied mid-write are repaired by the
+ * full-page images in WAL replayed from startLsn.
+ */
+export async function copyRunningCluster(admin: pg.Client, srcDataDir: string, dest: string, opts: CopyOptions): Promise<CopyResult> {
+  const startedAt = new Date().toISOString();
+  const start = await admin.query<{ lsn: string }>("SELECT pg_backup_start($1, true)::text AS lsn", [opts.label]);
+  let stopped = false;
+  try {
+    await mkdir(dest, { recursive: true, mode: 0o700 });
+    await chmod(dest, 0o700);
+    if (opts.owner) await chown(dest, opts.owner.uid, opts.owner.gid);
+    const files: ManifestEntry[] = [];
+    await copyTree(srcDataDir, dest, "", files, opts.owner);
+    // "wait for archive" has to be bounded: a broken archive_command would otherwise hang the job forever
+    await admin.query("SET statement_timeout = '15min'");
+    const stop = await admin.query<{ lsn: string; labelfile: string; spcmapfile: string }>(
+      "SELECT lsn::text AS lsn, labelfile, spcmapfile FROM pg_backup_stop($1)", [opts.waitForArchive],
+    );
+    stopped = true;
+    await admin.query("SET statement_timeout = 0");
+    const { lsn, labelfile, spcmapfile } = stop.rows[0];
+    // written byte for byte: recovery starts from the checkpoint named in backup_label, not from pg_control
+    files.push(await writeDataFile(dest, "backup_label", labelfile, opts.owner));
+    if (spcmapfile) files.push(await writeDataFile(dest, "tablespace_map", spcmapfile, opts.owner));
+    const tli = /START TIMELINE: (\d+)/.exec(labelfile);
+    return {
+      startLsn: start.rows[0].lsn,
+      stopLsn: lsn,
+      timeline: tli ? Number(tli[1]) : 1,
+      labelFile: labelfile,
+      files: files.sort((a, b) => a.path.localeCompare(b.path)),
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    };
+  } finally {
+    // leave no backup open on a session that survives (the server ends it anyway when the session closes)
+    if (!stopped) await admin.query("SELECT pg_backup_stop(false)").catch(() => {});
+  }
+}
+
+async function copyTree(srcRoot: string, destRoot: string, rel: string, out: ManifestEntry[], owner: RunAs | null): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(path.join(srcRoot, rel), { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // dropped while copying
+    throw err;
+  }
+  const files: string[] = [];
+  for (const e of entries) {
+    const childRel = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) {
+      await mkdirOwned(path.join(destRoot, childRel), owner);
+      if (rel === "" && EMPTY_DIRS.has(e.name)) {
+        if (e.name === "pg_wal") await mkdirOwned(path.join(destRoot, "pg_wal", "archive_status"), owner);
+        continue;
+      }
+      await copyTree(srcRoot, destRoot, childRel, out, owner);
+    } else if (e.isFile()) {
+      if (rel === "" && SKIP_TOP_FILES.has(e.name)) continue;
+      if (e.name === "pg_internal.init" || e.name.startsWith("pgsql_tmp")) continue;
+      files.push(childRel);
+    }
+    // symlinks (tablespaces) are not offered by the platform and are not copied
+  }
+  // a few files at once: hashing is CPU, copying is I/O
+  let next = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const f = files[next++];
+      const entry = await copyFileHashed(path.join(srcRoot, f), path.join(destRoot, f), owner);
+      if (entry) out.push({ ...entry, path: f });
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+}
+
+async function mkdirOwned(dir: string, owner: RunAs | null): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (owner) await chown(dir, owner.uid, owner.gid);
+}
+
+/** One read of the source feeds both the copy and its sha256. */
+async function copyFileHashed(src: string, dst: string, owner: RunAs | null): Promise<Omit<ManifestEntry, "path"> | null> {
+  const hash = createHash("sha256");
+  let size = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      size += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), tap, createWriteStream(dst, { mode: 0o600 }));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(src)) {
+      await rm(dst, { force: true }); // relation dropped during the copy: WAL replay recreates the state
+      return null;
+    }
+    throw err;
+  }
+  if (owner) await chown(dst, owner.uid, owner.gid);
+  return { size, sha256: hash.digest("hex") };
+}
+
+async function writeDataFile(dest: string, name: string, text: string, owner: RunAs | null): Promise<ManifestEntry> {
+  const buf = Buffer.from(text, "utf8");
+  const file = path.join(dest, name);
+  await writeFile(file, buf, { mode: 0o600 });
+  if (owner) await chown(file, owner.uid, owner.gid);
+  return { path: name, size: buf.length, sha256: createHash("sha256").update(buf).digest("hex") };
+}
+
+export async function sha256File(file: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { size, sha256: hash.digest("hex") };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The backup store: $DATA_DIR/backups/<id>/base/<backupId>/{backup.json, manifest.json, data/}
+
+export function newBackupId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Takes a base backup or snapshot into the store. Work happens in "<id>.partial" and is renamed only
+ * when complete, so a kill -9 mid-backup leaves nothing that looks like a usable backup.
+ */
+export async function takeBackup(
+  admin: pg.Client, srcDataDir: string, storeDir: string, instanceId: string, kind: Exclude<BackupKind, "wal">, label: string | null,
+): Promise<BackupInfo> {
+  await mkdir(storeDir, { recursive: true, mode: 0o700 });
+  await removePartials(storeDir);
+  const id = newBackupId();
+  const partial = path.join(storeDir, `${id}.partial`);
+  const final = path.join(storeDir, id);
+  const copy = await copyRunningCluster(admin, srcDataDir, path.join(partial, "data"), {
+    owner: null, label: `${kind}:${id}${label ? `:${label}` : ""}`.slice(0, 1000), waitForArchive: true,
+  });
+  const manifest: Manifest = { algorithm: "sha256", files: copy.files };
+  await writeFile(path.join(partial, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
+  const info: BackupInfo = {
+    id, instanceId, kind, label, status: "complete",
+    sizeBytes: copy.files.reduce((n, f) => n + f.size, 0),
+    startedAt: copy.startedAt, finishedAt: copy.finishedAt,
+    startLsn: copy.startLsn, stopLsn: copy.stopLsn, timeline: copy.timeline,
+    manifestPath: path.join(final, "manifest.json"),
+    path: final,
+  };
+  await writeFile(path.join(partial, "backup.json"), JSON.stringify(info, null, 2) + "\n", { mode: 0o600 });
+  await rename(partial, final);
+  return info;
+}
+
+export async function removePartials(storeDir: string): Promise<void> {
+  if (!existsSync(storeDir)) return;
+  for (const name of await readdir(storeDir)) {
+    if (name.endsWith(".partial")) await rm(path.join(storeDir, name), { recursive: true, force: true });
+  }
+}
+
+/** Complete backups, oldest first. */
+export async function listStoredBackups(storeDir: string): Promise<BackupInfo[]> {
+  if (!existsSync(storeDir)) return [];
+  const out: BackupInfo[] = [];
+  for (const name of await readdir(storeDir)) {
+    if (name.endsWith(".partial")) continue;
+    const meta = path.join(storeDir, name, "backup.json");
+    if (!existsSync(meta)) continue;
+    out.push(JSON.parse(await readFile(meta, "utf8")) as BackupInfo);
+  }
+  return out.sort((a, b) => a.finishedAt.localeCompare(b.finishedAt) || a.id.localeCompare(b.id));
+}
+
+export async function findBackup(storeDir: string, backupId: string): Promise<BackupInfo> {
+  if (!/^[0-9A-Za-z-]+$/.test(backupId)) throw new ProviderError("backup_not_found", `no backup ${backupId}`);
+  const meta = path.join(storeDir, backupId, "backup.json");
+  if (!existsSync(meta)) throw new ProviderError("backup_not_found", `no backup ${backupId}`);
+  return JSON.parse(await readFile(meta, "utf8")) as BackupInfo;
+}
+
+/** WAL segments (by name) a backup needs to reach consistency: start segment through stop segment. */
+export function requiredWal(info: BackupInfo, segBytes: number): string[] {
+  const first = segmentOf(parseLsn(info.startLsn), segBytes);
+  const last = segmentBefore(parseLsn(info.stopLsn), segBytes);
+  const names: string[] = [];
+  for (let s = first; s <= last; s++) names.push(segmentName(info.timeline, s, segBytes));
+  return names;
+}
+
+/** Re-reads every file of a backup and compares it with the manifest written when it was taken. */
+export async function verifyStoredBackup(info: BackupInfo, walArchive: string, segBytes: number): Promise<BackupVerification> {
+  const manifest = JSON.parse(await readFile(path.join(info.path, "manifest.json"), "utf8")) as Manifest;
+  const dataDir = path.join(info.path, "data");
+  const mismatched: string[] = [];
+  const missing: string[] = [];
+  const expected = new Set(manifest.files.map((f) => f.path));
+  for (const entry of manifest.files) {
+    const file = path.join(dataDir, entry.path);
+    if (!existsSync(file)) { missing.push(entry.path); continue; }
+    const actual = await sha256File(file);
+    if (actual.sha256 !== entry.sha256 || actual.size !== entry.size) mismatched.push(entry.path);
+  }
+  const unexpected = (await listFiles(dataDir)).filter((f) => !expected.has(f));
+  const missingWal = requiredWal(info, segBytes).filter((name) => !existsSync(path.join(walArchive, name)));
+  return {
+    backupId: info.id,
+    ok: !mismatched.length && !missing.length && !unexpected.length && !missingWal.length,
+    checkedFiles: manifest.files.length,
+    mismatched, missing, unexpected, missingWal,
+  };
+}
+
+async function listFiles(root: string, rel = ""): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(path.join(root, rel), { withFileTypes: true })) {
+    const child = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...(await listFiles(root, child)));
+    else out.push(child);
+  }
+  return out;
+}
+
+/**
+ * Restores a stored backup into an empty data directory, checking every file against the manifest
+ * on the way: a corrupted backup is refused rather than started.
+ */
+export async function restoreBackupFiles(info: BackupInfo, dest: string, owner: RunAs | null): Promise<void> {
+  const manifest = JSON.parse(await readFile(path.join(info.path, "manifest.json"), "utf8")) as Manifest;
+  const src = path.join(info.path, "data");
+  await rm(dest, { recursive: true, force: true });
+  await mkdirOwned(dest, owner);
+  await chmod(dest, 0o700);
+  // directories first (including the empty ones the backup kept on purpose)
+  for (const dir of await listDirs(src)) await mkdirOwned(path.join(dest, dir), owner);
+  const bad: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < manifest.files.length) {
+      const entry = manifest.files[next++];
+      const copied = await copyFileHashed(path.join(src, entry.path), path.join(dest, entry.path), owner);
+      if (!copied || copied.sha256 !== entry.sha256) bad.push(entry.path);
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+  if (bad.length) {
+    await rm(dest, { recursive: true, force: true });
+    throw new ProviderError("backup_corrupt", `backup ${info.id} is damaged (${bad.length} file(s) differ from its checksums, e.g. ${bad[0]}); choose another backup`, { files: bad });
+  }
+}
+
+async function listDirs(root: string, rel = ""): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(path.join(root, rel), { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const child = rel ? `${rel}/${e.name}` : e.name;
+    out.push(child, ...(await listDirs(root, child)));
+  }
+  return out;
+}
+
+/** Bytes under a directory (apparent sizes, like du --apparent-size); vanished files are skipped. */
+export async function directorySize(dir: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await directorySize(p);
+    else if (e.isFile()) total += await lstat(p).then((s) => s.size, () => 0);
+  }
+  return total;
+}
+
+export async function fileSize(file: string): Promise<number> {
+  return stat(file).then((s) => s.size, () => 0);
+}
