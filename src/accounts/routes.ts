@@ -155,7 +155,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
       body: Body({
         name: Type.String({ minLength: 1, maxLength: 100 }),
         scopes: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 }),
-        expires_at: Type.Optional(Type.String({ maxLength: 64, description: "RFC 3339 time" })),
+        // format date-time demands a zone: a zoneless time would otherwise be read in the server's local time
+        expires_at: Type.Optional(Type.String({ format: "date-time", maxLength: 64, description: "RFC 3339 time" })),
       }),
       response: { 201: Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: "the secret, shown only now" }) })]) },
     },
