@@ -36,7 +36,11 @@ export async function metaRoutes(app: FastifyInstance, ctx: AppContext) {
 
   r.get("/v1/openapi.json", {
     config: { auth: { public: true }, summaryKo: "이 API의 기계용 설명(OpenAPI 3.0.3)." },
-    schema: { operationId: "getOpenApi", tags: ["meta"], summary: "This interface's machine-readable description (OpenAPI 3.0.3).", hide: true },
+    // documented like every other route (the spec lists it in the Meta table), so it is not hidden
+    schema: {
+      operationId: "getOpenApi", tags: ["meta"], summary: "This interface's machine-readable description (OpenAPI 3.0.3).",
+      response: { 200: Type.Object({}, { additionalProperties: true, description: "OpenAPI 3.0.3 document" }) },
+    },
   }, async () => app.swagger());
 
   r.get("/v1/gpus", {
