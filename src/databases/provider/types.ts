@@ -228,6 +228,7 @@ export type ProviderErrorCode =
   | "standby_not_ready"
   | "switchover_failed"
   | "backup_not_found"
+  | "backup_failed"
   | "backup_corrupt"
   | "no_base_backup"
   | "recovery_failed"

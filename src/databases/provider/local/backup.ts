@@ -48,8 +48,6 @@ interface CopyOptions {
   /** chown every copied file to the server user (when building a data directory a server will run). */
   owner: RunAs | null;
   label: string;
-  /** Wait until the WAL needed by the copy is archived: a backup is only complete with it. */
-  waitForArchive: boolean;
 }
 
 /**
@@ -67,13 +65,11 @@ export async function copyRunningCluster(admin: pg.Client, srcDataDir: string, d
     if (opts.owner) await chown(dest, opts.owner.uid, opts.owner.gid);
     const files: ManifestEntry[] = [];
     await copyTree(srcDataDir, dest, "", files, opts.owner);
-    // "wait for archive" has to be bounded: a broken archive_command would otherwise hang the job forever
-    await admin.query("SET statement_timeout = '15min'");
+    // not wait_for_archive: the server polls in 1 s steps; callers that need the WAL wait for it themselves
     const stop = await admin.query<{ lsn: string; labelfile: string; spcmapfile: string }>(
-      "SELECT lsn::text AS lsn, labelfile, spcmapfile FROM pg_backup_stop($1)", [opts.waitForArchive],
+      "SELECT lsn::text AS lsn, labelfile, spcmapfile FROM pg_backup_stop(false)",
     );
     stopped = true;
-    await admin.query("SET statement_timeout = 0");
     const { lsn, labelfile, spcmapfile } = stop.rows[0];
     // written byte for byte: recovery starts from the checkpoint named in backup_label, not from pg_control
     files.push(await writeDataFile(dest, "backup_label", labelfile, opts.owner));
@@ -119,16 +115,10 @@ async function copyTree(srcRoot: string, destRoot: string, rel: string, out: Man
     }
     // symlinks (tablespaces) are not offered by the platform and are not copied
   }
-  // a few files at once: hashing is CPU, copying is I/O
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const f = files[next++];
-      const entry = await copyFileHashed(path.join(srcRoot, f), path.join(destRoot, f), owner);
-      if (entry) out.push({ ...entry, path: f });
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
+  await parallel(files, async (f) => {
+    const entry = await copyFileHashed(path.join(srcRoot, f), path.join(destRoot, f), owner);
+    if (entry) out.push({ ...entry, path: f });
+  });
 }
 
 async function mkdirOwned(dir: string, owner: RunAs | null): Promise<void> {
@@ -136,8 +126,34 @@ async function mkdirOwned(dir: string, owner: RunAs | null): Promise<void> {
   if (owner) await chown(dir, owner.uid, owner.gid);
 }
 
-/** One read of the source feeds both the copy and its sha256. */
+/** Files up to this size are copied as one buffer: per-file stream overhead dominates a data directory of small files. */
+const WHOLE_FILE_MAX = 8 * 2 ** 20;
+const WORKERS = 8;
+
+/** One read of the source feeds both the copy and its sha256; null when the file vanished meanwhile. */
 async function copyFileHashed(src: string, dst: string, owner: RunAs | null): Promise<Omit<ManifestEntry, "path"> | null> {
+  try {
+    const st = await stat(src);
+    let result: Omit<ManifestEntry, "path">;
+    if (st.size <= WHOLE_FILE_MAX) {
+      const buf = await readFile(src);
+      await writeFile(dst, buf, { mode: 0o600 });
+      result = { size: buf.length, sha256: createHash("sha256").update(buf).digest("hex") };
+    } else {
+      result = await streamCopyHashed(src, dst);
+    }
+    if (owner) await chown(dst, owner.uid, owner.gid);
+    return result;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(src)) {
+      await rm(dst, { force: true }); // relation dropped during the copy: WAL replay recreates the state
+      return null;
+    }
+    throw err;
+  }
+}
+
+async function streamCopyHashed(src: string, dst: string): Promise<Omit<ManifestEntry, "path">> {
   const hash = createHash("sha256");
   let size = 0;
   const tap = new Transform({
@@ -147,17 +163,17 @@ async function copyFileHashed(src: string, dst: string, owner: RunAs | null): Pr
       cb(null, chunk);
     },
   });
-  try {
-    await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), tap, createWriteStream(dst, { mode: 0o600 }));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(src)) {
-      await rm(dst, { force: true }); // relation dropped during the copy: WAL replay recreates the state
-      return null;
-    }
-    throw err;
-  }
-  if (owner) await chown(dst, owner.uid, owner.gid);
+  await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), tap, createWriteStream(dst, { mode: 0o600 }));
   return { size, sha256: hash.digest("hex") };
+}
+
+/** Runs `fn` over items with a few in flight at once. */
+async function parallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(WORKERS, items.length) }, worker));
 }
 
 async function writeDataFile(dest: string, name: string, text: string, owner: RunAs | null): Promise<ManifestEntry> {
@@ -169,6 +185,11 @@ async function writeDataFile(dest: string, name: string, text: string, owner: Ru
 }
 
 export async function sha256File(file: string): Promise<{ size: number; sha256: string }> {
+  const st = await stat(file);
+  if (st.size <= WHOLE_FILE_MAX) {
+    const buf = await readFile(file);
+    return { size: buf.length, sha256: createHash("sha256").update(buf).digest("hex") };
+  }
   const hash = createHash("sha256");
   let size = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
@@ -190,7 +211,8 @@ export function newBackupId(now = new Date()): string {
  * when complete, so a kill -9 mid-backup leaves nothing that looks like a usable backup.
  */
 export async function takeBackup(
-  admin: pg.Client, srcDataDir: string, storeDir: string, instanceId: string, kind: Exclude<BackupKind, "wal">, label: string | null,
+  admin: pg.Client, srcDataDir: string, storeDir: string, walArchive: string, segBytes: number,
+  instanceId: string, kind: Exclude<BackupKind, "wal">, label: string | null,
 ): Promise<BackupInfo> {
   await mkdir(storeDir, { recursive: true, mode: 0o700 });
   await removePartials(storeDir);
@@ -198,8 +220,10 @@ export async function takeBackup(
   const partial = path.join(storeDir, `${id}.partial`);
   const final = path.join(storeDir, id);
   const copy = await copyRunningCluster(admin, srcDataDir, path.join(partial, "data"), {
-    owner: null, label: `${kind}:${id}${label ? `:${label}` : ""}`.slice(0, 1000), waitForArchive: true,
+    owner: null, label: `${kind}:${id}${label ? `:${label}` : ""}`.slice(0, 1000),
   });
+  // a backup is only complete once the WAL from its start to its end is archived
+  await waitForWal(walArchive, requiredWal({ startLsn: copy.startLsn, stopLsn: copy.stopLsn, timeline: copy.timeline }, segBytes), 15 * 60_000);
   const manifest: Manifest = { algorithm: "sha256", files: copy.files };
   await writeFile(path.join(partial, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
   const info: BackupInfo = {
@@ -243,12 +267,24 @@ export async function findBackup(storeDir: string, backupId: string): Promise<Ba
 }
 
 /** WAL segments (by name) a backup needs to reach consistency: start segment through stop segment. */
-export function requiredWal(info: BackupInfo, segBytes: number): string[] {
+export function requiredWal(info: Pick<BackupInfo, "startLsn" | "stopLsn" | "timeline">, segBytes: number): string[] {
   const first = segmentOf(parseLsn(info.startLsn), segBytes);
   const last = segmentBefore(parseLsn(info.stopLsn), segBytes);
   const names: string[] = [];
   for (let s = first; s <= last; s++) names.push(segmentName(info.timeline, s, segBytes));
   return names;
+}
+
+/** Waits (polling, bounded) until every named segment is in the archive; a failing archive_command surfaces here. */
+export async function waitForWal(walArchive: string, names: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let pending = names;
+  while ((pending = pending.filter((n) => !existsSync(path.join(walArchive, n)))).length) {
+    if (Date.now() > deadline) {
+      throw new ProviderError("backup_failed", `WAL ${pending[0]} needed by the backup never reached the archive; check WAL archiving`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** Re-reads every file of a backup and compares it with the manifest written when it was taken. */
@@ -258,12 +294,14 @@ export async function verifyStoredBackup(info: BackupInfo, walArchive: string, s
   const mismatched: string[] = [];
   const missing: string[] = [];
   const expected = new Set(manifest.files.map((f) => f.path));
-  for (const entry of manifest.files) {
+  await parallel(manifest.files, async (entry) => {
     const file = path.join(dataDir, entry.path);
-    if (!existsSync(file)) { missing.push(entry.path); continue; }
+    if (!existsSync(file)) { missing.push(entry.path); return; }
     const actual = await sha256File(file);
     if (actual.sha256 !== entry.sha256 || actual.size !== entry.size) mismatched.push(entry.path);
-  }
+  });
+  mismatched.sort();
+  missing.sort();
   const unexpected = (await listFiles(dataDir)).filter((f) => !expected.has(f));
   const missingWal = requiredWal(info, segBytes).filter((name) => !existsSync(path.join(walArchive, name)));
   return {
@@ -297,15 +335,10 @@ export async function restoreBackupFiles(info: BackupInfo, dest: string, owner: 
   // directories first (including the empty ones the backup kept on purpose)
   for (const dir of await listDirs(src)) await mkdirOwned(path.join(dest, dir), owner);
   const bad: string[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < manifest.files.length) {
-      const entry = manifest.files[next++];
-      const copied = await copyFileHashed(path.join(src, entry.path), path.join(dest, entry.path), owner);
-      if (!copied || copied.sha256 !== entry.sha256) bad.push(entry.path);
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
+  await parallel(manifest.files, async (entry) => {
+    const copied = await copyFileHashed(path.join(src, entry.path), path.join(dest, entry.path), owner);
+    if (!copied || copied.sha256 !== entry.sha256) bad.push(entry.path);
+  });
   if (bad.length) {
     await rm(dest, { recursive: true, force: true });
     throw new ProviderError("backup_corrupt", `backup ${info.id} is damaged (${bad.length} file(s) differ from its checksums, e.g. ${bad[0]}); choose another backup`, { files: bad });

@@ -5,7 +5,7 @@ import { isRunning, writePlatformConf, type Cluster } from "../../../pgserver/cl
 import type { RunAs } from "../../../pgserver/system-user.js";
 import { ProviderError, type Endpoint } from "../types.js";
 import { withAdmin, type AdminTarget } from "./admin.js";
-import { writeOwnedFile } from "./exec.js";
+import { waitFor, writeOwnedFile } from "./exec.js";
 import { renderServerHba } from "./hba.js";
 import { otherNode, type InstanceLayout, type NodeName } from "./layout.js";
 import { CUSTOMER_SUPERUSER, REPLICATION_ROLE, saveRecord, type InstanceRecord, type InstanceSecrets } from "./record.js";
@@ -93,6 +93,21 @@ export class InstanceContext {
       role,
     }));
     await writeOwnedFile(path.join(cluster.dataDir, "pg_hba.conf"), renderServerHba(this.record.allowlist, this.env.alwaysAllowed), this.env.runAs);
+  }
+
+  /**
+   * Re-reads config and hba, and returns only once the postmaster has done so: a fresh session then
+   * reports a newer pg_conf_load_time(). Open sessions have been signalled by then and apply the change
+   * before their next statement.
+   */
+  async reload(node: NodeName): Promise<void> {
+    if (!(await isRunning(this.cluster(node)))) return;
+    const loadTime = () => withAdmin(this.adminTarget(node), (c) =>
+      c.query<{ t: string }>("SELECT pg_conf_load_time()::text AS t")).then((r) => r.rows[0].t);
+    const before = await loadTime();
+    await withAdmin(this.adminTarget(node), (c) => c.query("SELECT pg_reload_conf()"));
+    await waitFor(async () => ((await loadTime()) !== before ? true : undefined), 15_000,
+      () => new Error(`server ${this.record.id}/${node} did not reload its configuration`), 20);
   }
 
   standbyNode(): NodeName | null {

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import type pg from "pg";
 import { pgBinaries } from "../../../pgserver/binaries.js";
-import { initCluster, isRunning, ownedDir, portInUse, reloadCluster, startCluster, stopCluster } from "../../../pgserver/cluster.js";
+import { initCluster, isRunning, ownedDir, portInUse, startCluster, stopCluster } from "../../../pgserver/cluster.js";
 import { postgresRunAs, type RunAs } from "../../../pgserver/system-user.js";
 import {
   DB_SIZES, ProviderError,
@@ -28,7 +28,7 @@ import {
 } from "./record.js";
 import { scramVerifier } from "./scram.js";
 import { SIZE_PROFILES } from "./settings.js";
-import { buildStandby, disableStandby, standbyStatus, switchover } from "./standby.js";
+import { buildStandby, disableStandby, standbyStatus, switchover, waitStreaming } from "./standby.js";
 import { ensureCertificate, isValidHostname } from "./tls.js";
 import { parseLsn, segmentOf } from "./wal.js";
 
@@ -363,6 +363,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
           await startCluster(cluster, 300);
         }
       }
+      if (sb && (await isRunning(ctx.cluster(sb)))) await waitStreaming(ctx, 30_000);
       if (ctx.record.pool) await this.refreshPool(ctx);
     });
   }
@@ -397,7 +398,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
       await ctx.save();
       for (const node of [ctx.primaryNode, ctx.standbyNode()].filter((n): n is NodeName => n !== null)) {
         await ctx.writeNodeConfig(node);
-        if (await isRunning(ctx.cluster(node))) await reloadCluster(ctx.cluster(node));
+        await ctx.reload(node);
       }
     } else if (reason) {
       ctx.record.readOnlyReason = reason; // keep the figure current
@@ -414,7 +415,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
       await ctx.save();
       for (const node of [ctx.primaryNode, ctx.standbyNode()].filter((n): n is NodeName => n !== null)) {
         await ctx.writeNodeConfig(node);
-        if (await isRunning(ctx.cluster(node))) await reloadCluster(ctx.cluster(node));
+        await ctx.reload(node);
       }
       if (ctx.record.pool) await this.refreshPool(ctx);
     });
@@ -434,7 +435,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
     return this.serial(id, async () => {
       const ctx = await this.load(id);
       await ctx.requireRunning();
-      return ctx.withPrimary((c) => takeBackup(c, ctx.primary.dataDir, ctx.layout.baseBackups, id, kind, label));
+      return ctx.withPrimary((c) => takeBackup(c, ctx.primary.dataDir, ctx.layout.baseBackups, ctx.layout.walArchive, ctx.record.walSegmentBytes, id, kind, label));
     });
   }
 

@@ -81,6 +81,8 @@ export function nodeSettings(input: NodeSettingsInput): Record<string, string | 
   if (input.role.kind === "standby") {
     s.primary_conninfo = input.role.primaryConninfo;
     s.recovery_target_timeline = "latest";
+    // the primary is on the same host: reconnect quickly after it restarts (default 5 s)
+    s.wal_retrieve_retry_interval = "1s";
   }
   if (input.role.kind === "recovery") {
     s.restore_command = restoreCommand(input.role.restoreFrom);

@@ -37,17 +37,17 @@ export async function buildStandby(ctx: InstanceContext): Promise<void> {
   await stopCluster(cluster, "immediate").catch(() => {});
   await rm(cluster.dataDir, { recursive: true, force: true });
   await ctx.withPrimary((admin) =>
-    copyRunningCluster(admin, ctx.primary.dataDir, cluster.dataDir, { owner: ctx.runAs, label: `standby:${ctx.record.id}`, waitForArchive: true }));
+    copyRunningCluster(admin, ctx.primary.dataDir, cluster.dataDir, { owner: ctx.runAs, label: `standby:${ctx.record.id}` }));
   await ctx.writeNodeConfig(node);
   await writeOwnedFile(path.join(cluster.dataDir, "standby.signal"), "", ctx.runAs);
   await startCluster(cluster, 300);
   await waitStreaming(ctx, 60_000);
 }
 
-async function waitStreaming(ctx: InstanceContext, timeoutMs: number): Promise<void> {
+export async function waitStreaming(ctx: InstanceContext, timeoutMs: number): Promise<void> {
   await waitFor(async () => {
     const state = await ctx.withPrimary((c) =>
-      c.query<{ state: string }>("SELECT state FROM pg_stat_replication WHERE application_name = $1", [APP_NAME])).then((r) => r.rows[0]?.state);
+      c.query<{ state: string }>("SELECT state FROM pg_stat_replication WHERE application_name = $1", [APP_NAME])).then((r) => r.rows[0]?.state, () => undefined);
     return state === "streaming" ? true : undefined;
   }, timeoutMs, () => new ProviderError("standby_not_ready", "the standby started but is not streaming from the primary"), 200);
 }
@@ -93,8 +93,10 @@ export async function switchover(ctx: InstanceContext): Promise<void> {
   const rec = ctx.record;
   if (!rec.standby) throw new ProviderError("ha_not_enabled", "switchover needs a standby; enable HA first");
   if (!rec.switchover) {
-    const st = await standbyStatus(ctx);
-    if (!st.streaming) throw new ProviderError("standby_not_ready", "the standby is not streaming; rebuild it before a switchover");
+    // a standby restarted moments ago reconnects within wal_retrieve_retry_interval (5 s)
+    await waitStreaming(ctx, 20_000).catch(() => {
+      throw new ProviderError("standby_not_ready", "the standby is not streaming; rebuild it before a switchover");
+    });
     rec.switchover = { phase: "stopping_old_primary", from: rec.primaryNode, to: rec.standby.node };
     await ctx.save();
   }
