@@ -1,20 +1,19 @@
 import type { Db } from "../store/db.js";
 import type { JobQueue } from "./queue.js";
 
+/** Stored responses are replayed for 24 hours, then forgotten. */
+export async function expireIdempotencyKeys(db: Db): Promise<void> {
+  await db.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
+}
+
+export async function pruneCliErrorReports(db: Db): Promise<void> {
+  await db.query("DELETE FROM cli_error_reports WHERE received_at < now() - interval '30 days'");
+}
+
 /** Maintenance of the core tables. */
 function defineCoreJobs(queue: JobQueue, db: Db): void {
-  queue.define({
-    name: "core.expire-idempotency-keys",
-    handler: async () => {
-      await db.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
-    },
-  });
-  queue.define({
-    name: "core.prune-cli-error-reports",
-    handler: async () => {
-      await db.query("DELETE FROM cli_error_reports WHERE received_at < now() - interval '30 days'");
-    },
-  });
+  queue.define({ name: "core.expire-idempotency-keys", handler: () => expireIdempotencyKeys(db) });
+  queue.define({ name: "core.prune-cli-error-reports", handler: () => pruneCliErrorReports(db) });
 }
 
 /** Every periodic job of the platform, in one place (cron in UTC). */
