@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmod, chown, writeFile } from "node:fs/promises";
+import { chmod, chown, rename, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { RunAs } from "../../../pgserver/system-user.js";
 
@@ -16,11 +16,17 @@ export async function execAs(runAs: RunAs | null, file: string, args: string[], 
   });
 }
 
-/** Servers refuse config and key files they cannot own, so everything they read is written as theirs. */
+/**
+ * Servers refuse config and key files they cannot own, so everything they read is written as theirs.
+ * Write-then-rename: a kill mid-write never leaves a truncated pg_hba.conf, and the new inode makes
+ * PgBouncer re-read its auth_file (it skips files whose stat, mtime in whole seconds, looks unchanged).
+ */
 export async function writeOwnedFile(file: string, content: string | Buffer, runAs: RunAs | null, mode = 0o600): Promise<void> {
-  await writeFile(file, content, { mode });
-  await chmod(file, mode);
-  if (runAs) await chown(file, runAs.uid, runAs.gid);
+  const tmp = `${file}.tmp-${process.pid}`;
+  await writeFile(tmp, content, { mode });
+  await chmod(tmp, mode);
+  if (runAs) await chown(tmp, runAs.uid, runAs.gid);
+  await rename(tmp, file);
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

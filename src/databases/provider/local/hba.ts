@@ -1,6 +1,6 @@
 import net from "node:net";
 import { ProviderError } from "../types.js";
-import { ADMIN_ROLE, REPLICATION_ROLE } from "./record.js";
+import { ADMIN_ROLE, POOL_ADMIN_ROLE, REPLICATION_ROLE } from "./record.js";
 
 /** Normalises "10.0.0.1" → "10.0.0.1/32"; throws bad_cidr on anything PostgreSQL would not accept. */
 export function normalizeCidr(input: string): string {
@@ -43,11 +43,12 @@ export function renderServerHba(allowlist: string[], alwaysAllowed: string[]): s
   return lines.join("\n") + "\n";
 }
 
-/** The pooler's hba (PgBouncer auth_type=hba): the same client ranges, TLS required. */
+/** The pooler's hba (PgBouncer auth_type=hba): the platform's console user from loopback, then the same client ranges, TLS required. */
 export function renderPoolHba(allowlist: string[], alwaysAllowed: string[]): string {
   const lines = [
     "# written by the platform; edits are overwritten",
-    `host    all  ${ADMIN_ROLE},${REPLICATION_ROLE}  0.0.0.0/0  reject`,
+    `hostssl pgbouncer  ${POOL_ADMIN_ROLE}  127.0.0.1/32  scram-sha-256`,
+    `host    all  ${ADMIN_ROLE},${REPLICATION_ROLE},${POOL_ADMIN_ROLE}  0.0.0.0/0  reject`,
     ...clientRanges(allowlist, alwaysAllowed).map((cidr) => `hostssl all  all  ${cidr}  scram-sha-256`),
   ];
   return lines.join("\n") + "\n";

@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import type pg from "pg";
+import pg from "pg";
 import { ownedDir, portInUse } from "../../../pgserver/cluster.js";
 import type { RunAs } from "../../../pgserver/system-user.js";
 import { ProviderError } from "../types.js";
 import { execAs, sleep, waitFor, writeOwnedFile } from "./exec.js";
-import { ADMIN_ROLE, REPLICATION_ROLE } from "./record.js";
+import { ADMIN_ROLE, POOL_ADMIN_ROLE, REPLICATION_ROLE } from "./record.js";
 
 /**
  * Transaction-mode PgBouncer in front of an instance, a daemon of its own (like the servers, it
@@ -73,20 +73,23 @@ client_tls_sslmode = require
 client_tls_cert_file = ${c.certFile}
 client_tls_key_file = ${c.keyFile}
 ignore_startup_parameters = extra_float_digits,options
+admin_users = ${POOL_ADMIN_ROLE}
 logfile = ${f.log}
 pidfile = ${f.pid}
 `;
 }
 
-/** Login roles with their SCRAM verifiers, straight from the server's catalog. */
-export async function renderUserlist(admin: pg.Client): Promise<string> {
+/** Login roles with their SCRAM verifiers, straight from the server's catalog, plus the console user. */
+export async function renderUserlist(admin: pg.Client, poolAdminPassword: string): Promise<string> {
   const res = await admin.query<{ rolname: string; rolpassword: string }>(
     `SELECT rolname, rolpassword FROM pg_authid
       WHERE rolcanlogin AND rolpassword IS NOT NULL AND rolname NOT IN ($1, $2) ORDER BY rolname`,
     [ADMIN_ROLE, REPLICATION_ROLE],
   );
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  return res.rows.map((r) => `${q(r.rolname)} ${q(r.rolpassword)}`).join("\n") + "\n";
+  const lines = res.rows.map((r) => `${q(r.rolname)} ${q(r.rolpassword)}`);
+  lines.push(`${q(POOL_ADMIN_ROLE)} ${q(poolAdminPassword)}`);
+  return lines.join("\n") + "\n";
 }
 
 export async function writePoolFiles(c: PoolConfig, userlist: string, hba: string, runAs: RunAs | null): Promise<void> {
@@ -123,10 +126,23 @@ export async function startPool(bin: string, c: PoolConfig, runAs: RunAs | null)
     () => new Error(`PgBouncer did not open port ${c.listenPort}`), 50);
 }
 
-/** SIGHUP: re-reads ini, userlist and hba without dropping clients. */
-export async function reloadPool(dir: string): Promise<void> {
-  const pid = await poolPid(dir);
-  if (pid) process.kill(pid, "SIGHUP");
+/**
+ * RELOAD on the admin console: re-reads ini, userlist and hba without dropping clients, and unlike
+ * SIGHUP it has happened when the call returns (a client connecting next already meets new passwords).
+ */
+export async function reloadPool(dir: string, port: number, poolAdminPassword: string): Promise<void> {
+  if (!(await poolPid(dir))) return;
+  const adminConsole = new pg.Client({
+    host: "127.0.0.1", port, user: POOL_ADMIN_ROLE, password: poolAdminPassword, database: "pgbouncer",
+    ssl: { rejectUnauthorized: false }, connectionTimeoutMillis: 10_000,
+  });
+  adminConsole.on("error", () => {});
+  await adminConsole.connect();
+  try {
+    await adminConsole.query("RELOAD");
+  } finally {
+    await adminConsole.end().catch(() => {});
+  }
 }
 
 export async function stopPool(dir: string): Promise<void> {

@@ -23,7 +23,7 @@ import { InstanceLayout, type NodeName } from "./layout.js";
 import { chooseBackup, recoverInto, TargetBeyondWal } from "./pitr.js";
 import { findPgbouncer, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig } from "./pool.js";
 import {
-  ADMIN_ROLE, CUSTOMER_SUPERUSER, REPLICATION_ROLE, generatePassword, readRecord, readSecrets, saveRecord, saveSecrets,
+  ADMIN_ROLE, CUSTOMER_SUPERUSER, POOL_ADMIN_ROLE, REPLICATION_ROLE, generatePassword, readRecord, readSecrets, saveRecord, saveSecrets,
   type InstanceRecord,
 } from "./record.js";
 import { scramVerifier } from "./scram.js";
@@ -49,7 +49,7 @@ export interface LocalProviderOptions {
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
-const RESERVED_ROLES = new Set([ADMIN_ROLE, REPLICATION_ROLE, CUSTOMER_SUPERUSER, "public"]);
+const RESERVED_ROLES = new Set([ADMIN_ROLE, REPLICATION_ROLE, POOL_ADMIN_ROLE, CUSTOMER_SUPERUSER, "public", "pgbouncer"]);
 const GiB = 1024 ** 3;
 
 /** Runs each customer database as its own PostgreSQL server on this host. */
@@ -678,7 +678,11 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   }
 
   private async writePool(ctx: InstanceContext): Promise<void> {
-    const userlist = await ctx.withPrimary((c) => renderUserlist(c));
+    if (!ctx.secrets.poolAdminPassword) {
+      ctx.secrets.poolAdminPassword = generatePassword();
+      await saveSecrets(ctx.layout, ctx.secrets);
+    }
+    const userlist = await ctx.withPrimary((c) => renderUserlist(c, ctx.secrets.poolAdminPassword!));
     await writePoolFiles(this.poolConfig(ctx), userlist, renderPoolHba(ctx.record.allowlist, this.alwaysAllowed), this.runAs);
   }
 
@@ -692,7 +696,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   private async refreshPool(ctx: InstanceContext): Promise<void> {
     if (!findPgbouncer(this.opts.pgbouncerPath)) return;
     await this.writePool(ctx);
-    await reloadPool(ctx.layout.poolDir);
+    await reloadPool(ctx.layout.poolDir, ctx.record.pool!.port, ctx.secrets.poolAdminPassword!);
   }
 
   // ---------------------------------------------------------------- extensions
@@ -723,7 +727,7 @@ function validateSpec(spec: InstanceSpec): void {
   if (spec.version !== 16 && spec.version !== 17) bad(`PostgreSQL ${spec.version} is not offered (16 or 17)`);
   if (!DB_SIZES.includes(spec.size)) bad(`unknown size ${spec.size}`);
   if (!(spec.storageGb > 0)) bad("storage_gb must be positive");
-  if (!NAME_RE.test(spec.database) || spec.database.startsWith("pg_") || ["postgres", "template0", "template1"].includes(spec.database)) bad(`invalid database name: ${spec.database}`);
+  if (!NAME_RE.test(spec.database) || spec.database.startsWith("pg_") || ["postgres", "template0", "template1", "pgbouncer"].includes(spec.database)) bad(`invalid database name: ${spec.database}`);
   if (!NAME_RE.test(spec.user) || spec.user.startsWith("pg_") || RESERVED_ROLES.has(spec.user)) bad(`invalid user name: ${spec.user}`);
   if ((spec.password ?? "").length < 8 || (spec.superuserPassword ?? "").length < 8) bad("passwords must have at least 8 characters");
   for (const h of spec.hostnames ?? []) if (!isValidHostname(h)) bad(`invalid hostname: ${h}`);

@@ -35,11 +35,14 @@ export interface InstanceRecord {
 export interface InstanceSecrets {
   adminPassword: string;
   replicationPassword: string;
+  /** PgBouncer admin console (RELOAD, SHOW); created with the first pool. */
+  poolAdminPassword?: string;
 }
 
 export const ADMIN_ROLE = "platform_admin";
 export const REPLICATION_ROLE = "platform_replicator";
 export const CUSTOMER_SUPERUSER = "postgres";
+export const POOL_ADMIN_ROLE = "platform_pool_admin";
 
 export async function readRecord(layout: InstanceLayout): Promise<InstanceRecord | null> {
   if (!existsSync(layout.recordFile)) return null;
