@@ -109,7 +109,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("preHandler", async (request, reply) => {
     if (await idempotency.begin(request, reply)) return reply;
   });
+  // during shutdown, answers to in-flight requests close their keep-alive connection, so close() can finish
+  let closing = false;
+  app.addHook("preClose", async () => { closing = true; });
   app.addHook("onSend", async (request, reply, payload) => {
+    if (closing) reply.header("connection", "close");
     await idempotency.complete(request, reply, payload);
     return payload;
   });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmod, chown, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -143,4 +143,21 @@ export async function portInUse(port: number, host = "127.0.0.1"): Promise<boole
     sock.once("connect", () => { sock.destroy(); resolve(true); });
     sock.once("error", () => resolve(false));
   });
+}
+
+/**
+ * The server's user must be able to walk down to its data. The platform's own data directory is
+ * opened for traversal (o+x, never listing); an ancestor it cannot pass is a clear start-up error.
+ */
+export async function ensureTraversable(ownDir: string, runAs: RunAs | null): Promise<void> {
+  await mkdir(ownDir, { recursive: true });
+  if (!runAs) return;
+  const own = await stat(ownDir);
+  if ((own.mode & 0o001) === 0) await chmod(ownDir, (own.mode & 0o777) | 0o001);
+  for (let dir = path.dirname(ownDir); ; dir = path.dirname(dir)) {
+    const s = await stat(dir);
+    const passable = s.uid === runAs.uid ? (s.mode & 0o100) !== 0 : s.gid === runAs.gid ? (s.mode & 0o010) !== 0 : (s.mode & 0o001) !== 0;
+    if (!passable) throw new Error(`DATA_DIR ${ownDir} is not reachable by the PostgreSQL user ${runAs.name}: ${dir} does not let others pass (chmod o+x ${dir}, or choose another DATA_DIR)`);
+    if (dir === path.dirname(dir)) break;
+  }
 }

@@ -6,7 +6,7 @@ import pg from "pg";
 import { pgBinaries } from "../pgserver/binaries.js";
 import { postgresRunAs } from "../pgserver/system-user.js";
 import {
-  type Cluster, freePort, initCluster, isRunning, portInUse, readPlatformConf, startCluster, stopCluster, writePlatformConf,
+  type Cluster, ensureTraversable, freePort, initCluster, isRunning, portInUse, readPlatformConf, startCluster, stopCluster, writePlatformConf,
 } from "../pgserver/cluster.js";
 
 export const CONTROL_PG_MAJOR = 17;
@@ -23,11 +23,13 @@ export interface EmbeddedServer {
  */
 export async function startEmbeddedServer(dataDir: string, database = "platform"): Promise<EmbeddedServer> {
   const root = path.join(dataDir, "control");
+  const runAs = postgresRunAs();
+  await ensureTraversable(dataDir, runAs);
   const cluster: Cluster = {
     bins: pgBinaries(CONTROL_PG_MAJOR),
     dataDir: path.join(root, "pgdata"),
     logFile: path.join(root, "logs", "server.log"),
-    runAs: postgresRunAs(),
+    runAs,
   };
   const passwordFile = path.join(root, "superuser-password");
   let password: string;
