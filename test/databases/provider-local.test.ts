@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, open, readdir, rename, rm } from "node:fs/promises";
+import { chmod, mkdtemp, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -96,6 +96,25 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeou
   }
 }
 
+/** Runs provider code in a child process of its own group, so a test can kill -9 it (and its pg_ctl/initdb) mid-way. */
+function runDetached(body: string): { kill: () => Promise<void>; output: () => string } {
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", `
+    import { LocalDatabaseProvider } from ${JSON.stringify(path.resolve("src/databases/provider/local/index.ts"))};
+    ${body}
+    console.log("finished");`], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise((r) => child.once("exit", r));
+  return {
+    kill: async () => {
+      try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ }
+      await exited;
+    },
+    output: () => out,
+  };
+}
+
 describe("local database provider", { concurrency: false }, () => {
   let tmp: string;
   let dataDir: string;
@@ -133,8 +152,13 @@ describe("local database provider", { concurrency: false }, () => {
     assert.deepEqual([rows[0].ssl, rows[0].owner, rows[0].v.slice(0, 2)], [true, "shop_owner", "17"]);
     const plain = await connectError(owner({ ssl: false }));
     assert.match(String(plain?.message), /no pg_hba\.conf entry|SSL/i);
-    const sup = await query<{ s: boolean }>(superuser(), "SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user");
-    assert.equal(sup[0].s, true);
+    // the customer's admin role manages roles and reads everything, but cannot reach the host (tenants share an OS user)
+    const admin = await query<{ s: boolean; r: boolean; db: boolean }>(superuser(),
+      "SELECT rolsuper AS s, rolcreaterole AS r, rolcreatedb AS db FROM pg_roles WHERE rolname = current_user");
+    assert.deepEqual(admin[0], { s: false, r: true, db: true });
+    await assert.rejects(query(superuser(), "COPY (SELECT 1) TO PROGRAM 'true'"), /permission denied|must be superuser|privileges/i);
+    await assert.rejects(query(superuser(), "SELECT pg_read_file('postgresql.conf')"), /permission denied/);
+    await query(superuser(), "CREATE ROLE reporting LOGIN PASSWORD 'reporting-pw-1'");
     // a second provision is a no-op that keeps everything as it is
     assert.deepEqual(await provider.provision({ ...spec, password: "another-password" }), ep);
     assert.equal(await connectError(owner()), null);
@@ -161,6 +185,11 @@ describe("local database provider", { concurrency: false }, () => {
     assert.match(String(denied?.message), /no pg_hba\.conf entry for host "127\.0\.0\.2"/);
     assert.equal(await connectError(owner({ from: "127.0.0.1" })), null);
     await expectProviderError(provider.setAllowlist(spec.id, ["10.0.0.0/33"]), "bad_cidr");
+    // the platform's own apps (always-allowed CIDRs of the provider) get in whatever the customer lists
+    const withPlatformApps = new LocalDatabaseProvider({ dataDir, alwaysAllowedCidrs: ["127.0.0.2/32"] });
+    await withPlatformApps.setAllowlist(spec.id, ["127.0.0.1/32"]);
+    assert.equal(await connectError(owner({ from: "127.0.0.2" })), null);
+    assert.match(String((await connectError(owner({ from: "127.0.0.3" })))?.message), /no pg_hba\.conf entry/);
     await provider.setAllowlist(spec.id, []);
     assert.equal(await connectError(owner({ from: "127.0.0.2" })), null);
     await provider.setAllowlist(spec.id, ["127.0.0.1"]); // the pool test below relies on this
@@ -339,6 +368,26 @@ describe("local database provider", { concurrency: false }, () => {
     assert.equal(await connectError(owner({ port: again.pool!.endpoint!.port })), null);
   });
 
+  test("a switchover killed mid-way is finished by start(): URL works, roles swapped, standby streaming", async () => {
+    const recordFile = path.join(dataDir, "instances", spec.id, "instance.json");
+    const dirBefore = (await query<{ d: string }>(superuser(), "SELECT current_setting('data_directory') AS d"))[0].d;
+    const child = runDetached(`await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).switchover(${JSON.stringify(spec.id)});`);
+    const seen = await eventually(async () => (await readFile(recordFile, "utf8")).includes('"phase": "promoting"'), (v) => v === true, 60_000);
+    await child.kill();
+    assert.equal(seen, true, `never saw the promoting phase: ${child.output()}`);
+    assert.equal((await provider.status(spec.id)).pendingSwitchover, true);
+    await provider.start(spec.id);
+    const st = await provider.status(spec.id);
+    assert.equal(st.pendingSwitchover, false);
+    assert.equal(st.standby?.streaming, true);
+    const now = await query<{ d: string; r: boolean; n: number }>(superuser(),
+      "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r, (SELECT count(*)::int FROM items) AS n");
+    assert.deepEqual([now[0].r, now[0].n], [false, 5]);
+    assert.notEqual(now[0].d, dirBefore);
+    await query(owner(), "INSERT INTO items VALUES (6)");
+    await query(owner(), "DELETE FROM items WHERE n = 6");
+  });
+
   test("retention: pruning keeps the newest backup before the window and the WAL from it on", async () => {
     const before = await provider.listBackups(spec.id);
     assert.ok(before.length >= 2);
@@ -361,19 +410,11 @@ describe("local database provider", { concurrency: false }, () => {
     const nodeDir = path.join(dataDir, "instances", devSpec.id, "nodes", "a");
     // kill -9 of the whole process group once initdb has begun, then once the server is starting
     for (const marker of ["PG_VERSION", "postmaster.pid"]) {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", `
-        import { LocalDatabaseProvider } from ${JSON.stringify(path.resolve("src/databases/provider/local/index.ts"))};
-        await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).provision(${JSON.stringify(devSpec)});
-        console.log("finished");`], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
-      const exited = new Promise((r) => child.once("exit", r));
+      const child = runDetached(`await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).provision(${JSON.stringify(devSpec)});`);
       const seen = await eventually(async () => existsSync(path.join(nodeDir, marker)), (v) => v, 60_000);
-      process.kill(-child.pid!, "SIGKILL");
-      await exited;
-      assert.equal(seen, true, `marker ${marker} never appeared: ${out}`);
-      assert.doesNotMatch(out, /finished/, "the child was killed before finishing");
+      await child.kill();
+      assert.equal(seen, true, `marker ${marker} never appeared: ${child.output()}`);
+      assert.doesNotMatch(child.output(), /finished/, "the child was killed before finishing");
     }
     assert.equal((await provider.status(devSpec.id)).provisioned, false);
     const devEp = await provider.provision(devSpec);
@@ -384,6 +425,26 @@ describe("local database provider", { concurrency: false }, () => {
     assert.equal((await query<{ m: string }>({ port: devEp.port, user: "postgres", password: devSpec.superuserPassword, database: "app" }, "SELECT current_setting('max_connections') AS m"))[0].m, "25");
     await expectProviderError(provider.ensureExtensions(devSpec.id, ["pg_stat_statements"]), "extension_not_allowed");
     await expectProviderError(provider.enableStandby(devSpec.id), "ha_not_supported");
+  });
+
+  test("in-place PITR brings a removed instance back on its own URL, as of the target time", async () => {
+    const dev = { port: (await provider.endpoint("crashy")).port, user: "app_user", password: "dev-password-1", database: "app" };
+    await provider.baseBackup("crashy");
+    await query(dev, "CREATE TABLE notes (n int)");
+    await query(dev, "INSERT INTO notes VALUES (1), (2)");
+    await sleep(300);
+    const noted = new Date();
+    await sleep(300);
+    await query(dev, "INSERT INTO notes VALUES (3)");
+    await provider.remove("crashy");
+    const removed = await provider.status("crashy");
+    assert.deepEqual([removed.removed, removed.running], [true, false]);
+    const res = await provider.recoverTo("crashy", { targetTime: noted });
+    assert.equal(res.endpoint.port, dev.port);
+    assert.deepEqual((await query<{ n: number }>(dev, "SELECT n FROM notes ORDER BY n")).map((r) => r.n), [1, 2]);
+    const st = await provider.status("crashy");
+    assert.deepEqual([st.removed, st.running], [false, true]);
+    assert.equal(st.walContinuity?.ok, true, JSON.stringify(st.walContinuity));
   });
 
   test("capacity and missing PgBouncer give typed errors", async () => {

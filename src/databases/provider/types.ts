@@ -24,6 +24,7 @@ export interface InstanceSpec {
   user: string;
   /** Used only until provisioning completes; later provision() calls never reset passwords. */
   password: string;
+  /** For the customer's admin role "postgres" (broad rights, but not a PostgreSQL superuser: tenants share an OS user). */
   superuserPassword: string;
   /** Names put into the TLS certificate besides localhost/127.0.0.1 (public/internal host). */
   hostnames?: string[];

@@ -52,6 +52,15 @@ const NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 const RESERVED_ROLES = new Set([ADMIN_ROLE, REPLICATION_ROLE, POOL_ADMIN_ROLE, CUSTOMER_SUPERUSER, "public", "pgbouncer"]);
 const GiB = 1024 ** 3;
 
+/**
+ * The customer's "superuser" is deliberately not a PostgreSQL superuser: every instance on a host runs
+ * as the same OS user, so a true superuser (COPY … FROM PROGRAM, pg_read_file, ALTER SYSTEM) could read
+ * or stop other tenants' servers. It gets everything short of that: roles, databases, all data,
+ * monitoring, and it can act as the owner. Only the platform's own role is a real superuser.
+ */
+const CUSTOMER_SUPERUSER_ATTRS = "LOGIN NOSUPERUSER CREATEDB CREATEROLE BYPASSRLS";
+const CUSTOMER_SUPERUSER_GRANTS = ["pg_read_all_data", "pg_write_all_data", "pg_monitor", "pg_signal_backend", "pg_read_all_settings", "pg_checkpoint"];
+
 /** Runs each customer database as its own PostgreSQL server on this host. */
 export class LocalDatabaseProvider implements DatabaseProvider {
   readonly kind = "local";
@@ -237,8 +246,9 @@ export class LocalDatabaseProvider implements DatabaseProvider {
       await this.startNode(ctx, ctx.primaryNode);
       await ctx.withPrimary(async (c) => {
         ctx.record.walSegmentBytes = Number((await c.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_segment_size'")).rows[0].s);
-        await ensureRole(c, CUSTOMER_SUPERUSER, "SUPERUSER LOGIN", spec.superuserPassword);
         await ensureRole(c, spec.user, "LOGIN", spec.password);
+        await ensureRole(c, CUSTOMER_SUPERUSER, CUSTOMER_SUPERUSER_ATTRS, spec.superuserPassword);
+        await c.query(`GRANT ${CUSTOMER_SUPERUSER_GRANTS.join(", ")}, ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)}`);
         await ensureRole(c, REPLICATION_ROLE, "REPLICATION LOGIN", ctx.secrets.replicationPassword);
         const exists = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [spec.database]);
         if (!exists.rowCount) await c.query(`CREATE DATABASE ${ident(spec.database)} OWNER ${ident(spec.user)}`);
