@@ -379,6 +379,7 @@ describe("account", () => {
       assert.equal(fresh.display_name, null);
       const keys = await call(t.app, { url: "/v1/api-keys", token: again.token });
       assert.deepEqual(keys.json(), [], "the old account's keys do not carry over");
+      assert.deepEqual((await audit(again.token)).items, [], "nor does its activity log");
       expectError(await call(t.app, { url: "/v1/token", token: key }), 401, "auth_required");
       assert.equal((await login(u.email, PASSWORD)).statusCode, 200, "the new account logs in");
     });
