@@ -16,6 +16,7 @@ import { TokenResolver } from "./auth/token-resolver.js";
 import { recordAudit } from "./audit/record.js";
 import type { JobQueue } from "./jobs/queue.js";
 import { registerAreas } from "./areas.js";
+import type { DatabaseProvider } from "./databases/provider/types.js";
 import { collectRouteTable, type RouteEntry } from "./http/route-table.js";
 
 export type App = FastifyInstance;
@@ -29,6 +30,8 @@ export interface AppDeps {
   jobs: JobQueue;
   /** resolved operator secret (configured or generated at first start) */
   operatorToken: string;
+  /** what runs managed PostgreSQL servers */
+  databases: DatabaseProvider;
 }
 
 export interface AppContext extends AppDeps {
@@ -106,6 +109,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     await authorize(request, authDeps);
   });
+  // a POST without a body is an empty object, so optional bodies need no special schema and required fields are named
+  app.addHook("preValidation", async (request) => {
+    if (request.body === undefined && MUTATING.has(request.method)) request.body = {};
+  });
   app.addHook("preHandler", async (request, reply) => {
     if (await idempotency.begin(request, reply)) return reply;
   });
@@ -115,10 +122,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onSend", async (request, reply, payload) => {
     if (closing) reply.header("connection", "close");
     await idempotency.complete(request, reply, payload);
-    return payload;
-  });
-  app.addHook("onResponse", async (request, reply) => {
+    // written before the answer leaves, so a client that reads its audit log next finds the row
     if (MUTATING.has(request.method) && request.principal) await recordAudit(db, request, reply.statusCode).catch((err) => request.log.error({ err }, "audit write failed"));
+    return payload;
   });
 
   await registerAreas(app, ctx);

@@ -5,9 +5,10 @@ import { accountRoutes } from "./accounts/routes.js";
 import { metaRoutes } from "./meta/routes.js";
 import { operatorRoutes } from "./operator/routes.js";
 import { cliRoutes } from "./cli/routes.js";
+import { databaseRoutes } from "./databases/routes.js";
 
 /** Every resource area, registered in one list. */
-export const AREAS = [metaRoutes, authRoutes, accountRoutes, cliRoutes, operatorRoutes];
+export const AREAS = [metaRoutes, authRoutes, accountRoutes, cliRoutes, operatorRoutes, databaseRoutes];
 
 export async function registerAreas(app: FastifyInstance, ctx: AppContext): Promise<void> {
   for (const register of AREAS) await register(app, ctx);

@@ -8,6 +8,8 @@ import { JobQueue } from "./jobs/queue.js";
 import { defineJobs, SCHEDULES } from "./jobs/periodic.js";
 import { MemoryRateLimitStore, RedisRateLimitStore } from "./http/rate-limit.js";
 import { resolveOperatorToken } from "./operator/token.js";
+import { LocalDatabaseProvider } from "./databases/provider/local/index.js";
+import { reconcileNow } from "./databases/jobs.js";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -37,10 +39,13 @@ async function main(): Promise<void> {
   if (operator.file) log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
 
   const rateLimit = config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore();
+  const databases = new LocalDatabaseProvider({ dataDir: config.dataDir, maxInstances: config.dbMaxInstances });
   const jobs = new JobQueue(databaseUrl, log);
-  defineJobs(jobs, db);
-  const app = await buildApp({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token });
+  defineJobs(jobs, { db, config, databases });
+  const app = await buildApp({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, databases });
   await jobs.start(SCHEDULES);
+  // bring every managed server back to its recorded state before taking requests
+  await reconcileNow(db, jobs, databases).catch((err) => log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;

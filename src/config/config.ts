@@ -19,6 +19,8 @@ export interface Config {
   defaultAppSpendCapKrw: number;
   sessionTtlDays: number;
   gpuCatalogFile: string;
+  dbRestoreEnabled: boolean;
+  dbMaxInstances: number;
 }
 
 /** A bad setting stops start-up with one line naming the variable. */
@@ -88,6 +90,8 @@ export function loadConfig(env: Env = process.env): Config {
     defaultAccountSpendCapKrw: int(env, "DEFAULT_ACCOUNT_SPEND_CAP_KRW", 1_000_000, 1, Number.MAX_SAFE_INTEGER),
     defaultAppSpendCapKrw: int(env, "DEFAULT_APP_SPEND_CAP_KRW", 100_000, 1, Number.MAX_SAFE_INTEGER),
     sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
+    dbRestoreEnabled: oneOf(env, "DB_RESTORE_ENABLED", ["0", "1"] as const, "0") === "1",
+    dbMaxInstances: int(env, "DB_MAX_INSTANCES", 50, 1, 10_000),
     gpuCatalogFile: path.resolve(env.GPU_CATALOG_FILE || new URL("../../catalog/gpus.json", import.meta.url).pathname),
   };
 }

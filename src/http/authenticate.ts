@@ -29,7 +29,9 @@ export async function identify(request: FastifyRequest, deps: AuthDeps): Promise
   const secret = bearer(request);
   if (!rule || !secret || "public" in rule) return;
   if ("operator" in rule || "fleet" in rule) {
-    request.callerKey = `${"operator" in rule ? "operator" : "fleet"}`;
+    // only the real secret earns the shared bucket; wrong guesses are limited by address and cannot lock the operator out
+    const expected = "operator" in rule ? deps.operatorToken : deps.fleetToken;
+    if (expected && secretsEqual(secret, expected)) request.callerKey = "operator" in rule ? "operator" : "fleet";
     return;
   }
   request.principal = await deps.tokens.resolve(secret);

@@ -1,5 +1,8 @@
 import type { Db } from "../store/db.js";
 import type { JobQueue } from "./queue.js";
+import type { Config } from "../config/config.js";
+import type { DatabaseProvider } from "../databases/provider/types.js";
+import { defineDatabaseJobs } from "../databases/jobs.js";
 
 /** Stored responses are replayed for 24 hours, then forgotten. */
 export async function expireIdempotencyKeys(db: Db): Promise<void> {
@@ -20,8 +23,13 @@ function defineCoreJobs(queue: JobQueue, db: Db): void {
 export const SCHEDULES: { name: string; cron: string }[] = [
   { name: "core.expire-idempotency-keys", cron: "*/10 * * * *" },
   { name: "core.prune-cli-error-reports", cron: "17 3 * * *" },
+  { name: "databases.reconcile", cron: "* * * * *" },
+  { name: "databases.watch", cron: "* * * * *" },
+  { name: "databases.daily-base-backup", cron: "0 3 * * *" },
+  { name: "databases.purge-removed", cron: "23 * * * *" },
 ];
 
-export function defineJobs(queue: JobQueue, db: Db): void {
-  defineCoreJobs(queue, db);
+export function defineJobs(queue: JobQueue, deps: { db: Db; config: Config; databases: DatabaseProvider }): void {
+  defineCoreJobs(queue, deps.db);
+  defineDatabaseJobs(queue, { db: deps.db, config: deps.config, provider: deps.databases });
 }

@@ -10,6 +10,10 @@ export interface JobDefinition<T = Record<string, unknown>> {
   retryLimit?: number;
   /** seconds a single run may take before it counts as failed and is retried */
   expireInSeconds?: number;
+  /** jobs of this kind one process runs at once */
+  concurrency?: number;
+  /** runs once the last retry failed, to record the failure where a user can see it */
+  onFinalFailure?: (data: T, message: string) => Promise<void>;
 }
 
 export interface SendOptions {
@@ -48,14 +52,19 @@ export class JobQueue {
         expireInSeconds: def.expireInSeconds ?? 15 * 60,
       });
       if (!this.runWorkers) continue;
-      await this.boss.work<Record<string, unknown>>(def.name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async ([job]) => {
-        try {
-          await def.handler(job.data, { id: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0 });
-        } catch (err) {
-          this.log.error({ err, job: def.name, id: job.id }, "job failed");
-          throw err;
-        }
-      });
+      for (let i = 0; i < (def.concurrency ?? 1); i++) {
+        await this.boss.work<Record<string, unknown>>(def.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async ([job]) => {
+          try {
+            await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+          } catch (err) {
+            this.log.error({ err, job: def.name, id: job.id }, "job failed");
+            if (job.retryCount >= job.retryLimit && def.onFinalFailure) {
+              await def.onFinalFailure(job.data, err instanceof Error ? err.message : String(err)).catch(() => {});
+            }
+            throw err;
+          }
+        });
+      }
     }
     for (const s of schedules) await this.boss.schedule(s.name, s.cron, {}, { tz: "UTC" });
   }

@@ -7,6 +7,8 @@ import { loadConfig, type Config } from "../../src/config/config.js";
 import { createPool, type Db } from "../../src/store/db.js";
 import { JobQueue } from "../../src/jobs/queue.js";
 import { defineJobs } from "../../src/jobs/periodic.js";
+import path from "node:path";
+import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-limit.js";
 
 export const OPERATOR_TOKEN = "test-operator-token-0123456789";
@@ -43,6 +45,7 @@ export interface TestApp {
   url: string;
   config: Config;
   jobs: JobQueue;
+  databases: LocalDatabaseProvider;
   close: () => Promise<void>;
 }
 
@@ -62,10 +65,11 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DATA_DIR: ".test-data/app", ...opts.env,
   });
   const db = createPool(database.url, 5);
+  const databases = new LocalDatabaseProvider({ dataDir: path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`), maxInstances: Number(opts.env?.DB_MAX_INSTANCES ?? 20) });
   const jobs = new JobQueue(database.url, pino({ level: "silent" }), opts.startJobs ?? false);
-  defineJobs(jobs, db);
+  defineJobs(jobs, { db, config, databases });
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
-  const app = await buildApp({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN });
+  const app = await buildApp({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, databases });
   try {
     opts.extend?.(app);
     await app.ready();
@@ -76,11 +80,15 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     throw err;
   }
   if (opts.startJobs) await jobs.start();
+
   return {
-    app, db, url: database.url, config, jobs,
+    app, db, url: database.url, config, jobs, databases,
     close: async () => {
       await app.close();
       await jobs.stop();
+      // managed servers are daemons: stop and delete every one this app created
+      const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
+      for (const r of rows) await databases.purge(r.id).catch(() => {});
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();
       if (!opts.databaseUrl) await database.drop();
