@@ -41,6 +41,8 @@ const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-conc
   stdio: "inherit",
   env: { ...process.env, TEST_ADMIN_URL: server.adminUrl("postgres"), TEST_TEMPLATE_DB: TEMPLATE_DB },
 });
+// a run stopped by a signal still stops its server
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
 const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await server.stop();
 if (!process.env.TEST_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Db } from "./db.js";
+import { inTransaction, type Db } from "./db.js";
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 // any constant works; it only has to be the same in every API process
@@ -13,9 +13,7 @@ const MIGRATION_LOCK_KEY = 7_312_001;
  */
 export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)).sort();
-  const client = await db.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(db, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -27,12 +25,6 @@ export async function migrate(db: Db): Promise<string[]> {
       await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [file]);
       applied.push(file);
     }
-    await client.query("COMMIT");
     return applied;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
