@@ -116,7 +116,7 @@ async function expectStatus(base: string, method: string, url: string, status: n
 interface Row {
   label: string;
   sample: Sample | null;
-  /** null: no ratio target (bare rows, public route) */
+  /** null: a bare Fastify row; false: a public route (p99 target only); true: both targets */
   authenticated: boolean | null;
   note?: string;
 }
@@ -127,7 +127,7 @@ function fmtMs(ms: number): string {
 }
 
 function progress(label: string, s: Sample): void {
-  const cpu = Object.entries(s.cpu).map(([name, pct]) => `${name} ${pct.toFixed(0)}%`).join(", ");
+  const cpu = Object.entries(s.cpu).map(([name, pct]) => `${name} ${Math.max(0, pct).toFixed(0)}%`).join(", ");
   const extra = s.non2xx || s.errors ? `  non2xx=${s.non2xx} errors=${s.errors} timeouts=${s.timeouts} codes=[${s.statusCodes}]` : "";
   console.log(`  ${label.padEnd(34)} ${s.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(s.p50).padStart(3)} ms  p99 ${fmtMs(s.p99).padStart(3)} ms${cpu ? `  cpu: ${cpu}` : ""}${extra}`);
 }
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       `node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}) shared by autocannon, the server and PostgreSQL`,
   );
   const busy = loadavg()[0];
-  if (busy > 0.5) {
+  if (busy > 1) {
     console.log(`note: 1-minute load average is ${busy.toFixed(2)} before starting: other work on this machine will make the figures noisy`);
   }
   const tmp = mkdtempSync(path.join(tmpdir(), "platform-bench-"));
@@ -291,6 +291,14 @@ async function main(): Promise<void> {
     console.log(`  Redis store      ${redisNote}`);
   }
 
+  const noisy = rows.filter((r) => (r.sample?.cpu.elsewhere ?? 0) > 25);
+  if (noisy.length) {
+    const worst = Math.max(...noisy.map((r) => r.sample!.cpu.elsewhere));
+    console.log(
+      `\nNOISY: other processes used up to ${worst.toFixed(0)}% CPU (of 200%) during ${noisy.length} of ${rows.filter((r) => r.sample).length} runs ` +
+        `("elsewhere" above); ratios compare neighbouring runs, but take the figures with care and re-run on a quiet machine.`,
+    );
+  }
   const bad = rows.filter((r) => r.sample && (r.sample.non2xx > 0 || r.sample.errors > 0));
   if (bad.length) {
     console.log(`\nINVALID: non-2xx answers or connection errors in: ${bad.map((r) => `${r.label} [${r.sample!.statusCodes}; errors ${r.sample!.errors}]`).join(", ")}`);

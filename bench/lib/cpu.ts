@@ -13,30 +13,44 @@ const CLK_TCK = (() => {
   return Number.isFinite(n) && n > 0 ? n : 100;
 })();
 
-/** [ppid, utime+stime in ticks] of one process, or null if it is gone. */
-function stat(pid: number): [number, number] | null {
+/** ppid, own utime+stime, and utime+stime of its reaped children, in ticks; null if it is gone. */
+function stat(pid: number): { ppid: number; own: number; reaped: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return [Number(fields[1]), Number(fields[11]) + Number(fields[12])];
+    const f = text.slice(text.lastIndexOf(")") + 2).split(" "); // f[0] is field 3 (state)
+    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
   } catch {
     return null;
   }
 }
 
-/** CPU seconds used so far by pid and its direct children (a postmaster and its backends). */
+/**
+ * CPU seconds used so far by pid and, withChildren, by its direct children, live or exited (a
+ * postmaster and its backends; a pool closing idle connections ends backends during a run).
+ */
 function seconds(pid: number, withChildren: boolean): number | null {
-  const own = stat(pid);
-  if (!own) return null;
-  let ticks = own[1];
+  const root = stat(pid);
+  if (!root) return null;
+  let ticks = root.own;
   if (withChildren) {
+    ticks += root.reaped;
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       const s = stat(Number(entry));
-      if (s && s[0] === pid) ticks += s[1];
+      if (s && s.ppid === pid) ticks += s.own + s.reaped;
     }
   }
   return ticks / CLK_TCK;
+}
+
+/** CPU seconds the whole machine spent busy so far (all cores: user, nice, system, irq, softirq, steal). */
+function machineBusySeconds(): number | null {
+  try {
+    const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK;
+  } catch {
+    return null;
+  }
 }
 
 /** The embedded PostgreSQL's postmaster under a platform DATA_DIR (layout of src/store/embedded.ts). */
@@ -54,11 +68,22 @@ export interface CpuProbe {
   read(): Record<string, number | null>;
 }
 
+/**
+ * The named process groups, plus "elsewhere": the machine's busy time not used by any of them (other
+ * work on the machine, and kernel time such as loopback networking not charged to a process). A large
+ * "elsewhere" during a run means the figures were taken on a shared, noisy machine.
+ */
 export function cpuProbe(groups: Record<string, { pid: number | null | undefined; withChildren?: boolean }>): CpuProbe {
   return {
     read() {
       const out: Record<string, number | null> = {};
-      for (const [name, g] of Object.entries(groups)) out[name] = g.pid ? seconds(g.pid, g.withChildren ?? false) : null;
+      let sum = 0;
+      for (const [name, g] of Object.entries(groups)) {
+        out[name] = g.pid ? seconds(g.pid, g.withChildren ?? false) : null;
+        sum += out[name] ?? 0;
+      }
+      const busy = machineBusySeconds();
+      out.elsewhere = busy === null ? null : busy - sum;
       return out;
     },
   };
