@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type onSendHookHandler, type preHandlerHookHandler, type preValidationHookHandler } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Config } from "./config/config.js";
@@ -109,22 +109,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     await authorize(request, authDeps);
   });
-  // a POST without a body is an empty object, so optional bodies need no special schema and required fields are named
-  app.addHook("preValidation", async (request) => {
-    if (request.body === undefined && MUTATING.has(request.method)) request.body = {};
-  });
-  app.addHook("preHandler", async (request, reply) => {
-    if (await idempotency.begin(request, reply)) return reply;
-  });
   // during shutdown, answers to in-flight requests close their keep-alive connection, so close() can finish
   let closing = false;
   app.addHook("preClose", async () => { closing = true; });
-  app.addHook("onSend", async (request, reply, payload) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
+    done(null, payload);
+  });
+
+  // hooks that only mutations need are attached to mutating routes, keeping reads on the short path
+  const emptyBody: preValidationHookHandler = async (request) => {
+    // a POST without a body is an empty object, so optional bodies need no special schema and required fields are named
+    if (request.body === undefined) request.body = {};
+  };
+  const replayIdempotent: preHandlerHookHandler = async (request, reply) => {
+    if (await idempotency.begin(request, reply)) return reply;
+  };
+  const storeAndAudit: onSendHookHandler = async (request, reply, payload) => {
     await idempotency.complete(request, reply, payload);
     // written before the answer leaves, so a client that reads its audit log next finds the row
-    if (MUTATING.has(request.method) && request.principal) await recordAudit(db, request, reply.statusCode).catch((err) => request.log.error({ err }, "audit write failed"));
+    if (request.principal) await recordAudit(db, request, reply.statusCode).catch((err) => request.log.error({ err }, "audit write failed"));
     return payload;
+  };
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => MUTATING.has(m))) return;
+    const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
+    route.preValidation = [emptyBody, ...list(route.preValidation)];
+    route.preHandler = [replayIdempotent, ...list(route.preHandler)];
+    route.onSend = [storeAndAudit, ...list(route.onSend)];
   });
 
   await registerAreas(app, ctx);

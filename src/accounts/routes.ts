@@ -6,6 +6,7 @@ import { badRequest, notFound } from "../http/errors.js";
 import { Body, Nullable, PageQuery, Timestamp } from "../http/schemas.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "./service.js";
 import * as repo from "./repo.js";
+import type { AccountSnapshot } from "../auth/principal.js";
 import { listAudit } from "../audit/list.js";
 
 const Me = Type.Object({
@@ -51,18 +52,19 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
   const account = { account: true } as const;
 
-  const meView = async (accountId: string) => {
-    const a = await accounts.getAccount(accountId);
-    return {
-      id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.password_hash !== null,
-      created_at: a.created_at.toISOString(), ...accounts.spendCaps(a),
-    };
-  };
+  const meView = (a: AccountSnapshot) => ({
+    id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.has_password,
+    created_at: a.created_at.toISOString(), ...accounts.spendCaps(a),
+  });
+  const snapshot = (a: repo.AccountRow): AccountSnapshot => ({
+    id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.password_hash !== null,
+    account_spend_cap_krw: a.account_spend_cap_krw, app_spend_cap_krw: a.app_spend_cap_krw, created_at: a.created_at,
+  });
 
   r.get("/v1/me", {
     config: { auth: account, summaryKo: "계정 정보." },
     schema: { operationId: "getMe", tags: ["account"], summary: "Account info.", response: { 200: Me } },
-  }, async (request) => meView(request.principal!.accountId));
+  }, async (request) => meView(request.principal!.account));
 
   r.patch("/v1/me", {
     config: { auth: account, summaryKo: "표시 이름과 언어(ko, en)를 바꿉니다." },
@@ -77,12 +79,11 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   }, async (request) => {
     const { display_name, locale } = request.body;
     if (display_name === undefined && locale === undefined) throw badRequest("invalid_request", "Send display_name or locale.");
-    await accounts.getAccount(request.principal!.accountId);
-    await repo.updateAccount(ctx.db, request.principal!.accountId, {
+    const updated = await accounts.updateProfile(request.principal!.accountId, {
       ...(display_name !== undefined ? { display_name } : {}),
       ...(locale !== undefined ? { locale } : {}),
     });
-    return meView(request.principal!.accountId);
+    return meView(snapshot(updated));
   });
 
   r.put("/v1/me/account-spend-cap", {

@@ -11,7 +11,7 @@ export const MIN_PASSWORD_LENGTH = 8;
 export function accountsService(
   db: Db,
   config: Pick<Config, "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">,
-  tokens: Pick<TokenResolver, "announceRevocation">,
+  tokens: Pick<TokenResolver, "announceRevocation" | "announceAccountChange">,
 ) {
   const sessionExpiry = () => new Date(Date.now() + config.sessionTtlDays * 86_400_000);
 
@@ -52,7 +52,7 @@ export function accountsService(
     return account;
   }
 
-  function spendCaps(a: repo.AccountRow) {
+  function spendCaps(a: Pick<repo.AccountRow, "account_spend_cap_krw" | "app_spend_cap_krw">) {
     return {
       account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
       account_spend_cap_is_default: a.account_spend_cap_krw === null,
@@ -63,8 +63,18 @@ export function accountsService(
 
   /** 0 restores the platform default, stored as NULL so a later change of the default applies. */
   async function setSpendCap(accountId: string, which: "account_spend_cap_krw" | "app_spend_cap_krw", amount: number) {
-    const account = await repo.updateAccount(db, accountId, { [which]: amount === 0 ? null : amount });
+    const account = await updateProfile(accountId, { [which]: amount === 0 ? null : amount });
     return spendCaps(account);
+  }
+
+  /** Every change of account fields is announced, since API processes serve the account from their token caches. */
+  async function updateProfile(accountId: string, patch: Parameters<typeof repo.updateAccount>[2]) {
+    return inTransaction(db, async (tx) => {
+      const account = await repo.updateAccount(tx, accountId, patch);
+      if (!account) throw notFound("account");
+      await tokens.announceAccountChange(tx, accountId);
+      return account;
+    });
   }
 
   async function changePassword(accountId: string, tokenId: string, current: string | undefined, next: string) {
@@ -102,7 +112,7 @@ export function accountsService(
     return repo.issueToken(db, { accountId, kind: "scoped", name: input.name, scopes: [...new Set(input.scopes)], expiresAt });
   }
 
-  return { createAccount, login, revoke, getAccount, spendCaps, setSpendCap, changePassword, deleteAccount, issueScopedKey };
+  return { createAccount, login, revoke, getAccount, spendCaps, setSpendCap, updateProfile, changePassword, deleteAccount, issueScopedKey };
 }
 
 export type AccountsService = ReturnType<typeof accountsService>;

@@ -23,6 +23,8 @@ interface Entry {
  */
 export class TokenResolver {
   private cache = new Map<string, Entry>();
+  private loading = new Map<string, Promise<Principal | null>>();
+  private touched = new Map<string, number>();
   private listener: pg.Client | null = null;
   private listening = false;
   private closed = false;
@@ -89,6 +91,19 @@ export class TokenResolver {
     this.onInvalidate(payload);
   }
 
+  /** Same as a revocation for the caches: the account's principals are reloaded with its new state. */
+  async announceAccountChange(q: Queryable, accountId: string): Promise<void> {
+    await this.announceRevocation(q, { accountId });
+  }
+
+  /** last_used_at is informative: written on a cache miss, at most once a minute per token and process, never failing a request. */
+  private async touch(tokenId: string, now: number): Promise<void> {
+    if (now - (this.touched.get(tokenId) ?? 0) < 60_000) return;
+    if (this.touched.size > CACHE_MAX) this.touched.clear();
+    this.touched.set(tokenId, now);
+    await this.db.query({ name: "token-touch", text: "UPDATE tokens SET last_used_at = now() WHERE id = $1", values: [tokenId] }).catch(() => {});
+  }
+
   async resolve(secret: string): Promise<Principal | null> {
     const key = hashSecret(secret);
     const cacheKey = key.toString("base64");
@@ -98,7 +113,14 @@ export class TokenResolver {
       if (hit.principal.expiresAt && hit.principal.expiresAt.getTime() <= now) return null;
       return hit.principal;
     }
-    const principal = await loadPrincipal(this.db, key);
+    // concurrent misses for one token share one load
+    let pending = this.loading.get(cacheKey);
+    if (!pending) {
+      pending = loadPrincipal(this.db, key).finally(() => this.loading.delete(cacheKey));
+      this.loading.set(cacheKey, pending);
+    }
+    const principal = await pending;
+    if (principal) await this.touch(principal.tokenId, now);
     if (principal && this.listening) {
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(cacheKey, { principal, loadedAt: now });
@@ -108,14 +130,20 @@ export class TokenResolver {
 }
 
 async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | null> {
-  const { rows } = await db.query<{ id: string; account_id: string; kind: "full" | "scoped"; scopes: string[]; expires_at: Date | null }>(
-    `UPDATE tokens t SET last_used_at = now()
-       FROM accounts a
-      WHERE t.secret_hash = $1 AND a.id = t.account_id AND a.deleted_at IS NULL
-        AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
-     RETURNING t.id, t.account_id, t.kind, t.scopes, t.expires_at`,
-    [secretHash],
-  );
+  const { rows } = await db.query<{
+    id: string; kind: "full" | "scoped"; scopes: string[]; expires_at: Date | null;
+    account_id: string; email: string; display_name: string | null; locale: "ko" | "en"; has_password: boolean;
+    account_spend_cap_krw: number | null; app_spend_cap_krw: number | null; created_at: Date;
+  }>({
+    // named: planned once per connection, this runs on every cache miss
+    name: "token-load",
+    text: `SELECT t.id, t.kind, t.scopes, t.expires_at, a.id AS account_id, a.email, a.display_name, a.locale,
+                  a.password_hash IS NOT NULL AS has_password, a.account_spend_cap_krw, a.app_spend_cap_krw, a.created_at
+             FROM tokens t JOIN accounts a ON a.id = t.account_id
+            WHERE t.secret_hash = $1 AND a.deleted_at IS NULL
+              AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+    values: [secretHash],
+  });
   const row = rows[0];
   if (!row) return null;
   return {
@@ -125,6 +153,9 @@ async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | nu
     scopes: row.scopes,
     grants: row.scopes.map(parseScope).filter((g): g is Grant => g !== null),
     expiresAt: row.expires_at,
+    account: {
+      id: row.account_id, email: row.email, display_name: row.display_name, locale: row.locale, has_password: row.has_password,
+      account_spend_cap_krw: row.account_spend_cap_krw, app_spend_cap_krw: row.app_spend_cap_krw, created_at: row.created_at,
+    },
   };
 }
-

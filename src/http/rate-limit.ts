@@ -39,16 +39,21 @@ export class RedisRateLimitStore implements RateLimitStore {
   private redis: Redis;
 
   constructor(url: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+    // auto-pipelining sends the hits of concurrent requests in one round trip
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
     this.redis.on("error", () => {}); // surfaced per request through hit()
+    // one script call per hit: count, and set the expiry only when the window's counter is new
+    this.redis.defineCommand("rateHit", {
+      numberOfKeys: 1,
+      lua: "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n",
+    });
   }
 
   async hit(key: string): Promise<WindowCount> {
     const now = Date.now();
     const window = Math.floor(now / WINDOW_MS);
     const redisKey = `rl:${key}:${window}`;
-    const result = await this.redis.multi().incr(redisKey).pexpire(redisKey, WINDOW_MS * 2).exec();
-    const count = Number(result?.[0]?.[1] ?? 0);
+    const count = Number(await (this.redis as unknown as { rateHit: (k: string, ttl: number) => Promise<number> }).rateHit(redisKey, WINDOW_MS * 2));
     return { count, resetMs: (window + 1) * WINDOW_MS - now };
   }
 
