@@ -30,6 +30,27 @@ export interface DatabaseRow {
   initial_credentials_revealed_at: Date | null;
   created_at: Date;
   removed_at: Date | null;
+  /** The watcher's last WAL continuity check (migration 003); absent until it has run. */
+  backup_health?: BackupHealth | null;
+  storage_used_bytes?: string | number | null;
+  health_checked_at?: Date | null;
+}
+
+/** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */
+export interface BackupHealth {
+  ok: boolean;
+  problem: string | null;
+  base_backup_id: string | null;
+  timeline: number | null;
+  from_segment: string | null;
+  to_segment: string | null;
+  checked_segments: number;
+  missing_segments: string[];
+  pending_segments: string[];
+  archiver_failure: { wal: string; at: string } | null;
+  /** Base backups and snapshots whose files no longer match their recorded sha256 checksums. */
+  corrupt_backups: string[];
+  checked_at: string;
 }
 
 export interface CommandRow {
@@ -78,12 +99,14 @@ export async function findDatabaseById(q: Queryable, id: string): Promise<Databa
 }
 
 export async function listDatabases(q: Queryable, accountId: string, refs: string[] | null): Promise<DatabaseRow[]> {
-  const { rows } = await q.query<DatabaseRow>(
-    `SELECT * FROM databases WHERE account_id = $1 AND state <> 'removed' AND purged_at IS NULL
-        AND ($2::text[] IS NULL OR id::text = ANY($2) OR slug = ANY($2))
-      ORDER BY created_at`,
-    [accountId, refs],
-  );
+  // named: this is a hot read, planned once per connection
+  const { rows } = await q.query<DatabaseRow>({
+    name: "databases-list",
+    text: `SELECT * FROM databases WHERE account_id = $1 AND state <> 'removed' AND purged_at IS NULL
+              AND ($2::text[] IS NULL OR id::text = ANY($2) OR slug = ANY($2))
+            ORDER BY created_at`,
+    values: [accountId, refs],
+  });
   return rows;
 }
 
