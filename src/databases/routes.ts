@@ -8,6 +8,7 @@ import { databasesService, databaseView } from "./service.js";
 import { connectionUrl } from "./provider/types.js";
 import { findPgbouncer } from "./provider/local/index.js";
 import * as repo from "./repo.js";
+import { assertCanCreate } from "../billing/metering/admission.js";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
 const Size = Type.Union([Type.Literal("dev"), Type.Literal("basic"), Type.Literal("pro"), Type.Literal("business")]);
@@ -71,6 +72,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext) {
       response: { 201: Type.Composite([Instance, Type.Object({ command_id: Type.String() })]) },
     },
   }, async (request, reply) => {
+    await assertCanCreate(ctx.db, request.principal!.accountId, { kind: "database", size: request.body.size ?? "dev", storage_gb: request.body.storage_gb });
     const { row, commandId } = await svc.create(request.principal!.accountId, request.body);
     return reply.code(201).send({ ...view(row, { password: row.initial_password!, superuser_password: row.initial_superuser_password! }), command_id: commandId });
   });

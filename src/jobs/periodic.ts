@@ -3,6 +3,8 @@ import type { JobQueue } from "./queue.js";
 import type { Config } from "../config/config.js";
 import type { DatabaseProvider } from "../databases/provider/types.js";
 import { defineDatabaseJobs } from "../databases/jobs.js";
+import { definePaymentJobs } from "../billing/payments/jobs.js";
+import { defineBillingJobs } from "../billing/metering/jobs.js";
 
 /** Stored responses are replayed for 24 hours, then forgotten. */
 export async function expireIdempotencyKeys(db: Db): Promise<void> {
@@ -27,9 +29,13 @@ export const SCHEDULES: { name: string; cron: string }[] = [
   { name: "databases.watch", cron: "* * * * *" },
   { name: "databases.daily-base-backup", cron: "0 3 * * *" },
   { name: "databases.purge-removed", cron: "23 * * * *" },
+  { name: "billing.auto-recharge", cron: "* * * * *" },
+  { name: "billing.meter", cron: "* * * * *" },
 ];
 
 export function defineJobs(queue: JobQueue, deps: { db: Db; config: Config; databases: DatabaseProvider }): void {
   defineCoreJobs(queue, deps.db);
   defineDatabaseJobs(queue, { db: deps.db, config: deps.config, provider: deps.databases });
+  definePaymentJobs(queue, deps);
+  defineBillingJobs(queue, { db: deps.db });
 }

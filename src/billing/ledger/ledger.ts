@@ -168,18 +168,15 @@ export async function findTransaction(q: Queryable, where: { id: string } | { id
   return { ...rows[0], entries: entries.rows };
 }
 
-function validate(input: PostInput): Map<string, number> {
+function validate(input: PostInput): void {
   if (!input.idempotencyKey) throw new LedgerError("invalid_amount", "An idempotency key is required.");
   if (input.legs.length < 2) throw new LedgerError("unbalanced", "A transaction needs at least two legs.");
   let sum = 0;
-  const perWallet = new Map<string, number>();
   for (const leg of input.legs) {
     if (!Number.isSafeInteger(leg.amount) || leg.amount === 0) throw new LedgerError("invalid_amount", `Leg amounts are non-zero integers (got ${leg.amount}).`);
     sum += leg.amount;
-    perWallet.set(leg.walletId, (perWallet.get(leg.walletId) ?? 0) + leg.amount);
   }
   if (sum !== 0) throw new LedgerError("unbalanced", `Legs sum to ${sum}, not 0.`);
-  return perWallet;
 }
 
 function sameContent(tx: LedgerTransaction, input: PostInput): boolean {
@@ -188,89 +185,125 @@ function sameContent(tx: LedgerTransaction, input: PostInput): boolean {
   return key(tx.entries.map((e) => ({ w: e.wallet_id, a: e.amount }))) === key(input.legs.map((l) => ({ w: l.walletId, a: l.amount })));
 }
 
-function replay(existing: LedgerTransaction, input: PostInput): { transaction: LedgerTransaction; created: false } {
+function replay(existing: LedgerTransaction, input: PostInput): PostResult {
   if (!sameContent(existing, input)) {
     throw new LedgerError("idempotency_conflict", `Idempotency key ${input.idempotencyKey} was used for a different transaction.`, { transaction_id: existing.id });
   }
   return { transaction: existing, created: false };
 }
 
+export interface PostResult { transaction: LedgerTransaction; created: boolean }
+
 /**
  * Posts one balanced transaction. Idempotent by key; throws LedgerError before writing anything when
  * the legs don't balance or a prepaid wallet would go below 0 (unless opts.overdraft).
  */
-export async function post(q: Queryable, input: PostInput, opts: PostOptions = {}): Promise<{ transaction: LedgerTransaction; created: boolean }> {
-  const perWallet = validate(input);
-  if (q instanceof pg.Pool) return inTransaction(q, (tx) => postIn(tx, input, perWallet, opts));
-  return postIn(q, input, perWallet, opts);
+export async function post(q: Queryable, input: PostInput, opts: PostOptions = {}): Promise<PostResult> {
+  return (await postMany(q, [input], opts))[0];
 }
 
-interface LockedWallet { id: string; currency: Currency; policy: WalletPolicy; balance: number | null; overdue_since: Date | null }
+/**
+ * Posts several transactions at once (set-based: a handful of statements whatever their number), all or
+ * none; same rules as post(), applied in input order. Metering charges a batch of wallets this way.
+ */
+export async function postMany(q: Queryable, inputs: PostInput[], opts: PostOptions = {}): Promise<PostResult[]> {
+  for (const input of inputs) validate(input);
+  const keys = new Set<string>();
+  for (const input of inputs) {
+    if (keys.has(input.idempotencyKey)) throw new LedgerError("idempotency_conflict", `Idempotency key ${input.idempotencyKey} appears twice in one batch.`);
+    keys.add(input.idempotencyKey);
+  }
+  if (!inputs.length) return [];
+  if (q instanceof pg.Pool) return inTransaction(q, (tx) => postIn(tx, inputs, opts));
+  return postIn(q, inputs, opts);
+}
 
-async function postIn(q: Queryable, input: PostInput, perWallet: Map<string, number>, opts: PostOptions) {
-  const ids = [...perWallet.keys()];
+interface LockedWallet { id: string; currency: Currency; policy: WalletPolicy; balance: number | null }
+
+async function postIn(q: Queryable, inputs: PostInput[], opts: PostOptions): Promise<PostResult[]> {
+  const ids = [...new Set(inputs.flatMap((i) => i.legs.map((l) => l.walletId)))];
   // user wallets under row lock in id order (no deadlocks between posts); system wallets are only read
   const locked = await q.query<LockedWallet>(
-    "SELECT id, currency, policy, balance, overdue_since FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind <> 'platform' ORDER BY id FOR UPDATE",
+    "SELECT id, currency, policy, balance FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind <> 'platform' ORDER BY id FOR UPDATE",
     [ids],
   );
   const wallets = new Map(locked.rows.map((w) => [w.id, w]));
   if (wallets.size < ids.length) {
-    const rest = await q.query<LockedWallet>("SELECT id, currency, policy, balance, overdue_since FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind = 'platform'", [ids.filter((i) => !wallets.has(i))]);
+    const rest = await q.query<LockedWallet>("SELECT id, currency, policy, balance FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind = 'platform'", [ids.filter((i) => !wallets.has(i))]);
     for (const w of rest.rows) wallets.set(w.id, w);
   }
-  for (const id of ids) {
-    const w = wallets.get(id);
-    if (!w) throw new LedgerError("unknown_wallet", `No wallet ${id}.`);
-    if (w.currency !== input.currency) throw new LedgerError("currency_mismatch", `Wallet ${id} holds ${w.currency}, not ${input.currency}.`);
-  }
-
-  // a replay: a concurrent first post with this key has committed by now if it shares a user wallet (we waited on its lock)
-  const existing = await findTransaction(q, { idempotencyKey: input.idempotencyKey });
-  if (existing) return replay(existing, input);
-
-  const after = new Map<string, number>();
-  for (const [id, delta] of perWallet) {
-    const w = wallets.get(id)!;
-    if (w.balance === null) continue;
-    const next = w.balance + delta;
-    if (delta < 0 && w.policy === "prepaid" && next < 0 && !opts.overdraft) {
-      throw new LedgerError("insufficient_funds", `Wallet balance ${w.balance} is less than ${-delta}.`, { wallet_id: id, balance: w.balance, needed: -delta });
+  for (const input of inputs) {
+    for (const leg of input.legs) {
+      const w = wallets.get(leg.walletId);
+      if (!w) throw new LedgerError("unknown_wallet", `No wallet ${leg.walletId}.`);
+      if (w.currency !== input.currency) throw new LedgerError("currency_mismatch", `Wallet ${leg.walletId} holds ${w.currency}, not ${input.currency}.`);
     }
-    after.set(id, next);
   }
 
-  const txId = randomUUID();
+  // replays: a concurrent first post with one of these keys has committed by now if it shares a user wallet (we waited on its lock)
+  const results: (PostResult | null)[] = inputs.map(() => null);
+  const existing = await findTransactions(q, inputs.map((i) => i.idempotencyKey));
+  inputs.forEach((input, i) => {
+    const tx = existing.get(input.idempotencyKey);
+    if (tx) results[i] = replay(tx, input);
+  });
+
+  // running balances in input order; a prepaid debit may not go below 0 unless it is an overdraft
+  const running = new Map<string, number>();
+  const rows: { tx: number; wallet: string; amount: number; after: number | null }[] = [];
+  const fresh = inputs.map((input, i) => ({ input, i, id: randomUUID() })).filter((x) => !results[x.i]);
+  for (const { input, i } of fresh) {
+    const deltas = new Map<string, number>();
+    for (const leg of input.legs) deltas.set(leg.walletId, (deltas.get(leg.walletId) ?? 0) + leg.amount);
+    for (const [id, delta] of deltas) {
+      const w = wallets.get(id)!;
+      if (w.balance === null) continue;
+      const before = running.get(id) ?? w.balance;
+      if (delta < 0 && w.policy === "prepaid" && before + delta < 0 && !opts.overdraft) {
+        throw new LedgerError("insufficient_funds", `Wallet balance ${before} is less than ${-delta}.`, { wallet_id: id, balance: before, needed: -delta });
+      }
+    }
+    for (const leg of input.legs) {
+      const w = wallets.get(leg.walletId)!;
+      let after: number | null = null;
+      if (w.balance !== null) {
+        after = (running.get(leg.walletId) ?? w.balance) + leg.amount;
+        running.set(leg.walletId, after);
+      }
+      rows.push({ tx: i, wallet: leg.walletId, amount: leg.amount, after });
+    }
+  }
+  if (!fresh.length) return results as PostResult[];
+
   const inserted = await q.query<Omit<LedgerTransaction, "entries">>(
-    `INSERT INTO ledger_transactions (id, currency, source_type, source_id, idempotency_key, memo) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO ledger_transactions (id, currency, source_type, source_id, idempotency_key, memo)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
      ON CONFLICT (idempotency_key) DO NOTHING
      RETURNING id, seq, currency, source_type, source_id, idempotency_key, memo, created_at`,
-    [txId, input.currency, input.source.type, input.source.id, input.idempotencyKey, input.memo ?? null],
+    [fresh.map((f) => f.id), fresh.map((f) => f.input.currency), fresh.map((f) => f.input.source.type), fresh.map((f) => f.input.source.id),
+      fresh.map((f) => f.input.idempotencyKey), fresh.map((f) => f.input.memo ?? null)],
   );
-  if (!inserted.rows[0]) {
-    // the same key committed meanwhile by a post that touched only system wallets
-    const first = await findTransaction(q, { idempotencyKey: input.idempotencyKey });
-    return replay(first!, input);
+  const byKey = new Map(inserted.rows.map((r) => [r.idempotency_key, r]));
+  const lost = fresh.filter((f) => !byKey.has(f.input.idempotencyKey));
+  if (lost.length) {
+    // the same key committed meanwhile by a post that touched only system wallets (no balances depend on it)
+    const firsts = await findTransactions(q, lost.map((f) => f.input.idempotencyKey));
+    for (const f of lost) {
+      if (f.input.legs.some((l) => wallets.get(l.walletId)!.balance !== null)) throw new Error("ledger: idempotency race on a locked wallet");
+      results[f.i] = replay(firsts.get(f.input.idempotencyKey)!, f.input);
+    }
   }
-
-  // running balance per leg (several legs may name one wallet)
-  const running = new Map<string, number>();
-  const balancesAfter = input.legs.map((leg) => {
-    const w = wallets.get(leg.walletId)!;
-    if (w.balance === null) return null;
-    const b = (running.get(leg.walletId) ?? w.balance) + leg.amount;
-    running.set(leg.walletId, b);
-    return b;
-  });
-  const entries = await q.query<LedgerEntry>(
+  const txIdOf = new Map(fresh.map((f) => [f.i, f.id]));
+  const kept = rows.filter((r) => !results[r.tx]);
+  const entries = await q.query<LedgerEntry & { transaction_id: string }>(
     `INSERT INTO ledger_entries (transaction_id, wallet_id, currency, amount, balance_after)
-     SELECT $1, w, $2, a, b FROM unnest($3::uuid[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS t(w, a, b, o) ORDER BY o
-     RETURNING id, wallet_id, amount, balance_after`,
-    [txId, input.currency, input.legs.map((l) => l.walletId), input.legs.map((l) => l.amount), balancesAfter],
+     SELECT t, w, c, a, b FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS v(t, w, c, a, b, o) ORDER BY o
+     RETURNING id, transaction_id, wallet_id, amount, balance_after`,
+    [kept.map((r) => txIdOf.get(r.tx)), kept.map((r) => r.wallet), kept.map((r) => inputs[r.tx].currency), kept.map((r) => r.amount), kept.map((r) => r.after)],
   );
 
-  if (after.size) {
-    const upd = [...after];
+  if (running.size) {
+    const upd = [...running];
     const overdue = upd.map(([id, b]) => wallets.get(id)!.policy === "prepaid" && b < 0);
     await q.query(
       `UPDATE ledger_wallets w SET balance = v.b,
@@ -279,5 +312,28 @@ async function postIn(q: Queryable, input: PostInput, perWallet: Map<string, num
       [upd.map(([id]) => id), upd.map(([, b]) => b), overdue],
     );
   }
-  return { transaction: { ...inserted.rows[0], entries: entries.rows.sort((a, b) => a.id - b.id) }, created: true };
+  const entriesOf = new Map<string, LedgerEntry[]>();
+  for (const e of entries.rows.sort((a, b) => a.id - b.id)) {
+    const { transaction_id, ...entry } = e;
+    if (!entriesOf.has(transaction_id)) entriesOf.set(transaction_id, []);
+    entriesOf.get(transaction_id)!.push(entry);
+  }
+  for (const f of fresh) {
+    const row = byKey.get(f.input.idempotencyKey);
+    if (row) results[f.i] = { transaction: { ...row, entries: entriesOf.get(row.id) ?? [] }, created: true };
+  }
+  return results as PostResult[];
+}
+
+async function findTransactions(q: Queryable, keys: string[]): Promise<Map<string, LedgerTransaction>> {
+  const { rows } = await q.query<Omit<LedgerTransaction, "entries">>(
+    "SELECT id, seq, currency, source_type, source_id, idempotency_key, memo, created_at FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])", [keys]);
+  const out = new Map<string, LedgerTransaction>();
+  if (!rows.length) return out;
+  const entries = await q.query<LedgerEntry & { transaction_id: string }>(
+    "SELECT id, transaction_id, wallet_id, amount, balance_after FROM ledger_entries WHERE transaction_id = ANY($1::uuid[]) ORDER BY id", [rows.map((r) => r.id)]);
+  for (const r of rows) {
+    out.set(r.idempotency_key, { ...r, entries: entries.rows.filter((e) => e.transaction_id === r.id).map(({ transaction_id: _t, ...e }) => e) });
+  }
+  return out;
 }
