@@ -22,6 +22,13 @@ const Backup = Type.Object({
 const Command = Type.Object({
   id: Type.String(), kind: Type.String(), status: Type.String(), error: Nullable(Type.String()), created_at: Timestamp, finished_at: Nullable(Timestamp),
 });
+/** The watcher's last check (beyond the spec): WAL continuity since the newest base backup, and backup checksums. */
+const BackupHealth = Type.Object({
+  ok: Type.Boolean(), problem: Nullable(Type.String()), base_backup_id: Nullable(Type.String()), timeline: Nullable(Type.Integer()),
+  from_segment: Nullable(Type.String()), to_segment: Nullable(Type.String()), checked_segments: Type.Integer(),
+  missing_segments: Type.Array(Type.String()), pending_segments: Type.Array(Type.String()),
+  archiver_failure: Nullable(Type.Object({ wal: Type.String(), at: Type.String() })), corrupt_backups: Type.Array(Type.String()), checked_at: Timestamp,
+});
 const Instance = Type.Object({
   id: Type.String(), name: Type.String(), slug: Type.String(), label: Nullable(Type.String()), engine: Type.String(), version: Type.Integer(),
   size: Type.String(), storage_gb: Type.Integer(), pitr_retention_days: Type.Integer(), state: Type.String(), desired_state: Type.String(),
@@ -30,6 +37,7 @@ const Instance = Type.Object({
   allowlist: Type.Array(Type.Object({ cidr: Type.String(), label: Type.String() })), ha_enabled: Type.Boolean(), pool_enabled: Type.Boolean(),
   extensions: Type.Array(Type.String()), compute: Type.Record(Type.String(), Type.Unknown()), storage: Type.Record(Type.String(), Type.Unknown()),
   authorized_clients: Type.Array(Type.String()), created_at: Timestamp, removed_at: Nullable(Timestamp),
+  backup_health: Type.Optional(Nullable(BackupHealth)), storage_used_bytes: Type.Optional(Nullable(Type.Integer())),
   password: Type.Optional(Type.String()), superuser_password: Type.Optional(Type.String()), superuser_database_url: Type.Optional(Type.String()),
   backups: Type.Optional(Type.Array(Backup)), commands: Type.Optional(Type.Array(Command)),
 });

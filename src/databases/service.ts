@@ -137,7 +137,20 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     }
     if (!config.dbRestoreEnabled) throw new ApiError(501, "restore_not_ready", "Restore is not available yet on this platform.");
     if (row.state === "removed" && row.removed_at && Date.now() - row.removed_at.getTime() > REMOVAL_GRACE_DAYS * 86_400_000) throw notFound("database");
-    return enqueue(row, "restore", { target_time: target?.toISOString() ?? null }, { desired_state: "running", state: "creating", removed_at: null });
+    if (row.state === "creating") throw new ApiError(409, "not_restorable", "The database is still being created or restored; wait until it is running.");
+    if (target) {
+      // recovery starts from a base backup finished before the target: earlier moments cannot be reached
+      const { rows } = await db.query<{ first: Date | null }>(
+        "SELECT min(finished_at) AS first FROM database_backups WHERE database_id = $1 AND kind IN ('base', 'snapshot') AND status = 'complete'", [row.id],
+      );
+      const first = rows[0]?.first ?? null;
+      if (!first || target.getTime() < first.getTime()) {
+        throw badRequest("out_of_retention", first
+          ? `The earliest moment this database can be restored to is ${first.toISOString()} (its first base backup).`
+          : "This database has no base backup yet, so no point in time can be restored; try again in a minute.");
+      }
+    }
+    return enqueue(row, "restore", { target_time: target?.toISOString() ?? null, from_state: row.state }, { desired_state: "running", state: "creating", removed_at: null });
   }
 
   /** The new password is returned once; the job applies it, and this call waits so the old one is refused when it answers. */
@@ -231,6 +244,8 @@ export function databaseView(row: repo.DatabaseRow, config: DatabasesDeps["confi
     allowlist: row.allowlist, ha_enabled: row.ha_enabled, pool_enabled: row.pool_enabled, extensions: row.extensions,
     compute: row.compute_autoscale, storage: row.storage_autoscale, authorized_clients: row.authorized_clients,
     created_at: row.created_at.toISOString(), removed_at: row.removed_at?.toISOString() ?? null,
+    backup_health: row.backup_health ?? null,
+    storage_used_bytes: row.storage_used_bytes === null || row.storage_used_bytes === undefined ? null : Number(row.storage_used_bytes),
     ...(secrets?.password ? { password: secrets.password } : {}),
     ...(secrets?.superuser_password ? { superuser_password: secrets.superuser_password, superuser_database_url: connectionUrl(ep, secrets.superuser_password, "postgres") } : {}),
   };

@@ -29,6 +29,8 @@ export interface SendOptions {
 export class JobQueue {
   private boss: PgBoss;
   private definitions = new Map<string, JobDefinition<any>>();
+  /** This process's workers per queue, woken on send so local work starts at once instead of at the next poll. */
+  private workerIds = new Map<string, string[]>();
   private started = false;
 
   constructor(connectionString: string, private log: FastifyBaseLogger, private runWorkers = true) {
@@ -53,7 +55,7 @@ export class JobQueue {
       });
       if (!this.runWorkers) continue;
       for (let i = 0; i < (def.concurrency ?? 1); i++) {
-        await this.boss.work<Record<string, unknown>>(def.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async ([job]) => {
+        const workerId = await this.boss.work<Record<string, unknown>>(def.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async ([job]) => {
           try {
             await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
           } catch (err) {
@@ -64,6 +66,7 @@ export class JobQueue {
             throw err;
           }
         });
+        this.workerIds.set(def.name, [...(this.workerIds.get(def.name) ?? []), workerId]);
       }
     }
     for (const s of schedules) await this.boss.schedule(s.name, s.cron, {}, { tz: "UTC" });
@@ -71,15 +74,18 @@ export class JobQueue {
 
   async send(name: string, data: object, options: SendOptions = {}): Promise<string | null> {
     if (!this.definitions.has(name)) throw new Error(`no job named ${name}`);
-    return this.boss.send(name, data, {
+    const id = await this.boss.send(name, data, {
       singletonKey: options.singletonKey,
       startAfter: options.startAfterSeconds,
     });
+    if (id && !options.startAfterSeconds) for (const w of this.workerIds.get(name) ?? []) this.boss.notifyWorker(w);
+    return id;
   }
 
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    this.workerIds.clear();
     await this.boss.stop({ graceful: true, wait: true, timeout: 30_000 });
   }
 }
