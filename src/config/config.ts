@@ -21,6 +21,19 @@ export interface Config {
   gpuCatalogFile: string;
   dbRestoreEnabled: boolean;
   dbMaxInstances: number;
+  payments: PaymentsConfig;
+}
+
+/** Card providers, bank deposit account and amount limits (src/billing/payments, src/billing/bank). */
+export interface PaymentsConfig {
+  stripe: { apiBase: string; secretKey: string | null; webhookSecret: string | null; webhookToleranceSeconds: number };
+  toss: { apiBase: string; secretKey: string | null; webhookKey: string | null };
+  /** top-up limits in provider units: KRW won, USD cents */
+  topup: { minKrw: number; maxKrw: number; minUsdCents: number; maxUsdCents: number };
+  bank: { bankName: string | null; accountNumber: string | null; accountHolder: string | null; minKrw: number; maxKrw: number };
+  /** first retry of a failed auto-recharge after this long, doubling up to the maximum */
+  autoRechargeRetrySeconds: number;
+  autoRechargeRetryMaxSeconds: number;
 }
 
 /** A bad setting stops start-up with one line naming the variable. */
@@ -92,6 +105,42 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
     dbRestoreEnabled: oneOf(env, "DB_RESTORE_ENABLED", ["0", "1"] as const, "0") === "1",
     dbMaxInstances: int(env, "DB_MAX_INSTANCES", 50, 1, 10_000),
+    payments: paymentsConfig(env),
     gpuCatalogFile: path.resolve(env.GPU_CATALOG_FILE || new URL("../../catalog/gpus.json", import.meta.url).pathname),
+  };
+}
+
+function paymentsConfig(env: Env): PaymentsConfig {
+  const stripeBase = url(env, "STRIPE_API_BASE", ["https:", "http:"]) ?? "https://api.stripe.com";
+  const tossBase = url(env, "TOSS_API_BASE", ["https:", "http:"]) ?? "https://api.tosspayments.com";
+  const topup = {
+    minKrw: int(env, "TOPUP_MIN_KRW", 1_000, 100, 1_000_000_000),
+    maxKrw: int(env, "TOPUP_MAX_KRW", 5_000_000, 100, 1_000_000_000),
+    minUsdCents: int(env, "TOPUP_MIN_USD_CENTS", 500, 50, 100_000_000),
+    maxUsdCents: int(env, "TOPUP_MAX_USD_CENTS", 500_000, 50, 100_000_000),
+  };
+  if (topup.minKrw > topup.maxKrw) throw new ConfigError("TOPUP_MIN_KRW", "must not exceed TOPUP_MAX_KRW");
+  if (topup.minUsdCents > topup.maxUsdCents) throw new ConfigError("TOPUP_MIN_USD_CENTS", "must not exceed TOPUP_MAX_USD_CENTS");
+  const bank = {
+    bankName: env.BANK_DEPOSIT_BANK || null,
+    accountNumber: env.BANK_DEPOSIT_ACCOUNT || null,
+    accountHolder: env.BANK_DEPOSIT_HOLDER || null,
+    minKrw: int(env, "BANK_TRANSFER_MIN_KRW", 10_000, 1, 1_000_000_000_000),
+    maxKrw: int(env, "BANK_TRANSFER_MAX_KRW", 10_000_000, 1, 1_000_000_000_000),
+  };
+  if (bank.minKrw > bank.maxKrw) throw new ConfigError("BANK_TRANSFER_MIN_KRW", "must not exceed BANK_TRANSFER_MAX_KRW");
+  if (bank.accountNumber !== null && !/^[0-9][0-9-]{5,30}$/.test(bank.accountNumber)) throw new ConfigError("BANK_DEPOSIT_ACCOUNT", "must be digits and hyphens");
+  return {
+    stripe: {
+      apiBase: stripeBase,
+      secretKey: secret(env, "STRIPE_SECRET_KEY"),
+      webhookSecret: secret(env, "STRIPE_WEBHOOK_SECRET"),
+      webhookToleranceSeconds: int(env, "STRIPE_WEBHOOK_TOLERANCE_SECONDS", 300, 1, 86_400),
+    },
+    toss: { apiBase: tossBase, secretKey: secret(env, "TOSS_SECRET_KEY"), webhookKey: secret(env, "TOSS_WEBHOOK_KEY") },
+    topup,
+    bank,
+    autoRechargeRetrySeconds: int(env, "AUTO_RECHARGE_RETRY_SECONDS", 300, 1, 86_400),
+    autoRechargeRetryMaxSeconds: int(env, "AUTO_RECHARGE_RETRY_MAX_SECONDS", 86_400, 1, 7 * 86_400),
   };
 }

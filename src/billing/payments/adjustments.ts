@@ -1,0 +1,28 @@
+import { randomUUID } from "node:crypto";
+import { inTransaction, type Db } from "../../store/db.js";
+import { notFound } from "../../http/errors.js";
+import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.js";
+
+/**
+ * Operator credit: an `adjustment` entry from the platform's adjustments wallet to the account's wallet,
+ * in ledger units (KRW won, USD micro-dollars). The reason is kept as the entry's memo.
+ */
+export async function creditAccount(db: Db, input: { accountId: string; amount: number; currency: Currency; reason: string }) {
+  return inTransaction(db, async (tx) => {
+    const { rows } = await tx.query("SELECT 1 FROM accounts WHERE id = $1 AND deleted_at IS NULL", [input.accountId]);
+    if (!rows.length) throw notFound("account");
+    const wallet = await walletFor(tx, { kind: "account", id: input.accountId }, input.currency);
+    const adjustments = await systemWallet(tx, "adjustments", input.currency);
+    const sourceId = randomUUID();
+    const { transaction } = await post(tx, {
+      currency: input.currency,
+      source: { type: "adjustment", id: sourceId },
+      // a retry with the same Idempotency-Key header is answered by the HTTP layer without posting again
+      idempotencyKey: `adjustment:${sourceId}`,
+      legs: [{ walletId: wallet.id, amount: input.amount }, { walletId: adjustments.id, amount: -input.amount }],
+      memo: input.reason,
+    });
+    const entry = transaction.entries.find((e) => e.wallet_id === wallet.id)!;
+    return { transaction_id: transaction.id, account_id: input.accountId, currency: input.currency, amount: input.amount, reason: input.reason, balance: entry.balance_after!, created_at: transaction.created_at };
+  });
+}

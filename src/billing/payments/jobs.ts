@@ -1,0 +1,19 @@
+import type { FastifyBaseLogger } from "fastify";
+import pino from "pino";
+import type { Config } from "../../config/config.js";
+import type { Db } from "../../store/db.js";
+import type { JobQueue } from "../../jobs/queue.js";
+import { runAutoRecharge } from "./auto-recharge.js";
+import { stripeClient } from "./stripe.js";
+import { tossClient } from "./toss.js";
+import type { PaymentDeps } from "./service.js";
+
+export function paymentDeps(db: Db, config: Config, log: FastifyBaseLogger): PaymentDeps {
+  return { db, config: config.payments, stripe: stripeClient(config.payments.stripe), toss: tossClient(config.payments.toss), log };
+}
+
+/** `billing.auto-recharge` (every minute): charges saved cards of accounts below their threshold, once each. */
+export function definePaymentJobs(queue: JobQueue, deps: { db: Db; config: Config }): void {
+  const payments = paymentDeps(deps.db, deps.config, pino({ level: deps.config.logLevel, name: "billing.auto-recharge" }));
+  queue.define({ name: "billing.auto-recharge", retryLimit: 0, expireInSeconds: 600, handler: async () => { await runAutoRecharge(payments); } });
+}

@@ -1,0 +1,227 @@
+import type { Queryable } from "../../store/db.js";
+import type { Currency } from "../ledger/ledger.js";
+import type { Provider } from "./money.js";
+
+export type TopupStatus = "pending" | "succeeded" | "failed" | "refunded";
+
+export interface TopupRow {
+  id: string;
+  account_id: string;
+  provider: Provider;
+  currency: Currency;
+  amount: number;
+  credit_amount: number;
+  origin: "manual" | "auto_recharge";
+  status: TopupStatus;
+  provider_ref: string | null;
+  provider_status: string | null;
+  order_id: string;
+  client_secret: string | null;
+  refunded_amount: number;
+  failure_code: string | null;
+  failure_message: string | null;
+  credit_transaction_id: string | null;
+  credited_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CardRow {
+  id: string;
+  account_id: string;
+  provider: Provider;
+  provider_ref: string;
+  customer_ref: string;
+  brand: string | null;
+  last4: string | null;
+  exp_month: number | null;
+  exp_year: number | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface AutoRechargeRow {
+  account_id: string;
+  enabled: boolean;
+  currency: Currency;
+  threshold: number;
+  amount: number;
+  in_flight_topup_id: string | null;
+  consecutive_failures: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+const TOPUP = `id, account_id, provider, currency, amount, credit_amount, origin, status, provider_ref, provider_status, order_id,
+  client_secret, refunded_amount, failure_code, failure_message, credit_transaction_id, credited_at, created_at, updated_at`;
+const CARD = "id, account_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year, created_at, deleted_at";
+const AUTO = "account_id, enabled, currency, threshold, amount, in_flight_topup_id, consecutive_failures, next_attempt_at, last_attempt_at, last_error, updated_at";
+
+// ---- top-ups
+
+export async function insertTopup(q: Queryable, t: Pick<TopupRow, "id" | "account_id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">): Promise<TopupRow> {
+  const { rows } = await q.query<TopupRow>(
+    `INSERT INTO billing_topups (id, account_id, provider, currency, amount, credit_amount, origin, order_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOPUP}`,
+    [t.id, t.account_id, t.provider, t.currency, t.amount, t.credit_amount, t.origin, t.order_id],
+  );
+  return rows[0];
+}
+
+export async function findTopup(q: Queryable, id: string, accountId?: string): Promise<TopupRow | null> {
+  const { rows } = await q.query<TopupRow>(
+    `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2)`, [id, accountId ?? null]);
+  return rows[0] ?? null;
+}
+
+export async function lockTopup(q: Queryable, id: string): Promise<TopupRow | null> {
+  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE id = $1 FOR UPDATE`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function findTopupByRef(q: Queryable, provider: Provider, ref: string): Promise<TopupRow | null> {
+  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE provider = $1 AND provider_ref = $2`, [provider, ref]);
+  return rows[0] ?? null;
+}
+
+export async function findTopupByOrderId(q: Queryable, orderId: string): Promise<TopupRow | null> {
+  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE order_id = $1`, [orderId]);
+  return rows[0] ?? null;
+}
+
+type TopupPatch = Partial<Pick<TopupRow, "status" | "provider_ref" | "provider_status" | "client_secret" | "refunded_amount" | "failure_code" | "failure_message" | "credit_transaction_id" | "credited_at">>;
+
+export async function updateTopup(q: Queryable, id: string, patch: TopupPatch): Promise<TopupRow> {
+  const keys = Object.keys(patch) as (keyof TopupPatch)[];
+  const sets = keys.map((k, i) => `${k} = $${i + 2}`);
+  const { rows } = await q.query<TopupRow>(
+    `UPDATE billing_topups SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${TOPUP}`,
+    [id, ...keys.map((k) => patch[k])],
+  );
+  return rows[0];
+}
+
+// ---- provider customers
+
+export async function findCustomer(q: Queryable, accountId: string, provider: Provider): Promise<string | null> {
+  const { rows } = await q.query<{ customer_ref: string }>("SELECT customer_ref FROM billing_provider_customers WHERE account_id = $1 AND provider = $2", [accountId, provider]);
+  return rows[0]?.customer_ref ?? null;
+}
+
+export async function findAccountByCustomer(q: Queryable, provider: Provider, customerRef: string): Promise<string | null> {
+  const { rows } = await q.query<{ account_id: string }>("SELECT account_id FROM billing_provider_customers WHERE provider = $1 AND customer_ref = $2", [provider, customerRef]);
+  return rows[0]?.account_id ?? null;
+}
+
+/** Keeps the first customer recorded for the account (a concurrent creator gets that one back). */
+export async function saveCustomer(q: Queryable, accountId: string, provider: Provider, customerRef: string): Promise<string> {
+  await q.query("INSERT INTO billing_provider_customers (account_id, provider, customer_ref) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [accountId, provider, customerRef]);
+  return (await findCustomer(q, accountId, provider))!;
+}
+
+// ---- cards
+
+export async function liveCard(q: Queryable, accountId: string, lock = false): Promise<CardRow | null> {
+  const { rows } = await q.query<CardRow>(`SELECT ${CARD} FROM billing_cards WHERE account_id = $1 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`, [accountId]);
+  return rows[0] ?? null;
+}
+
+/** True when this provider reference was saved for the account once and deleted since. */
+export async function cardWasDeleted(q: Queryable, accountId: string, provider: Provider, ref: string): Promise<boolean> {
+  const { rows } = await q.query("SELECT 1 FROM billing_cards WHERE account_id = $1 AND provider = $2 AND provider_ref = $3 AND deleted_at IS NOT NULL", [accountId, provider, ref]);
+  return rows.length > 0;
+}
+
+export async function insertCard(q: Queryable, c: Omit<CardRow, "created_at" | "deleted_at">): Promise<CardRow> {
+  const { rows } = await q.query<CardRow>(
+    `INSERT INTO billing_cards (id, account_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CARD}`,
+    [c.id, c.account_id, c.provider, c.provider_ref, c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
+  );
+  return rows[0];
+}
+
+export async function markCardDeleted(q: Queryable, cardId: string): Promise<void> {
+  await q.query("UPDATE billing_cards SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL", [cardId]);
+}
+
+// ---- auto-recharge
+
+export async function findAutoRecharge(q: Queryable, accountId: string, lock = false): Promise<AutoRechargeRow | null> {
+  const { rows } = await q.query<AutoRechargeRow>(`SELECT ${AUTO} FROM billing_auto_recharge WHERE account_id = $1 ${lock ? "FOR UPDATE" : ""}`, [accountId]);
+  return rows[0] ?? null;
+}
+
+/** New settings start afresh: failures and back-off are forgotten (a charge under way stays marked). */
+export async function upsertAutoRecharge(q: Queryable, a: Pick<AutoRechargeRow, "account_id" | "enabled" | "currency" | "threshold" | "amount">): Promise<AutoRechargeRow> {
+  const { rows } = await q.query<AutoRechargeRow>(
+    `INSERT INTO billing_auto_recharge (account_id, enabled, currency, threshold, amount) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (account_id) DO UPDATE SET enabled = EXCLUDED.enabled, currency = EXCLUDED.currency, threshold = EXCLUDED.threshold,
+       amount = EXCLUDED.amount, consecutive_failures = 0, next_attempt_at = NULL, last_error = NULL, updated_at = now()
+     RETURNING ${AUTO}`,
+    [a.account_id, a.enabled, a.currency, a.threshold, a.amount],
+  );
+  return rows[0];
+}
+
+export async function disableAutoRecharge(q: Queryable, accountId: string): Promise<void> {
+  await q.query("UPDATE billing_auto_recharge SET enabled = false, updated_at = now() WHERE account_id = $1", [accountId]);
+}
+
+/** Accounts whose auto-recharge may charge now: enabled, a live card, nothing in flight, not backing off. */
+export async function dueAutoRecharges(q: Queryable, limit: number): Promise<AutoRechargeRow[]> {
+  const { rows } = await q.query<AutoRechargeRow>(
+    `SELECT ${AUTO.split(", ").map((c) => `a.${c}`).join(", ")} FROM billing_auto_recharge a
+      WHERE a.enabled AND a.in_flight_topup_id IS NULL AND (a.next_attempt_at IS NULL OR a.next_attempt_at <= now())
+        AND EXISTS (SELECT 1 FROM billing_cards c WHERE c.account_id = a.account_id AND c.deleted_at IS NULL)
+      ORDER BY a.account_id LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/** The in-flight marker: set only when none is set, so one charge at a time per account. */
+export async function claimAutoRecharge(q: Queryable, accountId: string, topupId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE billing_auto_recharge SET in_flight_topup_id = $2, last_attempt_at = now()
+      WHERE account_id = $1 AND enabled AND in_flight_topup_id IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
+    [accountId, topupId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export async function releaseAutoRechargeSuccess(q: Queryable, topupId: string): Promise<void> {
+  await q.query(
+    `UPDATE billing_auto_recharge SET in_flight_topup_id = NULL, consecutive_failures = 0, next_attempt_at = NULL, last_error = NULL
+      WHERE in_flight_topup_id = $1`, [topupId]);
+}
+
+export async function releaseAutoRechargeFailure(q: Queryable, topupId: string, error: string, baseSeconds: number, maxSeconds: number): Promise<void> {
+  await q.query(
+    `UPDATE billing_auto_recharge SET in_flight_topup_id = NULL, consecutive_failures = consecutive_failures + 1, last_error = $2,
+        next_attempt_at = now() + least($4::bigint, $3::bigint * power(2, least(consecutive_failures, 30))::bigint) * interval '1 second'
+      WHERE in_flight_topup_id = $1`,
+    [topupId, error, baseSeconds, maxSeconds],
+  );
+}
+
+/** Charges marked in flight for longer than this: their outcome is looked up again. */
+export async function staleInFlight(q: Queryable, olderThanSeconds: number): Promise<{ account_id: string; in_flight_topup_id: string }[]> {
+  const { rows } = await q.query<{ account_id: string; in_flight_topup_id: string }>(
+    `SELECT account_id, in_flight_topup_id FROM billing_auto_recharge
+      WHERE in_flight_topup_id IS NOT NULL AND last_attempt_at < now() - $1 * interval '1 second'`,
+    [olderThanSeconds],
+  );
+  return rows;
+}
+
+// ---- webhook events
+
+/** Records a provider event; false when it was recorded before (a redelivery). */
+export async function recordWebhookEvent(q: Queryable, provider: Provider, eventId: string, type: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    "INSERT INTO billing_webhook_events (provider, event_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [provider, eventId, type]);
+  return (rowCount ?? 0) > 0;
+}
