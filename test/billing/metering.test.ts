@@ -15,7 +15,7 @@ const STEP = prices().meter_interval_seconds * 1000;
 // The meter is global: each run meters every database of this file's database, so tests check their own accounts.
 
 /** A database row as the databases area keeps it (no server: the meter only reads the table). */
-export async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storage_gb?: number; state?: string; created_at?: Date } = {}): Promise<string> {
+async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storage_gb?: number; state?: string; created_at?: Date } = {}): Promise<string> {
   const id = randomUUID();
   const slug = `m${id.replace(/-/g, "").slice(0, 20)}`;
   await q.query(
