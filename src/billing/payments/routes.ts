@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import { Body } from "../../http/schemas.js";
+import { Body, Nullable } from "../../http/schemas.js";
 import type { PaymentsService } from "./service.js";
 import type { paymentWebhooks } from "./webhooks.js";
 import { AutoRecharge, Card, CurrencySchema, ErrorBody, ProviderSchema, Topup, WebhookAnswer, autoRechargeView, cardView, topupView } from "./schemas.js";
@@ -48,7 +48,7 @@ export async function paymentRoutes(app: FastifyInstance, payments: PaymentsServ
 
   r.get("/v1/billing/cards", {
     config: { auth: read, summaryKo: "저장된 카드(제공자 참조와 표시 정보만)." },
-    schema: { operationId: "getCard", tags: ["billing"], summary: "The saved card (provider reference and display data only), or null.", response: { 200: Type.Object({ card: Type.Union([Card, Type.Null()]) }) } },
+    schema: { operationId: "getCard", tags: ["billing"], summary: "The saved card (provider reference and display data only), or null.", response: { 200: Type.Object({ card: Nullable(Card) }) } },
   }, async (request) => {
     const { card } = await payments.getAutoRecharge(request.principal!.accountId);
     return { card: card ? cardView(card) : null };

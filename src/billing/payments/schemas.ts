@@ -54,7 +54,7 @@ export const AutoRecharge = Type.Object({
   enabled: Type.Boolean(),
   threshold: Type.Integer({ description: "charge when the balance falls below this, provider units (USD cents, KRW won)" }),
   amount: Type.Integer({ description: "charged each time, provider units; 0 when never set" }),
-  currency: Nullable(CurrencySchema),
+  currency: Type.Unsafe<"USD" | "KRW" | null>({ type: "string", enum: ["USD", "KRW"], nullable: true, description: "the saved card's currency; null before auto-recharge is first set" }),
   card: Nullable(Card),
   in_flight: Type.Boolean({ description: "a charge is under way" }),
   consecutive_failures: Type.Integer(),
