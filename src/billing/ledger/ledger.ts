@@ -69,6 +69,8 @@ export interface PostInput {
   idempotencyKey: string;
   legs: Leg[];
   memo?: string | null;
+  /** the new transaction's id, when the caller needs it in advance (default: a random uuid) */
+  id?: string;
 }
 
 export interface PostOptions {
@@ -251,7 +253,7 @@ async function postIn(q: Queryable, inputs: PostInput[], opts: PostOptions): Pro
   // running balances in input order; a prepaid debit may not go below 0 unless it is an overdraft
   const running = new Map<string, number>();
   const rows: { tx: number; wallet: string; amount: number; after: number | null }[] = [];
-  const fresh = inputs.map((input, i) => ({ input, i, id: randomUUID() })).filter((x) => !results[x.i]);
+  const fresh = inputs.map((input, i) => ({ input, i, id: input.id ?? randomUUID() })).filter((x) => !results[x.i]);
   for (const { input, i } of fresh) {
     const deltas = new Map<string, number>();
     for (const leg of input.legs) deltas.set(leg.walletId, (deltas.get(leg.walletId) ?? 0) + leg.amount);
