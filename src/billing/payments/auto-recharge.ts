@@ -28,11 +28,8 @@ export async function runAutoRecharge(deps: PaymentDeps): Promise<{ charged: num
     if (topup) await charge(deps, topup).catch((err) => deps.log.error({ err, topup: topup.id }, "auto-recharge retry of a stale charge failed"));
   }
   for (const due of await repo.dueAutoRecharges(deps.db, BATCH)) {
-    const wallet = await findWalletOf(deps.db, { kind: "account", id: due.account_id }, due.currency);
-    const balance = wallet?.balance ?? 0;
-    if (balance >= toLedgerUnits(due.currency, due.threshold)) continue;
-    const topup = await claim(deps, due);
-    if (!topup) continue; // another pass claimed it, or the settings changed
+    const topup = await claim(deps, due.account_id);
+    if (!topup) continue; // balance high enough, another pass claimed it, or the settings changed
     const result = await charge(deps, topup).catch((err) => {
       deps.log.error({ err, topup: topup.id }, "auto-recharge charge ended without an answer; retried when stale");
       return null;
@@ -43,17 +40,26 @@ export async function runAutoRecharge(deps: PaymentDeps): Promise<{ charged: num
   return { charged, failed };
 }
 
-async function claim(deps: PaymentDeps, due: repo.AutoRechargeRow): Promise<repo.TopupRow | null> {
+/**
+ * Under the settings row lock: the balance is read only after any charge that finished has committed its
+ * credit and released the marker (the same transaction does both), so a pass never charges on a stale balance.
+ */
+async function claim(deps: PaymentDeps, accountId: string): Promise<repo.TopupRow | null> {
   return inTransaction(deps.db, async (tx) => {
-    const card = await repo.liveCard(tx, due.account_id);
+    const settings = await repo.findAutoRecharge(tx, accountId, true);
+    if (!settings?.enabled || settings.in_flight_topup_id) return null;
+    if (settings.next_attempt_at && settings.next_attempt_at.getTime() > Date.now()) return null;
+    const card = await repo.liveCard(tx, accountId);
     if (!card) return null;
+    const wallet = await findWalletOf(tx, { kind: "account", id: accountId }, settings.currency);
+    if ((wallet?.balance ?? 0) >= toLedgerUnits(settings.currency, settings.threshold)) return null;
     const id = randomUUID();
     const topup = await repo.insertTopup(tx, {
-      id, account_id: due.account_id, provider: card.provider, currency: due.currency, amount: due.amount,
-      credit_amount: toLedgerUnits(due.currency, due.amount), origin: "auto_recharge", order_id: `auto-${id}`,
+      id, account_id: accountId, provider: card.provider, currency: settings.currency, amount: settings.amount,
+      credit_amount: toLedgerUnits(settings.currency, settings.amount), origin: "auto_recharge", order_id: `auto-${id}`,
     });
     // nothing claimed: the exception rolls the top-up back with it
-    if (!(await repo.claimAutoRecharge(tx, due.account_id, id))) throw new NotClaimed();
+    if (!(await repo.claimAutoRecharge(tx, accountId, id))) throw new NotClaimed();
     return topup;
   }).catch((err) => {
     if (err instanceof NotClaimed) return null;
