@@ -86,7 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onRoute", (route) => {
     const schema = (route.schema ??= {}) as { response?: Record<string, unknown>; security?: unknown };
     schema.response ??= {};
-    for (const status of ["400", "401", "403", "404", "409", "413", "422", "429", "500", "501", "503"]) {
+    for (const status of ["400", "401", "402", "403", "404", "409", "412", "413", "415", "422", "429", "500", "501", "503"]) {
       schema.response[status] ??= { ...ErrorBodySchema, description: "Error" };
     }
     const auth = route.config?.auth;
