@@ -8,6 +8,7 @@ import { createPool, type Db } from "../../src/store/db.js";
 import { JobQueue } from "../../src/jobs/queue.js";
 import { defineJobs } from "../../src/jobs/periodic.js";
 import path from "node:path";
+import { rm } from "node:fs/promises";
 import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-limit.js";
 
@@ -65,7 +66,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DATA_DIR: ".test-data/app", ...opts.env,
   });
   const db = createPool(database.url, 5);
-  const databases = new LocalDatabaseProvider({ dataDir: path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`), maxInstances: Number(opts.env?.DB_MAX_INSTANCES ?? 20) });
+  const providerDir = path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`);
+  const databases = new LocalDatabaseProvider({ dataDir: providerDir, maxInstances: Number(opts.env?.DB_MAX_INSTANCES ?? 20) });
   const jobs = new JobQueue(database.url, pino({ level: "silent" }), opts.startJobs ?? false);
   defineJobs(jobs, { db, config, databases });
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
@@ -89,6 +91,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       // managed servers are daemons: stop and delete every one this app created
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
       for (const r of rows) await databases.purge(r.id).catch(() => {});
+      await databases.idle(); // a warm-pool initdb still running
+      await rm(providerDir, { recursive: true, force: true });
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();
       if (!opts.databaseUrl) await database.drop();

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import type pg from "pg";
 import { pgBinaries } from "../../../pgserver/binaries.js";
-import { initCluster, isRunning, ownedDir, portInUse, startCluster, stopCluster } from "../../../pgserver/cluster.js";
+import { PLATFORM_CONF, initCluster, isRunning, ownedDir, portInUse, startCluster, stopCluster } from "../../../pgserver/cluster.js";
 import { postgresRunAs, type RunAs } from "../../../pgserver/system-user.js";
 import {
   DB_SIZES, ProviderError,
@@ -28,6 +28,7 @@ import {
 } from "./record.js";
 import { scramVerifier } from "./scram.js";
 import { SIZE_PROFILES } from "./settings.js";
+import { SparePool } from "./spares.js";
 import { buildStandby, disableStandby, standbyStatus, switchover, waitStreaming } from "./standby.js";
 import { ensureCertificate, isValidHostname } from "./tls.js";
 import { parseLsn, segmentOf } from "./wal.js";
@@ -45,6 +46,8 @@ export interface LocalProviderOptions {
   alwaysAllowedCidrs?: string[];
   /** PgBouncer binary; detected on PATH and in the Debian location when absent. */
   pgbouncerPath?: string | null;
+  /** Initialised data directories kept ready per PostgreSQL major (warm pool; initdb off the creation path). 0 turns it off; default 1. */
+  spareClusters?: number;
 }
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -69,6 +72,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   private readonly alwaysAllowed: string[];
   private readonly portRange: [number, number];
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly spares: SparePool;
 
   constructor(private readonly opts: LocalProviderOptions) {
     if (!path.isAbsolute(opts.dataDir) || /[\s'"\\%]/.test(opts.dataDir)) {
@@ -79,6 +83,12 @@ export class LocalDatabaseProvider implements DatabaseProvider {
     this.runAs = postgresRunAs();
     this.alwaysAllowed = normalizeCidrs(opts.alwaysAllowedCidrs ?? []);
     this.portRange = opts.portRange ?? [20000, 29999];
+    this.spares = new SparePool(this.root, this.runAs, opts.spareClusters ?? 1);
+  }
+
+  /** Resolves once this process's background work (warm-pool initdb) is over. */
+  async idle(): Promise<void> {
+    await this.spares.idle();
   }
 
   // ---------------------------------------------------------------- plumbing
@@ -240,7 +250,8 @@ export class LocalDatabaseProvider implements DatabaseProvider {
         return ctx.endpoint();
       }
       await this.prepareDirs(ctx);
-      // initCluster wipes and redoes a directory a crash left half-initialised
+      await this.adoptSpare(ctx);
+      // initCluster wipes and redoes a directory a crash left half-initialised (and keeps an adopted spare)
       await initCluster(ctx.primary, { superuser: ADMIN_ROLE, password: ctx.secrets.adminPassword });
       await ctx.writeNodeConfig(ctx.primaryNode);
       await this.startNode(ctx, ctx.primaryNode);
@@ -258,6 +269,29 @@ export class LocalDatabaseProvider implements DatabaseProvider {
       await ctx.save();
       return ctx.endpoint();
     });
+  }
+
+  /**
+   * Takes an initialised data directory from the warm pool instead of running initdb. Each step can be
+   * interrupted and redone: claim (rename into the instance), adopt its admin password into the
+   * secrets, then move its data into place; a replacement spare is built in the background.
+   */
+  private async adoptSpare(ctx: InstanceContext): Promise<void> {
+    const dataDir = ctx.primary.dataDir;
+    const claimed = path.join(ctx.layout.instanceDir, "spare");
+    const initialised = existsSync(path.join(dataDir, "PG_VERSION")) && existsSync(path.join(dataDir, PLATFORM_CONF));
+    if (!initialised && !existsSync(claimed)) await this.spares.claim(ctx.record.version, claimed);
+    this.spares.refill(ctx.record.version);
+    if (existsSync(path.join(claimed, "data"))) {
+      const password = await SparePool.passwordOf(claimed);
+      if (ctx.secrets.adminPassword !== password) {
+        ctx.secrets.adminPassword = password;
+        await saveSecrets(ctx.layout, ctx.secrets);
+      }
+      await rm(dataDir, { recursive: true, force: true }); // whatever a crashed initdb left
+      await rename(path.join(claimed, "data"), dataDir);
+    }
+    await rm(claimed, { recursive: true, force: true });
   }
 
   async endpoint(id: string): Promise<Endpoint> {
