@@ -220,10 +220,12 @@ async function enqueueSystem(db: Db, queue: JobQueue, databaseId: string, kind: 
  * on its own connection: when that lock is free, nobody runs it (a killed process's locks die with
  * its connections), so it is queued again at once instead of after the job's expiry.
  */
-async function requeueLostCommands(db: Db, queue: JobQueue): Promise<void> {
+async function requeueLostCommands(db: Db, queue: JobQueue, atStartup = false): Promise<void> {
+  // at start-up a queued command may have lost its job to the killed process (fetched, never run): a duplicate job is harmless
   const { rows } = await db.query<{ id: string; database_id: string; status: string; stale: boolean }>(
     `SELECT c.id, c.database_id, c.status, c.started_at < now() - interval '20 minutes' AS stale FROM database_commands c
-      WHERE (c.status = 'queued' AND c.created_at < now() - interval '1 minute') OR c.status = 'running'`,
+      WHERE (c.status = 'queued' AND ($1 OR c.created_at < now() - interval '1 minute')) OR c.status = 'running'`,
+    [atStartup],
   );
   for (const r of rows) {
     if (r.status === "running" && !r.stale && !(await lockIsFree(db, r.database_id))) continue;
@@ -263,7 +265,7 @@ export async function reconcileNow(db: Db, queue: JobQueue, provider: DatabasePr
     const status = await provider.status(r.id).catch(() => null);
     if (status && !status.running) await enqueueSystem(db, queue, r.id, "start");
   }
-  await requeueLostCommands(db, queue);
+  await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);
 }
 
