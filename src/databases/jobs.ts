@@ -279,7 +279,7 @@ export interface WatchDeps {
 }
 
 /**
- * One pass of the watcher over every running instance: storage autoscale, then the quota (read-only
+ * One pass of the watcher over every running instance not busy with a command: storage autoscale, then the quota (read-only
  * above it), the WAL index and retention, then the WAL continuity check whose result GET shows as
  * `backup_health`. Exported so it can be run on demand; the `databases.watch` job runs it every minute.
  */
@@ -288,10 +288,20 @@ export async function watchDatabases({ db, provider }: WatchDeps, onlyIds?: stri
     "SELECT * FROM databases WHERE state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))", [onlyIds ?? null],
   );
   for (const row of rows) {
+    // an instance with a command in flight (switchover, resize, restore…) is left alone until the next pass
+    const lock = await db.connect();
     try {
-      await watchOne(db, provider, row);
-    } catch {
-      // one instance's trouble must not stop the watcher for the others
+      const got = (await lock.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [row.id])).rows[0].ok;
+      if (!got) continue;
+      try {
+        await watchOne(db, provider, row);
+      } catch {
+        // one instance's trouble must not stop the watcher for the others
+      } finally {
+        await lock.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [row.id]).catch(() => {});
+      }
+    } finally {
+      lock.release();
     }
   }
 }

@@ -24,10 +24,21 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
   test("backup_health: ok once the first base backup exists; a segment missing from the archive is reported, with its name", async () => {
     const created = (await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "health-db" } })).json();
     assert.equal(created.backup_health, null, "not checked yet");
-    const d = await waitFor(t, user.token, created.id, (x) => x.state === "running" && x.backups?.some((b: any) => b.kind === "base"), 60_000);
+    // the watcher leaves an instance alone while a command runs: wait for the first base backup's command
+    const d = await waitFor(t, user.token, created.id, (x) => x.state === "running" && x.commands?.some((c: any) => c.kind === "base_backup" && c.status === "succeeded"), 60_000);
     const base = d.backups.find((b: any) => b.kind === "base");
     // ~25 MB of WAL: segments finished after the backup's own
     await query(created.database_url, "CREATE TABLE t AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 100000) g");
+    // while a command holds the instance (here: its advisory lock, held as a worker would), the watcher skips it
+    const holder = await t.db.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(hashtext('database:' || $1))", [created.id]);
+      await watch(created.id);
+      assert.equal((await get(created.id)).backup_health, null, "a busy instance is left alone");
+      await holder.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [created.id]);
+    } finally {
+      holder.release();
+    }
     await watch(created.id);
     const healthy = await get(created.id);
     assert.equal(healthy.backup_health.ok, true, JSON.stringify(healthy.backup_health));
@@ -61,7 +72,7 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
   test("storage autoscale: usage across threshold_pct grows storage_gb by step_gb, capped at max_gb, and the server's quota follows", async () => {
     const created = (await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "grow-db", storage_gb: 1 } })).json();
     assert.equal(created.storage_gb, 1);
-    await waitFor(t, user.token, created.id, (x) => x.state === "running");
+    await waitFor(t, user.token, created.id, (x) => x.state === "running" && x.commands?.every((c: any) => c.status === "succeeded") && x.commands.some((c: any) => c.kind === "base_backup"), 60_000);
     const settings = await call(t.app, { method: "PATCH", url: `/v1/databases/${created.id}/storage`, token: user.token, body: { enabled: true, threshold_pct: 50, step_gb: 5, max_gb: 3 } });
     assert.equal(settings.statusCode, 200, settings.body);
 
