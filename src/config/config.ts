@@ -21,6 +21,8 @@ export interface Config {
   gpuCatalogFile: string;
   dbRestoreEnabled: boolean;
   dbMaxInstances: number;
+  overdueAction: "keep" | "pause";
+  overdueGraceHours: number;
   payments: PaymentsConfig;
 }
 
@@ -105,6 +107,8 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
     dbRestoreEnabled: oneOf(env, "DB_RESTORE_ENABLED", ["0", "1"] as const, "0") === "1",
     dbMaxInstances: int(env, "DB_MAX_INSTANCES", 50, 1, 10_000),
+    overdueAction: oneOf(env, "OVERDUE_ACTION", ["keep", "pause"] as const, "keep"),
+    overdueGraceHours: int(env, "OVERDUE_GRACE_HOURS", 24, 0, 24 * 90),
     payments: paymentsConfig(env),
     gpuCatalogFile: path.resolve(env.GPU_CATALOG_FILE || new URL("../../catalog/gpus.json", import.meta.url).pathname),
   };

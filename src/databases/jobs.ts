@@ -205,7 +205,7 @@ export function defineDatabaseJobs(queue: JobQueue, deps: Pick<DatabasesDeps, "d
   });
 }
 
-async function enqueueSystem(db: Db, queue: JobQueue, databaseId: string, kind: string): Promise<void> {
+export async function enqueueSystem(db: Db, queue: Pick<JobQueue, "send">, databaseId: string, kind: string): Promise<void> {
   const open = await db.query("SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')", [databaseId, kind]);
   if (open.rowCount) return;
   const { randomUUID } = await import("node:crypto");

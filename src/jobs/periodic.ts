@@ -31,11 +31,12 @@ export const SCHEDULES: { name: string; cron: string }[] = [
   { name: "databases.purge-removed", cron: "23 * * * *" },
   { name: "billing.auto-recharge", cron: "* * * * *" },
   { name: "billing.meter", cron: "* * * * *" },
+  { name: "billing.enforce-overdue", cron: "*/5 * * * *" },
 ];
 
 export function defineJobs(queue: JobQueue, deps: { db: Db; config: Config; databases: DatabaseProvider }): void {
   defineCoreJobs(queue, deps.db);
   defineDatabaseJobs(queue, { db: deps.db, config: deps.config, provider: deps.databases });
   definePaymentJobs(queue, deps);
-  defineBillingJobs(queue, { db: deps.db });
+  defineBillingJobs(queue, { db: deps.db, overdue: { action: deps.config.overdueAction, graceHours: deps.config.overdueGraceHours } });
 }
