@@ -46,6 +46,11 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
     await query(db.database_url, "INSERT INTO pitr SELECT generate_series(6, 10)");
     await query(db.database_url, "CREATE TABLE later (x int)");
     assert.deepEqual(await rows(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // a password rotated after the target time must stay rotated: recovery must not bring the old one back
+    const rotated = await call(t.app, { method: "POST", url: `/v1/databases/${db.id}/rotate-password`, token: user.token });
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const beforeRotation = db.database_url;
+    db.database_url = rotated.json().database_url;
 
     const res = await restore({ target_time: noted.toISOString() });
     assert.equal(res.statusCode, 202, res.body);
@@ -57,6 +62,7 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
     assert.equal(cmd.kind, "restore");
 
     assert.deepEqual(await rows(), [1, 2, 3, 4, 5], "exactly the rows committed before the target time");
+    assert.ok(await connectError(beforeRotation), "the password from before the rotation is still refused");
     assert.equal((await query(db.database_url, "SELECT to_regclass('later') AS t"))[0].t, null, "a table created after the target is gone");
     assert.equal(d.port, db.port, "the same URL serves the restored data");
     // the restored server is a normal writable primary on a new timeline

@@ -368,10 +368,13 @@ export class LocalDatabaseProvider implements DatabaseProvider {
       const ctx = await this.load(id);
       await ctx.requireRunning();
       const name = role === "owner" ? ctx.record.user : CUSTOMER_SUPERUSER;
-      await ctx.withPrimary(async (c) => {
-        await setPassword(c, name, newPassword);
+      const verifier = await ctx.withPrimary(async (c) => {
+        const v = await setPassword(c, name, newPassword);
         await terminateSessions(c, name);
+        return v;
       });
+      ctx.secrets.roleVerifiers = { ...ctx.secrets.roleVerifiers, [name]: verifier };
+      await saveSecrets(ctx.layout, ctx.secrets);
       const sb = ctx.standbyNode();
       if (sb && (await isRunning(ctx.cluster(sb)))) {
         await withAdmin(ctx.adminTarget(sb), (c) => terminateSessions(c, name)).catch(() => {});
@@ -566,6 +569,13 @@ export class LocalDatabaseProvider implements DatabaseProvider {
         // nothing was committed after the target: the end of the archive *is* the state at that moment
         if (!(err instanceof TargetBeyondWal)) throw err;
         timeline = await run(null);
+      }
+      // roles come back as they were at the target time; passwords rotated since must stay rotated
+      const verifiers = Object.entries(target.secrets.roleVerifiers ?? {});
+      if (verifiers.length) {
+        await target.withPrimary(async (c) => {
+          for (const [role, verifier] of verifiers) await c.query(`ALTER ROLE ${ident(role)} WITH PASSWORD ${literal(verifier)}`);
+        });
       }
       target.record.provisioned = true;
       target.record.removed = false;
@@ -793,9 +803,10 @@ async function ensureRole(c: pg.Client, name: string, attrs: string, password: s
 }
 
 /** The server stores the verifier we computed, so the plain password never reaches its logs. */
-async function setPassword(c: pg.Client, name: string, password: string): Promise<void> {
+async function setPassword(c: pg.Client, name: string, password: string): Promise<string> {
   const verifier = scramVerifier(password) ?? password;
   await c.query(`ALTER ROLE ${ident(name)} WITH PASSWORD ${literal(verifier)}`);
+  return verifier;
 }
 
 async function terminateSessions(c: pg.Client, role: string): Promise<void> {

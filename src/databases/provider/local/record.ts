@@ -37,6 +37,8 @@ export interface InstanceSecrets {
   replicationPassword: string;
   /** PgBouncer admin console (RELOAD, SHOW); created with the first pool. */
   poolAdminPassword?: string;
+  /** SCRAM verifiers of customer roles set after provisioning: a recovery re-applies them, so a rotated password never comes back. */
+  roleVerifiers?: Record<string, string>;
 }
 
 export const ADMIN_ROLE = "platform_admin";
