@@ -32,7 +32,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   throw new Error(`timed out waiting for ${what}`);
 }
 
-test("kill -9 of the platform during provisioning and during stop: after a restart each instance reaches its desired state", async () => {
+test("kill -9 of the platform during provisioning, during a backup and during stop: after a restart each instance reaches its desired state", async () => {
   const database = await freshDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), "platform-crash-"));
   chmodSync(dataDir, 0o755);
@@ -60,6 +60,21 @@ test("kill -9 of the platform during provisioning and during stop: after a resta
     await client.connect();
     await client.query("CREATE TABLE survived (v int); INSERT INTO survived VALUES (42)");
     await client.end();
+
+    // mid-backup: the snapshot command is picked up again after the restart and completes, verified
+    const backup = await api(base, "POST", `/v1/databases/${created.json.id}/backup`, user.token, { label: "interrupted" });
+    assert.equal(backup.status, 202);
+    await new Promise((r) => setTimeout(r, 150));
+    platform.kill("SIGKILL");
+    await new Promise((r) => platform.once("exit", r));
+    platform = startPlatform(env);
+    const withBackup = await until("the interrupted snapshot to complete", async () => {
+      const { json } = await api(base, "GET", `/v1/databases/${created.json.id}`, user.token);
+      const cmd = json?.commands?.find((c: { id: string }) => c.id === backup.json.command_id);
+      return cmd?.status === "succeeded" ? json : undefined;
+    });
+    const snap = withBackup.backups.find((b: { label: string | null }) => b.label === "interrupted");
+    assert.ok(snap && snap.status === "complete" && snap.size_bytes > 0, JSON.stringify(withBackup.backups));
 
     const stop = await api(base, "POST", `/v1/databases/${created.json.id}/stop`, user.token);
     assert.equal(stop.status, 202);
