@@ -86,22 +86,25 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
     return meView(snapshot(updated));
   });
 
-  r.put("/v1/me/account-spend-cap", {
-    config: { auth: account, summaryKo: "모든 앱을 합친 월 지출 상한(원). 0이면 플랫폼 기본값으로 돌아갑니다." },
-    schema: {
-      operationId: "setAccountSpendCap", tags: ["account"],
+  // the two caps differ only in what they limit
+  const caps = [
+    {
+      url: "/v1/me/account-spend-cap", column: "account_spend_cap_krw", operationId: "setAccountSpendCap",
       summary: "Monthly hard cap in KRW across all pods; on reaching it only autoscaling and machine growth stop. 0 restores the platform default (not unlimited).",
-      body: CapBody, response: { 200: SpendCaps },
+      summaryKo: "모든 앱을 합친 월 지출 상한(원). 0이면 플랫폼 기본값으로 돌아갑니다.",
     },
-  }, async (request) => accounts.setSpendCap(request.principal!.accountId, "account_spend_cap_krw", request.body.amount_krw));
-
-  r.put("/v1/me/app-spend-cap", {
-    config: { auth: account, summaryKo: "앱 하나당 기본 월 지출 상한(원). 0이면 플랫폼 기본값." },
-    schema: {
-      operationId: "setAppSpendCap", tags: ["account"], summary: "Account default monthly spend limit per app, KRW; 0 restores the platform default.",
-      body: CapBody, response: { 200: SpendCaps },
+    {
+      url: "/v1/me/app-spend-cap", column: "app_spend_cap_krw", operationId: "setAppSpendCap",
+      summary: "Account default monthly spend limit per app, KRW; 0 restores the platform default.",
+      summaryKo: "앱 하나당 기본 월 지출 상한(원). 0이면 플랫폼 기본값.",
     },
-  }, async (request) => accounts.setSpendCap(request.principal!.accountId, "app_spend_cap_krw", request.body.amount_krw));
+  ] as const;
+  for (const cap of caps) {
+    r.put(cap.url, {
+      config: { auth: account, summaryKo: cap.summaryKo },
+      schema: { operationId: cap.operationId, tags: ["account"], summary: cap.summary, body: CapBody, response: { 200: SpendCaps } },
+    }, async (request) => accounts.setSpendCap(request.principal!.accountId, cap.column, request.body.amount_krw));
+  }
 
   r.get("/v1/me/audit", {
     config: { auth: account, summaryKo: "계정의 모든 변경 요청 기록(커서 페이지)." },

@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
-import type { DbSize, PgMajor } from "../types.js";
+import type { InstanceSpec } from "../types.js";
 import type { InstanceLayout, NodeName } from "./layout.js";
 
 /** The provider's own memory of an instance: what reality should look like, kept beside the data. */
-export interface InstanceRecord {
-  id: string;
-  version: PgMajor;
-  size: DbSize;
-  storageGb: number;
-  database: string;
-  user: string;
+export interface InstanceRecord extends Pick<InstanceSpec, "id" | "version" | "size" | "storageGb" | "database" | "user"> {
   superuser: string;
   host: string;
   /** The front port: whichever node is primary listens here, so URLs survive a switchover. */
