@@ -94,8 +94,8 @@ const cache = await db.query<{ n: number }>(
 // ------------------------------------------------------------------ metering
 log(`metering: ${RESOURCES} running databases over the 1,000 accounts ...`);
 await db.query(
-  `INSERT INTO databases (id, account_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, db_name, db_user, created_at)
-   SELECT gen_random_uuid(), ($1::uuid[])[1 + g % $2], 'b' || g, 'bench-' || g, 17, (ARRAY['basic','pro','business','dev'])[1 + g % 4], 50, 7, 'running', 'running', 'b', 'b', 'epoch'
+  `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, db_name, db_user, created_at)
+   SELECT gen_random_uuid(), ($1::uuid[])[1 + g % $2], 'account', ($1::uuid[])[1 + g % $2], 'b' || g, 'bench-' || g, 17, (ARRAY['basic','pro','business','dev'])[1 + g % 4], 50, 7, 'running', 'running', 'b', 'b', 'epoch'
      FROM generate_series(1, $3) g`,
   [accountIds, WALLETS, RESOURCES],
 );

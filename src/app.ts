@@ -2,50 +2,25 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type onSendHookHandler, type preHandlerHookHandler, type preValidationHookHandler } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Config } from "./config/config.js";
-import type { Db } from "./store/db.js";
 import "./http/types.js";
 import { ErrorBodySchema, installErrorHandling } from "./http/error-handler.js";
 import { installValidators } from "./http/validation.js";
 import { authorize, identify, requireAuthDeclarations, type AuthDeps } from "./http/authenticate.js";
 import { ApiError } from "./http/errors.js";
 import { Idempotency } from "./http/idempotency.js";
-import { InstanceRegistry } from "./http/instances.js";
-import { rateLimitHeaders, type RateLimitStore } from "./http/rate-limit.js";
+import { rateLimitHeaders } from "./http/rate-limit.js";
 import { TokenResolver } from "./auth/token-resolver.js";
-import { recordAudit } from "./audit/record.js";
-import type { JobQueue } from "./jobs/queue.js";
-import { registerAreas } from "./areas.js";
-import type { DatabaseProvider } from "./databases/provider/types.js";
-import { collectRouteTable, type RouteEntry } from "./http/route-table.js";
+import { auditDraft, recordRequestAudit } from "./audit/record.js";
+import type { AppContext, Platform } from "./kernel/context.js";
+import { collectRouteTable } from "./http/route-table.js";
 
 export type App = FastifyInstance;
 
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  /** connection string of the control store, for the LISTEN connection */
-  databaseUrl: string;
-  rateLimit: RateLimitStore;
-  jobs: JobQueue;
-  /** resolved operator secret (configured or generated at first start) */
-  operatorToken: string;
-  /** what runs managed PostgreSQL servers */
-  databases: DatabaseProvider;
-}
-
-export interface AppContext extends AppDeps {
-  tokens: TokenResolver;
-  instances: InstanceRegistry;
-  /** every registered route, for the manual and the auth tests */
-  routeTable: RouteEntry[];
-}
-
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Builds the whole API over the given infrastructure; tests and main() both come through here. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
+/** Builds the whole API over a platform (kernel/platform.ts); tests and main() both come through here. */
+export async function buildApp(platform: Platform): Promise<FastifyInstance> {
+  const { config, db } = platform;
   const app = Fastify({
     logger: { level: config.logLevel },
     genReqId: () => randomUUID(),
@@ -57,9 +32,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
-    ...deps,
-    tokens: new TokenResolver(db, deps.databaseUrl, app.log),
-    instances: new InstanceRegistry(),
+    ...platform,
+    tokens: new TokenResolver(db, platform.databaseUrl, app.log),
     routeTable: [],
   };
   await ctx.tokens.start();
@@ -93,17 +67,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (auth && !("public" in auth)) schema.security ??= [{ bearer: [] }];
   });
 
-  const authDeps: AuthDeps = { tokens: ctx.tokens, instances: ctx.instances, operatorToken: deps.operatorToken, fleetToken: config.fleetToken };
+  const authDeps: AuthDeps = { tokens: ctx.tokens, kernel: platform.kernel, operatorToken: platform.operatorToken, fleetToken: config.fleetToken };
   const idempotency = new Idempotency(db);
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
     await identify(request, authDeps);
+    const successStatus = request.routeOptions.config.successStatus;
+    // mutations carry their audit row with them, for the service's transaction (audit/record.ts)
+    if (successStatus !== undefined && request.principal) request.principal = { ...request.principal, audit: auditDraft(request, successStatus) };
     // every caller is limited: an account across all its tokens, anyone else by client address
-    const hit = await deps.rateLimit.hit(request.callerKey);
+    const hit = await platform.rateLimit.hit(request.callerKey);
     reply.headers(rateLimitHeaders(config.rateLimitRps, hit));
     if (hit.count > config.rateLimitRps) {
-      throw new ApiError(429, "too_many_requests", `More than ${config.rateLimitRps} requests per second; slow down.`, {
+      throw new ApiError("too_many_requests", `More than ${config.rateLimitRps} requests per second; slow down.`, {
         "retry-after": String(Math.max(1, Math.ceil(hit.resetMs / 1000))),
       });
     }
@@ -128,19 +105,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const storeAndAudit: onSendHookHandler = async (request, reply, payload) => {
     await idempotency.complete(request, reply, payload);
     // written before the answer leaves, so a client that reads its audit log next finds the row
-    if (request.principal) await recordAudit(db, request, reply.statusCode).catch((err) => request.log.error({ err }, "audit write failed"));
+    await recordRequestAudit(db, request, reply.statusCode);
     return payload;
   };
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.some((m) => MUTATING.has(m))) return;
+    const successes = Object.keys((route.schema as { response?: object } | undefined)?.response ?? {}).filter((k) => /^2\d\d$/.test(k));
+    route.config = { ...route.config, successStatus: successes.length ? Math.min(...successes.map(Number)) : 200 };
     const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
     route.preValidation = [emptyBody, ...list(route.preValidation)];
     route.preHandler = [replayIdempotent, ...list(route.preHandler)];
     route.onSend = [storeAndAudit, ...list(route.onSend)];
   });
 
-  await registerAreas(app, ctx);
+  for (const area of platform.areas) await area.routes?.(app, ctx, platform.state(area.name));
   app.decorate("routeTable", ctx.routeTable);
   return app;
 }

@@ -1,17 +1,14 @@
-import type { FastifyInstance } from "fastify";
-import type { AppContext } from "./app.js";
-import { authRoutes } from "./auth/routes.js";
-import { accountRoutes } from "./accounts/routes.js";
-import { metaRoutes } from "./meta/routes.js";
-import { operatorRoutes } from "./operator/routes.js";
-import { cliRoutes } from "./cli/routes.js";
-import { databaseRoutes } from "./databases/routes.js";
-import { paymentRoutes } from "./billing/payment-routes.js";
-import { billingRoutes } from "./billing/routes.js";
+import type { AreaModule } from "./kernel/area.js";
+import { coreArea } from "./core/module.js";
+import { metaArea } from "./meta/module.js";
+import { authArea } from "./auth/module.js";
+import { accountsArea } from "./accounts/module.js";
+import { cliArea } from "./cli/module.js";
+import { operatorArea } from "./operator/module.js";
+import { databasesArea } from "./databases/module.js";
+import { billingArea } from "./billing/module.js";
 
-/** Every resource area, registered in one list. */
-export const AREAS = [metaRoutes, authRoutes, accountRoutes, cliRoutes, operatorRoutes, databaseRoutes, billingRoutes, paymentRoutes];
-
-export async function registerAreas(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  for (const register of AREAS) await register(app, ctx);
-}
+/** Every resource area of the platform, in one list: the only list that grows when an area is added. */
+export const AREAS: readonly AreaModule<any, any>[] = [
+  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, databasesArea, billingArea,
+];

@@ -5,11 +5,10 @@ import { createPool } from "./store/db.js";
 import { migrate } from "./store/migrate.js";
 import { startEmbeddedServer, type EmbeddedServer } from "./store/embedded.js";
 import { JobQueue } from "./jobs/queue.js";
-import { defineJobs, SCHEDULES } from "./jobs/periodic.js";
 import { MemoryRateLimitStore, RedisRateLimitStore } from "./http/rate-limit.js";
 import { resolveOperatorToken } from "./operator/token.js";
-import { LocalDatabaseProvider } from "./databases/provider/local/index.js";
-import { reconcileNow } from "./databases/jobs.js";
+import { createPlatform, startPlatform, stopPlatform } from "./kernel/platform.js";
+import { AREAS } from "./areas.js";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -39,13 +38,10 @@ async function main(): Promise<void> {
   if (operator.file) log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
 
   const rateLimit = config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore();
-  const databases = new LocalDatabaseProvider({ dataDir: config.dataDir, maxInstances: config.dbMaxInstances });
   const jobs = new JobQueue(databaseUrl, log);
-  defineJobs(jobs, { db, config, databases });
-  const app = await buildApp({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, databases });
-  await jobs.start(SCHEDULES);
-  // bring every managed server back to its recorded state before taking requests
-  await reconcileNow(db, jobs, databases).catch((err) => log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
+  const platform = await createPlatform({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, log, env: process.env }, AREAS);
+  const app = await buildApp(platform);
+  await startPlatform(platform);
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
@@ -56,7 +52,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 60_000);
     force.unref();
     await app.close(); // stops accepting, waits for in-flight requests
-    await jobs.stop();
+    await stopPlatform(platform);
     await rateLimit.close();
     await db.end();
     if (embedded) await embedded.stop();

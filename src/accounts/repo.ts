@@ -68,8 +68,8 @@ export async function issueToken(
 ): Promise<{ row: TokenRow; secret: string }> {
   const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
   const { rows } = await q.query<TokenRow>(
-    `INSERT INTO tokens (id, account_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOKEN_COLUMNS}`,
+    `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
+     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOKEN_COLUMNS}`,
     [randomUUID(), t.accountId, t.kind, t.name, hashSecret(secret), secret.slice(0, 12), t.scopes, t.expiresAt],
   );
   return { row: rows[0], secret };

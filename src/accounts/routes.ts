@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { AppContext } from "../kernel/context.js";
 import { badRequest, notFound } from "../http/errors.js";
 import { Body, Nullable, PageQuery, Timestamp } from "../http/schemas.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "./service.js";

@@ -25,7 +25,7 @@ export function accountsService(
         return { account, token: token.secret };
       });
     } catch (err) {
-      if (isUniqueViolation(err, "accounts_email_live")) throw new ApiError(409, "email_taken", "An account with this e-mail already exists.");
+      if (isUniqueViolation(err, "accounts_email_live")) throw new ApiError("email_taken", "An account with this e-mail already exists.");
       throw err;
     }
   }
@@ -33,7 +33,7 @@ export function accountsService(
   async function login(emailRaw: string, password: string) {
     const account = await repo.findLiveAccountByEmail(db, normaliseEmail(emailRaw));
     const ok = await verifyPassword(password, account?.password_hash ?? null);
-    if (!account || !ok) throw new ApiError(401, "invalid_credentials", "The e-mail or password is wrong.");
+    if (!account || !ok) throw new ApiError("invalid_credentials", "The e-mail or password is wrong.");
     const token = await repo.issueToken(db, { accountId: account.id, kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry() });
     return token.secret;
   }
@@ -81,7 +81,7 @@ export function accountsService(
     const account = await getAccount(accountId);
     if (account.password_hash !== null) {
       if (current === undefined) throw badRequest("current_password_required", "This account has a password; send current_password to change it.");
-      if (!(await verifyPassword(current, account.password_hash))) throw new ApiError(403, "wrong_password", "current_password is wrong.");
+      if (!(await verifyPassword(current, account.password_hash))) throw new ApiError("wrong_password", "current_password is wrong.");
     }
     const hash = await hashPassword(next);
     await inTransaction(db, async (tx) => {

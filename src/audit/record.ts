@@ -1,17 +1,54 @@
 import type { FastifyRequest } from "fastify";
-import type { Queryable } from "../store/db.js";
+import type pg from "pg";
+import { inTransaction, type Db, type Queryable } from "../store/db.js";
+import type { AuditDraft, Principal } from "../auth/principal.js";
 
-/** One row per mutating request of an account, whatever its outcome. */
-export async function recordAudit(q: Queryable, request: FastifyRequest, status: number): Promise<void> {
-  const p = request.principal;
-  if (!p) return;
+/**
+ * Audit rows: one per mutating request of an account, whatever its outcome. A successful change
+ * writes its row inside its own transaction (`auditedTransaction`), so the row commits with the change
+ * or not at all. Requests that changed nothing (refused, failed) get their row from the HTTP layer
+ * after the answer is decided (`recordRequestAudit`).
+ */
+export function auditDraft(request: FastifyRequest, successStatus: number): AuditDraft {
   const params = (request.params ?? {}) as Record<string, string>;
-  const target = params.id ?? params.slug ?? params.code ?? null;
-  const action = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId
-    ?? `${request.method} ${request.routeOptions.url ?? request.url}`;
+  return {
+    action: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId
+      ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
+    target: params.id ?? params.slug ?? params.code ?? null,
+    ip: request.ip,
+    requestId: request.id,
+    status: successStatus,
+    written: false,
+  };
+}
+
+async function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number): Promise<void> {
   await q.query(
-    `INSERT INTO audit_log (account_id, token_id, token_kind, action, target, ip, status, request_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [p.accountId, p.tokenId, p.kind, action, target, request.ip, status, request.id],
+    `INSERT INTO audit_log (account_id, owner_kind, owner_id, token_id, token_kind, action, target, ip, status, request_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [p.accountId, p.owner.kind, p.owner.id, p.tokenId, p.kind, d.action, d.target, d.ip, status, d.requestId],
   );
+}
+
+/**
+ * The transaction of a change made for a caller: the caller's audit row (if this is an audited
+ * request) is inserted before COMMIT, so a failing audit insert rolls the change back.
+ */
+export async function auditedTransaction<T>(db: Db, principal: Principal | null, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const draft = principal?.audit;
+  const result = await inTransaction(db, async (tx) => {
+    const r = await fn(tx);
+    if (principal && draft && !draft.written) await insertAudit(tx, principal, draft, draft.status);
+    return r;
+  });
+  if (draft) draft.written = true;
+  return result;
+}
+
+/** The HTTP layer's row for a mutation no transaction recorded (refused or failed requests). */
+export async function recordRequestAudit(q: Queryable, request: FastifyRequest, status: number): Promise<void> {
+  const p = request.principal;
+  if (!p?.audit || p.audit.written) return;
+  await insertAudit(q, p, p.audit, status);
+  p.audit.written = true;
 }

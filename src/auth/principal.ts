@@ -1,8 +1,15 @@
 import type { Grant } from "./scopes.js";
+import type { Owner } from "../kernel/owner.js";
 
-/** The authenticated caller, travelling as one object. */
+/**
+ * The authenticated caller, travelling as one object: who acts (the account), for whom (the owner of
+ * what it creates and sees), with which token and scopes. Services take it, never a bare account id.
+ */
 export interface Principal {
+  /** the acting account */
   accountId: string;
+  /** whose resources this token works on: the account itself, or (with an organization key) the organization */
+  owner: Owner;
   tokenId: string;
   kind: "full" | "scoped";
   grants: Grant[];
@@ -10,6 +17,20 @@ export interface Principal {
   expiresAt: Date | null;
   /** The account as loaded with the token; dropped with it whenever the account changes (NOTIFY), so never stale for long. */
   account: AccountSnapshot;
+  /** set per request on mutations: the audit row the service commits with its change (audit/record.ts) */
+  audit: AuditDraft | null;
+}
+
+/** The audit row of one mutation, waiting for the transaction of the change it records. */
+export interface AuditDraft {
+  action: string;
+  target: string | null;
+  ip: string;
+  requestId: string;
+  /** the route's success status, recorded with the change */
+  status: number;
+  /** true once a transaction committed the row; the HTTP layer then writes no second one */
+  written: boolean;
 }
 
 export interface AccountSnapshot {

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { AppContext } from "../kernel/context.js";
 import { ApiError } from "../http/errors.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
@@ -22,7 +22,7 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
       response: { 201: Type.Object({ account: Type.Object({ id: Type.String(), email: Type.String() }), token: Type.String() }) },
     },
   }, async (request, reply) => {
-    if (ctx.config.signup === "closed") throw new ApiError(403, "signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
+    if (ctx.config.signup === "closed") throw new ApiError("signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
     const { account, token } = await accounts.createAccount({ email: request.body.email, password: request.body.password, displayName: null });
     return reply.code(201).send({ account: { id: account.id, email: account.email }, token });
   });

@@ -4,6 +4,7 @@ import type { Db, Queryable } from "../store/db.js";
 import { hashSecret } from "./secrets.js";
 import { parseScope, type Grant } from "./scopes.js";
 import type { Principal } from "./principal.js";
+import type { OwnerKind } from "../kernel/owner.js";
 
 const CHANNEL = "auth_invalidate";
 
@@ -131,13 +132,13 @@ export class TokenResolver {
 
 async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | null> {
   const { rows } = await db.query<{
-    id: string; kind: "full" | "scoped"; scopes: string[]; expires_at: Date | null;
+    id: string; kind: "full" | "scoped"; scopes: string[]; expires_at: Date | null; owner_kind: OwnerKind; owner_id: string;
     account_id: string; email: string; display_name: string | null; locale: "ko" | "en"; has_password: boolean;
     account_spend_cap_krw: number | null; app_spend_cap_krw: number | null; created_at: Date;
   }>({
     // named: planned once per connection, this runs on every cache miss
     name: "token-load",
-    text: `SELECT t.id, t.kind, t.scopes, t.expires_at, a.id AS account_id, a.email, a.display_name, a.locale,
+    text: `SELECT t.id, t.kind, t.scopes, t.expires_at, t.owner_kind, t.owner_id, a.id AS account_id, a.email, a.display_name, a.locale,
                   a.password_hash IS NOT NULL AS has_password, a.account_spend_cap_krw, a.app_spend_cap_krw, a.created_at
              FROM tokens t JOIN accounts a ON a.id = t.account_id
             WHERE t.secret_hash = $1 AND a.deleted_at IS NULL
@@ -148,6 +149,8 @@ async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | nu
   if (!row) return null;
   return {
     accountId: row.account_id,
+    owner: { kind: row.owner_kind, id: row.owner_id },
+    audit: null,
     tokenId: row.id,
     kind: row.kind,
     scopes: row.scopes,

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { AppContext } from "../kernel/context.js";
 import { badRequest } from "../http/errors.js";
 import { Nullable, PageQuery, Timestamp } from "../http/schemas.js";
 import { findLiveAccount } from "../accounts/repo.js";

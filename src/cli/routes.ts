@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { AppContext } from "../kernel/context.js";
 import { ApiError } from "../http/errors.js";
 import { Body } from "../http/schemas.js";
 import { inTransaction } from "../store/db.js";
@@ -40,10 +40,10 @@ export async function cliRoutes(app: FastifyInstance, ctx: AppContext) {
         [p.accountId],
       );
       if (rows[0].n + reports.length > MAX_REPORTS_PER_DAY) {
-        throw new ApiError(429, "report_limit_exceeded", `At most ${MAX_REPORTS_PER_DAY} error reports per 24 hours; ${Math.max(0, MAX_REPORTS_PER_DAY - rows[0].n)} remain.`, { "retry-after": "3600" });
+        throw new ApiError("report_limit_exceeded", `At most ${MAX_REPORTS_PER_DAY} error reports per 24 hours; ${Math.max(0, MAX_REPORTS_PER_DAY - rows[0].n)} remain.`, { "retry-after": "3600" });
       }
       await tx.query(
-        "INSERT INTO cli_error_reports (account_id, token_id, report) SELECT $1, $2, r FROM jsonb_array_elements($3::jsonb) r",
+        "INSERT INTO cli_error_reports (account_id, owner_kind, owner_id, token_id, report) SELECT $1, 'account', $1, $2, r FROM jsonb_array_elements($3::jsonb) r",
         [p.accountId, p.tokenId, JSON.stringify(reports)],
       );
     });

@@ -1,5 +1,6 @@
 import type { Db } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
+import type { JobSpec } from "../kernel/area.js";
 import { inTransaction } from "../store/db.js";
 import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
 import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
@@ -113,11 +114,12 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
 
-export function defineDatabaseJobs(queue: JobQueue, deps: Pick<DatabasesDeps, "db" | "config" | "provider">): void {
+export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider">): JobSpec<any>[] {
   const { db, provider, config } = deps;
+  const specs: JobSpec<any>[] = [];
   const run = executors(provider, db, config);
 
-  queue.define<{ commandId: string }>({
+  specs.push({
     name: COMMAND_JOB,
     concurrency: 2,
     retryLimit: 3,
@@ -175,26 +177,29 @@ export function defineDatabaseJobs(queue: JobQueue, deps: Pick<DatabasesDeps, "d
     },
   });
 
-  queue.define({
+  specs.push({
     name: "databases.reconcile",
+    cron: "* * * * *",
     handler: async () => {
       await requeueLostCommands(db, queue);
       await reconcileStates(db, queue);
     },
   });
 
-  queue.define({
+  specs.push({
     name: "databases.daily-base-backup",
+    cron: "0 3 * * *",
     handler: async () => {
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases WHERE state = 'running'");
       for (const r of rows) await enqueueSystem(db, queue, r.id, "base_backup");
     },
   });
 
-  queue.define({ name: "databases.watch", handler: () => watchDatabases({ db, provider }) });
+  specs.push({ name: "databases.watch", cron: "* * * * *", handler: () => watchDatabases({ db, provider }) });
 
-  queue.define({
+  specs.push({
     name: "databases.purge-removed",
+    cron: "23 * * * *",
     handler: async () => {
       const { rows } = await db.query<{ id: string }>(
         `SELECT id FROM databases WHERE state = 'removed' AND purged_at IS NULL AND removed_at < now() - $1 * interval '1 day'`,
@@ -203,6 +208,7 @@ export function defineDatabaseJobs(queue: JobQueue, deps: Pick<DatabasesDeps, "d
       for (const r of rows) await enqueueSystem(db, queue, r.id, "purge");
     },
   });
+  return specs;
 }
 
 export async function enqueueSystem(db: Db, queue: Pick<JobQueue, "send">, databaseId: string, kind: string): Promise<void> {
@@ -220,7 +226,7 @@ export async function enqueueSystem(db: Db, queue: Pick<JobQueue, "send">, datab
  * on its own connection: when that lock is free, nobody runs it (a killed process's locks die with
  * its connections), so it is queued again at once instead of after the job's expiry.
  */
-async function requeueLostCommands(db: Db, queue: JobQueue, atStartup = false): Promise<void> {
+async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStartup = false): Promise<void> {
   // at start-up a queued command may have lost its job to the killed process (fetched, never run): a duplicate job is harmless
   const { rows } = await db.query<{ id: string; database_id: string; status: string; stale: boolean }>(
     `SELECT c.id, c.database_id, c.status, c.started_at < now() - interval '20 minutes' AS stale FROM database_commands c
@@ -245,7 +251,7 @@ async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
 }
 
 /** Instances whose server should be in another state, with nothing queued to get it there. */
-async function reconcileStates(db: Db, queue: JobQueue): Promise<void> {
+async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<void> {
   const { rows } = await db.query<{ id: string; desired_state: string; state: string }>(
     `SELECT d.id, d.desired_state, d.state FROM databases d
       WHERE d.purged_at IS NULL AND d.state <> 'failed'
@@ -259,7 +265,7 @@ async function reconcileStates(db: Db, queue: JobQueue): Promise<void> {
 }
 
 /** After a restart, every server is brought to its recorded state (the reconciler also runs each minute). */
-export async function reconcileNow(db: Db, queue: JobQueue, provider: DatabaseProvider): Promise<void> {
+export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send">, provider: DatabaseProvider): Promise<void> {
   const { rows } = await db.query<{ id: string; state: string }>("SELECT id, state FROM databases WHERE state IN ('running') AND purged_at IS NULL");
   for (const r of rows) {
     const status = await provider.status(r.id).catch(() => null);

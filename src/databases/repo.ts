@@ -148,8 +148,8 @@ export async function upsertBackup(q: Queryable, accountId: string, b: {
   startedAt: string | null; finishedAt: string | null; startLsn: string | null; stopLsn: string | null;
 }): Promise<void> {
   await q.query(
-    `INSERT INTO database_backups (id, database_id, account_id, kind, label, status, size_bytes, started_at, finished_at, start_lsn, stop_lsn)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    `INSERT INTO database_backups (id, database_id, account_id, owner_kind, owner_id, kind, label, status, size_bytes, started_at, finished_at, start_lsn, stop_lsn)
+     SELECT $1, $2, $3, d.owner_kind, d.owner_id, $4, $5, $6, $7, $8, $9, $10, $11 FROM databases d WHERE d.id = $2
      ON CONFLICT (database_id, id) DO UPDATE SET status = EXCLUDED.status, size_bytes = EXCLUDED.size_bytes, finished_at = EXCLUDED.finished_at`,
     [b.id, b.databaseId, accountId, b.kind, b.label, b.status, b.sizeBytes, b.startedAt, b.finishedAt, b.startLsn, b.stopLsn],
   );

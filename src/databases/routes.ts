@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { AppContext } from "../kernel/context.js";
+import type { DatabasesState } from "./module.js";
 import { badRequest } from "../http/errors.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { databasesService, databaseView } from "./service.js";
@@ -51,13 +52,9 @@ const commandView = (c: repo.CommandRow) => ({
 });
 
 /** Managed PostgreSQL (spec: Database endpoints). Routes record intent; jobs change the servers. */
-export async function databaseRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const svc = databasesService({ db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: ctx.databases });
-  ctx.instances.register("databases", async (accountId, ref) => {
-    const row = await repo.findDatabase(ctx.db, accountId, ref);
-    return row && { id: row.id, slug: row.slug };
-  });
+  const svc = databasesService({ db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: state.provider });
   const read = { scope: "databases:read", instance: { param: "id" } } as const;
   const write = { scope: "databases:write", instance: { param: "id" } } as const;
   const tags = ["databases"];
@@ -222,7 +219,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext) {
     schema: { operationId: "getDatabaseHa", tags, summary: "Standby status with replication lag.", params: Params, response: { 200: HaStatus } },
   }, async (request) => {
     const row = await owned(request);
-    const standby = row.ha_enabled ? await ctx.databases.standbyStatus(row.id).catch(() => null) : null;
+    const standby = row.ha_enabled ? await state.provider.standbyStatus(row.id).catch(() => null) : null;
     return { enabled: row.ha_enabled, standby };
   });
   r.post("/v1/databases/:id/ha", {
@@ -247,7 +244,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext) {
     schema: { operationId: "getDatabasePool", tags, summary: "Connection pooling (transaction mode) status and pooled URL.", params: Params, response: { 200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), pooled_url: Nullable(Type.String()), available: Type.Boolean() }) } },
   }, async (request) => {
     const row = await owned(request);
-    const st = row.pool_enabled ? await ctx.databases.poolStatus(row.id).catch(() => null) : null;
+    const st = row.pool_enabled ? await state.provider.poolStatus(row.id).catch(() => null) : null;
     return { enabled: row.pool_enabled, mode: "transaction", pooled_url: st?.endpoint ? connectionUrl(st.endpoint) : null, available: findPgbouncer() !== null };
   });
   r.put("/v1/databases/:id/pool", {

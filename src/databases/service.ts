@@ -73,9 +73,9 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     try {
       await inTransaction(db, async (tx) => {
         await tx.query(
-          `INSERT INTO databases (id, account_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
+          `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
              db_name, db_user, initial_password, initial_superuser_password)
-           VALUES ($1, $2, $3, $4, 'postgres', $5, $6, $7, $8, 'running', 'creating', $9, $10, $11, $12)`,
+           VALUES ($1, $2, 'account', $2, $3, $4, 'postgres', $5, $6, $7, $8, 'running', 'creating', $9, $10, $11, $12)`,
           [row.id, accountId, row.name, slug, row.version, size, row.storage_gb, row.pitr_retention_days, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password],
         );
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance later
@@ -83,7 +83,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
         try {
           endpoint = await provider.reserve(instanceSpec(row, config));
         } catch (err) {
-          if (isProviderError(err, "capacity")) throw new ApiError(503, "provision_failed", err.message);
+          if (isProviderError(err, "capacity")) throw new ApiError("provision_failed", err.message);
           throw err;
         }
         row.host = endpoint.host;
@@ -92,7 +92,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
         await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "provision", params: {} });
       });
     } catch (err) {
-      if (isUniqueViolation(err, "databases_slug_live")) throw new ApiError(409, "slug_taken", `The slug "${slug}" is in use.`);
+      if (isUniqueViolation(err, "databases_slug_live")) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
       throw err;
     }
     await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
@@ -100,7 +100,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
   }
 
   function requireLive(row: repo.DatabaseRow) {
-    if (row.state === "removed") throw new ApiError(409, "database_removed", "This database was deleted; restore it first.");
+    if (row.state === "removed") throw new ApiError("database_removed", "This database was deleted; restore it first.");
   }
 
   async function stop(row: repo.DatabaseRow) {
@@ -135,9 +135,9 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
       const oldest = Math.max(Date.now() - row.pitr_retention_days * 86_400_000, row.created_at.getTime());
       if (target.getTime() < oldest) throw badRequest("out_of_retention", `The target time is outside the ${row.pitr_retention_days}-day retention window of this database.`);
     }
-    if (!config.dbRestoreEnabled) throw new ApiError(501, "restore_not_ready", "Restore is not available yet on this platform.");
+    if (!config.dbRestoreEnabled) throw new ApiError("restore_not_ready", "Restore is not available yet on this platform.");
     if (row.state === "removed" && row.removed_at && Date.now() - row.removed_at.getTime() > REMOVAL_GRACE_DAYS * 86_400_000) throw notFound("database");
-    if (row.state === "creating") throw new ApiError(409, "not_restorable", "The database is still being created or restored; wait until it is running.");
+    if (row.state === "creating") throw new ApiError("not_restorable", "The database is still being created or restored; wait until it is running.");
     if (target) {
       // recovery starts from a base backup finished before the target: earlier moments cannot be reached
       const { rows } = await db.query<{ first: Date | null }>(
@@ -159,7 +159,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     const password = generatePassword();
     const commandId = await enqueue(row, "rotate_password", { password });
     const done = await waitForCommand(commandId, 60_000);
-    if (done?.status !== "succeeded") throw new ApiError(503, "rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
+    if (done?.status !== "succeeded") throw new ApiError("rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
     return { commandId, password };
   }
 
@@ -208,19 +208,19 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
 
   async function pool(row: repo.DatabaseRow, enabled: boolean) {
     requireLive(row);
-    if (enabled && !findPgbouncer()) throw new ApiError(503, "pool_unavailable", "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.");
+    if (enabled && !findPgbouncer()) throw new ApiError("pool_unavailable", "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.");
     return enqueue(row, enabled ? "pool_enable" : "pool_disable", {}, { pool_enabled: enabled });
   }
 
   async function revealInitialCredentials(row: repo.DatabaseRow) {
-    if (row.initial_credentials_revealed_at || row.initial_password === null) throw new ApiError(409, "credentials_already_revealed", "The initial credentials were already revealed once; rotate the password to get a new one.");
-    if (row.state === "creating") throw new ApiError(409, "still_creating", "The database is still being created; try again when it is running.");
+    if (row.initial_credentials_revealed_at || row.initial_password === null) throw new ApiError("credentials_already_revealed", "The initial credentials were already revealed once; rotate the password to get a new one.");
+    if (row.state === "creating") throw new ApiError("still_creating", "The database is still being created; try again when it is running.");
     const res = await db.query(
       `UPDATE databases SET initial_credentials_revealed_at = now(), initial_password = NULL, initial_superuser_password = NULL
         WHERE id = $1 AND initial_credentials_revealed_at IS NULL RETURNING id`,
       [row.id],
     );
-    if (!res.rowCount) throw new ApiError(409, "credentials_already_revealed", "The initial credentials were already revealed once.");
+    if (!res.rowCount) throw new ApiError("credentials_already_revealed", "The initial credentials were already revealed once.");
     return { password: row.initial_password, superuser_password: row.initial_superuser_password! };
   }
 

@@ -3,12 +3,12 @@ import type { TokenResolver } from "../auth/token-resolver.js";
 import { coverage, type Action, type Resource } from "../auth/scopes.js";
 import { secretsEqual } from "../auth/secrets.js";
 import { ApiError, authRequired, scopeInsufficient } from "./errors.js";
-import type { InstanceRegistry } from "./instances.js";
+import type { Kernel } from "../kernel/kernel.js";
 import type { AuthRule } from "./auth-rule.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
-  instances: InstanceRegistry;
+  kernel: Kernel;
   operatorToken: string;
   fleetToken: string | null;
 }
@@ -70,7 +70,7 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
     throw scopeInsufficient(`This key is limited to single ${resource} instances and cannot ${mode === "create" ? "create or act in bulk" : "call this endpoint"}; it needs ${rule.scope}.`);
   }
   const ref = (request.params as Record<string, string>)[mode.param];
-  if (!ref || !(await deps.instances.permits(resource, principal.accountId, ref, cov.refs))) {
+  if (!ref || !(await deps.kernel.permits(resource, principal.owner, ref, cov.refs))) {
     throw scopeInsufficient(`This key does not cover ${resource} instance "${ref}"; it needs ${rule.scope}.`);
   }
 }
@@ -78,7 +78,7 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
 function checkSecret(request: FastifyRequest, expected: string | null, what: string): void {
   const given = bearer(request);
   if (!given) throw authRequired(`The ${what} token is required.`);
-  if (!expected || !secretsEqual(given, expected)) throw new ApiError(401, "auth_required", `The ${what} token is invalid.`);
+  if (!expected || !secretsEqual(given, expected)) throw new ApiError("auth_required", `The ${what} token is invalid.`);
 }
 
 /** Fails start-up if any route was registered without an auth declaration. */

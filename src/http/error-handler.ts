@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ApiError } from "./errors.js";
+import { asApiError } from "./errors.js";
 
 export const ErrorBodySchema = {
   type: "object",
@@ -32,8 +32,9 @@ function describeIssue(context: string, issue: ValidationIssue): { field: string
 }
 
 /** Turns any thrown error into the spec's error body; internals of server errors never leave the process. */
-export function toErrorResponse(err: FastifyError | ApiError | Error, request: FastifyRequest): { status: number; code: string; message: string; headers: Record<string, string> } {
-  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, headers: err.headers };
+export function toErrorResponse(err: FastifyError | Error, request: FastifyRequest): { status: number; code: string; message: string; headers: Record<string, string> } {
+  const api = asApiError(err);
+  if (api) return { status: api.status, code: api.code, message: api.message, headers: api.headers };
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation && fe.validation.length) {
     const context = fe.validationContext ?? "request";

@@ -31,7 +31,7 @@ export class Idempotency {
     const key = request.headers["idempotency-key"];
     if (request.method !== "POST" || key === undefined) return false;
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
-      throw new ApiError(400, "invalid_request", "Idempotency-Key must be 1-255 visible ASCII characters.");
+      throw new ApiError("invalid_request", "Idempotency-Key must be 1-255 visible ASCII characters.");
     }
     const hash = requestHash(request);
     const started = Date.now();
@@ -57,7 +57,7 @@ export class Idempotency {
       const stored = rows[0];
       if (!stored) continue; // expired between the two statements: claim again
       if (stored.request_hash !== hash) {
-        throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request.");
+        throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request.");
       }
       if (stored.state === "done") {
         reply.header("idempotent-replayed", "true");
@@ -66,7 +66,7 @@ export class Idempotency {
         return true;
       }
       if (Date.now() - started > WAIT_MAX_MS) {
-        throw new ApiError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry shortly.");
+        throw new ApiError("idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry shortly.");
       }
       await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
     }

@@ -1,5 +1,6 @@
 import type { Principal, InstanceFilter } from "../auth/principal.js";
 import type { AuthRule } from "./auth-rule.js";
+import type { ErrorCode } from "./errors.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -9,6 +10,10 @@ declare module "fastify" {
     validationCodes?: Record<string, string>;
     /** Korean one-line summary for the manual (?lang=ko). */
     summaryKo?: string;
+    /** set on mutating routes at registration: the lowest 2xx of the response schema, recorded in the audit row */
+    successStatus?: number;
+    /** catalog codes the route can answer beyond the common ones (auth, validation, rate limit); listed in OpenAPI */
+    errors?: ErrorCode[];
   }
   interface FastifyRequest {
     principal: Principal | null;

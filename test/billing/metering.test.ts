@@ -19,8 +19,8 @@ async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storag
   const id = randomUUID();
   const slug = `m${id.replace(/-/g, "").slice(0, 20)}`;
   await q.query(
-    `INSERT INTO databases (id, account_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, db_name, db_user, created_at)
-     VALUES ($1, $2, $3, $3, 17, $4, $5, 7, 'running', $6, $3, $3, $7)`,
+    `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, db_name, db_user, created_at)
+     VALUES ($1, $2, 'account', $2, $3, $3, 17, $4, $5, 7, 'running', $6, $3, $3, $7)`,
     [id, accountId, slug, o.size ?? "basic", o.storage_gb ?? 50, o.state ?? "running", o.created_at ?? new Date(0)],
   );
   return id;

@@ -34,7 +34,7 @@ describe("POST /v1/cli/errors", () => {
   /** Reports already received for an account, inserted directly to reach the daily limit quickly. */
   const preload = (accountId: string, n: number, age = "0 seconds") =>
     t.db.query(
-      "INSERT INTO cli_error_reports (account_id, report, received_at) SELECT $1, '{}'::jsonb, now() - $3::interval FROM generate_series(1, $2)",
+      "INSERT INTO cli_error_reports (account_id, owner_kind, owner_id, report, received_at) SELECT $1, 'account', $1, '{}'::jsonb, now() - $3::interval FROM generate_series(1, $2)",
       [accountId, n, age],
     );
 

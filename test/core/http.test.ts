@@ -183,7 +183,7 @@ describe("Idempotency-Key on POST", () => {
   test("the expiry job removes keys older than 24 hours", async () => {
     await issue("old-key", "old");
     await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'");
-    const { expireIdempotencyKeys } = await import("../../src/jobs/periodic.js");
+    const { expireIdempotencyKeys } = await import("../../src/core/module.js");
     await expireIdempotencyKeys(t.db);
     assert.equal((await t.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key'")).rowCount, 0);
     assert.equal((await issue("old-key", "old")).headers["idempotent-replayed"], undefined);

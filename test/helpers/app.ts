@@ -6,7 +6,10 @@ import { buildApp } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import { createPool, type Db } from "../../src/store/db.js";
 import { JobQueue } from "../../src/jobs/queue.js";
-import { defineJobs } from "../../src/jobs/periodic.js";
+import { createPlatform, startPlatform, stopPlatform } from "../../src/kernel/platform.js";
+import type { Platform } from "../../src/kernel/context.js";
+import { AREAS } from "../../src/areas.js";
+import type { DatabasesState } from "../../src/databases/module.js";
 import path from "node:path";
 import { rm } from "node:fs/promises";
 import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
@@ -46,6 +49,7 @@ export interface TestApp {
   url: string;
   config: Config;
   jobs: JobQueue;
+  platform: Platform;
   databases: LocalDatabaseProvider;
   close: () => Promise<void>;
 }
@@ -62,16 +66,17 @@ export interface TestAppOptions {
 /** Builds the real app over a real database; the rate limit is raised unless a test sets RATE_LIMIT_RPS. */
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const database = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase();
-  const config = loadConfig({
-    LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DATA_DIR: ".test-data/app", ...opts.env,
-  });
-  const db = createPool(database.url, 5);
+  // each app has a data directory of its own: managed servers, keys and files never meet another test's
   const providerDir = path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`);
-  const databases = new LocalDatabaseProvider({ dataDir: providerDir, maxInstances: Number(opts.env?.DB_MAX_INSTANCES ?? 20) });
-  const jobs = new JobQueue(database.url, pino({ level: "silent" }), opts.startJobs ?? false);
-  defineJobs(jobs, { db, config, databases });
+  const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DB_MAX_INSTANCES: "20", DATA_DIR: providerDir, ...opts.env };
+  const config = loadConfig(env);
+  const db = createPool(database.url, 5);
+  const log = pino({ level: "silent" });
+  const jobs = new JobQueue(database.url, log, opts.startJobs ?? false);
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
-  const app = await buildApp({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, databases });
+  const platform = await createPlatform({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env }, AREAS);
+  const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
+  const app = await buildApp(platform);
   try {
     opts.extend?.(app);
     await app.ready();
@@ -81,13 +86,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     if (!opts.databaseUrl) await database.drop();
     throw err;
   }
-  if (opts.startJobs) await jobs.start();
+  // periodic schedules stay off in tests: each test runs the jobs it checks
+  if (opts.startJobs) await startPlatform(platform, { schedule: false });
 
   return {
-    app, db, url: database.url, config, jobs, databases,
+    app, db, url: database.url, config, jobs, platform, databases,
     close: async () => {
       await app.close();
-      await jobs.stop();
+      await stopPlatform(platform);
       // managed servers are daemons: stop and delete every one this app created
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
       for (const r of rows) await databases.purge(r.id).catch(() => {});

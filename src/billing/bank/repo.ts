@@ -33,8 +33,8 @@ const COLS = `id, account_id, amount_krw, depositor_name, receipt_type, tax_invo
 
 export async function insertTransfer(q: Queryable, t: Pick<BankTransferRow, "id" | "account_id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">): Promise<BankTransferRow> {
   const { rows } = await q.query<BankTransferRow>(
-    `INSERT INTO billing_bank_transfers (id, account_id, amount_krw, depositor_name, receipt_type, tax_invoice)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLS}`,
+    `INSERT INTO billing_bank_transfers (id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice)
+     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6) RETURNING ${COLS}`,
     [t.id, t.account_id, t.amount_krw, t.depositor_name, t.receipt_type, t.tax_invoice],
   );
   return rows[0];
@@ -83,7 +83,7 @@ export async function findBusinessProfile(q: Queryable, accountId: string): Prom
 
 export async function saveBusinessProfile(q: Queryable, accountId: string, info: TaxInvoiceInfo): Promise<void> {
   await q.query(
-    `INSERT INTO billing_business_profiles (account_id, info) VALUES ($1, $2)
+    `INSERT INTO billing_business_profiles (account_id, owner_kind, owner_id, info) VALUES ($1, 'account', $1, $2)
      ON CONFLICT (account_id) DO UPDATE SET info = EXCLUDED.info, updated_at = now()`,
     [accountId, info],
   );

@@ -36,6 +36,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { inTransaction, type Queryable } from "../../store/db.js";
+import { ApiError, type ErrorCode, type MapsToApiError } from "../../http/errors.js";
 
 export type Currency = "KRW" | "USD";
 export const CURRENCIES: readonly Currency[] = ["KRW", "USD"];
@@ -94,13 +95,19 @@ export interface LedgerTransaction {
 
 export type LedgerErrorCode = "insufficient_funds" | "unbalanced" | "invalid_amount" | "idempotency_conflict" | "unknown_wallet" | "currency_mismatch";
 
-export class LedgerError extends Error {
+export class LedgerError extends Error implements MapsToApiError {
   constructor(readonly code: LedgerErrorCode, message: string, readonly details: Record<string, unknown> = {}) {
     super(message);
   }
-  /** the HTTP status an API should answer with */
+  /** the catalog entry an API answers with */
+  toApiError(): ApiError {
+    const code: ErrorCode = this.code === "insufficient_funds" ? "insufficient_funds"
+      : this.code === "idempotency_conflict" ? "idempotency_conflict"
+      : this.code === "unknown_wallet" ? "not_found" : "invalid_request";
+    return new ApiError(code, this.message);
+  }
   get status(): number {
-    return this.code === "insufficient_funds" ? 402 : this.code === "idempotency_conflict" ? 409 : 400;
+    return this.toApiError().status;
   }
 }
 

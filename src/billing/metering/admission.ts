@@ -14,7 +14,7 @@ export async function assertCanCreate(q: Queryable, accountId: string, resource:
   if (wallet && wallet.policy !== "prepaid") return;
   const balance = wallet?.balance ?? 0;
   if (balance <= 0 || wallet?.overdue_since) {
-    throw new ApiError(402, "insufficient_funds", wallet?.overdue_since
+    throw new ApiError("insufficient_funds", wallet?.overdue_since
       ? `The account is overdue (balance ${balance} KRW); top up before creating paid resources.`
       : `A ${resource.size} ${resource.kind} is paid and the balance is ${balance} KRW; top up first.`);
   }

@@ -1,5 +1,6 @@
 import type { Db } from "../../store/db.js";
 import type { JobQueue } from "../../jobs/queue.js";
+import type { JobSpec } from "../../kernel/area.js";
 import { meterNow } from "./meter.js";
 import { enforceOverdue, type OverduePolicy } from "./overdue.js";
 
@@ -7,7 +8,9 @@ export const METER_JOB = "billing.meter";
 export const OVERDUE_JOB = "billing.enforce-overdue";
 
 /** The meter runs every minute (periodic.ts); each run meters the current interval, once per resource whatever the number of runs. */
-export function defineBillingJobs(queue: JobQueue, deps: { db: Db; overdue: OverduePolicy }): void {
-  queue.define({ name: METER_JOB, retryLimit: 3, expireInSeconds: 600, handler: async () => { await meterNow(deps.db); } });
-  queue.define({ name: OVERDUE_JOB, retryLimit: 3, handler: async () => { await enforceOverdue(deps.db, queue, deps.overdue); } });
+export function billingJobs(queue: Pick<JobQueue, "send">, deps: { db: Db; overdue: OverduePolicy }): JobSpec[] {
+  return [
+    { name: METER_JOB, cron: "* * * * *", retryLimit: 3, expireInSeconds: 600, handler: async () => { await meterNow(deps.db); } },
+    { name: OVERDUE_JOB, cron: "*/5 * * * *", retryLimit: 3, handler: async () => { await enforceOverdue(deps.db, queue, deps.overdue); } },
+  ];
 }

@@ -120,8 +120,8 @@ export async function meterInterval(db: Db, intervalStart: Date, opts: MeterOpti
       }
       // a plain insert: under the interval lock these rows are new; a duplicate would abort the batch (unique constraint)
       const inserted = await tx.query(
-        `INSERT INTO usage_records (resource_kind, resource_id, account_id, wallet_id, interval_start, interval_seconds, size, state, storage_gb, instance_micro, storage_micro, transaction_id)
-         SELECT 'database', r, a, w, $1, $2, s, st, g, im, sm, t
+        `INSERT INTO usage_records (resource_kind, resource_id, account_id, owner_kind, owner_id, wallet_id, interval_start, interval_seconds, size, state, storage_gb, instance_micro, storage_micro, transaction_id)
+         SELECT 'database', r, a, 'account', a, w, $1, $2, s, st, g, im, sm, t
            FROM unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::int[], $9::bigint[], $10::bigint[], $11::uuid[]) AS v(r, a, w, s, st, g, im, sm, t)`,
         [intervalStart, seconds, rows.map((r) => r.id), rows.map((r) => r.account_id), rows.map((r) => wallets.get(r.account_id)),
           rows.map((r) => r.size), rows.map((r) => r.state), rows.map((r) => r.storage_gb),

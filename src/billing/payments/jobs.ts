@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import pino from "pino";
 import type { Config } from "../../config/config.js";
 import type { Db } from "../../store/db.js";
-import type { JobQueue } from "../../jobs/queue.js";
+import type { JobSpec } from "../../kernel/area.js";
 import { runAutoRecharge } from "./auto-recharge.js";
 import { stripeClient } from "./stripe.js";
 import { tossClient } from "./toss.js";
@@ -13,7 +13,7 @@ export function paymentDeps(db: Db, config: Config, log: FastifyBaseLogger): Pay
 }
 
 /** `billing.auto-recharge` (every minute): charges saved cards of accounts below their threshold, once each. */
-export function definePaymentJobs(queue: JobQueue, deps: { db: Db; config: Config }): void {
+export function paymentJobs(deps: { db: Db; config: Config }): JobSpec[] {
   const payments = paymentDeps(deps.db, deps.config, pino({ level: deps.config.logLevel, name: "billing.auto-recharge" }));
-  queue.define({ name: "billing.auto-recharge", retryLimit: 0, expireInSeconds: 600, handler: async () => { await runAutoRecharge(payments); } });
+  return [{ name: "billing.auto-recharge", cron: "* * * * *", retryLimit: 0, expireInSeconds: 600, handler: async () => { await runAutoRecharge(payments); } }];
 }

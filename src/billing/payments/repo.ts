@@ -63,8 +63,8 @@ const AUTO = "account_id, enabled, currency, threshold, amount, in_flight_topup_
 
 export async function insertTopup(q: Queryable, t: Pick<TopupRow, "id" | "account_id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">): Promise<TopupRow> {
   const { rows } = await q.query<TopupRow>(
-    `INSERT INTO billing_topups (id, account_id, provider, currency, amount, credit_amount, origin, order_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOPUP}`,
+    `INSERT INTO billing_topups (id, account_id, owner_kind, owner_id, provider, currency, amount, credit_amount, origin, order_id)
+     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOPUP}`,
     [t.id, t.account_id, t.provider, t.currency, t.amount, t.credit_amount, t.origin, t.order_id],
   );
   return rows[0];
@@ -117,7 +117,7 @@ export async function findAccountByCustomer(q: Queryable, provider: Provider, cu
 
 /** Keeps the first customer recorded for the account (a concurrent creator gets that one back). */
 export async function saveCustomer(q: Queryable, accountId: string, provider: Provider, customerRef: string): Promise<string> {
-  await q.query("INSERT INTO billing_provider_customers (account_id, provider, customer_ref) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [accountId, provider, customerRef]);
+  await q.query("INSERT INTO billing_provider_customers (account_id, owner_kind, owner_id, provider, customer_ref) VALUES ($1, 'account', $1, $2, $3) ON CONFLICT DO NOTHING", [accountId, provider, customerRef]);
   return (await findCustomer(q, accountId, provider))!;
 }
 
@@ -136,8 +136,8 @@ export async function cardWasDeleted(q: Queryable, accountId: string, provider: 
 
 export async function insertCard(q: Queryable, c: Omit<CardRow, "created_at" | "deleted_at">): Promise<CardRow> {
   const { rows } = await q.query<CardRow>(
-    `INSERT INTO billing_cards (id, account_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CARD}`,
+    `INSERT INTO billing_cards (id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
+     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CARD}`,
     [c.id, c.account_id, c.provider, c.provider_ref, c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
   );
   return rows[0];
@@ -157,7 +157,7 @@ export async function findAutoRecharge(q: Queryable, accountId: string, lock = f
 /** New settings start afresh: failures and back-off are forgotten (a charge under way stays marked). */
 export async function upsertAutoRecharge(q: Queryable, a: Pick<AutoRechargeRow, "account_id" | "enabled" | "currency" | "threshold" | "amount">): Promise<AutoRechargeRow> {
   const { rows } = await q.query<AutoRechargeRow>(
-    `INSERT INTO billing_auto_recharge (account_id, enabled, currency, threshold, amount) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO billing_auto_recharge (account_id, owner_kind, owner_id, enabled, currency, threshold, amount) VALUES ($1, 'account', $1, $2, $3, $4, $5)
      ON CONFLICT (account_id) DO UPDATE SET enabled = EXCLUDED.enabled, currency = EXCLUDED.currency, threshold = EXCLUDED.threshold,
        amount = EXCLUDED.amount, consecutive_failures = 0, next_attempt_at = NULL, last_error = NULL, updated_at = now()
      RETURNING ${AUTO}`,

@@ -24,9 +24,9 @@ type NewCard = Omit<repo.CardRow, "id" | "account_id" | "created_at" | "deleted_
 export const ORDER_NAME = "Platform credit top-up";
 export const AUTO_ORDER_NAME = "Platform credit auto-recharge";
 
-const unavailable = (provider: Provider) => new ApiError(503, "provider_unavailable", `Payments through ${provider} are not configured on this platform.`);
-export const providerError = (provider: Provider, detail: string) => new ApiError(502, "provider_error", `${provider} could not complete the request (${detail}); retry later.`);
-const paymentFailed = (code: string, message: string) => new ApiError(402, "payment_failed", `The payment failed: ${message} (${code}).`);
+const unavailable = (provider: Provider) => new ApiError("provider_unavailable", `Payments through ${provider} are not configured on this platform.`);
+export const providerError = (provider: Provider, detail: string) => new ApiError("provider_error", `${provider} could not complete the request (${detail}); retry later.`);
+const paymentFailed = (code: string, message: string) => new ApiError("payment_failed", `The payment failed: ${message} (${code}).`);
 
 /** Maps a Stripe SDK error: card errors are the customer's, bad requests are 400, the rest is the provider's. */
 function stripeFailure(err: unknown): ApiError {

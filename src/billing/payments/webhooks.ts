@@ -15,7 +15,7 @@ export interface WebhookResult {
   applied: boolean;
 }
 
-const notConfigured = (provider: string) => new ApiError(503, "webhook_not_configured", `The ${provider} webhook is not configured on this platform.`);
+const notConfigured = (provider: string) => new ApiError("webhook_not_configured", `The ${provider} webhook is not configured on this platform.`);
 
 /**
  * Inbound payment events. Stripe: signature checked by the SDK on the raw body (with its tolerance window),
@@ -139,7 +139,7 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
         log.warn({ paymentKey }, "toss webhook names a payment Toss does not know; nothing applied");
         return { received: true, applied: false };
       }
-      throw new ApiError(502, "provider_error", "Toss could not be asked about the payment; deliver again later.");
+      throw new ApiError("provider_error", "Toss could not be asked about the payment; deliver again later.");
     }
     const topup = await repo.findTopupByOrderId(db, payment.orderId);
     if (!topup || topup.provider !== "toss") {

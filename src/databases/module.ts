@@ -1,0 +1,34 @@
+import { defineArea } from "../kernel/area.js";
+import { accountOwner } from "../kernel/owner.js";
+import type { DatabaseProvider } from "./provider/types.js";
+import { LocalDatabaseProvider } from "./provider/local/index.js";
+import { databaseRoutes } from "./routes.js";
+import { databaseJobs, reconcileNow } from "./jobs.js";
+import * as repo from "./repo.js";
+
+export interface DatabasesState {
+  provider: DatabaseProvider;
+}
+
+/** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
+export const databasesArea = defineArea<DatabasesState>({
+  name: "databases",
+  setup: (p) => ({ provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }) }),
+  routes: databaseRoutes,
+  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider }),
+  instances: (p) => ({
+    resource: "databases",
+    find: async (owner, ref) => {
+      const row = await repo.findDatabase(p.db, owner.kind === "account" ? owner.id : "", ref);
+      return row && { id: row.id, slug: row.slug };
+    },
+  }),
+  // bring every managed server back to its recorded state before taking requests
+  start: async (p, s) => {
+    await reconcileNow(p.db, p.jobs, s.provider).catch((err) => p.log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
+  },
+  stop: async (_p, s) => {
+    await (s.provider as LocalDatabaseProvider).idle?.();
+  },
+});
+void accountOwner;

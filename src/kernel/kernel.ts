@@ -1,0 +1,64 @@
+import type { Queryable } from "../store/db.js";
+import type { Resource } from "../auth/scopes.js";
+import type { AdmissionCheck, AdmissionRequest, InstanceLookup, Lifecycle, MeteringSource } from "./area.js";
+import type { Owner } from "./owner.js";
+
+/**
+ * The registries areas fill at start-up and everyone else reads: billing meters every source and pauses
+ * owners through every lifecycle; every creation path goes through `admit`; instance-limited keys are
+ * checked through the lookups. No area reaches another area's tables; they meet here.
+ */
+export class Kernel {
+  readonly metering: MeteringSource[] = [];
+  readonly lifecycles: { area: string; lifecycle: Lifecycle }[] = [];
+  private readonly admissionChecks: AdmissionCheck[] = [];
+  private readonly lookups = new Map<Resource, InstanceLookup>();
+
+  addMetering(source: MeteringSource): void {
+    if (this.metering.some((s) => s.kind === source.kind)) throw new Error(`two metering sources for ${source.kind}`);
+    this.metering.push(source);
+  }
+
+  addLifecycle(area: string, lifecycle: Lifecycle): void {
+    this.lifecycles.push({ area, lifecycle });
+  }
+
+  addAdmission(check: AdmissionCheck): void {
+    this.admissionChecks.push(check);
+  }
+
+  addInstances(lookup: InstanceLookup): void {
+    this.lookups.set(lookup.resource, lookup);
+  }
+
+  /**
+   * Every creation and paid update calls this with what it is about to create; a check refuses by
+   * throwing an ApiError (402 insufficient_funds, later budgets, deploy rules, partner limits).
+   */
+  async admit(q: Queryable, request: AdmissionRequest): Promise<void> {
+    for (const check of this.admissionChecks) await check(q, request);
+  }
+
+  /** Pauses an owner's paid resources in every area; returns the ids paused. */
+  async pauseOwner(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const { lifecycle } of this.lifecycles) ids.push(...(await lifecycle.pause(q, owner, reason)));
+    return ids;
+  }
+
+  /** Resumes what a pause with the same reason did. */
+  async resumeOwner(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const { lifecycle } of this.lifecycles) ids.push(...(await lifecycle.resume(q, owner, reason)));
+    return ids;
+  }
+
+  /** True when the instance named by ref is one of the permitted refs, matching by id or slug. */
+  async permits(resource: Resource, owner: Owner, ref: string, permitted: string[]): Promise<boolean> {
+    if (permitted.includes(ref)) return true;
+    const lookup = this.lookups.get(resource);
+    if (!lookup) return false;
+    const found = await lookup.find(owner, ref);
+    return !!found && (permitted.includes(found.id) || (found.slug !== null && permitted.includes(found.slug)));
+  }
+}

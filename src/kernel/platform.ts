@@ -1,0 +1,49 @@
+import type { AreaModule } from "./area.js";
+import type { Infra, Platform } from "./context.js";
+import { Kernel } from "./kernel.js";
+
+/**
+ * Builds the platform from its infrastructure and the list of areas (src/areas.ts): each area's
+ * settings and state, its jobs (periodic ones scheduled), metering source, lifecycle hooks, admission
+ * check and instance lookup. Nothing here names an area.
+ */
+export async function createPlatform(infra: Infra, areas: readonly AreaModule<any, any>[]): Promise<Platform> {
+  const states = new Map<string, unknown>();
+  const platform: Platform = {
+    ...infra,
+    kernel: new Kernel(),
+    areas,
+    schedules: [],
+    state: <S>(name: string) => {
+      if (!states.has(name)) throw new Error(`no area named ${name}`);
+      return states.get(name) as S;
+    },
+  };
+  // settings first, so one bad variable stops start-up before anything is built
+  const configs = areas.map((area) => area.config?.(infra.env));
+  for (const [i, area] of areas.entries()) states.set(area.name, await area.setup?.(platform, configs[i]));
+  for (const area of areas) {
+    const state = states.get(area.name);
+    for (const job of area.jobs?.(platform, state) ?? []) {
+      infra.jobs.define(job);
+      if (job.cron) platform.schedules.push({ name: job.name, cron: job.cron });
+    }
+    if (area.metering) platform.kernel.addMetering(area.metering(platform, state));
+    if (area.lifecycle) platform.kernel.addLifecycle(area.name, area.lifecycle(platform, state));
+    if (area.admission) platform.kernel.addAdmission(area.admission(platform, state));
+    if (area.instances) platform.kernel.addInstances(area.instances(platform, state));
+  }
+  return platform;
+}
+
+/** Runs the job workers (and the schedule, unless a test leaves it out), then every area's start hook. */
+export async function startPlatform(platform: Platform, opts: { schedule?: boolean } = {}): Promise<void> {
+  await platform.jobs.start(opts.schedule === false ? [] : platform.schedules);
+  for (const area of platform.areas) await area.start?.(platform, platform.state(area.name));
+}
+
+/** Stops the workers, then every area's stop hook (in reverse order). */
+export async function stopPlatform(platform: Platform): Promise<void> {
+  await platform.jobs.stop();
+  for (const area of [...platform.areas].reverse()) await area.stop?.(platform, platform.state(area.name));
+}

@@ -1,0 +1,5 @@
+import { defineArea } from "../kernel/area.js";
+import { operatorRoutes } from "./routes.js";
+
+/** The platform operator's API and the fleet patch report. */
+export const operatorArea = defineArea({ name: "operator", routes: operatorRoutes });
