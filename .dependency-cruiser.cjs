@@ -1,0 +1,110 @@
+// Architecture rules for src/, checked by `npm run lint:deps` (dependency-cruiser).
+//
+// Vocabulary
+//   area        - a first-level folder under src/ that owns a resource: src/accounts, src/billing,
+//                 src/databases, ... Everything under it belongs to it (src/billing/bank/repo.ts is
+//                 billing's).
+//   shared      - first-level folders that are infrastructure, not areas: src/http, src/auth,
+//                 src/store, src/jobs, src/config, src/kernel.
+//   route file  - a file that registers HTTP routes: `routes.ts`, `*-routes.ts`, `routes-*.ts`
+//                 anywhere below an area, or any file in a `routes/` folder.
+//   repo        - SQL access: `repo.ts` or a file in a `repo/` folder.
+//
+// Type-only imports (`import type`) ARE seen (tsPreCompilationDeps: true) and count, except in
+// the one rule that says otherwise (routes may name a repo's row type).
+
+const SHARED = ["http", "auth", "store", "jobs", "config", "kernel"];
+const SHARED_RE = `(?:${SHARED.join("|")})`;
+
+// (Lists of simple patterns: dependency-cruiser refuses regexes with nested repetition.)
+const ROUTE_FILE = ["^src/.+/[^/]*routes[^/]*\\.ts$", "^src/.+/routes/[^/]+\\.ts$"];
+const REPO_FILE = ["^src/.+/repo\\.ts$", "^src/.+/repo/.+\\.ts$"];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      // A cycle means two modules cannot be understood, tested or moved apart.
+      // Deliberately strict: type-only edges count too. They are erased at run time, so a cycle of
+      // them cannot break module initialisation, but they still tie the layers together, and any
+      // such edge becomes a runtime one the day someone imports a value along it. The known case
+      // (every area's routes.ts -> app.ts for AppContext -> areas.ts -> routes.ts) is fixed by
+      // moving AppContext into a shared module (src/kernel), not by tolerating it here.
+      name: "no-circular",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      // Route files do HTTP: parse, authorise, call a service, shape the answer. SQL lives behind
+      // the area's service, so a route never calls a repo directly.
+      // Type-only imports are tolerated: naming a repo's row type in a response mapper gives no
+      // access to the database.
+      name: "routes-not-to-repo",
+      severity: "error",
+      from: { path: ROUTE_FILE },
+      to: { path: REPO_FILE, dependencyTypesNot: ["type-only"] },
+    },
+    {
+      // Route files see a provider only through its interface (provider/types.ts) on the context;
+      // the concrete implementation (provider/local/..., any other provider/<name>/) is chosen by
+      // main.ts and must be swappable without touching routes. Types included: a route that names
+      // a local-provider type already depends on that implementation.
+      name: "routes-not-to-concrete-provider",
+      severity: "error",
+      from: { path: ROUTE_FILE },
+      to: { path: "^src/.+/provider/.+", pathNot: "^src/.+/provider/types\\.ts$" },
+    },
+    {
+      // An area's repo is private to that area: other areas (and shared code) go through the owning
+      // area's service, so its tables can change without a hunt through the code base.
+      // Types included: another area's row type is its storage layout.
+      name: "no-foreign-repo",
+      severity: "error",
+      // $1 is the importer's first folder under src/ (its area, or a shared folder).
+      from: { path: "^src/([^/]+)/" },
+      to: {
+        path: REPO_FILE.map((re) => re.replace("^src/", `^src/(?!${SHARED_RE}/)`)),
+        pathNot: "^src/$1/",
+      },
+    },
+    {
+      // Production code never depends on tests, fakes or test helpers.
+      name: "src-not-to-test",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^test/" },
+    },
+    {
+      // src/app.ts assembles the whole application; only the entry point (src/main.ts) builds it.
+      // Anything else importing it - even for a type - drags in every area and makes a cycle.
+      // Shared types (AppContext, ...) belong in a shared module such as src/kernel.
+      name: "app-only-from-main",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/main\\.ts$" },
+      to: { path: "^src/app\\.ts$" },
+    },
+    {
+      // Every import must resolve; an unresolvable one is a typo or a missing dependency.
+      name: "not-to-unresolvable",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(?:node_modules|data|\\.test-data|dist|packages/[^/]+/dist)/" },
+    // See `import type` too, so the rules above can tell type-only edges apart.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      mainFields: ["module", "main", "types", "typings"],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};
