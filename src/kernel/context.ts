@@ -7,6 +7,7 @@ import type { TokenResolver } from "../auth/token-resolver.js";
 import type { RouteEntry } from "../http/route-table.js";
 import type { AreaModule } from "./area.js";
 import type { Kernel } from "./kernel.js";
+import type { OwnerChangeFeed } from "./change-feed.js";
 
 /** The infrastructure a process starts with, whatever areas exist. Adding an area never changes it. */
 export interface Infra {
@@ -26,6 +27,8 @@ export interface Infra {
 /** A running platform: infrastructure, the kernel's registries and every area's state. */
 export interface Platform extends Infra {
   kernel: Kernel;
+  /** which owners' resources changed, across processes: for per-owner read caches */
+  changes: OwnerChangeFeed;
   areas: readonly AreaModule<any, any>[];
   /** an area's state as its setup built it (tests reach providers through this) */
   state<S>(area: string): S;

@@ -1,6 +1,7 @@
 import type { AreaModule } from "./area.js";
 import type { Infra, Platform } from "./context.js";
 import { Kernel } from "./kernel.js";
+import { OwnerChangeFeed } from "./change-feed.js";
 
 /**
  * Builds the platform from its infrastructure and the list of areas (src/areas.ts): each area's
@@ -12,6 +13,7 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
   const platform: Platform = {
     ...infra,
     kernel: new Kernel(),
+    changes: new OwnerChangeFeed(infra.databaseUrl, infra.log),
     areas,
     schedules: [],
     state: <S>(name: string) => {
@@ -19,6 +21,7 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
       return states.get(name) as S;
     },
   };
+  await platform.changes.start();
   // settings first, so one bad variable stops start-up before anything is built
   const configs = areas.map((area) => area.config?.(infra.env));
   for (const [i, area] of areas.entries()) states.set(area.name, await area.setup?.(platform, configs[i]));
@@ -45,5 +48,6 @@ export async function startPlatform(platform: Platform, opts: { schedule?: boole
 /** Stops the workers, then every area's stop hook (in reverse order). */
 export async function stopPlatform(platform: Platform): Promise<void> {
   await platform.jobs.stop();
+  await platform.changes.close();
   for (const area of [...platform.areas].reverse()) await area.stop?.(platform, platform.state(area.name));
 }
