@@ -64,6 +64,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(err.message + "\n");
+    process.exit(2);
+  }
   process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

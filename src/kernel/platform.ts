@@ -21,9 +21,9 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
       return states.get(name) as S;
     },
   };
-  await platform.changes.start();
   // settings first, so one bad variable stops start-up before anything is built
   const configs = areas.map((area) => area.config?.(infra.env));
+  await platform.changes.start();
   for (const [i, area] of areas.entries()) states.set(area.name, await area.setup?.(platform, configs[i]));
   for (const area of areas) {
     const state = states.get(area.name);
