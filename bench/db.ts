@@ -26,6 +26,7 @@ import { LocalDatabaseProvider } from "../src/databases/provider/local/index.js"
 import { MemoryRateLimitStore } from "../src/http/rate-limit.js";
 import { createPlatform, startPlatform } from "../src/kernel/platform.js";
 import { AREAS } from "../src/areas.js";
+import { loadSecretBox } from "../src/kernel/secrets.js";
 import type { DatabasesState } from "../src/databases/module.js";
 import { JobQueue } from "../src/jobs/queue.js";
 import { pgBinaries } from "../src/pgserver/binaries.js";
@@ -62,7 +63,8 @@ const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", DATA_DIR: path.joi
 const config = loadConfig(env);
 const benchLog = pino({ level: "silent" });
 const jobs = new JobQueue(store.url, benchLog, true);
-const platform = await createPlatform({ config, db, databaseUrl: store.url, rateLimit: new MemoryRateLimitStore(), jobs, operatorToken: OPERATOR_TOKEN, log: benchLog, env }, AREAS);
+const secrets = (await loadSecretBox(env, path.join(root, "instances"))).box;
+const platform = await createPlatform({ config, db, databaseUrl: store.url, rateLimit: new MemoryRateLimitStore(), jobs, operatorToken: OPERATOR_TOKEN, log: benchLog, env, secrets }, AREAS);
 const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
 const app = await buildApp(platform);
 await app.ready();

@@ -9,6 +9,7 @@ import { MemoryRateLimitStore, RedisRateLimitStore } from "./http/rate-limit.js"
 import { resolveOperatorToken } from "./operator/token.js";
 import { createPlatform, startPlatform, stopPlatform } from "./kernel/platform.js";
 import { AREAS } from "./areas.js";
+import { loadSecretBox } from "./kernel/secrets.js";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -38,8 +39,13 @@ async function main(): Promise<void> {
   if (operator.file) log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
 
   const rateLimit = config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore();
+  const secrets = await loadSecretBox(process.env, config.dataDir);
+  if (secrets.file) log.info({ path: secrets.file }, "platform secret key in the data directory");
   const jobs = new JobQueue(databaseUrl, log);
-  const platform = await createPlatform({ config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, log, env: process.env }, AREAS);
+  const platform = await createPlatform(
+    { config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, log, env: process.env, secrets: secrets.box },
+    AREAS,
+  );
   const app = await buildApp(platform);
   await startPlatform(platform);
   await app.listen({ port: config.port, host: config.host });

@@ -8,6 +8,7 @@ import type { RouteEntry } from "../http/route-table.js";
 import type { AreaModule } from "./area.js";
 import type { Kernel } from "./kernel.js";
 import type { OwnerChangeFeed } from "./change-feed.js";
+import type { SecretBox } from "./secrets.js";
 
 /** The infrastructure a process starts with, whatever areas exist. Adding an area never changes it. */
 export interface Infra {
@@ -20,6 +21,8 @@ export interface Infra {
   /** resolved operator secret (configured or generated at first start) */
   operatorToken: string;
   log: FastifyBaseLogger;
+  /** seals secrets stored at rest under the platform key */
+  secrets: SecretBox;
   /** where areas read their own settings; process.env unless a test gives its own */
   env: Record<string, string | undefined>;
 }

@@ -9,6 +9,7 @@ import { JobQueue } from "../../src/jobs/queue.js";
 import { createPlatform, startPlatform, stopPlatform } from "../../src/kernel/platform.js";
 import type { Platform } from "../../src/kernel/context.js";
 import { AREAS } from "../../src/areas.js";
+import { loadSecretBox } from "../../src/kernel/secrets.js";
 import type { DatabasesState } from "../../src/databases/module.js";
 import path from "node:path";
 import { rm } from "node:fs/promises";
@@ -17,6 +18,8 @@ import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-l
 
 export const OPERATOR_TOKEN = "test-operator-token-0123456789";
 export const FLEET_TOKEN = "test-fleet-token-0123456789abc";
+/** one platform key for every test app, so apps sharing a store open each other's secrets, as hosts must */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
 
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_URL;
@@ -68,13 +71,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const database = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase();
   // each app has a data directory of its own: managed servers, keys and files never meet another test's
   const providerDir = path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`);
-  const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, DB_MAX_INSTANCES: "20", DATA_DIR: providerDir, ...opts.env };
+  const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, PLATFORM_SECRET_KEY: TEST_SECRET_KEY, DB_MAX_INSTANCES: "20", DATA_DIR: providerDir, ...opts.env };
   const config = loadConfig(env);
   const db = createPool(database.url, 5);
   const log = pino({ level: "silent" });
   const jobs = new JobQueue(database.url, log, opts.startJobs ?? false);
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
-  const platform = await createPlatform({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env }, AREAS);
+  const secrets = (await loadSecretBox(env, providerDir)).box;
+  const platform = await createPlatform({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env, secrets }, AREAS);
   const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
   const app = await buildApp(platform);
   try {

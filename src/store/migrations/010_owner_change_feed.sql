@@ -13,3 +13,4 @@ END $$;
 
 CREATE TRIGGER databases_owner_change AFTER INSERT OR UPDATE OR DELETE ON databases
   FOR EACH ROW EXECUTE FUNCTION notify_owner_change();
+
