@@ -25,12 +25,15 @@ export async function insertAudit(
   );
 }
 
-/** Rows an account made, newest first, below the cursor id (keyset paging). */
+/**
+ * Rows an account made, newest first, below the cursor id (keyset paging). ORDER BY names the table's
+ * column: a bare `id` would be the text output column, and "9" sorts after "10".
+ */
 export async function listByActor(q: Queryable, accountId: string, page: { before: string | null; limit: number }): Promise<AuditRow[]> {
   const { rows } = await q.query<AuditRow>(
     `SELECT id::text, account_id, token_id, token_kind, action, target, ip, status, request_id, created_at
        FROM audit_log WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
-      ORDER BY id DESC LIMIT $3`,
+      ORDER BY audit_log.id DESC LIMIT $3`,
     [accountId, page.before, page.limit],
   );
   return rows;
