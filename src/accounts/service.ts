@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.js";
-import { inTransaction, isUniqueViolation, type Db } from "../store/db.js";
+import { inTransaction, isUniqueViolation, type Db, type Queryable } from "../store/db.js";
 import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
 import type { AccountSnapshot, Principal } from "../auth/principal.js";
@@ -21,6 +21,24 @@ function snapshot(a: repo.AccountRow): AccountSnapshot {
     id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.password_hash !== null,
     account_spend_cap_krw: a.account_spend_cap_krw, app_spend_cap_krw: a.app_spend_cap_krw, created_at: a.created_at,
   };
+}
+
+type CapDefaults = Pick<Config, "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">;
+
+/** The caps that apply: the account's own, or the platform default where it set none (NULL). */
+export function effectiveSpendCaps(config: CapDefaults, a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) {
+  return {
+    account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
+    account_spend_cap_is_default: a.account_spend_cap_krw === null,
+    app_spend_cap_krw: a.app_spend_cap_krw ?? config.defaultAppSpendCapKrw,
+    app_spend_cap_is_default: a.app_spend_cap_krw === null,
+  };
+}
+
+/** A live account's caps as stored now, for other areas (billing) that must not read the accounts table; null if deleted. */
+export async function spendCapsOf(q: Queryable, config: CapDefaults, accountId: string) {
+  const account = await repo.findLiveAccount(q, accountId);
+  return account && effectiveSpendCaps(config, account);
 }
 
 /**
@@ -77,14 +95,7 @@ export function accountsService(
     });
   }
 
-  function spendCaps(a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) {
-    return {
-      account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
-      account_spend_cap_is_default: a.account_spend_cap_krw === null,
-      app_spend_cap_krw: a.app_spend_cap_krw ?? config.defaultAppSpendCapKrw,
-      app_spend_cap_is_default: a.app_spend_cap_krw === null,
-    };
-  }
+  const spendCaps = (a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) => effectiveSpendCaps(config, a);
 
   async function update(p: Principal, patch: Parameters<typeof repo.updateAccount>[2]): Promise<AccountSnapshot> {
     return auditedTransaction(db, p, async (tx) => {
