@@ -1,5 +1,14 @@
 import { defineArea } from "../kernel/area.js";
-import { accountRoutes } from "./routes.js";
+import { accountsService } from "./service.js";
+import { meRoutes } from "./routes.js";
+import { apiKeyRoutes } from "./api-key-routes.js";
 
 /** The account: profile, password, spend caps, API keys, own audit log, deletion. */
-export const accountsArea = defineArea({ name: "accounts", routes: accountRoutes });
+export const accountsArea = defineArea({
+  name: "accounts",
+  routes: async (app, ctx) => {
+    const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
+    await meRoutes(app, ctx, accounts);
+    await apiKeyRoutes(app, accounts);
+  },
+});

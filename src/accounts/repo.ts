@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
 import { hashSecret, newSecret, FULL_TOKEN_PREFIX, SCOPED_KEY_PREFIX } from "../auth/secrets.js";
 
 export interface AccountRow {
@@ -61,16 +62,19 @@ export async function markAccountDeleted(q: Queryable, id: string): Promise<void
   await q.query("UPDATE accounts SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL", [id]);
 }
 
-/** Creates a token and returns its secret, which is never stored and never shown again. */
+/**
+ * Creates a token and returns its secret, which is never stored and never shown again. `accountId`
+ * is the account that acts with it, `owner` whose resources it works on.
+ */
 export async function issueToken(
   q: Queryable,
-  t: { accountId: string; kind: "full" | "scoped"; name: string; scopes: string[]; expiresAt: Date | null },
+  t: { accountId: string; owner: Owner; kind: "full" | "scoped"; name: string; scopes: string[]; expiresAt: Date | null },
 ): Promise<{ row: TokenRow; secret: string }> {
   const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
   const { rows } = await q.query<TokenRow>(
     `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
-     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOKEN_COLUMNS}`,
-    [randomUUID(), t.accountId, t.kind, t.name, hashSecret(secret), secret.slice(0, 12), t.scopes, t.expiresAt],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOKEN_COLUMNS}`,
+    [randomUUID(), t.accountId, t.owner.kind, t.owner.id, t.kind, t.name, hashSecret(secret), secret.slice(0, 12), t.scopes, t.expiresAt],
   );
   return { row: rows[0], secret };
 }

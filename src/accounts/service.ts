@@ -1,27 +1,69 @@
 import type { Config } from "../config/config.js";
-import { inTransaction, isUniqueViolation, type Db } from "../store/db.js";
+import { inTransaction, isUniqueViolation, type Db, type Queryable } from "../store/db.js";
 import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
+import type { AccountSnapshot, Principal } from "../auth/principal.js";
 import { hashPassword, normaliseEmail, verifyPassword } from "../auth/secrets.js";
 import { parseScope } from "../auth/scopes.js";
+import { accountOwner } from "../kernel/owner.js";
+import { auditedTransaction } from "../audit/record.js";
 import * as repo from "./repo.js";
+
+export type { TokenRow } from "./repo.js";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
+export type SpendCapColumn = "account_spend_cap_krw" | "app_spend_cap_krw";
+
+/** What the token cache holds of an account, from its stored row (the password hash never leaves). */
+function snapshot(a: repo.AccountRow): AccountSnapshot {
+  return {
+    id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.password_hash !== null,
+    account_spend_cap_krw: a.account_spend_cap_krw, app_spend_cap_krw: a.app_spend_cap_krw, created_at: a.created_at,
+  };
+}
+
+type CapDefaults = Pick<Config, "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">;
+
+/** The caps that apply: the account's own, or the platform default where it set none (NULL). */
+export function effectiveSpendCaps(config: CapDefaults, a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) {
+  return {
+    account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
+    account_spend_cap_is_default: a.account_spend_cap_krw === null,
+    app_spend_cap_krw: a.app_spend_cap_krw ?? config.defaultAppSpendCapKrw,
+    app_spend_cap_is_default: a.app_spend_cap_krw === null,
+  };
+}
+
+/** A live account's caps as stored now, for other areas (billing) that must not read the accounts table; null if deleted. */
+export async function spendCapsOf(q: Queryable, config: CapDefaults, accountId: string) {
+  const account = await repo.findLiveAccount(q, accountId);
+  return account && effectiveSpendCaps(config, account);
+}
+
+/**
+ * Accounts: sign-up and sign-in (no principal yet), and everything a signed-in caller does to its own
+ * account. Every change made for a caller commits its audit row in the same transaction
+ * (auditedTransaction), and every change of account fields or tokens is announced, since API
+ * processes serve accounts from their token caches.
+ */
 export function accountsService(
   db: Db,
-  config: Pick<Config, "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">,
+  config: Pick<Config, "signup" | "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">,
   tokens: Pick<TokenResolver, "announceRevocation" | "announceAccountChange">,
 ) {
   const sessionExpiry = () => new Date(Date.now() + config.sessionTtlDays * 86_400_000);
 
+  /** Creates an account and its first sign-in session; the operator also creates accounts without a password. */
   async function createAccount(input: { email: string; password: string | null; displayName: string | null }) {
     const email = normaliseEmail(input.email);
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
     try {
       return await inTransaction(db, async (tx) => {
         const account = await repo.insertAccount(tx, { email, passwordHash, displayName: input.displayName });
-        const token = await repo.issueToken(tx, { accountId: account.id, kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry() });
+        const token = await repo.issueToken(tx, {
+          accountId: account.id, owner: accountOwner(account.id), kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry(),
+        });
         return { account, token: token.secret };
       });
     } catch (err) {
@@ -30,77 +72,85 @@ export function accountsService(
     }
   }
 
+  /** Public sign-up, unless the platform closed it. */
+  async function signup(input: { email: string; password: string }) {
+    if (config.signup === "closed") throw new ApiError("signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
+    return createAccount({ email: input.email, password: input.password, displayName: null });
+  }
+
   async function login(emailRaw: string, password: string) {
     const account = await repo.findLiveAccountByEmail(db, normaliseEmail(emailRaw));
     const ok = await verifyPassword(password, account?.password_hash ?? null);
     if (!account || !ok) throw new ApiError("invalid_credentials", "The e-mail or password is wrong.");
-    const token = await repo.issueToken(db, { accountId: account.id, kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry() });
+    const token = await repo.issueToken(db, {
+      accountId: account.id, owner: accountOwner(account.id), kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry(),
+    });
     return token.secret;
   }
 
-  async function revoke(accountId: string, tokenId: string, onlyScoped = false) {
-    return inTransaction(db, async (tx) => {
-      const done = await repo.revokeToken(tx, accountId, tokenId, onlyScoped ? "scoped" : undefined);
-      if (done) await tokens.announceRevocation(tx, { tokenId });
-      return done;
+  /** Revokes the calling token. */
+  async function logout(p: Principal) {
+    await auditedTransaction(db, p, async (tx) => {
+      if (await repo.revokeToken(tx, p.accountId, p.tokenId)) await tokens.announceRevocation(tx, { tokenId: p.tokenId });
     });
   }
 
-  async function getAccount(accountId: string) {
-    const account = await repo.findLiveAccount(db, accountId);
-    if (!account) throw notFound("account");
-    return account;
+  const spendCaps = (a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) => effectiveSpendCaps(config, a);
+
+  async function update(p: Principal, patch: Parameters<typeof repo.updateAccount>[2]): Promise<AccountSnapshot> {
+    return auditedTransaction(db, p, async (tx) => {
+      const account = await repo.updateAccount(tx, p.accountId, patch);
+      if (!account) throw notFound("account");
+      await tokens.announceAccountChange(tx, p.accountId);
+      return snapshot(account);
+    });
   }
 
-  function spendCaps(a: Pick<repo.AccountRow, "account_spend_cap_krw" | "app_spend_cap_krw">) {
-    return {
-      account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
-      account_spend_cap_is_default: a.account_spend_cap_krw === null,
-      app_spend_cap_krw: a.app_spend_cap_krw ?? config.defaultAppSpendCapKrw,
-      app_spend_cap_is_default: a.app_spend_cap_krw === null,
-    };
+  async function updateProfile(p: Principal, patch: { display_name?: string | null; locale?: "ko" | "en" }): Promise<AccountSnapshot> {
+    if (patch.display_name === undefined && patch.locale === undefined) throw badRequest("invalid_request", "Send display_name or locale.");
+    return update(p, {
+      ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+      ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
+    });
   }
 
   /** 0 restores the platform default, stored as NULL so a later change of the default applies. */
-  async function setSpendCap(accountId: string, which: "account_spend_cap_krw" | "app_spend_cap_krw", amount: number) {
-    const account = await updateProfile(accountId, { [which]: amount === 0 ? null : amount });
-    return spendCaps(account);
+  async function setSpendCap(p: Principal, which: SpendCapColumn, amount: number) {
+    return spendCaps(await update(p, { [which]: amount === 0 ? null : amount }));
   }
 
-  /** Every change of account fields is announced, since API processes serve the account from their token caches. */
-  async function updateProfile(accountId: string, patch: Parameters<typeof repo.updateAccount>[2]) {
-    return inTransaction(db, async (tx) => {
-      const account = await repo.updateAccount(tx, accountId, patch);
-      if (!account) throw notFound("account");
-      await tokens.announceAccountChange(tx, accountId);
-      return account;
-    });
-  }
-
-  async function changePassword(accountId: string, tokenId: string, current: string | undefined, next: string) {
-    const account = await getAccount(accountId);
+  /** Sets or changes the password; other sign-in sessions end, the caller's session and scoped keys stay. */
+  async function changePassword(p: Principal, current: string | undefined, next: string) {
+    const account = await repo.findLiveAccount(db, p.accountId);
+    if (!account) throw notFound("account");
     if (account.password_hash !== null) {
       if (current === undefined) throw badRequest("current_password_required", "This account has a password; send current_password to change it.");
       if (!(await verifyPassword(current, account.password_hash))) throw new ApiError("wrong_password", "current_password is wrong.");
     }
     const hash = await hashPassword(next);
-    await inTransaction(db, async (tx) => {
-      await repo.updateAccount(tx, accountId, { password_hash: hash });
-      // other sign-in sessions end with the old password; this session and scoped keys stay
-      await repo.revokeAllTokens(tx, accountId, { kind: "full", except: tokenId });
-      await tokens.announceRevocation(tx, { accountId });
+    await auditedTransaction(db, p, async (tx) => {
+      await repo.updateAccount(tx, p.accountId, { password_hash: hash });
+      await repo.revokeAllTokens(tx, p.accountId, { kind: "full", except: p.tokenId });
+      await tokens.announceRevocation(tx, { accountId: p.accountId });
     });
   }
 
-  async function deleteAccount(accountId: string) {
-    await inTransaction(db, async (tx) => {
-      await repo.markAccountDeleted(tx, accountId);
-      await repo.revokeAllTokens(tx, accountId);
-      await tokens.announceRevocation(tx, { accountId });
+  /** Deletes the caller's account: every token is revoked and sign-in stops working. */
+  async function deleteAccount(p: Principal) {
+    await auditedTransaction(db, p, async (tx) => {
+      await repo.markAccountDeleted(tx, p.accountId);
+      await repo.revokeAllTokens(tx, p.accountId);
+      await tokens.announceRevocation(tx, { accountId: p.accountId });
     });
   }
 
-  async function issueScopedKey(accountId: string, input: { name: string; scopes: string[]; expires_at?: string }) {
+  /** The scoped keys the calling account issued, never their secrets. */
+  async function listKeys(p: Principal) {
+    return repo.listScopedKeys(db, p.accountId);
+  }
+
+  /** Issues a scoped key acting as the caller for the caller's owner; the secret is returned only now. */
+  async function issueScopedKey(p: Principal, input: { name: string; scopes: string[]; expires_at?: string }) {
     const bad = input.scopes.filter((s) => parseScope(s) === null);
     if (bad.length) throw badRequest("invalid_scope", `Unknown or malformed scope: ${bad.join(", ")}.`);
     let expiresAt: Date | null = null;
@@ -109,10 +159,22 @@ export function accountsService(
       if (Number.isNaN(expiresAt.getTime())) throw badRequest("invalid_request", "expires_at must be an RFC 3339 time.");
       if (expiresAt.getTime() <= Date.now()) throw badRequest("invalid_request", "expires_at must be in the future.");
     }
-    return repo.issueToken(db, { accountId, kind: "scoped", name: input.name, scopes: [...new Set(input.scopes)], expiresAt });
+    return auditedTransaction(db, p, (tx) =>
+      repo.issueToken(tx, { accountId: p.accountId, owner: p.owner, kind: "scoped", name: input.name, scopes: [...new Set(input.scopes)], expiresAt }));
   }
 
-  return { createAccount, login, revoke, getAccount, spendCaps, setSpendCap, updateProfile, changePassword, deleteAccount, issueScopedKey };
+  /** Revokes one of the caller's scoped keys; 404 for anything else (another account's key, a session, an unknown id). */
+  async function revokeKey(p: Principal, keyId: string) {
+    await auditedTransaction(db, p, async (tx) => {
+      if (!(await repo.revokeToken(tx, p.accountId, keyId, "scoped"))) throw notFound("API key");
+      await tokens.announceRevocation(tx, { tokenId: keyId });
+    });
+  }
+
+  return {
+    createAccount, signup, login, logout, spendCaps, updateProfile, setSpendCap, changePassword, deleteAccount,
+    listKeys, issueScopedKey, revokeKey,
+  };
 }
 
 export type AccountsService = ReturnType<typeof accountsService>;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type pg from "pg";
 import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { AuditDraft, Principal } from "../auth/principal.js";
+import * as repo from "./repo.js";
 
 /**
  * Audit rows: one per mutating request of an account, whatever its outcome. A successful change
@@ -22,12 +23,11 @@ export function auditDraft(request: FastifyRequest, successStatus: number): Audi
   };
 }
 
-async function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number): Promise<void> {
-  await q.query(
-    `INSERT INTO audit_log (account_id, owner_kind, owner_id, token_id, token_kind, action, target, ip, status, request_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [p.accountId, p.owner.kind, p.owner.id, p.tokenId, p.kind, d.action, d.target, d.ip, status, d.requestId],
-  );
+function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number): Promise<void> {
+  return repo.insertAudit(q, {
+    accountId: p.accountId, owner: p.owner, tokenId: p.tokenId, tokenKind: p.kind,
+    action: d.action, target: d.target, ip: d.ip, status, requestId: d.requestId,
+  });
 }
 
 /**

@@ -46,3 +46,12 @@ export interface AccountSnapshot {
 
 /** Instance refs (ids or slugs) a list endpoint must narrow to; null means every instance. */
 export type InstanceFilter = string[] | null;
+
+/**
+ * The caller of a route whose auth rule needs a token (authorize() has checked there is one). Routes
+ * hand it to services whole, never a bare account id.
+ */
+export function callerOf(request: { principal: Principal | null }): Principal {
+  if (!request.principal) throw new Error("callerOf: the route's auth rule does not require a token");
+  return request.principal;
+}

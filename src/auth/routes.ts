@@ -2,9 +2,9 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
-import { ApiError } from "../http/errors.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
+import { callerOf } from "./principal.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
 const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 });
@@ -15,20 +15,19 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
   const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
 
   r.post("/v1/auth/signup", {
-    config: { auth: { public: true }, summaryKo: "이메일과 비밀번호로 가입하고 전체 권한 토큰을 받습니다." },
+    config: { auth: { public: true }, errors: ["email_taken", "signup_closed"], summaryKo: "이메일과 비밀번호로 가입하고 전체 권한 토큰을 받습니다." },
     schema: {
       operationId: "signup", tags: ["auth"], summary: "Create an account with e-mail and password; returns a full-access token.",
       body: Body({ email: Email, password: Password }),
       response: { 201: Type.Object({ account: Type.Object({ id: Type.String(), email: Type.String() }), token: Type.String() }) },
     },
   }, async (request, reply) => {
-    if (ctx.config.signup === "closed") throw new ApiError("signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
-    const { account, token } = await accounts.createAccount({ email: request.body.email, password: request.body.password, displayName: null });
+    const { account, token } = await accounts.signup(request.body);
     return reply.code(201).send({ account: { id: account.id, email: account.email }, token });
   });
 
   r.post("/v1/auth/login", {
-    config: { auth: { public: true }, summaryKo: "이메일과 비밀번호로 로그인하고 새 토큰을 받습니다." },
+    config: { auth: { public: true }, errors: ["invalid_credentials"], summaryKo: "이메일과 비밀번호로 로그인하고 새 토큰을 받습니다." },
     schema: {
       operationId: "login", tags: ["auth"], summary: "Sign in; returns a new full-access token.",
       body: Body({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) }),
@@ -37,15 +36,15 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
   }, async (request) => ({ token: await accounts.login(request.body.email, request.body.password) }));
 
   r.post("/v1/auth/logout", {
-    config: { auth: { account: true }, summaryKo: "호출한 토큰을 폐기합니다." },
+    config: { auth: { account: true }, errors: [], summaryKo: "호출한 토큰을 폐기합니다." },
     schema: { operationId: "logout", tags: ["auth"], summary: "Revoke the calling token.", response: { 204: Type.Null() } },
   }, async (request, reply) => {
-    await accounts.revoke(request.principal!.accountId, request.principal!.tokenId);
+    await accounts.logout(callerOf(request));
     return reply.code(204).send(null);
   });
 
   r.get("/v1/token", {
-    config: { auth: { token: true }, summaryKo: "호출한 토큰의 종류, 범위, 만료, 계정을 보여 줍니다(비밀 값은 제외)." },
+    config: { auth: { token: true }, errors: [], summaryKo: "호출한 토큰의 종류, 범위, 만료, 계정을 보여 줍니다(비밀 값은 제외)." },
     schema: {
       operationId: "getToken", tags: ["auth"], summary: "Inspect the calling token: kind, scopes, expiry and account (never the secret).",
       response: {
@@ -56,7 +55,7 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
   }, async (request) => {
-    const p = request.principal!;
+    const p = callerOf(request);
     return { id: p.tokenId, kind: p.kind, scopes: p.kind === "full" ? ["*"] : p.scopes, expires_at: p.expiresAt?.toISOString() ?? null, account_id: p.accountId };
   });
 }

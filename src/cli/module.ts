@@ -1,10 +1,6 @@
 import { defineArea } from "../kernel/area.js";
-import type { Db } from "../store/db.js";
 import { cliRoutes } from "./routes.js";
-
-export async function pruneCliErrorReports(db: Db): Promise<void> {
-  await db.query("DELETE FROM cli_error_reports WHERE received_at < now() - interval '30 days'");
-}
+import { pruneCliErrorReports } from "./service.js";
 
 /** Error reports the command-line client sends on failure. */
 export const cliArea = defineArea({

@@ -1,9 +1,10 @@
 import { defineArea } from "../kernel/area.js";
 import type { Db } from "../store/db.js";
+import * as repo from "./repo.js";
 
 /** Stored responses are replayed for 24 hours, then forgotten. */
 export async function expireIdempotencyKeys(db: Db): Promise<void> {
-  await db.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
+  await repo.deleteIdempotencyKeysOlderThan(db, 24);
 }
 
 /** Maintenance of the shared core tables (idempotency keys). */

@@ -1,5 +1,6 @@
 import { describeAuth } from "../http/auth-rule.js";
 import type { RouteEntry } from "../http/route-table.js";
+import { ERROR_CATALOG, type ErrorCode } from "../http/errors.js";
 
 interface ManualContext {
   baseDomain: string;
@@ -25,6 +26,7 @@ const TEXT = {
     ],
     endpoints: "Endpoints",
     auth: "auth",
+    errors: "Error codes (HTTP status, code: meaning). The code decides the status; branch on the code, not the message",
   },
   ko: {
     title: "호스팅 플랫폼 API 설명서 (AI 에이전트와 스크립트용)",
@@ -44,6 +46,7 @@ const TEXT = {
     ],
     endpoints: "엔드포인트",
     auth: "인증",
+    errors: "오류 코드(HTTP 상태, 코드: 뜻, 뜻은 영어). 상태는 코드가 정합니다. 메시지가 아니라 코드로 분기하세요",
   },
 } as const;
 
@@ -65,6 +68,10 @@ export function renderManual(routes: RouteEntry[], ctx: ManualContext, opts: { b
       const summary = opts.lang === "ko" && r.summaryKo ? r.summaryKo : r.summary;
       lines.push(`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")} - ${summary} [${t.auth}: ${describeAuth(r.auth)}]`);
     }
+  }
+  lines.push("", `## ${t.errors}:`);
+  for (const [code, [status, meaning]] of Object.entries(ERROR_CATALOG) as [ErrorCode, readonly [number, string]][]) {
+    lines.push(`${status} ${code}: ${meaning}`);
   }
   return lines.join("\n") + "\n";
 }

@@ -4,15 +4,17 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { accountsService } from "../accounts/service.js";
+import { fleetService } from "./service.js";
 
 /** The operator API (beyond the spec): bearer OPERATOR_TOKEN only, never a user token. */
 export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
+  const fleet = fleetService(ctx.db);
   const operator = { operator: true } as const;
 
   r.post("/v1/operator/accounts", {
-    config: { auth: operator },
+    config: { auth: operator, errors: ["email_taken"] },
     schema: {
       operationId: "operatorCreateAccount", tags: ["operator"], summary: "Create an account (also when sign-up is closed); returns its first full-access token.",
       body: Body({ email: Type.String({ format: "email", maxLength: 254 }), display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }),
@@ -24,22 +26,16 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
   });
 
   r.get("/v1/operator/fleet/patch-reports", {
-    config: { auth: operator },
+    config: { auth: operator, errors: [] },
     schema: {
       operationId: "operatorListPatchReports", tags: ["operator"], summary: "Host patch reports, newest first.",
       querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) }),
       response: { 200: Type.Array(Type.Object({ id: Type.String(), host: Type.String(), report: Type.Unknown(), received_at: Timestamp })) },
     },
-  }, async (request) => {
-    const { rows } = await ctx.db.query<{ id: string; host: string; report: unknown; received_at: Date }>(
-      "SELECT id::text, host, report, received_at FROM fleet_patch_reports ORDER BY id DESC LIMIT $1",
-      [request.query.limit ?? 100],
-    );
-    return rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() }));
-  });
+  }, async (request) => fleet.list(request.query.limit ?? 100));
 
   r.post("/v1/fleet/patch-report", {
-    config: { auth: { fleet: true }, summaryKo: "운영자 전용 호스트 일일 패치 보고(FLEET_TOKEN)." },
+    config: { auth: { fleet: true }, errors: [], summaryKo: "운영자 전용 호스트 일일 패치 보고(FLEET_TOKEN)." },
     schema: {
       operationId: "reportFleetPatch", tags: ["meta"], summary: "Operator-only daily host patch report, authenticated by FLEET_TOKEN.",
       body: Body({
@@ -56,7 +52,6 @@ export async function operatorRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   }, async (request, reply) => {
     const { host, ...report } = request.body;
-    const { rows } = await ctx.db.query<{ id: string }>("INSERT INTO fleet_patch_reports (host, report) VALUES ($1, $2) RETURNING id::text", [host, report]);
-    return reply.code(202).send({ id: rows[0].id });
+    return reply.code(202).send({ id: await fleet.record(host, report) });
   });
 }

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { RouteEntry } from "../../src/http/route-table.js";
+import { ERROR_CATALOG } from "../../src/http/errors.js";
 import { FLEET_TOKEN, OPERATOR_TOKEN, call, createTestApp, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
 
 const HANGUL = /[\uac00-\ud7a3]/;
@@ -50,6 +51,16 @@ describe("meta", () => {
       assert.match(text.split("\n").find((l) => l.startsWith("GET /v1/gpus - "))!, /any valid token/);
       assert.ok(!text.includes("/v1/operator"), "the operator API is not advertised to users");
       assert.ok(!HANGUL.test(text), "English by default");
+    });
+
+    test("the full manual prints the error catalog, every code with its status and meaning, in English and Korean", async () => {
+      for (const lang of ["en", "ko"]) {
+        const lines = (await call(t.app, { url: `/v1/manual?lang=${lang}` })).body.split("\n");
+        for (const [code, [status, meaning]] of Object.entries(ERROR_CATALOG)) {
+          assert.ok(lines.includes(`${status} ${code}: ${meaning}`), `${lang} manual lists ${code}`);
+        }
+      }
+      assert.ok(!(await call(t.app, { url: "/v1/manual?brief=1" })).body.includes("email_taken"), "the quick start leaves the catalog out");
     });
 
     test("?brief=1 is a shorter quick start without the endpoint list", async () => {
