@@ -34,19 +34,21 @@ export function databaseMetering(): MeteringSource {
 /**
  * Billing pausing an owner (overdue, budgets, spend caps): running paid instances get desired state
  * paused with the reason shown in status_reason, and a stop command; resume starts again only those
- * a pause with the same reason stopped. Commands are recorded with `q` (so in the caller's transaction
- * if it has one); their jobs are sent at once, and the reconciler re-sends any that ran before the commit.
+ * a pause with the same reason stopped. Commands are recorded with `q` (in the caller's transaction if
+ * it has one). Their jobs are sent at once; a send that fails, or a job that runs before the commit
+ * and finds nothing, is made good by the reconciler, so neither fails the caller.
  */
 export function databaseLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): Lifecycle {
+  const send: Pick<JobQueue, "send"> = { send: (name, data, options) => jobs.send(name, data, options).catch(() => null) };
   return {
     pause: async (q, owner, reason) => {
       const ids = await repo.pausePaidDatabases(q, owner, reason);
-      for (const id of ids) await enqueueSystem(q, jobs, id, "stop");
+      for (const id of ids) await enqueueSystem(q, send, id, "stop");
       return ids;
     },
     resume: async (q, owner, reason) => {
       const ids = await repo.resumePausedDatabases(q, owner, reason);
-      for (const id of ids) await enqueueSystem(q, jobs, id, "start");
+      for (const id of ids) await enqueueSystem(q, send, id, "start");
       return ids;
     },
   };
