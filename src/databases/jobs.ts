@@ -1,10 +1,11 @@
-import type { Db } from "../store/db.js";
+import type { Db, Queryable } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { JobSpec } from "../kernel/area.js";
 import { inTransaction } from "../store/db.js";
 import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
 import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
 import * as repo from "./repo.js";
+import { watchDatabases } from "./watch.js";
 
 type ExecutorOutput = {
   patch?: Partial<repo.DatabaseRow>;
@@ -190,8 +191,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     name: "databases.daily-base-backup",
     cron: "0 3 * * *",
     handler: async () => {
-      const { rows } = await db.query<{ id: string }>("SELECT id FROM databases WHERE state = 'running'");
-      for (const r of rows) await enqueueSystem(db, queue, r.id, "base_backup");
+      for (const id of await repo.runningDatabaseIds(db)) await enqueueSystem(db, queue, id, "base_backup");
     },
   });
 
@@ -201,17 +201,13 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     name: "databases.purge-removed",
     cron: "23 * * * *",
     handler: async () => {
-      const { rows } = await db.query<{ id: string }>(
-        `SELECT id FROM databases WHERE state = 'removed' AND purged_at IS NULL AND removed_at < now() - $1 * interval '1 day'`,
-        [REMOVAL_GRACE_DAYS],
-      );
-      for (const r of rows) await enqueueSystem(db, queue, r.id, "purge");
+      for (const id of await repo.purgeDueIds(db, REMOVAL_GRACE_DAYS)) await enqueueSystem(db, queue, id, "purge");
     },
   });
   return specs;
 }
 
-export async function enqueueSystem(db: Db, queue: Pick<JobQueue, "send">, databaseId: string, kind: string): Promise<void> {
+export async function enqueueSystem(db: Queryable, queue: Pick<JobQueue, "send">, databaseId: string, kind: string): Promise<void> {
   const open = await db.query("SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')", [databaseId, kind]);
   if (open.rowCount) return;
   const { randomUUID } = await import("node:crypto");
@@ -273,121 +269,4 @@ export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send">, provid
   }
   await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);
-}
-
-const GiB = 1024 ** 3;
-/** Storage autoscale defaults when the settings leave a field out (PATCH /v1/databases/{id}/storage). */
-export const AUTOSCALE_DEFAULTS = { threshold_pct: 80, step_gb: 10, max_gb: 16384 } as const;
-
-export interface WatchDeps {
-  db: Db;
-  provider: DatabaseProvider;
-}
-
-/**
- * One pass of the watcher over every running instance not busy with a command: storage autoscale, then the quota (read-only
- * above it), the WAL index and retention, then the WAL continuity check whose result GET shows as
- * `backup_health`. Exported so it can be run on demand; the `databases.watch` job runs it every minute.
- */
-export async function watchDatabases({ db, provider }: WatchDeps, onlyIds?: string[]): Promise<void> {
-  const { rows } = await db.query<repo.DatabaseRow>(
-    "SELECT * FROM databases WHERE state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))", [onlyIds ?? null],
-  );
-  for (const row of rows) {
-    // an instance with a command in flight (switchover, resize, restore…) is left alone until the next pass
-    const lock = await db.connect();
-    try {
-      const got = (await lock.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [row.id])).rows[0].ok;
-      if (!got) continue;
-      try {
-        await watchOne(db, provider, row);
-      } catch {
-        // one instance's trouble must not stop the watcher for the others
-      } finally {
-        await lock.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [row.id]).catch(() => {});
-      }
-    } finally {
-      lock.release();
-    }
-  }
-}
-
-async function watchOne(db: Db, provider: DatabaseProvider, row: repo.DatabaseRow): Promise<void> {
-  let st = await provider.enforceStorageQuota(row.id);
-  let storageGb = row.storage_gb;
-  // the store is the truth: a quota change recorded but not applied (crash in between) is applied now
-  if (st.quotaBytes !== Math.round(storageGb * GiB)) st = await provider.setStorageQuota(row.id, storageGb);
-  const grown = await autoscaleStorage(db, row, st.usageBytes);
-  if (grown !== null) {
-    storageGb = grown;
-    st = await provider.setStorageQuota(row.id, grown);
-  }
-  const reason = st.readOnly?.reason ?? null;
-  if (reason !== row.status_reason) await repo.updateDatabase(db, row.id, { status_reason: reason });
-
-  for (const wal of await provider.listArchivedWal(row.id)) {
-    await repo.upsertBackup(db, row.account_id, {
-      id: wal.id, databaseId: row.id, kind: "wal", label: null, status: wal.status, sizeBytes: wal.sizeBytes,
-      startedAt: wal.startedAt, finishedAt: wal.finishedAt, startLsn: wal.startLsn, stopLsn: wal.stopLsn,
-    });
-  }
-  const pruned = await provider.pruneBackups(row.id, row.pitr_retention_days);
-  if (pruned.removedBackups.length) {
-    await db.query("DELETE FROM database_backups WHERE database_id = $1 AND id = ANY($2)", [row.id, pruned.removedBackups]);
-  }
-  if (pruned.removedWal) {
-    const kept = new Set((await provider.listArchivedWal(row.id)).map((w) => w.id));
-    const { rows: indexed } = await db.query<{ id: string }>("SELECT id FROM database_backups WHERE database_id = $1 AND kind = 'wal'", [row.id]);
-    const gone = indexed.map((r) => r.id).filter((id) => !kept.has(id));
-    if (gone.length) await db.query("DELETE FROM database_backups WHERE database_id = $1 AND id = ANY($2)", [row.id, gone]);
-  }
-
-  // stored checksums re-checked once per backup (base backups and snapshots), after it was taken
-  const { rows: unverified } = await db.query<{ id: string }>(
-    "SELECT id FROM database_backups WHERE database_id = $1 AND kind IN ('base', 'snapshot') AND verified_at IS NULL ORDER BY finished_at LIMIT 3", [row.id],
-  );
-  for (const b of unverified) {
-    const v = await provider.verifyBackup(row.id, b.id).catch(() => null);
-    if (v) await db.query("UPDATE database_backups SET verified_at = now(), verify_ok = $3 WHERE database_id = $1 AND id = $2", [row.id, b.id, v.ok]);
-  }
-  const { rows: corrupt } = await db.query<{ id: string }>(
-    "SELECT id FROM database_backups WHERE database_id = $1 AND verify_ok = false ORDER BY finished_at", [row.id],
-  );
-
-  const wc = await provider.walContinuity(row.id);
-  const health: repo.BackupHealth = {
-    ok: wc.ok && corrupt.length === 0,
-    problem: wc.problem ?? (corrupt.length ? `${corrupt.length} backup(s) no longer match their checksums (${corrupt.map((c) => c.id).join(", ")})` : null),
-    base_backup_id: wc.baseBackupId, timeline: wc.timeline, from_segment: wc.fromSegment, to_segment: wc.toSegment,
-    checked_segments: wc.checkedSegments, missing_segments: wc.missing, pending_segments: wc.pending,
-    archiver_failure: wc.archiverFailure, corrupt_backups: corrupt.map((c) => c.id), checked_at: new Date().toISOString(),
-  };
-  await repo.updateDatabase(db, row.id, { backup_health: health, storage_used_bytes: st.usageBytes, health_checked_at: new Date() });
-}
-
-/**
- * Grows storage_gb by step_gb (up to max_gb) once usage crosses threshold_pct of it. The growth is
- * recorded in the store first, conditionally on the value read, so two watchers never add two steps;
- * it shows among the instance's commands as `storage_autoscale`. Returns the new size, or null.
- */
-export async function autoscaleStorage(db: Db, row: repo.DatabaseRow, usageBytes: number): Promise<number | null> {
-  const cfg = row.storage_autoscale as { enabled?: boolean; threshold_pct?: number; step_gb?: number; max_gb?: number };
-  if (!cfg?.enabled) return null;
-  const threshold = cfg.threshold_pct ?? AUTOSCALE_DEFAULTS.threshold_pct;
-  const step = cfg.step_gb ?? AUTOSCALE_DEFAULTS.step_gb;
-  const max = cfg.max_gb ?? AUTOSCALE_DEFAULTS.max_gb;
-  if (row.storage_gb >= max || usageBytes < (row.storage_gb * GiB * threshold) / 100) return null;
-  const next = Math.min(row.storage_gb + step, max);
-  const { randomUUID } = await import("node:crypto");
-  return inTransaction(db, async (tx) => {
-    const res = await tx.query("UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [row.id, row.storage_gb, next]);
-    if (!res.rowCount) return null;
-    const id = randomUUID();
-    await repo.insertCommand(tx, { id, databaseId: row.id, kind: "storage_autoscale", params: { threshold_pct: threshold, step_gb: step, max_gb: max } });
-    await tx.query(
-      "UPDATE database_commands SET status = 'succeeded', started_at = now(), finished_at = now(), attempts = 1, result = $2 WHERE id = $1",
-      [id, { from_gb: row.storage_gb, to_gb: next, usage_bytes: usageBytes }],
-    );
-    return next;
-  });
 }

@@ -1,25 +1,32 @@
 import { defineArea } from "../kernel/area.js";
-import { accountOwner } from "../kernel/owner.js";
 import type { DatabaseProvider } from "./provider/types.js";
-import { LocalDatabaseProvider } from "./provider/local/index.js";
-import { databaseRoutes } from "./routes.js";
+import { findPgbouncer, LocalDatabaseProvider } from "./provider/local/index.js";
+import { databaseRoutes } from "./routes/index.js";
 import { databaseJobs, reconcileNow } from "./jobs.js";
+import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 
 export interface DatabasesState {
   provider: DatabaseProvider;
+  /** whether this platform's hosts can pool connections (PgBouncer installed) */
+  poolAvailable: () => boolean;
 }
 
 /** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
 export const databasesArea = defineArea<DatabasesState>({
   name: "databases",
-  setup: (p) => ({ provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }) }),
+  setup: (p) => ({
+    provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
+    poolAvailable: () => findPgbouncer() !== null,
+  }),
   routes: databaseRoutes,
   jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider }),
+  metering: () => databaseMetering(),
+  lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),
   instances: (p) => ({
     resource: "databases",
     find: async (owner, ref) => {
-      const row = await repo.findDatabase(p.db, owner.kind === "account" ? owner.id : "", ref);
+      const row = await repo.findDatabase(p.db, owner, ref);
       return row && { id: row.id, slug: row.slug };
     },
   }),
@@ -31,4 +38,3 @@ export const databasesArea = defineArea<DatabasesState>({
     await (s.provider as LocalDatabaseProvider).idle?.();
   },
 });
-void accountOwner;

@@ -1,8 +1,16 @@
 import type { Queryable } from "../store/db.js";
+import type { Owner, OwnerKind } from "../kernel/owner.js";
+
+// database_backups has its own file; re-exported so `repo.*` names every table of the area
+export * from "./backups-repo.js";
 
 export interface DatabaseRow {
   id: string;
+  /** the account that created it */
   account_id: string;
+  /** who owns it and pays for it (migration 006) */
+  owner_kind: OwnerKind;
+  owner_id: string;
   name: string;
   slug: string;
   label: string | null;
@@ -66,29 +74,17 @@ export interface CommandRow {
   finished_at: Date | null;
 }
 
-export interface BackupRow {
-  id: string;
-  database_id: string;
-  kind: "base" | "wal" | "snapshot";
-  label: string | null;
-  status: string;
-  size_bytes: number;
-  started_at: Date | null;
-  finished_at: Date | null;
-  start_lsn: string | null;
-  stop_lsn: string | null;
-  verify_ok: boolean | null;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** By id or slug, within one account; purged instances are gone. */
-export async function findDatabase(q: Queryable, accountId: string, ref: string, opts: { forUpdate?: boolean } = {}): Promise<DatabaseRow | null> {
+// ---- databases: the API's reads and writes, always within one owner
+
+/** By id or slug, within one owner; purged instances are gone. */
+export async function findDatabase(q: Queryable, owner: Owner, ref: string, opts: { forUpdate?: boolean } = {}): Promise<DatabaseRow | null> {
   const byId = UUID.test(ref);
   const { rows } = await q.query<DatabaseRow>(
-    `SELECT * FROM databases WHERE account_id = $1 AND ${byId ? "id = $2::uuid" : "slug = $2"} AND purged_at IS NULL
+    `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"} AND purged_at IS NULL
       ORDER BY created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [accountId, ref],
+    [owner.kind, owner.id, ref],
   );
   return rows[0] ?? null;
 }
@@ -98,16 +94,28 @@ export async function findDatabaseById(q: Queryable, id: string): Promise<Databa
   return rows[0] ?? null;
 }
 
-export async function listDatabases(q: Queryable, accountId: string, refs: string[] | null): Promise<DatabaseRow[]> {
+/** The owner's live instances, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
+export async function listDatabases(q: Queryable, owner: Owner, refs: string[] | null): Promise<DatabaseRow[]> {
   // named: this is a hot read, planned once per connection
   const { rows } = await q.query<DatabaseRow>({
-    name: "databases-list",
-    text: `SELECT * FROM databases WHERE account_id = $1 AND state <> 'removed' AND purged_at IS NULL
-              AND ($2::text[] IS NULL OR id::text = ANY($2) OR slug = ANY($2))
+    name: "databases-list-by-owner",
+    text: `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND state <> 'removed' AND purged_at IS NULL
+              AND ($3::text[] IS NULL OR id::text = ANY($3) OR slug = ANY($3))
             ORDER BY created_at`,
-    values: [accountId, refs],
+    values: [owner.kind, owner.id, refs],
   });
   return rows;
+}
+
+/** A new instance in state creating; a live slug taken raises the unique violation databases_slug_live. */
+export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
+  await q.query(
+    `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
+       db_name, db_user, initial_password, initial_superuser_password)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    [row.id, row.account_id, row.owner_kind, row.owner_id, row.name, row.slug, row.engine, row.version, row.size, row.storage_gb, row.pitr_retention_days,
+      row.desired_state, row.state, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password],
+  );
 }
 
 export async function updateDatabase(q: Queryable, id: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<void> {
@@ -121,8 +129,127 @@ export async function updateDatabase(q: Queryable, id: string, patch: Partial<Re
   await q.query(`UPDATE databases SET ${sets.join(", ")} WHERE id = $1`, [id, ...values]);
 }
 
+/** Forgets the initial passwords once they were shown. */
+export async function forgetInitialCredentials(q: Queryable, id: string): Promise<void> {
+  await q.query(
+    `UPDATE databases SET initial_credentials_revealed_at = now(), initial_password = NULL, initial_superuser_password = NULL
+      WHERE id = $1 AND initial_credentials_revealed_at IS NULL`,
+    [id],
+  );
+}
+
+/** Grows storage_gb only if it still has the value read (two watchers never add two steps). */
+export async function growStorage(q: Queryable, id: string, fromGb: number, toGb: number): Promise<boolean> {
+  const res = await q.query("UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [id, fromGb, toGb]);
+  return (res.rowCount ?? 0) > 0;
+}
+
+// ---- databases: the periodic jobs
+
+/** Running instances the watcher looks at; one being paused (desired paused) is left to its stop command. */
+export async function watchedDatabases(q: Queryable, onlyIds: string[] | null): Promise<DatabaseRow[]> {
+  const { rows } = await q.query<DatabaseRow>(
+    "SELECT * FROM databases WHERE state = 'running' AND desired_state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))", [onlyIds],
+  );
+  return rows;
+}
+
+export async function runningDatabaseIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>("SELECT id FROM databases WHERE state = 'running'");
+  return rows.map((r) => r.id);
+}
+
+/** Removed instances past the grace period, not purged yet. */
+export async function purgeDueIds(q: Queryable, graceDays: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM databases WHERE state = 'removed' AND purged_at IS NULL AND removed_at < now() - $1 * interval '1 day'", [graceDays],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The per-instance lock a command holds while it runs (jobs.ts), tried without waiting. Taken on a
+ * connection of its own and released on the same one.
+ */
+export async function tryInstanceLock(client: Queryable, id: string): Promise<boolean> {
+  return (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [id])).rows[0].ok;
+}
+
+export async function releaseInstanceLock(client: Queryable, id: string): Promise<void> {
+  await client.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [id]);
+}
+
+// ---- databases: what billing meters and pauses (through the kernel: metering.ts)
+
+export type BillableRow = Pick<DatabaseRow, "id" | "account_id" | "owner_kind" | "owner_id" | "size" | "storage_gb"> & { state: "running" | "paused" };
+
+const BILLABLE = "SELECT id, account_id, owner_kind, owner_id, size, storage_gb, state FROM databases WHERE state IN ('running', 'paused')";
+
+/**
+ * Instances holding resources, created before `createdBefore`, in (owner_kind, owner_id, id) order after
+ * `after`: the owner prefix walks the index databases_owner, so a page costs its own rows.
+ */
+export async function billableDatabases(
+  q: Queryable, page: { createdBefore: Date; after: { owner: Owner; id: string } | null; limit: number },
+): Promise<BillableRow[]> {
+  const { rows } = page.after
+    ? await q.query<BillableRow>(
+      `${BILLABLE} AND created_at < $1 AND (owner_kind, owner_id, id) > ($2, $3::uuid, $4::uuid) ORDER BY owner_kind, owner_id, id LIMIT $5`,
+      [page.createdBefore, page.after.owner.kind, page.after.owner.id, page.after.id, page.limit],
+    )
+    : await q.query<BillableRow>(`${BILLABLE} AND created_at < $1 ORDER BY owner_kind, owner_id, id LIMIT $2`, [page.createdBefore, page.limit]);
+  return rows;
+}
+
+export async function billableDatabasesOf(q: Queryable, owner: Owner): Promise<BillableRow[]> {
+  const { rows } = await q.query<BillableRow>(`${BILLABLE} AND owner_kind = $1 AND owner_id = $2 ORDER BY id`, [owner.kind, owner.id]);
+  return rows;
+}
+
+export async function namesOf(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
+  const valid = ids.filter((id) => UUID.test(id));
+  if (!valid.length) return [];
+  const { rows } = await q.query<{ id: string; name: string; slug: string }>("SELECT id, name, slug FROM databases WHERE id = ANY($1::uuid[])", [valid]);
+  return rows;
+}
+
+/** Marks the owner's running paid instances to be paused, with the reason shown to the user; returns their ids. */
+export async function pausePaidDatabases(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE databases SET desired_state = 'paused', status_reason = $3
+      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'running' AND state = 'running' AND size <> 'dev'
+      RETURNING id`,
+    [owner.kind, owner.id, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Marks to run again the owner's instances a pause with this reason stopped; returns their ids. */
+export async function resumePausedDatabases(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE databases SET desired_state = 'running'
+      WHERE owner_kind = $1 AND owner_id = $2 AND status_reason = $3 AND desired_state = 'paused'
+      RETURNING id`,
+    [owner.kind, owner.id, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
+// ---- database_commands
+
 export async function insertCommand(q: Queryable, c: { id: string; databaseId: string; kind: string; params: Record<string, unknown> }): Promise<void> {
   await q.query("INSERT INTO database_commands (id, database_id, kind, status, params) VALUES ($1, $2, $3, 'queued', $4)", [c.id, c.databaseId, c.kind, c.params]);
+}
+
+/** A command the platform carried out itself at once (e.g. storage autoscale), recorded as succeeded. */
+export async function insertDoneCommand(
+  q: Queryable, c: { id: string; databaseId: string; kind: string; params: Record<string, unknown>; result: Record<string, unknown> },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO database_commands (id, database_id, kind, status, params, result, started_at, finished_at, attempts)
+     VALUES ($1, $2, $3, 'succeeded', $4, $5, now(), now(), 1)`,
+    [c.id, c.databaseId, c.kind, c.params, c.result],
+  );
 }
 
 export async function findCommand(q: Queryable, id: string): Promise<CommandRow | null> {
@@ -133,24 +260,4 @@ export async function findCommand(q: Queryable, id: string): Promise<CommandRow 
 export async function recentCommands(q: Queryable, databaseId: string, limit = 10): Promise<CommandRow[]> {
   const { rows } = await q.query<CommandRow>("SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2", [databaseId, limit]);
   return rows;
-}
-
-export async function recentBackups(q: Queryable, databaseId: string, limit = 20): Promise<BackupRow[]> {
-  const { rows } = await q.query<BackupRow>(
-    "SELECT * FROM database_backups WHERE database_id = $1 ORDER BY coalesce(finished_at, created_at) DESC LIMIT $2",
-    [databaseId, limit],
-  );
-  return rows;
-}
-
-export async function upsertBackup(q: Queryable, accountId: string, b: {
-  id: string; databaseId: string; kind: string; label: string | null; status: string; sizeBytes: number;
-  startedAt: string | null; finishedAt: string | null; startLsn: string | null; stopLsn: string | null;
-}): Promise<void> {
-  await q.query(
-    `INSERT INTO database_backups (id, database_id, account_id, owner_kind, owner_id, kind, label, status, size_bytes, started_at, finished_at, start_lsn, stop_lsn)
-     SELECT $1, $2, $3, d.owner_kind, d.owner_id, $4, $5, $6, $7, $8, $9, $10, $11 FROM databases d WHERE d.id = $2
-     ON CONFLICT (database_id, id) DO UPDATE SET status = EXCLUDED.status, size_bytes = EXCLUDED.size_bytes, finished_at = EXCLUDED.finished_at`,
-    [b.id, b.databaseId, accountId, b.kind, b.label, b.status, b.sizeBytes, b.startedAt, b.finishedAt, b.startLsn, b.stopLsn],
-  );
 }

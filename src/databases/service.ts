@@ -1,10 +1,14 @@
 import { randomUUID } from "node:crypto";
+import type pg from "pg";
 import type { Config } from "../config/config.js";
-import { inTransaction, isUniqueViolation, type Db } from "../store/db.js";
+import { isUniqueViolation, type Db } from "../store/db.js";
 import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
-import { connectionUrl, isProviderError, type DatabaseProvider, type Endpoint, type InstanceSpec } from "./provider/types.js";
-import { ALLOWED_EXTENSIONS, findPgbouncer, generatePassword, normalizeCidr } from "./provider/local/index.js";
+import type { Kernel } from "../kernel/kernel.js";
+import type { InstanceFilter, Principal } from "../auth/principal.js";
+import { auditedTransaction } from "../audit/record.js";
+import { connectionUrl, DB_SIZES, type DatabaseProvider, type InstanceSpec } from "./provider/types.js";
+import { ALLOWED_EXTENSIONS, generatePassword, normalizeCidr } from "./provider/local/index.js";
 import * as repo from "./repo.js";
 
 export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
@@ -16,12 +20,24 @@ export interface DatabasesDeps {
   config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
   jobs: Pick<JobQueue, "send">;
   provider: DatabaseProvider;
+  /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */
+  admission: Pick<Kernel, "admit">;
+  /** whether this platform's hosts can pool connections */
+  poolAvailable: () => boolean;
 }
 
+export type Size = repo.DatabaseRow["size"];
+
 export type CreateInput = {
-  name: string; slug?: string; engine?: "postgres"; version?: 16 | 17; size?: repo.DatabaseRow["size"];
+  name: string; slug?: string; engine?: "postgres"; version?: 16 | 17; size?: Size;
   storage_gb?: number; pitr_retention_days?: number;
 };
+export type ComputeSettings = { enabled: boolean; min_size?: Size; max_size?: Size; cpu_threshold_pct?: number };
+export type StorageSettings = { enabled: boolean; max_gb?: number; threshold_pct?: number; step_gb?: number };
+export type HaAction = "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchover";
+
+/** What a mutation decided after checking the locked row: the command to record and the row's new intent. */
+type Intent = { kind: string; params?: Record<string, unknown>; patch?: Partial<repo.DatabaseRow> };
 
 export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"]): InstanceSpec {
   return {
@@ -38,31 +54,64 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
   };
 }
 
-export function databasesService({ db, config, jobs, provider }: DatabasesDeps) {
-  async function get(accountId: string, ref: string): Promise<repo.DatabaseRow> {
-    const row = await repo.findDatabase(db, accountId, ref);
+/**
+ * Managed PostgreSQL for a caller: every read is within the principal's owner, every change commits
+ * with the caller's audit row and, for server work, a command row whose job runs after the commit
+ * (the reconciler re-queues it if that send is lost).
+ */
+export function databasesService({ db, config, jobs, provider, admission, poolAvailable }: DatabasesDeps) {
+  async function get(p: Principal, ref: string): Promise<repo.DatabaseRow> {
+    const row = await repo.findDatabase(db, p.owner, ref);
     if (!row) throw notFound("database");
     return row;
   }
 
-  /** Records a command and queues its job; the reconciler re-queues it if the queueing itself is lost. */
-  async function enqueue(row: repo.DatabaseRow, kind: string, params: Record<string, unknown> = {}, patch: Partial<repo.DatabaseRow> = {}): Promise<string> {
-    const id = randomUUID();
-    await inTransaction(db, async (tx) => {
-      await repo.updateDatabase(tx, row.id, patch);
-      await repo.insertCommand(tx, { id, databaseId: row.id, kind, params });
-    });
-    await jobs.send(COMMAND_JOB, { commandId: id }).catch(() => {});
-    return id;
+  async function locked(tx: pg.PoolClient, p: Principal, ref: string): Promise<repo.DatabaseRow> {
+    const row = await repo.findDatabase(tx, p.owner, ref, { forUpdate: true });
+    if (!row) throw notFound("database");
+    return row;
   }
 
-  async function create(accountId: string, input: CreateInput) {
+  /** Checks the request against the locked row (`decide` throws to refuse), records intent and command with the audit row, then queues the job. */
+  async function command(p: Principal, ref: string, decide: (row: repo.DatabaseRow, tx: pg.PoolClient) => Intent | Promise<Intent>) {
+    const commandId = randomUUID();
+    const row = await auditedTransaction(db, p, async (tx) => {
+      const row = await locked(tx, p, ref);
+      const { kind, params = {}, patch = {} } = await decide(row, tx);
+      await repo.updateDatabase(tx, row.id, patch);
+      await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind, params });
+      return row;
+    });
+    await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
+    return { row, commandId };
+  }
+
+  /** A change of settings the store alone holds; returns the row as changed. */
+  async function update(p: Principal, ref: string, decide: (row: repo.DatabaseRow) => Partial<repo.DatabaseRow>): Promise<repo.DatabaseRow> {
+    return auditedTransaction(db, p, async (tx) => {
+      const row = await locked(tx, p, ref);
+      await repo.updateDatabase(tx, row.id, decide(row));
+      return (await repo.findDatabaseById(tx, row.id))!;
+    });
+  }
+
+  const list = (p: Principal, filter: InstanceFilter) => repo.listDatabases(db, p.owner, filter);
+
+  async function detail(p: Principal, ref: string) {
+    const row = await get(p, ref);
+    return { row, backups: await repo.recentBackups(db, row.id), commands: await repo.recentCommands(db, row.id) };
+  }
+
+  const backups = (p: Principal, limit: number) => repo.backupsOf(db, p.owner, limit);
+
+  async function create(p: Principal, input: CreateInput) {
     const slug = input.slug ?? input.name;
     if (!/^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/.test(slug)) throw badRequest("bad_slug", "slug must be 3-40 lowercase letters, digits and hyphens, not starting or ending with a hyphen.");
     const size = input.size ?? "dev";
     const ident = slug.replace(/-/g, "_");
     const row: repo.DatabaseRow = {
-      id: randomUUID(), account_id: accountId, name: input.name, slug, label: null, engine: "postgres", version: input.version ?? 17, size,
+      id: randomUUID(), account_id: p.accountId, owner_kind: p.owner.kind, owner_id: p.owner.id,
+      name: input.name, slug, label: null, engine: "postgres", version: input.version ?? 17, size,
       storage_gb: input.storage_gb ?? DEFAULT_STORAGE_GB[size], pitr_retention_days: input.pitr_retention_days ?? 7,
       desired_state: "running", state: "creating", status_reason: null, db_name: ident, db_user: ident, host: null, port: null,
       allowlist: [], authorized_clients: [], compute_autoscale: {}, storage_autoscale: {}, ha_enabled: false, pool_enabled: false, extensions: [],
@@ -71,21 +120,12 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     };
     const commandId = randomUUID();
     try {
-      await inTransaction(db, async (tx) => {
-        await tx.query(
-          `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-             db_name, db_user, initial_password, initial_superuser_password)
-           VALUES ($1, $2, 'account', $2, $3, $4, 'postgres', $5, $6, $7, $8, 'running', 'creating', $9, $10, $11, $12)`,
-          [row.id, accountId, row.name, slug, row.version, size, row.storage_gb, row.pitr_retention_days, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password],
-        );
-        // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance later
-        let endpoint: Endpoint;
-        try {
-          endpoint = await provider.reserve(instanceSpec(row, config));
-        } catch (err) {
-          if (isProviderError(err, "capacity")) throw new ApiError("provision_failed", err.message);
-          throw err;
-        }
+      await auditedTransaction(db, p, async (tx) => {
+        await admission.admit(tx, { owner: p.owner, accountId: p.accountId, kind: "database", size, storageGb: row.storage_gb });
+        await repo.insertDatabase(tx, row);
+        // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance
+        // later (ProviderError maps itself: capacity → provision_failed)
+        const endpoint = await provider.reserve(instanceSpec(row, config));
         row.host = endpoint.host;
         row.port = endpoint.port;
         await repo.updateDatabase(tx, row.id, { host: endpoint.host, port: endpoint.port });
@@ -103,29 +143,29 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     if (row.state === "removed") throw new ApiError("database_removed", "This database was deleted; restore it first.");
   }
 
-  async function stop(row: repo.DatabaseRow) {
+  const stop = (p: Principal, ref: string) => command(p, ref, (row) => {
     if (row.size !== "dev") throw badRequest("stop_not_supported", "Only dev databases can be stopped; basic and above are always on.");
     if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}, not running.`);
-    return enqueue(row, "stop", {}, { desired_state: "paused" });
-  }
+    return { kind: "stop", patch: { desired_state: "paused" } };
+  });
 
-  async function start(row: repo.DatabaseRow) {
+  const start = (p: Principal, ref: string) => command(p, ref, (row) => {
     if (row.state !== "paused") throw badRequest("not_stopped", `The database is ${row.state}, not stopped.`);
-    return enqueue(row, "start", {}, { desired_state: "running" });
-  }
+    return { kind: "start", patch: { desired_state: "running" } };
+  });
 
-  async function remove(row: repo.DatabaseRow) {
+  const remove = (p: Principal, ref: string) => command(p, ref, (row) => {
     requireLive(row);
-    return enqueue(row, "remove", {}, { desired_state: "removed", state: "removed", removed_at: new Date(), pool_enabled: false });
-  }
+    return { kind: "remove", patch: { desired_state: "removed", state: "removed", removed_at: new Date(), pool_enabled: false } };
+  });
 
-  async function backup(row: repo.DatabaseRow, label?: string) {
+  const backup = (p: Principal, ref: string, label?: string) => command(p, ref, (row) => {
     if (row.state !== "running") throw badRequest("not_running", `Backups need a running database; it is ${row.state}.`);
-    return enqueue(row, "snapshot", { label: label ?? null });
-  }
+    return { kind: "snapshot", params: { label: label ?? null } };
+  });
 
   /** Validates the target time first; performing the restore is behind DB_RESTORE_ENABLED (spec: 501 restore_not_ready). */
-  async function restore(row: repo.DatabaseRow, targetTime?: string) {
+  const restore = (p: Principal, ref: string, targetTime?: string) => command(p, ref, async (row, tx) => {
     let target: Date | undefined;
     if (targetTime !== undefined) {
       const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -140,27 +180,26 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     if (row.state === "creating") throw new ApiError("not_restorable", "The database is still being created or restored; wait until it is running.");
     if (target) {
       // recovery starts from a base backup finished before the target: earlier moments cannot be reached
-      const { rows } = await db.query<{ first: Date | null }>(
-        "SELECT min(finished_at) AS first FROM database_backups WHERE database_id = $1 AND kind IN ('base', 'snapshot') AND status = 'complete'", [row.id],
-      );
-      const first = rows[0]?.first ?? null;
+      const first = await repo.firstRecoverableAt(tx, row.id);
       if (!first || target.getTime() < first.getTime()) {
         throw badRequest("out_of_retention", first
           ? `The earliest moment this database can be restored to is ${first.toISOString()} (its first base backup).`
           : "This database has no base backup yet, so no point in time can be restored; try again in a minute.");
       }
     }
-    return enqueue(row, "restore", { target_time: target?.toISOString() ?? null, from_state: row.state }, { desired_state: "running", state: "creating", removed_at: null });
-  }
+    return { kind: "restore", params: { target_time: target?.toISOString() ?? null, from_state: row.state }, patch: { desired_state: "running", state: "creating", removed_at: null } };
+  });
 
   /** The new password is returned once; the job applies it, and this call waits so the old one is refused when it answers. */
-  async function rotatePassword(row: repo.DatabaseRow) {
-    if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}; start it to rotate its password.`);
+  async function rotatePassword(p: Principal, ref: string) {
     const password = generatePassword();
-    const commandId = await enqueue(row, "rotate_password", { password });
+    const { row, commandId } = await command(p, ref, (row) => {
+      if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}; start it to rotate its password.`);
+      return { kind: "rotate_password", params: { password } };
+    });
     const done = await waitForCommand(commandId, 60_000);
     if (done?.status !== "succeeded") throw new ApiError("rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
-    return { commandId, password };
+    return { row, commandId, password };
   }
 
   async function waitForCommand(id: string, timeoutMs: number) {
@@ -172,7 +211,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
     }
   }
 
-  async function setAllowlist(row: repo.DatabaseRow, entries: { cidr: string; label?: string }[]) {
+  const setAllowlist = (p: Principal, ref: string, entries: { cidr: string; label?: string }[]) => command(p, ref, (row) => {
     requireLive(row);
     const normalised = entries.map((e) => {
       try {
@@ -181,72 +220,84 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
         throw badRequest("bad_cidr", `"${e.cidr}" is not a CIDR block such as 203.0.113.0/24.`);
       }
     });
-    return enqueue(row, "allowlist", {}, { allowlist: normalised });
-  }
+    return { kind: "allowlist", patch: { allowlist: normalised } };
+  });
 
-  async function extensions(row: repo.DatabaseRow, names: string[]) {
+  const extensions = (p: Principal, ref: string, names: string[]) => command(p, ref, (row) => {
     requireLive(row);
     const unknown = names.filter((n) => !ALLOWED_EXTENSIONS.has(n) && n !== "pg_stat_statements");
     if (unknown.length) throw badRequest("extension_not_allowed", `Not an allowed extension: ${unknown.join(", ")}.`);
     if (names.includes("pg_stat_statements") && row.size === "dev") throw badRequest("extension_not_allowed", "dev databases are shared and cannot enable pg_stat_statements.");
-    return enqueue(row, "extensions", { names });
-  }
+    return { kind: "extensions", params: { names } };
+  });
 
-  async function resize(row: repo.DatabaseRow, size: repo.DatabaseRow["size"], storageGb?: number) {
+  /** A resize is a paid update when the new size costs money: admission decides, like at creation. */
+  const resize = (p: Principal, ref: string, size: Size, storageGb?: number) => command(p, ref, async (row, tx) => {
     requireLive(row);
     if (storageGb !== undefined && storageGb < row.storage_gb) throw badRequest("invalid_request", "storage_gb cannot shrink.");
-    return enqueue(row, "resize", { size, storage_gb: storageGb ?? row.storage_gb });
-  }
+    await admission.admit(tx, { owner: p.owner, accountId: p.accountId, kind: "database", size, storageGb: storageGb ?? row.storage_gb });
+    return { kind: "resize", params: { size, storage_gb: storageGb ?? row.storage_gb } };
+  });
 
-  async function ha(row: repo.DatabaseRow, action: "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchover") {
+  const ha = (p: Principal, ref: string, action: HaAction) => command(p, ref, (row) => {
     requireLive(row);
     if (row.size === "dev") throw badRequest("ha_not_supported", "High availability needs size basic or above.");
     if (action !== "ha_enable" && !row.ha_enabled) throw badRequest("ha_not_enabled", "High availability is not enabled on this database.");
     if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}, not running.`);
-    return enqueue(row, action, {}, action === "ha_enable" ? { ha_enabled: true } : action === "ha_disable" ? { ha_enabled: false } : {});
+    return { kind: action, patch: action === "ha_enable" ? { ha_enabled: true } : action === "ha_disable" ? { ha_enabled: false } : {} };
+  });
+
+  async function haStatus(p: Principal, ref: string) {
+    const row = await get(p, ref);
+    return { enabled: row.ha_enabled, standby: row.ha_enabled ? await provider.standbyStatus(row.id).catch(() => null) : null };
   }
 
-  async function pool(row: repo.DatabaseRow, enabled: boolean) {
+  const pool = (p: Principal, ref: string, enabled: boolean) => command(p, ref, (row) => {
     requireLive(row);
-    if (enabled && !findPgbouncer()) throw new ApiError("pool_unavailable", "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.");
-    return enqueue(row, enabled ? "pool_enable" : "pool_disable", {}, { pool_enabled: enabled });
+    if (enabled && !poolAvailable()) throw new ApiError("pool_unavailable", "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.");
+    return { kind: enabled ? "pool_enable" : "pool_disable", patch: { pool_enabled: enabled } };
+  });
+
+  async function poolStatus(p: Principal, ref: string) {
+    const row = await get(p, ref);
+    const st = row.pool_enabled ? await provider.poolStatus(row.id).catch(() => null) : null;
+    return { enabled: row.pool_enabled, mode: "transaction", pooled_url: st?.endpoint ? connectionUrl(st.endpoint) : null, available: poolAvailable() };
   }
 
-  async function revealInitialCredentials(row: repo.DatabaseRow) {
+  const authorizeClients = (p: Principal, ref: string, groups: string[]) => update(p, ref, () => ({ authorized_clients: [...new Set(groups)] }));
+
+  const setCompute = (p: Principal, ref: string, settings: ComputeSettings) => update(p, ref, () => {
+    const { min_size, max_size } = settings;
+    if (min_size && max_size && DB_SIZES.indexOf(min_size) > DB_SIZES.indexOf(max_size)) throw badRequest("invalid_request", "min_size must not be above max_size.");
+    return { compute_autoscale: settings };
+  });
+
+  const setStorage = (p: Principal, ref: string, settings: StorageSettings) => update(p, ref, (row) => {
+    if (settings.max_gb !== undefined && settings.max_gb < row.storage_gb) throw badRequest("invalid_request", "max_gb must be at least the current storage_gb.");
+    return { storage_autoscale: settings };
+  });
+
+  const rename = (p: Principal, ref: string, label: string) => update(p, ref, () => ({ label }));
+
+  /** Apps attached to the database: none until apps exist (the lookup still answers 404 for another owner's database). */
+  async function attachedApps(p: Principal, ref: string): Promise<{ id: string; slug: string }[]> {
+    await get(p, ref);
+    return [];
+  }
+
+  /** The initial passwords, once; the row is locked while the store forgets them, in the transaction of the caller's audit row. */
+  const revealInitialCredentials = (p: Principal, ref: string) => auditedTransaction(db, p, async (tx) => {
+    const row = await locked(tx, p, ref);
     if (row.initial_credentials_revealed_at || row.initial_password === null) throw new ApiError("credentials_already_revealed", "The initial credentials were already revealed once; rotate the password to get a new one.");
     if (row.state === "creating") throw new ApiError("still_creating", "The database is still being created; try again when it is running.");
-    const res = await db.query(
-      `UPDATE databases SET initial_credentials_revealed_at = now(), initial_password = NULL, initial_superuser_password = NULL
-        WHERE id = $1 AND initial_credentials_revealed_at IS NULL RETURNING id`,
-      [row.id],
-    );
-    if (!res.rowCount) throw new ApiError("credentials_already_revealed", "The initial credentials were already revealed once.");
-    return { password: row.initial_password, superuser_password: row.initial_superuser_password! };
-  }
+    await repo.forgetInitialCredentials(tx, row.id);
+    return { row, secrets: { password: row.initial_password, superuser_password: row.initial_superuser_password! } };
+  });
 
-  return { get, create, stop, start, remove, backup, restore, rotatePassword, setAllowlist, extensions, resize, ha, pool, revealInitialCredentials, enqueue };
+  return {
+    get, list, detail, backups, create, stop, start, remove, backup, restore, rotatePassword, setAllowlist, extensions, resize,
+    ha, haStatus, pool, poolStatus, authorizeClients, setCompute, setStorage, rename, attachedApps, revealInitialCredentials,
+  };
 }
 
 export type DatabasesService = ReturnType<typeof databasesService>;
-
-/** The API shape of an instance; passwords (and URLs carrying them) only where given. */
-export function databaseView(row: repo.DatabaseRow, config: DatabasesDeps["config"], secrets?: { password?: string; superuser_password?: string }) {
-  const ep: Endpoint = { host: row.host ?? "127.0.0.1", port: row.port ?? 5432, database: row.db_name, user: row.db_user, superuser: "postgres", sslmode: "require" };
-  const url = connectionUrl(ep, secrets?.password);
-  return {
-    id: row.id, name: row.name, slug: row.slug, label: row.label, engine: row.engine, version: row.version, size: row.size,
-    storage_gb: row.storage_gb, pitr_retention_days: row.pitr_retention_days, state: row.state, desired_state: row.desired_state,
-    status_reason: row.status_reason,
-    public_host: `${row.slug}.db.${config.baseDomain}`,
-    internal_host: `${row.slug}.db.${config.internalDomain}`,
-    host: ep.host, port: ep.port, database: row.db_name, user: row.db_user,
-    database_url: url, database_url_public: url,
-    allowlist: row.allowlist, ha_enabled: row.ha_enabled, pool_enabled: row.pool_enabled, extensions: row.extensions,
-    compute: row.compute_autoscale, storage: row.storage_autoscale, authorized_clients: row.authorized_clients,
-    created_at: row.created_at.toISOString(), removed_at: row.removed_at?.toISOString() ?? null,
-    backup_health: row.backup_health ?? null,
-    storage_used_bytes: row.storage_used_bytes === null || row.storage_used_bytes === undefined ? null : Number(row.storage_used_bytes),
-    ...(secrets?.password ? { password: secrets.password } : {}),
-    ...(secrets?.superuser_password ? { superuser_password: secrets.superuser_password, superuser_database_url: connectionUrl(ep, secrets.superuser_password, "postgres") } : {}),
-  };
-}

@@ -2,7 +2,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { rename } from "node:fs/promises";
 import { call, createTestApp, signup, type TestApp } from "../helpers/app.js";
-import { watchDatabases } from "../../src/databases/jobs.js";
+import { watchDatabases } from "../../src/databases/watch.js";
 import { query, waitFor } from "./lib.js";
 
 /**

@@ -6,6 +6,7 @@
  * Every operation is addressed by the platform's instance id and is safe to retry:
  * a job killed half-way can simply run the same call again.
  */
+import { ApiError, statusOf, type ErrorCode, type MapsToApiError } from "../../http/errors.js";
 
 export type DbSize = "dev" | "basic" | "pro" | "business";
 export const DB_SIZES: readonly DbSize[] = ["dev", "basic", "pro", "business"];
@@ -235,7 +236,7 @@ export type ProviderErrorCode =
   | "recovery_failed"
   | "start_failed";
 
-export class ProviderError extends Error {
+export class ProviderError extends Error implements MapsToApiError {
   readonly code: ProviderErrorCode;
   readonly details?: Record<string, unknown>;
   constructor(code: ProviderErrorCode, message: string, details?: Record<string, unknown>) {
@@ -244,6 +245,39 @@ export class ProviderError extends Error {
     this.code = code;
     this.details = details;
   }
+
+  /**
+   * The catalog entry a provider failure is when it reaches a request. Refusals (4xx) and capacity
+   * keep their message, which tells the user what to change or what ran out; other server-side
+   * failures answer with the catalog's sentence, since their message may name the host's paths and commands.
+   */
+  toApiError(): ApiError {
+    const code = ProviderError.API_CODES[this.code];
+    return statusOf(code) < 500 || this.code === "capacity" ? new ApiError(code, this.message) : new ApiError(code);
+  }
+
+  private static readonly API_CODES: Record<ProviderErrorCode, ErrorCode> = {
+    capacity: "provision_failed",
+    port_taken: "provision_failed",
+    bad_spec: "invalid_request",
+    bad_cidr: "bad_cidr",
+    not_found: "not_found",
+    backup_not_found: "not_found",
+    not_provisioned: "still_creating",
+    not_running: "not_running",
+    pgbouncer_missing: "pool_unavailable",
+    extension_not_allowed: "extension_not_allowed",
+    ha_not_supported: "ha_not_supported",
+    ha_not_enabled: "ha_not_enabled",
+    ha_enabled: "conflict",
+    standby_not_ready: "conflict",
+    no_base_backup: "out_of_retention",
+    backup_corrupt: "not_restorable",
+    switchover_failed: "service_unavailable",
+    backup_failed: "service_unavailable",
+    recovery_failed: "service_unavailable",
+    start_failed: "service_unavailable",
+  };
 }
 
 export function isProviderError(err: unknown, code?: ProviderErrorCode): err is ProviderError {

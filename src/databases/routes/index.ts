@@ -1,0 +1,19 @@
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../kernel/context.js";
+import type { DatabasesState } from "../module.js";
+import { databasesService } from "../service.js";
+import type { RouteDeps } from "./schemas.js";
+import { coreRoutes } from "./core.js";
+import { settingsRoutes } from "./settings.js";
+import { haRoutes } from "./ha.js";
+import { poolRoutes } from "./pool.js";
+import { backupRoutes } from "./backups.js";
+
+/** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
+export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState): Promise<void> {
+  const svc = databasesService({
+    db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: state.provider, admission: ctx.kernel, poolAvailable: state.poolAvailable,
+  });
+  const deps: RouteDeps = { svc, config: ctx.config };
+  for (const register of [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes]) register(app, deps);
+}
