@@ -6,6 +6,8 @@ import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
+import { OwnerReadCache, type OwnerChangeFeed } from "../kernel/change-feed.js";
+import { ownerKey } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import { connectionUrl, DB_SIZES, type DatabaseProvider, type InstanceSpec } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, generatePassword, normalizeCidr } from "./provider/local/index.js";
@@ -24,6 +26,8 @@ export interface DatabasesDeps {
   admission: Pick<Kernel, "admit">;
   /** whether this platform's hosts can pool connections */
   poolAvailable: () => boolean;
+  /** owners' changes across processes: the list cache drops an owner's entries on each */
+  changes: OwnerChangeFeed;
 }
 
 export type Size = repo.DatabaseRow["size"];
@@ -59,7 +63,11 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
  * with the caller's audit row and, for server work, a command row whose job runs after the commit
  * (the reconciler re-queues it if that send is lost).
  */
-export function databasesService({ db, config, jobs, provider, admission, poolAvailable }: DatabasesDeps) {
+export function databasesService({ db, config, jobs, provider, admission, poolAvailable, changes }: DatabasesDeps) {
+  // lists are served from memory until the owner's next change (NOTIFY from a trigger, or this process's own write)
+  const lists = new OwnerReadCache<repo.DatabaseRow[]>(changes);
+  const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
+
   async function get(p: Principal, ref: string): Promise<repo.DatabaseRow> {
     const row = await repo.findDatabase(db, p.owner, ref);
     if (!row) throw notFound("database");
@@ -82,20 +90,24 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
       await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind, params });
       return row;
     });
+    changed(p);
     await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
     return { row, commandId };
   }
 
   /** A change of settings the store alone holds; returns the row as changed. */
   async function update(p: Principal, ref: string, decide: (row: repo.DatabaseRow) => Partial<repo.DatabaseRow>): Promise<repo.DatabaseRow> {
-    return auditedTransaction(db, p, async (tx) => {
+    const updated = await auditedTransaction(db, p, async (tx) => {
       const row = await locked(tx, p, ref);
       await repo.updateDatabase(tx, row.id, decide(row));
       return (await repo.findDatabaseById(tx, row.id))!;
     });
+    changed(p);
+    return updated;
   }
 
-  const list = (p: Principal, filter: InstanceFilter) => repo.listDatabases(db, p.owner, filter);
+  const list = (p: Principal, filter: InstanceFilter) =>
+    lists.get(ownerKey(p.owner), filter === null ? "*" : filter.join(","), () => repo.listDatabases(db, p.owner, filter));
 
   async function detail(p: Principal, ref: string) {
     const row = await get(p, ref);
@@ -135,6 +147,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
       if (isUniqueViolation(err, "databases_slug_live")) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
       throw err;
     }
+    changed(p);
     await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
     return { row, commandId };
   }
