@@ -18,12 +18,14 @@ const asResource = (r: Row): MeteredResource => ({
 export const databasesTableSource: MeteringSource = {
   kind: "database",
   async billable(q, { createdBefore, after, limit }) {
+    // (owner kind, owner id, id) order is the order of ownerKey() for the kinds resources have (account, org, partner_child)
+    const [kind, ownerId] = after ? [after[0].slice(0, after[0].indexOf(":")), after[0].slice(after[0].indexOf(":") + 1)] : [null, null];
     const { rows } = await q.query<Row>(
       `SELECT ${COLS} FROM databases
         WHERE state IN ('running', 'paused') AND created_at < $1
-          AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id) > ($2::text, $3::uuid))
-        ORDER BY owner_kind || ':' || owner_id::text, id LIMIT $4`,
-      [createdBefore, after?.[0] ?? null, after?.[1] ?? null, limit],
+          AND ($2::text IS NULL OR (owner_kind, owner_id, id) > ($2::text, $3::uuid, $4::uuid))
+        ORDER BY owner_kind, owner_id, id LIMIT $5`,
+      [createdBefore, kind, ownerId, after?.[1] ?? null, limit],
     );
     return rows.map(asResource);
   },

@@ -52,7 +52,7 @@ export function intervalStartOf(at: Date, catalog: PriceCatalog = prices()): Dat
  */
 export async function meterInterval(db: Db, sources: readonly MeteringSource[], intervalStart: Date, opts: MeterOptions = {}): Promise<MeterResult> {
   const catalog = opts.catalog ?? prices();
-  const batchSize = opts.batchSize ?? 2500;
+  const batchSize = opts.batchSize ?? 5000;
   const intervalEnd = new Date(intervalStart.getTime() + catalog.meter_interval_seconds * 1000);
   const result: MeterResult = { interval_start: intervalStart, records: 0, charged_krw: 0, transactions: 0 };
   const revenue = (await systemWallet(db, "revenue", "KRW")).id;

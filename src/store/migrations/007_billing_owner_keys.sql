@@ -21,3 +21,10 @@ CREATE TABLE billing_overdue_pauses (
   paused_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (owner_kind, owner_id)
 );
+
+-- Metering inserts one usage record per billable resource and interval (10,000 resources: 120,000 rows an
+-- hour). Its two foreign keys that cost a row lock per record each go: account_id is the actor as the
+-- resource's area reports it (the owner columns never had one), and transaction_id is written in the
+-- same transaction as the posting it names, by the same code. wallet_id keeps its key.
+ALTER TABLE usage_records DROP CONSTRAINT usage_records_account_id_fkey;
+ALTER TABLE usage_records DROP CONSTRAINT usage_records_transaction_id_fkey;
