@@ -22,12 +22,11 @@ const SizePrice = Type.Object({
 export const PriceCatalog = Type.Object({
   currency: Type.Literal("KRW"),
   meter_interval_seconds: Type.Integer({ minimum: 60, maximum: 3600 }),
-  resources: Type.Object({
-    database: Type.Object({ sizes: Type.Record(Type.String(), SizePrice) }),
-  }),
+  /** per resource kind (a metering source's kind: database, pod, bucket, ...), its sizes */
+  resources: Type.Record(Type.String(), Type.Object({ sizes: Type.Record(Type.String(), SizePrice) })),
 });
 export type PriceCatalog = Static<typeof PriceCatalog>;
-export type ResourceKind = keyof PriceCatalog["resources"];
+export type SizePrice = Static<typeof SizePrice>;
 
 export const DEFAULT_PRICES_FILE = new URL("../../catalog/prices.json", import.meta.url);
 
@@ -46,10 +45,12 @@ export function loadPriceCatalog(file: string | URL = DEFAULT_PRICES_FILE): Pric
   const c = parsed as PriceCatalog;
   const secs = c.meter_interval_seconds;
   if (3600 % secs !== 0) throw new Error(`configuration error: meter_interval_seconds ${secs} must divide an hour`);
-  for (const [size, p] of Object.entries(c.resources.database.sizes)) {
-    for (const perHourMicro of [p.krw_per_hour * MICRO, p.storage_microkrw_per_gb_hour]) {
-      if ((perHourMicro * secs) % 3600 !== 0) {
-        throw new Error(`configuration error: price of database size ${size} over ${secs} s is not a whole number of micro-won`);
+  for (const [kind, { sizes }] of Object.entries(c.resources)) {
+    for (const [size, p] of Object.entries(sizes)) {
+      for (const perHourMicro of [p.krw_per_hour * MICRO, p.storage_microkrw_per_gb_hour]) {
+        if ((perHourMicro * secs) % 3600 !== 0) {
+          throw new Error(`configuration error: price of ${kind} size ${size} over ${secs} s is not a whole number of micro-won`);
+        }
       }
     }
   }
@@ -64,26 +65,39 @@ export function prices(): PriceCatalog {
 
 export interface IntervalPrice { instance_micro: number; storage_micro: number }
 
-/** Exact micro-won of one resource over `seconds` (a whole number of intervals) in the given state. */
-export function databaseCharge(c: PriceCatalog, r: { size: string; storage_gb: number; state: string }, seconds = c.meter_interval_seconds): IntervalPrice {
-  const p = c.resources.database.sizes[r.size];
-  if (!p) throw new Error(`no price for database size ${r.size}`);
+/** What a price depends on: the size, the storage kept and whether it runs. */
+export interface Priced { size: string; storageGb: number; state: string }
+
+/** The catalog entry of a kind and size, or null when the catalog does not price it. */
+export function priceOf(c: PriceCatalog, kind: string, size: string): SizePrice | null {
+  return Object.hasOwn(c.resources, kind) && Object.hasOwn(c.resources[kind].sizes, size) ? c.resources[kind].sizes[size] : null;
+}
+
+/**
+ * Exact micro-won of one resource over `seconds` (a whole number of intervals) in the given state: the
+ * instance price while running, storage while running or paused. A size the catalog does not price is
+ * an error (metering a resource at 0 by mistake would be silent).
+ */
+export function charge(c: PriceCatalog, kind: string, r: Priced, seconds = c.meter_interval_seconds): IntervalPrice {
+  const p = priceOf(c, kind, r.size);
+  if (!p) throw new Error(`no price for ${kind} size ${r.size}`);
   const running = r.state === "running";
   const keepsData = running || r.state === "paused";
   return {
     instance_micro: running ? (p.krw_per_hour * MICRO * seconds) / 3600 : 0,
-    storage_micro: keepsData ? (p.storage_microkrw_per_gb_hour * r.storage_gb * seconds) / 3600 : 0,
+    storage_micro: keepsData ? (p.storage_microkrw_per_gb_hour * r.storageGb * seconds) / 3600 : 0,
   };
 }
 
-/** Micro-won per hour of one resource in its state (the burn rate). */
-export function databaseHourlyMicro(c: PriceCatalog, r: { size: string; storage_gb: number; state: string }): number {
-  const x = databaseCharge(c, r, 3600);
+/** Micro-won per hour of one resource in its state (the burn rate); 0 for sizes the catalog does not price. */
+export function hourlyMicro(c: PriceCatalog, kind: string, r: Priced): number {
+  if (!priceOf(c, kind, r.size)) return 0;
+  const x = charge(c, kind, r, 3600);
   return x.instance_micro + x.storage_micro;
 }
 
-/** Whether creating this size costs money (a paid resource needs a balance). */
-export function isPaidDatabase(c: PriceCatalog, size: string, storageGb = 1): boolean {
-  const p = c.resources.database.sizes[size];
+/** Whether creating this kind and size costs money (a paid resource needs a balance). */
+export function isPaid(c: PriceCatalog, kind: string, size: string, storageGb = 1): boolean {
+  const p = priceOf(c, kind, size);
   return !!p && (p.krw_per_hour > 0 || p.storage_microkrw_per_gb_hour * storageGb > 0);
 }

@@ -1,18 +1,28 @@
 import { defineArea } from "../kernel/area.js";
 import { billingRoutes } from "./routes.js";
 import { paymentRoutes } from "./payment-routes.js";
+import { billingService } from "./service.js";
 import { billingJobs } from "./metering/jobs.js";
+import { fundsCheck } from "./metering/admission.js";
 import { paymentJobs } from "./payments/jobs.js";
 
-/** Ledger, metering, balance and usage reports, payments and bank transfers. */
+/**
+ * Ledger, metering, balance and usage reports, payments and bank transfers. Billing meters every area's
+ * metering source, pauses overdue owners through the kernel's lifecycles and refuses paid creation
+ * without funds through its admission check; it reads no other area's tables.
+ */
 export const billingArea = defineArea({
   name: "billing",
   routes: async (app, ctx) => {
-    await billingRoutes(app, ctx);
+    await billingRoutes(app, billingService({
+      db: ctx.db, kernel: ctx.kernel,
+      defaultAccountSpendCapKrw: ctx.config.defaultAccountSpendCapKrw, defaultAppSpendCapKrw: ctx.config.defaultAppSpendCapKrw,
+    }));
     await paymentRoutes(app, ctx);
   },
   jobs: (p) => [
-    ...billingJobs(p.jobs, { db: p.db, overdue: { action: p.config.overdueAction, graceHours: p.config.overdueGraceHours } }),
+    ...billingJobs({ db: p.db, kernel: p.kernel, overdue: { action: p.config.overdueAction, graceHours: p.config.overdueGraceHours } }),
     ...paymentJobs({ db: p.db, config: p.config }),
   ],
+  admission: () => fundsCheck(),
 });

@@ -20,7 +20,7 @@ export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
   await bankTransferRoutes(app, bankTransferService(ctx.db, ctx.config.payments));
 
   app.withTypeProvider<TypeBoxTypeProvider>().post("/v1/operator/accounts/:id/credit", {
-    config: { auth: { operator: true } },
+    config: { errors: ["not_found"], auth: { operator: true } },
     schema: {
       operationId: "operatorCreditAccount", tags: ["operator"],
       summary: "Manual credit: an adjustment entry to the account's wallet, in ledger units (KRW won, USD micro-dollars), with its reason as memo.",
@@ -38,7 +38,7 @@ export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
   }, async (request, reply) => {
-    const done = await creditAccount(ctx.db, { accountId: request.params.id, ...request.body });
+    const done = await creditAccount(ctx.db, request.principal, { accountId: request.params.id, ...request.body });
     return reply.code(201).send({ ...done, created_at: done.created_at.toISOString() });
   });
 }

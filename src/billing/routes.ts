@@ -1,14 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../kernel/context.js";
 import { badRequest } from "../http/errors.js";
 import { Nullable, PageQuery, Timestamp } from "../http/schemas.js";
-import { findLiveAccount } from "../accounts/repo.js";
-import { findWalletOf, SOURCE_TYPES, type SourceType } from "./ledger/ledger.js";
-import { listOwnerTransactions } from "./ledger/history.js";
-import { burnRateMicro, krw, monthToDate, usageDaily } from "./metering/reports.js";
-import { MICRO } from "./catalog.js";
+import { SOURCE_TYPES, type SourceType } from "./ledger/ledger.js";
+import type { BillingService } from "./service.js";
 
 const KindUsage = Type.Object({
   kind: Type.String(), instance_microkrw: Type.Integer(), storage_microkrw: Type.Integer(), amount_microkrw: Type.Integer(), amount_krw: Type.Integer(),
@@ -22,11 +18,10 @@ const dayStart = (s: string, field: string) => {
 const DAY_MS = 86_400_000;
 
 /** Billing part A (spec: Backups, billing): balance, transactions, daily usage, the monthly summary. */
-export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function billingRoutes(app: FastifyInstance, billing: BillingService) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const read = { scope: "billing:read" } as const;
   const tags = ["billing"];
-  const owner = (accountId: string) => ({ kind: "account" as const, id: accountId });
 
   r.get("/v1/billing/balance", {
     config: { auth: read, summaryKo: "잔액과 시간당 소비(실행 중인 리소스 기준)." },
@@ -42,22 +37,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
         }),
       },
     },
-  }, async (request) => {
-    const accountId = request.principal!.accountId;
-    const krwWallet = await findWalletOf(ctx.db, owner(accountId), "KRW");
-    const usdWallet = await findWalletOf(ctx.db, owner(accountId), "USD");
-    const balance = krwWallet?.balance ?? 0;
-    const burn = await burnRateMicro(ctx.db, accountId);
-    const policy = krwWallet?.policy ?? "prepaid";
-    return {
-      currency: "KRW" as const, balance,
-      balances: [{ currency: "KRW", balance }, ...(usdWallet ? [{ currency: "USD", balance: usdWallet.balance ?? 0 }] : [])],
-      burn_rate_krw_per_hour: Math.ceil(burn / MICRO), burn_rate_microkrw_per_hour: burn,
-      hours_left: burn > 0 ? Math.max(0, Math.floor((balance * MICRO) / burn)) : null,
-      suite_billed: policy === "suite", billing_policy: policy,
-      overdue: !!krwWallet?.overdue_since, overdue_since: krwWallet?.overdue_since?.toISOString() ?? null,
-    };
-  });
+  }, async (request) => billing.balance(request.principal!));
 
   r.get("/v1/billing/transactions", {
     config: { auth: read, summaryKo: "거래 내역(커서 페이지, 유형·기간 필터)." },
@@ -83,7 +63,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   }, async (request) => {
     const qs = request.query;
-    return listOwnerTransactions(ctx.db, owner(request.principal!.accountId), qs.limit ?? 50, qs.cursor, {
+    return billing.transactions(request.principal!, qs.limit ?? 50, qs.cursor, {
       type: qs.type as SourceType | undefined, currency: qs.currency, from: qs.from ? new Date(qs.from) : undefined, to: qs.to ? new Date(qs.to) : undefined,
     });
   });
@@ -109,7 +89,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const from = request.query.from ? dayStart(request.query.from, "from") : new Date(to.getTime() - 29 * DAY_MS);
     if (from > to) throw badRequest("invalid_request", "from is after to.");
     if (to.getTime() - from.getTime() > 365 * DAY_MS) throw badRequest("invalid_request", "At most 366 days per request.");
-    const out = await usageDaily(ctx.db, request.principal!.accountId, from, new Date(to.getTime() + DAY_MS));
+    const out = await billing.usage(request.principal!, from, new Date(to.getTime() + DAY_MS));
     return { ...out, to: to.toISOString().slice(0, 10) };
   });
 
@@ -133,26 +113,5 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
         }),
       },
     },
-  }, async (request) => {
-    const accountId = request.principal!.accountId;
-    const account = await findLiveAccount(ctx.db, accountId);
-    const m = await monthToDate(ctx.db, accountId, new Date());
-    const wallet = await findWalletOf(ctx.db, owner(accountId), "KRW");
-    const accountCap = account?.account_spend_cap_krw ?? ctx.config.defaultAccountSpendCapKrw;
-    const appCap = account?.app_spend_cap_krw ?? ctx.config.defaultAppSpendCapKrw;
-    const used = krw(m.mtdMicro);
-    return {
-      period: m.period, currency: "KRW" as const, period_start: m.start.toISOString(), period_end: m.end.toISOString(),
-      month_to_date: { kinds: m.kinds, total_microkrw: m.mtdMicro, total_krw: used },
-      projected_month: { total_microkrw: m.projectedMicro, total_krw: krw(m.projectedMicro), burn_rate_microkrw_per_hour: m.burnMicro },
-      balance: wallet?.balance ?? 0, suite_billed: wallet?.policy === "suite", overdue: !!wallet?.overdue_since,
-      spend_caps: {
-        account: { cap_krw: accountCap, is_default: account?.account_spend_cap_krw == null, used_krw: used, remaining_krw: Math.max(0, accountCap - used), reached: used >= accountCap },
-        app: {
-          cap_krw: appCap, is_default: account?.app_spend_cap_krw == null,
-          apps: m.perResource.map((p) => ({ kind: p.kind, id: p.id, name: p.name, used_krw: krw(p.micro), remaining_krw: Math.max(0, appCap - krw(p.micro)), reached: krw(p.micro) >= appCap })),
-        },
-      },
-    };
-  });
+  }, async (request) => billing.summary(request.principal!));
 }

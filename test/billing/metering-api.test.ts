@@ -7,6 +7,8 @@ import { meterInterval } from "../../src/billing/metering/meter.js";
 import { prices } from "../../src/billing/catalog.js";
 import { monthBounds } from "../../src/billing/metering/reports.js";
 import type { Db } from "../../src/store/db.js";
+import type { MeteringSource } from "../../src/kernel/area.js";
+import { withDatabaseHooks } from "./database-source.js";
 
 const STEP = prices().meter_interval_seconds * 1000;
 
@@ -24,7 +26,8 @@ async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storag
 
 describe("billing read endpoints", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp(); });
+  let sources: readonly MeteringSource[];
+  before(async () => { t = await createTestApp(); sources = withDatabaseHooks(t.platform); });
   after(async () => { await t.close(); });
 
   const get = (token: string, url: string) => call(t.app, { url, token });
@@ -81,8 +84,8 @@ describe("billing read endpoints", () => {
     for (let i = 0; i < 7; i++) made.push((await topup(u.id, 100 + i)).transaction.id);
     await fakeDatabase(t.db, u.id);
     const interval = new Date(Math.floor(Date.now() / STEP) * STEP - 5000 * STEP);
-    await meterInterval(t.db, interval);
-    await meterInterval(t.db, new Date(interval.getTime() + STEP)); // 3.75 + 3.75: usage of 3 then 4 won
+    await meterInterval(t.db, sources, interval);
+    await meterInterval(t.db, sources, new Date(interval.getTime() + STEP)); // 3.75 + 3.75: usage of 3 then 4 won
 
     const seen: any[] = [];
     let cursor: string | null = null;
@@ -123,9 +126,9 @@ describe("billing read endpoints", () => {
     await fakeDatabase(t.db, u.id);
     await fakeDatabase(t.db, u.id, { state: "paused" });
     const day1 = new Date(Date.UTC(2026, 0, 10, 23, 55)); // last interval of Jan 10
-    await meterInterval(t.db, day1);
-    await meterInterval(t.db, new Date(day1.getTime() + STEP)); // first of Jan 11
-    await meterInterval(t.db, new Date(day1.getTime() + 2 * STEP));
+    await meterInterval(t.db, sources, day1);
+    await meterInterval(t.db, sources, new Date(day1.getTime() + STEP)); // first of Jan 11
+    await meterInterval(t.db, sources, new Date(day1.getTime() + 2 * STEP));
     const res = await get(u.token, "/v1/billing/usage-daily?from=2026-01-09&to=2026-01-11");
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
@@ -150,8 +153,8 @@ describe("billing read endpoints", () => {
     await topup(u.id, 50);
     const db1 = await fakeDatabase(t.db, u.id);
     const { start } = monthBounds(new Date());
-    for (let i = 0; i < 4; i++) await meterInterval(t.db, new Date(start.getTime() + i * STEP));
-    await meterInterval(t.db, new Date(start.getTime() - STEP)); // last month: not in the summary
+    for (let i = 0; i < 4; i++) await meterInterval(t.db, sources, new Date(start.getTime() + i * STEP));
+    await meterInterval(t.db, sources, new Date(start.getTime() - STEP)); // last month: not in the summary
     let s = (await get(u.token, "/v1/bill/summary")).json();
     assert.equal(s.period, start.toISOString().slice(0, 7));
     assert.deepEqual(s.month_to_date.kinds.map((k: any) => [k.kind, k.amount_microkrw]), [["database", 15_000_000]]);

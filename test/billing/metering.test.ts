@@ -8,6 +8,8 @@ import { createPool, type Db } from "../../src/store/db.js";
 import { balance, post, systemWallet, walletFor } from "../../src/billing/ledger/ledger.js";
 import { intervalStartOf, meterInterval, meterNow } from "../../src/billing/metering/meter.js";
 import { loadPriceCatalog, prices } from "../../src/billing/catalog.js";
+import type { MeteringSource } from "../../src/kernel/area.js";
+import { withDatabaseHooks } from "./database-source.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const STEP = prices().meter_interval_seconds * 1000;
@@ -29,7 +31,8 @@ async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storag
 describe("metering", () => {
   let t: TestApp;
   let wide: Db;
-  before(async () => { t = await createTestApp(); wide = createPool(t.url, 30); });
+  let sources: readonly MeteringSource[];
+  before(async () => { t = await createTestApp(); wide = createPool(t.url, 30); sources = withDatabaseHooks(t.platform); });
   after(async () => { await wide.end(); await t.close(); });
 
   /** charged won * 1e6 + carried micro-won = micro-won of the records, per wallet */
@@ -76,7 +79,7 @@ describe("metering", () => {
     const dbs: string[] = [];
     for (const a of accs) for (let i = 0; i < 6; i++) dbs.push(await fakeDatabase(t.db, a));
     const interval = freshInterval();
-    const results = await Promise.all(Array.from({ length: 4 }, () => meterInterval(wide, interval, { batchSize: 7 })));
+    const results = await Promise.all(Array.from({ length: 4 }, () => meterInterval(wide, sources, interval, { batchSize: 7 })));
     const inInterval = (await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])).rows[0].n;
     assert.ok(inInterval >= 60);
     assert.equal(results.reduce((s, r) => s + r.records, 0), inInterval, "the meters split the records between them");
@@ -85,7 +88,7 @@ describe("metering", () => {
     for (const n of per.values()) assert.equal(n, 1);
     // 6 x 3.75 won = 22.5 won per account: 22 charged, 0.5 carried
     for (const a of accs) assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -22);
-    const again = await meterInterval(t.db, interval);
+    const again = await meterInterval(t.db, sources, interval);
     assert.equal(again.records, 0);
     assert.equal(again.charged_krw, 0);
     await nothingLost(accs);
@@ -96,7 +99,7 @@ describe("metering", () => {
     const [a] = await accounts(1);
     await fakeDatabase(t.db, a);
     const charged: number[] = [];
-    for (let i = 0; i < 4; i++) charged.push((await meterInterval(t.db, freshInterval())).charged_krw);
+    for (let i = 0; i < 4; i++) charged.push((await meterInterval(t.db, sources, freshInterval())).charged_krw);
     const w = await walletFor(t.db, { kind: "account", id: a }, "KRW");
     assert.equal(await balance(t.db, w.id), -15);
     const carry = (await t.db.query("SELECT micro FROM usage_carry WHERE wallet_id = $1", [w.id])).rows[0].micro;
@@ -112,7 +115,7 @@ describe("metering", () => {
     const creating = await fakeDatabase(t.db, a, { state: "creating" });
     const future = await fakeDatabase(t.db, a, { created_at: new Date(Date.now() + 3600_000) });
     const interval = freshInterval();
-    await meterInterval(t.db, interval);
+    await meterInterval(t.db, sources, interval);
     const { rows } = await t.db.query<{ resource_id: string; instance_micro: number; storage_micro: number }>(
       "SELECT resource_id, instance_micro, storage_micro FROM usage_records WHERE account_id = $1", [a]);
     const by = new Map(rows.map((r) => [r.resource_id, r]));
@@ -129,10 +132,10 @@ describe("metering", () => {
     const dbs: string[] = [];
     for (const a of accs) for (let i = 0; i < 5; i++) dbs.push(await fakeDatabase(t.db, a));
     const interval = freshInterval();
-    await assert.rejects(meterInterval(t.db, interval, { batchSize: 4, afterBatchWrite: (b) => { if (b === 2) throw new Error("crash"); } }), /crash/);
+    await assert.rejects(meterInterval(t.db, sources, interval, { batchSize: 4, afterBatchWrite: (b) => { if (b === 2) throw new Error("crash"); } }), /crash/);
     const committed = (await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])).rows[0].n;
     assert.equal(committed, 8, "two batches committed, the third rolled back");
-    await meterInterval(t.db, interval, { batchSize: 4 });
+    await meterInterval(t.db, sources, interval, { batchSize: 4 });
     const per = await recordsPer(interval, dbs);
     assert.equal(per.size, 15);
     for (const n of per.values()) assert.equal(n, 1);
@@ -149,14 +152,16 @@ describe("metering", () => {
     const intervals = [freshInterval(), freshInterval(), freshInterval()];
     const meterModule = path.join(ROOT, "src/billing/metering/meter.ts");
     const dbModule = path.join(ROOT, "src/store/db.ts");
+    const sourceModule = path.join(ROOT, "test/billing/database-source.ts");
     // a worker that meters the three intervals and kills itself (SIGKILL) inside the transaction of its 4th batch
     const code = `
       import { meterInterval } from ${JSON.stringify(meterModule)};
       import { createPool } from ${JSON.stringify(dbModule)};
+      import { databasesTableSource } from ${JSON.stringify(sourceModule)};
       const db = createPool(process.env.DB_URL, 2);
       let n = 0;
       for (const i of ${JSON.stringify(intervals.map((i) => i.toISOString()))}) {
-        await meterInterval(db, new Date(i), { batchSize: 6, afterBatchWrite: async () => {
+        await meterInterval(db, [databasesTableSource], new Date(i), { batchSize: 6, afterBatchWrite: async () => {
           if (++n === Number(process.env.KILL_AT)) { process.stdout.write("dying\\n"); process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); }
         } });
       }
@@ -172,7 +177,7 @@ describe("metering", () => {
     assert.equal(killed.signal, "SIGKILL", killed.out);
     assert.equal(other.signal, "SIGKILL", other.out);
     // the restart: a meter runs every interval again
-    for (const i of intervals) await meterInterval(t.db, i, { batchSize: 6 });
+    for (const i of intervals) await meterInterval(t.db, sources, i, { batchSize: 6 });
     for (const i of intervals) {
       const per = await recordsPer(i, dbs);
       assert.equal(per.size, 40, `interval ${i.toISOString()}: every resource recorded`);
@@ -187,7 +192,7 @@ describe("metering", () => {
   test("the periodic job meters the current interval once however often it runs", async () => {
     const [a] = await accounts(1);
     const id = await fakeDatabase(t.db, a);
-    await Promise.all([meterNow(wide), meterNow(wide), meterNow(wide)]);
+    await Promise.all([meterNow(wide, sources), meterNow(wide, sources), meterNow(wide, sources)]);
     const { rows } = await t.db.query("SELECT interval_start FROM usage_records WHERE resource_id = $1", [id]);
     assert.equal(rows.length, 1);
     assert.equal(rows[0].interval_start.getTime(), intervalStartOf(new Date()).getTime());
@@ -203,7 +208,7 @@ describe("metering", () => {
     await post(t.db, { currency: "KRW", source: { type: "topup", id: "x" }, idempotencyKey: randomUUID(), legs: [{ walletId: w.id, amount: 5 }, { walletId: clearing.id, amount: -5 }] });
     await fakeDatabase(t.db, u.id);
     await fakeDatabase(t.db, u.id);
-    await meterInterval(t.db, freshInterval());
+    await meterInterval(t.db, sources, freshInterval());
     assert.equal(await balance(t.db, w.id), 5 - 7, "usage is charged even beyond the balance");
     let bal = (await call(t.app, { url: "/v1/billing/balance", token: u.token })).json();
     assert.equal(bal.overdue, true);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
 import { fund, waitFor } from "../databases/lib.js";
 import { enforceOverdue, OVERDUE_PAUSE_REASON } from "../../src/billing/metering/overdue.js";
+import { withDatabaseHooks } from "./database-source.js";
 
 describe("running out of money while resources run", () => {
   let t: TestApp;
@@ -10,6 +11,7 @@ describe("running out of money while resources run", () => {
   let db: any;
   before(async () => {
     t = await createTestApp({ startJobs: true });
+    withDatabaseHooks(t.platform);
     user = await signup(t.app);
     await fund(t, user.id, 100_000);
     const res = await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "paid-db", size: "basic" } });
@@ -27,7 +29,7 @@ describe("running out of money while resources run", () => {
 
   test("default policy keeps an overdue account's databases running and blocks new paid creation", async () => {
     await markOverdue(48);
-    const result = await enforceOverdue(t.db, t.jobs, { action: t.config.overdueAction, graceHours: t.config.overdueGraceHours });
+    const result = await enforceOverdue(t.platform, { action: t.config.overdueAction, graceHours: t.config.overdueGraceHours });
     assert.equal(t.config.overdueAction, "keep");
     assert.deepEqual(result.paused, []);
     assert.equal((await call(t.app, { url: `/v1/databases/${db.id}`, token: user.token })).json().state, "running");
@@ -36,20 +38,20 @@ describe("running out of money while resources run", () => {
 
   test("pause policy leaves accounts inside the grace period alone", async () => {
     await markOverdue(1);
-    const result = await enforceOverdue(t.db, t.jobs, { action: "pause", graceHours: 24 });
+    const result = await enforceOverdue(t.platform, { action: "pause", graceHours: 24 });
     assert.deepEqual(result.paused, []);
   });
 
   test("pause policy stops paid databases past the grace period and starts them once the account is settled", async () => {
     await markOverdue(48);
-    const paused = await enforceOverdue(t.db, t.jobs, { action: "pause", graceHours: 24 });
+    const paused = await enforceOverdue(t.platform, { action: "pause", graceHours: 24 });
     assert.deepEqual(paused.paused, [db.id]);
     const stopped = await waitFor(t, user.token, db.id, (d) => d.state === "paused", 60_000);
     assert.equal(stopped.status_reason, OVERDUE_PAUSE_REASON);
-    assert.deepEqual((await enforceOverdue(t.db, t.jobs, { action: "pause", graceHours: 24 })).paused, [], "acted on once");
+    assert.deepEqual((await enforceOverdue(t.platform, { action: "pause", graceHours: 24 })).paused, [], "acted on once");
 
     await markOverdue(null);
-    const resumed = await enforceOverdue(t.db, t.jobs, { action: "pause", graceHours: 24 });
+    const resumed = await enforceOverdue(t.platform, { action: "pause", graceHours: 24 });
     assert.deepEqual(resumed.resumed, [db.id]);
     const running = await waitFor(t, user.token, db.id, (d) => d.state === "running", 60_000);
     assert.equal(running.status_reason, null);

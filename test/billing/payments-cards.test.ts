@@ -33,7 +33,7 @@ describe("saved cards and auto-recharge", () => {
       const customer = p.stripe.paymentMethods.get(pm).customer;
       assert.ok(customer && p.stripe.customers.get(customer).metadata.account_id === u.id);
       const { rows } = await p.t.db.query("SELECT * FROM billing_cards WHERE account_id = $1", [u.id]);
-      assert.deepEqual(Object.keys(rows[0]).sort(), ["account_id", "brand", "created_at", "customer_ref", "deleted_at", "exp_month", "exp_year", "id", "last4", "provider", "provider_ref"]);
+      assert.deepEqual(Object.keys(rows[0]).sort(), ["account_id", "brand", "created_at", "customer_ref", "deleted_at", "exp_month", "exp_year", "id", "last4", "owner_id", "owner_kind", "provider", "provider_ref"]);
 
       // saving the same card again is a no-op; another card replaces it and the old one is detached at Stripe
       assert.equal((await saveCard(u.token, { provider: "stripe", payment_method: pm })).json().id, res.json().id);

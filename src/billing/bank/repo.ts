@@ -1,4 +1,6 @@
 import type { Queryable } from "../../store/db.js";
+import type { Owner } from "../../kernel/owner.js";
+import type { Payer } from "../payments/repo.js";
 
 export type BankTransferStatus = "pending" | "confirmed" | "cancelled" | "rejected";
 
@@ -15,6 +17,8 @@ export interface TaxInvoiceInfo {
 export interface BankTransferRow {
   id: string;
   account_id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
   amount_krw: number;
   depositor_name: string;
   receipt_type: "none" | "tax_invoice";
@@ -28,34 +32,37 @@ export interface BankTransferRow {
   updated_at: Date;
 }
 
-const COLS = `id, account_id, amount_krw, depositor_name, receipt_type, tax_invoice, status, deposit_reported_at, reject_reason,
+const COLS = `id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice, status, deposit_reported_at, reject_reason,
   credit_transaction_id, decided_at, created_at, updated_at`;
 
-export async function insertTransfer(q: Queryable, t: Pick<BankTransferRow, "id" | "account_id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">): Promise<BankTransferRow> {
+export const transferOwner = (t: Pick<BankTransferRow, "owner_kind" | "owner_id">): Owner => ({ kind: t.owner_kind, id: t.owner_id });
+
+export async function insertTransfer(q: Queryable, payer: Payer, t: Pick<BankTransferRow, "id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">): Promise<BankTransferRow> {
   const { rows } = await q.query<BankTransferRow>(
     `INSERT INTO billing_bank_transfers (id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice)
-     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6) RETURNING ${COLS}`,
-    [t.id, t.account_id, t.amount_krw, t.depositor_name, t.receipt_type, t.tax_invoice],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
+    [t.id, payer.accountId, payer.owner.kind, payer.owner.id, t.amount_krw, t.depositor_name, t.receipt_type, t.tax_invoice],
   );
   return rows[0];
 }
 
-export async function findTransfer(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}): Promise<BankTransferRow | null> {
+/** A transfer by id; with an owner, only that owner's. */
+export async function findTransfer(q: Queryable, id: string, opts: { owner?: Owner; lock?: boolean } = {}): Promise<BankTransferRow | null> {
   const { rows } = await q.query<BankTransferRow>(
-    `SELECT ${COLS} FROM billing_bank_transfers WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2) ${opts.lock ? "FOR UPDATE" : ""}`,
-    [id, opts.accountId ?? null],
+    `SELECT ${COLS} FROM billing_bank_transfers WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid)) ${opts.lock ? "FOR UPDATE" : ""}`,
+    [id, opts.owner?.kind ?? null, opts.owner?.id ?? null],
   );
   return rows[0] ?? null;
 }
 
 /** Newest first; the cursor is the id of the last row of the previous page. */
-export async function listTransfers(q: Queryable, f: { accountId?: string; status?: BankTransferStatus; limit: number; afterId?: string }): Promise<BankTransferRow[]> {
+export async function listTransfers(q: Queryable, f: { owner?: Owner; status?: BankTransferStatus; limit: number; afterId?: string }): Promise<BankTransferRow[]> {
   const { rows } = await q.query<BankTransferRow>(
     `SELECT ${COLS} FROM billing_bank_transfers
-      WHERE ($1::uuid IS NULL OR account_id = $1) AND ($2::text IS NULL OR status = $2)
+      WHERE ($1::text IS NULL OR (owner_kind = $1 AND owner_id = $5::uuid)) AND ($2::text IS NULL OR status = $2)
         AND ($3::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM billing_bank_transfers WHERE id = $3))
       ORDER BY created_at DESC, id DESC LIMIT $4`,
-    [f.accountId ?? null, f.status ?? null, f.afterId ?? null, f.limit],
+    [f.owner?.kind ?? null, f.status ?? null, f.afterId ?? null, f.limit, f.owner?.id ?? null],
   );
   return rows;
 }
@@ -71,20 +78,26 @@ export async function updateTransfer(q: Queryable, id: string, patch: Patch): Pr
   return rows[0];
 }
 
-export async function countPending(q: Queryable, accountId: string): Promise<number> {
-  const { rows } = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM billing_bank_transfers WHERE account_id = $1 AND status = 'pending'", [accountId]);
+/** Serialises one owner's creations, so the pending limit holds under concurrency. */
+export async function lockOwnerTransfers(q: Queryable, owner: Owner): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('bank-transfer:' || $1))", [owner.kind === "account" ? owner.id : `${owner.kind}:${owner.id}`]);
+}
+
+export async function countPending(q: Queryable, owner: Owner): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM billing_bank_transfers WHERE owner_kind = $1 AND owner_id = $2 AND status = 'pending'", [owner.kind, owner.id]);
   return rows[0].n;
 }
 
-export async function findBusinessProfile(q: Queryable, accountId: string): Promise<TaxInvoiceInfo | null> {
-  const { rows } = await q.query<{ info: TaxInvoiceInfo }>("SELECT info FROM billing_business_profiles WHERE account_id = $1", [accountId]);
+export async function findBusinessProfile(q: Queryable, owner: Owner): Promise<TaxInvoiceInfo | null> {
+  const { rows } = await q.query<{ info: TaxInvoiceInfo }>("SELECT info FROM billing_business_profiles WHERE owner_kind = $1 AND owner_id = $2", [owner.kind, owner.id]);
   return rows[0]?.info ?? null;
 }
 
-export async function saveBusinessProfile(q: Queryable, accountId: string, info: TaxInvoiceInfo): Promise<void> {
+export async function saveBusinessProfile(q: Queryable, payer: Payer, info: TaxInvoiceInfo): Promise<void> {
   await q.query(
-    `INSERT INTO billing_business_profiles (account_id, owner_kind, owner_id, info) VALUES ($1, 'account', $1, $2)
-     ON CONFLICT (account_id) DO UPDATE SET info = EXCLUDED.info, updated_at = now()`,
-    [accountId, info],
+    `INSERT INTO billing_business_profiles (account_id, owner_kind, owner_id, info) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (owner_kind, owner_id) DO UPDATE SET account_id = EXCLUDED.account_id, info = EXCLUDED.info, updated_at = now()`,
+    [payer.accountId, payer.owner.kind, payer.owner.id, info],
   );
 }

@@ -70,7 +70,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       },
     },
   }, async (request) => {
-    const { bank: b, business } = await bank.config(request.principal!.accountId);
+    const { bank: b, business } = await bank.config(request.principal!);
     return {
       deposit_account: b.accountNumber ? { bank_name: b.bankName, account_number: b.accountNumber, account_holder: b.accountHolder } : null,
       min_amount_krw: b.minKrw, max_amount_krw: b.maxKrw, max_pending: MAX_PENDING, business_info: business,
@@ -85,12 +85,12 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
     },
   }, async (request) => {
     const limit = request.query.limit ?? 50;
-    const rows = await bank.list({ accountId: request.principal!.accountId, status: request.query.status, limit, afterId: request.query.cursor });
+    const rows = await bank.list(request.principal!, { status: request.query.status, limit, afterId: request.query.cursor });
     return page(rows, limit, view);
   });
 
   r.post("/v1/billing/bank-transfers", {
-    config: { auth: write, summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증." },
+    config: { errors: ["bank_transfer_unavailable", "amount_out_of_range", "tax_invoice_required", "invalid_business_number", "too_many_pending"], auth: write, summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증." },
     schema: {
       operationId: "createBankTransfer", tags: ["billing"],
       summary: "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
@@ -102,28 +102,28 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       }),
       response: { 201: BankTransfer },
     },
-  }, async (request, reply) => reply.code(201).send(view(await bank.create(request.principal!.accountId, request.body))));
+  }, async (request, reply) => reply.code(201).send(view(await bank.create(request.principal!, request.body))));
 
   r.get("/v1/billing/bank-transfers/:id", {
-    config: { auth: read, summaryKo: "무통장 입금 요청 하나." },
+    config: { errors: ["not_found"], auth: read, summaryKo: "무통장 입금 요청 하나." },
     schema: { operationId: "getBankTransfer", tags: ["billing"], summary: "One bank-transfer request.", params: Params, response: { 200: BankTransfer } },
-  }, async (request) => view(await bank.get(request.principal!.accountId, request.params.id)));
+  }, async (request) => view(await bank.get(request.principal!, request.params.id)));
 
   r.post("/v1/billing/bank-transfers/:id/cancel", {
-    config: { auth: write, summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다." },
+    config: { errors: ["not_found", "invalid_state", "deposit_reported"], auth: write, summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다." },
     schema: {
       operationId: "cancelBankTransfer", tags: ["billing"], summary: "Cancel a pending request before the deposit (not after deposit-reported).",
       params: Params, response: { 200: BankTransfer },
     },
-  }, async (request) => view(await bank.cancel(request.principal!.accountId, request.params.id)));
+  }, async (request) => view(await bank.cancel(request.principal!, request.params.id)));
 
   r.post("/v1/billing/bank-transfers/:id/deposit-reported", {
-    config: { auth: write, summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다." },
+    config: { errors: ["not_found", "invalid_state"], auth: write, summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다." },
     schema: {
       operationId: "reportBankDeposit", tags: ["billing"], summary: "Report the deposit for operator matching; depositor_name may be corrected.",
       params: Params, body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }), response: { 200: BankTransfer },
     },
-  }, async (request) => view(await bank.reportDeposit(request.principal!.accountId, request.params.id, request.body.depositor_name)));
+  }, async (request) => view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)));
 
   r.get("/v1/operator/bank-transfers", {
     config: { auth: operator },
@@ -133,22 +133,22 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
     },
   }, async (request) => {
     const limit = request.query.limit ?? 50;
-    return page(await bank.list({ status: request.query.status, limit, afterId: request.query.cursor }), limit, operatorView);
+    return page(await bank.list(null, { status: request.query.status, limit, afterId: request.query.cursor }), limit, operatorView);
   });
 
   r.post("/v1/operator/bank-transfers/:id/confirm", {
-    config: { auth: operator },
+    config: { errors: ["not_found", "invalid_state"], auth: operator },
     schema: {
       operationId: "operatorConfirmBankTransfer", tags: ["operator"], summary: "The deposit arrived: credit the wallet (once) and mark the request confirmed.",
       params: Params, response: { 200: OperatorBankTransfer },
     },
-  }, async (request) => operatorView(await bank.confirm(request.params.id)));
+  }, async (request) => operatorView(await bank.confirm(request.principal, request.params.id)));
 
   r.post("/v1/operator/bank-transfers/:id/reject", {
-    config: { auth: operator },
+    config: { errors: ["not_found", "invalid_state"], auth: operator },
     schema: {
       operationId: "operatorRejectBankTransfer", tags: ["operator"], summary: "Close a pending request without credit.",
       params: Params, body: Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }), response: { 200: OperatorBankTransfer },
     },
-  }, async (request) => operatorView(await bank.reject(request.params.id, request.body.reason)));
+  }, async (request) => operatorView(await bank.reject(request.principal, request.params.id, request.body.reason)));
 }

@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { PaymentsConfig } from "../../config/config.js";
-import { inTransaction, type Db } from "../../store/db.js";
+import type { Db } from "../../store/db.js";
+import type { Principal } from "../../auth/principal.js";
+import { auditedTransaction } from "../../audit/record.js";
+import { walletOwnerOf } from "../owner.js";
+import { payerOf } from "../payments/service.js";
 import { badRequest, conflict, notFound } from "../../http/errors.js";
 import { post, systemWallet, walletFor } from "../ledger/ledger.js";
 import { formatBrn, isValidBrn, normaliseBrn } from "./brn.js";
 import * as repo from "./repo.js";
 
-/** Pending requests one account may have open at once. */
+/** Pending requests one owner may have open at once. */
 export const MAX_PENDING = 5;
 
 export const bankCreditKey = (transferId: string) => `bank-transfer:${transferId}:credit`;
@@ -18,7 +22,7 @@ const notPending = (t: repo.BankTransferRow, action: string) => conflict("invali
  * for a tax invoice; an operator matches the deposit and confirms (the wallet is credited once) or rejects.
  */
 export function bankTransferService(db: Db, config: PaymentsConfig) {
-  async function create(accountId: string, input: { amount_krw: number; depositor_name: string; receipt_type: "none" | "tax_invoice"; tax_invoice?: repo.TaxInvoiceInfo }) {
+  async function create(p: Principal, input: { amount_krw: number; depositor_name: string; receipt_type: "none" | "tax_invoice"; tax_invoice?: repo.TaxInvoiceInfo }) {
     const { minKrw, maxKrw } = config.bank;
     if (!config.bank.accountNumber) throw badRequest("bank_transfer_unavailable", "Bank transfers are not configured on this platform.");
     if (input.amount_krw < minKrw || input.amount_krw > maxKrw) throw badRequest("amount_out_of_range", `amount_krw must be between ${minKrw} and ${maxKrw}.`);
@@ -33,29 +37,30 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
     } else if (input.tax_invoice) {
       throw badRequest("invalid_request", "tax_invoice is only sent with receipt_type tax_invoice.");
     }
-    return inTransaction(db, async (tx) => {
-      // serialises one account's creations so the pending limit holds under concurrency
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('bank-transfer:' || $1))", [accountId]);
-      if ((await repo.countPending(tx, accountId)) >= MAX_PENDING) {
+    return auditedTransaction(db, p, async (tx) => {
+      await repo.lockOwnerTransfers(tx, p.owner);
+      if ((await repo.countPending(tx, p.owner)) >= MAX_PENDING) {
         throw conflict("too_many_pending", `At most ${MAX_PENDING} bank transfers may be pending at once; cancel one or wait for confirmation.`);
       }
-      const row = await repo.insertTransfer(tx, { id: randomUUID(), account_id: accountId, amount_krw: input.amount_krw, depositor_name: depositor, receipt_type: input.receipt_type, tax_invoice: invoice });
-      if (invoice) await repo.saveBusinessProfile(tx, accountId, invoice);
+      const row = await repo.insertTransfer(tx, payerOf(p), { id: randomUUID(), amount_krw: input.amount_krw, depositor_name: depositor, receipt_type: input.receipt_type, tax_invoice: invoice });
+      if (invoice) await repo.saveBusinessProfile(tx, payerOf(p), invoice);
       return row;
     });
   }
 
-  async function get(accountId: string, id: string) {
-    const t = await repo.findTransfer(db, id, { accountId });
+  async function get(p: Principal, id: string) {
+    const t = await repo.findTransfer(db, id, { owner: p.owner });
     if (!t) throw notFound("bank transfer");
     return t;
   }
 
-  const list = (f: { accountId?: string; status?: repo.BankTransferStatus; limit: number; afterId?: string }) => repo.listTransfers(db, f);
+  /** The caller's owner's requests, or with the operator (no principal) every owner's. */
+  const list = (p: Principal | null, f: { status?: repo.BankTransferStatus; limit: number; afterId?: string }) =>
+    repo.listTransfers(db, { ...f, owner: p?.owner });
 
-  async function cancel(accountId: string, id: string) {
-    return inTransaction(db, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { accountId, lock: true });
+  async function cancel(p: Principal, id: string) {
+    return auditedTransaction(db, p, async (tx) => {
+      const t = await repo.findTransfer(tx, id, { owner: p.owner, lock: true });
       if (!t) throw notFound("bank transfer");
       if (t.status === "cancelled") return t;
       if (t.status !== "pending") throw notPending(t, "cancelled");
@@ -64,9 +69,9 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
     });
   }
 
-  async function reportDeposit(accountId: string, id: string, depositorName: string | undefined) {
-    return inTransaction(db, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { accountId, lock: true });
+  async function reportDeposit(p: Principal, id: string, depositorName: string | undefined) {
+    return auditedTransaction(db, p, async (tx) => {
+      const t = await repo.findTransfer(tx, id, { owner: p.owner, lock: true });
       if (!t) throw notFound("bank transfer");
       if (t.status !== "pending") throw notPending(t, "reported as deposited");
       const name = depositorName?.trim();
@@ -76,12 +81,12 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
   }
 
   /** Operator: the deposit arrived. Credits the wallet once (the ledger key is the request's id). */
-  async function confirm(id: string) {
-    return inTransaction(db, async (tx) => {
+  async function confirm(operator: Principal | null, id: string) {
+    return auditedTransaction(db, operator, async (tx) => {
       const t = await repo.findTransfer(tx, id, { lock: true });
       if (!t) throw notFound("bank transfer");
       if (t.status !== "pending") throw notPending(t, "confirmed");
-      const wallet = await walletFor(tx, { kind: "account", id: t.account_id }, "KRW");
+      const wallet = await walletFor(tx, walletOwnerOf(repo.transferOwner(t)), "KRW");
       const clearing = await systemWallet(tx, "bank-clearing", "KRW");
       const { transaction } = await post(tx, {
         currency: "KRW", source: { type: "topup", id: t.id }, idempotencyKey: bankCreditKey(t.id),
@@ -92,8 +97,8 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
     });
   }
 
-  async function reject(id: string, reason: string | undefined) {
-    return inTransaction(db, async (tx) => {
+  async function reject(operator: Principal | null, id: string, reason: string | undefined) {
+    return auditedTransaction(db, operator, async (tx) => {
       const t = await repo.findTransfer(tx, id, { lock: true });
       if (!t) throw notFound("bank transfer");
       if (t.status !== "pending") throw notPending(t, "rejected");
@@ -101,8 +106,8 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
     });
   }
 
-  async function config_(accountId: string) {
-    return { bank: config.bank, business: await repo.findBusinessProfile(db, accountId) };
+  async function config_(p: Principal) {
+    return { bank: config.bank, business: await repo.findBusinessProfile(db, p.owner) };
   }
 
   return { create, get, list, cancel, reportDeposit, confirm, reject, config: config_ };

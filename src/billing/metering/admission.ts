@@ -1,21 +1,35 @@
 import type { Queryable } from "../../store/db.js";
+import type { AdmissionCheck, AdmissionRequest } from "../../kernel/area.js";
+import { accountOwner } from "../../kernel/owner.js";
 import { ApiError } from "../../http/errors.js";
 import { findWalletOf } from "../ledger/ledger.js";
-import { isPaidDatabase, prices } from "../catalog.js";
+import { isPaid, prices, type PriceCatalog } from "../catalog.js";
+import { walletOwnerOf } from "../owner.js";
 
 /**
- * Creating a paid resource (catalog price > 0) needs money: a prepaid account wallet with a balance
- * above 0 and not overdue, else 402 insufficient_funds. Free sizes (dev) are always allowed; postpaid
- * and suite-billed wallets are billed afterwards and pass.
+ * Billing's admission check (kernel.admit): creating a resource of any kind whose catalog price is > 0
+ * needs money: the owner's prepaid wallet with a balance above 0 and not overdue, else 402
+ * insufficient_funds. Free sizes (dev) are always allowed; postpaid and suite-billed wallets are billed
+ * afterwards and pass.
+ */
+export function fundsCheck(catalog: () => PriceCatalog = prices): AdmissionCheck {
+  return async (q: Queryable, r: AdmissionRequest) => {
+    if (!isPaid(catalog(), r.kind, r.size, r.storageGb ?? 1)) return;
+    const wallet = await findWalletOf(q, walletOwnerOf(r.owner), "KRW");
+    if (wallet && wallet.policy !== "prepaid") return;
+    const balance = wallet?.balance ?? 0;
+    if (balance <= 0 || wallet?.overdue_since) {
+      throw new ApiError("insufficient_funds", wallet?.overdue_since
+        ? `The account is overdue (balance ${balance} KRW); top up before creating paid resources.`
+        : `A ${r.size} ${r.kind} is paid and the balance is ${balance} KRW; top up first.`);
+    }
+  };
+}
+
+/**
+ * @deprecated The databases area's create path still calls this; it goes once that path calls
+ * kernel.admit (where fundsCheck is registered). Same check, for the account as owner.
  */
 export async function assertCanCreate(q: Queryable, accountId: string, resource: { kind: "database"; size: string; storage_gb?: number }): Promise<void> {
-  if (!isPaidDatabase(prices(), resource.size, resource.storage_gb ?? 1)) return;
-  const wallet = await findWalletOf(q, { kind: "account", id: accountId }, "KRW");
-  if (wallet && wallet.policy !== "prepaid") return;
-  const balance = wallet?.balance ?? 0;
-  if (balance <= 0 || wallet?.overdue_since) {
-    throw new ApiError("insufficient_funds", wallet?.overdue_since
-      ? `The account is overdue (balance ${balance} KRW); top up before creating paid resources.`
-      : `A ${resource.size} ${resource.kind} is paid and the balance is ${balance} KRW; top up first.`);
-  }
+  await fundsCheck()(q, { owner: accountOwner(accountId), accountId, kind: resource.kind, size: resource.size, storageGb: resource.storage_gb });
 }

@@ -1,9 +1,12 @@
 /**
  * Usage reports over usage_records (exact micro-won; *_krw fields are whole won rounded down) and the
- * burn rate of what holds resources now. Days and months are UTC.
+ * burn rate of what an owner holds now, as every area's metering source reports it. Days and months are UTC.
  */
 import type { Queryable } from "../../store/db.js";
-import { databaseHourlyMicro, MICRO, prices, type PriceCatalog } from "../catalog.js";
+import type { MeteringSource } from "../../kernel/area.js";
+import type { Owner } from "../../kernel/owner.js";
+import { hourlyMicro, MICRO, prices, type PriceCatalog } from "../catalog.js";
+import * as repo from "./repo.js";
 
 export const krw = (micro: number) => Math.floor(micro / MICRO);
 
@@ -14,14 +17,8 @@ const kindUsage = (kind: string, instance: number, storage: number): KindUsage =
 });
 
 /** Per UTC day (from <= day < to), per resource kind, with totals. */
-export async function usageDaily(q: Queryable, accountId: string, from: Date, to: Date) {
-  const { rows } = await q.query<{ day: string; kind: string; instance: number; storage: number }>(
-    `SELECT to_char(date_trunc('day', interval_start AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, resource_kind AS kind,
-            sum(instance_micro)::bigint AS instance, sum(storage_micro)::bigint AS storage
-       FROM usage_records WHERE account_id = $1 AND interval_start >= $2 AND interval_start < $3
-      GROUP BY 1, 2 ORDER BY 1, 2`,
-    [accountId, from, to],
-  );
+export async function usageDaily(q: Queryable, owner: Owner, from: Date, to: Date) {
+  const rows = await repo.usageByDayAndKind(q, owner, from, to);
   const days = new Map<string, KindUsage[]>();
   for (const r of rows) {
     if (!days.has(r.day)) days.set(r.day, []);
@@ -38,11 +35,13 @@ export async function usageDaily(q: Queryable, accountId: string, from: Date, to
   };
 }
 
-/** Micro-won per hour of everything the account holds now (running instances, kept storage). */
-export async function burnRateMicro(q: Queryable, accountId: string, catalog: PriceCatalog = prices()): Promise<number> {
-  const { rows } = await q.query<{ size: string; storage_gb: number; state: string }>(
-    "SELECT size, storage_gb, state FROM databases WHERE account_id = $1 AND state IN ('running', 'paused')", [accountId]);
-  return rows.reduce((s, r) => s + (catalog.resources.database.sizes[r.size] ? databaseHourlyMicro(catalog, r) : 0), 0);
+/** Micro-won per hour of everything the owner holds now (running instances, kept storage), over every source. */
+export async function burnRateMicro(q: Queryable, sources: readonly MeteringSource[], owner: Owner, catalog: PriceCatalog = prices()): Promise<number> {
+  let micro = 0;
+  for (const source of sources) {
+    for (const r of await source.billableOf(q, owner)) micro += hourlyMicro(catalog, source.kind, r);
+  }
+  return micro;
 }
 
 export function monthBounds(now: Date): { start: Date; end: Date; period: string } {
@@ -51,24 +50,21 @@ export function monthBounds(now: Date): { start: Date; end: Date; period: string
   return { start, end, period: start.toISOString().slice(0, 7) };
 }
 
-/** Month to date by kind and per resource, and the projection to the month's end at the current burn rate. */
-export async function monthToDate(q: Queryable, accountId: string, now: Date) {
+/** Month to date by kind and per resource (named by its source), and the projection to the month's end at the current burn rate. */
+export async function monthToDate(q: Queryable, sources: readonly MeteringSource[], owner: Owner, now: Date) {
   const { start, end, period } = monthBounds(now);
-  const byKind = await q.query<{ kind: string; instance: number; storage: number }>(
-    `SELECT resource_kind AS kind, sum(instance_micro)::bigint AS instance, sum(storage_micro)::bigint AS storage
-       FROM usage_records WHERE account_id = $1 AND interval_start >= $2 AND interval_start < $3 GROUP BY 1 ORDER BY 1`,
-    [accountId, start, end],
-  );
-  const perResource = await q.query<{ kind: string; id: string; name: string | null; micro: number }>(
-    `SELECT u.resource_kind AS kind, u.resource_id AS id, d.name, sum(u.instance_micro + u.storage_micro)::bigint AS micro
-       FROM usage_records u LEFT JOIN databases d ON d.id = u.resource_id
-      WHERE u.account_id = $1 AND u.interval_start >= $2 AND u.interval_start < $3 GROUP BY 1, 2, 3 ORDER BY micro DESC, id`,
-    [accountId, start, end],
-  );
-  const kinds = byKind.rows.map((r) => kindUsage(r.kind, r.instance, r.storage));
+  const kinds = (await repo.usageByKind(q, owner, start, end)).map((r) => kindUsage(r.kind, r.instance, r.storage));
+  const resources = await repo.usageByResource(q, owner, start, end);
+  const names = new Map<string, string>();
+  for (const source of sources) {
+    const ids = resources.filter((r) => r.kind === source.kind).map((r) => r.id);
+    if (!ids.length || !source.describe) continue;
+    for (const [id, d] of await source.describe(q, ids)) names.set(`${source.kind}:${id}`, d.name);
+  }
+  const perResource = resources.map((r) => ({ ...r, name: names.get(`${r.kind}:${r.id}`) ?? null }));
   const mtdMicro = kinds.reduce((s, k) => s + k.amount_microkrw, 0);
-  const burn = await burnRateMicro(q, accountId);
+  const burn = await burnRateMicro(q, sources, owner);
   // the rest of the month at the current rate, from now to the first instant of next month
   const remainingMicro = Math.floor((burn * Math.max(0, end.getTime() - now.getTime())) / 3_600_000);
-  return { period, start, end, kinds, mtdMicro, burnMicro: burn, projectedMicro: mtdMicro + remainingMicro, perResource: perResource.rows };
+  return { period, start, end, kinds, mtdMicro, burnMicro: burn, projectedMicro: mtdMicro + remainingMicro, perResource };
 }

@@ -1,16 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { inTransaction, type Db } from "../../store/db.js";
+import type { Db } from "../../store/db.js";
+import type { Principal } from "../../auth/principal.js";
+import { auditedTransaction } from "../../audit/record.js";
 import { notFound } from "../../http/errors.js";
+import { findLiveAccount } from "../../accounts/repo.js";
 import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.js";
 
 /**
  * Operator credit: an `adjustment` entry from the platform's adjustments wallet to the account's wallet,
  * in ledger units (KRW won, USD micro-dollars). The reason is kept as the entry's memo.
  */
-export async function creditAccount(db: Db, input: { accountId: string; amount: number; currency: Currency; reason: string }) {
-  return inTransaction(db, async (tx) => {
-    const { rows } = await tx.query("SELECT 1 FROM accounts WHERE id = $1 AND deleted_at IS NULL", [input.accountId]);
-    if (!rows.length) throw notFound("account");
+export async function creditAccount(db: Db, caller: Principal | null, input: { accountId: string; amount: number; currency: Currency; reason: string }) {
+  return auditedTransaction(db, caller, async (tx) => {
+    if (!(await findLiveAccount(tx, input.accountId))) throw notFound("account");
     const wallet = await walletFor(tx, { kind: "account", id: input.accountId }, input.currency);
     const adjustments = await systemWallet(tx, "adjustments", input.currency);
     const sourceId = randomUUID();

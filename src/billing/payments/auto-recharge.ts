@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { inTransaction } from "../../store/db.js";
 import { findWalletOf } from "../ledger/ledger.js";
+import { walletOwnerOf } from "../owner.js";
 import { isStripeError, type Stripe } from "./stripe.js";
 import { TossError, type TossPayment } from "./toss.js";
 import { toLedgerUnits } from "./money.js";
@@ -28,7 +29,7 @@ export async function runAutoRecharge(deps: PaymentDeps): Promise<{ charged: num
     if (topup) await charge(deps, topup).catch((err) => deps.log.error({ err, topup: topup.id }, "auto-recharge retry of a stale charge failed"));
   }
   for (const due of await repo.dueAutoRecharges(deps.db, BATCH)) {
-    const topup = await claim(deps, due.account_id);
+    const topup = await claim(deps, { owner: repo.settingsOwner(due), accountId: due.account_id });
     if (!topup) continue; // balance high enough, another pass claimed it, or the settings changed
     const result = await charge(deps, topup).catch((err) => {
       deps.log.error({ err, topup: topup.id }, "auto-recharge charge ended without an answer; retried when stale");
@@ -44,22 +45,23 @@ export async function runAutoRecharge(deps: PaymentDeps): Promise<{ charged: num
  * Under the settings row lock: the balance is read only after any charge that finished has committed its
  * credit and released the marker (the same transaction does both), so a pass never charges on a stale balance.
  */
-async function claim(deps: PaymentDeps, accountId: string): Promise<repo.TopupRow | null> {
+async function claim(deps: PaymentDeps, payer: repo.Payer): Promise<repo.TopupRow | null> {
   return inTransaction(deps.db, async (tx) => {
-    const settings = await repo.findAutoRecharge(tx, accountId, true);
+    const settings = await repo.findAutoRecharge(tx, payer.owner, true);
     if (!settings?.enabled || settings.in_flight_topup_id) return null;
     if (settings.next_attempt_at && settings.next_attempt_at.getTime() > Date.now()) return null;
-    const card = await repo.liveCard(tx, accountId);
+    const card = await repo.liveCard(tx, payer.owner);
     if (!card) return null;
-    const wallet = await findWalletOf(tx, { kind: "account", id: accountId }, settings.currency);
+    const wallet = await findWalletOf(tx, walletOwnerOf(payer.owner), settings.currency);
     if ((wallet?.balance ?? 0) >= toLedgerUnits(settings.currency, settings.threshold)) return null;
     const id = randomUUID();
-    const topup = await repo.insertTopup(tx, {
-      id, account_id: accountId, provider: card.provider, currency: settings.currency, amount: settings.amount,
+    // the account that set auto-recharge up is the one recorded as acting
+    const topup = await repo.insertTopup(tx, payer, {
+      id, provider: card.provider, currency: settings.currency, amount: settings.amount,
       credit_amount: toLedgerUnits(settings.currency, settings.amount), origin: "auto_recharge", order_id: `auto-${id}`,
     });
     // nothing claimed: the exception rolls the top-up back with it
-    if (!(await repo.claimAutoRecharge(tx, accountId, id))) throw new NotClaimed();
+    if (!(await repo.claimAutoRecharge(tx, payer.owner, id))) throw new NotClaimed();
     return topup;
   }).catch((err) => {
     if (err instanceof NotClaimed) return null;
@@ -78,7 +80,7 @@ async function charge(deps: PaymentDeps, topup: repo.TopupRow): Promise<repo.Top
     const pi = await deps.stripe.paymentIntents.retrieve(topup.provider_ref);
     return withLockedTopup(deps.db, topup.id, (l) => applyStripeIntent(l, pi, config));
   }
-  const card = await repo.liveCard(deps.db, topup.account_id);
+  const card = await repo.liveCard(deps.db, repo.topupOwner(topup));
   if (!card || card.provider !== topup.provider) {
     return withLockedTopup(deps.db, topup.id, (l) => fail(l, "card_missing", "The saved card was removed or replaced.", null, config));
   }

@@ -1,12 +1,18 @@
 import type { Queryable } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
+import type { Owner } from "../../kernel/owner.js";
 import type { Provider } from "./money.js";
+
+/** Who pays (the owner: wallet, card, settings are the owner's) and who acts (the account, recorded beside it). */
+export interface Payer { owner: Owner; accountId: string }
 
 export type TopupStatus = "pending" | "succeeded" | "failed" | "refunded";
 
 export interface TopupRow {
   id: string;
   account_id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
   provider: Provider;
   currency: Currency;
   amount: number;
@@ -29,6 +35,8 @@ export interface TopupRow {
 export interface CardRow {
   id: string;
   account_id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
   provider: Provider;
   provider_ref: string;
   customer_ref: string;
@@ -42,6 +50,8 @@ export interface CardRow {
 
 export interface AutoRechargeRow {
   account_id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
   enabled: boolean;
   currency: Currency;
   threshold: number;
@@ -54,25 +64,28 @@ export interface AutoRechargeRow {
   updated_at: Date;
 }
 
-const TOPUP = `id, account_id, provider, currency, amount, credit_amount, origin, status, provider_ref, provider_status, order_id,
+const TOPUP = `id, account_id, owner_kind, owner_id, provider, currency, amount, credit_amount, origin, status, provider_ref, provider_status, order_id,
   client_secret, refunded_amount, failure_code, failure_message, credit_transaction_id, credited_at, created_at, updated_at`;
-const CARD = "id, account_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year, created_at, deleted_at";
-const AUTO = "account_id, enabled, currency, threshold, amount, in_flight_topup_id, consecutive_failures, next_attempt_at, last_attempt_at, last_error, updated_at";
+const CARD = "id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year, created_at, deleted_at";
+const AUTO = "account_id, owner_kind, owner_id, enabled, currency, threshold, amount, in_flight_topup_id, consecutive_failures, next_attempt_at, last_attempt_at, last_error, updated_at";
 
 // ---- top-ups
 
-export async function insertTopup(q: Queryable, t: Pick<TopupRow, "id" | "account_id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">): Promise<TopupRow> {
+export const topupOwner = (t: Pick<TopupRow, "owner_kind" | "owner_id">): Owner => ({ kind: t.owner_kind, id: t.owner_id });
+
+export async function insertTopup(q: Queryable, payer: Payer, t: Pick<TopupRow, "id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">): Promise<TopupRow> {
   const { rows } = await q.query<TopupRow>(
     `INSERT INTO billing_topups (id, account_id, owner_kind, owner_id, provider, currency, amount, credit_amount, origin, order_id)
-     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8) RETURNING ${TOPUP}`,
-    [t.id, t.account_id, t.provider, t.currency, t.amount, t.credit_amount, t.origin, t.order_id],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOPUP}`,
+    [t.id, payer.accountId, payer.owner.kind, payer.owner.id, t.provider, t.currency, t.amount, t.credit_amount, t.origin, t.order_id],
   );
   return rows[0];
 }
 
-export async function findTopup(q: Queryable, id: string, accountId?: string): Promise<TopupRow | null> {
+/** A top-up by id; with an owner, only that owner's. */
+export async function findTopup(q: Queryable, id: string, owner?: Owner): Promise<TopupRow | null> {
   const { rows } = await q.query<TopupRow>(
-    `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2)`, [id, accountId ?? null]);
+    `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid))`, [id, owner?.kind ?? null, owner?.id ?? null]);
   return rows[0] ?? null;
 }
 
@@ -105,40 +118,47 @@ export async function updateTopup(q: Queryable, id: string, patch: TopupPatch): 
 
 // ---- provider customers
 
-export async function findCustomer(q: Queryable, accountId: string, provider: Provider): Promise<string | null> {
-  const { rows } = await q.query<{ customer_ref: string }>("SELECT customer_ref FROM billing_provider_customers WHERE account_id = $1 AND provider = $2", [accountId, provider]);
+export async function findCustomer(q: Queryable, owner: Owner, provider: Provider): Promise<string | null> {
+  const { rows } = await q.query<{ customer_ref: string }>(
+    "SELECT customer_ref FROM billing_provider_customers WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3", [owner.kind, owner.id, provider]);
   return rows[0]?.customer_ref ?? null;
 }
 
-export async function findAccountByCustomer(q: Queryable, provider: Provider, customerRef: string): Promise<string | null> {
-  const { rows } = await q.query<{ account_id: string }>("SELECT account_id FROM billing_provider_customers WHERE provider = $1 AND customer_ref = $2", [provider, customerRef]);
-  return rows[0]?.account_id ?? null;
+/** The payer a provider customer was created for (the account recorded is the one that created it). */
+export async function findPayerByCustomer(q: Queryable, provider: Provider, customerRef: string): Promise<Payer | null> {
+  const { rows } = await q.query<{ account_id: string; owner_kind: Owner["kind"]; owner_id: string }>(
+    "SELECT account_id, owner_kind, owner_id FROM billing_provider_customers WHERE provider = $1 AND customer_ref = $2", [provider, customerRef]);
+  return rows[0] ? { accountId: rows[0].account_id, owner: { kind: rows[0].owner_kind, id: rows[0].owner_id } } : null;
 }
 
-/** Keeps the first customer recorded for the account (a concurrent creator gets that one back). */
-export async function saveCustomer(q: Queryable, accountId: string, provider: Provider, customerRef: string): Promise<string> {
-  await q.query("INSERT INTO billing_provider_customers (account_id, owner_kind, owner_id, provider, customer_ref) VALUES ($1, 'account', $1, $2, $3) ON CONFLICT DO NOTHING", [accountId, provider, customerRef]);
-  return (await findCustomer(q, accountId, provider))!;
+/** Keeps the first customer recorded for the owner (a concurrent creator gets that one back). */
+export async function saveCustomer(q: Queryable, payer: Payer, provider: Provider, customerRef: string): Promise<string> {
+  await q.query(
+    "INSERT INTO billing_provider_customers (account_id, owner_kind, owner_id, provider, customer_ref) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    [payer.accountId, payer.owner.kind, payer.owner.id, provider, customerRef]);
+  return (await findCustomer(q, payer.owner, provider))!;
 }
 
 // ---- cards
 
-export async function liveCard(q: Queryable, accountId: string, lock = false): Promise<CardRow | null> {
-  const { rows } = await q.query<CardRow>(`SELECT ${CARD} FROM billing_cards WHERE account_id = $1 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`, [accountId]);
+export async function liveCard(q: Queryable, owner: Owner, lock = false): Promise<CardRow | null> {
+  const { rows } = await q.query<CardRow>(
+    `SELECT ${CARD} FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`, [owner.kind, owner.id]);
   return rows[0] ?? null;
 }
 
-/** True when this provider reference was saved for the account once and deleted since. */
-export async function cardWasDeleted(q: Queryable, accountId: string, provider: Provider, ref: string): Promise<boolean> {
-  const { rows } = await q.query("SELECT 1 FROM billing_cards WHERE account_id = $1 AND provider = $2 AND provider_ref = $3 AND deleted_at IS NOT NULL", [accountId, provider, ref]);
+/** True when this provider reference was saved for the owner once and deleted since. */
+export async function cardWasDeleted(q: Queryable, owner: Owner, provider: Provider, ref: string): Promise<boolean> {
+  const { rows } = await q.query(
+    "SELECT 1 FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3 AND provider_ref = $4 AND deleted_at IS NOT NULL", [owner.kind, owner.id, provider, ref]);
   return rows.length > 0;
 }
 
-export async function insertCard(q: Queryable, c: Omit<CardRow, "created_at" | "deleted_at">): Promise<CardRow> {
+export async function insertCard(q: Queryable, payer: Payer, c: Omit<CardRow, "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">): Promise<CardRow> {
   const { rows } = await q.query<CardRow>(
     `INSERT INTO billing_cards (id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
-     VALUES ($1, $2, 'account', $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CARD}`,
-    [c.id, c.account_id, c.provider, c.provider_ref, c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${CARD}`,
+    [c.id, payer.accountId, payer.owner.kind, payer.owner.id, c.provider, c.provider_ref, c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
   );
   return rows[0];
 }
@@ -149,25 +169,28 @@ export async function markCardDeleted(q: Queryable, cardId: string): Promise<voi
 
 // ---- auto-recharge
 
-export async function findAutoRecharge(q: Queryable, accountId: string, lock = false): Promise<AutoRechargeRow | null> {
-  const { rows } = await q.query<AutoRechargeRow>(`SELECT ${AUTO} FROM billing_auto_recharge WHERE account_id = $1 ${lock ? "FOR UPDATE" : ""}`, [accountId]);
+export const settingsOwner = (a: Pick<AutoRechargeRow, "owner_kind" | "owner_id">): Owner => ({ kind: a.owner_kind, id: a.owner_id });
+
+export async function findAutoRecharge(q: Queryable, owner: Owner, lock = false): Promise<AutoRechargeRow | null> {
+  const { rows } = await q.query<AutoRechargeRow>(
+    `SELECT ${AUTO} FROM billing_auto_recharge WHERE owner_kind = $1 AND owner_id = $2 ${lock ? "FOR UPDATE" : ""}`, [owner.kind, owner.id]);
   return rows[0] ?? null;
 }
 
 /** New settings start afresh: failures and back-off are forgotten (a charge under way stays marked). */
-export async function upsertAutoRecharge(q: Queryable, a: Pick<AutoRechargeRow, "account_id" | "enabled" | "currency" | "threshold" | "amount">): Promise<AutoRechargeRow> {
+export async function upsertAutoRecharge(q: Queryable, payer: Payer, a: Pick<AutoRechargeRow, "enabled" | "currency" | "threshold" | "amount">): Promise<AutoRechargeRow> {
   const { rows } = await q.query<AutoRechargeRow>(
-    `INSERT INTO billing_auto_recharge (account_id, owner_kind, owner_id, enabled, currency, threshold, amount) VALUES ($1, 'account', $1, $2, $3, $4, $5)
-     ON CONFLICT (account_id) DO UPDATE SET enabled = EXCLUDED.enabled, currency = EXCLUDED.currency, threshold = EXCLUDED.threshold,
+    `INSERT INTO billing_auto_recharge (account_id, owner_kind, owner_id, enabled, currency, threshold, amount) VALUES ($1, $6, $7, $2, $3, $4, $5)
+     ON CONFLICT (owner_kind, owner_id) DO UPDATE SET account_id = EXCLUDED.account_id, enabled = EXCLUDED.enabled, currency = EXCLUDED.currency, threshold = EXCLUDED.threshold,
        amount = EXCLUDED.amount, consecutive_failures = 0, next_attempt_at = NULL, last_error = NULL, updated_at = now()
      RETURNING ${AUTO}`,
-    [a.account_id, a.enabled, a.currency, a.threshold, a.amount],
+    [payer.accountId, a.enabled, a.currency, a.threshold, a.amount, payer.owner.kind, payer.owner.id],
   );
   return rows[0];
 }
 
-export async function disableAutoRecharge(q: Queryable, accountId: string): Promise<void> {
-  await q.query("UPDATE billing_auto_recharge SET enabled = false, updated_at = now() WHERE account_id = $1", [accountId]);
+export async function disableAutoRecharge(q: Queryable, owner: Owner): Promise<void> {
+  await q.query("UPDATE billing_auto_recharge SET enabled = false, updated_at = now() WHERE owner_kind = $1 AND owner_id = $2", [owner.kind, owner.id]);
 }
 
 /** Accounts whose auto-recharge may charge now: enabled, a live card, nothing in flight, not backing off. */
@@ -175,19 +198,19 @@ export async function dueAutoRecharges(q: Queryable, limit: number): Promise<Aut
   const { rows } = await q.query<AutoRechargeRow>(
     `SELECT ${AUTO.split(", ").map((c) => `a.${c}`).join(", ")} FROM billing_auto_recharge a
       WHERE a.enabled AND a.in_flight_topup_id IS NULL AND (a.next_attempt_at IS NULL OR a.next_attempt_at <= now())
-        AND EXISTS (SELECT 1 FROM billing_cards c WHERE c.account_id = a.account_id AND c.deleted_at IS NULL)
-      ORDER BY a.account_id LIMIT $1`,
+        AND EXISTS (SELECT 1 FROM billing_cards c WHERE c.owner_kind = a.owner_kind AND c.owner_id = a.owner_id AND c.deleted_at IS NULL)
+      ORDER BY a.owner_kind, a.owner_id LIMIT $1`,
     [limit],
   );
   return rows;
 }
 
-/** The in-flight marker: set only when none is set, so one charge at a time per account. */
-export async function claimAutoRecharge(q: Queryable, accountId: string, topupId: string): Promise<boolean> {
+/** The in-flight marker: set only when none is set, so one charge at a time per owner. */
+export async function claimAutoRecharge(q: Queryable, owner: Owner, topupId: string): Promise<boolean> {
   const { rowCount } = await q.query(
     `UPDATE billing_auto_recharge SET in_flight_topup_id = $2, last_attempt_at = now()
-      WHERE account_id = $1 AND enabled AND in_flight_topup_id IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
-    [accountId, topupId],
+      WHERE owner_kind = $3 AND owner_id = $1 AND enabled AND in_flight_topup_id IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
+    [owner.id, topupId, owner.kind],
   );
   return (rowCount ?? 0) > 0;
 }
@@ -208,9 +231,9 @@ export async function releaseAutoRechargeFailure(q: Queryable, topupId: string, 
 }
 
 /** Charges marked in flight for longer than this: their outcome is looked up again. */
-export async function staleInFlight(q: Queryable, olderThanSeconds: number): Promise<{ account_id: string; in_flight_topup_id: string }[]> {
-  const { rows } = await q.query<{ account_id: string; in_flight_topup_id: string }>(
-    `SELECT account_id, in_flight_topup_id FROM billing_auto_recharge
+export async function staleInFlight(q: Queryable, olderThanSeconds: number): Promise<{ in_flight_topup_id: string }[]> {
+  const { rows } = await q.query<{ in_flight_topup_id: string }>(
+    `SELECT in_flight_topup_id FROM billing_auto_recharge
       WHERE in_flight_topup_id IS NOT NULL AND last_attempt_at < now() - $1 * interval '1 second'`,
     [olderThanSeconds],
   );

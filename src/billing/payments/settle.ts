@@ -1,6 +1,9 @@
 import type pg from "pg";
 import type { PaymentsConfig } from "../../config/config.js";
-import { inTransaction, type Db } from "../../store/db.js";
+import type { Db } from "../../store/db.js";
+import type { Principal } from "../../auth/principal.js";
+import { auditedTransaction } from "../../audit/record.js";
+import { walletOwnerOf } from "../owner.js";
 import { post, systemWallet, walletFor } from "../ledger/ledger.js";
 import { toLedgerUnits } from "./money.js";
 import * as repo from "./repo.js";
@@ -14,9 +17,12 @@ import type { TopupRow } from "./repo.js";
 
 export type Locked = { tx: pg.PoolClient; topup: TopupRow };
 
-/** Runs fn in a transaction holding the top-up's row lock (taken before any wallet lock). */
-export async function withLockedTopup<T>(db: Db, topupId: string, fn: (l: Locked) => Promise<T>): Promise<T> {
-  return inTransaction(db, async (tx) => {
+/**
+ * Runs fn in a transaction holding the top-up's row lock (taken before any wallet lock); with the caller
+ * of a request, its audit row commits in the same transaction.
+ */
+export async function withLockedTopup<T>(db: Db, topupId: string, fn: (l: Locked) => Promise<T>, caller: Principal | null = null): Promise<T> {
+  return auditedTransaction(db, caller, async (tx) => {
     const topup = await repo.lockTopup(tx, topupId);
     if (!topup) throw new Error(`top-up ${topupId} vanished`);
     return fn({ tx, topup });
@@ -33,7 +39,7 @@ export async function credit(l: Locked, providerStatus: string): Promise<TopupRo
     if (topup.provider_status !== providerStatus) l.topup = await repo.updateTopup(tx, topup.id, { provider_status: providerStatus });
     return l.topup;
   }
-  const wallet = await walletFor(tx, { kind: "account", id: topup.account_id }, topup.currency);
+  const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
   const clearing = await systemWallet(tx, "payments-clearing", topup.currency);
   const { transaction } = await post(tx, {
     currency: topup.currency,
@@ -62,7 +68,7 @@ export async function applyRefund(l: Locked, refundedTotal: number, providerStat
   if (!l.topup.credit_transaction_id) await credit(l, providerStatus);
   const { tx, topup } = l;
   const delta = toLedgerUnits(topup.currency, refundedTotal - topup.refunded_amount);
-  const wallet = await walletFor(tx, { kind: "account", id: topup.account_id }, topup.currency);
+  const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
   const clearing = await systemWallet(tx, "payments-clearing", topup.currency);
   await post(tx, {
     currency: topup.currency,

@@ -98,10 +98,10 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
         case "payment_method.attached": {
           if (!pm || pm.type !== "card" || !pm.card) return false;
           const customer = refOf(pm.customer);
-          const accountId = customer ? await repo.findAccountByCustomer(tx, "stripe", customer) : null;
-          if (!accountId) return false; // detached since, or not our customer
-          if (await repo.cardWasDeleted(tx, accountId, "stripe", pm.id)) return false; // never resurrect a card the user removed
-          const { replaced } = await payments.storeCardIn(tx, accountId, { provider: "stripe", provider_ref: pm.id, customer_ref: customer!, ...cardDisplay(pm) });
+          const payer = customer ? await repo.findPayerByCustomer(tx, "stripe", customer) : null;
+          if (!payer) return false; // detached since, or not our customer
+          if (await repo.cardWasDeleted(tx, payer.owner, "stripe", pm.id)) return false; // never resurrect a card the user removed
+          const { replaced } = await payments.storeCardIn(tx, payer, { provider: "stripe", provider_ref: pm.id, customer_ref: customer!, ...cardDisplay(pm) });
           replacedCard = replaced;
           return true;
         }
