@@ -22,7 +22,7 @@ import { post, systemWallet, walletFor, type Wallet } from "../src/billing/ledge
 import { meterInterval } from "../src/billing/metering/meter.js";
 import { prices } from "../src/billing/catalog.js";
 // the databases table as the databases area's metering source reports it (the bench has no platform)
-import { databasesTableSource } from "../test/billing/database-source.js";
+import { databaseMetering } from "../src/databases/metering.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONC = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -108,14 +108,14 @@ const m0 = performance.now();
 let records = 0;
 let transactions = 0;
 for (let i = 0; i < perHour; i++) {
-  const r = await meterInterval(db, [databasesTableSource], new Date(hour.getTime() + i * step * 1000));
+  const r = await meterInterval(db, [databaseMetering()], new Date(hour.getTime() + i * step * 1000));
   records += r.records;
   transactions += r.transactions;
 }
 const meterMs = performance.now() - m0;
 const rerun0 = performance.now();
 let rerunRecords = 0;
-for (let i = 0; i < perHour; i++) rerunRecords += (await meterInterval(db, [databasesTableSource], new Date(hour.getTime() + i * step * 1000))).records;
+for (let i = 0; i < perHour; i++) rerunRecords += (await meterInterval(db, [databaseMetering()], new Date(hour.getTime() + i * step * 1000))).records;
 const rerunMs = performance.now() - rerun0;
 
 await db.query("CREATE TABLE IF NOT EXISTS bench_plain_usage_logged (resource_id uuid, interval_start timestamptz, micro bigint)");

@@ -8,7 +8,6 @@ import { prices } from "../../src/billing/catalog.js";
 import { monthBounds } from "../../src/billing/metering/reports.js";
 import type { Db } from "../../src/store/db.js";
 import type { MeteringSource } from "../../src/kernel/area.js";
-import { withDatabaseHooks } from "./database-source.js";
 
 const STEP = prices().meter_interval_seconds * 1000;
 
@@ -27,7 +26,7 @@ async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storag
 describe("billing read endpoints", () => {
   let t: TestApp;
   let sources: readonly MeteringSource[];
-  before(async () => { t = await createTestApp(); sources = withDatabaseHooks(t.platform); });
+  before(async () => { t = await createTestApp(); sources = t.platform.kernel.metering; });
   after(async () => { await t.close(); });
 
   const get = (token: string, url: string) => call(t.app, { url, token });

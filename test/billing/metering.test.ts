@@ -9,7 +9,6 @@ import { balance, post, systemWallet, walletFor } from "../../src/billing/ledger
 import { intervalStartOf, meterInterval, meterNow } from "../../src/billing/metering/meter.js";
 import { loadPriceCatalog, prices } from "../../src/billing/catalog.js";
 import type { MeteringSource } from "../../src/kernel/area.js";
-import { withDatabaseHooks } from "./database-source.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const STEP = prices().meter_interval_seconds * 1000;
@@ -32,7 +31,7 @@ describe("metering", () => {
   let t: TestApp;
   let wide: Db;
   let sources: readonly MeteringSource[];
-  before(async () => { t = await createTestApp(); wide = createPool(t.url, 30); sources = withDatabaseHooks(t.platform); });
+  before(async () => { t = await createTestApp(); wide = createPool(t.url, 30); sources = t.platform.kernel.metering; });
   after(async () => { await wide.end(); await t.close(); });
 
   /** charged won * 1e6 + carried micro-won = micro-won of the records, per wallet */
@@ -152,16 +151,16 @@ describe("metering", () => {
     const intervals = [freshInterval(), freshInterval(), freshInterval()];
     const meterModule = path.join(ROOT, "src/billing/metering/meter.ts");
     const dbModule = path.join(ROOT, "src/store/db.ts");
-    const sourceModule = path.join(ROOT, "test/billing/database-source.ts");
+    const sourceModule = path.join(ROOT, "src/databases/metering.ts");
     // a worker that meters the three intervals and kills itself (SIGKILL) inside the transaction of its 4th batch
     const code = `
       import { meterInterval } from ${JSON.stringify(meterModule)};
       import { createPool } from ${JSON.stringify(dbModule)};
-      import { databasesTableSource } from ${JSON.stringify(sourceModule)};
+      import { databaseMetering } from ${JSON.stringify(sourceModule)};
       const db = createPool(process.env.DB_URL, 2);
       let n = 0;
       for (const i of ${JSON.stringify(intervals.map((i) => i.toISOString()))}) {
-        await meterInterval(db, [databasesTableSource], new Date(i), { batchSize: 6, afterBatchWrite: async () => {
+        await meterInterval(db, [databaseMetering()], new Date(i), { batchSize: 6, afterBatchWrite: async () => {
           if (++n === Number(process.env.KILL_AT)) { process.stdout.write("dying\\n"); process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); }
         } });
       }

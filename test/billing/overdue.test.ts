@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
 import { fund, waitFor } from "../databases/lib.js";
 import { enforceOverdue, OVERDUE_PAUSE_REASON } from "../../src/billing/metering/overdue.js";
-import { withDatabaseHooks } from "./database-source.js";
 
 describe("running out of money while resources run", () => {
   let t: TestApp;
@@ -11,7 +10,6 @@ describe("running out of money while resources run", () => {
   let db: any;
   before(async () => {
     t = await createTestApp({ startJobs: true });
-    withDatabaseHooks(t.platform);
     user = await signup(t.app);
     await fund(t, user.id, 100_000);
     const res = await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "paid-db", size: "basic" } });

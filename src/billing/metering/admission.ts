@@ -1,6 +1,5 @@
 import type { Queryable } from "../../store/db.js";
 import type { AdmissionCheck, AdmissionRequest } from "../../kernel/area.js";
-import { accountOwner } from "../../kernel/owner.js";
 import { ApiError } from "../../http/errors.js";
 import { findWalletOf } from "../ledger/ledger.js";
 import { isPaid, prices, type PriceCatalog } from "../catalog.js";
@@ -24,12 +23,4 @@ export function fundsCheck(catalog: () => PriceCatalog = prices): AdmissionCheck
         : `A ${r.size} ${r.kind} is paid and the balance is ${balance} KRW; top up first.`);
     }
   };
-}
-
-/**
- * @deprecated The databases area's create path still calls this; it goes once that path calls
- * kernel.admit (where fundsCheck is registered). Same check, for the account as owner.
- */
-export async function assertCanCreate(q: Queryable, accountId: string, resource: { kind: "database"; size: string; storage_gb?: number }): Promise<void> {
-  await fundsCheck()(q, { owner: accountOwner(accountId), accountId, kind: resource.kind, size: resource.size, storageGb: resource.storage_gb });
 }

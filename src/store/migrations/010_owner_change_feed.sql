@@ -14,3 +14,6 @@ END $$;
 CREATE TRIGGER databases_owner_change AFTER INSERT OR UPDATE OR DELETE ON databases
   FOR EACH ROW EXECUTE FUNCTION notify_owner_change();
 
+
+-- Metering pages through billable databases in (owner, id) order (src/databases/metering.ts).
+CREATE INDEX databases_billable ON databases (owner_kind, owner_id, id) WHERE state IN ('running', 'paused');
