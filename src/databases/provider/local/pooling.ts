@@ -2,7 +2,9 @@ import { rm } from "node:fs/promises";
 import type { PoolStatus } from "../types.js";
 import type { InstanceContext } from "./context.js";
 import { renderPoolHba } from "./hba.js";
-import { findPgbouncer, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig } from "./pool.js";
+import {
+  findPgbouncer, killRoleSessions, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig,
+} from "./pool.js";
 import { generatePassword, saveSecrets } from "./record.js";
 import { SIZE_PROFILES } from "./settings.js";
 
@@ -67,4 +69,25 @@ export async function refreshPool(ctx: InstanceContext): Promise<void> {
   if (!findPgbouncer(ctx.env.pgbouncerPath)) return;
   await writePool(ctx);
   await reloadPool(ctx.layout.poolDir, ctx.record.pool!.port, ctx.secrets.poolAdminPassword!);
+}
+
+/**
+ * After the role's password changed on the server: the pooler gets the new verifier (old password
+ * refused from here on), then every pooled session of the role ends. Leaving them is not safe even
+ * though their server connections were terminated: PgBouncer logs in to the server with the SCRAM keys
+ * of the role's most recent client login, so once anyone logs in with the new password, clients still
+ * connected with the old one are served again.
+ */
+export async function endPooledSessions(ctx: InstanceContext, role: string): Promise<void> {
+  await writePool(ctx); // a stopped pooler starts with the new verifier; it has no sessions to end
+  const { poolDir } = ctx.layout;
+  const port = ctx.record.pool!.port;
+  if (!(await poolPid(poolDir))) return;
+  await reloadPool(poolDir, port, ctx.secrets.poolAdminPassword!);
+  const unnamed = await killRoleSessions(poolDir, port, ctx.secrets.poolAdminPassword!, role);
+  if (unnamed.length) {
+    // a database the console cannot address: only a restart ends its sessions
+    await stopPool(poolDir);
+    await startPool(requirePgbouncer(ctx.env.pgbouncerPath), poolConfig(ctx), ctx.runAs);
+  }
 }
