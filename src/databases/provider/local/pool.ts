@@ -151,39 +151,14 @@ export async function reloadPool(dir: string, port: number, poolAdminPassword: s
 }
 
 /**
- * Ends every pooled session of `role`: its clients and its server connections. PgBouncer 1.18 (Debian 12)
- * has no per-client kill (KILL_CLIENT came in 1.24), only `KILL db`, which closes all clients and server
- * connections of that database — other roles' pooled sessions there too — and leaves it paused until
- * `RESUME db`. So every database where the role has a pool is killed and then resumed. PgBouncer
- * creates the pool from the startup packet on, before authentication, so logins still in progress are
- * covered as well. Returns the databases the console cannot name (its arguments are limited to 63 bytes
- * with quotes); the caller has to restart the pooler for those.
+ * Whether the pooler has a pool for `role`: it creates one at a client's startup packet, before
+ * authentication, and keeps it after the clients leave. So after a RELOAD, "no" means no session or
+ * login of the role that began before the reload exists in it.
  */
-export async function killRoleSessions(dir: string, port: number, poolAdminPassword: string, role: string): Promise<string[]> {
-  if (!(await poolPid(dir))) return [];
-  return withConsole(port, poolAdminPassword, async (c) => {
-    const pools = (await c.query<{ database: string; user: string }>("SHOW POOLS")).rows;
-    const databases = [...new Set(pools.filter((p) => p.user === role && p.database !== "pgbouncer").map((p) => p.database))];
-    const unnamed: string[] = [];
-    for (const db of databases) {
-      const arg = consoleName(db);
-      if (arg) await c.query(`KILL ${arg}`);
-      else unnamed.push(db);
-    }
-    // KILL leaves the database paused (new clients would wait); nothing else pauses one, so resume all paused
-    const paused = (await c.query<{ name: string; paused: number }>("SHOW DATABASES")).rows.filter((d) => Number(d.paused) === 1);
-    for (const d of paused) {
-      const arg = consoleName(d.name);
-      if (arg) await c.query(`RESUME ${arg}`);
-    }
-    return unnamed;
-  });
-}
-
-/** A database name as a console command argument: a bare word or a double-quoted one, at most 63 bytes. */
-function consoleName(name: string): string | null {
-  const arg = /^[0-9A-Za-z_]+$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
-  return Buffer.byteLength(arg) <= 63 ? arg : null;
+export async function poolHasRole(dir: string, port: number, poolAdminPassword: string, role: string): Promise<boolean> {
+  if (!(await poolPid(dir))) return false;
+  const pools = await withConsole(port, poolAdminPassword, (c) => c.query<{ database: string; user: string }>("SHOW POOLS"));
+  return pools.rows.some((p) => p.user === role && p.database !== "pgbouncer");
 }
 
 export async function stopPool(dir: string): Promise<void> {

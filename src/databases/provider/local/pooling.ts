@@ -3,7 +3,7 @@ import type { PoolStatus } from "../types.js";
 import type { InstanceContext } from "./context.js";
 import { renderPoolHba } from "./hba.js";
 import {
-  findPgbouncer, killRoleSessions, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig,
+  findPgbouncer, poolHasRole, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig,
 } from "./pool.js";
 import { generatePassword, saveSecrets } from "./record.js";
 import { SIZE_PROFILES } from "./settings.js";
@@ -73,10 +73,16 @@ export async function refreshPool(ctx: InstanceContext): Promise<void> {
 
 /**
  * After the role's password changed on the server: the pooler gets the new verifier (old password
- * refused from here on), then every pooled session of the role ends. Leaving them is not safe even
- * though their server connections were terminated: PgBouncer logs in to the server with the SCRAM keys
- * of the role's most recent client login, so once anyone logs in with the new password, clients still
- * connected with the old one are served again.
+ * refused from here on), and if the role has sessions in it, it is restarted. Leaving them is not
+ * safe even though their server connections were terminated: PgBouncer logs in to the server with the
+ * SCRAM keys of the role's most recent client login, so once anyone logs in with the new password,
+ * clients still connected with the old one are served again.
+ *
+ * A restart, not the console's `KILL db`: PgBouncer 1.18 cannot end one role's clients (KILL_CLIENT is
+ * 1.24+), and `KILL db` ends neither logins under way (one begun with the old password completes
+ * afterwards) nor safely so — it frees the pools those logins point to, and PgBouncer crashes when one
+ * completes (reproduced with 1.18; pgbouncer/pgbouncer#1401 reports KILL crashes in 1.24). The restart
+ * cuts every pooled session of the instance and refuses new connections for the moment it takes.
  */
 export async function endPooledSessions(ctx: InstanceContext, role: string): Promise<void> {
   await writePool(ctx); // a stopped pooler starts with the new verifier; it has no sessions to end
@@ -84,10 +90,7 @@ export async function endPooledSessions(ctx: InstanceContext, role: string): Pro
   const port = ctx.record.pool!.port;
   if (!(await poolPid(poolDir))) return;
   await reloadPool(poolDir, port, ctx.secrets.poolAdminPassword!);
-  const unnamed = await killRoleSessions(poolDir, port, ctx.secrets.poolAdminPassword!, role);
-  if (unnamed.length) {
-    // a database the console cannot address: only a restart ends its sessions
-    await stopPool(poolDir);
-    await startPool(requirePgbouncer(ctx.env.pgbouncerPath), poolConfig(ctx), ctx.runAs);
-  }
+  if (!(await poolHasRole(poolDir, port, ctx.secrets.poolAdminPassword!, role))) return;
+  await stopPool(poolDir);
+  await startPool(requirePgbouncer(ctx.env.pgbouncerPath), poolConfig(ctx), ctx.runAs);
 }
