@@ -14,6 +14,8 @@ import { nodeSettings, type NodeRole } from "./settings.js";
 export interface ProviderEnv {
   runAs: RunAs | null;
   alwaysAllowed: string[];
+  /** PgBouncer binary as configured; null/undefined means: detect it. */
+  pgbouncerPath?: string | null;
 }
 
 /** One instance as the operations see it: its record, secrets, paths and the two possible servers. */

@@ -1,6 +1,9 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { pgBinaries } from "../../../pgserver/binaries.js";
 import { ProviderError } from "../types.js";
+import { ident } from "./admin.js";
+import type { InstanceContext } from "./context.js";
 
 /** Installed in every customer database. */
 export const DEFAULT_EXTENSIONS = ["pgcrypto", "uuid-ossp"];
@@ -37,4 +40,17 @@ export function checkExtensions(names: string[], shared: boolean, shareDir: stri
     throw new ProviderError("extension_not_allowed", parts.join("; "), { unknown, disallowed });
   }
   return wanted;
+}
+
+/** Where a PostgreSQL major keeps its extension control files. */
+export function shareDir(version: number): string {
+  return path.join(pgBinaries(version).binDir, "..", "share", "postgresql");
+}
+
+/** Creates what is missing in the customer's database; returns every extension installed there. */
+export async function installExtensions(ctx: InstanceContext, names: string[]): Promise<string[]> {
+  return ctx.withPrimary(async (c) => {
+    for (const name of names) await c.query(`CREATE EXTENSION IF NOT EXISTS ${ident(name)}`);
+    return (await c.query<{ extname: string }>("SELECT extname FROM pg_extension ORDER BY extname")).rows.map((r) => r.extname);
+  }, ctx.record.database);
 }

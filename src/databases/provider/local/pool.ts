@@ -126,12 +126,8 @@ export async function startPool(bin: string, c: PoolConfig, runAs: RunAs | null)
     () => new Error(`PgBouncer did not open port ${c.listenPort}`), 50);
 }
 
-/**
- * RELOAD on the admin console: re-reads ini, userlist and hba without dropping clients, and unlike
- * SIGHUP it has happened when the call returns (a client connecting next already meets new passwords).
- */
-export async function reloadPool(dir: string, port: number, poolAdminPassword: string): Promise<void> {
-  if (!(await poolPid(dir))) return;
+/** A session on the pooler's admin console (simple query protocol only, like the console itself). */
+async function withConsole<T>(port: number, poolAdminPassword: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const adminConsole = new pg.Client({
     host: "127.0.0.1", port, user: POOL_ADMIN_ROLE, password: poolAdminPassword, database: "pgbouncer",
     ssl: { rejectUnauthorized: false }, connectionTimeoutMillis: 10_000,
@@ -139,10 +135,30 @@ export async function reloadPool(dir: string, port: number, poolAdminPassword: s
   adminConsole.on("error", () => {});
   await adminConsole.connect();
   try {
-    await adminConsole.query("RELOAD");
+    return await fn(adminConsole);
   } finally {
     await adminConsole.end().catch(() => {});
   }
+}
+
+/**
+ * RELOAD on the admin console: re-reads ini, userlist and hba without dropping clients, and unlike
+ * SIGHUP it has happened when the call returns (a client connecting next already meets new passwords).
+ */
+export async function reloadPool(dir: string, port: number, poolAdminPassword: string): Promise<void> {
+  if (!(await poolPid(dir))) return;
+  await withConsole(port, poolAdminPassword, (c) => c.query("RELOAD"));
+}
+
+/**
+ * Whether the pooler has a pool for `role`: it creates one at a client's startup packet, before
+ * authentication, and keeps it after the clients leave. So after a RELOAD, "no" means no session or
+ * login of the role that began before the reload exists in it.
+ */
+export async function poolHasRole(dir: string, port: number, poolAdminPassword: string, role: string): Promise<boolean> {
+  if (!(await poolPid(dir))) return false;
+  const pools = await withConsole(port, poolAdminPassword, (c) => c.query<{ database: string; user: string }>("SHOW POOLS"));
+  return pools.rows.some((p) => p.user === role && p.database !== "pgbouncer");
 }
 
 export async function stopPool(dir: string): Promise<void> {

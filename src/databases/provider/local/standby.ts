@@ -6,6 +6,7 @@ import { withAdmin } from "./admin.js";
 import { copyRunningCluster } from "./backup.js";
 import type { InstanceContext } from "./context.js";
 import { waitFor, writeOwnedFile } from "./exec.js";
+import { SIZE_PROFILES } from "./settings.js";
 import { parseLsn } from "./wal.js";
 
 /**
@@ -27,6 +28,28 @@ const APP_NAME = "standby";
 
 export function disabledStatus(): StandbyStatus {
   return { enabled: false, running: false, port: 0, streaming: false, state: null, lagBytes: null, replayLagSeconds: null, replayLsn: null };
+}
+
+/** Gives the instance a standby (node and port kept in the record) unless one is already streaming. */
+export async function enableStandby(ctx: InstanceContext, allocatePort: () => Promise<number>): Promise<StandbyStatus> {
+  if (SIZE_PROFILES[ctx.record.size].shared) throw new ProviderError("ha_not_supported", "a standby needs size basic or above");
+  await ctx.requireRunning();
+  if (ctx.record.standby) {
+    const st = await standbyStatus(ctx);
+    if (st.streaming) return st;
+  } else {
+    ctx.record.standby = { node: ctx.spareNode(), port: await allocatePort() };
+    await ctx.save();
+  }
+  await buildStandby(ctx);
+  return standbyStatus(ctx);
+}
+
+export async function rebuildStandby(ctx: InstanceContext): Promise<StandbyStatus> {
+  if (!ctx.record.standby) throw new ProviderError("ha_not_enabled", "no standby to rebuild; enable HA first");
+  await ctx.requireRunning();
+  await buildStandby(ctx);
+  return standbyStatus(ctx);
 }
 
 /** (Re)creates the standby's data directory from the running primary and starts it streaming. */
