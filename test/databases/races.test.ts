@@ -58,7 +58,7 @@ async function first(t: TestApp, token: string, pair: Pair, id: string): Promise
       return r.statusCode;
     });
     // the delete comes in once the rotation is recorded (and usually before it has run)
-    const recorded = "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = 'rotate_password'";
+    const recorded = "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = 'rotate_password' AND status IN ('queued', 'running')";
     while (!answered && !(await t.db.query(recorded, [id])).rowCount) await sleep(2);
     return { answer: pending }; // wrapped: an async function returning the promise itself would wait for it
   }
