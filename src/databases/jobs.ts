@@ -25,7 +25,6 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
   };
   return {
     provision: async (row) => {
-      if (row.desired_state === "removed") return {};
       const ep = await provider.provision(instanceSpec(row, config));
       await provider.ensureExtensions(row.id, [], { shared: row.size === "dev" });
       if (row.desired_state === "paused") await provider.stop(row.id);
@@ -44,8 +43,10 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       return { patch: { state: "paused" } };
     },
     remove: async (row) => {
-      await provider.remove(row.id);
-      return {};
+      // nothing on this host (never provisioned, or already purged): there is no server to stop
+      await provider.remove(row.id).catch((err) => { if (!isProviderError(err, "not_found")) throw err; });
+      // already recorded when the DELETE was accepted; written again so a row left in another state converges
+      return { patch: { state: "removed" } };
     },
     purge: async (row) => {
       await provider.purge(row.id);
@@ -115,6 +116,29 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
 
+/** The desired state each lifecycle command works towards. */
+const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = { start: "running", stop: "paused", remove: "removed", restore: "running", purge: "removed" };
+/**
+ * A snapshot the user asked for before deleting is still taken while the server is up (it is read-only and never
+ * starts the server; it is kept with the other backups for the grace window). System base backups are not.
+ */
+const RUNS_ON_DELETED = new Set(["snapshot"]);
+
+/**
+ * Why a command no longer applies, or null. desired_state is the truth, and commands can run in another order
+ * than they were asked for (two workers, redelivery after a crash): a lifecycle command runs only while
+ * desired_state is still the one it works towards (a stop queued before a DELETE never runs after it, a start
+ * never starts a deleted server again), and nothing else touches the server of a deleted instance (its remove
+ * is queued), except a snapshot while the server is still up. Checked under the instance's lock, on a fresh row.
+ */
+async function supersededReason(provider: DatabaseProvider, kind: string, row: repo.DatabaseRow): Promise<string | null> {
+  const aim = AIMS[kind];
+  if (aim) return row.desired_state === aim ? null : `superseded: the database's desired state became "${row.desired_state}" after this ${kind} was asked for`;
+  if (row.desired_state !== "removed") return null;
+  if (RUNS_ON_DELETED.has(kind) && (await provider.status(row.id).catch(() => null))?.running) return null;
+  return `superseded: the database was deleted before this ${kind} ran`;
+}
+
 export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider">): JobSpec<any>[] {
   const { db, provider, config } = deps;
   const specs: JobSpec<any>[] = [];
@@ -135,20 +159,31 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
           const row = await repo.findDatabaseById(lock, cmd.database_id);
           const fresh = await repo.findCommand(lock, commandId);
           if (!row || !fresh || fresh.status === "succeeded" || fresh.status === "failed") return;
+          const superseded = await supersededReason(provider, cmd.kind, row);
+          if (superseded) {
+            await lock.query(
+              `UPDATE database_commands SET status = 'failed', error = $2, finished_at = now(), params = params - $3::text[] WHERE id = $1`,
+              [commandId, superseded, SECRET_PARAMS],
+            );
+            return;
+          }
           await lock.query("UPDATE database_commands SET status = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
           const exec = run[cmd.kind];
           try {
             if (!exec) throw new Error(`unknown command ${cmd.kind}`);
             const out = await exec(row, cmd.params);
-            await inTransaction(db, async (tx) => {
-              if (out.patch) await repo.updateDatabase(tx, row.id, out.patch);
+            const applied = await inTransaction(db, async (tx) => {
+              // compare-and-set against desired_state: a command that finished after a later one was asked for
+              // (a stop overtaken by a DELETE) leaves the row as that later request set it
+              const ok = out.patch ? await repo.applyCommandOutcome(tx, row.id, cmd.kind, out.patch) : true;
               await tx.query(
                 `UPDATE database_commands SET status = 'succeeded', finished_at = now(), result = $2, params = params - $3::text[] WHERE id = $1`,
                 [commandId, out.result ?? null, SECRET_PARAMS],
               );
+              return ok;
             });
             // lost follow-ups are harmless: the daily base backup and the watcher cover for them
-            for (const kind of out.followUps ?? []) await enqueueSystem(db, queue, row.id, kind).catch(() => {});
+            if (applied) for (const kind of out.followUps ?? []) await enqueueSystem(db, queue, row.id, kind).catch(() => {});
           } catch (err) {
             const message = err instanceof Error ? err.message : String(err);
             // provider refusals are final; other failures are retried by the queue, then recorded
@@ -158,7 +193,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
                  params = CASE WHEN $2 = 'failed' THEN params - $4::text[] ELSE params END WHERE id = $1`,
               [commandId, final ? "failed" : "queued", message, SECRET_PARAMS],
             );
-            if ((cmd.kind === "provision" || cmd.kind === "restore") && final) await repo.updateDatabase(lock, row.id, { state: "failed", status_reason: message });
+            if ((cmd.kind === "provision" || cmd.kind === "restore") && final) await repo.applyCommandOutcome(lock, row.id, cmd.kind, { state: "failed", status_reason: message });
             if (!final) throw err;
           }
         } finally {
@@ -174,7 +209,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
         [commandId, message, SECRET_PARAMS],
       );
       // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
-      if (rows[0]?.kind === "restore") await repo.updateDatabase(db, rows[0].database_id, { state: "failed", status_reason: `restore failed: ${message}` });
+      if (rows[0]?.kind === "restore") await repo.applyCommandOutcome(db, rows[0].database_id, "restore", { state: "failed", status_reason: `restore failed: ${message}` });
     },
   });
 
@@ -246,26 +281,44 @@ async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
   }
 }
 
-/** Instances whose server should be in another state, with nothing queued to get it there. */
+/**
+ * Instances whose observed state is not their desired state, with nothing queued to get them there. desired_state
+ * is the truth; every (desired_state, state) pair converges:
+ *   removed  / anything but removed    → remove (server stopped, state removed; backups kept for the grace window)
+ *   running or paused / creating       → provision (it stops the server again when paused is desired)
+ *   running  / paused or removed       → start
+ *   paused   / running or removed      → stop
+ *   running or paused / failed         → left for the user (restore or delete): retrying blindly would not help
+ */
 async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<void> {
   const { rows } = await db.query<{ id: string; desired_state: string; state: string }>(
     `SELECT d.id, d.desired_state, d.state FROM databases d
-      WHERE d.purged_at IS NULL AND d.state <> 'failed'
+      WHERE d.purged_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))
-        AND ((d.state = 'creating') OR (d.desired_state = 'running' AND d.state = 'paused') OR (d.desired_state = 'paused' AND d.state = 'running'))`,
+        AND CASE WHEN d.desired_state = 'removed' THEN d.state <> 'removed'
+                 ELSE d.state <> 'failed' AND (d.state = 'creating' OR d.state <> d.desired_state) END`,
   );
   for (const r of rows) {
-    const kind = r.state === "creating" ? "provision" : r.desired_state === "running" ? "start" : "stop";
+    const kind = r.desired_state === "removed" ? "remove" : r.state === "creating" ? "provision" : r.desired_state === "running" ? "start" : "stop";
     await enqueueSystem(db, queue, r.id, kind);
   }
 }
 
-/** After a restart, every server is brought to its recorded state (the reconciler also runs each minute). */
+/**
+ * After a restart, every server is brought to its recorded state (the reconciler also runs each minute): also
+ * the servers of deleted instances, which must be stopped whatever their row says.
+ */
 export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send">, provider: DatabaseProvider): Promise<void> {
-  const { rows } = await db.query<{ id: string; state: string }>("SELECT id, state FROM databases WHERE state IN ('running') AND purged_at IS NULL");
+  const { rows } = await db.query<{ id: string; state: string; desired_state: string }>(
+    "SELECT id, state, desired_state FROM databases WHERE (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL",
+  );
   for (const r of rows) {
     const status = await provider.status(r.id).catch(() => null);
-    if (status && !status.running) await enqueueSystem(db, queue, r.id, "start");
+    if (!status) continue;
+    if (r.desired_state === "removed") {
+      if (status.running || !status.removed) await enqueueSystem(db, queue, r.id, "remove");
+    } else if (r.state === "running" && r.desired_state === "running" && !status.running) await enqueueSystem(db, queue, r.id, "start");
+    else if (r.state === "paused" && r.desired_state === "paused" && status.running) await enqueueSystem(db, queue, r.id, "stop");
   }
   await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);

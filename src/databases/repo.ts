@@ -96,10 +96,11 @@ export async function findDatabaseById(q: Queryable, id: string): Promise<Databa
 
 /** The owner's live instances, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
 export async function listDatabases(q: Queryable, owner: Owner, refs: string[] | null): Promise<DatabaseRow[]> {
-  // named: this is a hot read, planned once per connection
+  // named: this is a hot read, planned once per connection. A deleted instance is left out from the moment of
+  // the DELETE (desired_state), whatever its observed state says while the reconciler catches up.
   const { rows } = await q.query<DatabaseRow>({
     name: "databases-list-by-owner",
-    text: `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND state <> 'removed' AND purged_at IS NULL
+    text: `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND state <> 'removed' AND desired_state <> 'removed' AND purged_at IS NULL
               AND ($3::text[] IS NULL OR id::text = ANY($3) OR slug = ANY($3))
             ORDER BY created_at`,
     values: [owner.kind, owner.id, refs],
@@ -118,15 +119,50 @@ export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<vo
   );
 }
 
-export async function updateDatabase(q: Queryable, id: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<void> {
+/** SET list and values of a patch, parameters numbered from $2 ($1 is the id). */
+function setClause(patch: Partial<Record<keyof DatabaseRow, unknown>>): { sets: string; values: unknown[] } {
   const keys = Object.keys(patch);
-  if (!keys.length) return;
-  const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   const values = keys.map((k) => {
     const v = (patch as Record<string, unknown>)[k];
     return v !== null && typeof v === "object" && !(v instanceof Date) && !Array.isArray(v) ? JSON.stringify(v) : Array.isArray(v) && k !== "extensions" ? JSON.stringify(v) : v;
   });
-  await q.query(`UPDATE databases SET ${sets.join(", ")} WHERE id = $1`, [id, ...values]);
+  return { sets: keys.map((k, i) => `${k} = $${i + 2}`).join(", "), values };
+}
+
+export async function updateDatabase(q: Queryable, id: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<void> {
+  if (!Object.keys(patch).length) return;
+  const { sets, values } = setClause(patch);
+  await q.query(`UPDATE databases SET ${sets} WHERE id = $1`, [id, ...values]);
+}
+
+/** Commands that own the `creating` state (set when they are asked for): only they may end it. */
+const CREATING_OWNERS = ["provision", "restore"];
+
+/**
+ * The one place a finished (or given-up) command's outcome reaches its instance's row. desired_state is the
+ * truth and is written only when a command is asked for, so a patch carrying `state` is a compare-and-set
+ * against it, checked in the same statement as the write:
+ *   - `running`, `paused`, `removed` are written only while desired_state is that same value; `failed` only while
+ *     it is not `removed`. A stop finishing after a DELETE was accepted therefore writes nothing: `removed` wins,
+ *     and stays until a restore (which sets desired_state back to running) is asked for;
+ *   - while the row is `creating` (a provision or restore is on its way) only those two commands end it.
+ * When the check fails, none of the patch is written (its other fields belong to the state it described) and
+ * false is returned. A patch without `state` (extensions, size, purged_at…) is written as it is.
+ */
+export async function applyCommandOutcome(q: Queryable, id: string, kind: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<boolean> {
+  if (!("state" in patch)) {
+    await updateDatabase(q, id, patch);
+    return true;
+  }
+  const { sets, values } = setClause(patch);
+  const n = values.length + 2;
+  const res = await q.query(
+    `UPDATE databases SET ${sets} WHERE id = $1
+        AND CASE $${n}::text WHEN 'failed' THEN desired_state <> 'removed' ELSE desired_state = $${n}::text END
+        AND (state <> 'creating' OR $${n + 1}::text = ANY($${n + 2}::text[]) OR $${n}::text = 'removed')`,
+    [id, ...values, patch.state, kind, CREATING_OWNERS],
+  );
+  return (res.rowCount ?? 0) > 0;
 }
 
 /** Forgets the initial passwords once they were shown. */
