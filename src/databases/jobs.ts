@@ -3,7 +3,8 @@ import type { JobQueue } from "../jobs/queue.js";
 import type { JobSpec } from "../kernel/area.js";
 import { inTransaction } from "../store/db.js";
 import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
-import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
+import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, SEALED, type DatabasesDeps } from "./service.js";
+import type { SecretBox } from "../kernel/secrets.js";
 import * as repo from "./repo.js";
 import { watchDatabases } from "./watch.js";
 
@@ -16,7 +17,7 @@ type ExecutorOutput = {
 type Executor = (row: repo.DatabaseRow, params: Record<string, unknown>) => Promise<ExecutorOutput>;
 
 /** What each command does to the server, and what the store records once it has happened. */
-function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["config"]): Record<string, Executor> {
+function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["config"], secrets: SecretBox): Record<string, Executor> {
   const recordBackup = async (row: repo.DatabaseRow, b: BackupInfo) => {
     await repo.upsertBackup(db, row.account_id, {
       id: b.id, databaseId: row.id, kind: b.kind, label: b.label, status: b.status, sizeBytes: b.sizeBytes,
@@ -25,7 +26,7 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
   };
   return {
     provision: async (row) => {
-      const ep = await provider.provision(instanceSpec(row, config));
+      const ep = await provider.provision(instanceSpec(row, config, secrets));
       await provider.ensureExtensions(row.id, [], { shared: row.size === "dev" });
       if (row.desired_state === "paused") await provider.stop(row.id);
       // the first base backup follows at once (without delaying "running"): PITR and WAL continuity checks start from it
@@ -64,7 +65,7 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       return { result: { backup_id: b.id } };
     },
     rotate_password: async (row, params) => {
-      await provider.rotatePassword(row.id, "owner", String(params.password));
+      await provider.rotatePassword(row.id, "owner", secrets.open(String(params.password), SEALED.commandPassword));
       return {};
     },
     allowlist: async (row) => {
@@ -139,10 +140,10 @@ async function supersededReason(provider: DatabaseProvider, kind: string, row: r
   return `superseded: the database was deleted before this ${kind} ran`;
 }
 
-export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider">): JobSpec<any>[] {
+export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider" | "secrets">): JobSpec<any>[] {
   const { db, provider, config } = deps;
   const specs: JobSpec<any>[] = [];
-  const run = executors(provider, db, config);
+  const run = executors(provider, db, config, deps.secrets);
 
   specs.push({
     name: COMMAND_JOB,

@@ -20,7 +20,7 @@ export const databasesArea = defineArea<DatabasesState>({
     poolAvailable: () => findPgbouncer() !== null,
   }),
   routes: databaseRoutes,
-  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider }),
+  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider, secrets: p.secrets }),
   metering: () => databaseMetering(),
   lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),
   instances: (p) => ({

@@ -8,6 +8,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { OwnerReadCache, type OwnerChangeFeed } from "../kernel/change-feed.js";
 import { ownerKey } from "../kernel/owner.js";
+import type { SecretBox } from "../kernel/secrets.js";
 import { auditedTransaction } from "../audit/record.js";
 import { connectionUrl, DB_SIZES, type DatabaseProvider, type InstanceSpec } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, generatePassword, normalizeCidr } from "./provider/local/index.js";
@@ -28,6 +29,8 @@ export interface DatabasesDeps {
   poolAvailable: () => boolean;
   /** owners' changes across processes: the list cache drops an owner's entries on each */
   changes: OwnerChangeFeed;
+  /** seals the initial passwords and passwords waiting in commands */
+  secrets: SecretBox;
 }
 
 export type Size = repo.DatabaseRow["size"];
@@ -43,7 +46,14 @@ export type HaAction = "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchove
 /** What a mutation decided after checking the locked row: the command to record and the row's new intent. */
 type Intent = { kind: string; params?: Record<string, unknown>; patch?: Partial<repo.DatabaseRow> };
 
-export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"]): InstanceSpec {
+/** Columns sealed at rest (kernel/secrets.ts); the name is bound into each ciphertext. */
+export const SEALED = {
+  password: "databases.initial_password",
+  superuserPassword: "databases.initial_superuser_password",
+  commandPassword: "database_commands.params.password",
+} as const;
+
+export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"], secrets: SecretBox): InstanceSpec {
   return {
     id: row.id,
     version: row.version,
@@ -51,8 +61,8 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
     storageGb: row.storage_gb,
     database: row.db_name,
     user: row.db_user,
-    password: row.initial_password ?? generatePassword(),
-    superuserPassword: row.initial_superuser_password ?? generatePassword(),
+    password: secrets.openNullable(row.initial_password, SEALED.password) ?? generatePassword(),
+    superuserPassword: secrets.openNullable(row.initial_superuser_password, SEALED.superuserPassword) ?? generatePassword(),
     hostnames: [`${row.slug}.db.${config.baseDomain}`, `${row.slug}.db.${config.internalDomain}`],
     allowlist: row.allowlist.map((e) => e.cidr),
   };
@@ -63,7 +73,7 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
  * with the caller's audit row and, for server work, a command row whose job runs after the commit
  * (the reconciler re-queues it if that send is lost).
  */
-export function databasesService({ db, config, jobs, provider, admission, poolAvailable, changes }: DatabasesDeps) {
+export function databasesService({ db, config, jobs, provider, admission, poolAvailable, changes, secrets }: DatabasesDeps) {
   // lists are served from memory until the owner's next change (NOTIFY from a trigger, or this process's own write)
   const lists = new OwnerReadCache<repo.DatabaseRow[]>(changes);
   const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
@@ -134,10 +144,15 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
     try {
       await auditedTransaction(db, p, async (tx) => {
         await admission.admit(tx, { owner: p.owner, accountId: p.accountId, kind: "database", size, storageGb: row.storage_gb });
-        await repo.insertDatabase(tx, row);
+        // the passwords are kept sealed until the one-time reveal; this call's answer shows them from memory
+        await repo.insertDatabase(tx, {
+          ...row,
+          initial_password: secrets.seal(row.initial_password!, SEALED.password),
+          initial_superuser_password: secrets.seal(row.initial_superuser_password!, SEALED.superuserPassword),
+        });
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance
         // later (ProviderError maps itself: capacity → provision_failed)
-        const endpoint = await provider.reserve(instanceSpec(row, config));
+        const endpoint = await provider.reserve(instanceSpec(row, config, secrets));
         row.host = endpoint.host;
         row.port = endpoint.port;
         await repo.updateDatabase(tx, row.id, { host: endpoint.host, port: endpoint.port });
@@ -208,7 +223,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
     const password = generatePassword();
     const { row, commandId } = await command(p, ref, (row) => {
       if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}; start it to rotate its password.`);
-      return { kind: "rotate_password", params: { password } };
+      return { kind: "rotate_password", params: { password: secrets.seal(password, SEALED.commandPassword) } };
     });
     const done = await waitForCommand(commandId, 60_000);
     if (done?.status !== "succeeded") throw new ApiError("rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
@@ -304,7 +319,13 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
     if (row.initial_credentials_revealed_at || row.initial_password === null) throw new ApiError("credentials_already_revealed", "The initial credentials were already revealed once; rotate the password to get a new one.");
     if (row.state === "creating") throw new ApiError("still_creating", "The database is still being created; try again when it is running.");
     await repo.forgetInitialCredentials(tx, row.id);
-    return { row, secrets: { password: row.initial_password, superuser_password: row.initial_superuser_password! } };
+    return {
+      row,
+      secrets: {
+        password: secrets.open(row.initial_password, SEALED.password),
+        superuser_password: secrets.open(row.initial_superuser_password!, SEALED.superuserPassword),
+      },
+    };
   });
 
   return {

@@ -98,7 +98,7 @@ async function assertRemoved(t: TestApp, token: string, id: string, what: string
 /** A worker process of its own: defined like the platform's, started and stopped at will. */
 async function startWorker(t: TestApp): Promise<JobQueue> {
   const q = new JobQueue(t.url, pino({ level: "silent" }));
-  for (const spec of databaseJobs(q, { db: t.db, config: t.config, provider: t.databases })) q.define(spec);
+  for (const spec of databaseJobs(q, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets })) q.define(spec);
   await q.start();
   return q;
 }
@@ -202,7 +202,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
 
     async function reversed(): Promise<void> {
       const byHand = { send: async () => null };
-      const defs = new Map(databaseJobs(byHand, { db: t.db, config: t.config, provider: t.databases }).map((d) => [d.name, d]));
+      const defs = new Map(databaseJobs(byHand, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets }).map((d) => [d.name, d]));
       const runCommand = (commandId: string) => defs.get(COMMAND_JOB)!.handler({ commandId }, { id: commandId, retryCount: 0 }).catch((err) => err);
       for (const [i, pair] of PAIRS.entries()) {
         const id = ids[i];
