@@ -33,7 +33,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     // every answer has the one error body: the 503 of a closing server comes from the onRequest hook below
     return503OnClosing: false,
     // a path parameter longer than any identifier is 414 (frameworkErrors), never a lookup
-    maxParamLength: 100,
+    routerOptions: { maxParamLength: 100 },
     frameworkErrors,
     clientErrorHandler,
     // slow or stalled clients are dropped (408 in the one error body) instead of holding connections

@@ -20,7 +20,17 @@ export const RESPONSE_LIMITS: Limits = { string: 1_048_576, items: 100_000, prop
 
 /** Formats carry their own length. */
 const FORMAT_MAX_LENGTH: Record<string, number> = {
-  uuid: 36, "date-time": 64, date: 10, time: 32, email: 254, uri: 2048, "uri-reference": 2048, hostname: 253, ipv4: 15, ipv6: 45, byte: 1_398_104,
+  uuid: 36,
+  "date-time": 64,
+  date: 10,
+  time: 32,
+  email: 254,
+  uri: 2048,
+  "uri-reference": 2048,
+  hostname: 253,
+  ipv4: 15,
+  ipv6: 45,
+  byte: 1_398_104,
 };
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
@@ -37,10 +47,18 @@ export function constrain(schema: unknown, limits: Limits): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (key === "content" && isSchema(value)) {
       // a response or body given per media type: {content: {"text/plain": {schema}}}
-      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isSchema(v) ? { ...v, schema: constrain(v.schema, limits) } : v]));
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, isSchema(v) ? { ...v, schema: constrain(v.schema, limits) } : v]),
+      );
     } else if (key === "properties" || key === "patternProperties" || key === "definitions" || key === "$defs") {
-      out[key] = isSchema(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, constrain(v, limits)])) : value;
-    } else if (["items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "if", "then", "else", "contains"].includes(key)) {
+      out[key] = isSchema(value)
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, constrain(v, limits)]))
+        : value;
+    } else if (
+      ["items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "if", "then", "else", "contains"].includes(
+        key,
+      )
+    ) {
       out[key] = constrain(value, limits);
     } else {
       out[key] = value;
@@ -60,7 +78,9 @@ export function constrain(schema: unknown, limits: Limits): unknown {
     }
   }
   if (hasType(out, "array") && out.maxItems === undefined) out.maxItems = limits.items;
-  const open = (out.additionalProperties !== undefined && out.additionalProperties !== false) || out.patternProperties !== undefined;
+  const open =
+    (out.additionalProperties !== undefined && out.additionalProperties !== false) ||
+    out.patternProperties !== undefined;
   if (hasType(out, "object") && open && out.maxProperties === undefined) {
     out.maxProperties = limits.properties;
   }
@@ -77,19 +97,29 @@ const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export function errorCodesOf(route: RouteOptions): ErrorCode[] {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const auth = route.config?.auth as AuthRule | undefined;
-  const codes = new Set<ErrorCode>(["invalid_request", "request_timeout", "headers_too_large", "too_many_requests", "internal", "service_unavailable"]);
+  const codes = new Set<ErrorCode>([
+    "invalid_request",
+    "request_timeout",
+    "headers_too_large",
+    "too_many_requests",
+    "internal",
+    "service_unavailable",
+  ]);
   if (route.url.includes(":")) codes.add("not_found").add("uri_too_long");
-  if (methods.some((m) => MUTATING.has(m))) codes.add("bad_json").add("payload_too_large").add("unsupported_media_type");
+  if (methods.some((m) => MUTATING.has(m)))
+    codes.add("bad_json").add("payload_too_large").add("unsupported_media_type");
   if (methods.includes("POST")) codes.add("idempotency_key_reused").add("idempotency_in_progress");
   if (auth && !("public" in auth)) codes.add("auth_required");
   if (auth && ("scope" in auth || "account" in auth)) codes.add("scope_insufficient");
-  for (const code of Object.values(route.config?.validationCodes ?? {})) if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
+  for (const code of Object.values(route.config?.validationCodes ?? {}))
+    if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
   const declared = route.config?.errors;
   const all = Object.keys(ERROR_CATALOG) as ErrorCode[];
   for (const code of declared ?? all) codes.add(code);
   // statuses an area documents itself (e.g. 502 from a provider) bring their catalog codes
   for (const status of Object.keys((route.schema as { response?: object } | undefined)?.response ?? {})) {
-    if (/^[45]\d\d$/.test(status)) for (const code of all) if (ERROR_CATALOG[code][0] === Number(status)) codes.add(code);
+    if (/^[45]\d\d$/.test(status))
+      for (const code of all) if (ERROR_CATALOG[code][0] === Number(status)) codes.add(code);
   }
   return all.filter((c) => codes.has(c));
 }
@@ -97,15 +127,26 @@ export function errorCodesOf(route: RouteOptions): ErrorCode[] {
 /** Headers of draft-ietf-httpapi-ratelimit-headers-09, as rate-limit.ts writes them. */
 const RATE_LIMIT_HEADERS = {
   RateLimit: {
-    type: "string", maxLength: 64, pattern: '^"default";r=\\d+;t=\\d+$',
-    description: 'Requests left in the current window and seconds until it resets, e.g. `"default";r=97;t=1`. Sent on every answer to a request that reached the rate limiter.',
+    type: "string",
+    maxLength: 64,
+    pattern: '^"default";r=\\d+;t=\\d+$',
+    description:
+      'Requests left in the current window and seconds until it resets, e.g. `"default";r=97;t=1`. Sent on every answer to a request that reached the rate limiter.',
   },
   "RateLimit-Policy": {
-    type: "string", maxLength: 64, pattern: '^"default";q=\\d+;w=\\d+$',
-    description: 'The quota per window, e.g. `"default";q=100;w=1`: 100 requests per second per account (or per client address without a token).',
+    type: "string",
+    maxLength: 64,
+    pattern: '^"default";q=\\d+;w=\\d+$',
+    description:
+      'The quota per window, e.g. `"default";q=100;w=1`: 100 requests per second per account (or per client address without a token).',
   },
 };
-const RETRY_AFTER = { type: "string", maxLength: 10, pattern: "^\\d+$", description: "Seconds to wait before retrying." };
+const RETRY_AFTER = {
+  type: "string",
+  maxLength: 10,
+  pattern: "^\\d+$",
+  description: "Seconds to wait before retrying.",
+};
 
 export function responseHeaders(status: string): Record<string, unknown> | undefined {
   if (!/^[24]/.test(status)) return undefined;
@@ -127,7 +168,11 @@ export function errorResponse(status: number, codes: ErrorCode[]): Schema {
         additionalProperties: false,
         properties: {
           code: { type: "string", enum: codes, description: "Stable error code from the catalog (see /v1/manual)." },
-          message: { type: "string", maxLength: 1000, description: "What went wrong, in English, naming the field where one is at fault." },
+          message: {
+            type: "string",
+            maxLength: 1000,
+            description: "What went wrong, in English, naming the field where one is at fault.",
+          },
         },
       },
     },
@@ -136,7 +181,12 @@ export function errorResponse(status: number, codes: ErrorCode[]): Schema {
 
 /** Applies the defaults, the per-status error responses, the rate-limit headers and the security requirement to one route. */
 export function documentRoute(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as Schema & { response?: Record<string, unknown>; security?: unknown; summary?: string; description?: string };
+  const schema = (route.schema ??= {}) as Schema & {
+    response?: Record<string, unknown>;
+    security?: unknown;
+    summary?: string;
+    description?: string;
+  };
   for (const part of ["body", "querystring", "params", "headers"] as const) {
     if (schema[part] !== undefined) schema[part] = constrain(schema[part], REQUEST_LIMITS);
   }
@@ -149,7 +199,8 @@ export function documentRoute(route: RouteOptions): void {
     const status = ERROR_CATALOG[code][0];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) response[String(status)] = errorResponse(status, codes);
+  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0]))
+    response[String(status)] = errorResponse(status, codes);
   for (const [status, s] of Object.entries(response)) {
     const headers = responseHeaders(status);
     if (headers && isSchema(s)) response[status] = { ...s, headers };
@@ -162,7 +213,9 @@ export function documentRoute(route: RouteOptions): void {
 
 /** The catalog as a Markdown table, once in the document's description. */
 export function catalogMarkdown(): string {
-  const rows = (Object.keys(ERROR_CATALOG) as ErrorCode[]).map((c) => `| \`${c}\` | ${ERROR_CATALOG[c][0]} | ${ERROR_CATALOG[c][1]} |`);
+  const rows = (Object.keys(ERROR_CATALOG) as ErrorCode[]).map(
+    (c) => `| \`${c}\` | ${ERROR_CATALOG[c][0]} | ${ERROR_CATALOG[c][1]} |`,
+  );
   return ["| code | status | meaning |", "| --- | --- | --- |", ...rows].join("\n");
 }
 

@@ -3,6 +3,7 @@
  * (jsonb refuses it, text silently turns it into U+FFFD). Checked once for every request in app.ts,
  * so no route or service needs to think about it.
  */
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const isStorable = (s: string): boolean => !UNSTORABLE.test(s);

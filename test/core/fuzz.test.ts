@@ -31,12 +31,25 @@ type Schema = {
   allOf?: Schema[];
   nullable?: boolean;
 };
-interface Parameter { name: string; in: "path" | "query" | "header"; required?: boolean; schema: Schema }
+interface Parameter {
+  name: string;
+  in: "path" | "query" | "header";
+  required?: boolean;
+  schema: Schema;
+}
 interface Operation {
   operationId: string;
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, { schema: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } }> }>;
+  responses: Record<
+    string,
+    {
+      content?: Record<
+        string,
+        { schema: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } }
+      >;
+    }
+  >;
 }
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
@@ -44,12 +57,53 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 60_000);
 
 const NASTY_STRINGS = [
-  "", " ", "a\u0000b", "\u0000", "a\ud800b", "\udc00", "\ud800", "%00", "%ED%A0%80", "🙂", "\u202e", "../../etc/passwd", "' OR 1=1 --",
-  "null", "0", "-1", "1e309", "9".repeat(40), "x".repeat(5000), "é".repeat(300), "<script>", "\r\nX-Injected: 1",
+  "",
+  " ",
+  "a\u0000b",
+  "\u0000",
+  "a\ud800b",
+  "\udc00",
+  "\ud800",
+  "%00",
+  "%ED%A0%80",
+  "🙂",
+  "\u202e",
+  "../../etc/passwd",
+  "' OR 1=1 --",
+  "null",
+  "0",
+  "-1",
+  "1e309",
+  "9".repeat(40),
+  "x".repeat(5000),
+  "é".repeat(300),
+  "<script>",
+  "\r\nX-Injected: 1",
 ];
-const NASTY_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, -0, 2 ** 53 + 2, -(2 ** 63), 1e308, [], [null], {}, { a: 1 }, "1", ...NASTY_STRINGS];
+const NASTY_VALUES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  -0,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e308,
+  [],
+  [null],
+  {},
+  { a: 1 },
+  "1",
+  ...NASTY_STRINGS,
+];
 
-const nasty = fc.oneof(fc.constantFrom(...NASTY_VALUES), fc.string({ unit: "binary", maxLength: 50 }), fc.string({ unit: "binary", minLength: 4097, maxLength: 4200 }));
+const nasty = fc.oneof(
+  fc.constantFrom(...NASTY_VALUES),
+  fc.string({ unit: "binary", maxLength: 50 }),
+  fc.string({ unit: "binary", minLength: 4097, maxLength: 4200 }),
+);
 
 const types = (s: Schema): string[] => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []);
 
@@ -67,15 +121,39 @@ function valid(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
       const max = Math.min(s.maxLength ?? 50, 60);
       const min = Math.min(s.minLength ?? 0, max);
       if (s.format === "uuid") options.push(fc.uuid());
-      else if (s.format === "date-time") options.push(fc.date({ min: new Date("1900-01-01"), max: new Date("2200-01-01"), noInvalidDate: true }).map((d) => d.toISOString()));
-      else if (s.format === "date") options.push(fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)));
+      else if (s.format === "date-time")
+        options.push(
+          fc
+            .date({ min: new Date("1900-01-01"), max: new Date("2200-01-01"), noInvalidDate: true })
+            .map((d) => d.toISOString()),
+        );
+      else if (s.format === "date")
+        options.push(
+          fc
+            .date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true })
+            .map((d) => d.toISOString().slice(0, 10)),
+        );
       else if (s.format === "email") options.push(fc.emailAddress());
-      else options.push(fc.string({ minLength: min, maxLength: max }), fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/).filter((x) => x.length >= min && x.length <= max));
-    } else if (t === "integer") options.push(fc.integer({ min: Math.max(s.minimum ?? -1e9, -(2 ** 31)), max: Math.min(s.maximum ?? 1e9, 2 ** 31) }), fc.constantFrom(s.minimum ?? 0, s.maximum ?? 0));
+      else
+        options.push(
+          fc.string({ minLength: min, maxLength: max }),
+          fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/).filter((x) => x.length >= min && x.length <= max),
+        );
+    } else if (t === "integer")
+      options.push(
+        fc.integer({ min: Math.max(s.minimum ?? -1e9, -(2 ** 31)), max: Math.min(s.maximum ?? 1e9, 2 ** 31) }),
+        fc.constantFrom(s.minimum ?? 0, s.maximum ?? 0),
+      );
     else if (t === "number") options.push(fc.double({ min: s.minimum ?? -1e9, max: s.maximum ?? 1e9, noNaN: true }));
     else if (t === "boolean") options.push(fc.boolean());
     else if (t === "null") options.push(fc.constant(null));
-    else if (t === "array") options.push(fc.array(valid(s.items, depth + 1), { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 3, Math.max(3, s.minItems ?? 0)) }));
+    else if (t === "array")
+      options.push(
+        fc.array(valid(s.items, depth + 1), {
+          minLength: s.minItems ?? 0,
+          maxLength: Math.min(s.maxItems ?? 3, Math.max(3, s.minItems ?? 0)),
+        }),
+      );
     else {
       const props = s.properties ?? {};
       const required = new Set(s.required ?? []);
@@ -97,20 +175,34 @@ function malformed(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
   if (keys.length) {
     options.push(
       fc.tuple(valid(s), fc.constantFrom(...keys), nasty).map(([v, k, bad]) => ({ ...(v as object), [k]: bad })),
-      fc.tuple(valid(s), fc.constantFrom(...keys)).chain(([v, k]) => malformed(props[k], depth + 1).map((bad) => ({ ...(v as object), [k]: bad }))),
-      fc.tuple(valid(s), fc.constantFrom(...keys)).map(([v, k]) => { const o = { ...(v as object) } as Record<string, unknown>; delete o[k]; return o; }),
+      fc
+        .tuple(valid(s), fc.constantFrom(...keys))
+        .chain(([v, k]) => malformed(props[k], depth + 1).map((bad) => ({ ...(v as object), [k]: bad }))),
+      fc.tuple(valid(s), fc.constantFrom(...keys)).map(([v, k]) => {
+        const o = { ...(v as object) } as Record<string, unknown>;
+        delete o[k];
+        return o;
+      }),
     );
   }
   if (types(s).includes("object") || keys.length) {
-    options.push(fc.tuple(valid(s), fc.constantFrom("zz_unknown", "__proto__", "constructor", "a\u0000b", "a\ud800b"), nasty).map(([v, k, bad]) => ({ ...(v as object), [k]: bad })));
+    options.push(
+      fc
+        .tuple(valid(s), fc.constantFrom("zz_unknown", "__proto__", "constructor", "a\u0000b", "a\ud800b"), nasty)
+        .map(([v, k, bad]) => ({ ...(v as object), [k]: bad })),
+    );
   }
-  if (s.items) options.push(fc.array(malformed(s.items, depth + 1), { minLength: 1, maxLength: 3 }), fc.constant(Array.from({ length: (s.maxItems ?? 1000) + 1 }, () => null)));
+  if (s.items)
+    options.push(
+      fc.array(malformed(s.items, depth + 1), { minLength: 1, maxLength: 3 }),
+      fc.constant(Array.from({ length: (s.maxItems ?? 1000) + 1 }, () => null)),
+    );
   return fc.oneof(...options);
 }
 
 /** Percent-encodes anything, unpaired surrogates included (as the invalid UTF-8 a careless client would send). */
 function enc(value: unknown): string {
-  const s = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const s = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
   let out = "";
   for (const ch of s) {
     try {
@@ -122,37 +214,123 @@ function enc(value: unknown): string {
   return out;
 }
 
-const ODD_IDS = ["abc\u0000def", "a\ud800", "%ED%A0%80", "..", ".", "a/b", "%2F", " ", "x".repeat(101), "x".repeat(300), "-1", "0", "null", "🙂"];
+const ODD_IDS = [
+  "abc\u0000def",
+  "a\ud800",
+  "%ED%A0%80",
+  "..",
+  ".",
+  "a/b",
+  "%2F",
+  " ",
+  "x".repeat(101),
+  "x".repeat(300),
+  "-1",
+  "0",
+  "null",
+  "🙂",
+];
 
-interface FuzzRequest { method: string; url: string; body?: string; contentType?: string; token?: string; headers?: Record<string, string> }
+interface FuzzRequest {
+  method: string;
+  url: string;
+  body?: string;
+  contentType?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
 
-function requests(path: string, method: string, op: Operation, tokens: { user: () => string }): fc.Arbitrary<FuzzRequest> {
+function requests(
+  path: string,
+  method: string,
+  op: Operation,
+  tokens: { user: () => string },
+): fc.Arbitrary<FuzzRequest> {
   const params = op.parameters ?? [];
   const pathParams = params.filter((p) => p.in === "path");
   const query = params.filter((p) => p.in === "query");
   const bodySchema = op.requestBody?.content["application/json"]?.schema;
-  const pathArb = fc.tuple(...pathParams.map((p) => fc.oneof(valid(p.schema), fc.constantFrom(...ODD_IDS), nasty)))
+  const pathArb = fc
+    .tuple(...pathParams.map((p) => fc.oneof(valid(p.schema), fc.constantFrom(...ODD_IDS), nasty)))
     .map((values) => pathParams.reduce((url, p, i) => url.replace(`{${p.name}}`, enc(values[i]) || "x"), path));
-  const queryArb = fc.tuple(...query.map((p) => fc.option(fc.oneof({ weight: 3, arbitrary: valid(p.schema) }, { weight: 1, arbitrary: nasty }), { nil: undefined })))
-    .map((values) => query.map((p, i) => (values[i] === undefined ? "" : `${p.name}=${enc(values[i])}`)).filter(Boolean).join("&"));
-  const bodyArb: fc.Arbitrary<{ body?: string; contentType?: string }> = method === "GET"
-    ? fc.constant({})
-    : fc.oneof(
-      { weight: 3, arbitrary: valid(bodySchema).map((b) => ({ body: JSON.stringify(b), contentType: "application/json" })) },
-      { weight: 4, arbitrary: malformed(bodySchema).map((b) => ({ body: JSON.stringify(b) ?? "null", contentType: "application/json" })) },
-      { weight: 1, arbitrary: fc.constantFrom("{", "[1,", "{\"a\":\u0000}", "\"\\ud800\"", "{\"a\":1}{", "", "nul", "{\"a\":" + "[".repeat(5000)).map((b) => ({ body: b, contentType: "application/json" })) },
-      { weight: 1, arbitrary: fc.constantFrom("text/plain", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1").map((ct) => ({ body: "{\"a\":1}", contentType: ct })) },
-      { weight: 1, arbitrary: fc.constant({}) },
+  const queryArb = fc
+    .tuple(
+      ...query.map((p) =>
+        fc.option(fc.oneof({ weight: 3, arbitrary: valid(p.schema) }, { weight: 1, arbitrary: nasty }), {
+          nil: undefined,
+        }),
+      ),
+    )
+    .map((values) =>
+      query
+        .map((p, i) => (values[i] === undefined ? "" : `${p.name}=${enc(values[i])}`))
+        .filter(Boolean)
+        .join("&"),
     );
-  const idemArb = method === "POST" ? fc.option(fc.constantFrom("k1", "", " ", "é", "x".repeat(300)), { nil: undefined }) : fc.constant(undefined);
-  return fc.record({ path: pathArb, query: queryArb, body: bodyArb, idem: idemArb, auth: fc.constantFrom("right", "right", "right", "none", "wrong") }).map((r) => ({
-    method,
-    url: r.query ? `${r.path}?${r.query}` : r.path,
-    body: r.body.body,
-    contentType: r.body.contentType,
-    token: r.auth === "none" ? undefined : r.auth === "wrong" ? "op_u_not-a-token" : path.startsWith("/v1/operator") ? OPERATOR_TOKEN : path.startsWith("/v1/fleet") ? FLEET_TOKEN : tokens.user(),
-    headers: r.idem === undefined ? undefined : { "idempotency-key": r.idem },
-  }));
+  const bodyArb: fc.Arbitrary<{ body?: string; contentType?: string }> =
+    method === "GET"
+      ? fc.constant({})
+      : fc.oneof(
+          {
+            weight: 3,
+            arbitrary: valid(bodySchema).map((b) => ({ body: JSON.stringify(b), contentType: "application/json" })),
+          },
+          {
+            weight: 4,
+            arbitrary: malformed(bodySchema).map((b) => ({
+              body: JSON.stringify(b) ?? "null",
+              contentType: "application/json",
+            })),
+          },
+          {
+            weight: 1,
+            arbitrary: fc
+              .constantFrom("{", "[1,", '{"a":\u0000}', '"\\ud800"', '{"a":1}{', "", "nul", '{"a":' + "[".repeat(5000))
+              .map((b) => ({ body: b, contentType: "application/json" })),
+          },
+          {
+            weight: 1,
+            arbitrary: fc
+              .constantFrom(
+                "text/plain",
+                "application/xml",
+                "application/x-www-form-urlencoded",
+                "multipart/form-data; boundary=x",
+                "application/json; charset=latin1",
+              )
+              .map((ct) => ({ body: '{"a":1}', contentType: ct })),
+          },
+          { weight: 1, arbitrary: fc.constant({}) },
+        );
+  const idemArb =
+    method === "POST"
+      ? fc.option(fc.constantFrom("k1", "", " ", "é", "x".repeat(300)), { nil: undefined })
+      : fc.constant(undefined);
+  return fc
+    .record({
+      path: pathArb,
+      query: queryArb,
+      body: bodyArb,
+      idem: idemArb,
+      auth: fc.constantFrom("right", "right", "right", "none", "wrong"),
+    })
+    .map((r) => ({
+      method,
+      url: r.query ? `${r.path}?${r.query}` : r.path,
+      body: r.body.body,
+      contentType: r.body.contentType,
+      token:
+        r.auth === "none"
+          ? undefined
+          : r.auth === "wrong"
+            ? "op_u_not-a-token"
+            : path.startsWith("/v1/operator")
+              ? OPERATOR_TOKEN
+              : path.startsWith("/v1/fleet")
+                ? FLEET_TOKEN
+                : tokens.user(),
+      headers: r.idem === undefined ? undefined : { "idempotency-key": r.idem },
+    }));
 }
 
 describe("schema fuzzer over every operation of /v1/openapi.json", { timeout: BUDGET_MS * 3 }, () => {
@@ -162,7 +340,9 @@ describe("schema fuzzer over every operation of /v1/openapi.json", { timeout: BU
     t = await createTestApp();
     doc = (await call(t.app, { url: "/v1/openapi.json" })).json();
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
   test(`no 5xx but a documented 501/503, and one error shape, for ${RUNS} requests per operation`, async () => {
     const deadline = Date.now() + BUDGET_MS;
@@ -193,7 +373,10 @@ describe("schema fuzzer over every operation of /v1/openapi.json", { timeout: BU
               assert.equal(typeof body.error.message, "string", where);
               assert.ok(documented, `undocumented status: ${where}`);
               const codes = documented.content?.["application/json"]?.schema.properties?.error?.properties?.code?.enum;
-              assert.ok(!codes || codes.includes(body.error.code), `code ${body.error.code} is not documented for ${res.statusCode}: ${where}`);
+              assert.ok(
+                !codes || codes.includes(body.error.code),
+                `code ${body.error.code} is not documented for ${res.statusCode}: ${where}`,
+              );
             }
             seen.set(String(res.statusCode), (seen.get(String(res.statusCode)) ?? 0) + 1);
             // a valid sign-out or account deletion ends the token: continue with a new account
@@ -207,6 +390,8 @@ describe("schema fuzzer over every operation of /v1/openapi.json", { timeout: BU
         }
       }
     }
-    console.log(`fuzz: ${requestsSent} requests over ${Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0)} operations; statuses ${JSON.stringify(Object.fromEntries([...seen].sort()))}`);
+    console.log(
+      `fuzz: ${requestsSent} requests over ${Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0)} operations; statuses ${JSON.stringify(Object.fromEntries([...seen].sort()))}`,
+    );
   });
 });

@@ -23,7 +23,8 @@ async function lint(cmd: string, args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; killed?: boolean };
-    if (e.killed || !e.stdout) throw new Error(`${path.basename(cmd)} failed: ${e.stderr ?? String(err)}`);
+    if (e.killed || !e.stdout)
+      throw new Error(`${path.basename(cmd)} failed: ${e.stderr ?? String(err)}`, { cause: err });
     return e.stdout;
   }
 }
@@ -31,7 +32,10 @@ async function lint(cmd: string, args: string[]): Promise<string> {
 const tally = (items: { code: string }[]) => {
   const by: Record<string, number> = {};
   for (const i of items) by[i.code] = (by[i.code] ?? 0) + 1;
-  return Object.entries(by).sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c}: ${n}`).join(", ");
+  return Object.entries(by)
+    .sort((a, b) => b[1] - a[1])
+    .map(([c, n]) => `${c}: ${n}`)
+    .join(", ");
 };
 
 /** The document the server serves passes Spectral (spectral:oas + OWASP) and Redocly with no errors. */
@@ -55,20 +59,57 @@ describe("the OpenAPI document passes real linters", { timeout: 180_000 }, () =>
   });
 
   test("Spectral with spectral:oas and the OWASP ruleset (.spectral.yaml) reports no errors", async () => {
-    const out = await lint(bin("spectral"), ["lint", file, "--ruleset", path.join(root, ".spectral.yaml"), "--format", "json", "--quiet"]);
-    const results = JSON.parse(out.slice(out.indexOf("["))) as { code: string; severity: number; path: string[]; message: string }[];
+    const out = await lint(bin("spectral"), [
+      "lint",
+      file,
+      "--ruleset",
+      path.join(root, ".spectral.yaml"),
+      "--format",
+      "json",
+      "--quiet",
+    ]);
+    const results = JSON.parse(out.slice(out.indexOf("["))) as {
+      code: string;
+      severity: number;
+      path: string[];
+      message: string;
+    }[];
     const errors = results.filter((r) => r.severity === 0);
     const warnings = results.filter((r) => r.severity === 1);
     console.log(`spectral: ${errors.length} errors, ${warnings.length} warnings`);
     if (warnings.length) console.log(`spectral warnings: ${tally(warnings)}`);
-    assert.equal(errors.length, 0, `${tally(errors)}\n${errors.slice(0, 10).map((e) => `${e.code} ${e.path.join(".")}: ${e.message}`).join("\n")}`);
+    assert.equal(
+      errors.length,
+      0,
+      `${tally(errors)}\n${errors
+        .slice(0, 10)
+        .map((e) => `${e.code} ${e.path.join(".")}: ${e.message}`)
+        .join("\n")}`,
+    );
   });
 
   test("redocly lint (redocly.yaml) reports no errors", async () => {
-    const out = await lint(bin("redocly"), ["lint", file, "--config", path.join(root, "redocly.yaml"), "--format", "json"]);
-    const report = JSON.parse(out.slice(out.indexOf("{"))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+    const out = await lint(bin("redocly"), [
+      "lint",
+      file,
+      "--config",
+      path.join(root, "redocly.yaml"),
+      "--format",
+      "json",
+    ]);
+    const report = JSON.parse(out.slice(out.indexOf("{"))) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+    };
     console.log(`redocly: ${report.totals.errors} errors, ${report.totals.warnings} warnings`);
     const errors = report.problems.filter((p) => p.severity === "error");
-    assert.equal(report.totals.errors, 0, errors.slice(0, 10).map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`).join("\n"));
+    assert.equal(
+      report.totals.errors,
+      0,
+      errors
+        .slice(0, 10)
+        .map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)
+        .join("\n"),
+    );
   });
 });
