@@ -58,6 +58,29 @@ describe("the OpenAPI document passes real linters", { timeout: 180_000 }, () =>
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  test("the document says what the server does: the manual is text/plain, 414/431 and per-status error codes are listed", async () => {
+    const doc = (await call(t.app, { url: "/v1/openapi.json" })).json();
+    const manual = doc.paths["/v1/manual"].get;
+    assert.deepEqual(Object.keys(manual.responses["200"].content), ["text/plain"]);
+    assert.deepEqual(manual.security, [], "public operations say so");
+    const getDb = doc.paths["/v1/databases/{id}"].get;
+    for (const status of ["401", "404", "414", "429", "431"])
+      assert.ok(getDb.responses[status], `GET /v1/databases/{id} documents ${status}`);
+    const codes = (status: string) =>
+      getDb.responses[status].content["application/json"].schema.properties.error.properties.code.enum;
+    assert.ok(
+      codes("404").includes("not_found") &&
+        codes("414").includes("uri_too_long") &&
+        codes("431").includes("headers_too_large"),
+    );
+    assert.ok(getDb.responses["200"].headers.RateLimit && getDb.responses["429"].headers["Retry-After"]);
+    assert.ok(getDb.description, "every operation has a description");
+    const tags = new Set(doc.tags.map((x: { name: string }) => x.name));
+    for (const ops of Object.values(doc.paths) as Record<string, { tags: string[] }>[])
+      for (const op of Object.values(ops))
+        for (const tag of op.tags) assert.ok(tags.has(tag), `tag ${tag} is declared`);
+  });
+
   test("Spectral with spectral:oas and the OWASP ruleset (.spectral.yaml) reports no errors", async () => {
     const out = await lint(bin("spectral"), [
       "lint",
