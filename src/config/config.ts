@@ -15,6 +15,7 @@ export interface Config {
   edition: "saas" | "onprem";
   rateLimitRps: number;
   bodyLimitBytes: number;
+  http: HttpTimeouts;
   defaultAccountSpendCapKrw: number;
   defaultAppSpendCapKrw: number;
   sessionTtlDays: number;
@@ -24,6 +25,18 @@ export interface Config {
   overdueAction: "keep" | "pause";
   overdueGraceHours: number;
   payments: PaymentsConfig;
+}
+
+/** How long the server waits for a client before dropping its connection (slow or stalled clients cannot pile up). */
+export interface HttpTimeouts {
+  /** the request line and all headers must arrive within this */
+  headersTimeoutMs: number;
+  /** the whole request, body included, must arrive within this */
+  requestTimeoutMs: number;
+  /** an idle keep-alive connection is closed after this */
+  keepAliveTimeoutMs: number;
+  /** a connection with no traffic in either direction is closed after this */
+  idleTimeoutMs: number;
 }
 
 /** Card providers, bank deposit account and amount limits (src/billing/payments, src/billing/bank). */
@@ -102,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     edition: oneOf(env, "EDITION", ["saas", "onprem"] as const, "saas"),
     rateLimitRps: int(env, "RATE_LIMIT_RPS", 100, 1, 10_000_000),
     bodyLimitBytes: int(env, "BODY_LIMIT_BYTES", 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    http: httpTimeouts(env),
     defaultAccountSpendCapKrw: int(env, "DEFAULT_ACCOUNT_SPEND_CAP_KRW", 1_000_000, 1, Number.MAX_SAFE_INTEGER),
     defaultAppSpendCapKrw: int(env, "DEFAULT_APP_SPEND_CAP_KRW", 100_000, 1, Number.MAX_SAFE_INTEGER),
     sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
@@ -112,6 +126,17 @@ export function loadConfig(env: Env = process.env): Config {
     payments: paymentsConfig(env),
     gpuCatalogFile: path.resolve(env.GPU_CATALOG_FILE || new URL("../../catalog/gpus.json", import.meta.url).pathname),
   };
+}
+
+function httpTimeouts(env: Env): HttpTimeouts {
+  const t = {
+    headersTimeoutMs: int(env, "HTTP_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
+    idleTimeoutMs: int(env, "HTTP_IDLE_TIMEOUT_MS", 120_000, 1_000, 3_600_000),
+  };
+  if (t.headersTimeoutMs > t.requestTimeoutMs) throw new ConfigError("HTTP_HEADERS_TIMEOUT_MS", "must not exceed HTTP_REQUEST_TIMEOUT_MS");
+  return t;
 }
 
 function paymentsConfig(env: Env): PaymentsConfig {

@@ -5,6 +5,7 @@ import { secretsEqual } from "../auth/secrets.js";
 import { ApiError, authRequired, scopeInsufficient } from "./errors.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { AuthRule } from "./auth-rule.js";
+import { isStorable } from "./storable.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
@@ -70,7 +71,8 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
     throw scopeInsufficient(`This key is limited to single ${resource} instances and cannot ${mode === "create" ? "create or act in bulk" : "call this endpoint"}; it needs ${rule.scope}.`);
   }
   const ref = (request.params as Record<string, string>)[mode.param];
-  if (!ref || !(await deps.kernel.permits(resource, principal.owner, ref, cov.refs))) {
+  // a ref PostgreSQL cannot hold (NUL, unpaired surrogate) names no instance the key could cover
+  if (!ref || !isStorable(ref) || !(await deps.kernel.permits(resource, principal.owner, ref, cov.refs))) {
     throw scopeInsufficient(`This key does not cover ${resource} instance "${ref}"; it needs ${rule.scope}.`);
   }
 }

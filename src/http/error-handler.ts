@@ -1,5 +1,7 @@
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { asApiError } from "./errors.js";
+import { ApiError, asApiError, type ErrorCode } from "./errors.js";
 
 export const ErrorBodySchema = {
   type: "object",
@@ -72,4 +74,46 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ error: { code: "not_found", message: `No route ${request.method} ${request.url.split("?")[0]}.` } });
   });
+}
+
+/**
+ * Errors Fastify's router raises before any hook runs (options.frameworkErrors): they get the one
+ * error body like everything else. A path parameter that is not valid percent-encoded UTF-8 names
+ * no resource (404); one longer than maxParamLength is 414.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("x-request-id", request.id);
+  let res: { status: number; code: string; message: string; headers: Record<string, string> };
+  if (err.code === "FST_ERR_BAD_URL") {
+    res = { status: 404, code: "not_found", message: "No such resource: the path is not valid percent-encoded UTF-8.", headers: {} };
+  } else if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    res = { status: 414, code: "uri_too_long", message: "A path parameter is longer than any identifier of this API.", headers: {} };
+  } else {
+    res = toErrorResponse(err, request);
+    if (res.status >= 500) request.log.error({ err }, "request failed");
+  }
+  reply.code(res.status).headers(res.headers).send({ error: { code: res.code, message: res.message } });
+}
+
+/**
+ * Errors of the HTTP parser and the server's timeouts, raised before Fastify sees a request
+ * (server "clientError"): headers too large 431, slow or unfinished requests 408, anything
+ * else that is not HTTP 400. The connection is closed after the answer.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [code, message]: [ErrorCode, string] =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? ["request_timeout", "The request was not received in time."]
+    : err.code === "HPE_HEADER_OVERFLOW" ? ["headers_too_large", "The request line and headers are larger than this server accepts."]
+    : ["invalid_request", "The request is not valid HTTP/1.1."];
+  const status = new ApiError(code).status;
+  const body = JSON.stringify({ error: { code, message } });
+  this.log.debug({ err }, "client error");
+  const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (socket.writable && !started) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

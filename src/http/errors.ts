@@ -77,8 +77,9 @@ export const ERROR_CATALOG = {
   domain_in_use: [409, "The domain's app still exists."],
   host_in_use: [409, "A pod runs on the host."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
-  // 412-431
+  // 408-431
   terms_required: [412, "The current on-premises terms are not accepted."],
+  request_timeout: [408, "The request was not received in time; the connection is closed."],
   payload_too_large: [413, "The request body is too large."],
   uri_too_long: [414, "The request address is too long."],
   unsupported_media_type: [415, "The body must be application/json."],

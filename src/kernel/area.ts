@@ -72,6 +72,8 @@ export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promis
  */
 export interface AreaModule<S = unknown, C = unknown> {
   name: string;
+  /** the OpenAPI tags the area's routes use, each with a one-line description (listed at the top of /v1/openapi.json) */
+  tags?: { name: string; description: string }[];
   /** parses the area's own settings from the environment; throw ConfigError naming the variable */
   config?: (env: Record<string, string | undefined>) => C;
   setup?: (platform: Platform, config: C) => S | Promise<S>;

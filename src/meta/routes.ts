@@ -26,7 +26,7 @@ export async function metaRoutes(app: FastifyInstance, ctx: AppContext) {
         brief: Type.Optional(Type.Union([Type.Literal("1"), Type.Literal("0"), Type.Literal("true"), Type.Literal("false")])),
         lang: Type.Optional(Type.Union([Type.Literal("en"), Type.Literal("ko")])),
       }),
-      response: { 200: Type.String() },
+      response: { 200: { description: "The manual, plain text", content: { "text/plain": { schema: Type.String() } } } },
     },
   }, async (request, reply) => {
     const brief = request.query.brief === "1" || request.query.brief === "true";
