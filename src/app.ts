@@ -68,7 +68,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   });
 
   const authDeps: AuthDeps = { tokens: ctx.tokens, kernel: platform.kernel, operatorToken: platform.operatorToken, fleetToken: config.fleetToken };
-  const idempotency = new Idempotency(db);
+  const idempotency = new Idempotency(db, () => platform.kernel.hosts.leaseId());
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);

@@ -5,6 +5,7 @@ import { inTransaction } from "../store/db.js";
 import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
 import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
 import * as repo from "./repo.js";
+import { databasesOnHost, markCommandsOnUnavailableHosts, sendCommand } from "./placement.js";
 
 type ExecutorOutput = {
   patch?: Partial<repo.DatabaseRow>;
@@ -23,6 +24,11 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
     });
   };
   return {
+    // the first command of an instance created through a process of another host (placement.ts)
+    reserve: async (row) => {
+      const ep = await provider.reserve(instanceSpec(row, config));
+      return { patch: { host: ep.host, port: ep.port }, followUps: ["provision"] };
+    },
     provision: async (row) => {
       if (row.desired_state === "removed") return {};
       const ep = await provider.provision(instanceSpec(row, config));
@@ -81,12 +87,13 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       await provider.setStorageQuota(row.id, storageGb);
       return { patch: { size, storage_gb: storageGb } };
     },
-    ha_enable: async (row) => ({ result: { ...(await provider.enableStandby(row.id)) } }),
-    ha_rebuild: async (row) => ({ result: { ...(await provider.rebuildStandby(row.id)) } }),
+    // the local provider keeps the standby on the primary's host
+    ha_enable: async (row) => ({ result: { ...(await provider.enableStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
+    ha_rebuild: async (row) => ({ result: { ...(await provider.rebuildStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
     ha_switchover: async (row) => ({ result: { ...(await provider.switchover(row.id)) } }),
     ha_disable: async (row) => {
       await provider.disableStandby(row.id);
-      return {};
+      return { patch: { standby_host_id: null } };
     },
     pool_enable: async (row) => ({ result: { ...(await provider.enablePool(row.id)) } }),
     pool_disable: async (row) => {
@@ -114,13 +121,14 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
 
-export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider">): JobSpec<any>[] {
-  const { db, provider, config } = deps;
+export function databaseJobs(queue: Pick<JobQueue, "send" | "hostAvailable">, deps: Pick<DatabasesDeps, "db" | "config" | "provider"> & { hostId: string }): JobSpec<any>[] {
+  const { db, provider, config, hostId } = deps;
   const specs: JobSpec<any>[] = [];
   const run = executors(provider, db, config);
 
   specs.push({
     name: COMMAND_JOB,
+    perHost: true, // the instance's files live on its host: only that host's workers run its commands
     concurrency: 2,
     retryLimit: 3,
     handler: async ({ commandId }) => {
@@ -134,7 +142,8 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
           const row = await repo.findDatabaseById(lock, cmd.database_id);
           const fresh = await repo.findCommand(lock, commandId);
           if (!row || !fresh || fresh.status === "succeeded" || fresh.status === "failed") return;
-          await lock.query("UPDATE database_commands SET status = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
+          if (row.host_id !== hostId) return; // a job that reached the wrong host: the owner's own job runs it
+          await lock.query("UPDATE database_commands SET status = 'running', error = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
           const exec = run[cmd.kind];
           try {
             if (!exec) throw new Error(`unknown command ${cmd.kind}`);
@@ -151,7 +160,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
           } catch (err) {
             const message = err instanceof Error ? err.message : String(err);
             // provider refusals are final; other failures are retried by the queue, then recorded
-            const final = isProviderError(err) && ["bad_spec", "bad_cidr", "extension_not_allowed", "ha_not_supported", "ha_not_enabled", "pgbouncer_missing", "not_found", "backup_not_found", "no_base_backup"].includes(err.code);
+            const final = isProviderError(err) && ["bad_spec", "capacity", "bad_cidr", "extension_not_allowed", "ha_not_supported", "ha_not_enabled", "pgbouncer_missing", "not_found", "backup_not_found", "no_base_backup"].includes(err.code);
             await lock.query(
               `UPDATE database_commands SET status = $2, error = $3, finished_at = CASE WHEN $2 = 'failed' THEN now() END,
                  params = CASE WHEN $2 = 'failed' THEN params - $4::text[] ELSE params END WHERE id = $1`,
@@ -183,6 +192,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     handler: async () => {
       await requeueLostCommands(db, queue);
       await reconcileStates(db, queue);
+      await markCommandsOnUnavailableHosts(db, queue);
     },
   });
 
@@ -195,7 +205,8 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     },
   });
 
-  specs.push({ name: "databases.watch", cron: "* * * * *", handler: () => watchDatabases({ db, provider }) });
+  // each host watches the instances it holds
+  specs.push({ name: "databases.watch", cron: "* * * * *", perHost: true, policy: "stately", handler: async () => watchDatabases({ db, provider }, await databasesOnHost(db, hostId, ["running"])) });
 
   specs.push({
     name: "databases.purge-removed",
@@ -217,7 +228,7 @@ export async function enqueueSystem(db: Db, queue: Pick<JobQueue, "send">, datab
   const { randomUUID } = await import("node:crypto");
   const id = randomUUID();
   await repo.insertCommand(db, { id, databaseId, kind, params: {} });
-  await queue.send(COMMAND_JOB, { commandId: id });
+  await sendCommand(db, queue, COMMAND_JOB, id);
 }
 
 /**
@@ -235,7 +246,7 @@ async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStar
   );
   for (const r of rows) {
     if (r.status === "running" && !r.stale && !(await lockIsFree(db, r.database_id))) continue;
-    await queue.send(COMMAND_JOB, { commandId: r.id }, { singletonKey: `cmd:${r.id}` });
+    await sendCommand(db, queue, COMMAND_JOB, r.id, { singletonKey: `cmd:${r.id}` });
   }
 }
 
@@ -265,11 +276,10 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
 }
 
 /** After a restart, every server is brought to its recorded state (the reconciler also runs each minute). */
-export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send">, provider: DatabaseProvider): Promise<void> {
-  const { rows } = await db.query<{ id: string; state: string }>("SELECT id, state FROM databases WHERE state IN ('running') AND purged_at IS NULL");
-  for (const r of rows) {
-    const status = await provider.status(r.id).catch(() => null);
-    if (status && !status.running) await enqueueSystem(db, queue, r.id, "start");
+export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send" | "hostAvailable">, provider: DatabaseProvider, hostId: string): Promise<void> {
+  for (const id of await databasesOnHost(db, hostId, ["running"])) {
+    const status = await provider.status(id).catch(() => null);
+    if (status && !status.running) await enqueueSystem(db, queue, id, "start");
   }
   await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);

@@ -34,6 +34,9 @@ export interface DatabaseRow {
   backup_health?: BackupHealth | null;
   storage_used_bytes?: string | number | null;
   health_checked_at?: Date | null;
+  /** The host holding the instance's files (migration 009; src/databases/placement.ts); null: not placed yet. */
+  host_id?: string | null;
+  standby_host_id?: string | null;
 }
 
 /** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */

@@ -54,7 +54,7 @@ const commandView = (c: repo.CommandRow) => ({
 /** Managed PostgreSQL (spec: Database endpoints). Routes record intent; jobs change the servers. */
 export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const svc = databasesService({ db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: state.provider });
+  const svc = databasesService({ db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: state.provider, hosts: ctx.kernel.hosts });
   const read = { scope: "databases:read", instance: { param: "id" } } as const;
   const write = { scope: "databases:write", instance: { param: "id" } } as const;
   const tags = ["databases"];

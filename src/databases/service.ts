@@ -6,6 +6,8 @@ import type { JobQueue } from "../jobs/queue.js";
 import { connectionUrl, isProviderError, type DatabaseProvider, type Endpoint, type InstanceSpec } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, findPgbouncer, generatePassword, normalizeCidr } from "./provider/local/index.js";
 import * as repo from "./repo.js";
+import type { Hosts } from "../kernel/hosts.js";
+import { awaitCommand, requireHost, sendCommand, supersedeRotations } from "./placement.js";
 
 export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
 export const REMOVAL_GRACE_DAYS = 7;
@@ -14,8 +16,10 @@ export const COMMAND_JOB = "databases.command";
 export interface DatabasesDeps {
   db: Db;
   config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
-  jobs: Pick<JobQueue, "send">;
+  jobs: Pick<JobQueue, "send" | "hostAvailable">;
   provider: DatabaseProvider;
+  /** placement: the host that holds a new instance (src/hosts) */
+  hosts: Pick<Hosts, "local" | "place">;
 }
 
 export type CreateInput = {
@@ -38,7 +42,7 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
   };
 }
 
-export function databasesService({ db, config, jobs, provider }: DatabasesDeps) {
+export function databasesService({ db, config, jobs, provider, hosts }: DatabasesDeps) {
   async function get(accountId: string, ref: string): Promise<repo.DatabaseRow> {
     const row = await repo.findDatabase(db, accountId, ref);
     if (!row) throw notFound("database");
@@ -52,7 +56,7 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
       await repo.updateDatabase(tx, row.id, patch);
       await repo.insertCommand(tx, { id, databaseId: row.id, kind, params });
     });
-    await jobs.send(COMMAND_JOB, { commandId: id }).catch(() => {});
+    await sendCommand(db, jobs, COMMAND_JOB, id).catch(() => {});
     return id;
   }
 
@@ -69,15 +73,19 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
       initial_password: generatePassword(), initial_superuser_password: generatePassword(), initial_credentials_revealed_at: null,
       created_at: new Date(), removed_at: null,
     };
+    row.host_id = await hosts.place(db, { kind: "database", owner: { kind: "account", id: accountId }, size });
+    // on another host (this process has no worker role) the reservation is that host's first command
+    const here = row.host_id === hosts.local.id;
     const commandId = randomUUID();
     try {
       await inTransaction(db, async (tx) => {
         await tx.query(
           `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-             db_name, db_user, initial_password, initial_superuser_password)
-           VALUES ($1, $2, 'account', $2, $3, $4, 'postgres', $5, $6, $7, $8, 'running', 'creating', $9, $10, $11, $12)`,
-          [row.id, accountId, row.name, slug, row.version, size, row.storage_gb, row.pitr_retention_days, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password],
+             db_name, db_user, initial_password, initial_superuser_password, host_id)
+           VALUES ($1, $2, 'account', $2, $3, $4, 'postgres', $5, $6, $7, $8, 'running', 'creating', $9, $10, $11, $12, $13)`,
+          [row.id, accountId, row.name, slug, row.version, size, row.storage_gb, row.pitr_retention_days, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password, row.host_id],
         );
+        if (!here) return repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "reserve", params: {} });
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance later
         let endpoint: Endpoint;
         try {
@@ -95,8 +103,25 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
       if (isUniqueViolation(err, "databases_slug_live")) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
       throw err;
     }
-    await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
+    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
+    if (!here) Object.assign(row, await awaitReservation(row, commandId));
     return { row, commandId };
+  }
+
+  /** A reservation made by the instance's host: capacity is known when creation answers, as on one host. */
+  async function awaitReservation(row: repo.DatabaseRow, commandId: string): Promise<Pick<repo.DatabaseRow, "host" | "port">> {
+    const done = await awaitCommand(db, jobs, commandId, row.host_id!, 30_000).catch((err) => err as Error);
+    const reserved = done instanceof Error ? null : await repo.findDatabaseById(db, row.id);
+    if (done instanceof Error || done?.status !== "succeeded" || !reserved?.port) {
+      // nothing was promised yet: the instance is forgotten rather than left failed with its slug taken
+      await inTransaction(db, async (tx) => {
+        await tx.query("DELETE FROM database_commands WHERE database_id = $1", [row.id]);
+        await tx.query("DELETE FROM databases WHERE id = $1", [row.id]);
+      });
+      if (done instanceof Error) throw done;
+      throw new ApiError("provision_failed", done?.error ?? "The host did not reserve the instance in time; try again.");
+    }
+    return { host: reserved.host, port: reserved.port };
   }
 
   function requireLive(row: repo.DatabaseRow) {
@@ -156,20 +181,13 @@ export function databasesService({ db, config, jobs, provider }: DatabasesDeps) 
   /** The new password is returned once; the job applies it, and this call waits so the old one is refused when it answers. */
   async function rotatePassword(row: repo.DatabaseRow) {
     if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}; start it to rotate its password.`);
+    await requireHost(jobs, row);
     const password = generatePassword();
+    await supersedeRotations(db, row.id);
     const commandId = await enqueue(row, "rotate_password", { password });
-    const done = await waitForCommand(commandId, 60_000);
+    const done = await awaitCommand(db, jobs, commandId, row.host_id!, 60_000);
     if (done?.status !== "succeeded") throw new ApiError("rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
     return { commandId, password };
-  }
-
-  async function waitForCommand(id: string, timeoutMs: number) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const c = await repo.findCommand(db, id);
-      if (!c || c.status === "succeeded" || c.status === "failed" || Date.now() > deadline) return c;
-      await new Promise((r) => setTimeout(r, 100));
-    }
   }
 
   async function setAllowlist(row: repo.DatabaseRow, entries: { cidr: string; label?: string }[]) {
