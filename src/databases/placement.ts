@@ -121,3 +121,17 @@ export async function databasesOnHost(db: Queryable, hostId: string, states: str
   const { rows } = await db.query<{ id: string }>("SELECT id FROM databases WHERE host_id = $1 AND state = ANY($2) AND purged_at IS NULL", [hostId, states]);
   return rows.map((r) => r.id);
 }
+
+/**
+ * Status only the holding host's provider can report (pooler, standby). On that host it is read live;
+ * through a process of another host it is what the last command that changed it recorded (its result).
+ */
+export async function statusOnHost<T>(db: Queryable, localHostId: string, row: repo.DatabaseRow, live: () => Promise<T>, kinds: string[]): Promise<T | null> {
+  if (row.host_id === localHostId) return live().catch(() => null);
+  const { rows } = await db.query<{ result: T }>(
+    `SELECT result FROM database_commands WHERE database_id = $1 AND kind = ANY($2) AND status = 'succeeded' AND result IS NOT NULL
+      ORDER BY finished_at DESC LIMIT 1`,
+    [row.id, kinds],
+  );
+  return rows[0]?.result ?? null;
+}

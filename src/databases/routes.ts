@@ -219,7 +219,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, stat
     schema: { operationId: "getDatabaseHa", tags, summary: "Standby status with replication lag.", params: Params, response: { 200: HaStatus } },
   }, async (request) => {
     const row = await owned(request);
-    const standby = row.ha_enabled ? await state.provider.standbyStatus(row.id).catch(() => null) : null;
+    const standby = row.ha_enabled ? await svc.standbyStatus(row) : null;
     return { enabled: row.ha_enabled, standby };
   });
   r.post("/v1/databases/:id/ha", {
@@ -244,7 +244,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, stat
     schema: { operationId: "getDatabasePool", tags, summary: "Connection pooling (transaction mode) status and pooled URL.", params: Params, response: { 200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), pooled_url: Nullable(Type.String()), available: Type.Boolean() }) } },
   }, async (request) => {
     const row = await owned(request);
-    const st = row.pool_enabled ? await state.provider.poolStatus(row.id).catch(() => null) : null;
+    const st = row.pool_enabled ? await svc.poolStatus(row) : null;
     return { enabled: row.pool_enabled, mode: "transaction", pooled_url: st?.endpoint ? connectionUrl(st.endpoint) : null, available: findPgbouncer() !== null };
   });
   r.put("/v1/databases/:id/pool", {

@@ -7,7 +7,7 @@ import { connectionUrl, isProviderError, type DatabaseProvider, type Endpoint, t
 import { ALLOWED_EXTENSIONS, findPgbouncer, generatePassword, normalizeCidr } from "./provider/local/index.js";
 import * as repo from "./repo.js";
 import type { Hosts } from "../kernel/hosts.js";
-import { awaitCommand, requireHost, sendCommand, supersedeRotations } from "./placement.js";
+import { awaitCommand, requireHost, sendCommand, statusOnHost, supersedeRotations } from "./placement.js";
 
 export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
 export const REMOVAL_GRACE_DAYS = 7;
@@ -242,7 +242,11 @@ export function databasesService({ db, config, jobs, provider, hosts }: Database
     return { password: row.initial_password, superuser_password: row.initial_superuser_password! };
   }
 
-  return { get, create, stop, start, remove, backup, restore, rotatePassword, setAllowlist, extensions, resize, ha, pool, revealInitialCredentials, enqueue };
+  /** Pooler or standby status from the provider of the instance's host (placement.ts statusOnHost). */
+  const poolStatus = (row: repo.DatabaseRow) => statusOnHost(db, hosts.local.id, row, () => provider.poolStatus(row.id), ["pool_enable"]);
+  const standbyStatus = (row: repo.DatabaseRow) => statusOnHost(db, hosts.local.id, row, () => provider.standbyStatus(row.id), ["ha_enable", "ha_rebuild", "ha_switchover"]);
+
+  return { get, create, stop, start, remove, backup, restore, rotatePassword, setAllowlist, extensions, resize, ha, pool, revealInitialCredentials, enqueue, poolStatus, standbyStatus };
 }
 
 export type DatabasesService = ReturnType<typeof databasesService>;
