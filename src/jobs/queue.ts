@@ -91,14 +91,24 @@ export class JobQueue {
 
   private async ensureQueue(def: JobDefinition<any>, queue: string): Promise<void> {
     if (this.queues.has(queue)) return;
-    await this.boss.createQueue(queue, {
-      name: queue,
-      policy: def.policy ?? "standard",
-      retryLimit: def.retryLimit ?? 5,
-      retryBackoff: true,
-      retryDelay: 5,
-      expireInSeconds: def.expireInSeconds ?? 15 * 60,
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.boss.createQueue(queue, {
+          name: queue,
+          policy: def.policy ?? "standard",
+          retryLimit: def.retryLimit ?? 5,
+          retryBackoff: true,
+          retryDelay: 5,
+          expireInSeconds: def.expireInSeconds ?? 15 * 60,
+        });
+        break;
+      } catch (err) {
+        // each new queue attaches a partition to pgboss.job: two processes creating different queues at
+        // once (each host its own) can deadlock; the victim's creation was rolled back and is simply retried
+        if ((err as { code?: string }).code !== "40P01" || attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+      }
+    }
     this.queues.add(queue);
   }
 

@@ -121,3 +121,28 @@ describe("hosts in one process", () => {
     assert.equal(row.process_id, t.platform.kernel.hosts.leaseId());
   });
 });
+
+describe("an API-only process (ROLES=api)", () => {
+  let t: TestApp;
+  let user: { token: string; id: string };
+  before(async () => {
+    t = await createTestApp({ env: { ROLES: "api" } });
+    user = await signup(t.app);
+  });
+  after(async () => { await t.close(); });
+
+  test("creation needs an available worker host: refused when none, and forgotten when the chosen one goes quiet before reserving", async () => {
+    expectError(await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "nowhere" } }), 503, "host_unavailable");
+    assert.equal((await t.db.query("SELECT 1 FROM databases")).rowCount, 0);
+
+    // a worker host that beats every second, then stops beating: its reservation never comes
+    const worker = randomUUID();
+    await t.db.query("INSERT INTO hosts (id, name, roles, heartbeat_seconds) VALUES ($1, 'quiet-worker', '{worker}', 1)", [worker]);
+    const started = Date.now();
+    expectError(await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "elsewhere" } }), 503, "host_unavailable");
+    assert.ok(Date.now() - started < 10_000);
+    assert.equal((await t.db.query("SELECT 1 FROM databases")).rowCount, 0, "nothing left behind with its slug taken");
+    const listed = (await call(t.app, { url: "/v1/operator/hosts", token: OPERATOR_TOKEN })).json();
+    assert.deepEqual(listed.find((h: any) => h.local).roles, ["api"]);
+  });
+});

@@ -93,7 +93,7 @@ test("two processes over one store and one Redis: work on a database runs on the
   const store = new pg.Pool({ connectionString: database.url, max: 2 });
   const redis = await startRedis();
   if (!redis) t.diagnostic("redis-server is not installed: the shared rate limit is not checked (CI installs it)");
-  const dirs = [mkdtempSync(path.join(tmpdir(), "host-a-")), mkdtempSync(path.join(tmpdir(), "host-b-"))];
+  const dirs = [mkdtempSync(path.join(tmpdir(), "host-a-")), mkdtempSync(path.join(tmpdir(), "host-b-")), mkdtempSync(path.join(tmpdir(), "host-c-"))];
   for (const d of dirs) chmodSync(d, 0o755);
   const common = {
     DATABASE_URL: database.url, OPERATOR_TOKEN: OPERATOR, HOST_HEARTBEAT_SECONDS: "1", HOST_MISSED_BEATS: "3", DB_MAX_INSTANCES: "5",
@@ -101,18 +101,22 @@ test("two processes over one store and one Redis: work on a database runs on the
   };
   const envA = { ...common, DATA_DIR: dirs[0], PORT: String(await freePort()), HOST_NAME: "host-a" };
   const envB = { ...common, DATA_DIR: dirs[1], PORT: String(await freePort()), HOST_NAME: "host-b" };
+  // and a third, API-only process (ROLES=api), as on a machine that holds nothing
+  const envC = { ...common, DATA_DIR: dirs[2], PORT: String(await freePort()), HOST_NAME: "api-only", ROLES: "api" };
   let A = launch("A", envA);
-  let B = launch("B", envB);
+  const B = launch("B", envB);
+  const C = launch("C", envC);
   const ids: string[] = [];
   const figures: Record<string, unknown> = {};
   try {
-    for (const p of [A, B]) await until(`process ${p.name} to answer`, async () => ((await api(p, "GET", "/v1/edition")).status === 200 ? true : undefined));
+    for (const p of [A, B, C]) await until(`process ${p.name} to answer`, async () => ((await api(p, "GET", "/v1/edition")).status === 200 ? true : undefined));
 
     // hosts as records: both registered with every role and a fresh heartbeat; each knows which one it is
     const hosts = (await api(A, "GET", "/v1/operator/hosts", OPERATOR)).json as any[];
-    assert.equal(hosts.length, 2, JSON.stringify(hosts));
+    assert.equal(hosts.length, 3, JSON.stringify(hosts));
     const hostA = hosts.find((h) => h.name === "host-a");
     const hostB = hosts.find((h) => h.name === "host-b");
+    assert.deepEqual(hosts.find((h) => h.name === "api-only").roles, ["api"]);
     assert.ok(hostA.local && !hostB.local && hostA.available && hostB.available);
     assert.deepEqual(hostA.roles, ["api", "worker", "edge", "s3"]);
     assert.equal(hostA.processes.length, 1);
@@ -236,6 +240,21 @@ test("two processes over one store and one Redis: work on a database runs on the
       await again.end();
     });
 
+    await t.test("an API-only process creates a database on a worker host and operates it there", async () => {
+      const viaC = await api(C, "POST", "/v1/databases", user.token, { name: "via-api-only" });
+      assert.equal(viaC.status, 201, JSON.stringify(viaC.json));
+      ids.push(viaC.json.id);
+      assert.ok(viaC.json.port > 0, "the holding host reserved the port before creation answered");
+      const { rows } = await store.query("SELECT host_id FROM databases WHERE id = $1", [viaC.json.id]);
+      assert.ok([hostA.id, hostB.id].includes(rows[0].host_id), "placed on a worker host");
+      await until("it to run", async () => ((await get(C, viaC.json.id)).state === "running" ? true : undefined));
+      const rotated = await api(C, "POST", `/v1/databases/${viaC.json.id}/rotate-password`, user.token);
+      assert.equal(rotated.status, 200, JSON.stringify(rotated.json));
+      const c = await connect(viaC.json.database_url, { password: rotated.json.password });
+      assert.equal((await c.query("SELECT 1 AS one")).rows[0].one, 1);
+      await c.end();
+    });
+
     // a database on B, for the request a crash cuts
     const db2 = (await api(B, "POST", "/v1/databases", user.token, { name: "on-host-b" })).json;
     ids.push(db2.id);
@@ -283,7 +302,7 @@ test("two processes over one store and one Redis: work on a database runs on the
       figures.queued_stop_done_after_restart_ms = Date.now() - restartedAt;
       assert.equal((await get(B, db1.id)).state, "paused");
       const hostsNow = (await api(B, "GET", "/v1/operator/hosts", OPERATOR)).json as any[];
-      assert.equal(hostsNow.length, 2, "the restarted A is the same host");
+      assert.equal(hostsNow.length, 3, "the restarted A is the same host");
       const start = await api(B, "POST", `/v1/databases/${db1.id}/start`, user.token);
       await command(B, db1.id, start.json.command_id);
     });
@@ -304,11 +323,11 @@ test("two processes over one store and one Redis: work on a database runs on the
     t.diagnostic(`figures: ${JSON.stringify(figures)}`);
     console.log("two-process figures", JSON.stringify(figures));
   } catch (err) {
-    console.error("A:", A.log(), "\nB:", B.log());
+    console.error("A:", A.log(), "\nB:", B.log(), "\nC:", C.log());
     throw err;
   } finally {
     B.child.kill("SIGCONT");
-    await Promise.all([kill(A, "SIGTERM"), kill(B, "SIGTERM")]);
+    await Promise.all([kill(A, "SIGTERM"), kill(B, "SIGTERM"), kill(C, "SIGTERM")]);
     for (const dir of dirs) {
       const provider = new LocalDatabaseProvider({ dataDir: dir });
       for (const id of ids) await provider.purge(id).catch(() => {});
