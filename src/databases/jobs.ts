@@ -246,7 +246,7 @@ async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStar
   );
   for (const r of rows) {
     if (r.status === "running" && !r.stale && !(await lockIsFree(db, r.database_id))) continue;
-    await sendCommand(db, queue, COMMAND_JOB, r.id, { singletonKey: `cmd:${r.id}` });
+    await sendCommand(db, queue, COMMAND_JOB, r.id, { singletonKey: `cmd:${r.id}`, resend: true });
   }
 }
 

@@ -17,16 +17,24 @@ export const HOST_UNAVAILABLE =
   "host_unavailable: the server holding this database is not reachable (no heartbeat); the command waits and runs when it is back";
 const NOT_PLACED = "host_unavailable: this database is not placed on a host yet; it waits for the host holding its files to start";
 
-/** Queues a command's job on the host holding its database, saying on the command when that host is down. */
-export async function sendCommand(db: Queryable, jobs: Jobs, job: string, commandId: string, options: SendOptions = {}): Promise<void> {
+/**
+ * Queues a command's job on the host holding its database, saying on the command when that host is down.
+ * `resend`: a repair pass re-sending a command; skipped while the host is down (its start-up re-sends
+ * every queued command), so a long outage does not pile up duplicate jobs in its queue.
+ */
+export async function sendCommand(db: Queryable, jobs: Jobs, job: string, commandId: string, options: SendOptions & { resend?: boolean } = {}): Promise<void> {
   const { rows } = await db.query<{ host_id: string | null }>(
     "SELECT d.host_id FROM database_commands c JOIN databases d ON d.id = c.database_id WHERE c.id = $1", [commandId],
   );
   if (!rows[0]) return;
   const hostId = rows[0].host_id;
   if (!hostId) return markWaiting(db, [commandId], NOT_PLACED);
-  if (jobs.hostAvailable && !(await jobs.hostAvailable(hostId))) await markWaiting(db, [commandId], HOST_UNAVAILABLE);
-  await jobs.send(job, { commandId }, { ...options, host: hostId });
+  if (jobs.hostAvailable && !(await jobs.hostAvailable(hostId))) {
+    await markWaiting(db, [commandId], HOST_UNAVAILABLE);
+    if (options.resend) return;
+  }
+  const { resend: _, ...send } = options;
+  await jobs.send(job, { commandId }, { ...send, host: hostId });
 }
 
 async function markWaiting(db: Queryable, ids: string[], reason: string): Promise<void> {
