@@ -89,7 +89,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   app.addHook("onRoute", documentRoute);
 
   const authDeps: AuthDeps = { tokens: ctx.tokens, kernel: platform.kernel, operatorToken: platform.operatorToken, fleetToken: config.fleetToken };
-  const idempotency = new Idempotency(db);
+  const idempotency = new Idempotency(db, () => platform.kernel.hosts.leaseId());
 
   // during shutdown, answers to in-flight requests close their keep-alive connection, so close() can finish
   let closing = false;

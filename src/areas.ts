@@ -5,10 +5,11 @@ import { authArea } from "./auth/module.js";
 import { accountsArea } from "./accounts/module.js";
 import { cliArea } from "./cli/module.js";
 import { operatorArea } from "./operator/module.js";
+import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { billingArea } from "./billing/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
-  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, databasesArea, billingArea,
+  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, hostsArea, databasesArea, billingArea,
 ];

@@ -48,7 +48,8 @@ async function main(): Promise<void> {
   );
   const app = await buildApp(platform);
   await startPlatform(platform);
-  await app.listen({ port: config.port, host: config.host });
+  // ROLES without api: a worker host that serves no HTTP
+  if (platform.kernel.hosts.local.roles.includes("api")) await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -7,6 +7,7 @@ import { COMMAND_JOB, instanceSpec, REMOVAL_GRACE_DAYS, SEALED, type DatabasesDe
 import type { SecretBox } from "../kernel/secrets.js";
 import * as repo from "./repo.js";
 import { watchDatabases } from "./watch.js";
+import { databasesOnHost, markCommandsOnUnavailableHosts, sendCommand } from "./placement.js";
 
 type ExecutorOutput = {
   patch?: Partial<repo.DatabaseRow>;
@@ -25,6 +26,11 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
     });
   };
   return {
+    // the first command of an instance created through a process of another host (placement.ts)
+    reserve: async (row) => {
+      const ep = await provider.reserve(instanceSpec(row, config, secrets));
+      return { patch: { host: ep.host, port: ep.port }, followUps: ["provision"] };
+    },
     provision: async (row) => {
       const ep = await provider.provision(instanceSpec(row, config, secrets));
       await provider.ensureExtensions(row.id, [], { shared: row.size === "dev" });
@@ -84,12 +90,13 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       await provider.setStorageQuota(row.id, storageGb);
       return { patch: { size, storage_gb: storageGb } };
     },
-    ha_enable: async (row) => ({ result: { ...(await provider.enableStandby(row.id)) } }),
-    ha_rebuild: async (row) => ({ result: { ...(await provider.rebuildStandby(row.id)) } }),
+    // the local provider keeps the standby on the primary's host
+    ha_enable: async (row) => ({ result: { ...(await provider.enableStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
+    ha_rebuild: async (row) => ({ result: { ...(await provider.rebuildStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
     ha_switchover: async (row) => ({ result: { ...(await provider.switchover(row.id)) } }),
     ha_disable: async (row) => {
       await provider.disableStandby(row.id);
-      return {};
+      return { patch: { standby_host_id: null } };
     },
     pool_enable: async (row) => ({ result: { ...(await provider.enablePool(row.id)) } }),
     pool_disable: async (row) => {
@@ -140,13 +147,17 @@ async function supersededReason(provider: DatabaseProvider, kind: string, row: r
   return `superseded: the database was deleted before this ${kind} ran`;
 }
 
-export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<DatabasesDeps, "db" | "config" | "provider" | "secrets">): JobSpec<any>[] {
-  const { db, provider, config } = deps;
+export function databaseJobs(
+  queue: Pick<JobQueue, "send" | "hostAvailable">,
+  deps: Pick<DatabasesDeps, "db" | "config" | "provider" | "secrets"> & { hostId: string },
+): JobSpec<any>[] {
+  const { db, provider, config, hostId } = deps;
   const specs: JobSpec<any>[] = [];
   const run = executors(provider, db, config, deps.secrets);
 
   specs.push({
     name: COMMAND_JOB,
+    perHost: true, // the instance's files live on its host: only that host's workers run its commands
     concurrency: 2,
     retryLimit: 3,
     handler: async ({ commandId }) => {
@@ -160,6 +171,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
           const row = await repo.findDatabaseById(lock, cmd.database_id);
           const fresh = await repo.findCommand(lock, commandId);
           if (!row || !fresh || fresh.status === "succeeded" || fresh.status === "failed") return;
+          if (row.host_id !== hostId) return; // a job that reached the wrong host: the owner's own job runs it
           const superseded = await supersededReason(provider, cmd.kind, row);
           if (superseded) {
             await lock.query(
@@ -168,7 +180,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
             );
             return;
           }
-          await lock.query("UPDATE database_commands SET status = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
+          await lock.query("UPDATE database_commands SET status = 'running', error = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
           const exec = run[cmd.kind];
           try {
             if (!exec) throw new Error(`unknown command ${cmd.kind}`);
@@ -188,7 +200,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
           } catch (err) {
             const message = err instanceof Error ? err.message : String(err);
             // provider refusals are final; other failures are retried by the queue, then recorded
-            const final = isProviderError(err) && ["bad_spec", "bad_cidr", "extension_not_allowed", "ha_not_supported", "ha_not_enabled", "pgbouncer_missing", "not_found", "backup_not_found", "no_base_backup"].includes(err.code);
+            const final = isProviderError(err) && ["bad_spec", "capacity", "bad_cidr", "extension_not_allowed", "ha_not_supported", "ha_not_enabled", "pgbouncer_missing", "not_found", "backup_not_found", "no_base_backup"].includes(err.code);
             await lock.query(
               `UPDATE database_commands SET status = $2, error = $3, finished_at = CASE WHEN $2 = 'failed' THEN now() END,
                  params = CASE WHEN $2 = 'failed' THEN params - $4::text[] ELSE params END WHERE id = $1`,
@@ -220,6 +232,7 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     handler: async () => {
       await requeueLostCommands(db, queue);
       await reconcileStates(db, queue);
+      await markCommandsOnUnavailableHosts(db, queue);
     },
   });
 
@@ -231,7 +244,8 @@ export function databaseJobs(queue: Pick<JobQueue, "send">, deps: Pick<Databases
     },
   });
 
-  specs.push({ name: "databases.watch", cron: "* * * * *", handler: () => watchDatabases({ db, provider }) });
+  // each host watches the instances it holds
+  specs.push({ name: "databases.watch", cron: "* * * * *", perHost: true, policy: "stately", handler: async () => watchDatabases({ db, provider }, await databasesOnHost(db, hostId, ["running"])) });
 
   specs.push({
     name: "databases.purge-removed",
@@ -249,7 +263,7 @@ export async function enqueueSystem(db: Queryable, queue: Pick<JobQueue, "send">
   const { randomUUID } = await import("node:crypto");
   const id = randomUUID();
   await repo.insertCommand(db, { id, databaseId, kind, params: {} });
-  await queue.send(COMMAND_JOB, { commandId: id });
+  await sendCommand(db, queue, COMMAND_JOB, id);
 }
 
 /**
@@ -267,7 +281,7 @@ async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStar
   );
   for (const r of rows) {
     if (r.status === "running" && !r.stale && !(await lockIsFree(db, r.database_id))) continue;
-    await queue.send(COMMAND_JOB, { commandId: r.id }, { singletonKey: `cmd:${r.id}` });
+    await sendCommand(db, queue, COMMAND_JOB, r.id, { singletonKey: `cmd:${r.id}`, resend: true });
   }
 }
 
@@ -309,9 +323,11 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
  * After a restart, every server is brought to its recorded state (the reconciler also runs each minute): also
  * the servers of deleted instances, which must be stopped whatever their row says.
  */
-export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send">, provider: DatabaseProvider): Promise<void> {
+export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send" | "hostAvailable">, provider: DatabaseProvider, hostId: string): Promise<void> {
   const { rows } = await db.query<{ id: string; state: string; desired_state: string }>(
-    "SELECT id, state, desired_state FROM databases WHERE (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL",
+    `SELECT id, state, desired_state FROM databases
+      WHERE host_id = $1 AND (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL`,
+    [hostId],
   );
   for (const r of rows) {
     const status = await provider.status(r.id).catch(() => null);

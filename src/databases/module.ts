@@ -5,6 +5,7 @@ import { databaseRoutes } from "./routes/index.js";
 import { databaseJobs, reconcileNow } from "./jobs.js";
 import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
+import { adoptUnplaced } from "./placement.js";
 
 export interface DatabasesState {
   provider: DatabaseProvider;
@@ -20,7 +21,7 @@ export const databasesArea = defineArea<DatabasesState>({
     poolAvailable: () => findPgbouncer() !== null,
   }),
   routes: databaseRoutes,
-  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider, secrets: p.secrets }),
+  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider, secrets: p.secrets, hostId: p.kernel.hosts.local.id }),
   metering: () => databaseMetering(),
   lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),
   instances: (p) => ({
@@ -32,7 +33,11 @@ export const databasesArea = defineArea<DatabasesState>({
   }),
   // bring every managed server back to its recorded state before taking requests
   start: async (p, s) => {
-    await reconcileNow(p.db, p.jobs, s.provider).catch((err) => p.log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
+    const host = p.kernel.hosts.local;
+    if (!host.roles.includes("worker")) return; // no instance lives on an API-only host
+    const adopted = await adoptUnplaced(p.db, s.provider, host.id);
+    if (adopted.length) p.log.info({ adopted }, "instances created before hosts existed now belong to this host");
+    await reconcileNow(p.db, p.jobs, s.provider, host.id).catch((err) => p.log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
   },
   stop: async (_p, s) => {
     await (s.provider as LocalDatabaseProvider).idle?.();

@@ -42,6 +42,9 @@ export interface DatabaseRow {
   backup_health?: BackupHealth | null;
   storage_used_bytes?: string | number | null;
   health_checked_at?: Date | null;
+  /** The host holding the instance's files (migration 009; src/databases/placement.ts); null: not placed yet. */
+  host_id?: string | null;
+  standby_host_id?: string | null;
 }
 
 /** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */
@@ -112,11 +115,17 @@ export async function listDatabases(q: Queryable, owner: Owner, refs: string[] |
 export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
   await q.query(
     `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-       db_name, db_user, initial_password, initial_superuser_password)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+       db_name, db_user, initial_password, initial_superuser_password, host_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [row.id, row.account_id, row.owner_kind, row.owner_id, row.name, row.slug, row.engine, row.version, row.size, row.storage_gb, row.pitr_retention_days,
-      row.desired_state, row.state, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password],
+      row.desired_state, row.state, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password, row.host_id ?? null],
   );
+}
+
+/** An instance its host could not reserve: forgotten whole, so its slug is free again. */
+export async function forgetUnreserved(q: Queryable, id: string): Promise<void> {
+  await q.query("DELETE FROM database_commands WHERE database_id = $1", [id]);
+  await q.query("DELETE FROM databases WHERE id = $1", [id]);
 }
 
 /** SET list and values of a patch, parameters numbered from $2 ($1 is the id). */

@@ -13,6 +13,8 @@ import { auditedTransaction } from "../audit/record.js";
 import { connectionUrl, DB_SIZES, type DatabaseProvider, type InstanceSpec } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, generatePassword, normalizeCidr } from "./provider/local/index.js";
 import * as repo from "./repo.js";
+import type { Hosts } from "../kernel/hosts.js";
+import { awaitCommand, requireHost, sendCommand, statusOnHost, supersedeRotations } from "./placement.js";
 
 export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
 export const REMOVAL_GRACE_DAYS = 7;
@@ -21,7 +23,7 @@ export const COMMAND_JOB = "databases.command";
 export interface DatabasesDeps {
   db: Db;
   config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
-  jobs: Pick<JobQueue, "send">;
+  jobs: Pick<JobQueue, "send" | "hostAvailable">;
   provider: DatabaseProvider;
   /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */
   admission: Pick<Kernel, "admit">;
@@ -31,6 +33,8 @@ export interface DatabasesDeps {
   changes: OwnerChangeFeed;
   /** seals the initial passwords and passwords waiting in commands */
   secrets: SecretBox;
+  /** placement: the host that holds a new instance (src/hosts) */
+  hosts: Pick<Hosts, "local" | "place">;
 }
 
 export type Size = repo.DatabaseRow["size"];
@@ -73,7 +77,7 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
  * with the caller's audit row and, for server work, a command row whose job runs after the commit
  * (the reconciler re-queues it if that send is lost).
  */
-export function databasesService({ db, config, jobs, provider, admission, poolAvailable, changes, secrets }: DatabasesDeps) {
+export function databasesService({ db, config, jobs, provider, admission, poolAvailable, changes, secrets, hosts }: DatabasesDeps) {
   // lists are served from memory until the owner's next change (NOTIFY from a trigger, or this process's own write)
   const lists = new OwnerReadCache<repo.DatabaseRow[]>(changes);
   const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
@@ -101,7 +105,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
       return row;
     });
     changed(p);
-    await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
+    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
     return { row, commandId };
   }
 
@@ -140,6 +144,9 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
       initial_password: generatePassword(), initial_superuser_password: generatePassword(), initial_credentials_revealed_at: null,
       created_at: new Date(), removed_at: null,
     };
+    row.host_id = await hosts.place(db, { kind: "database", owner: p.owner, size });
+    // on another host (this process has no worker role) the reservation is that host's first command
+    const here = row.host_id === hosts.local.id;
     const commandId = randomUUID();
     try {
       await auditedTransaction(db, p, async (tx) => {
@@ -150,6 +157,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
           initial_password: secrets.seal(row.initial_password!, SEALED.password),
           initial_superuser_password: secrets.seal(row.initial_superuser_password!, SEALED.superuserPassword),
         });
+        if (!here) return repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "reserve", params: {} });
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance
         // later (ProviderError maps itself: capacity → provision_failed)
         const endpoint = await provider.reserve(instanceSpec(row, config, secrets));
@@ -163,8 +171,22 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
       throw err;
     }
     changed(p);
-    await jobs.send(COMMAND_JOB, { commandId }).catch(() => {});
+    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
+    if (!here) Object.assign(row, await awaitReservation(row, commandId));
     return { row, commandId };
+  }
+
+  /** A reservation made by the instance's host: capacity is known when creation answers, as on one host. */
+  async function awaitReservation(row: repo.DatabaseRow, commandId: string): Promise<Pick<repo.DatabaseRow, "host" | "port">> {
+    const done = await awaitCommand(db, jobs, commandId, row.host_id!, 30_000).catch((err) => err as Error);
+    const reserved = done instanceof Error ? null : await repo.findDatabaseById(db, row.id);
+    if (done instanceof Error || done?.status !== "succeeded" || !reserved?.port) {
+      // nothing was promised yet: the instance is forgotten rather than left failed with its slug taken
+      await repo.forgetUnreserved(db, row.id);
+      if (done instanceof Error) throw done;
+      throw new ApiError("provision_failed", done?.error ?? "The host did not reserve the instance in time; try again.");
+    }
+    return { host: reserved.host, port: reserved.port };
   }
 
   function requireLive(row: repo.DatabaseRow) {
@@ -221,22 +243,15 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
   /** The new password is returned once; the job applies it, and this call waits so the old one is refused when it answers. */
   async function rotatePassword(p: Principal, ref: string) {
     const password = generatePassword();
-    const { row, commandId } = await command(p, ref, (row) => {
+    const { row, commandId } = await command(p, ref, async (row, tx) => {
       if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}; start it to rotate its password.`);
+      await requireHost(jobs, row);
+      await supersedeRotations(tx, row.id);
       return { kind: "rotate_password", params: { password: secrets.seal(password, SEALED.commandPassword) } };
     });
-    const done = await waitForCommand(commandId, 60_000);
+    const done = await awaitCommand(db, jobs, commandId, row.host_id!, 60_000);
     if (done?.status !== "succeeded") throw new ApiError("rotation_failed", done?.error ?? "The password rotation did not finish in time; the old password still works.");
     return { row, commandId, password };
-  }
-
-  async function waitForCommand(id: string, timeoutMs: number) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const c = await repo.findCommand(db, id);
-      if (!c || c.status === "succeeded" || c.status === "failed" || Date.now() > deadline) return c;
-      await new Promise((r) => setTimeout(r, 100));
-    }
   }
 
   const setAllowlist = (p: Principal, ref: string, entries: { cidr: string; label?: string }[]) => command(p, ref, (row) => {
@@ -277,7 +292,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
 
   async function haStatus(p: Principal, ref: string) {
     const row = await get(p, ref);
-    return { enabled: row.ha_enabled, standby: row.ha_enabled ? await provider.standbyStatus(row.id).catch(() => null) : null };
+    return { enabled: row.ha_enabled, standby: row.ha_enabled ? await statusOnHost(db, hosts.local.id, row, () => provider.standbyStatus(row.id), ["ha_enable", "ha_rebuild", "ha_switchover"]) : null };
   }
 
   const pool = (p: Principal, ref: string, enabled: boolean) => command(p, ref, (row) => {
@@ -288,7 +303,7 @@ export function databasesService({ db, config, jobs, provider, admission, poolAv
 
   async function poolStatus(p: Principal, ref: string) {
     const row = await get(p, ref);
-    const st = row.pool_enabled ? await provider.poolStatus(row.id).catch(() => null) : null;
+    const st = row.pool_enabled ? await statusOnHost(db, hosts.local.id, row, () => provider.poolStatus(row.id), ["pool_enable"]) : null;
     return { enabled: row.pool_enabled, mode: "transaction", pooled_url: st?.endpoint ? connectionUrl(st.endpoint) : null, available: poolAvailable() };
   }
 

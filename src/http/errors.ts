@@ -94,6 +94,7 @@ export const ERROR_CATALOG = {
   provider_error: [502, "A payment or DNS provider failed."],
   provision_failed: [503, "Capacity or quota could not be obtained."],
   rotation_failed: [503, "The password could not be applied."],
+  host_unavailable: [503, "The host holding the resource has no heartbeat; nothing was changed."],
   pool_unavailable: [503, "Connection pooling is not installed on this host."],
   provider_unavailable: [503, "The payment provider is not configured."],
   webhook_not_configured: [503, "The webhook secret is not configured."],

@@ -4,7 +4,8 @@ import type { Db } from "../store/db.js";
 import { ApiError } from "./errors.js";
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-// a request that crashed mid-flight leaves a "running" row; after this long a retry may take it over
+// a request that crashed mid-flight leaves a "running" row; a retry takes it over as soon as the process
+// that ran it is known to be dead (its lease, src/hosts), or after this long when that is not known
 const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 100;
 const WAIT_MAX_MS = 30_000;
@@ -24,7 +25,8 @@ interface StoredResponse {
  * the first and get its response, so only one causes an effect.
  */
 export class Idempotency {
-  constructor(private db: Db) {}
+  /** `lease`: this process's lease id (null until it holds one), recorded on the keys it runs */
+  constructor(private db: Db, private lease: () => string | null = () => null) {}
 
   /** preHandler: returns true when the reply was served from the store. */
   async begin(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
@@ -37,13 +39,16 @@ export class Idempotency {
     const started = Date.now();
     for (;;) {
       const claimed = await this.db.query(
-        `INSERT INTO idempotency_keys (owner, key, request_hash, state, locked_until)
-         VALUES ($1, $2, $3, 'running', now() + $4 * interval '1 millisecond')
-         ON CONFLICT (owner, key) DO UPDATE SET locked_until = EXCLUDED.locked_until, request_hash = EXCLUDED.request_hash
-           WHERE idempotency_keys.state = 'running' AND idempotency_keys.locked_until < now()
-             AND idempotency_keys.request_hash = EXCLUDED.request_hash
+        `INSERT INTO idempotency_keys (owner, key, request_hash, state, locked_until, process_id)
+         VALUES ($1, $2, $3, 'running', now() + $4 * interval '1 millisecond', $5)
+         ON CONFLICT (owner, key) DO UPDATE SET locked_until = EXCLUDED.locked_until, request_hash = EXCLUDED.request_hash, process_id = EXCLUDED.process_id
+           WHERE idempotency_keys.state = 'running' AND idempotency_keys.request_hash = EXCLUDED.request_hash
+             AND (idempotency_keys.locked_until < now()
+               -- the owner's lease lock is free: that process is gone (the lock is tried for this statement only)
+               OR (idempotency_keys.process_id IS DISTINCT FROM EXCLUDED.process_id
+                   AND pg_try_advisory_xact_lock(hashtext('process:' || idempotency_keys.process_id::text))))
          RETURNING 1`,
-        [request.callerKey, key, hash, LOCK_MS],
+        [request.callerKey, key, hash, LOCK_MS, this.lease()],
       );
       if (claimed.rowCount) {
         (request as { idempotencyKey?: string }).idempotencyKey = key;

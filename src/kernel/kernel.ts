@@ -2,6 +2,7 @@ import type { Queryable } from "../store/db.js";
 import type { Resource } from "../auth/scopes.js";
 import type { AdmissionCheck, AdmissionRequest, InstanceLookup, Lifecycle, MeteringSource } from "./area.js";
 import type { Owner } from "./owner.js";
+import type { Hosts } from "./hosts.js";
 
 /**
  * The registries areas fill at start-up and everyone else reads: billing meters every source and pauses
@@ -13,6 +14,18 @@ export class Kernel {
   readonly lifecycles: { area: string; lifecycle: Lifecycle }[] = [];
   private readonly admissionChecks: AdmissionCheck[] = [];
   private readonly lookups = new Map<Resource, InstanceLookup>();
+  private hostsRegistry: Hosts | null = null;
+
+  /** This process's host, placement and host liveness (set by the hosts area at its setup). */
+  get hosts(): Hosts {
+    if (!this.hostsRegistry) throw new Error("no hosts area in this platform");
+    return this.hostsRegistry;
+  }
+
+  setHosts(hosts: Hosts): void {
+    if (this.hostsRegistry) throw new Error("two hosts registries");
+    this.hostsRegistry = hosts;
+  }
 
   addMetering(source: MeteringSource): void {
     if (this.metering.some((s) => s.kind === source.kind)) throw new Error(`two metering sources for ${source.kind}`);

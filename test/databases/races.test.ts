@@ -98,7 +98,8 @@ async function assertRemoved(t: TestApp, token: string, id: string, what: string
 /** A worker process of its own: defined like the platform's, started and stopped at will. */
 async function startWorker(t: TestApp): Promise<JobQueue> {
   const q = new JobQueue(t.url, pino({ level: "silent" }));
-  for (const spec of databaseJobs(q, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets })) q.define(spec);
+  q.bindHost({ hostId: t.platform.kernel.hosts.local.id, worker: true, available: async () => true });
+  for (const spec of databaseJobs(q, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets, hostId: t.platform.kernel.hosts.local.id })) q.define(spec);
   await q.start();
   return q;
 }
@@ -180,7 +181,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
         worker = null;
         await Promise.all(ids.map((id) => remove(t, user.token, id)));
         worker = await startWorker(t);
-        await reconcileNow(t.db, worker, t.databases);
+        await reconcileNow(t.db, worker, t.databases, t.platform.kernel.hosts.local.id);
         for (const p of pending) if (p) assert.ok([200, 400, 503].includes(await p.answer));
         for (const id of ids) await assertRemoved(t, user.token, id, `${pair}+delete across a worker restart`);
         await Promise.all(ids.map((id) => revive(t, user.token, id)));
@@ -201,8 +202,8 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
     });
 
     async function reversed(): Promise<void> {
-      const byHand = { send: async () => null };
-      const defs = new Map(databaseJobs(byHand, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets }).map((d) => [d.name, d]));
+      const byHand = { send: async () => null, hostAvailable: async () => true };
+      const defs = new Map(databaseJobs(byHand, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets, hostId: t.platform.kernel.hosts.local.id }).map((d) => [d.name, d]));
       const runCommand = (commandId: string) => defs.get(COMMAND_JOB)!.handler({ commandId }, { id: commandId, retryCount: 0 }).catch((err) => err);
       for (const [i, pair] of PAIRS.entries()) {
         const id = ids[i];
@@ -239,7 +240,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
         if (c.serverRunning) await t.databases.start(id);
         await t.db.query("UPDATE databases SET state = $2 WHERE id = $1", [id, c.state]);
         if (c.how === "periodic") await worker!.send("databases.reconcile", {});
-        else await reconcileNow(t.db, worker!, t.databases);
+        else await reconcileNow(t.db, worker!, t.databases, t.platform.kernel.hosts.local.id);
         const deadline = Date.now() + 30_000;
         for (;;) {
           const d = (await call(t.app, { url: `/v1/databases/${id}`, token: user.token })).json();
