@@ -155,8 +155,10 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   };
   const storeAndAudit: onSendHookHandler = async (request, reply, payload) => {
     await idempotency.complete(request, reply, payload);
-    // written before the answer leaves, so a client that reads its audit log next finds the row
-    await recordRequestAudit(db, request, reply.statusCode);
+    // a change commits its own row (auditedTransaction); here only requests that changed nothing are left. Their row
+    // is written before the answer leaves (one retry); a store refusing it is logged, never turned into another answer
+    const audit = () => recordRequestAudit(db, request, reply.statusCode);
+    await audit().catch(audit).catch((err) => request.log.error({ err }, "audit row of an unchanged request could not be written"));
     return payload;
   };
   app.addHook("onRoute", (route) => {

@@ -22,7 +22,7 @@ export const billingArea = defineArea({
   },
   jobs: (p) => [
     ...billingJobs({ db: p.db, kernel: p.kernel, overdue: { action: p.config.overdueAction, graceHours: p.config.overdueGraceHours } }),
-    ...paymentJobs({ db: p.db, config: p.config }),
+    ...paymentJobs({ db: p.db, config: p.config, secrets: p.secrets }),
   ],
   admission: () => fundsCheck(),
 });

@@ -14,7 +14,7 @@ import { bankTransferRoutes } from "./bank/routes.js";
 
 /** Billing part B: payments (top-ups, cards, auto-recharge, webhooks), bank transfers, operator credit. */
 export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
-  const deps = paymentDeps(ctx.db, ctx.config, app.log);
+  const deps = paymentDeps(ctx.db, ctx.config, app.log, ctx.secrets);
   const payments = paymentsService(deps);
   await topupAndCardRoutes(app, payments, paymentWebhooks(deps, payments));
   await bankTransferRoutes(app, bankTransferService(ctx.db, ctx.config.payments));

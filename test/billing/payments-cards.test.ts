@@ -156,7 +156,11 @@ describe("saved cards and auto-recharge", () => {
       const u = await signup(p.t.app);
       const authKey = p.toss.issueAuthKey({ decline: true });
       const card = (await saveCard(u.token, { provider: "toss", auth_key: authKey })).json();
-      const { rows: [{ provider_ref: billingKey }] } = await p.t.db.query("SELECT provider_ref FROM billing_cards WHERE id = $1", [card.id]);
+      const { rows: [{ provider_ref: sealed }] } = await p.t.db.query("SELECT provider_ref FROM billing_cards WHERE id = $1", [card.id]);
+      // the billing key charges the card by itself: it is kept sealed at rest under the platform key
+      assert.match(sealed, /^enc:v1:/);
+      const billingKey = p.t.platform.secrets.open(sealed, "billing_cards.provider_ref");
+      assert.ok(!sealed.includes(billingKey));
       await putAuto(u.token, { enabled: true, threshold: 10_000, amount: 20_000 });
 
       await runAutoRecharge(p.deps);

@@ -37,7 +37,7 @@ export async function startPaymentsApp(env: Record<string, string> = {}): Promis
     },
   });
   const delivered: PaymentsTestApp["delivered"] = [];
-  const deps = paymentDeps(t.db, t.config, pino({ level: "silent" }));
+  const deps = paymentDeps(t.db, t.config, pino({ level: "silent" }), t.platform.secrets);
   return {
     t, stripe, toss, deps, delivered,
     sendStripe(event, opts = {}) {

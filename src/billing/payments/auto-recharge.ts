@@ -50,7 +50,7 @@ async function claim(deps: PaymentDeps, payer: repo.Payer): Promise<repo.TopupRo
     const settings = await repo.findAutoRecharge(tx, payer.owner, true);
     if (!settings?.enabled || settings.in_flight_topup_id) return null;
     if (settings.next_attempt_at && settings.next_attempt_at.getTime() > Date.now()) return null;
-    const card = await repo.liveCard(tx, payer.owner);
+    const card = await repo.liveCard(tx, payer.owner, deps.secrets);
     if (!card) return null;
     const wallet = await findWalletOf(tx, walletOwnerOf(payer.owner), settings.currency);
     if ((wallet?.balance ?? 0) >= toLedgerUnits(settings.currency, settings.threshold)) return null;
@@ -80,7 +80,7 @@ async function charge(deps: PaymentDeps, topup: repo.TopupRow): Promise<repo.Top
     const pi = await deps.stripe.paymentIntents.retrieve(topup.provider_ref);
     return withLockedTopup(deps.db, topup.id, (l) => applyStripeIntent(l, pi, config));
   }
-  const card = await repo.liveCard(deps.db, repo.topupOwner(topup));
+  const card = await repo.liveCard(deps.db, repo.topupOwner(topup), deps.secrets);
   if (!card || card.provider !== topup.provider) {
     return withLockedTopup(deps.db, topup.id, (l) => fail(l, "card_missing", "The saved card was removed or replaced.", null, config));
   }

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
+import type { SecretBox } from "../../kernel/secrets.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Provider } from "./money.js";
 
@@ -141,26 +142,35 @@ export async function saveCustomer(q: Queryable, payer: Payer, provider: Provide
 
 // ---- cards
 
-export async function liveCard(q: Queryable, owner: Owner, lock = false): Promise<CardRow | null> {
+/**
+ * A card's provider reference (a Toss billing key charges the card by itself) is sealed at rest under
+ * the platform key (kernel/secrets.ts); rows leave this file with it opened.
+ */
+const CARD_REF = "billing_cards.provider_ref";
+const openCard = (box: SecretBox, row: CardRow): CardRow => ({ ...row, provider_ref: box.open(row.provider_ref, CARD_REF) });
+
+export async function liveCard(q: Queryable, owner: Owner, box: SecretBox, lock = false): Promise<CardRow | null> {
   const { rows } = await q.query<CardRow>(
     `SELECT ${CARD} FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`, [owner.kind, owner.id]);
-  return rows[0] ?? null;
+  return rows[0] ? openCard(box, rows[0]) : null;
 }
 
-/** True when this provider reference was saved for the owner once and deleted since. */
-export async function cardWasDeleted(q: Queryable, owner: Owner, provider: Provider, ref: string): Promise<boolean> {
-  const { rows } = await q.query(
-    "SELECT 1 FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3 AND provider_ref = $4 AND deleted_at IS NOT NULL", [owner.kind, owner.id, provider, ref]);
-  return rows.length > 0;
+/** True when this provider reference was saved for the owner once and deleted since (compared opened: ciphertexts differ). */
+export async function cardWasDeleted(q: Queryable, owner: Owner, provider: Provider, ref: string, box: SecretBox): Promise<boolean> {
+  const { rows } = await q.query<{ provider_ref: string }>(
+    "SELECT provider_ref FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3 AND deleted_at IS NOT NULL", [owner.kind, owner.id, provider]);
+  return rows.some((r) => box.open(r.provider_ref, CARD_REF) === ref);
 }
 
-export async function insertCard(q: Queryable, payer: Payer, c: Omit<CardRow, "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">): Promise<CardRow> {
+export async function insertCard(
+  q: Queryable, payer: Payer, c: Omit<CardRow, "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">, box: SecretBox,
+): Promise<CardRow> {
   const { rows } = await q.query<CardRow>(
     `INSERT INTO billing_cards (id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${CARD}`,
-    [c.id, payer.accountId, payer.owner.kind, payer.owner.id, c.provider, c.provider_ref, c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
+    [c.id, payer.accountId, payer.owner.kind, payer.owner.id, c.provider, box.seal(c.provider_ref, CARD_REF), c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
   );
-  return rows[0];
+  return openCard(box, rows[0]);
 }
 
 export async function markCardDeleted(q: Queryable, cardId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { SecretBox } from "../../kernel/secrets.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { PaymentsConfig } from "../../config/config.js";
 import { isUniqueViolation, type Db, type Queryable } from "../../store/db.js";
@@ -19,6 +20,8 @@ export interface PaymentDeps {
   stripe: Stripe | null;
   toss: TossClient | null;
   log: FastifyBaseLogger;
+  /** seals card references at rest */
+  secrets: SecretBox;
 }
 
 type NewCard = Omit<repo.CardRow, "id" | "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">;
@@ -216,13 +219,13 @@ export function paymentsService(deps: PaymentDeps) {
 
   /** Stores a card as the owner's one saved card inside tx; returns the card it replaced, to forget after commit. */
   async function storeCardIn(tx: Queryable, payer: repo.Payer, card: NewCard): Promise<{ saved: repo.CardRow; replaced: repo.CardRow | null }> {
-    const current = await repo.liveCard(tx, payer.owner, true);
+    const current = await repo.liveCard(tx, payer.owner, deps.secrets, true);
     if (current && current.provider === card.provider && current.provider_ref === card.provider_ref) return { saved: current, replaced: null };
     if (current) await repo.markCardDeleted(tx, current.id);
     // auto-recharge follows the card's currency: another provider switches it off
     if (current && current.provider !== card.provider) await repo.disableAutoRecharge(tx, payer.owner);
     try {
-      return { saved: await repo.insertCard(tx, payer, { id: randomUUID(), ...card }), replaced: current };
+      return { saved: await repo.insertCard(tx, payer, { id: randomUUID(), ...card }, deps.secrets), replaced: current };
     } catch (err) {
       if (isUniqueViolation(err, "billing_cards_live")) throw conflict("card_save_in_progress", "Another card is being saved for this account; retry.");
       throw err;
@@ -290,7 +293,7 @@ export function paymentsService(deps: PaymentDeps) {
   /** Forgets the saved card; auto-recharge, which needs it, is switched off. */
   async function deleteCard(p: Principal): Promise<void> {
     const card = await auditedTransaction(db, p, async (tx) => {
-      const current = await repo.liveCard(tx, p.owner, true);
+      const current = await repo.liveCard(tx, p.owner, deps.secrets, true);
       if (!current) throw notFound("saved card");
       await repo.markCardDeleted(tx, current.id);
       await repo.disableAutoRecharge(tx, p.owner);
@@ -302,11 +305,11 @@ export function paymentsService(deps: PaymentDeps) {
   // ---- auto-recharge settings
 
   async function getAutoRecharge(p: Principal) {
-    return { settings: await repo.findAutoRecharge(db, p.owner), card: await repo.liveCard(db, p.owner) };
+    return { settings: await repo.findAutoRecharge(db, p.owner), card: await repo.liveCard(db, p.owner, deps.secrets) };
   }
 
   async function setAutoRecharge(p: Principal, input: { enabled: boolean; threshold: number; amount: number }) {
-    const card = await repo.liveCard(db, p.owner);
+    const card = await repo.liveCard(db, p.owner, deps.secrets);
     if (input.enabled && !card) throw badRequest("card_required", "Save a card with POST /v1/billing/cards before enabling auto-recharge.");
     const existing = await repo.findAutoRecharge(db, p.owner);
     const currency: Currency = card ? PROVIDER_CURRENCY[card.provider] : existing?.currency ?? "KRW";

@@ -100,7 +100,7 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
           const customer = refOf(pm.customer);
           const payer = customer ? await repo.findPayerByCustomer(tx, "stripe", customer) : null;
           if (!payer) return false; // detached since, or not our customer
-          if (await repo.cardWasDeleted(tx, payer.owner, "stripe", pm.id)) return false; // never resurrect a card the user removed
+          if (await repo.cardWasDeleted(tx, payer.owner, "stripe", pm.id, deps.secrets)) return false; // never resurrect a card the user removed
           const { replaced } = await payments.storeCardIn(tx, payer, { provider: "stripe", provider_ref: pm.id, customer_ref: customer!, ...cardDisplay(pm) });
           replacedCard = replaced;
           return true;
