@@ -124,7 +124,6 @@ describe("meta", () => {
         assert.ok(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)), `${r.method} ${r.url} documents its success response`);
         const isPublic = "public" in r.auth;
         assert.ok((isPublic || op.responses["401"]) && op.responses["400"], `${r.method} ${r.url} documents the error body`);
-        if (isPublic) assert.ok(!op.responses["401"], `${r.method} ${r.url} is public and answers no 401`);
         const secured = Array.isArray(op.security) && op.security.some((s: Record<string, unknown>) => "bearer" in s);
         assert.equal(secured, !("public" in r.auth), `${r.method} ${r.url}: bearer security matches its auth declaration`);
       }
