@@ -41,6 +41,11 @@ export async function spendCapsOf(q: Queryable, config: CapDefaults, accountId: 
   return account && effectiveSpendCaps(config, account);
 }
 
+/** Whether an account exists and is not deleted, for other areas (the operator's credit) that must not read its table. */
+export async function isLiveAccount(q: Queryable, accountId: string): Promise<boolean> {
+  return (await repo.findLiveAccount(q, accountId)) !== null;
+}
+
 /**
  * Accounts: sign-up and sign-in (no principal yet), and everything a signed-in caller does to its own
  * account. Every change made for a caller commits its audit row in the same transaction

@@ -1,7 +1,7 @@
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
-import { findLiveAccount } from "../accounts/repo.js";
+import { spendCapsOf } from "../accounts/service.js";
 import { findWalletOf } from "./ledger/ledger.js";
 import { listOwnerTransactions, type HistoryFilter } from "./ledger/history.js";
 import { burnRateMicro, krw, monthToDate, usageDaily } from "./metering/reports.js";
@@ -46,9 +46,9 @@ export function billingService(deps: BillingDeps) {
     const m = await monthToDate(db, kernel.metering, p.owner, now);
     const w = await wallet(p, "KRW");
     // spend caps are the acting account's settings, read now (a change answers the next read)
-    const account = await findLiveAccount(db, p.accountId);
-    const accountCap = account?.account_spend_cap_krw ?? deps.defaultAccountSpendCapKrw;
-    const appCap = account?.app_spend_cap_krw ?? deps.defaultAppSpendCapKrw;
+    const caps = await spendCapsOf(db, deps, p.accountId);
+    const accountCap = caps?.account_spend_cap_krw ?? deps.defaultAccountSpendCapKrw;
+    const appCap = caps?.app_spend_cap_krw ?? deps.defaultAppSpendCapKrw;
     const used = krw(m.mtdMicro);
     return {
       period: m.period, currency: "KRW" as const, period_start: m.start.toISOString(), period_end: m.end.toISOString(),
@@ -56,9 +56,9 @@ export function billingService(deps: BillingDeps) {
       projected_month: { total_microkrw: m.projectedMicro, total_krw: krw(m.projectedMicro), burn_rate_microkrw_per_hour: m.burnMicro },
       balance: w?.balance ?? 0, suite_billed: w?.policy === "suite", overdue: !!w?.overdue_since,
       spend_caps: {
-        account: { cap_krw: accountCap, is_default: account?.account_spend_cap_krw == null, used_krw: used, remaining_krw: Math.max(0, accountCap - used), reached: used >= accountCap },
+        account: { cap_krw: accountCap, is_default: caps?.account_spend_cap_is_default ?? true, used_krw: used, remaining_krw: Math.max(0, accountCap - used), reached: used >= accountCap },
         app: {
-          cap_krw: appCap, is_default: account?.app_spend_cap_krw == null,
+          cap_krw: appCap, is_default: caps?.app_spend_cap_is_default ?? true,
           apps: m.perResource.map((r) => ({ kind: r.kind, id: r.id, name: r.name, used_krw: krw(r.micro), remaining_krw: Math.max(0, appCap - krw(r.micro)), reached: krw(r.micro) >= appCap })),
         },
       },

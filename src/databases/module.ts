@@ -1,5 +1,5 @@
 import { defineArea } from "../kernel/area.js";
-import type { DatabaseProvider } from "./provider/types.js";
+import type { DatabasesState } from "./state.js";
 import { findPgbouncer, LocalDatabaseProvider } from "./provider/local/index.js";
 import { databaseRoutes } from "./routes/index.js";
 import { databaseJobs, reconcileNow } from "./jobs.js";
@@ -7,11 +7,7 @@ import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
 
-export interface DatabasesState {
-  provider: DatabaseProvider;
-  /** whether this platform's hosts can pool connections (PgBouncer installed) */
-  poolAvailable: () => boolean;
-}
+export type { DatabasesState } from "./state.js";
 
 /** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
 export const databasesArea = defineArea<DatabasesState>({

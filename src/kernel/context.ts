@@ -5,7 +5,8 @@ import type { JobQueue } from "../jobs/queue.js";
 import type { RateLimitStore } from "../http/rate-limit.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
 import type { RouteEntry } from "../http/route-table.js";
-import type { AreaModule } from "./area.js";
+import type { FastifyInstance } from "fastify";
+import type { AdmissionCheck, InstanceLookup, JobSpec, Lifecycle, MeteringSource } from "./contracts.js";
 import type { Kernel } from "./kernel.js";
 import type { OwnerChangeFeed } from "./change-feed.js";
 import type { SecretBox } from "./secrets.js";
@@ -44,4 +45,32 @@ export interface AppContext extends Platform {
   tokens: TokenResolver;
   /** every registered route, for the manual and the auth tests */
   routeTable: RouteEntry[];
+}
+
+/**
+ * One resource area. `src/areas.ts` lists them; nothing else in the kernel names an area.
+ * `setup` builds the area's per-process state (providers, services) once; every other hook gets it.
+ */
+export interface AreaModule<S = unknown, C = unknown> {
+  name: string;
+  /** the OpenAPI tags the area's routes use, each with a one-line description (listed at the top of /v1/openapi.json) */
+  tags?: { name: string; description: string }[];
+  /** parses the area's own settings from the environment; throw ConfigError naming the variable */
+  config?: (env: Record<string, string | undefined>) => C;
+  setup?: (platform: Platform, config: C) => S | Promise<S>;
+  routes?: (app: FastifyInstance, ctx: AppContext, state: S) => void | Promise<void>;
+  jobs?: (platform: Platform, state: S) => JobSpec<any>[];
+  metering?: (platform: Platform, state: S) => MeteringSource;
+  lifecycle?: (platform: Platform, state: S) => Lifecycle;
+  admission?: (platform: Platform, state: S) => AdmissionCheck;
+  instances?: (platform: Platform, state: S) => InstanceLookup;
+  /** after the job queue started, before the API listens (e.g. reconcile servers to their recorded state) */
+  start?: (platform: Platform, state: S) => Promise<void>;
+  /** at shutdown, after the API stopped taking requests */
+  stop?: (platform: Platform, state: S) => Promise<void>;
+}
+
+/** Keeps an area's state type checked inside its own module while the list holds them all. */
+export function defineArea<S, C = undefined>(area: AreaModule<S, C>): AreaModule<any, any> {
+  return area;
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Resource } from "../auth/scopes.js";
-import type { AdmissionCheck, AdmissionRequest, InstanceLookup, Lifecycle, MeteringSource } from "./area.js";
+import type { AdmissionCheck, AdmissionRequest, InstanceLookup, Lifecycle, MeteringSource } from "./contracts.js";
 import type { Owner } from "./owner.js";
 import type { Hosts } from "./hosts.js";
 

@@ -1,4 +1,4 @@
-import type { AreaModule } from "./area.js";
+import type { AreaModule } from "./context.js";
 import type { Infra, Platform } from "./context.js";
 import { Kernel } from "./kernel.js";
 import { OwnerChangeFeed } from "./change-feed.js";

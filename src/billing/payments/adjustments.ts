@@ -3,7 +3,7 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { notFound } from "../../http/errors.js";
-import { findLiveAccount } from "../../accounts/repo.js";
+import { isLiveAccount } from "../../accounts/service.js";
 import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.js";
 
 /**
@@ -12,7 +12,7 @@ import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.j
  */
 export async function creditAccount(db: Db, caller: Principal | null, input: { accountId: string; amount: number; currency: Currency; reason: string }) {
   return auditedTransaction(db, caller, async (tx) => {
-    if (!(await findLiveAccount(tx, input.accountId))) throw notFound("account");
+    if (!(await isLiveAccount(tx, input.accountId))) throw notFound("account");
     const wallet = await walletFor(tx, { kind: "account", id: input.accountId }, input.currency);
     const adjustments = await systemWallet(tx, "adjustments", input.currency);
     const sourceId = randomUUID();

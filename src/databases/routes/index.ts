@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../kernel/context.js";
-import type { DatabasesState } from "../module.js";
+import type { DatabasesState } from "../state.js";
 import { databasesService } from "../service.js";
 import type { RouteDeps } from "./schemas.js";
 import { coreRoutes } from "./core.js";

@@ -1,0 +1,8 @@
+import type { DatabaseProvider } from "./provider/types.js";
+
+/** The databases area's per-process state, built by its module's setup. */
+export interface DatabasesState {
+  provider: DatabaseProvider;
+  /** whether this platform's hosts can pool connections (PgBouncer installed) */
+  poolAvailable: () => boolean;
+}

@@ -1,0 +1,67 @@
+/** What areas hand the kernel: jobs, metering sources, lifecycle hooks, admission checks, instance lookups. */
+import type { Queryable } from "../store/db.js";
+import type { Resource } from "../auth/scopes.js";
+import type { JobDefinition } from "../jobs/queue.js";
+import type { Owner } from "./owner.js";
+
+/** A job an area runs; with `cron` (UTC) it is also scheduled periodically. */
+export interface JobSpec<T = Record<string, unknown>> extends JobDefinition<T> {
+  cron?: string;
+}
+
+/** A resource holding billable capacity in a metering interval, as its area reports it to billing. */
+export interface MeteredResource {
+  id: string;
+  owner: Owner;
+  /** the account that created it, for per-member usage reports */
+  accountId: string;
+  /** price catalog entry: catalog/prices.json resources.<kind>.sizes.<size> */
+  kind: string;
+  size: string;
+  storageGb: number;
+  /** running pays the instance price; running or paused keep data and pay storage */
+  state: "running" | "paused";
+}
+
+/**
+ * What an area tells billing about its resources. Billing never reads an area's tables: it asks the
+ * source, keyset-paged in (owner, id) order so one owner's resources come together.
+ */
+export interface MeteringSource {
+  kind: string;
+  /** resources running or keeping data now, created before `createdBefore`, after `after` in (ownerKey, id) order */
+  billable(q: Queryable, page: { createdBefore: Date; after: [string, string] | null; limit: number }): Promise<MeteredResource[]>;
+  /** one owner's billable resources now, for the burn rate */
+  billableOf(q: Queryable, owner: Owner): Promise<MeteredResource[]>;
+  /** names of the given resources (for usage reports), by id */
+  describe?(q: Queryable, ids: string[]): Promise<Map<string, { name: string; slug: string | null }>>;
+}
+
+/**
+ * How an area pauses and resumes an owner's paid resources when billing says so (overdue, budgets,
+ * spend caps). `reason` is shown to the user; resume only touches what a pause with the same reason did.
+ */
+export interface Lifecycle {
+  pause(q: Queryable, owner: Owner, reason: string): Promise<string[]>;
+  resume(q: Queryable, owner: Owner, reason: string): Promise<string[]>;
+}
+
+/** Finds one of the area's instances by id or slug within an owner, for instance-limited keys. */
+export interface InstanceLookup {
+  resource: Resource;
+  find(owner: Owner, ref: string): Promise<{ id: string; slug: string | null } | null>;
+}
+
+/** What a creation path asks admission: who will own it, what kind, which size. */
+export interface AdmissionRequest {
+  owner: Owner;
+  /** the account acting (for budgets and rules that apply per member) */
+  accountId: string;
+  kind: string;
+  size: string;
+  storageGb?: number;
+}
+
+/** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */
+export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promise<void>;
+
