@@ -22,7 +22,7 @@ import pg from "pg";
 import pino from "pino";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
-import { LocalDatabaseProvider } from "../src/databases/provider/local/index.js";
+import { type LocalDatabaseProvider } from "../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore } from "../src/http/rate-limit.js";
 import { createPlatform, startPlatform } from "../src/kernel/platform.js";
 import { AREAS } from "../src/areas.js";

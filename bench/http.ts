@@ -33,7 +33,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { measure, type LoadOptions, type Sample } from "./lib/measure.js";
 import { cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
-import { Child, redisServerInstalled, startBare, startPlatform, startRedis } from "./lib/processes.js";
+import { type Child, redisServerInstalled, startBare, startPlatform, startRedis } from "./lib/processes.js";
 
 const MIN_RATIO = 0.4;
 const MAX_P99_MS = 25;
@@ -97,7 +97,7 @@ async function call(base: string, method: string, url: string, token?: string, b
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {

@@ -35,7 +35,7 @@ export function loadPriceCatalog(file: string | URL = DEFAULT_PRICES_FILE): Pric
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new Error(`configuration error: price catalog ${String(file)} cannot be read: ${(err as Error).message}`);
+    throw new Error(`configuration error: price catalog ${String(file)} cannot be read: ${(err as Error).message}`, { cause: err });
   }
   const validate = new Ajv({ strict: false }).compile(PriceCatalog);
   if (!validate(parsed)) {

@@ -38,12 +38,11 @@ export async function watchDatabases({ db, provider }: WatchDeps, onlyIds?: stri
 
 async function watchOne(db: Db, provider: DatabaseProvider, row: repo.DatabaseRow): Promise<void> {
   let st = await provider.enforceStorageQuota(row.id);
-  let storageGb = row.storage_gb;
+  const storageGb = row.storage_gb;
   // the store is the truth: a quota change recorded but not applied (crash in between) is applied now
   if (st.quotaBytes !== Math.round(storageGb * GiB)) st = await provider.setStorageQuota(row.id, storageGb);
   const grown = await autoscaleStorage(db, row, st.usageBytes);
   if (grown !== null) {
-    storageGb = grown;
     st = await provider.setStorageQuota(row.id, grown);
   }
   const reason = st.readOnly?.reason ?? null;

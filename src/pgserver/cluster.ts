@@ -101,7 +101,7 @@ export async function startCluster(cluster: Cluster, timeoutSec = 60): Promise<v
     await exec(cluster, cluster.bins.pgCtl, ["start", "-D", cluster.dataDir, "-l", cluster.logFile, "-w", "-t", String(timeoutSec), "-s"], (timeoutSec + 10) * 1000);
   } catch (err) {
     const tail = await readFile(cluster.logFile, "utf8").then((t) => t.trim().split("\n").slice(-5).join(" | "), () => "");
-    throw new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || (err as Error).message}`);
+    throw new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || (err as Error).message}`, { cause: err });
   }
 }
 

@@ -22,7 +22,7 @@ export function postgresRunAs(): RunAs | null {
       execFileSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER], { stdio: "pipe" });
     } catch (err) {
       // a concurrent start may have created it; only fail if it still does not exist
-      if (!lookup(SERVICE_USER)) throw new Error(`cannot create system user ${SERVICE_USER}: ${(err as Error).message}`);
+      if (!lookup(SERVICE_USER)) throw new Error(`cannot create system user ${SERVICE_USER}: ${(err as Error).message}`, { cause: err });
     }
     ids = lookup(SERVICE_USER);
   }

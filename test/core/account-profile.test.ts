@@ -170,7 +170,7 @@ describe("account: profile and spend caps", () => {
           try {
             expectError(res, 403, "scope_insufficient");
           } catch (err) {
-            throw new Error(`${name}: ${(err as Error).message}`);
+            throw new Error(`${name}: ${(err as Error).message}`, { cause: err });
           }
         }
       }

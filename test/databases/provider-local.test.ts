@@ -125,7 +125,7 @@ describe("local database provider", { concurrency: false }, () => {
   };
   let ep: Endpoint;
   let ownerPassword = spec.password;
-  let superPassword = spec.superuserPassword;
+  const superPassword = spec.superuserPassword;
   const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({ port: ep.port, user: spec.user, password: ownerPassword, database: spec.database, ...extra });
   const superuser = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({ port: ep.port, user: "postgres", password: superPassword, database: spec.database, ...extra });
 

@@ -13,7 +13,7 @@ import { loadSecretBox } from "../../src/kernel/secrets.js";
 import type { DatabasesState } from "../../src/databases/module.js";
 import path from "node:path";
 import { rm } from "node:fs/promises";
-import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
+import { type LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-limit.js";
 
 export const OPERATOR_TOKEN = "test-operator-token-0123456789";

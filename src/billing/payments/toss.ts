@@ -60,7 +60,7 @@ export function tossClient(config: PaymentsConfig["toss"]): TossClient | null {
       throw new TossError(0, "NETWORK_ERROR", `Toss Payments could not be reached: ${err instanceof Error ? err.message : String(err)}`);
     }
     const text = await res.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {

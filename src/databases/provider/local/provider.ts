@@ -7,7 +7,7 @@ import {
 } from "../types.js";
 import { walBackups } from "./archive.js";
 import { findBackup, listStoredBackups, takeBackup, verifyStoredBackup } from "./backup.js";
-import { InstanceContext } from "./context.js";
+import { type InstanceContext } from "./context.js";
 import { rotatePassword } from "./credentials.js";
 import { DEFAULT_EXTENSIONS, checkExtensions, installExtensions, shareDir } from "./extensions.js";
 import { normalizeCidrs } from "./hba.js";

@@ -29,7 +29,7 @@ export async function ensureCertificate(tlsDir: string, commonName: string, host
     ]);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
-    throw new Error(`could not create the TLS certificate with ${OPENSSL}: ${(err as Error).message}`);
+    throw new Error(`could not create the TLS certificate with ${OPENSSL}: ${(err as Error).message}`, { cause: err });
   }
   // PostgreSQL refuses a key readable by others
   await chmod(path.join(tmp, "server.key"), 0o600);
