@@ -1,0 +1,283 @@
+-- Ledger posting in one round trip (src/billing/ledger/ledger.ts calls this; see the contract there).
+--
+-- ledger_post_many() posts a list of balanced transactions ("postings") in input order, with the rules
+-- ledger.ts used to apply over several statements:
+--   1. lock the non-system wallets of all legs in id order (FOR UPDATE); system wallets are only read;
+--   2. look up the idempotency keys (after the locks, with a fresh snapshot: a concurrent first post
+--      sharing a locked wallet has committed by now): same key + same content (currency, source,
+--      multiset of wallet:amount legs) -> replay of the first transaction; other content -> conflict;
+--   3. per posting, in order: unknown wallet, currency mismatch, replay/conflict, then the floor: a
+--      prepaid wallet's net debit may not take its running balance below 0 unless overdraft;
+--   4. insert the transactions (ON CONFLICT on the key: a concurrent first post that touched only
+--      system wallets is waited for), the entries with balance_after, then the cached balances and
+--      overdue_since (set while a prepaid wallet is below 0, cleared by the first posting back to >= 0).
+--
+-- Refusals are returned, not raised, and are decided before anything is written, so a caller's
+-- transaction stays usable after a LedgerError. p_atomic: the first refusal ends the call and nothing
+-- is written (post, postMany); otherwise each posting stands alone: a refused one is skipped and the
+-- later ones continue from the balances without it (the same outcome as posting them one by one in
+-- that order; used to coalesce concurrent post() calls into one transaction).
+--
+-- Legs are flat arrays grouped by posting in input order (p_leg_posting = 1-based posting index).
+-- Amounts are checked by the caller (non-zero integers, each posting sums to 0) and again by the
+-- constraints and the balancing trigger of migration 004.
+--
+-- Result: one row per entry of each created or replayed posting (ordered by posting, entry id), and
+-- one row per refused posting: r_outcome = created | replayed | insufficient_funds | unknown_wallet |
+-- currency_mismatch | idempotency_conflict, r_detail = the refusal's details.
+--
+-- Raised errors: SQLSTATE LG409 = an idempotency conflict found only after rows were written (a key
+-- repeated in one call, or a lost race with a concurrent post of the same key and other content); the
+-- statement fails as a whole. LG500 = an internal inconsistency (malformed legs).
+
+CREATE FUNCTION ledger_post_many(
+  p_id uuid[], p_currency text[], p_source_type text[], p_source_id text[], p_key text[], p_memo text[],
+  p_leg_posting int[], p_leg_wallet uuid[], p_leg_amount bigint[],
+  p_overdraft boolean[], p_atomic boolean)
+RETURNS TABLE (
+  r_ord int, r_outcome text, r_detail jsonb,
+  tx_id uuid, tx_seq bigint, tx_currency text, tx_source_type text, tx_source_id text, tx_key text, tx_memo text, tx_created_at timestamptz,
+  e_id bigint, e_wallet uuid, e_amount bigint, e_after bigint)
+LANGUAGE plpgsql
+-- every statement below has one good plan whatever the array sizes (index lookups per element, hash
+-- joins between arrays): generic plans spare planning them again on every call
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  n int := coalesce(cardinality(p_key), 0);
+  nl int := coalesce(cardinality(p_leg_wallet), 0);
+  lp int[] := p_leg_posting;
+  la bigint[] := p_leg_amount;
+  -- per leg: the first leg with the same wallet (the wallet's slot in the per-leg arrays), whether the
+  -- wallet exists and holds the posting's currency, its policy, its balance (NULL: system; at the slot:
+  -- the running balance), whether the posting changes it
+  slot int[];
+  known boolean[];
+  curok boolean[];
+  pol text[];
+  bal bigint[];
+  touched boolean[] := array_fill(false, ARRAY[nl]);
+  -- per posting: the transaction already holding its key, and whether it has the same content
+  ex_id uuid[];
+  ex_same boolean[];
+  -- per posting: outcome, refusal details, the transaction returned, whether it is new
+  o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
+  o_detail jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
+  o_tid uuid[] := array_fill(NULL::uuid, ARRAY[n]);
+  o_fresh boolean[] := array_fill(false, ARRAY[n]);
+  -- per leg: written as an entry, its balance_after
+  l_keep boolean[] := array_fill(false, ARRAY[nl]);
+  l_after bigint[] := array_fill(NULL::bigint, ARRAY[nl]);
+  -- the new postings and the legs written, in order; what the inserts returned
+  f_ord int[] := '{}';
+  k_leg int[] := '{}';
+  nfresh int := 0;
+  nkept int := 0;
+  f_ids uuid[];
+  f_seq bigint[];
+  f_at timestamptz[];
+  e_ids bigint[];
+  ninserted int;
+  lost_any boolean := false;
+  i int; j int := 1; k int; m int; s int; sk int;
+  net bigint;
+  err text;
+  det jsonb;
+  lost record;
+  user_legs boolean;
+BEGIN
+  IF n = 0 THEN RETURN; END IF;
+  IF n > 1 THEN
+    IF (SELECT count(DISTINCT x) FROM unnest(p_key) x) < n THEN
+      RAISE EXCEPTION 'ledger: an idempotency key appears twice in one batch' USING ERRCODE = 'LG409';
+    END IF;
+  END IF;
+
+  -- 1. user wallets under row lock in id order (no deadlocks between posts); system wallets are only read
+  PERFORM 1 FROM ledger_wallets w WHERE w.id = ANY(p_leg_wallet) AND w.owner_kind <> 'platform' ORDER BY w.id FOR UPDATE;
+
+  -- 2. the wallets and the keys already used (a new snapshot, taken after the locks: a concurrent first
+  --    post sharing one of our user wallets has committed by now)
+  SELECT lg.slot, lg.known, lg.curok, lg.pol, lg.bal, ky.ex_id, ky.ex_same
+    INTO slot, known, curok, pol, bal, ex_id, ex_same
+    FROM (SELECT array_agg(x.slot ORDER BY x.o) AS slot, array_agg(x.known ORDER BY x.o) AS known, array_agg(x.curok ORDER BY x.o) AS curok,
+                 array_agg(x.pol ORDER BY x.o) AS pol, array_agg(x.bal ORDER BY x.o) AS bal
+            FROM (SELECT l.o, (min(l.o) OVER (PARTITION BY l.w))::int AS slot, w.id IS NOT NULL AS known,
+                         coalesce(w.currency = c.cur, false) AS curok, w.policy AS pol, w.balance AS bal
+                    FROM unnest(p_leg_wallet, p_leg_posting) WITH ORDINALITY l(w, p, o)
+                    JOIN unnest(p_currency) WITH ORDINALITY c(cur, o) ON c.o = l.p
+                    LEFT JOIN LATERAL (SELECT x.id, x.currency, x.policy, x.balance FROM ledger_wallets x WHERE x.id = l.w) w ON true) x) lg,
+         (SELECT array_agg(t.id ORDER BY kk.o) AS ex_id,
+                 array_agg(CASE WHEN t.id IS NULL THEN NULL ELSE coalesce(
+                   t.currency = p_currency[kk.o] AND t.source_type = p_source_type[kk.o] AND t.source_id = p_source_id[kk.o]
+                   AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
+                     = (SELECT array_agg(l.w::text || ':' || l.a ORDER BY l.w, l.a) FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount) l(p, w, a) WHERE l.p = kk.o),
+                   false) END ORDER BY kk.o) AS ex_same
+            FROM unnest(p_key) WITH ORDINALITY kk(ky, o)
+            LEFT JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = kk.ky) t ON true) ky;
+
+  -- 3. the postings in input order
+  FOR i IN 1..n LOOP
+    s := j;
+    WHILE j <= nl AND lp[j] = i LOOP j := j + 1; END LOOP;
+    IF j - s < 2 THEN
+      RAISE EXCEPTION 'ledger: posting % has % legs (legs are grouped by posting, at least two each)', i, j - s USING ERRCODE = 'LG500';
+    END IF;
+    err := NULL;
+    FOR k IN s..j - 1 LOOP
+      IF NOT known[k] THEN
+        err := 'unknown_wallet'; det := jsonb_build_object('wallet_id', p_leg_wallet[k]); EXIT;
+      END IF;
+      IF NOT curok[k] THEN
+        err := 'currency_mismatch'; det := jsonb_build_object('wallet_id', p_leg_wallet[k], 'currency', (SELECT x.currency FROM ledger_wallets x WHERE x.id = p_leg_wallet[k])); EXIT;
+      END IF;
+    END LOOP;
+    IF err IS NULL AND ex_id[i] IS NOT NULL THEN
+      IF ex_same[i] THEN
+        o_outcome[i] := 'replayed'; o_tid[i] := ex_id[i];
+        CONTINUE;
+      END IF;
+      err := 'idempotency_conflict'; det := jsonb_build_object('transaction_id', ex_id[i]);
+    END IF;
+    IF err IS NULL AND NOT p_overdraft[i] THEN
+      FOR k IN s..j - 1 LOOP
+        IF pol[k] = 'prepaid' THEN
+          sk := slot[k];
+          net := 0;
+          FOR m IN s..j - 1 LOOP
+            IF slot[m] = sk THEN net := net + la[m]; END IF;
+          END LOOP;
+          IF net < 0 AND bal[sk] + net < 0 THEN
+            err := 'insufficient_funds'; det := jsonb_build_object('wallet_id', p_leg_wallet[k], 'balance', bal[sk], 'needed', -net); EXIT;
+          END IF;
+        END IF;
+      END LOOP;
+    END IF;
+    IF err IS NOT NULL THEN
+      IF p_atomic THEN
+        -- nothing has been written
+        RETURN QUERY SELECT i, err, det, NULL::uuid, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+                            NULL::timestamptz, NULL::bigint, NULL::uuid, NULL::bigint, NULL::bigint;
+        RETURN;
+      END IF;
+      o_outcome[i] := err; o_detail[i] := det;
+      CONTINUE;
+    END IF;
+    FOR k IN s..j - 1 LOOP
+      sk := slot[k];
+      IF bal[sk] IS NOT NULL THEN
+        bal[sk] := bal[sk] + la[k];
+        l_after[k] := bal[sk];
+        touched[sk] := true;
+      END IF;
+      l_keep[k] := true;
+      nkept := nkept + 1; k_leg[nkept] := k;
+    END LOOP;
+    o_outcome[i] := 'created'; o_tid[i] := p_id[i]; o_fresh[i] := true;
+    nfresh := nfresh + 1; f_ord[nfresh] := i;
+  END LOOP;
+  IF j <= nl THEN
+    RAISE EXCEPTION 'ledger: leg % names posting %, not one of 1..% in order', j, lp[j], n USING ERRCODE = 'LG500';
+  END IF;
+
+  -- 4. the writes, in one statement: the transactions (ON CONFLICT on the key waits for a concurrent post
+  --    of the same key in flight), the entries of those inserted, the cached balances (only if any was)
+  IF nfresh > 0 THEN
+    WITH ins_t AS (
+      INSERT INTO ledger_transactions (id, currency, source_type, source_id, idempotency_key, memo)
+      SELECT v.id, v.c, v.st, v.si, v.ky, v.m
+        FROM unnest(p_id, p_currency, p_source_type, p_source_id, p_key, p_memo, o_fresh) WITH ORDINALITY AS v(id, c, st, si, ky, m, f, o)
+       WHERE v.f ORDER BY v.o
+      ON CONFLICT ON CONSTRAINT ledger_transactions_idempotency DO NOTHING
+      RETURNING id, seq, created_at
+    ), ins_e AS (
+      INSERT INTO ledger_entries (transaction_id, wallet_id, currency, amount, balance_after)
+      SELECT t.id, l.w, t.c, l.a, l.b
+        FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount, l_after, l_keep) WITH ORDINALITY AS l(p, w, a, b, kp, o)
+        JOIN unnest(p_id, p_currency) WITH ORDINALITY AS t(id, c, o) ON t.o = l.p
+       WHERE l.kp AND t.id IN (SELECT ins_t.id FROM ins_t)
+       ORDER BY l.o
+      RETURNING id
+    ), upd AS (
+      UPDATE ledger_wallets w
+         SET balance = v.b,
+             overdue_since = CASE WHEN v.p = 'prepaid' AND v.b < 0 THEN coalesce(w.overdue_since, now()) ELSE NULL END
+        FROM unnest(p_leg_wallet, bal, pol, touched) AS v(id, b, p, t)
+       WHERE v.t AND w.id = v.id AND EXISTS (SELECT 1 FROM ins_t)
+    )
+    SELECT (SELECT array_agg(ins_t.id ORDER BY ins_t.seq) FROM ins_t), (SELECT array_agg(ins_t.seq ORDER BY ins_t.seq) FROM ins_t),
+           (SELECT array_agg(ins_t.created_at ORDER BY ins_t.seq) FROM ins_t), (SELECT array_agg(ins_e.id ORDER BY ins_e.id) FROM ins_e)
+      INTO f_ids, f_seq, f_at, e_ids;
+    ninserted := coalesce(cardinality(f_ids), 0);
+
+    IF ninserted < nfresh THEN
+      -- keys committed meanwhile by concurrent posts (the insert waited for them); nothing was written for
+      -- these postings. With the same content such a post would share our user wallets, whose locks we
+      -- held when we looked: only postings between system wallets can be replayed here.
+      lost_any := true;
+      FOR lost IN
+        SELECT v.o::int AS o, t.id AS tid, coalesce(
+               t.currency = v.c AND t.source_type = v.st AND t.source_id = v.si
+               AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
+                 = (SELECT array_agg(l.w::text || ':' || l.a ORDER BY l.w, l.a) FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount) l(p, w, a) WHERE l.p = v.o),
+               false) AS same
+          FROM unnest(p_id, p_currency, p_source_type, p_source_id, p_key, o_fresh) WITH ORDINALITY AS v(id, c, st, si, ky, f, o)
+          JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = v.ky) t ON true
+         WHERE v.f AND NOT v.id = ANY(coalesce(f_ids, '{}'))
+         ORDER BY v.o
+      LOOP
+        user_legs := false;
+        FOR k IN 1..nl LOOP
+          IF lp[k] = lost.o AND pol[k] <> 'system' THEN user_legs := true; END IF;
+        END LOOP;
+        IF user_legs AND lost.same THEN
+          RAISE EXCEPTION 'ledger: idempotency race on a locked wallet (posting %)', lost.o USING ERRCODE = 'LG500';
+        END IF;
+        IF ninserted > 0 AND (user_legs OR (p_atomic AND NOT lost.same)) THEN
+          -- other postings are written (their balances may count this one): the statement fails as a whole
+          RAISE EXCEPTION 'ledger: idempotency key % was used for a different transaction', p_key[lost.o]
+            USING ERRCODE = 'LG409', DETAIL = lost.tid::text;
+        END IF;
+        IF NOT lost.same AND p_atomic THEN
+          -- nothing was written by this call
+          RETURN QUERY SELECT lost.o, 'idempotency_conflict'::text, jsonb_build_object('transaction_id', lost.tid),
+                              NULL::uuid, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+                              NULL::timestamptz, NULL::bigint, NULL::uuid, NULL::bigint, NULL::bigint;
+          RETURN;
+        END IF;
+        IF lost.same THEN
+          o_outcome[lost.o] := 'replayed'; o_tid[lost.o] := lost.tid;
+        ELSE
+          o_outcome[lost.o] := 'idempotency_conflict'; o_detail[lost.o] := jsonb_build_object('transaction_id', lost.tid); o_tid[lost.o] := NULL;
+        END IF;
+      END LOOP;
+    END IF;
+  END IF;
+
+  -- 5. the result: new postings from what the inserts returned (in order: seq and entry ids ascend with
+  --    the input), the others (replayed, refused; all after a lost race) looked up
+  IF lost_any THEN
+    RETURN QUERY
+      SELECT r.o::int, r.oc, r.det, t.id, t.seq, t.currency, t.source_type, t.source_id, t.idempotency_key, t.memo, t.created_at,
+             e.id, e.wallet_id, e.amount, e.balance_after
+        FROM unnest(o_outcome, o_detail, o_tid) WITH ORDINALITY AS r(oc, det, tid, o)
+        LEFT JOIN LATERAL (SELECT * FROM ledger_transactions x WHERE x.id = r.tid) t ON true
+        LEFT JOIN LATERAL (SELECT * FROM ledger_entries x WHERE x.transaction_id = r.tid) e ON true
+       ORDER BY r.o, e.id;
+    RETURN;
+  END IF;
+  RETURN QUERY
+    SELECT l.p, 'created'::text, NULL::jsonb, i.id, f.seq, i.c, i.st, i.si, i.ky, i.m, f.at, e.eid, l.w, l.a, l.b
+      FROM unnest(k_leg, e_ids) AS e(k, eid)
+      JOIN unnest(p_leg_posting, p_leg_wallet, p_leg_amount, l_after) WITH ORDINALITY AS l(p, w, a, b, o) ON l.o = e.k
+      JOIN unnest(p_id, p_currency, p_source_type, p_source_id, p_key, p_memo) WITH ORDINALITY AS i(id, c, st, si, ky, m, o) ON i.o = l.p
+      JOIN unnest(f_ord, f_seq, f_at) AS f(o, seq, at) ON f.o = l.p
+    UNION ALL
+    SELECT r.o::int, r.oc, r.det, t.id, t.seq, t.currency, t.source_type, t.source_id, t.idempotency_key, t.memo, t.created_at,
+           e.id, e.wallet_id, e.amount, e.balance_after
+      FROM unnest(o_outcome, o_detail, o_tid) WITH ORDINALITY AS r(oc, det, tid, o)
+      LEFT JOIN LATERAL (SELECT * FROM ledger_transactions x WHERE x.id = r.tid) t ON true
+      LEFT JOIN LATERAL (SELECT * FROM ledger_entries x WHERE x.transaction_id = r.tid) e ON true
+     WHERE r.oc <> 'created'
+    ORDER BY 1, 12;
+END $$;
