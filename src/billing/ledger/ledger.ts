@@ -30,8 +30,16 @@
  *
  * Transactions: pass a client inside your own BEGIN..COMMIT to make the posting atomic with your own
  * writes (e.g. marking a top-up succeeded), or pass the pool and `post` opens its own transaction.
- * A LedgerError is thrown before anything is written, so your transaction stays usable.
+ * A LedgerError is thrown before anything is written, so your transaction stays usable. (One exception:
+ * postMany racing a concurrent post that holds one of its keys with other content, found only once
+ * other postings of the batch are written; the statement fails as a whole, LedgerError
+ * `idempotency_conflict`, and your transaction is aborted.)
  * Lock order: wallets are locked in id order; lock your own rows before calling post if you need both.
+ *
+ * Implementation: one round trip per post/postMany, the SQL function ledger_post_many (migration 008),
+ * which locks, looks up the keys, checks the floor and writes in the order above. Concurrent
+ * `post(pool, ...)` calls of a process are coalesced into one call and one commit (PostQueue): a hot
+ * wallet then takes one row lock and one WAL flush per batch; each posting still stands alone.
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
@@ -183,7 +191,7 @@ function validate(input: PostInput): void {
 
 function sameContent(tx: LedgerTransaction, input: PostInput): boolean {
   if (tx.currency !== input.currency || tx.source_type !== input.source.type || tx.source_id !== input.source.id) return false;
-  const key = (legs: { w: string; a: number }[]) => legs.map((l) => `${l.w}:${l.a}`).sort().join(",");
+  const key = (legs: { w: string; a: number }[]) => legs.map((l) => `${l.w.toLowerCase()}:${l.a}`).sort().join(",");
   return key(tx.entries.map((e) => ({ w: e.wallet_id, a: e.amount }))) === key(input.legs.map((l) => ({ w: l.walletId, a: l.amount })));
 }
 
@@ -255,18 +263,24 @@ interface PostRow {
 }
 
 const POST_SQL = `SELECT * FROM ledger_post_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-  $7::int[], $8::uuid[], $9::bigint[], $10::boolean[], $11::boolean)`;
+  $7::uuid[], $8::int[], $9::int[], $10::bigint[], $11::boolean[], $12::boolean)`;
 
 /**
  * One call of ledger_post_many. atomic: the first refusal ends it with nothing written (its outcome is
  * the only one); otherwise every posting gets its own outcome. Refusals are returned as LedgerErrors.
  */
 async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Promise<Outcome[]> {
+  const wallets = new Map<string, number>();
   const legPosting: number[] = [];
-  const legWallet: string[] = [];
+  const legSlot: number[] = [];
   const legAmount: number[] = [];
   postings.forEach(({ input }, i) => {
-    for (const leg of input.legs) { legPosting.push(i + 1); legWallet.push(leg.walletId); legAmount.push(leg.amount); }
+    for (const leg of input.legs) {
+      const id = leg.walletId.toLowerCase();
+      let slot = wallets.get(id);
+      if (slot === undefined) wallets.set(id, slot = wallets.size + 1);
+      legPosting.push(i + 1); legSlot.push(slot); legAmount.push(leg.amount);
+    }
   });
   const inputs = postings.map((p) => p.input);
   let rows: PostRow[];
@@ -275,7 +289,8 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
       name: "ledger_post_many",
       text: POST_SQL,
       values: [inputs.map((i) => i.id ?? randomUUID()), inputs.map((i) => i.currency), inputs.map((i) => i.source.type), inputs.map((i) => i.source.id),
-        inputs.map((i) => i.idempotencyKey), inputs.map((i) => i.memo ?? null), legPosting, legWallet, legAmount, postings.map((p) => p.overdraft), atomic],
+        inputs.map((i) => i.idempotencyKey), inputs.map((i) => i.memo ?? null), [...wallets.keys()], legPosting, legSlot, legAmount,
+        postings.map((p) => p.overdraft), atomic],
     }));
   } catch (err) {
     const e = err as { code?: string; message?: string; detail?: string };
@@ -336,7 +351,7 @@ interface Waiting extends Posting { resolve: (r: PostResult) => void; reject: (e
  * post(pool) calls of one pool that arrive while a call is in flight wait for it and then go together
  * in one call of ledger_post_many (not atomic: each posting stands alone, applied in arrival order) and
  * one commit, so a hot wallet takes one row lock and one WAL flush per batch instead of per posting.
- * Nothing waits for a timer: a lone call goes at once. Each caller gets what posting alone in that order
+ * Nothing waits for a timer: a lone call goes on the next turn of the event loop. Each caller gets what posting alone in that order
  * would have given it, after the commit. Calls with a key already in the batch follow its first call:
  * a replay of its transaction (or a conflict), or, if it was refused, a posting of their own next time.
  * When the call fails as a whole (not a refusal), its postings are retried one by one.
@@ -344,12 +359,27 @@ interface Waiting extends Posting { resolve: (r: PostResult) => void; reject: (e
 class PostQueue {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(private readonly pool: pg.Pool) {}
 
   submit(p: Posting): Promise<PostResult> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ ...p, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Dispatches on the next turn of the event loop (setImmediate runs after all pending promise
+   * callbacks): callers whose previous post just returned, and who post again right away, join the
+   * same batch instead of the first of them going alone.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || !this.waiting.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
       this.pump();
     });
   }
@@ -360,7 +390,7 @@ class PostQueue {
       this.inFlight++;
       void this.run(batch).finally(() => {
         this.inFlight--;
-        this.pump();
+        this.schedule();
       });
     }
   }

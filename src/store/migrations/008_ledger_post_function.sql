@@ -18,7 +18,8 @@
 -- later ones continue from the balances without it (the same outcome as posting them one by one in
 -- that order; used to coalesce concurrent post() calls into one transaction).
 --
--- Legs are flat arrays grouped by posting in input order (p_leg_posting = 1-based posting index).
+-- p_wallets: the distinct wallets of all legs. Legs are flat arrays grouped by posting in input order:
+-- p_leg_posting = 1-based index of the posting, p_leg_slot = 1-based index of the wallet in p_wallets.
 -- Amounts are checked by the caller (non-zero integers, each posting sums to 0) and again by the
 -- constraints and the balancing trigger of migration 004.
 --
@@ -32,7 +33,7 @@
 
 CREATE FUNCTION ledger_post_many(
   p_id uuid[], p_currency text[], p_source_type text[], p_source_id text[], p_key text[], p_memo text[],
-  p_leg_posting int[], p_leg_wallet uuid[], p_leg_amount bigint[],
+  p_wallets uuid[], p_leg_posting int[], p_leg_slot int[], p_leg_amount bigint[],
   p_overdraft boolean[], p_atomic boolean)
 RETURNS TABLE (
   r_ord int, r_outcome text, r_detail jsonb,
@@ -45,18 +46,19 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
   n int := coalesce(cardinality(p_key), 0);
-  nl int := coalesce(cardinality(p_leg_wallet), 0);
+  nw int := coalesce(cardinality(p_wallets), 0);
+  nl int := coalesce(cardinality(p_leg_slot), 0);
+  -- local copies (plpgsql keeps them expanded: O(1) subscripts)
+  cur text[] := p_currency;
   lp int[] := p_leg_posting;
+  ls int[] := p_leg_slot;
   la bigint[] := p_leg_amount;
-  -- per leg: the first leg with the same wallet (the wallet's slot in the per-leg arrays), whether the
-  -- wallet exists and holds the posting's currency, its policy, its balance (NULL: system; at the slot:
-  -- the running balance), whether the posting changes it
-  slot int[];
-  known boolean[];
-  curok boolean[];
-  pol text[];
-  bal bigint[];
-  touched boolean[] := array_fill(false, ARRAY[nl]);
+  -- per wallet (p_wallets): whether it exists, its currency, policy, running balance (NULL: system), whether it changes
+  w_known boolean[];
+  w_cur text[];
+  w_pol text[];
+  w_bal bigint[];
+  w_touched boolean[] := array_fill(false, ARRAY[nw]);
   -- per posting: the transaction already holding its key, and whether it has the same content
   ex_id uuid[];
   ex_same boolean[];
@@ -88,33 +90,34 @@ DECLARE
 BEGIN
   IF n = 0 THEN RETURN; END IF;
   IF n > 1 THEN
-    IF (SELECT count(DISTINCT x) FROM unnest(p_key) x) < n THEN
+    IF (SELECT count(DISTINCT x COLLATE "C") FROM unnest(p_key) x) < n THEN
       RAISE EXCEPTION 'ledger: an idempotency key appears twice in one batch' USING ERRCODE = 'LG409';
     END IF;
   END IF;
 
   -- 1. user wallets under row lock in id order (no deadlocks between posts); system wallets are only read
-  PERFORM 1 FROM ledger_wallets w WHERE w.id = ANY(p_leg_wallet) AND w.owner_kind <> 'platform' ORDER BY w.id FOR UPDATE;
+  PERFORM 1 FROM ledger_wallets w WHERE w.id = ANY(p_wallets) AND w.owner_kind <> 'platform' ORDER BY w.id FOR UPDATE;
 
   -- 2. the wallets and the keys already used (a new snapshot, taken after the locks: a concurrent first
   --    post sharing one of our user wallets has committed by now)
-  SELECT lg.slot, lg.known, lg.curok, lg.pol, lg.bal, ky.ex_id, ky.ex_same
-    INTO slot, known, curok, pol, bal, ex_id, ex_same
-    FROM (SELECT array_agg(x.slot ORDER BY x.o) AS slot, array_agg(x.known ORDER BY x.o) AS known, array_agg(x.curok ORDER BY x.o) AS curok,
-                 array_agg(x.pol ORDER BY x.o) AS pol, array_agg(x.bal ORDER BY x.o) AS bal
-            FROM (SELECT l.o, (min(l.o) OVER (PARTITION BY l.w))::int AS slot, w.id IS NOT NULL AS known,
-                         coalesce(w.currency = c.cur, false) AS curok, w.policy AS pol, w.balance AS bal
-                    FROM unnest(p_leg_wallet, p_leg_posting) WITH ORDINALITY l(w, p, o)
-                    JOIN unnest(p_currency) WITH ORDINALITY c(cur, o) ON c.o = l.p
-                    LEFT JOIN LATERAL (SELECT x.id, x.currency, x.policy, x.balance FROM ledger_wallets x WHERE x.id = l.w) w ON true) x) lg,
+  SELECT wl.known, wl.cur, wl.pol, wl.bal, wl.nd, ky.ex_id, ky.ex_same
+    INTO w_known, w_cur, w_pol, w_bal, m, ex_id, ex_same
+    FROM (SELECT count(DISTINCT v.id)::int AS nd, array_agg(w.id IS NOT NULL ORDER BY v.o) AS known, array_agg(w.currency ORDER BY v.o) AS cur,
+                 array_agg(w.policy ORDER BY v.o) AS pol, array_agg(w.balance ORDER BY v.o) AS bal
+            FROM unnest(p_wallets) WITH ORDINALITY v(id, o)
+            LEFT JOIN LATERAL (SELECT x.id, x.currency, x.policy, x.balance FROM ledger_wallets x WHERE x.id = v.id) w ON true) wl,
          (SELECT array_agg(t.id ORDER BY kk.o) AS ex_id,
                  array_agg(CASE WHEN t.id IS NULL THEN NULL ELSE coalesce(
                    t.currency = p_currency[kk.o] AND t.source_type = p_source_type[kk.o] AND t.source_id = p_source_id[kk.o]
                    AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
-                     = (SELECT array_agg(l.w::text || ':' || l.a ORDER BY l.w, l.a) FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount) l(p, w, a) WHERE l.p = kk.o),
+                     = (SELECT array_agg(p_wallets[l.s]::text || ':' || l.a ORDER BY p_wallets[l.s], l.a) FROM unnest(p_leg_posting, p_leg_slot, p_leg_amount) l(p, s, a) WHERE l.p = kk.o),
                    false) END ORDER BY kk.o) AS ex_same
             FROM unnest(p_key) WITH ORDINALITY kk(ky, o)
             LEFT JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = kk.ky) t ON true) ky;
+
+  IF m < nw THEN
+    RAISE EXCEPTION 'ledger: a wallet appears twice in p_wallets' USING ERRCODE = 'LG500';
+  END IF;
 
   -- 3. the postings in input order
   FOR i IN 1..n LOOP
@@ -125,11 +128,15 @@ BEGIN
     END IF;
     err := NULL;
     FOR k IN s..j - 1 LOOP
-      IF NOT known[k] THEN
-        err := 'unknown_wallet'; det := jsonb_build_object('wallet_id', p_leg_wallet[k]); EXIT;
+      sk := ls[k];
+      IF sk IS NULL OR sk < 1 OR sk > nw THEN
+        RAISE EXCEPTION 'ledger: leg % names wallet slot %, not one of 1..%', k, sk, nw USING ERRCODE = 'LG500';
       END IF;
-      IF NOT curok[k] THEN
-        err := 'currency_mismatch'; det := jsonb_build_object('wallet_id', p_leg_wallet[k], 'currency', (SELECT x.currency FROM ledger_wallets x WHERE x.id = p_leg_wallet[k])); EXIT;
+      IF NOT w_known[sk] THEN
+        err := 'unknown_wallet'; det := jsonb_build_object('wallet_id', p_wallets[sk]); EXIT;
+      END IF;
+      IF w_cur[sk] <> cur[i] THEN
+        err := 'currency_mismatch'; det := jsonb_build_object('wallet_id', p_wallets[sk], 'currency', w_cur[sk]); EXIT;
       END IF;
     END LOOP;
     IF err IS NULL AND ex_id[i] IS NOT NULL THEN
@@ -141,14 +148,14 @@ BEGIN
     END IF;
     IF err IS NULL AND NOT p_overdraft[i] THEN
       FOR k IN s..j - 1 LOOP
-        IF pol[k] = 'prepaid' THEN
-          sk := slot[k];
+        sk := ls[k];
+        IF w_pol[sk] = 'prepaid' THEN
           net := 0;
           FOR m IN s..j - 1 LOOP
-            IF slot[m] = sk THEN net := net + la[m]; END IF;
+            IF ls[m] = sk THEN net := net + la[m]; END IF;
           END LOOP;
-          IF net < 0 AND bal[sk] + net < 0 THEN
-            err := 'insufficient_funds'; det := jsonb_build_object('wallet_id', p_leg_wallet[k], 'balance', bal[sk], 'needed', -net); EXIT;
+          IF net < 0 AND w_bal[sk] + net < 0 THEN
+            err := 'insufficient_funds'; det := jsonb_build_object('wallet_id', p_wallets[sk], 'balance', w_bal[sk], 'needed', -net); EXIT;
           END IF;
         END IF;
       END LOOP;
@@ -164,11 +171,11 @@ BEGIN
       CONTINUE;
     END IF;
     FOR k IN s..j - 1 LOOP
-      sk := slot[k];
-      IF bal[sk] IS NOT NULL THEN
-        bal[sk] := bal[sk] + la[k];
-        l_after[k] := bal[sk];
-        touched[sk] := true;
+      sk := ls[k];
+      IF w_bal[sk] IS NOT NULL THEN
+        w_bal[sk] := w_bal[sk] + la[k];
+        l_after[k] := w_bal[sk];
+        w_touched[sk] := true;
       END IF;
       l_keep[k] := true;
       nkept := nkept + 1; k_leg[nkept] := k;
@@ -192,8 +199,8 @@ BEGIN
       RETURNING id, seq, created_at
     ), ins_e AS (
       INSERT INTO ledger_entries (transaction_id, wallet_id, currency, amount, balance_after)
-      SELECT t.id, l.w, t.c, l.a, l.b
-        FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount, l_after, l_keep) WITH ORDINALITY AS l(p, w, a, b, kp, o)
+      SELECT t.id, p_wallets[l.s], t.c, l.a, l.b
+        FROM unnest(p_leg_posting, p_leg_slot, p_leg_amount, l_after, l_keep) WITH ORDINALITY AS l(p, s, a, b, kp, o)
         JOIN unnest(p_id, p_currency) WITH ORDINALITY AS t(id, c, o) ON t.o = l.p
        WHERE l.kp AND t.id IN (SELECT ins_t.id FROM ins_t)
        ORDER BY l.o
@@ -202,7 +209,7 @@ BEGIN
       UPDATE ledger_wallets w
          SET balance = v.b,
              overdue_since = CASE WHEN v.p = 'prepaid' AND v.b < 0 THEN coalesce(w.overdue_since, now()) ELSE NULL END
-        FROM unnest(p_leg_wallet, bal, pol, touched) AS v(id, b, p, t)
+        FROM unnest(p_wallets, w_bal, w_pol, w_touched) AS v(id, b, p, t)
        WHERE v.t AND w.id = v.id AND EXISTS (SELECT 1 FROM ins_t)
     )
     SELECT (SELECT array_agg(ins_t.id ORDER BY ins_t.seq) FROM ins_t), (SELECT array_agg(ins_t.seq ORDER BY ins_t.seq) FROM ins_t),
@@ -219,7 +226,7 @@ BEGIN
         SELECT v.o::int AS o, t.id AS tid, coalesce(
                t.currency = v.c AND t.source_type = v.st AND t.source_id = v.si
                AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
-                 = (SELECT array_agg(l.w::text || ':' || l.a ORDER BY l.w, l.a) FROM unnest(p_leg_posting, p_leg_wallet, p_leg_amount) l(p, w, a) WHERE l.p = v.o),
+                 = (SELECT array_agg(p_wallets[l.s]::text || ':' || l.a ORDER BY p_wallets[l.s], l.a) FROM unnest(p_leg_posting, p_leg_slot, p_leg_amount) l(p, s, a) WHERE l.p = v.o),
                false) AS same
           FROM unnest(p_id, p_currency, p_source_type, p_source_id, p_key, o_fresh) WITH ORDINALITY AS v(id, c, st, si, ky, f, o)
           JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = v.ky) t ON true
@@ -228,7 +235,7 @@ BEGIN
       LOOP
         user_legs := false;
         FOR k IN 1..nl LOOP
-          IF lp[k] = lost.o AND pol[k] <> 'system' THEN user_legs := true; END IF;
+          IF lp[k] = lost.o AND w_pol[ls[k]] <> 'system' THEN user_legs := true; END IF;
         END LOOP;
         IF user_legs AND lost.same THEN
           RAISE EXCEPTION 'ledger: idempotency race on a locked wallet (posting %)', lost.o USING ERRCODE = 'LG500';
@@ -267,9 +274,9 @@ BEGIN
     RETURN;
   END IF;
   RETURN QUERY
-    SELECT l.p, 'created'::text, NULL::jsonb, i.id, f.seq, i.c, i.st, i.si, i.ky, i.m, f.at, e.eid, l.w, l.a, l.b
+    SELECT l.p, 'created'::text, NULL::jsonb, i.id, f.seq, i.c, i.st, i.si, i.ky, i.m, f.at, e.eid, p_wallets[l.s], l.a, l.b
       FROM unnest(k_leg, e_ids) AS e(k, eid)
-      JOIN unnest(p_leg_posting, p_leg_wallet, p_leg_amount, l_after) WITH ORDINALITY AS l(p, w, a, b, o) ON l.o = e.k
+      JOIN unnest(p_leg_posting, p_leg_slot, p_leg_amount, l_after) WITH ORDINALITY AS l(p, s, a, b, o) ON l.o = e.k
       JOIN unnest(p_id, p_currency, p_source_type, p_source_id, p_key, p_memo) WITH ORDINALITY AS i(id, c, st, si, ky, m, o) ON i.o = l.p
       JOIN unnest(f_ord, f_seq, f_at) AS f(o, seq, at) ON f.o = l.p
     UNION ALL
