@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createTestApp, signup, type TestApp } from "../helpers/app.js";
 import { createPool, inTransaction, type Db } from "../../src/store/db.js";
 import {
-  LedgerError, balance, post, postMany, sumOfEntries, systemWallet, walletFor, type PostInput, type Wallet,
+  LedgerError, balance, newTransactionId, post, postMany, sumOfEntries, systemWallet, walletFor, type PostInput, type Wallet,
 } from "../../src/billing/ledger/ledger.js";
 
 describe("ledger", () => {
@@ -365,13 +365,17 @@ describe("ledger", () => {
       const key = `many:${i}:${randomUUID()}`;
       return { currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, memo: `m${i}`, legs: [{ walletId: w.id, amount: -(i % 7) - 1 }, { walletId: rev.id, amount: (i % 7) + 1 }] };
     });
+    const early = newTransactionId();
+    await new Promise((r) => setTimeout(r, 2));
     const done = await postMany(wide, inputs, { overdraft: true });
+    assert.ok(early < done[0].transaction.id, "later ids sort after earlier ones");
     assert.equal(done.length, 600);
     const expected = new Map(ws.map((w) => [w.id, 1_000]));
     done.forEach((d, i) => {
       assert.equal(d.created, true);
       assert.equal(d.transaction.idempotency_key, inputs[i].idempotencyKey);
       assert.equal(d.transaction.memo, `m${i}`);
+      assert.match(d.transaction.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "a time-ordered id (UUIDv7)");
       if (i) assert.ok(d.transaction.seq > done[i - 1].transaction.seq, "seq follows the input order");
       const mine = d.transaction.entries.find((e) => e.wallet_id !== rev.id)!;
       expected.set(mine.wallet_id, expected.get(mine.wallet_id)! + mine.amount);

@@ -41,7 +41,7 @@
  * `post(pool, ...)` calls of a process are coalesced into one call and one commit (PostQueue): a hot
  * wallet then takes one row lock and one WAL flush per batch; each posting still stands alone.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Queryable } from "../../store/db.js";
 
@@ -71,13 +71,28 @@ export interface Wallet {
 
 export interface Leg { walletId: string; amount: number }
 
+/**
+ * A new transaction id: a time-ordered UUID (version 7: 48-bit Unix milliseconds, then random bits), so
+ * new transactions land at the right edge of the B-tree indexes on transaction ids (the primary key,
+ * (id, currency), the entries' transaction_id) instead of on random pages of ever larger indexes. The
+ * default of post/postMany; use it for ids you need in advance too.
+ */
+export function newTransactionId(): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(Date.now(), 0, 6);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export interface PostInput {
   currency: Currency;
   source: { type: SourceType; id: string };
   idempotencyKey: string;
   legs: Leg[];
   memo?: string | null;
-  /** the new transaction's id, when the caller needs it in advance (default: a random uuid) */
+  /** the new transaction's id, when the caller needs it in advance (default: newTransactionId()) */
   id?: string;
 }
 
@@ -288,7 +303,7 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
     ({ rows } = await q.query<PostRow>({
       name: "ledger_post_many",
       text: POST_SQL,
-      values: [inputs.map((i) => i.id ?? randomUUID()), inputs.map((i) => i.currency), inputs.map((i) => i.source.type), inputs.map((i) => i.source.id),
+      values: [inputs.map((i) => i.id ?? newTransactionId()), inputs.map((i) => i.currency), inputs.map((i) => i.source.type), inputs.map((i) => i.source.id),
         inputs.map((i) => i.idempotencyKey), inputs.map((i) => i.memo ?? null), [...wallets.keys()], legPosting, legSlot, legAmount,
         postings.map((p) => p.overdraft), atomic],
     }));
