@@ -355,6 +355,19 @@ describe("ledger", () => {
     await cacheMatches();
   });
 
+  test("a coalesced posting that fails as a whole (not a refusal) fails alone", async () => {
+    const w = await account();
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const good = Array.from({ length: 6 }, () => topup(w, 5, clearing));
+    const bad: PostInput = { ...topup(w, 5, clearing), legs: [{ walletId: "not-a-uuid", amount: 5 }, { walletId: clearing.id, amount: -5 }] };
+    const outcomes = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((input) => post(wide, input)));
+    assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    assert.ok(!((outcomes[3] as PromiseRejectedResult).reason instanceof LedgerError), "a database error, not a refusal");
+    assert.equal(await balance(t.db, w.id), 30);
+    await zeroSum();
+    await cacheMatches();
+  });
+
   test("postMany with many postings sharing wallets: one statement, in order, replayable as a whole", async () => {
     const ws = await Promise.all(Array.from({ length: 5 }, () => account()));
     const clearing = await systemWallet(t.db, "payments-clearing", "KRW");

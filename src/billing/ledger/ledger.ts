@@ -403,10 +403,12 @@ class PostQueue {
     while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length) {
       const batch = this.waiting.splice(0, MAX_BATCH);
       this.inFlight++;
-      void this.run(batch).finally(() => {
-        this.inFlight--;
-        this.schedule();
-      });
+      void this.run(batch)
+        .catch((err: unknown) => { for (const w of batch) w.reject(err); })
+        .finally(() => {
+          this.inFlight--;
+          this.schedule();
+        });
     }
   }
 

@@ -27,9 +27,10 @@
 -- one row per refused posting: r_outcome = created | replayed | insufficient_funds | unknown_wallet |
 -- currency_mismatch | idempotency_conflict, r_detail = the refusal's details.
 --
--- Raised errors: SQLSTATE LG409 = an idempotency conflict found only after rows were written (a key
--- repeated in one call, or a lost race with a concurrent post of the same key and other content); the
--- statement fails as a whole. LG500 = an internal inconsistency (malformed legs).
+-- Raised errors (the statement fails as a whole): SQLSTATE LG409 = an idempotency conflict that can't
+-- be returned: a key twice in one call, or a race lost to a concurrent post of one of the keys found
+-- only after other postings of the call were written. LG500 = malformed input (legs not grouped by
+-- posting or with fewer than two per posting, a slot out of range, a wallet twice in p_wallets).
 
 CREATE FUNCTION ledger_post_many(
   p_id uuid[], p_currency text[], p_source_type text[], p_source_id text[], p_key text[], p_memo text[],
