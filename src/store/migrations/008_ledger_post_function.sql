@@ -49,8 +49,10 @@ DECLARE
   n int := coalesce(cardinality(p_key), 0);
   nw int := coalesce(cardinality(p_wallets), 0);
   nl int := coalesce(cardinality(p_leg_slot), 0);
-  -- local copies (plpgsql keeps them expanded: O(1) subscripts)
+  -- local copies of the inputs: plpgsql keeps arrays in variables expanded (O(1) subscripts)
+  ids uuid[] := p_id;
   cur text[] := p_currency;
+  wid uuid[] := p_wallets;
   lp int[] := p_leg_posting;
   ls int[] := p_leg_slot;
   la bigint[] := p_leg_amount;
@@ -60,10 +62,11 @@ DECLARE
   w_pol text[];
   w_bal bigint[];
   w_touched boolean[] := array_fill(false, ARRAY[nw]);
-  -- per posting: the transaction already holding its key, and whether it has the same content
+  -- per posting: its first leg and number of legs, the transaction already holding its key, outcome,
+  -- refusal details, the transaction returned, whether it is new
+  o_first int[] := array_fill(0, ARRAY[n]);
+  o_legs int[] := array_fill(0, ARRAY[n]);
   ex_id uuid[];
-  ex_same boolean[];
-  -- per posting: outcome, refusal details, the transaction returned, whether it is new
   o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
   o_detail jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   o_tid uuid[] := array_fill(NULL::uuid, ARRAY[n]);
@@ -71,28 +74,35 @@ DECLARE
   -- per leg: written as an entry, its balance_after
   l_keep boolean[] := array_fill(false, ARRAY[nl]);
   l_after bigint[] := array_fill(NULL::bigint, ARRAY[nl]);
-  -- the new postings and the legs written, in order; what the inserts returned
-  f_ord int[] := '{}';
-  k_leg int[] := '{}';
   nfresh int := 0;
-  nkept int := 0;
+  nother int := 0;
+  -- what the inserts returned, in input order (seq and entry ids ascend with it)
   f_ids uuid[];
   f_seq bigint[];
   f_at timestamptz[];
   e_ids bigint[];
   ninserted int;
   lost_any boolean := false;
-  i int; j int := 1; k int; m int; s int; sk int;
+  i int; j int := 1; k int; m int; s int; sk int; fi int; ki int;
   net bigint;
   err text;
   det jsonb;
-  lost record;
+  same boolean;
+  wtid uuid;
   user_legs boolean;
+  st text[]; si text[]; ky text[]; mm text[];
 BEGIN
   IF n = 0 THEN RETURN; END IF;
   IF n > 1 THEN
     IF (SELECT count(DISTINCT x COLLATE "C") FROM unnest(p_key) x) < n THEN
       RAISE EXCEPTION 'ledger: an idempotency key appears twice in one batch' USING ERRCODE = 'LG409';
+    END IF;
+  END IF;
+  IF nw = 2 THEN
+    IF wid[1] = wid[2] THEN RAISE EXCEPTION 'ledger: a wallet appears twice in p_wallets' USING ERRCODE = 'LG500'; END IF;
+  ELSIF nw > 2 THEN
+    IF (SELECT count(DISTINCT x) FROM unnest(p_wallets) x) < nw THEN
+      RAISE EXCEPTION 'ledger: a wallet appears twice in p_wallets' USING ERRCODE = 'LG500';
     END IF;
   END IF;
 
@@ -101,24 +111,15 @@ BEGIN
 
   -- 2. the wallets and the keys already used (a new snapshot, taken after the locks: a concurrent first
   --    post sharing one of our user wallets has committed by now)
-  SELECT wl.known, wl.cur, wl.pol, wl.bal, wl.nd, ky.ex_id, ky.ex_same
-    INTO w_known, w_cur, w_pol, w_bal, m, ex_id, ex_same
-    FROM (SELECT count(DISTINCT v.id)::int AS nd, array_agg(w.id IS NOT NULL ORDER BY v.o) AS known, array_agg(w.currency ORDER BY v.o) AS cur,
+  SELECT wl.known, wl.cur, wl.pol, wl.bal, kl.ex
+    INTO w_known, w_cur, w_pol, w_bal, ex_id
+    FROM (SELECT array_agg(w.id IS NOT NULL ORDER BY v.o) AS known, array_agg(w.currency ORDER BY v.o) AS cur,
                  array_agg(w.policy ORDER BY v.o) AS pol, array_agg(w.balance ORDER BY v.o) AS bal
             FROM unnest(p_wallets) WITH ORDINALITY v(id, o)
             LEFT JOIN LATERAL (SELECT x.id, x.currency, x.policy, x.balance FROM ledger_wallets x WHERE x.id = v.id) w ON true) wl,
-         (SELECT array_agg(t.id ORDER BY kk.o) AS ex_id,
-                 array_agg(CASE WHEN t.id IS NULL THEN NULL ELSE coalesce(
-                   t.currency = p_currency[kk.o] AND t.source_type = p_source_type[kk.o] AND t.source_id = p_source_id[kk.o]
-                   AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
-                     = (SELECT array_agg(p_wallets[l.s]::text || ':' || l.a ORDER BY p_wallets[l.s], l.a) FROM unnest(p_leg_posting, p_leg_slot, p_leg_amount) l(p, s, a) WHERE l.p = kk.o),
-                   false) END ORDER BY kk.o) AS ex_same
+         (SELECT array_agg(t.id ORDER BY kk.o) AS ex
             FROM unnest(p_key) WITH ORDINALITY kk(ky, o)
-            LEFT JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = kk.ky) t ON true) ky;
-
-  IF m < nw THEN
-    RAISE EXCEPTION 'ledger: a wallet appears twice in p_wallets' USING ERRCODE = 'LG500';
-  END IF;
+            LEFT JOIN LATERAL (SELECT x.id FROM ledger_transactions x WHERE x.idempotency_key = kk.ky) t ON true) kl;
 
   -- 3. the postings in input order
   FOR i IN 1..n LOOP
@@ -127,6 +128,7 @@ BEGIN
     IF j - s < 2 THEN
       RAISE EXCEPTION 'ledger: posting % has % legs (legs are grouped by posting, at least two each)', i, j - s USING ERRCODE = 'LG500';
     END IF;
+    o_first[i] := s; o_legs[i] := j - s;
     err := NULL;
     FOR k IN s..j - 1 LOOP
       sk := ls[k];
@@ -134,15 +136,20 @@ BEGIN
         RAISE EXCEPTION 'ledger: leg % names wallet slot %, not one of 1..%', k, sk, nw USING ERRCODE = 'LG500';
       END IF;
       IF NOT w_known[sk] THEN
-        err := 'unknown_wallet'; det := jsonb_build_object('wallet_id', p_wallets[sk]); EXIT;
+        err := 'unknown_wallet'; det := jsonb_build_object('wallet_id', wid[sk]); EXIT;
       END IF;
       IF w_cur[sk] <> cur[i] THEN
-        err := 'currency_mismatch'; det := jsonb_build_object('wallet_id', p_wallets[sk], 'currency', w_cur[sk]); EXIT;
+        err := 'currency_mismatch'; det := jsonb_build_object('wallet_id', wid[sk], 'currency', w_cur[sk]); EXIT;
       END IF;
     END LOOP;
     IF err IS NULL AND ex_id[i] IS NOT NULL THEN
-      IF ex_same[i] THEN
-        o_outcome[i] := 'replayed'; o_tid[i] := ex_id[i];
+      -- same content: currency, source and the multiset of wallet:amount legs
+      SELECT t.currency = cur[i] AND t.source_type = p_source_type[i] AND t.source_id = p_source_id[i]
+             AND (SELECT array_agg(q.z ORDER BY q.z) FROM (SELECT e.wallet_id::text || ':' || e.amount AS z FROM ledger_entries e WHERE e.transaction_id = t.id) q)
+               = (SELECT array_agg(q.z ORDER BY q.z) FROM (SELECT wid[ls[g.x]]::text || ':' || la[g.x] AS z FROM generate_series(s, j - 1) g(x)) q)
+        INTO same FROM ledger_transactions t WHERE t.id = ex_id[i];
+      IF coalesce(same, false) THEN
+        o_outcome[i] := 'replayed'; o_tid[i] := ex_id[i]; nother := nother + 1;
         CONTINUE;
       END IF;
       err := 'idempotency_conflict'; det := jsonb_build_object('transaction_id', ex_id[i]);
@@ -156,7 +163,7 @@ BEGIN
             IF ls[m] = sk THEN net := net + la[m]; END IF;
           END LOOP;
           IF net < 0 AND w_bal[sk] + net < 0 THEN
-            err := 'insufficient_funds'; det := jsonb_build_object('wallet_id', p_wallets[sk], 'balance', w_bal[sk], 'needed', -net); EXIT;
+            err := 'insufficient_funds'; det := jsonb_build_object('wallet_id', wid[sk], 'balance', w_bal[sk], 'needed', -net); EXIT;
           END IF;
         END IF;
       END LOOP;
@@ -168,7 +175,7 @@ BEGIN
                             NULL::timestamptz, NULL::bigint, NULL::uuid, NULL::bigint, NULL::bigint;
         RETURN;
       END IF;
-      o_outcome[i] := err; o_detail[i] := det;
+      o_outcome[i] := err; o_detail[i] := det; nother := nother + 1;
       CONTINUE;
     END IF;
     FOR k IN s..j - 1 LOOP
@@ -179,10 +186,9 @@ BEGIN
         w_touched[sk] := true;
       END IF;
       l_keep[k] := true;
-      nkept := nkept + 1; k_leg[nkept] := k;
     END LOOP;
-    o_outcome[i] := 'created'; o_tid[i] := p_id[i]; o_fresh[i] := true;
-    nfresh := nfresh + 1; f_ord[nfresh] := i;
+    o_outcome[i] := 'created'; o_tid[i] := ids[i]; o_fresh[i] := true;
+    nfresh := nfresh + 1;
   END LOOP;
   IF j <= nl THEN
     RAISE EXCEPTION 'ledger: leg % names posting %, not one of 1..% in order', j, lp[j], n USING ERRCODE = 'LG500';
@@ -213,9 +219,10 @@ BEGIN
         FROM unnest(p_wallets, w_bal, w_pol, w_touched) AS v(id, b, p, t)
        WHERE v.t AND w.id = v.id AND EXISTS (SELECT 1 FROM ins_t)
     )
-    SELECT (SELECT array_agg(ins_t.id ORDER BY ins_t.seq) FROM ins_t), (SELECT array_agg(ins_t.seq ORDER BY ins_t.seq) FROM ins_t),
-           (SELECT array_agg(ins_t.created_at ORDER BY ins_t.seq) FROM ins_t), (SELECT array_agg(ins_e.id ORDER BY ins_e.id) FROM ins_e)
-      INTO f_ids, f_seq, f_at, e_ids;
+    SELECT it.a, it.b, it.c, (SELECT array_agg(ins_e.id ORDER BY ins_e.id) FROM ins_e)
+      INTO f_ids, f_seq, f_at, e_ids
+      FROM (SELECT array_agg(ins_t.id ORDER BY ins_t.seq) AS a, array_agg(ins_t.seq ORDER BY ins_t.seq) AS b,
+                   array_agg(ins_t.created_at ORDER BY ins_t.seq) AS c FROM ins_t) it;
     ninserted := coalesce(cardinality(f_ids), 0);
 
     IF ninserted < nfresh THEN
@@ -223,69 +230,70 @@ BEGIN
       -- these postings. With the same content such a post would share our user wallets, whose locks we
       -- held when we looked: only postings between system wallets can be replayed here.
       lost_any := true;
-      FOR lost IN
-        SELECT v.o::int AS o, t.id AS tid, coalesce(
-               t.currency = v.c AND t.source_type = v.st AND t.source_id = v.si
-               AND (SELECT array_agg(e.wallet_id::text || ':' || e.amount ORDER BY e.wallet_id, e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id)
-                 = (SELECT array_agg(p_wallets[l.s]::text || ':' || l.a ORDER BY p_wallets[l.s], l.a) FROM unnest(p_leg_posting, p_leg_slot, p_leg_amount) l(p, s, a) WHERE l.p = v.o),
-               false) AS same
-          FROM unnest(p_id, p_currency, p_source_type, p_source_id, p_key, o_fresh) WITH ORDINALITY AS v(id, c, st, si, ky, f, o)
-          JOIN LATERAL (SELECT x.id, x.currency, x.source_type, x.source_id FROM ledger_transactions x WHERE x.idempotency_key = v.ky) t ON true
-         WHERE v.f AND NOT v.id = ANY(coalesce(f_ids, '{}'))
-         ORDER BY v.o
-      LOOP
+      FOR i IN 1..n LOOP
+        CONTINUE WHEN NOT o_fresh[i] OR ids[i] = ANY(coalesce(f_ids, '{}'));
+        s := o_first[i]; j := s + o_legs[i];
+        SELECT t.id, coalesce(t.currency = cur[i] AND t.source_type = p_source_type[i] AND t.source_id = p_source_id[i]
+             AND (SELECT array_agg(q.z ORDER BY q.z) FROM (SELECT e.wallet_id::text || ':' || e.amount AS z FROM ledger_entries e WHERE e.transaction_id = t.id) q)
+               = (SELECT array_agg(q.z ORDER BY q.z) FROM (SELECT wid[ls[g.x]]::text || ':' || la[g.x] AS z FROM generate_series(s, j - 1) g(x)) q), false)
+          INTO wtid, same FROM ledger_transactions t WHERE t.idempotency_key = p_key[i];
+        IF wtid IS NULL THEN
+          RAISE EXCEPTION 'ledger: the insert of posting % did nothing, yet its key is unused', i USING ERRCODE = 'LG500';
+        END IF;
         user_legs := false;
-        FOR k IN 1..nl LOOP
-          IF lp[k] = lost.o AND w_pol[ls[k]] <> 'system' THEN user_legs := true; END IF;
+        FOR k IN s..j - 1 LOOP
+          IF w_pol[ls[k]] <> 'system' THEN user_legs := true; END IF;
         END LOOP;
-        IF user_legs AND lost.same THEN
-          RAISE EXCEPTION 'ledger: idempotency race on a locked wallet (posting %)', lost.o USING ERRCODE = 'LG500';
+        IF user_legs AND same THEN
+          RAISE EXCEPTION 'ledger: idempotency race on a locked wallet (posting %)', i USING ERRCODE = 'LG500';
         END IF;
-        IF ninserted > 0 AND (user_legs OR (p_atomic AND NOT lost.same)) THEN
+        IF ninserted > 0 AND (user_legs OR (p_atomic AND NOT same)) THEN
           -- other postings are written (their balances may count this one): the statement fails as a whole
-          RAISE EXCEPTION 'ledger: idempotency key % was used for a different transaction', p_key[lost.o]
-            USING ERRCODE = 'LG409', DETAIL = lost.tid::text;
+          RAISE EXCEPTION 'ledger: idempotency key % was used for a different transaction', p_key[i]
+            USING ERRCODE = 'LG409', DETAIL = wtid::text;
         END IF;
-        IF NOT lost.same AND p_atomic THEN
+        IF NOT same AND p_atomic THEN
           -- nothing was written by this call
-          RETURN QUERY SELECT lost.o, 'idempotency_conflict'::text, jsonb_build_object('transaction_id', lost.tid),
+          RETURN QUERY SELECT i, 'idempotency_conflict'::text, jsonb_build_object('transaction_id', wtid),
                               NULL::uuid, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
                               NULL::timestamptz, NULL::bigint, NULL::uuid, NULL::bigint, NULL::bigint;
           RETURN;
         END IF;
-        IF lost.same THEN
-          o_outcome[lost.o] := 'replayed'; o_tid[lost.o] := lost.tid;
+        IF same THEN
+          o_outcome[i] := 'replayed'; o_tid[i] := wtid;
         ELSE
-          o_outcome[lost.o] := 'idempotency_conflict'; o_detail[lost.o] := jsonb_build_object('transaction_id', lost.tid); o_tid[lost.o] := NULL;
+          o_outcome[i] := 'idempotency_conflict'; o_detail[i] := jsonb_build_object('transaction_id', wtid); o_tid[i] := NULL;
         END IF;
       END LOOP;
     END IF;
   END IF;
 
-  -- 5. the result: new postings from what the inserts returned (in order: seq and entry ids ascend with
-  --    the input), the others (replayed, refused; all after a lost race) looked up
-  IF lost_any THEN
+  -- 5. the result: the new postings from what the inserts returned, the others (replayed, refused; all
+  --    after a lost race) looked up
+  IF nfresh > 0 AND NOT lost_any THEN
+    st := p_source_type; si := p_source_id; ky := p_key; mm := p_memo;
+    fi := 0; ki := 0;
+    FOR i IN 1..n LOOP
+      CONTINUE WHEN NOT o_fresh[i];
+      fi := fi + 1;
+      r_ord := i; r_outcome := 'created'; r_detail := NULL;
+      tx_id := ids[i]; tx_seq := f_seq[fi]; tx_currency := cur[i]; tx_source_type := st[i]; tx_source_id := si[i];
+      tx_key := ky[i]; tx_memo := mm[i]; tx_created_at := f_at[fi];
+      FOR k IN o_first[i]..o_first[i] + o_legs[i] - 1 LOOP
+        ki := ki + 1;
+        e_id := e_ids[ki]; e_wallet := wid[ls[k]]; e_amount := la[k]; e_after := l_after[k];
+        RETURN NEXT;
+      END LOOP;
+    END LOOP;
+  END IF;
+  IF nother > 0 OR lost_any THEN
     RETURN QUERY
       SELECT r.o::int, r.oc, r.det, t.id, t.seq, t.currency, t.source_type, t.source_id, t.idempotency_key, t.memo, t.created_at,
              e.id, e.wallet_id, e.amount, e.balance_after
         FROM unnest(o_outcome, o_detail, o_tid) WITH ORDINALITY AS r(oc, det, tid, o)
         LEFT JOIN LATERAL (SELECT * FROM ledger_transactions x WHERE x.id = r.tid) t ON true
         LEFT JOIN LATERAL (SELECT * FROM ledger_entries x WHERE x.transaction_id = r.tid) e ON true
+       WHERE lost_any OR r.oc <> 'created'
        ORDER BY r.o, e.id;
-    RETURN;
   END IF;
-  RETURN QUERY
-    SELECT l.p, 'created'::text, NULL::jsonb, i.id, f.seq, i.c, i.st, i.si, i.ky, i.m, f.at, e.eid, p_wallets[l.s], l.a, l.b
-      FROM unnest(k_leg, e_ids) AS e(k, eid)
-      JOIN unnest(p_leg_posting, p_leg_slot, p_leg_amount, l_after) WITH ORDINALITY AS l(p, s, a, b, o) ON l.o = e.k
-      JOIN unnest(p_id, p_currency, p_source_type, p_source_id, p_key, p_memo) WITH ORDINALITY AS i(id, c, st, si, ky, m, o) ON i.o = l.p
-      JOIN unnest(f_ord, f_seq, f_at) AS f(o, seq, at) ON f.o = l.p
-    UNION ALL
-    SELECT r.o::int, r.oc, r.det, t.id, t.seq, t.currency, t.source_type, t.source_id, t.idempotency_key, t.memo, t.created_at,
-           e.id, e.wallet_id, e.amount, e.balance_after
-      FROM unnest(o_outcome, o_detail, o_tid) WITH ORDINALITY AS r(oc, det, tid, o)
-      LEFT JOIN LATERAL (SELECT * FROM ledger_transactions x WHERE x.id = r.tid) t ON true
-      LEFT JOIN LATERAL (SELECT * FROM ledger_entries x WHERE x.transaction_id = r.tid) e ON true
-     WHERE r.oc <> 'created'
-    ORDER BY 1, 12;
 END $$;
