@@ -310,7 +310,8 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
   } catch (err) {
     const e = err as { code?: string; message?: string; detail?: string };
     if (e?.code === "LG409") {
-      throw new LedgerError("idempotency_conflict", (e.message ?? "").replace(/^ledger: i/, "I") + ".", e.detail ? { transaction_id: e.detail } : {});
+      const message = (e.message ?? "").replace(/^ledger: (.)/, (_, c: string) => c.toUpperCase());
+      throw new LedgerError("idempotency_conflict", `${message}.`, e.detail ? { transaction_id: e.detail } : {});
     }
     throw err;
   }
@@ -366,8 +367,9 @@ interface Waiting extends Posting { resolve: (r: PostResult) => void; reject: (e
  * post(pool) calls of one pool that arrive while a call is in flight wait for it and then go together
  * in one call of ledger_post_many (not atomic: each posting stands alone, applied in arrival order) and
  * one commit, so a hot wallet takes one row lock and one WAL flush per batch instead of per posting.
- * Nothing waits for a timer: a lone call goes on the next turn of the event loop. Each caller gets what posting alone in that order
- * would have given it, after the commit. Calls with a key already in the batch follow its first call:
+ * Nothing waits for a timer: a lone call goes on the next turn of the event loop. Each caller gets what
+ * posting alone in that order would have given it, after the commit. Calls with a key already in the
+ * batch follow its first call:
  * a replay of its transaction (or a conflict), or, if it was refused, a posting of their own next time.
  * When the call fails as a whole (not a refusal), its postings are retried one by one.
  */
