@@ -6,6 +6,9 @@
  *  - beside it, a plain autocommit `UPDATE counters SET n = n + 1 WHERE id = $1` loop, same shapes;
  *  - the time to meter one hour (12 intervals of 5 minutes) for 10,000 running databases, beside a
  *    plain INSERT of the same number of rows into an unconstrained table.
+ *  - the time of one postMany() of 1,000 postings (one per wallet, to platform:revenue): the set-based
+ *    path metering uses.
+ * Beside each figure: the one the last round printed (before posting became one SQL function call).
  * Options: BENCH_SECONDS per throughput figure (default 5), BENCH_CONCURRENCY (default 16), BENCH_RESOURCES (10000).
  */
 import { randomUUID } from "node:crypto";
@@ -18,7 +21,7 @@ import { startEmbeddedServer } from "../src/store/embedded.js";
 import { migrate } from "../src/store/migrate.js";
 import { ensureTraversable } from "../src/pgserver/cluster.js";
 import { postgresRunAs } from "../src/pgserver/system-user.js";
-import { post, systemWallet, walletFor, type Wallet } from "../src/billing/ledger/ledger.js";
+import { post, postMany, systemWallet, walletFor, type PostInput, type Wallet } from "../src/billing/ledger/ledger.js";
 import { meterInterval } from "../src/billing/metering/meter.js";
 import { prices } from "../src/billing/catalog.js";
 // the databases table as the databases area's metering source reports it (the bench has no platform)
@@ -28,6 +31,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONC = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const RESOURCES = Number(process.env.BENCH_RESOURCES ?? 10_000);
 const WALLETS = 1000;
+/** what the last round printed (298/s, 271/s, 607/s; 11.16 s), keyed by "target|concurrency" */
+const LAST_ROUND: Record<string, number> = { "1 hot wallet / 1 row|1": 298, "1 hot wallet / 1 row|16": 271, "1,000 wallets / 1,000 rows|16": 607 };
+const LAST_ROUND_METER_S = 11.16;
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 let root: string | null = null;
@@ -88,6 +94,20 @@ for (const conc of [1, CONC]) {
   rows.push(["1,000 wallets / 1,000 rows", conc, spreadPost, spreadUpdate]);
 }
 
+// ------------------------------------------------------------------ postMany
+log("postMany: 1,000 postings in one call ...");
+const batchRuns: number[] = [];
+for (let r = 0; r < 5; r++) {
+  const inputs: PostInput[] = wallets.map((w) => {
+    const key = `bench:many:${seq++}:${randomUUID()}`;
+    return { currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount: -1 }, { walletId: revenue.id, amount: 1 }] };
+  });
+  const b0 = performance.now();
+  await postMany(db, inputs);
+  batchRuns.push(performance.now() - b0);
+}
+const batchMs = batchRuns.sort((a, b) => a - b)[Math.floor(batchRuns.length / 2)];
+
 // the books still balance after all that
 const sums = await db.query<{ sum: number }>("SELECT coalesce(sum(amount), 0)::bigint AS sum FROM ledger_entries");
 const cache = await db.query<{ n: number }>(
@@ -131,14 +151,16 @@ const lines = [
   "",
   `ledger bench (${SECONDS} s per figure, PostgreSQL ${(await db.query("SHOW server_version")).rows[0].server_version}, fsync on)`,
   "",
-  "| target | concurrency | post() transactions/s | plain UPDATE/s | post / UPDATE |",
-  "|---|---|---|---|---|",
-  ...rows.map(([name, c, p, u]) => `| ${name} | ${c} | ${f(p)} | ${f(u)} | ${(p / u).toFixed(2)} |`),
+  "| target | concurrency | post() transactions/s | last round | plain UPDATE/s | post / UPDATE |",
+  "|---|---|---|---|---|---|",
+  ...rows.map(([name, c, p, u]) => `| ${name} | ${c} | ${f(p)} | ${LAST_ROUND[`${name}|${c}`] === undefined ? "-" : `${f(LAST_ROUND[`${name}|${c}`])}`} | ${f(u)} | ${(p / u).toFixed(2)} |`),
+  "",
+  `postMany of ${f(WALLETS)} postings (one per wallet, to platform:revenue) in one call: ${f(batchMs)} ms, median of ${batchRuns.length} (${f(WALLETS / (batchMs / 1000))} postings/s)`,
   "",
   `after ${f(seq)} postings: sum of all entries = ${sums.rows[0].sum}; wallets whose cached balance differs from the sum of entries: ${cache.rows[0].n}`,
   "",
   `metering one hour (${perHour} intervals x ${f(RESOURCES)} running databases, ${WALLETS} accounts):`,
-  `  meter: ${(meterMs / 1000).toFixed(2)} s  (${f(records)} usage records, ${f(transactions)} ledger transactions, ${f(records / (meterMs / 1000))} records/s)`,
+  `  meter: ${(meterMs / 1000).toFixed(2)} s, last round ${LAST_ROUND_METER_S.toFixed(2)} s  (${f(records)} usage records, ${f(transactions)} ledger transactions, ${f(records / (meterMs / 1000))} records/s)`,
   `  rerun of the same hour (all already metered): ${(rerunMs / 1000).toFixed(2)} s, ${rerunRecords} new records`,
   `  plain INSERT ... SELECT of the same ${f(perHour * RESOURCES)} rows (no constraints, no ledger): ${(plainMs / 1000).toFixed(2)} s`,
   "",

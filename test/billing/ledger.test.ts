@@ -2,9 +2,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { createTestApp, signup, type TestApp } from "../helpers/app.js";
-import { createPool, type Db } from "../../src/store/db.js";
+import { createPool, inTransaction, type Db } from "../../src/store/db.js";
 import {
-  LedgerError, balance, post, postMany, sumOfEntries, systemWallet, walletFor, type PostInput, type Wallet,
+  LedgerError, balance, newTransactionId, post, postMany, sumOfEntries, systemWallet, walletFor, type PostInput, type Wallet,
 } from "../../src/billing/ledger/ledger.js";
 
 describe("ledger", () => {
@@ -36,6 +36,11 @@ describe("ledger", () => {
   const topup = (w: Wallet, amount: number, clearing: Wallet, key = `topup:${randomUUID()}`): PostInput => ({
     currency: w.currency, source: { type: "topup", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount }, { walletId: clearing.id, amount: -amount }],
   });
+
+  const debitOf = (w: Wallet, to: Wallet, amount: number): PostInput => {
+    const key = `debit:${randomUUID()}`;
+    return { currency: w.currency, source: { type: "usage", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount: -amount }, { walletId: to.id, amount }] };
+  };
 
   test("walletFor creates one wallet per owner and currency, also when called concurrently", async () => {
     const u = await signup(t.app);
@@ -205,5 +210,205 @@ describe("ledger", () => {
       `SELECT count(*)::int AS n FROM ledger_entries e JOIN ledger_transactions x ON x.id = e.transaction_id
         WHERE e.wallet_id = ANY($1) AND e.amount < 0 AND e.balance_after < 0 AND x.source_type <> 'usage'`, [ws.map((w) => w.id)]);
     assert.equal(rows[0].n, 0);
+  });
+  const settledWithin = async (p: Promise<unknown>, ms: number) => {
+    let done = false;
+    void p.then(() => { done = true; }, () => { done = true; });
+    await new Promise((r) => setTimeout(r, ms));
+    return done;
+  };
+
+  test("posts in callers' own transactions: 30 concurrent first posts with one key make one transaction, the others wait and replay", async () => {
+    const w = await account();
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const input = topup(w, 700, clearing);
+    const results = await Promise.all(Array.from({ length: 30 }, () => inTransaction(wide, (tx) => post(tx, input))));
+    assert.equal(results.filter((r) => r.created).length, 1);
+    assert.equal(new Set(results.map((r) => r.transaction.id)).size, 1);
+    for (const r of results) assert.deepEqual(r.transaction.entries.map((e) => e.amount).sort(), [-700, 700]);
+    assert.equal(await balance(t.db, w.id), 700);
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("a post waits for a concurrent first post of its key in flight and replays it (user wallets, system wallets only)", async () => {
+    const w = await account();
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const adjustments = await systemWallet(t.db, "adjustments", "KRW");
+    const rev = await systemWallet(t.db, "revenue", "KRW");
+    const key = `inflight:${randomUUID()}`;
+    const between = (a: Wallet, b: Wallet, amount: number, k: string): PostInput => ({
+      currency: "KRW", source: { type: "adjustment", id: k }, idempotencyKey: k, legs: [{ walletId: a.id, amount }, { walletId: b.id, amount: -amount }],
+    });
+    for (const input of [topup(w, 300, clearing), between(rev, adjustments, 5, key)]) {
+      const first = await wide.connect();
+      try {
+        await first.query("BEGIN");
+        const mine = await post(first, input);
+        assert.equal(mine.created, true);
+        // through the pool (coalesced) and in a caller's transaction: both wait for the first to commit
+        const viaPool = post(wide, input);
+        const viaTx = inTransaction(wide, (tx) => post(tx, input));
+        assert.equal(await settledWithin(Promise.all([viaPool, viaTx]), 300), false, "the second post waits");
+        await first.query("COMMIT");
+        for (const r of await Promise.all([viaPool, viaTx])) {
+          assert.equal(r.created, false);
+          assert.equal(r.transaction.id, mine.transaction.id);
+          assert.equal(r.transaction.entries.length, 2);
+        }
+      } finally {
+        first.release();
+      }
+    }
+    assert.equal(await balance(t.db, w.id), 300);
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("other content under a key in flight is a conflict; refusals leave the caller's transaction usable", async () => {
+    const w = await account();
+    const adjustments = await systemWallet(t.db, "adjustments", "KRW");
+    const rev = await systemWallet(t.db, "revenue", "KRW");
+    const key = `inflight:${randomUUID()}`;
+    const input: PostInput = { currency: "KRW", source: { type: "adjustment", id: key }, idempotencyKey: key, legs: [{ walletId: rev.id, amount: 9 }, { walletId: adjustments.id, amount: -9 }] };
+    const first = await wide.connect();
+    try {
+      await first.query("BEGIN");
+      const mine = await post(first, input);
+      const other = inTransaction(wide, async (tx) => {
+        const err = await post(tx, { ...input, legs: [{ walletId: rev.id, amount: 8 }, { walletId: adjustments.id, amount: -8 }] }).catch((e: unknown) => e);
+        // still usable after the refusal: a debit beyond the balance is refused too, then a credit goes through
+        const poor = await post(tx, { currency: "KRW", source: { type: "transfer", id: "x" }, idempotencyKey: randomUUID(), legs: [{ walletId: w.id, amount: -1 }, { walletId: rev.id, amount: 1 }] }).catch((e: unknown) => e);
+        const ok = await post(tx, { currency: "KRW", source: { type: "adjustment", id: "x" }, idempotencyKey: randomUUID(), legs: [{ walletId: w.id, amount: 4 }, { walletId: adjustments.id, amount: -4 }] });
+        return { err, poor, ok };
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      await first.query("COMMIT");
+      const { err, poor, ok } = await other;
+      assert.ok(err instanceof LedgerError && err.code === "idempotency_conflict", String(err));
+      assert.equal(err.details.transaction_id, mine.transaction.id);
+      assert.ok(poor instanceof LedgerError && poor.code === "insufficient_funds", String(poor));
+      assert.deepEqual(poor.details, { wallet_id: w.id, balance: 0, needed: 1 });
+      assert.equal(ok.created, true);
+    } finally {
+      first.release();
+    }
+    assert.equal(await balance(t.db, w.id), 4);
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("postMany racing a first post of one of its keys: a replay between system wallets, or a conflict that writes nothing", async () => {
+    const w = await account();
+    const adjustments = await systemWallet(t.db, "adjustments", "KRW");
+    const rev = await systemWallet(t.db, "revenue", "KRW");
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    for (const same of [true, false]) {
+      const key = `race:${randomUUID()}`;
+      const input: PostInput = { currency: "KRW", source: { type: "adjustment", id: key }, idempotencyKey: key, legs: [{ walletId: rev.id, amount: 3 }, { walletId: adjustments.id, amount: -3 }] };
+      const credit = topup(w, 10, clearing);
+      const first = await wide.connect();
+      try {
+        await first.query("BEGIN");
+        const mine = await post(first, input);
+        const batch = postMany(wide, [credit, same ? input : { ...input, legs: [{ walletId: rev.id, amount: 2 }, { walletId: adjustments.id, amount: -2 }] }]);
+        assert.equal(await settledWithin(batch, 300), false, "the batch waits for the key in flight");
+        await first.query("COMMIT");
+        if (same) {
+          const [c, r] = await batch;
+          assert.equal(c.created, true);
+          assert.equal(r.created, false);
+          assert.equal(r.transaction.id, mine.transaction.id);
+        } else {
+          await assert.rejects(batch, (e: LedgerError) => e instanceof LedgerError && e.code === "idempotency_conflict" && e.details.transaction_id === mine.transaction.id);
+        }
+      } finally {
+        first.release();
+      }
+    }
+    assert.equal(await balance(t.db, w.id), 10, "the credit of the refused batch was not written");
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("concurrent post(pool) calls stand alone: a key twice in one burst, refusals beside successes", async () => {
+    const w = await account();
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const rev = await systemWallet(t.db, "revenue", "KRW");
+    await post(t.db, topup(w, 100, clearing));
+    const debit = (amount: number, key = randomUUID()): PostInput => ({ currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount: -amount }, { walletId: rev.id, amount }] });
+    const twice = debit(30);
+    const poorTwice = debit(1_000);
+    const outcomes = await Promise.allSettled([
+      post(wide, twice), post(wide, { ...twice, legs: [{ walletId: w.id, amount: -31 }, { walletId: rev.id, amount: 31 }] }), post(wide, twice),
+      post(wide, poorTwice), post(wide, poorTwice), post(wide, debit(50)), post(wide, debit(50)), post(wide, { ...debit(0), legs: [] }),
+    ]);
+    const [a, b, c, p1, p2, d1, d2, bad] = outcomes;
+    assert.ok(a.status === "fulfilled" && a.value.created);
+    assert.ok(b.status === "rejected" && (b.reason as LedgerError).code === "idempotency_conflict");
+    assert.ok(c.status === "fulfilled" && !c.value.created && c.value.transaction.id === a.value.transaction.id);
+    for (const p of [p1, p2]) assert.ok(p.status === "rejected" && (p.reason as LedgerError).code === "insufficient_funds");
+    assert.equal([d1, d2].filter((d) => d.status === "fulfilled").length, 1, "100 - 30 leaves room for one debit of 50");
+    assert.ok(bad.status === "rejected" && (bad.reason as LedgerError).code === "unbalanced");
+    assert.equal(await balance(t.db, w.id), 20);
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("a coalesced posting that fails as a whole (not a refusal) fails alone", async () => {
+    const w = await account();
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const good = Array.from({ length: 6 }, () => topup(w, 5, clearing));
+    const bad: PostInput = { ...topup(w, 5, clearing), legs: [{ walletId: "not-a-uuid", amount: 5 }, { walletId: clearing.id, amount: -5 }] };
+    const outcomes = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((input) => post(wide, input)));
+    assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    assert.ok(!((outcomes[3] as PromiseRejectedResult).reason instanceof LedgerError), "a database error, not a refusal");
+    assert.equal(await balance(t.db, w.id), 30);
+    await zeroSum();
+    await cacheMatches();
+  });
+
+  test("postMany with many postings sharing wallets: one statement, in order, replayable as a whole", async () => {
+    const ws = await Promise.all(Array.from({ length: 5 }, () => account()));
+    const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+    const rev = await systemWallet(t.db, "revenue", "KRW");
+    await postMany(t.db, ws.map((w) => topup(w, 1_000, clearing)));
+    const inputs: PostInput[] = Array.from({ length: 600 }, (_, i) => {
+      const w = ws[i % 5];
+      const key = `many:${i}:${randomUUID()}`;
+      return { currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, memo: `m${i}`, legs: [{ walletId: w.id, amount: -(i % 7) - 1 }, { walletId: rev.id, amount: (i % 7) + 1 }] };
+    });
+    const early = newTransactionId();
+    await new Promise((r) => setTimeout(r, 2));
+    const done = await postMany(wide, inputs, { overdraft: true });
+    assert.ok(early < done[0].transaction.id, "later ids sort after earlier ones");
+    assert.equal(done.length, 600);
+    const expected = new Map(ws.map((w) => [w.id, 1_000]));
+    done.forEach((d, i) => {
+      assert.equal(d.created, true);
+      assert.equal(d.transaction.idempotency_key, inputs[i].idempotencyKey);
+      assert.equal(d.transaction.memo, `m${i}`);
+      assert.match(d.transaction.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "a time-ordered id (UUIDv7)");
+      if (i) assert.ok(d.transaction.seq > done[i - 1].transaction.seq, "seq follows the input order");
+      const mine = d.transaction.entries.find((e) => e.wallet_id !== rev.id)!;
+      expected.set(mine.wallet_id, expected.get(mine.wallet_id)! + mine.amount);
+      assert.equal(mine.balance_after, expected.get(mine.wallet_id));
+      assert.equal(d.transaction.entries.find((e) => e.wallet_id === rev.id)!.balance_after, null);
+    });
+    for (const w of ws) assert.equal(await balance(t.db, w.id), expected.get(w.id));
+    const overdue = (await t.db.query<{ id: string; overdue_since: Date | null }>("SELECT id, overdue_since FROM ledger_wallets WHERE id = ANY($1)", [ws.map((w) => w.id)])).rows;
+    for (const o of overdue) assert.equal(o.overdue_since !== null, expected.get(o.id)! < 0, "overdue exactly when below 0");
+    // the whole batch again: all replays; with one more posting: only that one is new; with one changed: a conflict and nothing written
+    const again = await postMany(t.db, inputs, { overdraft: true });
+    assert.deepEqual(again.map((a) => [a.created, a.transaction.id]), done.map((d) => [false, d.transaction.id]));
+    const extra = debitOf(ws[0], rev, 1);
+    const mixed = await postMany(t.db, [...inputs.slice(0, 3), extra, ...inputs.slice(3, 6)], { overdraft: true });
+    assert.deepEqual(mixed.map((m) => m.created), [false, false, false, true, false, false, false]);
+    const before = await balance(t.db, ws[0].id);
+    await assert.rejects(postMany(t.db, [debitOf(ws[0], rev, 1), { ...inputs[7], source: { type: "usage", id: "other" } }], { overdraft: true }),
+      (e: LedgerError) => e.code === "idempotency_conflict" && e.details.transaction_id === done[7].transaction.id);
+    assert.equal(await balance(t.db, ws[0].id), before);
+    await zeroSum();
+    await cacheMatches();
   });
 });

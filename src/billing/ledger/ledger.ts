@@ -30,12 +30,20 @@
  *
  * Transactions: pass a client inside your own BEGIN..COMMIT to make the posting atomic with your own
  * writes (e.g. marking a top-up succeeded), or pass the pool and `post` opens its own transaction.
- * A LedgerError is thrown before anything is written, so your transaction stays usable.
+ * A LedgerError is thrown before anything is written, so your transaction stays usable. (One exception:
+ * postMany racing a concurrent post that holds one of its keys with other content, found only once
+ * other postings of the batch are written; the statement fails as a whole, LedgerError
+ * `idempotency_conflict`, and your transaction is aborted.)
  * Lock order: wallets are locked in id order; lock your own rows before calling post if you need both.
+ *
+ * Implementation: one round trip per post/postMany, the SQL function ledger_post_many (migration 008),
+ * which locks, looks up the keys, checks the floor and writes in the order above. Concurrent
+ * `post(pool, ...)` calls of a process are coalesced into one call and one commit (PostQueue): a hot
+ * wallet then takes one row lock and one WAL flush per batch; each posting still stands alone.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
-import { inTransaction, type Queryable } from "../../store/db.js";
+import type { Queryable } from "../../store/db.js";
 import { ApiError, type ErrorCode, type MapsToApiError } from "../../http/errors.js";
 
 export type Currency = "KRW" | "USD";
@@ -64,13 +72,28 @@ export interface Wallet {
 
 export interface Leg { walletId: string; amount: number }
 
+/**
+ * A new transaction id: a time-ordered UUID (version 7: 48-bit Unix milliseconds, then random bits), so
+ * new transactions land at the right edge of the B-tree indexes on transaction ids (the primary key,
+ * (id, currency), the entries' transaction_id) instead of on random pages of ever larger indexes. The
+ * default of post/postMany; use it for ids you need in advance too.
+ */
+export function newTransactionId(): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(Date.now(), 0, 6);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export interface PostInput {
   currency: Currency;
   source: { type: SourceType; id: string };
   idempotencyKey: string;
   legs: Leg[];
   memo?: string | null;
-  /** the new transaction's id, when the caller needs it in advance (default: a random uuid) */
+  /** the new transaction's id, when the caller needs it in advance (default: newTransactionId()) */
   id?: string;
 }
 
@@ -190,7 +213,7 @@ function validate(input: PostInput): void {
 
 function sameContent(tx: LedgerTransaction, input: PostInput): boolean {
   if (tx.currency !== input.currency || tx.source_type !== input.source.type || tx.source_id !== input.source.id) return false;
-  const key = (legs: { w: string; a: number }[]) => legs.map((l) => `${l.w}:${l.a}`).sort().join(",");
+  const key = (legs: { w: string; a: number }[]) => legs.map((l) => `${l.w.toLowerCase()}:${l.a}`).sort().join(",");
   return key(tx.entries.map((e) => ({ w: e.wallet_id, a: e.amount }))) === key(input.legs.map((l) => ({ w: l.walletId, a: l.amount })));
 }
 
@@ -206,14 +229,20 @@ export interface PostResult { transaction: LedgerTransaction; created: boolean }
 /**
  * Posts one balanced transaction. Idempotent by key; throws LedgerError before writing anything when
  * the legs don't balance or a prepaid wallet would go below 0 (unless opts.overdraft).
+ *
+ * One round trip: the SQL function ledger_post_many (migration 008) does the whole posting. Given the
+ * pool, concurrent calls of this process are coalesced into one call and one commit (PostQueue below):
+ * each posting still stands alone (a refused one doesn't affect the others) and they apply in call order.
  */
 export async function post(q: Queryable, input: PostInput, opts: PostOptions = {}): Promise<PostResult> {
+  validate(input);
+  if (q instanceof pg.Pool) return queueOf(q).submit({ input, overdraft: opts.overdraft ?? false });
   return (await postMany(q, [input], opts))[0];
 }
 
 /**
- * Posts several transactions at once (set-based: a handful of statements whatever their number), all or
- * none; same rules as post(), applied in input order. Metering charges a batch of wallets this way.
+ * Posts several transactions at once (set-based: one statement whatever their number), all or none;
+ * same rules as post(), applied in input order. Metering charges a batch of wallets this way.
  */
 export async function postMany(q: Queryable, inputs: PostInput[], opts: PostOptions = {}): Promise<PostResult[]> {
   for (const input of inputs) validate(input);
@@ -223,126 +252,214 @@ export async function postMany(q: Queryable, inputs: PostInput[], opts: PostOpti
     keys.add(input.idempotencyKey);
   }
   if (!inputs.length) return [];
-  if (q instanceof pg.Pool) return inTransaction(q, (tx) => postIn(tx, inputs, opts));
-  return postIn(q, inputs, opts);
+  // given the pool, the single statement is its own transaction
+  const outcomes = await callPost(q, inputs.map((input) => ({ input, overdraft: opts.overdraft ?? false })), true);
+  const refusal = outcomes.find((o) => o instanceof Error);
+  if (refusal) throw refusal;
+  return outcomes as PostResult[];
 }
 
-interface LockedWallet { id: string; currency: Currency; policy: WalletPolicy; balance: number | null }
+// ------------------------------------------------------------------ the SQL function
 
-async function postIn(q: Queryable, inputs: PostInput[], opts: PostOptions): Promise<PostResult[]> {
-  const ids = [...new Set(inputs.flatMap((i) => i.legs.map((l) => l.walletId)))];
-  // user wallets under row lock in id order (no deadlocks between posts); system wallets are only read
-  const locked = await q.query<LockedWallet>(
-    "SELECT id, currency, policy, balance FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind <> 'platform' ORDER BY id FOR UPDATE",
-    [ids],
-  );
-  const wallets = new Map(locked.rows.map((w) => [w.id, w]));
-  if (wallets.size < ids.length) {
-    const rest = await q.query<LockedWallet>("SELECT id, currency, policy, balance FROM ledger_wallets WHERE id = ANY($1::uuid[]) AND owner_kind = 'platform'", [ids.filter((i) => !wallets.has(i))]);
-    for (const w of rest.rows) wallets.set(w.id, w);
-  }
-  for (const input of inputs) {
+interface Posting { input: PostInput; overdraft: boolean }
+/** a posting's outcome: its result, or why it was refused (LedgerError), or what failed */
+type Outcome = PostResult | Error;
+const isResult = (o: Outcome | undefined): o is PostResult => !!o && !(o instanceof Error);
+
+interface PostRow {
+  r_ord: number;
+  r_outcome: "created" | "replayed" | "insufficient_funds" | "unknown_wallet" | "currency_mismatch" | "idempotency_conflict";
+  r_detail: Record<string, unknown> | null;
+  tx_id: string;
+  tx_seq: number;
+  tx_currency: Currency;
+  tx_source_type: SourceType;
+  tx_source_id: string;
+  tx_key: string;
+  tx_memo: string | null;
+  tx_created_at: Date;
+  e_id: number | null;
+  e_wallet: string;
+  e_amount: number;
+  e_after: number | null;
+}
+
+const POST_SQL = `SELECT * FROM ledger_post_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+  $7::uuid[], $8::int[], $9::int[], $10::bigint[], $11::boolean[], $12::boolean)`;
+
+/**
+ * One call of ledger_post_many. atomic: the first refusal ends it with nothing written (its outcome is
+ * the only one); otherwise every posting gets its own outcome. Refusals are returned as LedgerErrors.
+ */
+async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Promise<Outcome[]> {
+  const wallets = new Map<string, number>();
+  const legPosting: number[] = [];
+  const legSlot: number[] = [];
+  const legAmount: number[] = [];
+  postings.forEach(({ input }, i) => {
     for (const leg of input.legs) {
-      const w = wallets.get(leg.walletId);
-      if (!w) throw new LedgerError("unknown_wallet", `No wallet ${leg.walletId}.`);
-      if (w.currency !== input.currency) throw new LedgerError("currency_mismatch", `Wallet ${leg.walletId} holds ${w.currency}, not ${input.currency}.`);
+      const id = leg.walletId.toLowerCase();
+      let slot = wallets.get(id);
+      if (slot === undefined) wallets.set(id, slot = wallets.size + 1);
+      legPosting.push(i + 1); legSlot.push(slot); legAmount.push(leg.amount);
     }
-  }
-
-  // replays: a concurrent first post with one of these keys has committed by now if it shares a user wallet (we waited on its lock)
-  const results: (PostResult | null)[] = inputs.map(() => null);
-  const existing = await findTransactions(q, inputs.map((i) => i.idempotencyKey));
-  inputs.forEach((input, i) => {
-    const tx = existing.get(input.idempotencyKey);
-    if (tx) results[i] = replay(tx, input);
   });
-
-  // running balances in input order; a prepaid debit may not go below 0 unless it is an overdraft
-  const running = new Map<string, number>();
-  const rows: { tx: number; wallet: string; amount: number; after: number | null }[] = [];
-  const fresh = inputs.map((input, i) => ({ input, i, id: input.id ?? randomUUID() })).filter((x) => !results[x.i]);
-  for (const { input, i } of fresh) {
-    const deltas = new Map<string, number>();
-    for (const leg of input.legs) deltas.set(leg.walletId, (deltas.get(leg.walletId) ?? 0) + leg.amount);
-    for (const [id, delta] of deltas) {
-      const w = wallets.get(id)!;
-      if (w.balance === null) continue;
-      const before = running.get(id) ?? w.balance;
-      if (delta < 0 && w.policy === "prepaid" && before + delta < 0 && !opts.overdraft) {
-        throw new LedgerError("insufficient_funds", `Wallet balance ${before} is less than ${-delta}.`, { wallet_id: id, balance: before, needed: -delta });
+  const inputs = postings.map((p) => p.input);
+  let rows: PostRow[];
+  try {
+    ({ rows } = await q.query<PostRow>({
+      name: "ledger_post_many",
+      text: POST_SQL,
+      values: [inputs.map((i) => i.id ?? newTransactionId()), inputs.map((i) => i.currency), inputs.map((i) => i.source.type), inputs.map((i) => i.source.id),
+        inputs.map((i) => i.idempotencyKey), inputs.map((i) => i.memo ?? null), [...wallets.keys()], legPosting, legSlot, legAmount,
+        postings.map((p) => p.overdraft), atomic],
+    }));
+  } catch (err) {
+    const e = err as { code?: string; message?: string; detail?: string };
+    if (e?.code === "LG409") {
+      const message = (e.message ?? "").replace(/^ledger: (.)/, (_, c: string) => c.toUpperCase());
+      throw new LedgerError("idempotency_conflict", `${message}.`, e.detail ? { transaction_id: e.detail } : {});
+    }
+    throw err;
+  }
+  const outcomes: Outcome[] = new Array(postings.length);
+  for (const r of rows) {
+    const i = r.r_ord - 1;
+    if (r.r_outcome === "created" || r.r_outcome === "replayed") {
+      let result = outcomes[i] as PostResult | undefined;
+      if (!result) {
+        result = {
+          transaction: {
+            id: r.tx_id, seq: r.tx_seq, currency: r.tx_currency, source_type: r.tx_source_type, source_id: r.tx_source_id,
+            idempotency_key: r.tx_key, memo: r.tx_memo, created_at: r.tx_created_at, entries: [],
+          },
+          created: r.r_outcome === "created",
+        };
+        outcomes[i] = result;
       }
-    }
-    for (const leg of input.legs) {
-      const w = wallets.get(leg.walletId)!;
-      let after: number | null = null;
-      if (w.balance !== null) {
-        after = (running.get(leg.walletId) ?? w.balance) + leg.amount;
-        running.set(leg.walletId, after);
-      }
-      rows.push({ tx: i, wallet: leg.walletId, amount: leg.amount, after });
+      if (r.e_id !== null) result.transaction.entries.push({ id: r.e_id, wallet_id: r.e_wallet, amount: r.e_amount, balance_after: r.e_after });
+    } else {
+      outcomes[i] = refusal(r.r_outcome, r.r_detail ?? {}, inputs[i]);
     }
   }
-  if (!fresh.length) return results as PostResult[];
-
-  const inserted = await q.query<Omit<LedgerTransaction, "entries">>(
-    `INSERT INTO ledger_transactions (id, currency, source_type, source_id, idempotency_key, memo)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-     ON CONFLICT (idempotency_key) DO NOTHING
-     RETURNING id, seq, currency, source_type, source_id, idempotency_key, memo, created_at`,
-    [fresh.map((f) => f.id), fresh.map((f) => f.input.currency), fresh.map((f) => f.input.source.type), fresh.map((f) => f.input.source.id),
-      fresh.map((f) => f.input.idempotencyKey), fresh.map((f) => f.input.memo ?? null)],
-  );
-  const byKey = new Map(inserted.rows.map((r) => [r.idempotency_key, r]));
-  const lost = fresh.filter((f) => !byKey.has(f.input.idempotencyKey));
-  if (lost.length) {
-    // the same key committed meanwhile by a post that touched only system wallets (no balances depend on it)
-    const firsts = await findTransactions(q, lost.map((f) => f.input.idempotencyKey));
-    for (const f of lost) {
-      if (f.input.legs.some((l) => wallets.get(l.walletId)!.balance !== null)) throw new Error("ledger: idempotency race on a locked wallet");
-      results[f.i] = replay(firsts.get(f.input.idempotencyKey)!, f.input);
-    }
+  if (!atomic) {
+    for (let i = 0; i < outcomes.length; i++) outcomes[i] ??= new Error(`ledger: no outcome for posting ${inputs[i].idempotencyKey}`);
   }
-  const txIdOf = new Map(fresh.map((f) => [f.i, f.id]));
-  const kept = rows.filter((r) => !results[r.tx]);
-  const entries = await q.query<LedgerEntry & { transaction_id: string }>(
-    `INSERT INTO ledger_entries (transaction_id, wallet_id, currency, amount, balance_after)
-     SELECT t, w, c, a, b FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS v(t, w, c, a, b, o) ORDER BY o
-     RETURNING id, transaction_id, wallet_id, amount, balance_after`,
-    [kept.map((r) => txIdOf.get(r.tx)), kept.map((r) => r.wallet), kept.map((r) => inputs[r.tx].currency), kept.map((r) => r.amount), kept.map((r) => r.after)],
-  );
-
-  if (running.size) {
-    const upd = [...running];
-    const overdue = upd.map(([id, b]) => wallets.get(id)!.policy === "prepaid" && b < 0);
-    await q.query(
-      `UPDATE ledger_wallets w SET balance = v.b,
-         overdue_since = CASE WHEN v.o THEN coalesce(w.overdue_since, now()) ELSE NULL END
-       FROM unnest($1::uuid[], $2::bigint[], $3::boolean[]) AS v(id, b, o) WHERE w.id = v.id`,
-      [upd.map(([id]) => id), upd.map(([, b]) => b), overdue],
-    );
-  }
-  const entriesOf = new Map<string, LedgerEntry[]>();
-  for (const e of entries.rows.sort((a, b) => a.id - b.id)) {
-    const { transaction_id, ...entry } = e;
-    if (!entriesOf.has(transaction_id)) entriesOf.set(transaction_id, []);
-    entriesOf.get(transaction_id)!.push(entry);
-  }
-  for (const f of fresh) {
-    const row = byKey.get(f.input.idempotencyKey);
-    if (row) results[f.i] = { transaction: { ...row, entries: entriesOf.get(row.id) ?? [] }, created: true };
-  }
-  return results as PostResult[];
+  return outcomes;
 }
 
-async function findTransactions(q: Queryable, keys: string[]): Promise<Map<string, LedgerTransaction>> {
-  const { rows } = await q.query<Omit<LedgerTransaction, "entries">>(
-    "SELECT id, seq, currency, source_type, source_id, idempotency_key, memo, created_at FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])", [keys]);
-  const out = new Map<string, LedgerTransaction>();
-  if (!rows.length) return out;
-  const entries = await q.query<LedgerEntry & { transaction_id: string }>(
-    "SELECT id, transaction_id, wallet_id, amount, balance_after FROM ledger_entries WHERE transaction_id = ANY($1::uuid[]) ORDER BY id", [rows.map((r) => r.id)]);
-  for (const r of rows) {
-    out.set(r.idempotency_key, { ...r, entries: entries.rows.filter((e) => e.transaction_id === r.id).map(({ transaction_id: _t, ...e }) => e) });
+function refusal(code: Exclude<PostRow["r_outcome"], "created" | "replayed">, d: Record<string, unknown>, input: PostInput): LedgerError {
+  switch (code) {
+    case "insufficient_funds":
+      return new LedgerError(code, `Wallet balance ${d.balance} is less than ${d.needed}.`, { wallet_id: d.wallet_id, balance: Number(d.balance), needed: Number(d.needed) });
+    case "unknown_wallet":
+      return new LedgerError(code, `No wallet ${d.wallet_id}.`);
+    case "currency_mismatch":
+      return new LedgerError(code, `Wallet ${d.wallet_id} holds ${d.currency}, not ${input.currency}.`);
+    case "idempotency_conflict":
+      return new LedgerError(code, `Idempotency key ${input.idempotencyKey} was used for a different transaction.`, { transaction_id: d.transaction_id });
   }
-  return out;
+}
+
+// ------------------------------------------------------------------ coalescing post(pool) calls
+
+/** postings per call of ledger_post_many */
+const MAX_BATCH = 500;
+/** calls in flight per pool */
+const MAX_IN_FLIGHT = 1;
+
+interface Waiting extends Posting { resolve: (r: PostResult) => void; reject: (e: unknown) => void }
+
+/**
+ * post(pool) calls of one pool that arrive while a call is in flight wait for it and then go together
+ * in one call of ledger_post_many (not atomic: each posting stands alone, applied in arrival order) and
+ * one commit, so a hot wallet takes one row lock and one WAL flush per batch instead of per posting.
+ * Nothing waits for a timer: a lone call goes on the next turn of the event loop. Each caller gets what
+ * posting alone in that order would have given it, after the commit. Calls with a key already in the
+ * batch follow its first call:
+ * a replay of its transaction (or a conflict), or, if it was refused, a posting of their own next time.
+ * When the call fails as a whole (not a refusal), its postings are retried one by one.
+ */
+class PostQueue {
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  submit(p: Posting): Promise<PostResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ ...p, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Dispatches on the next turn of the event loop (setImmediate runs after all pending promise
+   * callbacks): callers whose previous post just returned, and who post again right away, join the
+   * same batch instead of the first of them going alone.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || !this.waiting.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length) {
+      const batch = this.waiting.splice(0, MAX_BATCH);
+      this.inFlight++;
+      void this.run(batch)
+        .catch((err: unknown) => { for (const w of batch) w.reject(err); })
+        .finally(() => {
+          this.inFlight--;
+          this.schedule();
+        });
+    }
+  }
+
+  private async run(batch: Waiting[]): Promise<void> {
+    const leaders: Waiting[] = [];
+    const followers = new Map<string, Waiting[]>();
+    for (const w of batch) {
+      const f = followers.get(w.input.idempotencyKey);
+      if (f) f.push(w);
+      else { followers.set(w.input.idempotencyKey, []); leaders.push(w); }
+    }
+    let outcomes: Outcome[];
+    try {
+      outcomes = await callPost(this.pool, leaders, false);
+    } catch (err) {
+      if (leaders.length === 1) outcomes = [err as Error];
+      else {
+        outcomes = [];
+        for (const l of leaders) outcomes.push(await callPost(this.pool, [l], false).then((o) => o[0], (e: Error) => e));
+      }
+    }
+    const requeue: Waiting[] = [];
+    leaders.forEach((l, i) => {
+      const o = outcomes[i];
+      const fs = followers.get(l.input.idempotencyKey)!;
+      if (isResult(o)) {
+        l.resolve(o);
+        for (const f of fs) {
+          try { f.resolve(replay(o.transaction, f.input)); } catch (e) { f.reject(e); }
+        }
+      } else {
+        l.reject(o);
+        requeue.push(...fs);
+      }
+    });
+    if (requeue.length) this.waiting.unshift(...requeue);
+  }
+}
+
+const queues = new WeakMap<pg.Pool, PostQueue>();
+function queueOf(pool: pg.Pool): PostQueue {
+  let q = queues.get(pool);
+  if (!q) { q = new PostQueue(pool); queues.set(pool, q); }
+  return q;
 }
