@@ -30,7 +30,15 @@ import { loadSecretBox } from "../src/kernel/secrets.js";
 import type { DatabasesState } from "../src/databases/module.js";
 import { JobQueue } from "../src/jobs/queue.js";
 import { pgBinaries } from "../src/pgserver/binaries.js";
-import { ensureTraversable, freePort, initCluster, startCluster, stopCluster, writePlatformConf, type Cluster } from "../src/pgserver/cluster.js";
+import {
+  ensureTraversable,
+  freePort,
+  initCluster,
+  startCluster,
+  stopCluster,
+  writePlatformConf,
+  type Cluster,
+} from "../src/pgserver/cluster.js";
 import { postgresRunAs } from "../src/pgserver/system-user.js";
 import { createPool } from "../src/store/db.js";
 import { startEmbeddedServer } from "../src/store/embedded.js";
@@ -59,19 +67,48 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`);
 const store = await startEmbeddedServer(path.join(root, "store"), "platform");
 const db = createPool(store.url, 10);
 await migrate(db);
-const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", DATA_DIR: path.join(root, "instances"), DB_RESTORE_ENABLED: "1", DB_MAX_INSTANCES: "100" };
+const env = {
+  LOG_LEVEL: "silent",
+  RATE_LIMIT_RPS: "1000000",
+  DATA_DIR: path.join(root, "instances"),
+  DB_RESTORE_ENABLED: "1",
+  DB_MAX_INSTANCES: "100",
+};
 const config = loadConfig(env);
 const benchLog = pino({ level: "silent" });
 const jobs = new JobQueue(store.url, benchLog, true);
 const secrets = (await loadSecretBox(env, path.join(root, "instances"))).box;
-const platform = await createPlatform({ config, db, databaseUrl: store.url, rateLimit: new MemoryRateLimitStore(), jobs, operatorToken: OPERATOR_TOKEN, log: benchLog, env, secrets }, AREAS);
+const platform = await createPlatform(
+  {
+    config,
+    db,
+    databaseUrl: store.url,
+    rateLimit: new MemoryRateLimitStore(),
+    jobs,
+    operatorToken: OPERATOR_TOKEN,
+    log: benchLog,
+    env,
+    secrets,
+  },
+  AREAS,
+);
 const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
 const app = await buildApp(platform);
 await app.ready();
 await startPlatform(platform, { schedule: false });
 
-async function api(method: "GET" | "POST" | "PUT" | "DELETE", url: string, token?: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, payload: body as never });
+async function api(
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  url: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
+  const res = await app.inject({
+    method,
+    url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    payload: body as never,
+  });
   return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : null };
 }
 
@@ -85,27 +122,50 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   throw new Error(`timed out: ${what}`);
 }
 
-const signup = await api("POST", "/v1/auth/signup", undefined, { email: `bench-${process.pid}@example.com`, password: "bench password 123" });
+const signup = await api("POST", "/v1/auth/signup", undefined, {
+  email: `bench-${process.pid}@example.com`,
+  password: "bench password 123",
+});
 if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.json)}`);
 const token: string = signup.json.token;
 // paid sizes need funds where billing is built in; the benchmark itself uses dev instances
-await api("POST", `/v1/operator/accounts/${signup.json.account.id}/credit`, OPERATOR_TOKEN, { amount: 10_000_000, currency: "KRW", reason: "bench" });
+await api("POST", `/v1/operator/accounts/${signup.json.account.id}/credit`, OPERATOR_TOKEN, {
+  amount: 10_000_000,
+  currency: "KRW",
+  reason: "bench",
+});
 
 const commandDone = (id: string, commandId: string, timeoutMs = 600_000, everyMs = 10) =>
-  until(`command ${commandId}`, async () => {
-    const d = (await api("GET", `/v1/databases/${id}`, token)).json;
-    const c = d.commands?.find((x: any) => x.id === commandId);
-    if (c?.status === "failed") throw new Error(`${c.kind} failed: ${c.error}`);
-    return c?.status === "succeeded" ? d : undefined;
-  }, timeoutMs, everyMs);
+  until(
+    `command ${commandId}`,
+    async () => {
+      const d = (await api("GET", `/v1/databases/${id}`, token)).json;
+      const c = d.commands?.find((x: any) => x.id === commandId);
+      if (c?.status === "failed") throw new Error(`${c.kind} failed: ${c.error}`);
+      return c?.status === "succeeded" ? d : undefined;
+    },
+    timeoutMs,
+    everyMs,
+  );
 
-const idle = (id: string) => until(`idle ${id}`, async () => {
-  const d = (await api("GET", `/v1/databases/${id}`, token)).json;
-  return d.commands.every((c: any) => c.status === "succeeded" || c.status === "failed") ? d : undefined;
-}, 120_000, 50);
+const idle = (id: string) =>
+  until(
+    `idle ${id}`,
+    async () => {
+      const d = (await api("GET", `/v1/databases/${id}`, token)).json;
+      return d.commands.every((c: any) => c.status === "succeeded" || c.status === "failed") ? d : undefined;
+    },
+    120_000,
+    50,
+  );
 
 let seq = 0;
-interface CreateSample { total: number; queued: number; provision: number; observed: number }
+interface CreateSample {
+  total: number;
+  queued: number;
+  provision: number;
+  observed: number;
+}
 /** POST → GET shows running. Then it waits for the instance's follow-up work and removes it, so the next creation starts on a quiet host. */
 async function platformCreate(): Promise<CreateSample> {
   const t0 = performance.now();
@@ -113,14 +173,26 @@ async function platformCreate(): Promise<CreateSample> {
   const res = await api("POST", "/v1/databases", token, { name: `bench-${process.pid}-${seq++}` });
   if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.json)}`);
   const id = res.json.id;
-  await until("running", async () => ((await api("GET", `/v1/databases/${id}`, token)).json.state === "running" ? true : undefined), 120_000);
+  await until(
+    "running",
+    async () => ((await api("GET", `/v1/databases/${id}`, token)).json.state === "running" ? true : undefined),
+    120_000,
+  );
   const total = performance.now() - t0;
-  const { rows } = await db.query<{ started_at: Date; finished_at: Date }>("SELECT started_at, finished_at FROM database_commands WHERE id = $1", [res.json.command_id]);
+  const { rows } = await db.query<{ started_at: Date; finished_at: Date }>(
+    "SELECT started_at, finished_at FROM database_commands WHERE id = $1",
+    [res.json.command_id],
+  );
   const { started_at, finished_at } = rows[0];
   await idle(id);
   const del = await api("DELETE", `/v1/databases/${id}`, token);
   await commandDone(id, del.json.command_id, 60_000, 50);
-  return { total, queued: started_at.getTime() - wall0, provision: finished_at.getTime() - started_at.getTime(), observed: wall0 + total - finished_at.getTime() };
+  return {
+    total,
+    queued: started_at.getTime() - wall0,
+    provision: finished_at.getTime() - started_at.getTime(),
+    observed: wall0 + total - finished_at.getTime(),
+  };
 }
 
 let bareSeq = 0;
@@ -128,11 +200,22 @@ let bareSeq = 0;
 async function bareCreate(): Promise<number> {
   const dir = path.join(root, "bare", String(bareSeq++));
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  const cluster: Cluster = { bins: pgBinaries(PG_MAJOR), dataDir: path.join(dir, "data"), logFile: path.join(dir, "log", "server.log"), runAs };
+  const cluster: Cluster = {
+    bins: pgBinaries(PG_MAJOR),
+    dataDir: path.join(dir, "data"),
+    logFile: path.join(dir, "log", "server.log"),
+    runAs,
+  };
   const port = await freePort();
   const t0 = performance.now();
   await initCluster(cluster, { superuser: "postgres", password: "bench-password" });
-  await writePlatformConf(cluster, { port, listen_addresses: "127.0.0.1", unix_socket_directories: "", shared_buffers: "32MB", max_connections: 25 });
+  await writePlatformConf(cluster, {
+    port,
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: "",
+    shared_buffers: "32MB",
+    max_connections: 25,
+  });
   await startCluster(cluster, 60);
   const took = performance.now() - t0;
   await stopCluster(cluster, "immediate");
@@ -146,7 +229,9 @@ async function createRound(n: number, label: string): Promise<{ platform: Create
   for (let i = 0; i < n; i++) {
     bare.push(await bareCreate());
     platform.push(await platformCreate());
-    log(`${label} ${i + 1}/${n}: platform ${ms(platform[i].total)} (queued ${ms(platform[i].queued)}, provision ${ms(platform[i].provision)}), bare ${ms(bare[i])}`);
+    log(
+      `${label} ${i + 1}/${n}: platform ${ms(platform[i].total)} (queued ${ms(platform[i].queued)}, provision ${ms(platform[i].provision)}), bare ${ms(bare[i])}`,
+    );
   }
   return { platform, bare };
 }
@@ -162,11 +247,51 @@ try {
   const main = await createRound(CREATES, "create");
   const p = main.platform.map((s) => s.total);
   const bareP50 = pct(main.bare, 50);
-  row("create → running p50", ms(pct(p, 50)), `initdb+start p50 ${ms(bareP50)}`, `${(pct(p, 50) / bareP50).toFixed(2)}×`);
-  row("create → running p95", ms(pct(p, 95)), `initdb+start p95 ${ms(pct(main.bare, 95))}`, `${(pct(p, 95) / pct(main.bare, 95)).toFixed(2)}×`);
-  row("  of which queue wait p50", ms(pct(main.platform.map((s) => s.queued), 50)), "", "");
-  row("  of which provision job p50", ms(pct(main.platform.map((s) => s.provision), 50)), "", "");
-  row("  of which seen by GET p50", ms(pct(main.platform.map((s) => s.observed), 50)), "", "");
+  row(
+    "create → running p50",
+    ms(pct(p, 50)),
+    `initdb+start p50 ${ms(bareP50)}`,
+    `${(pct(p, 50) / bareP50).toFixed(2)}×`,
+  );
+  row(
+    "create → running p95",
+    ms(pct(p, 95)),
+    `initdb+start p95 ${ms(pct(main.bare, 95))}`,
+    `${(pct(p, 95) / pct(main.bare, 95)).toFixed(2)}×`,
+  );
+  row(
+    "  of which queue wait p50",
+    ms(
+      pct(
+        main.platform.map((s) => s.queued),
+        50,
+      ),
+    ),
+    "",
+    "",
+  );
+  row(
+    "  of which provision job p50",
+    ms(
+      pct(
+        main.platform.map((s) => s.provision),
+        50,
+      ),
+    ),
+    "",
+    "",
+  );
+  row(
+    "  of which seen by GET p50",
+    ms(
+      pct(
+        main.platform.map((s) => s.observed),
+        50,
+      ),
+    ),
+    "",
+    "",
+  );
 
   // the same with workers left to their 0.5 s polling (what waking them on send saves)
   const wake = Reflect.get(jobs, "workerIds") as Map<string, string[]>;
@@ -174,24 +299,50 @@ try {
   const polled = await createRound(Math.max(5, Math.floor(CREATES / 2)), "create (polling only)");
   Reflect.set(jobs, "workerIds", wake);
   const pp = polled.platform.map((s) => s.total);
-  row("create → running p50, polling only", ms(pct(pp, 50)), `initdb+start p50 ${ms(pct(polled.bare, 50))}`, `${(pct(pp, 50) / pct(polled.bare, 50)).toFixed(2)}×`);
+  row(
+    "create → running p50, polling only",
+    ms(pct(pp, 50)),
+    `initdb+start p50 ${ms(pct(polled.bare, 50))}`,
+    `${(pct(pp, 50) / pct(polled.bare, 50)).toFixed(2)}×`,
+  );
 
   // ---------------------------------------------------------------- a ~1 GB instance
   const big = await api("POST", "/v1/databases", token, { name: `bench-big-${process.pid}` });
   if (big.status !== 201) throw new Error(`create big: ${big.status} ${JSON.stringify(big.json)}`);
   const bigId = big.json.id;
-  await until("big running", async () => ((await api("GET", `/v1/databases/${bigId}`, token)).json.state === "running" ? true : undefined), 120_000, 50);
+  await until(
+    "big running",
+    async () => ((await api("GET", `/v1/databases/${bigId}`, token)).json.state === "running" ? true : undefined),
+    120_000,
+    50,
+  );
   await idle(bigId);
   const url = new URL(big.json.database_url);
-  const client = new pg.Client({ host: url.hostname, port: Number(url.port), user: url.username, password: decodeURIComponent(url.password), database: url.pathname.slice(1), ssl: { rejectUnauthorized: false } });
+  const client = new pg.Client({
+    host: url.hostname,
+    port: Number(url.port),
+    user: url.username,
+    password: decodeURIComponent(url.password),
+    database: url.pathname.slice(1),
+    ssl: { rejectUnauthorized: false },
+  });
   client.on("error", (err) => log(`big client: ${err.message}`));
   await client.connect();
   const fillStart = performance.now();
   // ~900-byte rows, 8 to a page: ~1.05 GB per million rows
-  await client.query(`CREATE TABLE big AS SELECT g, repeat(md5(g::text), 28) AS pad FROM generate_series(1, ${Math.round(GB * 1_000_000)}) g`);
+  await client.query(
+    `CREATE TABLE big AS SELECT g, repeat(md5(g::text), 28) AS pad FROM generate_series(1, ${Math.round(GB * 1_000_000)}) g`,
+  );
   // the customer's admin role may checkpoint: the snapshot's own checkpoint then has no backlog to flush
   const su = new URL(big.json.superuser_database_url);
-  const admin = new pg.Client({ host: su.hostname, port: Number(su.port), user: su.username, password: decodeURIComponent(su.password), database: su.pathname.slice(1), ssl: { rejectUnauthorized: false } });
+  const admin = new pg.Client({
+    host: su.hostname,
+    port: Number(su.port),
+    user: su.username,
+    password: decodeURIComponent(su.password),
+    database: su.pathname.slice(1),
+    ssl: { rejectUnauthorized: false },
+  });
   await admin.connect();
   await admin.query("CHECKPOINT");
   await admin.end();
@@ -211,8 +362,13 @@ try {
   await run("cp", ["-r", dataDir, copyDir]);
   const cpMs = performance.now() - cpStart;
   await rm(copyDir, { recursive: true, force: true });
-  const mbps = (bytes: number, t: number) => `${((bytes / 2 ** 20) / (t / 1000)).toFixed(0)} MB/s`;
-  row(`snapshot ${(snapBytes / 2 ** 30).toFixed(2)} GiB`, `${secs(snapMs)}, ${mbps(snapBytes, snapMs)}`, `cp -r ${(st.diskUsageBytes / 2 ** 30).toFixed(2)} GiB: ${secs(cpMs)}, ${mbps(st.diskUsageBytes, cpMs)}`, `${(snapMs / cpMs).toFixed(2)}× time`);
+  const mbps = (bytes: number, t: number) => `${(bytes / 2 ** 20 / (t / 1000)).toFixed(0)} MB/s`;
+  row(
+    `snapshot ${(snapBytes / 2 ** 30).toFixed(2)} GiB`,
+    `${secs(snapMs)}, ${mbps(snapBytes, snapMs)}`,
+    `cp -r ${(st.diskUsageBytes / 2 ** 30).toFixed(2)} GiB: ${secs(cpMs)}, ${mbps(st.diskUsageBytes, cpMs)}`,
+    `${(snapMs / cpMs).toFixed(2)}× time`,
+  );
 
   await client.query("CREATE TABLE marks (n int)");
   await client.query("INSERT INTO marks SELECT generate_series(1, 5)");
@@ -227,27 +383,51 @@ try {
   if (restore.status !== 202) throw new Error(`restore: ${restore.status} ${JSON.stringify(restore.json)}`);
   await commandDone(bigId, restore.json.command_id, 1_800_000, 50);
   const pitrMs = performance.now() - pitrStart;
-  const check = new pg.Client({ host: url.hostname, port: Number(url.port), user: url.username, password: decodeURIComponent(url.password), database: url.pathname.slice(1), ssl: { rejectUnauthorized: false } });
+  const check = new pg.Client({
+    host: url.hostname,
+    port: Number(url.port),
+    user: url.username,
+    password: decodeURIComponent(url.password),
+    database: url.pathname.slice(1),
+    ssl: { rejectUnauthorized: false },
+  });
   check.on("error", (err) => log(`check client: ${err.message}`));
   await check.connect();
   const marks = Number((await check.query("SELECT count(*) AS n FROM marks")).rows[0].n);
   const bigRows = Number((await check.query("SELECT count(*) AS n FROM big")).rows[0].n);
   await check.end();
   if (marks !== 5) throw new Error(`PITR returned ${marks} marks, expected 5`);
-  row(`PITR ${(dbBytes / 2 ** 30).toFixed(2)} GiB (${bigRows} rows back)`, secs(pitrMs), `cp -r + initdb+start p50: ${secs(cpMs + bareP50)}`, `${(pitrMs / (cpMs + bareP50)).toFixed(2)}×`);
+  row(
+    `PITR ${(dbBytes / 2 ** 30).toFixed(2)} GiB (${bigRows} rows back)`,
+    secs(pitrMs),
+    `cp -r + initdb+start p50: ${secs(cpMs + bareP50)}`,
+    `${(pitrMs / (cpMs + bareP50)).toFixed(2)}×`,
+  );
 
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...[["measure", "platform", "bare, same run", "ratio"], ...rows].map((r) => (r[i] ?? "").length)));
-  const line = (r: string[]) => r.map((c, i) => (c ?? "").padEnd(widths[i])).join("  ").trimEnd();
-  console.log(`\nPostgreSQL ${PG_MAJOR} (embedded binaries), ${os.cpus().length} CPUs, ${CREATES} creations (+1 warm-up each)`);
+  const widths = [0, 1, 2, 3].map((i) =>
+    Math.max(...[["measure", "platform", "bare, same run", "ratio"], ...rows].map((r) => (r[i] ?? "").length)),
+  );
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (c ?? "").padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
+  console.log(
+    `\nPostgreSQL ${PG_MAJOR} (embedded binaries), ${os.cpus().length} CPUs, ${CREATES} creations (+1 warm-up each)`,
+  );
   console.log(line(["measure", "platform", "bare, same run", "ratio"]));
   console.log(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) console.log(line(r));
   const ok = pct(p, 50) <= 1.5 * bareP50;
-  console.log(`\ntarget p50 create→running ≤ 1.5× bare initdb+start: ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`);
+  console.log(
+    `\ntarget p50 create→running ≤ 1.5× bare initdb+start: ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`,
+  );
 } finally {
   await app.close().catch(() => {});
   await jobs.stop().catch(() => {});
-  const { rows: ids } = await db.query<{ id: string }>("SELECT id FROM databases").catch(() => ({ rows: [] as { id: string }[] }));
+  const { rows: ids } = await db
+    .query<{ id: string }>("SELECT id FROM databases")
+    .catch(() => ({ rows: [] as { id: string }[] }));
   for (const r of ids) await databases.purge(r.id).catch(() => {});
   await db.end().catch(() => {});
   await store.stop().catch(() => {});

@@ -90,10 +90,19 @@ async function stopChild(child: Child): Promise<void> {
 }
 
 // ---- HTTP helpers for setup ----
-async function call(base: string, method: string, url: string, token?: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function call(
+  base: string,
+  method: string,
+  url: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const res = await fetch(base + url, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -106,9 +115,17 @@ async function call(base: string, method: string, url: string, token?: string, b
   return { status: res.status, json };
 }
 
-async function expectStatus(base: string, method: string, url: string, status: number, token?: string, body?: unknown): Promise<any> {
+async function expectStatus(
+  base: string,
+  method: string,
+  url: string,
+  status: number,
+  token?: string,
+  body?: unknown,
+): Promise<any> {
   const r = await call(base, method, url, token, body);
-  if (r.status !== status) throw new Error(`${method} ${url}: expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
+  if (r.status !== status)
+    throw new Error(`${method} ${url}: expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
   return r.json;
 }
 
@@ -127,12 +144,25 @@ function fmtMs(ms: number): string {
 }
 
 function progress(label: string, s: Sample): void {
-  const cpu = Object.entries(s.cpu).map(([name, pct]) => `${name} ${Math.max(0, pct).toFixed(0)}%`).join(", ");
-  const extra = s.non2xx || s.errors ? `  non2xx=${s.non2xx} errors=${s.errors} timeouts=${s.timeouts} codes=[${s.statusCodes}]` : "";
-  console.log(`  ${label.padEnd(34)} ${s.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(s.p50).padStart(3)} ms  p99 ${fmtMs(s.p99).padStart(3)} ms${cpu ? `  cpu: ${cpu}` : ""}${extra}`);
+  const cpu = Object.entries(s.cpu)
+    .map(([name, pct]) => `${name} ${Math.max(0, pct).toFixed(0)}%`)
+    .join(", ");
+  const extra =
+    s.non2xx || s.errors
+      ? `  non2xx=${s.non2xx} errors=${s.errors} timeouts=${s.timeouts} codes=[${s.statusCodes}]`
+      : "";
+  console.log(
+    `  ${label.padEnd(34)} ${s.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(s.p50).padStart(3)} ms  p99 ${fmtMs(s.p99).padStart(3)} ms${cpu ? `  cpu: ${cpu}` : ""}${extra}`,
+  );
 }
 
-async function bench(label: string, url: string, headers: Record<string, string>, authenticated: boolean | null, probe?: CpuProbe): Promise<Sample> {
+async function bench(
+  label: string,
+  url: string,
+  headers: Record<string, string>,
+  authenticated: boolean | null,
+  probe?: CpuProbe,
+): Promise<Sample> {
   const s = await measure(url, headers, load, probe);
   progress(label, s);
   rows.push({ label, sample: s, authenticated });
@@ -141,7 +171,15 @@ async function bench(label: string, url: string, headers: Record<string, string>
 
 /** Each platform row's ratio is against the bare Fastify run measured just before it. */
 function printTable(): void {
-  const head = ["target".padEnd(34), "rps".padStart(8), "p50ms".padStart(7), "p99ms".padStart(7), "non2xx".padStart(7), "ratio_vs_bare".padStart(14), "  targets"];
+  const head = [
+    "target".padEnd(34),
+    "rps".padStart(8),
+    "p50ms".padStart(7),
+    "p99ms".padStart(7),
+    "non2xx".padStart(7),
+    "ratio_vs_bare".padStart(14),
+    "  targets",
+  ];
   console.log("\n" + head.join(""));
   let bareRps = NaN;
   for (const row of rows) {
@@ -186,7 +224,9 @@ async function main(): Promise<void> {
   );
   const busy = loadavg()[0];
   if (busy > 1) {
-    console.log(`note: 1-minute load average is ${busy.toFixed(2)} before starting: other work on this machine will make the figures noisy`);
+    console.log(
+      `note: 1-minute load average is ${busy.toFixed(2)} before starting: other work on this machine will make the figures noisy`,
+    );
   }
   const tmp = mkdtempSync(path.join(tmpdir(), "platform-bench-"));
   tempDirs.push(tmp);
@@ -210,14 +250,19 @@ async function main(): Promise<void> {
     password: "bench-password-0123456789",
   });
   const token: string = signup.token;
-  const issued = await expectStatus(platform.url, "POST", "/v1/api-keys", 201, token, { name: "bench databases:read", scopes: ["databases:read"] });
+  const issued = await expectStatus(platform.url, "POST", "/v1/api-keys", 201, token, {
+    name: "bench databases:read",
+    scopes: ["databases:read"],
+  });
   const scopedKey: string = issued.key;
   await expectStatus(platform.url, "GET", "/v1/me", 200, token);
   await expectStatus(platform.url, "GET", "/v1/edition", 200);
   const dbProbe = await call(platform.url, "GET", "/v1/databases", scopedKey);
   const databasesPresent = dbProbe.status !== 404;
   if (databasesPresent && (dbProbe.status < 200 || dbProbe.status > 299)) {
-    console.log(`warning: GET /v1/databases with a databases:read key answers ${dbProbe.status}: ${JSON.stringify(dbProbe.json)}`);
+    console.log(
+      `warning: GET /v1/databases with a databases:read key answers ${dbProbe.status}: ${JSON.stringify(dbProbe.json)}`,
+    );
   }
   const full = { authorization: `Bearer ${token}` };
   const scoped = { authorization: `Bearer ${scopedKey}` };
@@ -242,7 +287,12 @@ async function main(): Promise<void> {
     await pair("GET /v1/databases (databases:read)", `${platform.url}/v1/databases`, scoped, true);
   } else {
     console.log("  GET /v1/databases: route not present yet");
-    rows.push({ label: "GET /v1/databases (databases:read)", sample: null, authenticated: true, note: "route not present yet" });
+    rows.push({
+      label: "GET /v1/databases (databases:read)",
+      sample: null,
+      authenticated: true,
+      note: "route not present yet",
+    });
   }
   await pair("GET /v1/edition (public)", `${platform.url}/v1/edition`, {}, false);
   await stopChild(platform.child);
@@ -253,7 +303,12 @@ async function main(): Promise<void> {
   if (!redisServerInstalled()) {
     redisNote = "redis-server is not installed; skipped the Redis rate-limit store (apt-get install redis-server)";
     console.log(`\n${redisNote}`);
-    rows.push({ label: "GET /v1/me (limiter in Redis)", sample: null, authenticated: true, note: "skipped: no redis-server" });
+    rows.push({
+      label: "GET /v1/me (limiter in Redis)",
+      sample: null,
+      authenticated: true,
+      note: "skipped: no redis-server",
+    });
   } else {
     const redisDir = path.join(tmp, "redis");
     mkdirSync(redisDir);
@@ -269,7 +324,9 @@ async function main(): Promise<void> {
       postgres: { pid: postmasterPid(dataDir), withChildren: true },
       redis: { pid: redis.child.proc.pid },
     });
-    console.log(`\nmeasuring (rate limiter in Redis at ${redis.url}; server ready in ${((Date.now() - t0) / 1000).toFixed(1)} s):`);
+    console.log(
+      `\nmeasuring (rate limiter in Redis at ${redis.url}; server ready in ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
+    );
     await expectStatus(platform.url, "GET", "/v1/me", 200, token);
     await warmServer(platform.url, full);
     meRedis = await pair("GET /v1/me (limiter in Redis)", `${platform.url}/v1/me`, full, true);
@@ -282,11 +339,17 @@ async function main(): Promise<void> {
   // ---- report ----
   printTable();
 
-  console.log("\nrate limiter cost (GET /v1/me, full token, limit raised so every request is counted but none refused):");
-  console.log(`  in-memory store  ${meMemory.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(meMemory.p50)} ms  p99 ${fmtMs(meMemory.p99)} ms`);
+  console.log(
+    "\nrate limiter cost (GET /v1/me, full token, limit raised so every request is counted but none refused):",
+  );
+  console.log(
+    `  in-memory store  ${meMemory.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(meMemory.p50)} ms  p99 ${fmtMs(meMemory.p99)} ms`,
+  );
   if (meRedis) {
     const change = (meRedis.rps / meMemory.rps - 1) * 100;
-    console.log(`  Redis store      ${meRedis.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(meRedis.p50)} ms  p99 ${fmtMs(meRedis.p99)} ms  (${change >= 0 ? "+" : ""}${change.toFixed(1)}% rps vs in-memory)`);
+    console.log(
+      `  Redis store      ${meRedis.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(meRedis.p50)} ms  p99 ${fmtMs(meRedis.p99)} ms  (${change >= 0 ? "+" : ""}${change.toFixed(1)}% rps vs in-memory)`,
+    );
   } else {
     console.log(`  Redis store      ${redisNote}`);
   }
@@ -301,7 +364,9 @@ async function main(): Promise<void> {
   }
   const bad = rows.filter((r) => r.sample && (r.sample.non2xx > 0 || r.sample.errors > 0));
   if (bad.length) {
-    console.log(`\nINVALID: non-2xx answers or connection errors in: ${bad.map((r) => `${r.label} [${r.sample!.statusCodes}; errors ${r.sample!.errors}]`).join(", ")}`);
+    console.log(
+      `\nINVALID: non-2xx answers or connection errors in: ${bad.map((r) => `${r.label} [${r.sample!.statusCodes}; errors ${r.sample!.errors}]`).join(", ")}`,
+    );
     process.exitCode = 1;
   }
   console.log(`\n1-minute load average at the end (includes this benchmark): ${loadavg()[0].toFixed(2)}`);

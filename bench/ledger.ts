@@ -32,7 +32,11 @@ const CONC = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const RESOURCES = Number(process.env.BENCH_RESOURCES ?? 10_000);
 const WALLETS = 1000;
 /** what the last round printed (298/s, 271/s, 607/s; 11.16 s), keyed by "target|concurrency" */
-const LAST_ROUND: Record<string, number> = { "1 hot wallet / 1 row|1": 298, "1 hot wallet / 1 row|16": 271, "1,000 wallets / 1,000 rows|16": 607 };
+const LAST_ROUND: Record<string, number> = {
+  "1 hot wallet / 1 row|1": 298,
+  "1 hot wallet / 1 row|16": 271,
+  "1,000 wallets / 1,000 rows|16": 607,
+};
 const LAST_ROUND_METER_S = 11.16;
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -55,30 +59,55 @@ async function throughput(conc: number, fn: (worker: number, i: number) => Promi
   const end = performance.now() + SECONDS * 1000;
   let ops = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: conc }, async (_, w) => {
-    for (let i = 0; performance.now() < end; i++) { await fn(w, i); ops++; }
-  }));
+  await Promise.all(
+    Array.from({ length: conc }, async (_, w) => {
+      for (let i = 0; performance.now() < end; i++) {
+        await fn(w, i);
+        ops++;
+      }
+    }),
+  );
   return ops / ((performance.now() - t0) / 1000);
 }
 
 // ------------------------------------------------------------------ set-up
 log("set-up: 1,000 accounts with funded wallets ...");
 const accountIds = Array.from({ length: WALLETS }, () => randomUUID());
-await db.query("INSERT INTO accounts (id, email) SELECT a, a::text || '@bench.invalid' FROM unnest($1::uuid[]) AS a", [accountIds]);
+await db.query("INSERT INTO accounts (id, email) SELECT a, a::text || '@bench.invalid' FROM unnest($1::uuid[]) AS a", [
+  accountIds,
+]);
 const wallets: Wallet[] = [];
 for (const id of accountIds) wallets.push(await walletFor(db, { kind: "account", id }, "KRW"));
 const revenue = await systemWallet(db, "revenue", "KRW");
 const clearing = await systemWallet(db, "payments-clearing", "KRW");
 for (const w of wallets) {
-  await post(db, { currency: "KRW", source: { type: "topup", id: w.id }, idempotencyKey: `seed:${w.id}`, legs: [{ walletId: w.id, amount: 1_000_000_000 }, { walletId: clearing.id, amount: -1_000_000_000 }] });
+  await post(db, {
+    currency: "KRW",
+    source: { type: "topup", id: w.id },
+    idempotencyKey: `seed:${w.id}`,
+    legs: [
+      { walletId: w.id, amount: 1_000_000_000 },
+      { walletId: clearing.id, amount: -1_000_000_000 },
+    ],
+  });
 }
 await db.query("CREATE TABLE IF NOT EXISTS bench_counters (id int PRIMARY KEY, n bigint NOT NULL)");
-await db.query("INSERT INTO bench_counters SELECT g, 0 FROM generate_series(1, $1) g ON CONFLICT DO NOTHING", [WALLETS]);
+await db.query("INSERT INTO bench_counters SELECT g, 0 FROM generate_series(1, $1) g ON CONFLICT DO NOTHING", [
+  WALLETS,
+]);
 
 let seq = 0;
 const charge = (w: Wallet) => {
   const key = `bench:${seq++}:${randomUUID()}`;
-  return post(db, { currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount: -1 }, { walletId: revenue.id, amount: 1 }] });
+  return post(db, {
+    currency: "KRW",
+    source: { type: "usage", id: key },
+    idempotencyKey: key,
+    legs: [
+      { walletId: w.id, amount: -1 },
+      { walletId: revenue.id, amount: 1 },
+    ],
+  });
 };
 const update = (id: number) => db.query("UPDATE bench_counters SET n = n + 1 WHERE id = $1", [id]);
 
@@ -100,7 +129,15 @@ const batchRuns: number[] = [];
 for (let r = 0; r < 5; r++) {
   const inputs: PostInput[] = wallets.map((w) => {
     const key = `bench:many:${seq++}:${randomUUID()}`;
-    return { currency: "KRW", source: { type: "usage", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount: -1 }, { walletId: revenue.id, amount: 1 }] };
+    return {
+      currency: "KRW",
+      source: { type: "usage", id: key },
+      idempotencyKey: key,
+      legs: [
+        { walletId: w.id, amount: -1 },
+        { walletId: revenue.id, amount: 1 },
+      ],
+    };
   });
   const b0 = performance.now();
   await postMany(db, inputs);
@@ -111,7 +148,8 @@ const batchMs = batchRuns.sort((a, b) => a - b)[Math.floor(batchRuns.length / 2)
 // the books still balance after all that
 const sums = await db.query<{ sum: number }>("SELECT coalesce(sum(amount), 0)::bigint AS sum FROM ledger_entries");
 const cache = await db.query<{ n: number }>(
-  "SELECT count(*)::int AS n FROM ledger_wallets w WHERE w.balance IS NOT NULL AND w.balance <> (SELECT coalesce(sum(amount), 0) FROM ledger_entries e WHERE e.wallet_id = w.id)");
+  "SELECT count(*)::int AS n FROM ledger_wallets w WHERE w.balance IS NOT NULL AND w.balance <> (SELECT coalesce(sum(amount), 0) FROM ledger_entries e WHERE e.wallet_id = w.id)",
+);
 
 // ------------------------------------------------------------------ metering
 log(`metering: ${RESOURCES} running databases over the 1,000 accounts ...`);
@@ -135,13 +173,18 @@ for (let i = 0; i < perHour; i++) {
 const meterMs = performance.now() - m0;
 const rerun0 = performance.now();
 let rerunRecords = 0;
-for (let i = 0; i < perHour; i++) rerunRecords += (await meterInterval(db, [databaseMetering()], new Date(hour.getTime() + i * step * 1000))).records;
+for (let i = 0; i < perHour; i++)
+  rerunRecords += (await meterInterval(db, [databaseMetering()], new Date(hour.getTime() + i * step * 1000))).records;
 const rerunMs = performance.now() - rerun0;
 
-await db.query("CREATE TABLE IF NOT EXISTS bench_plain_usage_logged (resource_id uuid, interval_start timestamptz, micro bigint)");
+await db.query(
+  "CREATE TABLE IF NOT EXISTS bench_plain_usage_logged (resource_id uuid, interval_start timestamptz, micro bigint)",
+);
 const p0 = performance.now();
 for (let i = 0; i < perHour; i++) {
-  await db.query("INSERT INTO bench_plain_usage_logged SELECT id, $1, 1 FROM databases", [new Date(hour.getTime() + i * step * 1000)]);
+  await db.query("INSERT INTO bench_plain_usage_logged SELECT id, $1, 1 FROM databases", [
+    new Date(hour.getTime() + i * step * 1000),
+  ]);
 }
 const plainMs = performance.now() - p0;
 
@@ -153,7 +196,10 @@ const lines = [
   "",
   "| target | concurrency | post() transactions/s | last round | plain UPDATE/s | post / UPDATE |",
   "|---|---|---|---|---|---|",
-  ...rows.map(([name, c, p, u]) => `| ${name} | ${c} | ${f(p)} | ${LAST_ROUND[`${name}|${c}`] === undefined ? "-" : `${f(LAST_ROUND[`${name}|${c}`])}`} | ${f(u)} | ${(p / u).toFixed(2)} |`),
+  ...rows.map(
+    ([name, c, p, u]) =>
+      `| ${name} | ${c} | ${f(p)} | ${LAST_ROUND[`${name}|${c}`] === undefined ? "-" : `${f(LAST_ROUND[`${name}|${c}`])}`} | ${f(u)} | ${(p / u).toFixed(2)} |`,
+  ),
   "",
   `postMany of ${f(WALLETS)} postings (one per wallet, to platform:revenue) in one call: ${f(batchMs)} ms, median of ${batchRuns.length} (${f(WALLETS / (batchMs / 1000))} postings/s)`,
   "",

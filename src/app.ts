@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyInstance, type onSendHookHandler, type preHandlerHookHandler, type preValidationHookHandler } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type onSendHookHandler,
+  type preHandlerHookHandler,
+  type preValidationHookHandler,
+} from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import "./http/types.js";
@@ -67,7 +72,12 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
         description: `The platform's public REST API. Every error answer is {"error":{"code","message"}}; each operation lists per status the codes it can answer. The error catalog:\n\n${catalogMarkdown()}`,
         contact: { name: "Platform operator", url: "/v1/manual" },
       },
-      servers: [{ url: "/", description: "This server (production, or local in development)", "x-internal": false } as { url: string; description: string }],
+      servers: [
+        { url: "/", description: "This server (production, or local in development)", "x-internal": false } as {
+          url: string;
+          description: string;
+        },
+      ],
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", description: "op_u_ full-access token or opk_ scoped key" },
@@ -88,7 +98,12 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   // limits on every schema, error codes per status, rate-limit headers and security, decided here for every route
   app.addHook("onRoute", documentRoute);
 
-  const authDeps: AuthDeps = { tokens: ctx.tokens, kernel: platform.kernel, operatorToken: platform.operatorToken, fleetToken: config.fleetToken };
+  const authDeps: AuthDeps = {
+    tokens: ctx.tokens,
+    kernel: platform.kernel,
+    operatorToken: platform.operatorToken,
+    fleetToken: config.fleetToken,
+  };
   const idempotency = new Idempotency(db, () => platform.kernel.hosts.leaseId());
 
   // during shutdown, answers to in-flight requests close their keep-alive connection, so close() can finish
@@ -127,7 +142,9 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     const inBody = findUnstorable(request.body);
     if (inBody !== null) throw unstorable("body field", inBody);
   });
-  app.addHook("preClose", async () => { closing = true; });
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
     done(null, payload);
@@ -158,13 +175,17 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     // a change commits its own row (auditedTransaction); here only requests that changed nothing are left. Their row
     // is written before the answer leaves (one retry); a store refusing it is logged, never turned into another answer
     const audit = () => recordRequestAudit(db, request, reply.statusCode);
-    await audit().catch(audit).catch((err) => request.log.error({ err }, "audit row of an unchanged request could not be written"));
+    await audit()
+      .catch(audit)
+      .catch((err) => request.log.error({ err }, "audit row of an unchanged request could not be written"));
     return payload;
   };
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.some((m) => MUTATING.has(m))) return;
-    const successes = Object.keys((route.schema as { response?: object } | undefined)?.response ?? {}).filter((k) => /^2\d\d$/.test(k));
+    const successes = Object.keys((route.schema as { response?: object } | undefined)?.response ?? {}).filter((k) =>
+      /^2\d\d$/.test(k),
+    );
     route.config = { ...route.config, successStatus: successes.length ? Math.min(...successes.map(Number)) : 200 };
     const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
     const hasBody = (route.schema as { body?: unknown } | undefined)?.body !== undefined;
@@ -179,7 +200,10 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
 }
 
 const unstorable = (what: string, field: string) =>
-  new ApiError("invalid_request", `${what} "${storableText(field)}" contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.`);
+  new ApiError(
+    "invalid_request",
+    `${what} "${storableText(field)}" contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.`,
+  );
 
 interface OpenApiDoc {
   tags?: { name: string; description: string }[];
@@ -191,6 +215,9 @@ function withTags(doc: OpenApiDoc, areas: Platform["areas"]): OpenApiDoc {
   const declared = new Map(areas.flatMap((a) => a.tags ?? []).map((t) => [t.name, t.description]));
   const used = new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags ?? [])));
   const names = [...declared.keys(), ...[...used].filter((n) => !declared.has(n)).sort()];
-  doc.tags = names.map((name) => ({ name, description: declared.get(name) ?? `Endpoints of the ${name.replace(/[-_]/g, " ")} area.` }));
+  doc.tags = names.map((name) => ({
+    name,
+    description: declared.get(name) ?? `Endpoints of the ${name.replace(/[-_]/g, " ")} area.`,
+  }));
   return doc;
 }

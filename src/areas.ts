@@ -11,5 +11,13 @@ import { billingArea } from "./billing/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
-  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, hostsArea, databasesArea, billingArea,
+  coreArea,
+  metaArea,
+  authArea,
+  accountsArea,
+  cliArea,
+  operatorArea,
+  hostsArea,
+  databasesArea,
+  billingArea,
 ];

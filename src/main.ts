@@ -36,14 +36,25 @@ async function main(): Promise<void> {
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
-  if (operator.file) log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
+  if (operator.file)
+    log.info({ path: operator.file }, operator.generated ? "operator token generated" : "operator token loaded");
 
   const rateLimit = config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore();
   const secrets = await loadSecretBox(process.env, config.dataDir);
   if (secrets.file) log.info({ path: secrets.file }, "platform secret key in the data directory");
   const jobs = new JobQueue(databaseUrl, log);
   const platform = await createPlatform(
-    { config, db, databaseUrl, rateLimit, jobs, operatorToken: operator.token, log, env: process.env, secrets: secrets.box },
+    {
+      config,
+      db,
+      databaseUrl,
+      rateLimit,
+      jobs,
+      operatorToken: operator.token,
+      log,
+      env: process.env,
+      secrets: secrets.box,
+    },
     AREAS,
   );
   const app = await buildApp(platform);

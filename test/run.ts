@@ -36,11 +36,17 @@ await ensureDatabase(server.adminUrl("postgres"), "postgres");
 pino().info("test database server ready");
 
 const filter = process.argv.slice(2);
-const files = findTests("test").filter((f) => !filter.length || filter.some((x) => f.includes(x))).sort();
-const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files], {
-  stdio: "inherit",
-  env: { ...process.env, TEST_ADMIN_URL: server.adminUrl("postgres"), TEST_TEMPLATE_DB: TEMPLATE_DB },
-});
+const files = findTests("test")
+  .filter((f) => !filter.length || filter.some((x) => f.includes(x)))
+  .sort();
+const child = spawn(
+  process.execPath,
+  ["--import", "tsx", "--test", `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
+  {
+    stdio: "inherit",
+    env: { ...process.env, TEST_ADMIN_URL: server.adminUrl("postgres"), TEST_TEMPLATE_DB: TEMPLATE_DB },
+  },
+);
 // a run stopped by a signal still stops its server
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
 const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));

@@ -46,7 +46,11 @@ function seconds(pid: number, withChildren: boolean): number | null {
 /** CPU seconds the whole machine spent busy so far (all cores: user, nice, system, irq, softirq, steal). */
 function machineBusySeconds(): number | null {
   try {
-    const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+    const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     return (user + nice + system + irq + softirq + steal) / CLK_TCK;
   } catch {
     return null;

@@ -25,7 +25,12 @@ export interface Sample {
   cpu: Record<string, number>;
 }
 
-function run(url: string, headers: Record<string, string>, connections: number, duration: number): Promise<autocannon.Result> {
+function run(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  duration: number,
+): Promise<autocannon.Result> {
   return autocannon({
     url,
     connections,
@@ -38,7 +43,12 @@ function run(url: string, headers: Record<string, string>, connections: number, 
   });
 }
 
-export async function measure(url: string, headers: Record<string, string>, opts: LoadOptions, probe?: CpuProbe): Promise<Sample> {
+export async function measure(
+  url: string,
+  headers: Record<string, string>,
+  opts: LoadOptions,
+  probe?: CpuProbe,
+): Promise<Sample> {
   if (opts.warmup > 0) await run(url, headers, opts.connections, opts.warmup);
   const before = probe?.read() ?? {};
   const t0 = process.hrtime.bigint();

@@ -29,7 +29,10 @@ export class Child {
   private exitCode: number | null | undefined = undefined;
   private lines: string[] = [];
 
-  constructor(readonly name: string, readonly proc: ChildProcess) {
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+  ) {
     const keep = (chunk: Buffer) => {
       for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) this.lines.push(line);
       if (this.lines.length > 200) this.lines.splice(0, this.lines.length - 200);
@@ -88,7 +91,9 @@ export async function startBare(): Promise<{ child: Child; url: string }> {
       child.exited.then((code) => {
         throw new Error(`bare fastify exited (${code}) before listening:\n${child.output()}`);
       }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("bare fastify did not start within 30 s")), 30_000))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error("bare fastify did not start within 30 s")), 30_000)),
+      ),
     ]);
     return { child, url: `http://127.0.0.1:${port}` };
   } catch (err) {
@@ -129,11 +134,15 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ child: Chi
   delete env.FLEET_TOKEN;
   if (opts.redisUrl) env.REDIS_URL = opts.redisUrl;
 
-  const child = new Child(`platform server${opts.redisUrl ? " (redis)" : ""}`, nodeWithTsx(path.join(REPO_ROOT, "src/main.ts"), env, false, opts.nodeArgs));
+  const child = new Child(
+    `platform server${opts.redisUrl ? " (redis)" : ""}`,
+    nodeWithTsx(path.join(REPO_ROOT, "src/main.ts"), env, false, opts.nodeArgs),
+  );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    if (!child.running) throw new Error(`${child.name} exited (${await child.exited}) during start-up:\n${child.output()}`);
+    if (!child.running)
+      throw new Error(`${child.name} exited (${await child.exited}) during start-up:\n${child.output()}`);
     try {
       const res = await fetch(`${url}/v1/edition`, { signal: AbortSignal.timeout(2000) });
       if (res.ok) return { child, url };
@@ -154,9 +163,24 @@ export function redisServerInstalled(): boolean {
 /** redis-server on a free loopback port, no persistence, answering PING. */
 export async function startRedis(dir: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const proc = spawn("redis-server", [
-    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
-  ], { stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--daemonize",
+      "no",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   const child = new Child("redis-server", proc);
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {

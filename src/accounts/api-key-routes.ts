@@ -7,8 +7,13 @@ import type { AccountsService, TokenRow } from "./service.js";
 import { ApiKey } from "./schemas.js";
 
 const keyView = (t: TokenRow) => ({
-  id: t.id, name: t.name, prefix: t.display_prefix, scopes: t.scopes,
-  expires_at: t.expires_at?.toISOString() ?? null, last_used_at: t.last_used_at?.toISOString() ?? null, created_at: t.created_at.toISOString(),
+  id: t.id,
+  name: t.name,
+  prefix: t.display_prefix,
+  scopes: t.scopes,
+  expires_at: t.expires_at?.toISOString() ?? null,
+  last_used_at: t.last_used_at?.toISOString() ?? null,
+  created_at: t.created_at.toISOString(),
 });
 
 /** Scoped API keys: full-access tokens only (spec: Account). */
@@ -16,37 +21,71 @@ export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsServi
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const account = { account: true } as const;
 
-  r.get("/v1/api-keys", {
-    config: { auth: account, errors: [], summaryKo: "범위 제한 API 키 목록." },
-    schema: { operationId: "listApiKeys", tags: ["account"], summary: "List scoped API keys (never their secrets).", response: { 200: Type.Array(ApiKey) } },
-  }, async (request) => (await accounts.listKeys(callerOf(request))).map(keyView));
-
-  r.post("/v1/api-keys", {
-    config: { auth: account, errors: ["invalid_scope"], summaryKo: "범위 제한 키를 발급합니다. 키 값은 이때 한 번만 보입니다." },
-    schema: {
-      operationId: "createApiKey", tags: ["account"],
-      summary: "Issue a scoped key (opk_…) with scopes and optional expiry; the key is shown once.",
-      body: Body({
-        name: Type.String({ minLength: 1, maxLength: 100 }),
-        scopes: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 }),
-        // format date-time demands a zone: a zoneless time would otherwise be read in the server's local time
-        expires_at: Type.Optional(Type.String({ format: "date-time", maxLength: 64, description: "RFC 3339 time" })),
-      }),
-      response: { 201: Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: "the secret, shown only now" }) })]) },
+  r.get(
+    "/v1/api-keys",
+    {
+      config: { auth: account, errors: [], summaryKo: "범위 제한 API 키 목록." },
+      schema: {
+        operationId: "listApiKeys",
+        tags: ["account"],
+        summary: "List scoped API keys (never their secrets).",
+        response: { 200: Type.Array(ApiKey) },
+      },
     },
-  }, async (request, reply) => {
-    const { row, secret } = await accounts.issueScopedKey(callerOf(request), request.body);
-    return reply.code(201).send({ ...keyView(row), key: secret });
-  });
+    async (request) => (await accounts.listKeys(callerOf(request))).map(keyView),
+  );
 
-  r.delete("/v1/api-keys/:id", {
-    config: { auth: account, errors: ["not_found"], summaryKo: "키를 폐기합니다. 모든 API 프로세스에서 즉시 거부됩니다." },
-    schema: {
-      operationId: "revokeApiKey", tags: ["account"], summary: "Revoke a key; every API process refuses it at once.",
-      params: Type.Object({ id: Type.String({ format: "uuid" }) }), response: { 204: Type.Null() },
+  r.post(
+    "/v1/api-keys",
+    {
+      config: {
+        auth: account,
+        errors: ["invalid_scope"],
+        summaryKo: "범위 제한 키를 발급합니다. 키 값은 이때 한 번만 보입니다.",
+      },
+      schema: {
+        operationId: "createApiKey",
+        tags: ["account"],
+        summary: "Issue a scoped key (opk_…) with scopes and optional expiry; the key is shown once.",
+        body: Body({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          scopes: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 }),
+          // format date-time demands a zone: a zoneless time would otherwise be read in the server's local time
+          expires_at: Type.Optional(Type.String({ format: "date-time", maxLength: 64, description: "RFC 3339 time" })),
+        }),
+        response: {
+          201: Type.Composite([
+            ApiKey,
+            Type.Object({ key: Type.String({ description: "the secret, shown only now" }) }),
+          ]),
+        },
+      },
     },
-  }, async (request, reply) => {
-    await accounts.revokeKey(callerOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+    async (request, reply) => {
+      const { row, secret } = await accounts.issueScopedKey(callerOf(request), request.body);
+      return reply.code(201).send({ ...keyView(row), key: secret });
+    },
+  );
+
+  r.delete(
+    "/v1/api-keys/:id",
+    {
+      config: {
+        auth: account,
+        errors: ["not_found"],
+        summaryKo: "키를 폐기합니다. 모든 API 프로세스에서 즉시 거부됩니다.",
+      },
+      schema: {
+        operationId: "revokeApiKey",
+        tags: ["account"],
+        summary: "Revoke a key; every API process refuses it at once.",
+        params: Type.Object({ id: Type.String({ format: "uuid" }) }),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await accounts.revokeKey(callerOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 }

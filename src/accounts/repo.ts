@@ -27,10 +27,15 @@ export interface TokenRow {
   created_at: Date;
 }
 
-const ACCOUNT_COLUMNS = "id, email, password_hash, display_name, locale, account_spend_cap_krw, app_spend_cap_krw, created_at";
-const TOKEN_COLUMNS = "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
+const ACCOUNT_COLUMNS =
+  "id, email, password_hash, display_name, locale, account_spend_cap_krw, app_spend_cap_krw, created_at";
+const TOKEN_COLUMNS =
+  "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
 
-export async function insertAccount(q: Queryable, a: { email: string; passwordHash: string | null; displayName: string | null }): Promise<AccountRow> {
+export async function insertAccount(
+  q: Queryable,
+  a: { email: string; passwordHash: string | null; displayName: string | null },
+): Promise<AccountRow> {
   const { rows } = await q.query<AccountRow>(
     `INSERT INTO accounts (id, email, password_hash, display_name) VALUES ($1, $2, $3, $4) RETURNING ${ACCOUNT_COLUMNS}`,
     [randomUUID(), a.email, a.passwordHash, a.displayName],
@@ -39,16 +44,31 @@ export async function insertAccount(q: Queryable, a: { email: string; passwordHa
 }
 
 export async function findLiveAccount(q: Queryable, id: string): Promise<AccountRow | null> {
-  const { rows } = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  const { rows } = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 AND deleted_at IS NULL`,
+    [id],
+  );
   return rows[0] ?? null;
 }
 
 export async function findLiveAccountByEmail(q: Queryable, email: string): Promise<AccountRow | null> {
-  const { rows } = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL`, [email]);
+  const { rows } = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL`,
+    [email],
+  );
   return rows[0] ?? null;
 }
 
-export async function updateAccount(q: Queryable, id: string, patch: Partial<Record<"display_name" | "locale" | "password_hash" | "account_spend_cap_krw" | "app_spend_cap_krw", string | number | null>>): Promise<AccountRow> {
+export async function updateAccount(
+  q: Queryable,
+  id: string,
+  patch: Partial<
+    Record<
+      "display_name" | "locale" | "password_hash" | "account_spend_cap_krw" | "app_spend_cap_krw",
+      string | number | null
+    >
+  >,
+): Promise<AccountRow> {
   const keys = Object.keys(patch) as (keyof typeof patch)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   const { rows } = await q.query<AccountRow>(
@@ -68,13 +88,31 @@ export async function markAccountDeleted(q: Queryable, id: string): Promise<void
  */
 export async function issueToken(
   q: Queryable,
-  t: { accountId: string; owner: Owner; kind: "full" | "scoped"; name: string; scopes: string[]; expiresAt: Date | null },
+  t: {
+    accountId: string;
+    owner: Owner;
+    kind: "full" | "scoped";
+    name: string;
+    scopes: string[];
+    expiresAt: Date | null;
+  },
 ): Promise<{ row: TokenRow; secret: string }> {
   const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
   const { rows } = await q.query<TokenRow>(
     `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOKEN_COLUMNS}`,
-    [randomUUID(), t.accountId, t.owner.kind, t.owner.id, t.kind, t.name, hashSecret(secret), secret.slice(0, 12), t.scopes, t.expiresAt],
+    [
+      randomUUID(),
+      t.accountId,
+      t.owner.kind,
+      t.owner.id,
+      t.kind,
+      t.name,
+      hashSecret(secret),
+      secret.slice(0, 12),
+      t.scopes,
+      t.expiresAt,
+    ],
   );
   return { row: rows[0], secret };
 }
@@ -95,7 +133,11 @@ export async function revokeToken(q: Queryable, accountId: string, tokenId: stri
   return (res.rowCount ?? 0) > 0;
 }
 
-export async function revokeAllTokens(q: Queryable, accountId: string, opts: { kind?: "full"; except?: string } = {}): Promise<void> {
+export async function revokeAllTokens(
+  q: Queryable,
+  accountId: string,
+  opts: { kind?: "full"; except?: string } = {},
+): Promise<void> {
   await q.query(
     `UPDATE tokens SET revoked_at = now()
       WHERE account_id = $1 AND revoked_at IS NULL

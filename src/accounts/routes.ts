@@ -14,75 +14,136 @@ export async function meRoutes(app: FastifyInstance, ctx: AppContext, accounts: 
   const account = { account: true } as const;
 
   const meView = (a: AccountSnapshot) => ({
-    id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.has_password,
-    created_at: a.created_at.toISOString(), ...accounts.spendCaps(a),
+    id: a.id,
+    email: a.email,
+    display_name: a.display_name,
+    locale: a.locale,
+    has_password: a.has_password,
+    created_at: a.created_at.toISOString(),
+    ...accounts.spendCaps(a),
   });
 
-  r.get("/v1/me", {
-    config: { auth: account, errors: [], summaryKo: "계정 정보." },
-    schema: { operationId: "getMe", tags: ["account"], summary: "Account info.", response: { 200: Me } },
-  }, async (request) => meView(callerOf(request).account));
-
-  r.patch("/v1/me", {
-    // not_found: the account was deleted while this request ran
-    config: { auth: account, errors: ["not_found"], summaryKo: "표시 이름과 언어(ko, en)를 바꿉니다." },
-    schema: {
-      operationId: "updateMe", tags: ["account"], summary: "Change display_name and locale (ko or en).",
-      body: Body({
-        display_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
-        locale: Type.Optional(Type.Union([Type.Literal("ko"), Type.Literal("en")])),
-      }),
-      response: { 200: Me },
+  r.get(
+    "/v1/me",
+    {
+      config: { auth: account, errors: [], summaryKo: "계정 정보." },
+      schema: { operationId: "getMe", tags: ["account"], summary: "Account info.", response: { 200: Me } },
     },
-  }, async (request) => meView(await accounts.updateProfile(callerOf(request), request.body)));
+    async (request) => meView(callerOf(request).account),
+  );
+
+  r.patch(
+    "/v1/me",
+    {
+      // not_found: the account was deleted while this request ran
+      config: { auth: account, errors: ["not_found"], summaryKo: "표시 이름과 언어(ko, en)를 바꿉니다." },
+      schema: {
+        operationId: "updateMe",
+        tags: ["account"],
+        summary: "Change display_name and locale (ko or en).",
+        body: Body({
+          display_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
+          locale: Type.Optional(Type.Union([Type.Literal("ko"), Type.Literal("en")])),
+        }),
+        response: { 200: Me },
+      },
+    },
+    async (request) => meView(await accounts.updateProfile(callerOf(request), request.body)),
+  );
 
   // the two caps differ only in what they limit
   const caps = [
     {
-      url: "/v1/me/account-spend-cap", column: "account_spend_cap_krw", operationId: "setAccountSpendCap",
-      summary: "Monthly hard cap in KRW across all pods; on reaching it only autoscaling and machine growth stop. 0 restores the platform default (not unlimited).",
+      url: "/v1/me/account-spend-cap",
+      column: "account_spend_cap_krw",
+      operationId: "setAccountSpendCap",
+      summary:
+        "Monthly hard cap in KRW across all pods; on reaching it only autoscaling and machine growth stop. 0 restores the platform default (not unlimited).",
       summaryKo: "모든 앱을 합친 월 지출 상한(원). 0이면 플랫폼 기본값으로 돌아갑니다.",
     },
     {
-      url: "/v1/me/app-spend-cap", column: "app_spend_cap_krw", operationId: "setAppSpendCap",
+      url: "/v1/me/app-spend-cap",
+      column: "app_spend_cap_krw",
+      operationId: "setAppSpendCap",
       summary: "Account default monthly spend limit per app, KRW; 0 restores the platform default.",
       summaryKo: "앱 하나당 기본 월 지출 상한(원). 0이면 플랫폼 기본값.",
     },
   ] as const;
   for (const cap of caps) {
-    r.put(cap.url, {
-      config: { auth: account, errors: ["not_found"], summaryKo: cap.summaryKo },
-      schema: { operationId: cap.operationId, tags: ["account"], summary: cap.summary, body: CapBody, response: { 200: SpendCaps } },
-    }, async (request) => accounts.setSpendCap(callerOf(request), cap.column, request.body.amount_krw));
+    r.put(
+      cap.url,
+      {
+        config: { auth: account, errors: ["not_found"], summaryKo: cap.summaryKo },
+        schema: {
+          operationId: cap.operationId,
+          tags: ["account"],
+          summary: cap.summary,
+          body: CapBody,
+          response: { 200: SpendCaps },
+        },
+      },
+      async (request) => accounts.setSpendCap(callerOf(request), cap.column, request.body.amount_krw),
+    );
   }
 
-  r.get("/v1/me/audit", {
-    config: { auth: account, errors: [], summaryKo: "계정의 모든 변경 요청 기록(커서 페이지)." },
-    schema: {
-      operationId: "listMyAudit", tags: ["account"], summary: "Own activity log: every mutating request, newest first; ?limit=&cursor=.",
-      querystring: PageQuery,
-      response: { 200: AuditPage },
+  r.get(
+    "/v1/me/audit",
+    {
+      config: { auth: account, errors: [], summaryKo: "계정의 모든 변경 요청 기록(커서 페이지)." },
+      schema: {
+        operationId: "listMyAudit",
+        tags: ["account"],
+        summary: "Own activity log: every mutating request, newest first; ?limit=&cursor=.",
+        querystring: PageQuery,
+        response: { 200: AuditPage },
+      },
     },
-  }, async (request) => listOwnAudit(ctx.db, callerOf(request), request.query.limit ?? 50, request.query.cursor));
+    async (request) => listOwnAudit(ctx.db, callerOf(request), request.query.limit ?? 50, request.query.cursor),
+  );
 
-  r.post("/v1/me/delete", {
-    config: { auth: account, errors: [], summaryKo: "계정을 삭제합니다. 모든 토큰이 폐기되고 다시 로그인할 수 없습니다." },
-    schema: { operationId: "deleteMe", tags: ["account"], summary: "Delete the account: every token is revoked and sign-in stops working.", response: { 204: Type.Null() } },
-  }, async (request, reply) => {
-    await accounts.deleteAccount(callerOf(request));
-    return reply.code(204).send(null);
-  });
-
-  r.post("/v1/me/password", {
-    config: { auth: account, errors: ["current_password_required", "wrong_password", "not_found"], summaryKo: "비밀번호를 설정하거나 바꿉니다. 다른 로그인 세션은 끝납니다." },
-    schema: {
-      operationId: "setPassword", tags: ["account"],
-      summary: "Set or change the password (current_password required when one is set); other sign-in sessions end.",
-      body: Body({ current_password: Type.Optional(Type.String({ maxLength: 200 })), new_password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 }) }),
-      response: { 204: Type.Null() },
+  r.post(
+    "/v1/me/delete",
+    {
+      config: {
+        auth: account,
+        errors: [],
+        summaryKo: "계정을 삭제합니다. 모든 토큰이 폐기되고 다시 로그인할 수 없습니다.",
+      },
+      schema: {
+        operationId: "deleteMe",
+        tags: ["account"],
+        summary: "Delete the account: every token is revoked and sign-in stops working.",
+        response: { 204: Type.Null() },
+      },
     },
-  }, async (request, reply) => {
-    await accounts.changePassword(callerOf(request), request.body.current_password, request.body.new_password);
-    return reply.code(204).send(null);
-  });
+    async (request, reply) => {
+      await accounts.deleteAccount(callerOf(request));
+      return reply.code(204).send(null);
+    },
+  );
+
+  r.post(
+    "/v1/me/password",
+    {
+      config: {
+        auth: account,
+        errors: ["current_password_required", "wrong_password", "not_found"],
+        summaryKo: "비밀번호를 설정하거나 바꿉니다. 다른 로그인 세션은 끝납니다.",
+      },
+      schema: {
+        operationId: "setPassword",
+        tags: ["account"],
+        summary: "Set or change the password (current_password required when one is set); other sign-in sessions end.",
+        body: Body({
+          current_password: Type.Optional(Type.String({ maxLength: 200 })),
+          new_password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 }),
+        }),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await accounts.changePassword(callerOf(request), request.body.current_password, request.body.new_password);
+      return reply.code(204).send(null);
+    },
+  );
 }

@@ -18,15 +18,24 @@ export type SpendCapColumn = "account_spend_cap_krw" | "app_spend_cap_krw";
 /** What the token cache holds of an account, from its stored row (the password hash never leaves). */
 function snapshot(a: repo.AccountRow): AccountSnapshot {
   return {
-    id: a.id, email: a.email, display_name: a.display_name, locale: a.locale, has_password: a.password_hash !== null,
-    account_spend_cap_krw: a.account_spend_cap_krw, app_spend_cap_krw: a.app_spend_cap_krw, created_at: a.created_at,
+    id: a.id,
+    email: a.email,
+    display_name: a.display_name,
+    locale: a.locale,
+    has_password: a.password_hash !== null,
+    account_spend_cap_krw: a.account_spend_cap_krw,
+    app_spend_cap_krw: a.app_spend_cap_krw,
+    created_at: a.created_at,
   };
 }
 
 type CapDefaults = Pick<Config, "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">;
 
 /** The caps that apply: the account's own, or the platform default where it set none (NULL). */
-export function effectiveSpendCaps(config: CapDefaults, a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) {
+export function effectiveSpendCaps(
+  config: CapDefaults,
+  a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">,
+) {
   return {
     account_spend_cap_krw: a.account_spend_cap_krw ?? config.defaultAccountSpendCapKrw,
     account_spend_cap_is_default: a.account_spend_cap_krw === null,
@@ -67,19 +76,26 @@ export function accountsService(
       return await inTransaction(db, async (tx) => {
         const account = await repo.insertAccount(tx, { email, passwordHash, displayName: input.displayName });
         const token = await repo.issueToken(tx, {
-          accountId: account.id, owner: accountOwner(account.id), kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry(),
+          accountId: account.id,
+          owner: accountOwner(account.id),
+          kind: "full",
+          name: "session",
+          scopes: [],
+          expiresAt: sessionExpiry(),
         });
         return { account, token: token.secret };
       });
     } catch (err) {
-      if (isUniqueViolation(err, "accounts_email_live")) throw new ApiError("email_taken", "An account with this e-mail already exists.");
+      if (isUniqueViolation(err, "accounts_email_live"))
+        throw new ApiError("email_taken", "An account with this e-mail already exists.");
       throw err;
     }
   }
 
   /** Public sign-up, unless the platform closed it. */
   async function signup(input: { email: string; password: string }) {
-    if (config.signup === "closed") throw new ApiError("signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
+    if (config.signup === "closed")
+      throw new ApiError("signup_closed", "Sign-up is closed on this platform; ask the operator for an account.");
     return createAccount({ email: input.email, password: input.password, displayName: null });
   }
 
@@ -88,7 +104,12 @@ export function accountsService(
     const ok = await verifyPassword(password, account?.password_hash ?? null);
     if (!account || !ok) throw new ApiError("invalid_credentials", "The e-mail or password is wrong.");
     const token = await repo.issueToken(db, {
-      accountId: account.id, owner: accountOwner(account.id), kind: "full", name: "session", scopes: [], expiresAt: sessionExpiry(),
+      accountId: account.id,
+      owner: accountOwner(account.id),
+      kind: "full",
+      name: "session",
+      scopes: [],
+      expiresAt: sessionExpiry(),
     });
     return token.secret;
   }
@@ -96,11 +117,13 @@ export function accountsService(
   /** Revokes the calling token. */
   async function logout(p: Principal) {
     await auditedTransaction(db, p, async (tx) => {
-      if (await repo.revokeToken(tx, p.accountId, p.tokenId)) await tokens.announceRevocation(tx, { tokenId: p.tokenId });
+      if (await repo.revokeToken(tx, p.accountId, p.tokenId))
+        await tokens.announceRevocation(tx, { tokenId: p.tokenId });
     });
   }
 
-  const spendCaps = (a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) => effectiveSpendCaps(config, a);
+  const spendCaps = (a: Pick<AccountSnapshot, "account_spend_cap_krw" | "app_spend_cap_krw">) =>
+    effectiveSpendCaps(config, a);
 
   async function update(p: Principal, patch: Parameters<typeof repo.updateAccount>[2]): Promise<AccountSnapshot> {
     return auditedTransaction(db, p, async (tx) => {
@@ -111,8 +134,12 @@ export function accountsService(
     });
   }
 
-  async function updateProfile(p: Principal, patch: { display_name?: string | null; locale?: "ko" | "en" }): Promise<AccountSnapshot> {
-    if (patch.display_name === undefined && patch.locale === undefined) throw badRequest("invalid_request", "Send display_name or locale.");
+  async function updateProfile(
+    p: Principal,
+    patch: { display_name?: string | null; locale?: "ko" | "en" },
+  ): Promise<AccountSnapshot> {
+    if (patch.display_name === undefined && patch.locale === undefined)
+      throw badRequest("invalid_request", "Send display_name or locale.");
     return update(p, {
       ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
       ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
@@ -129,8 +156,13 @@ export function accountsService(
     const account = await repo.findLiveAccount(db, p.accountId);
     if (!account) throw notFound("account");
     if (account.password_hash !== null) {
-      if (current === undefined) throw badRequest("current_password_required", "This account has a password; send current_password to change it.");
-      if (!(await verifyPassword(current, account.password_hash))) throw new ApiError("wrong_password", "current_password is wrong.");
+      if (current === undefined)
+        throw badRequest(
+          "current_password_required",
+          "This account has a password; send current_password to change it.",
+        );
+      if (!(await verifyPassword(current, account.password_hash)))
+        throw new ApiError("wrong_password", "current_password is wrong.");
     }
     const hash = await hashPassword(next);
     await auditedTransaction(db, p, async (tx) => {
@@ -161,11 +193,20 @@ export function accountsService(
     let expiresAt: Date | null = null;
     if (input.expires_at !== undefined) {
       expiresAt = new Date(input.expires_at);
-      if (Number.isNaN(expiresAt.getTime())) throw badRequest("invalid_request", "expires_at must be an RFC 3339 time.");
+      if (Number.isNaN(expiresAt.getTime()))
+        throw badRequest("invalid_request", "expires_at must be an RFC 3339 time.");
       if (expiresAt.getTime() <= Date.now()) throw badRequest("invalid_request", "expires_at must be in the future.");
     }
     return auditedTransaction(db, p, (tx) =>
-      repo.issueToken(tx, { accountId: p.accountId, owner: p.owner, kind: "scoped", name: input.name, scopes: [...new Set(input.scopes)], expiresAt }));
+      repo.issueToken(tx, {
+        accountId: p.accountId,
+        owner: p.owner,
+        kind: "scoped",
+        name: input.name,
+        scopes: [...new Set(input.scopes)],
+        expiresAt,
+      }),
+    );
   }
 
   /** Revokes one of the caller's scoped keys; 404 for anything else (another account's key, a session, an unknown id). */
@@ -177,8 +218,18 @@ export function accountsService(
   }
 
   return {
-    createAccount, signup, login, logout, spendCaps, updateProfile, setSpendCap, changePassword, deleteAccount,
-    listKeys, issueScopedKey, revokeKey,
+    createAccount,
+    signup,
+    login,
+    logout,
+    spendCaps,
+    updateProfile,
+    setSpendCap,
+    changePassword,
+    deleteAccount,
+    listKeys,
+    issueScopedKey,
+    revokeKey,
   };
 }
 

@@ -13,8 +13,9 @@ import * as repo from "./repo.js";
 export function auditDraft(request: FastifyRequest, successStatus: number): AuditDraft {
   const params = (request.params ?? {}) as Record<string, string>;
   return {
-    action: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId
-      ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
+    action:
+      (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ??
+      `${request.method} ${request.routeOptions.url ?? request.url}`,
     target: params.id ?? params.slug ?? params.code ?? null,
     ip: request.ip,
     requestId: request.id,
@@ -25,8 +26,15 @@ export function auditDraft(request: FastifyRequest, successStatus: number): Audi
 
 function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number): Promise<void> {
   return repo.insertAudit(q, {
-    accountId: p.accountId, owner: p.owner, tokenId: p.tokenId, tokenKind: p.kind,
-    action: d.action, target: d.target, ip: d.ip, status, requestId: d.requestId,
+    accountId: p.accountId,
+    owner: p.owner,
+    tokenId: p.tokenId,
+    tokenKind: p.kind,
+    action: d.action,
+    target: d.target,
+    ip: d.ip,
+    status,
+    requestId: d.requestId,
   });
 }
 
@@ -34,7 +42,11 @@ function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number):
  * The transaction of a change made for a caller: the caller's audit row (if this is an audited
  * request) is inserted before COMMIT, so a failing audit insert rolls the change back.
  */
-export async function auditedTransaction<T>(db: Db, principal: Principal | null, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function auditedTransaction<T>(
+  db: Db,
+  principal: Principal | null,
+  fn: (tx: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const draft = principal?.audit;
   const result = await inTransaction(db, async (tx) => {
     const r = await fn(tx);

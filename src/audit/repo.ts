@@ -16,7 +16,17 @@ export interface AuditRow {
 
 export async function insertAudit(
   q: Queryable,
-  r: { accountId: string; owner: Owner; tokenId: string; tokenKind: string; action: string; target: string | null; ip: string; status: number; requestId: string },
+  r: {
+    accountId: string;
+    owner: Owner;
+    tokenId: string;
+    tokenKind: string;
+    action: string;
+    target: string | null;
+    ip: string;
+    status: number;
+    requestId: string;
+  },
 ): Promise<void> {
   await q.query(
     `INSERT INTO audit_log (account_id, owner_kind, owner_id, token_id, token_kind, action, target, ip, status, request_id)
@@ -29,7 +39,11 @@ export async function insertAudit(
  * Rows an account made, newest first, below the cursor id (keyset paging). ORDER BY names the table's
  * column: a bare `id` would be the text output column, and "9" sorts after "10".
  */
-export async function listByActor(q: Queryable, accountId: string, page: { before: string | null; limit: number }): Promise<AuditRow[]> {
+export async function listByActor(
+  q: Queryable,
+  accountId: string,
+  page: { before: string | null; limit: number },
+): Promise<AuditRow[]> {
   const { rows } = await q.query<AuditRow>(
     `SELECT id::text, account_id, token_id, token_kind, action, target, ip, status, request_id, created_at
        FROM audit_log WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)

@@ -3,13 +3,35 @@
  * resources `resource:action:{id|slug}`. A write grant includes read on the same resource.
  */
 export const RESOURCES = [
-  "pods", "databases", "volumes", "static", "backups", "billing", "pod-templates", "domains",
-  "sandboxes", "buckets", "registry", "builds", "partner", "org", "linked-apps",
+  "pods",
+  "databases",
+  "volumes",
+  "static",
+  "backups",
+  "billing",
+  "pod-templates",
+  "domains",
+  "sandboxes",
+  "buckets",
+  "registry",
+  "builds",
+  "partner",
+  "org",
+  "linked-apps",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 export const INSTANCE_LIMITED: ReadonlySet<string> = new Set([
-  "pods", "databases", "volumes", "static", "pod-templates", "domains", "sandboxes", "buckets", "registry", "builds",
+  "pods",
+  "databases",
+  "volumes",
+  "static",
+  "pod-templates",
+  "domains",
+  "sandboxes",
+  "buckets",
+  "registry",
+  "builds",
 ]);
 
 export type Action = "read" | "write";

@@ -30,7 +30,11 @@ export class TokenResolver {
   private listening = false;
   private closed = false;
 
-  constructor(private db: Db, private connectionString: string, private log: FastifyBaseLogger) {}
+  constructor(
+    private db: Db,
+    private connectionString: string,
+    private log: FastifyBaseLogger,
+  ) {}
 
   async start(): Promise<void> {
     await this.listen();
@@ -75,7 +79,10 @@ export class TokenResolver {
   private onInvalidate(payload: string): void {
     const [kind, id] = payload.split(":");
     for (const [key, entry] of this.cache) {
-      if ((kind === "token" && entry.principal.tokenId === id) || (kind === "account" && entry.principal.accountId === id)) {
+      if (
+        (kind === "token" && entry.principal.tokenId === id) ||
+        (kind === "account" && entry.principal.accountId === id)
+      ) {
         this.cache.delete(key);
       }
     }
@@ -102,7 +109,9 @@ export class TokenResolver {
     if (now - (this.touched.get(tokenId) ?? 0) < 60_000) return;
     if (this.touched.size > CACHE_MAX) this.touched.clear();
     this.touched.set(tokenId, now);
-    await this.db.query({ name: "token-touch", text: "UPDATE tokens SET last_used_at = now() WHERE id = $1", values: [tokenId] }).catch(() => {});
+    await this.db
+      .query({ name: "token-touch", text: "UPDATE tokens SET last_used_at = now() WHERE id = $1", values: [tokenId] })
+      .catch(() => {});
   }
 
   async resolve(secret: string): Promise<Principal | null> {
@@ -132,9 +141,20 @@ export class TokenResolver {
 
 async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | null> {
   const { rows } = await db.query<{
-    id: string; kind: "full" | "scoped"; scopes: string[]; expires_at: Date | null; owner_kind: OwnerKind; owner_id: string;
-    account_id: string; email: string; display_name: string | null; locale: "ko" | "en"; has_password: boolean;
-    account_spend_cap_krw: number | null; app_spend_cap_krw: number | null; created_at: Date;
+    id: string;
+    kind: "full" | "scoped";
+    scopes: string[];
+    expires_at: Date | null;
+    owner_kind: OwnerKind;
+    owner_id: string;
+    account_id: string;
+    email: string;
+    display_name: string | null;
+    locale: "ko" | "en";
+    has_password: boolean;
+    account_spend_cap_krw: number | null;
+    app_spend_cap_krw: number | null;
+    created_at: Date;
   }>({
     // named: planned once per connection, this runs on every cache miss
     name: "token-load",
@@ -157,8 +177,14 @@ async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | nu
     grants: row.scopes.map(parseScope).filter((g): g is Grant => g !== null),
     expiresAt: row.expires_at,
     account: {
-      id: row.account_id, email: row.email, display_name: row.display_name, locale: row.locale, has_password: row.has_password,
-      account_spend_cap_krw: row.account_spend_cap_krw, app_spend_cap_krw: row.app_spend_cap_krw, created_at: row.created_at,
+      id: row.account_id,
+      email: row.email,
+      display_name: row.display_name,
+      locale: row.locale,
+      has_password: row.has_password,
+      account_spend_cap_krw: row.account_spend_cap_krw,
+      app_spend_cap_krw: row.app_spend_cap_krw,
+      created_at: row.created_at,
     },
   };
 }

@@ -15,10 +15,13 @@ import { Ajv } from "ajv";
 
 export const MICRO = 1_000_000;
 
-const SizePrice = Type.Object({
-  krw_per_hour: Type.Integer({ minimum: 0 }),
-  storage_microkrw_per_gb_hour: Type.Integer({ minimum: 0 }),
-}, { additionalProperties: false });
+const SizePrice = Type.Object(
+  {
+    krw_per_hour: Type.Integer({ minimum: 0 }),
+    storage_microkrw_per_gb_hour: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
 export const PriceCatalog = Type.Object({
   currency: Type.Literal("KRW"),
   meter_interval_seconds: Type.Integer({ minimum: 60, maximum: 3600 }),
@@ -35,12 +38,16 @@ export function loadPriceCatalog(file: string | URL = DEFAULT_PRICES_FILE): Pric
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new Error(`configuration error: price catalog ${String(file)} cannot be read: ${(err as Error).message}`, { cause: err });
+    throw new Error(`configuration error: price catalog ${String(file)} cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const validate = new Ajv({ strict: false }).compile(PriceCatalog);
   if (!validate(parsed)) {
     const first = validate.errors?.[0];
-    throw new Error(`configuration error: price catalog ${String(file)} is invalid at ${first?.instancePath}: ${first?.message}`);
+    throw new Error(
+      `configuration error: price catalog ${String(file)} is invalid at ${first?.instancePath}: ${first?.message}`,
+    );
   }
   const c = parsed as PriceCatalog;
   const secs = c.meter_interval_seconds;
@@ -49,7 +56,9 @@ export function loadPriceCatalog(file: string | URL = DEFAULT_PRICES_FILE): Pric
     for (const [size, p] of Object.entries(sizes)) {
       for (const perHourMicro of [p.krw_per_hour * MICRO, p.storage_microkrw_per_gb_hour]) {
         if ((perHourMicro * secs) % 3600 !== 0) {
-          throw new Error(`configuration error: price of ${kind} size ${size} over ${secs} s is not a whole number of micro-won`);
+          throw new Error(
+            `configuration error: price of ${kind} size ${size} over ${secs} s is not a whole number of micro-won`,
+          );
         }
       }
     }
@@ -63,14 +72,23 @@ export function prices(): PriceCatalog {
   return (cached ??= loadPriceCatalog());
 }
 
-export interface IntervalPrice { instance_micro: number; storage_micro: number }
+export interface IntervalPrice {
+  instance_micro: number;
+  storage_micro: number;
+}
 
 /** What a price depends on: the size, the storage kept and whether it runs. */
-export interface Priced { size: string; storageGb: number; state: string }
+export interface Priced {
+  size: string;
+  storageGb: number;
+  state: string;
+}
 
 /** The catalog entry of a kind and size, or null when the catalog does not price it. */
 export function priceOf(c: PriceCatalog, kind: string, size: string): SizePrice | null {
-  return Object.hasOwn(c.resources, kind) && Object.hasOwn(c.resources[kind].sizes, size) ? c.resources[kind].sizes[size] : null;
+  return Object.hasOwn(c.resources, kind) && Object.hasOwn(c.resources[kind].sizes, size)
+    ? c.resources[kind].sizes[size]
+    : null;
 }
 
 /**

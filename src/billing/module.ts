@@ -14,14 +14,23 @@ import { paymentJobs } from "./payments/jobs.js";
 export const billingArea = defineArea({
   name: "billing",
   routes: async (app, ctx) => {
-    await billingRoutes(app, billingService({
-      db: ctx.db, kernel: ctx.kernel,
-      defaultAccountSpendCapKrw: ctx.config.defaultAccountSpendCapKrw, defaultAppSpendCapKrw: ctx.config.defaultAppSpendCapKrw,
-    }));
+    await billingRoutes(
+      app,
+      billingService({
+        db: ctx.db,
+        kernel: ctx.kernel,
+        defaultAccountSpendCapKrw: ctx.config.defaultAccountSpendCapKrw,
+        defaultAppSpendCapKrw: ctx.config.defaultAppSpendCapKrw,
+      }),
+    );
     await paymentRoutes(app, ctx);
   },
   jobs: (p) => [
-    ...billingJobs({ db: p.db, kernel: p.kernel, overdue: { action: p.config.overdueAction, graceHours: p.config.overdueGraceHours } }),
+    ...billingJobs({
+      db: p.db,
+      kernel: p.kernel,
+      overdue: { action: p.config.overdueAction, graceHours: p.config.overdueGraceHours },
+    }),
     ...paymentJobs({ db: p.db, config: p.config, secrets: p.secrets }),
   ],
   admission: () => fundsCheck(),

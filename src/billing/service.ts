@@ -28,12 +28,19 @@ export function billingService(deps: BillingDeps) {
     const burn = await burnRateMicro(db, kernel.metering, p.owner);
     const policy = krwWallet?.policy ?? "prepaid";
     return {
-      currency: "KRW" as const, balance,
-      balances: [{ currency: "KRW", balance }, ...(usdWallet ? [{ currency: "USD", balance: usdWallet.balance ?? 0 }] : [])],
-      burn_rate_krw_per_hour: Math.ceil(burn / MICRO), burn_rate_microkrw_per_hour: burn,
+      currency: "KRW" as const,
+      balance,
+      balances: [
+        { currency: "KRW", balance },
+        ...(usdWallet ? [{ currency: "USD", balance: usdWallet.balance ?? 0 }] : []),
+      ],
+      burn_rate_krw_per_hour: Math.ceil(burn / MICRO),
+      burn_rate_microkrw_per_hour: burn,
       hours_left: burn > 0 ? Math.max(0, Math.floor((balance * MICRO) / burn)) : null,
-      suite_billed: policy === "suite", billing_policy: policy,
-      overdue: !!krwWallet?.overdue_since, overdue_since: krwWallet?.overdue_since?.toISOString() ?? null,
+      suite_billed: policy === "suite",
+      billing_policy: policy,
+      overdue: !!krwWallet?.overdue_since,
+      overdue_since: krwWallet?.overdue_since?.toISOString() ?? null,
     };
   }
 
@@ -51,15 +58,38 @@ export function billingService(deps: BillingDeps) {
     const appCap = caps?.app_spend_cap_krw ?? deps.defaultAppSpendCapKrw;
     const used = krw(m.mtdMicro);
     return {
-      period: m.period, currency: "KRW" as const, period_start: m.start.toISOString(), period_end: m.end.toISOString(),
+      period: m.period,
+      currency: "KRW" as const,
+      period_start: m.start.toISOString(),
+      period_end: m.end.toISOString(),
       month_to_date: { kinds: m.kinds, total_microkrw: m.mtdMicro, total_krw: used },
-      projected_month: { total_microkrw: m.projectedMicro, total_krw: krw(m.projectedMicro), burn_rate_microkrw_per_hour: m.burnMicro },
-      balance: w?.balance ?? 0, suite_billed: w?.policy === "suite", overdue: !!w?.overdue_since,
+      projected_month: {
+        total_microkrw: m.projectedMicro,
+        total_krw: krw(m.projectedMicro),
+        burn_rate_microkrw_per_hour: m.burnMicro,
+      },
+      balance: w?.balance ?? 0,
+      suite_billed: w?.policy === "suite",
+      overdue: !!w?.overdue_since,
       spend_caps: {
-        account: { cap_krw: accountCap, is_default: caps?.account_spend_cap_is_default ?? true, used_krw: used, remaining_krw: Math.max(0, accountCap - used), reached: used >= accountCap },
+        account: {
+          cap_krw: accountCap,
+          is_default: caps?.account_spend_cap_is_default ?? true,
+          used_krw: used,
+          remaining_krw: Math.max(0, accountCap - used),
+          reached: used >= accountCap,
+        },
         app: {
-          cap_krw: appCap, is_default: caps?.app_spend_cap_is_default ?? true,
-          apps: m.perResource.map((r) => ({ kind: r.kind, id: r.id, name: r.name, used_krw: krw(r.micro), remaining_krw: Math.max(0, appCap - krw(r.micro)), reached: krw(r.micro) >= appCap })),
+          cap_krw: appCap,
+          is_default: caps?.app_spend_cap_is_default ?? true,
+          apps: m.perResource.map((r) => ({
+            kind: r.kind,
+            id: r.id,
+            name: r.name,
+            used_krw: krw(r.micro),
+            remaining_krw: Math.max(0, appCap - krw(r.micro)),
+            reached: krw(r.micro) >= appCap,
+          })),
         },
       },
     };

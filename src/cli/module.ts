@@ -6,5 +6,7 @@ import { pruneCliErrorReports } from "./service.js";
 export const cliArea = defineArea({
   name: "cli",
   routes: cliRoutes,
-  jobs: (p) => [{ name: "core.prune-cli-error-reports", cron: "17 3 * * *", handler: () => pruneCliErrorReports(p.db) }],
+  jobs: (p) => [
+    { name: "core.prune-cli-error-reports", cron: "17 3 * * *", handler: () => pruneCliErrorReports(p.db) },
+  ],
 });

@@ -14,7 +14,10 @@ export async function countRecentReports(q: Queryable, accountId: string): Promi
   return rows[0].n;
 }
 
-export async function insertReports(q: Queryable, r: { accountId: string; owner: Owner; tokenId: string; reports: unknown[] }): Promise<void> {
+export async function insertReports(
+  q: Queryable,
+  r: { accountId: string; owner: Owner; tokenId: string; reports: unknown[] },
+): Promise<void> {
   await q.query(
     "INSERT INTO cli_error_reports (account_id, owner_kind, owner_id, token_id, report) SELECT $1, $2, $3, $4, r FROM jsonb_array_elements($5::jsonb) r",
     [r.accountId, r.owner.kind, r.owner.id, r.tokenId, JSON.stringify(r.reports)],

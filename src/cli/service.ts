@@ -19,7 +19,11 @@ export async function recordCliErrors(db: Db, p: Principal, reports: unknown[]):
     await repo.lockAccountReports(tx, p.accountId);
     const recent = await repo.countRecentReports(tx, p.accountId);
     if (recent + reports.length > MAX_REPORTS_PER_DAY) {
-      throw new ApiError("report_limit_exceeded", `At most ${MAX_REPORTS_PER_DAY} error reports per 24 hours; ${Math.max(0, MAX_REPORTS_PER_DAY - recent)} remain.`, { "retry-after": "3600" });
+      throw new ApiError(
+        "report_limit_exceeded",
+        `At most ${MAX_REPORTS_PER_DAY} error reports per 24 hours; ${Math.max(0, MAX_REPORTS_PER_DAY - recent)} remain.`,
+        { "retry-after": "3600" },
+      );
     }
     await repo.insertReports(tx, { accountId: p.accountId, owner: p.owner, tokenId: p.tokenId, reports });
   });

@@ -45,7 +45,13 @@ export interface PaymentsConfig {
   toss: { apiBase: string; secretKey: string | null; webhookKey: string | null };
   /** top-up limits in provider units: KRW won, USD cents */
   topup: { minKrw: number; maxKrw: number; minUsdCents: number; maxUsdCents: number };
-  bank: { bankName: string | null; accountNumber: string | null; accountHolder: string | null; minKrw: number; maxKrw: number };
+  bank: {
+    bankName: string | null;
+    accountNumber: string | null;
+    accountHolder: string | null;
+    minKrw: number;
+    maxKrw: number;
+  };
   /** first retry of a failed auto-recharge after this long, doubling up to the maximum */
   autoRechargeRetrySeconds: number;
   autoRechargeRetryMaxSeconds: number;
@@ -72,7 +78,8 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
   return raw as T;
 }
 
@@ -85,7 +92,8 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   } catch {
     throw new ConfigError(name, "is not a valid URL");
   }
-  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(" or ")}, got ${parsed.protocol}`);
+  if (!protocols.includes(parsed.protocol))
+    throw new ConfigError(name, `must use ${protocols.join(" or ")}, got ${parsed.protocol}`);
   return raw;
 }
 
@@ -135,7 +143,8 @@ function httpTimeouts(env: Env): HttpTimeouts {
     keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
     idleTimeoutMs: int(env, "HTTP_IDLE_TIMEOUT_MS", 120_000, 1_000, 3_600_000),
   };
-  if (t.headersTimeoutMs > t.requestTimeoutMs) throw new ConfigError("HTTP_HEADERS_TIMEOUT_MS", "must not exceed HTTP_REQUEST_TIMEOUT_MS");
+  if (t.headersTimeoutMs > t.requestTimeoutMs)
+    throw new ConfigError("HTTP_HEADERS_TIMEOUT_MS", "must not exceed HTTP_REQUEST_TIMEOUT_MS");
   return t;
 }
 
@@ -149,7 +158,8 @@ function paymentsConfig(env: Env): PaymentsConfig {
     maxUsdCents: int(env, "TOPUP_MAX_USD_CENTS", 500_000, 50, 100_000_000),
   };
   if (topup.minKrw > topup.maxKrw) throw new ConfigError("TOPUP_MIN_KRW", "must not exceed TOPUP_MAX_KRW");
-  if (topup.minUsdCents > topup.maxUsdCents) throw new ConfigError("TOPUP_MIN_USD_CENTS", "must not exceed TOPUP_MAX_USD_CENTS");
+  if (topup.minUsdCents > topup.maxUsdCents)
+    throw new ConfigError("TOPUP_MIN_USD_CENTS", "must not exceed TOPUP_MAX_USD_CENTS");
   const bank = {
     bankName: env.BANK_DEPOSIT_BANK || null,
     accountNumber: env.BANK_DEPOSIT_ACCOUNT || null,
@@ -157,8 +167,10 @@ function paymentsConfig(env: Env): PaymentsConfig {
     minKrw: int(env, "BANK_TRANSFER_MIN_KRW", 10_000, 1, 1_000_000_000_000),
     maxKrw: int(env, "BANK_TRANSFER_MAX_KRW", 10_000_000, 1, 1_000_000_000_000),
   };
-  if (bank.minKrw > bank.maxKrw) throw new ConfigError("BANK_TRANSFER_MIN_KRW", "must not exceed BANK_TRANSFER_MAX_KRW");
-  if (bank.accountNumber !== null && !/^[0-9][0-9-]{5,30}$/.test(bank.accountNumber)) throw new ConfigError("BANK_DEPOSIT_ACCOUNT", "must be digits and hyphens");
+  if (bank.minKrw > bank.maxKrw)
+    throw new ConfigError("BANK_TRANSFER_MIN_KRW", "must not exceed BANK_TRANSFER_MAX_KRW");
+  if (bank.accountNumber !== null && !/^[0-9][0-9-]{5,30}$/.test(bank.accountNumber))
+    throw new ConfigError("BANK_DEPOSIT_ACCOUNT", "must be digits and hyphens");
   return {
     stripe: {
       apiBase: stripeBase,

@@ -10,5 +10,7 @@ export async function expireIdempotencyKeys(db: Db): Promise<void> {
 /** Maintenance of the shared core tables (idempotency keys). */
 export const coreArea = defineArea({
   name: "core",
-  jobs: (p) => [{ name: "core.expire-idempotency-keys", cron: "*/10 * * * *", handler: () => expireIdempotencyKeys(p.db) }],
+  jobs: (p) => [
+    { name: "core.expire-idempotency-keys", cron: "*/10 * * * *", handler: () => expireIdempotencyKeys(p.db) },
+  ],
 });

@@ -34,32 +34,61 @@ export async function backupsOf(q: Queryable, owner: Owner, limit: number): Prom
 }
 
 /** Records (or completes) one backup; it takes the owner of its database, `accountId` is the database's creator. */
-export async function upsertBackup(q: Queryable, accountId: string, b: {
-  id: string; databaseId: string; kind: string; label: string | null; status: string; sizeBytes: number;
-  startedAt: string | null; finishedAt: string | null; startLsn: string | null; stopLsn: string | null;
-}): Promise<void> {
+export async function upsertBackup(
+  q: Queryable,
+  accountId: string,
+  b: {
+    id: string;
+    databaseId: string;
+    kind: string;
+    label: string | null;
+    status: string;
+    sizeBytes: number;
+    startedAt: string | null;
+    finishedAt: string | null;
+    startLsn: string | null;
+    stopLsn: string | null;
+  },
+): Promise<void> {
   await q.query(
     `INSERT INTO database_backups (id, database_id, account_id, owner_kind, owner_id, kind, label, status, size_bytes, started_at, finished_at, start_lsn, stop_lsn)
      SELECT $1, $2, $3, d.owner_kind, d.owner_id, $4, $5, $6, $7, $8, $9, $10, $11 FROM databases d WHERE d.id = $2
      ON CONFLICT (database_id, id) DO UPDATE SET status = EXCLUDED.status, size_bytes = EXCLUDED.size_bytes, finished_at = EXCLUDED.finished_at`,
-    [b.id, b.databaseId, accountId, b.kind, b.label, b.status, b.sizeBytes, b.startedAt, b.finishedAt, b.startLsn, b.stopLsn],
+    [
+      b.id,
+      b.databaseId,
+      accountId,
+      b.kind,
+      b.label,
+      b.status,
+      b.sizeBytes,
+      b.startedAt,
+      b.finishedAt,
+      b.startLsn,
+      b.stopLsn,
+    ],
   );
 }
 
 /** When the first complete base backup or snapshot finished: recovery cannot reach earlier moments. */
 export async function firstRecoverableAt(q: Queryable, databaseId: string): Promise<Date | null> {
   const { rows } = await q.query<{ first: Date | null }>(
-    "SELECT min(finished_at) AS first FROM database_backups WHERE database_id = $1 AND kind IN ('base', 'snapshot') AND status = 'complete'", [databaseId],
+    "SELECT min(finished_at) AS first FROM database_backups WHERE database_id = $1 AND kind IN ('base', 'snapshot') AND status = 'complete'",
+    [databaseId],
   );
   return rows[0]?.first ?? null;
 }
 
 export async function deleteBackups(q: Queryable, databaseId: string, ids: string[]): Promise<void> {
-  if (ids.length) await q.query("DELETE FROM database_backups WHERE database_id = $1 AND id = ANY($2)", [databaseId, ids]);
+  if (ids.length)
+    await q.query("DELETE FROM database_backups WHERE database_id = $1 AND id = ANY($2)", [databaseId, ids]);
 }
 
 export async function indexedWalIds(q: Queryable, databaseId: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>("SELECT id FROM database_backups WHERE database_id = $1 AND kind = 'wal'", [databaseId]);
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM database_backups WHERE database_id = $1 AND kind = 'wal'",
+    [databaseId],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -73,12 +102,17 @@ export async function unverifiedBackupIds(q: Queryable, databaseId: string, limi
 }
 
 export async function markVerified(q: Queryable, databaseId: string, backupId: string, ok: boolean): Promise<void> {
-  await q.query("UPDATE database_backups SET verified_at = now(), verify_ok = $3 WHERE database_id = $1 AND id = $2", [databaseId, backupId, ok]);
+  await q.query("UPDATE database_backups SET verified_at = now(), verify_ok = $3 WHERE database_id = $1 AND id = $2", [
+    databaseId,
+    backupId,
+    ok,
+  ]);
 }
 
 export async function corruptBackupIds(q: Queryable, databaseId: string): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
-    "SELECT id FROM database_backups WHERE database_id = $1 AND verify_ok = false ORDER BY finished_at", [databaseId],
+    "SELECT id FROM database_backups WHERE database_id = $1 AND verify_ok = false ORDER BY finished_at",
+    [databaseId],
   );
   return rows.map((r) => r.id);
 }

@@ -18,11 +18,24 @@ type ExecutorOutput = {
 type Executor = (row: repo.DatabaseRow, params: Record<string, unknown>) => Promise<ExecutorOutput>;
 
 /** What each command does to the server, and what the store records once it has happened. */
-function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["config"], secrets: SecretBox): Record<string, Executor> {
+function executors(
+  provider: DatabaseProvider,
+  db: Db,
+  config: DatabasesDeps["config"],
+  secrets: SecretBox,
+): Record<string, Executor> {
   const recordBackup = async (row: repo.DatabaseRow, b: BackupInfo) => {
     await repo.upsertBackup(db, row.account_id, {
-      id: b.id, databaseId: row.id, kind: b.kind, label: b.label, status: b.status, sizeBytes: b.sizeBytes,
-      startedAt: b.startedAt, finishedAt: b.finishedAt, startLsn: b.startLsn, stopLsn: b.stopLsn,
+      id: b.id,
+      databaseId: row.id,
+      kind: b.kind,
+      label: b.label,
+      status: b.status,
+      sizeBytes: b.sizeBytes,
+      startedAt: b.startedAt,
+      finishedAt: b.finishedAt,
+      startLsn: b.startLsn,
+      stopLsn: b.stopLsn,
     });
   };
   return {
@@ -37,7 +50,12 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       if (row.desired_state === "paused") await provider.stop(row.id);
       // the first base backup follows at once (without delaying "running"): PITR and WAL continuity checks start from it
       return {
-        patch: { state: row.desired_state === "paused" ? "paused" : "running", host: ep.host, port: ep.port, status_reason: null },
+        patch: {
+          state: row.desired_state === "paused" ? "paused" : "running",
+          host: ep.host,
+          port: ep.port,
+          status_reason: null,
+        },
         followUps: row.desired_state === "paused" ? [] : ["base_backup"],
       };
     },
@@ -51,7 +69,9 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
     },
     remove: async (row) => {
       // nothing on this host (never provisioned, or already purged): there is no server to stop
-      await provider.remove(row.id).catch((err) => { if (!isProviderError(err, "not_found")) throw err; });
+      await provider.remove(row.id).catch((err) => {
+        if (!isProviderError(err, "not_found")) throw err;
+      });
       // already recorded when the DELETE was accepted; written again so a row left in another state converges
       return { patch: { state: "removed" } };
     },
@@ -75,11 +95,16 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       return {};
     },
     allowlist: async (row) => {
-      await provider.setAllowlist(row.id, row.allowlist.map((e) => e.cidr));
+      await provider.setAllowlist(
+        row.id,
+        row.allowlist.map((e) => e.cidr),
+      );
       return {};
     },
     extensions: async (row, params) => {
-      const installed = await provider.ensureExtensions(row.id, params.names as string[], { shared: row.size === "dev" });
+      const installed = await provider.ensureExtensions(row.id, params.names as string[], {
+        shared: row.size === "dev",
+      });
       return { patch: { extensions: installed } };
     },
     resize: async (row, params) => {
@@ -91,8 +116,14 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       return { patch: { size, storage_gb: storageGb } };
     },
     // the local provider keeps the standby on the primary's host
-    ha_enable: async (row) => ({ result: { ...(await provider.enableStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
-    ha_rebuild: async (row) => ({ result: { ...(await provider.rebuildStandby(row.id)) }, patch: { standby_host_id: row.host_id } }),
+    ha_enable: async (row) => ({
+      result: { ...(await provider.enableStandby(row.id)) },
+      patch: { standby_host_id: row.host_id },
+    }),
+    ha_rebuild: async (row) => ({
+      result: { ...(await provider.rebuildStandby(row.id)) },
+      patch: { standby_host_id: row.host_id },
+    }),
     ha_switchover: async (row) => ({ result: { ...(await provider.switchover(row.id)) } }),
     ha_disable: async (row) => {
       await provider.disableStandby(row.id);
@@ -108,12 +139,27 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
       // a soft-deleted instance keeps its data directory: without a target time, bringing it back is starting it
       const wasRemoved = params.from_state === "removed" || (await provider.status(row.id)).removed;
       await provider.start(row.id); // also lets recoverTo archive every change up to now before it stops the server
-      let res: { fromBackupId: string | null; targetTime: string | null; timeline: number | null } = { fromBackupId: null, targetTime: null, timeline: null };
+      let res: { fromBackupId: string | null; targetTime: string | null; timeline: number | null } = {
+        fromBackupId: null,
+        targetTime: null,
+        timeline: null,
+      };
       if (target || !wasRemoved) res = await provider.recoverTo(row.id, { targetTime: target });
       const st = await provider.status(row.id);
       return {
-        patch: { state: "running", removed_at: null, status_reason: null, ha_enabled: st.standby !== null, pool_enabled: st.pool?.enabled ?? false },
-        result: { from_backup: res.fromBackupId, target_time: res.targetTime, timeline: res.timeline, recovered: res.fromBackupId !== null },
+        patch: {
+          state: "running",
+          removed_at: null,
+          status_reason: null,
+          ha_enabled: st.standby !== null,
+          pool_enabled: st.pool?.enabled ?? false,
+        },
+        result: {
+          from_backup: res.fromBackupId,
+          target_time: res.targetTime,
+          timeline: res.timeline,
+          recovered: res.fromBackupId !== null,
+        },
         // a recovery starts a new timeline: a fresh base backup keeps later recoveries short and continuity checks simple
         followUps: res.fromBackupId ? ["base_backup"] : [],
       };
@@ -125,7 +171,13 @@ function executors(provider: DatabaseProvider, db: Db, config: DatabasesDeps["co
 const SECRET_PARAMS = ["password"];
 
 /** The desired state each lifecycle command works towards. */
-const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = { start: "running", stop: "paused", remove: "removed", restore: "running", purge: "removed" };
+const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = {
+  start: "running",
+  stop: "paused",
+  remove: "removed",
+  restore: "running",
+  purge: "removed",
+};
 /**
  * A snapshot the user asked for before deleting is still taken while the server is up (it is read-only and never
  * starts the server; it is kept with the other backups for the grace window). System base backups are not.
@@ -139,9 +191,16 @@ const RUNS_ON_DELETED = new Set(["snapshot"]);
  * never starts a deleted server again), and nothing else touches the server of a deleted instance (its remove
  * is queued), except a snapshot while the server is still up. Checked under the instance's lock, on a fresh row.
  */
-async function supersededReason(provider: DatabaseProvider, kind: string, row: repo.DatabaseRow): Promise<string | null> {
+async function supersededReason(
+  provider: DatabaseProvider,
+  kind: string,
+  row: repo.DatabaseRow,
+): Promise<string | null> {
   const aim = AIMS[kind];
-  if (aim) return row.desired_state === aim ? null : `superseded: the database's desired state became "${row.desired_state}" after this ${kind} was asked for`;
+  if (aim)
+    return row.desired_state === aim
+      ? null
+      : `superseded: the database's desired state became "${row.desired_state}" after this ${kind} was asked for`;
   if (row.desired_state !== "removed") return null;
   if (RUNS_ON_DELETED.has(kind) && (await provider.status(row.id).catch(() => null))?.running) return null;
   return `superseded: the database was deleted before this ${kind} ran`;
@@ -180,7 +239,10 @@ export function databaseJobs(
             );
             return;
           }
-          await lock.query("UPDATE database_commands SET status = 'running', error = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1", [commandId]);
+          await lock.query(
+            "UPDATE database_commands SET status = 'running', error = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1",
+            [commandId],
+          );
           const exec = run[cmd.kind];
           try {
             if (!exec) throw new Error(`unknown command ${cmd.kind}`);
@@ -196,17 +258,32 @@ export function databaseJobs(
               return ok;
             });
             // lost follow-ups are harmless: the daily base backup and the watcher cover for them
-            if (applied) for (const kind of out.followUps ?? []) await enqueueSystem(db, queue, row.id, kind).catch(() => {});
+            if (applied)
+              for (const kind of out.followUps ?? []) await enqueueSystem(db, queue, row.id, kind).catch(() => {});
           } catch (err) {
             const message = err instanceof Error ? err.message : String(err);
             // provider refusals are final; other failures are retried by the queue, then recorded
-            const final = isProviderError(err) && ["bad_spec", "capacity", "bad_cidr", "extension_not_allowed", "ha_not_supported", "ha_not_enabled", "pgbouncer_missing", "not_found", "backup_not_found", "no_base_backup"].includes(err.code);
+            const final =
+              isProviderError(err) &&
+              [
+                "bad_spec",
+                "capacity",
+                "bad_cidr",
+                "extension_not_allowed",
+                "ha_not_supported",
+                "ha_not_enabled",
+                "pgbouncer_missing",
+                "not_found",
+                "backup_not_found",
+                "no_base_backup",
+              ].includes(err.code);
             await lock.query(
               `UPDATE database_commands SET status = $2, error = $3, finished_at = CASE WHEN $2 = 'failed' THEN now() END,
                  params = CASE WHEN $2 = 'failed' THEN params - $4::text[] ELSE params END WHERE id = $1`,
               [commandId, final ? "failed" : "queued", message, SECRET_PARAMS],
             );
-            if ((cmd.kind === "provision" || cmd.kind === "restore") && final) await repo.applyCommandOutcome(lock, row.id, cmd.kind, { state: "failed", status_reason: message });
+            if ((cmd.kind === "provision" || cmd.kind === "restore") && final)
+              await repo.applyCommandOutcome(lock, row.id, cmd.kind, { state: "failed", status_reason: message });
             if (!final) throw err;
           }
         } finally {
@@ -222,7 +299,11 @@ export function databaseJobs(
         [commandId, message, SECRET_PARAMS],
       );
       // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
-      if (rows[0]?.kind === "restore") await repo.applyCommandOutcome(db, rows[0].database_id, "restore", { state: "failed", status_reason: `restore failed: ${message}` });
+      if (rows[0]?.kind === "restore")
+        await repo.applyCommandOutcome(db, rows[0].database_id, "restore", {
+          state: "failed",
+          status_reason: `restore failed: ${message}`,
+        });
     },
   });
 
@@ -245,7 +326,13 @@ export function databaseJobs(
   });
 
   // each host watches the instances it holds
-  specs.push({ name: "databases.watch", cron: "* * * * *", perHost: true, policy: "stately", handler: async () => watchDatabases({ db, provider }, await databasesOnHost(db, hostId, ["running"])) });
+  specs.push({
+    name: "databases.watch",
+    cron: "* * * * *",
+    perHost: true,
+    policy: "stately",
+    handler: async () => watchDatabases({ db, provider }, await databasesOnHost(db, hostId, ["running"])),
+  });
 
   specs.push({
     name: "databases.purge-removed",
@@ -257,8 +344,16 @@ export function databaseJobs(
   return specs;
 }
 
-export async function enqueueSystem(db: Queryable, queue: Pick<JobQueue, "send">, databaseId: string, kind: string): Promise<void> {
-  const open = await db.query("SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')", [databaseId, kind]);
+export async function enqueueSystem(
+  db: Queryable,
+  queue: Pick<JobQueue, "send">,
+  databaseId: string,
+  kind: string,
+): Promise<void> {
+  const open = await db.query(
+    "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')",
+    [databaseId, kind],
+  );
   if (open.rowCount) return;
   const { randomUUID } = await import("node:crypto");
   const id = randomUUID();
@@ -288,7 +383,9 @@ async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStar
 async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
   const c = await db.connect();
   try {
-    const got = (await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [databaseId])).rows[0].ok;
+    const got = (
+      await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [databaseId])
+    ).rows[0].ok;
     if (got) await c.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [databaseId]);
     return got;
   } finally {
@@ -314,7 +411,14 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
                  ELSE d.state <> 'failed' AND (d.state = 'creating' OR d.state <> d.desired_state) END`,
   );
   for (const r of rows) {
-    const kind = r.desired_state === "removed" ? "remove" : r.state === "creating" ? "provision" : r.desired_state === "running" ? "start" : "stop";
+    const kind =
+      r.desired_state === "removed"
+        ? "remove"
+        : r.state === "creating"
+          ? "provision"
+          : r.desired_state === "running"
+            ? "start"
+            : "stop";
     await enqueueSystem(db, queue, r.id, kind);
   }
 }
@@ -323,7 +427,12 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
  * After a restart, every server is brought to its recorded state (the reconciler also runs each minute): also
  * the servers of deleted instances, which must be stopped whatever their row says.
  */
-export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send" | "hostAvailable">, provider: DatabaseProvider, hostId: string): Promise<void> {
+export async function reconcileNow(
+  db: Db,
+  queue: Pick<JobQueue, "send" | "hostAvailable">,
+  provider: DatabaseProvider,
+  hostId: string,
+): Promise<void> {
   const { rows } = await db.query<{ id: string; state: string; desired_state: string }>(
     `SELECT id, state, desired_state FROM databases
       WHERE host_id = $1 AND (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL`,
@@ -334,8 +443,10 @@ export async function reconcileNow(db: Db, queue: Pick<JobQueue, "send" | "hostA
     if (!status) continue;
     if (r.desired_state === "removed") {
       if (status.running || !status.removed) await enqueueSystem(db, queue, r.id, "remove");
-    } else if (r.state === "running" && r.desired_state === "running" && !status.running) await enqueueSystem(db, queue, r.id, "start");
-    else if (r.state === "paused" && r.desired_state === "paused" && status.running) await enqueueSystem(db, queue, r.id, "stop");
+    } else if (r.state === "running" && r.desired_state === "running" && !status.running)
+      await enqueueSystem(db, queue, r.id, "start");
+    else if (r.state === "paused" && r.desired_state === "paused" && status.running)
+      await enqueueSystem(db, queue, r.id, "stop");
   }
   await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);

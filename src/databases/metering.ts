@@ -7,8 +7,13 @@ import * as repo from "./repo.js";
 const KIND = "database";
 
 const metered = (r: repo.BillableRow): MeteredResource => ({
-  id: r.id, owner: { kind: r.owner_kind, id: r.owner_id }, accountId: r.account_id,
-  kind: KIND, size: r.size, storageGb: r.storage_gb, state: r.state,
+  id: r.id,
+  owner: { kind: r.owner_kind, id: r.owner_id },
+  accountId: r.account_id,
+  kind: KIND,
+  size: r.size,
+  storageGb: r.storage_gb,
+  state: r.state,
 });
 
 /** "kind:id" → the owner it names (ownerKey in kernel/owner.ts; ids never contain ":" but kinds come first). */
@@ -25,9 +30,16 @@ export function databaseMetering(): MeteringSource {
   return {
     kind: KIND,
     billable: async (q, { createdBefore, after, limit }) =>
-      (await repo.billableDatabases(q, { createdBefore, limit, after: after && { owner: parseOwnerKey(after[0]), id: after[1] } })).map(metered),
+      (
+        await repo.billableDatabases(q, {
+          createdBefore,
+          limit,
+          after: after && { owner: parseOwnerKey(after[0]), id: after[1] },
+        })
+      ).map(metered),
     billableOf: async (q, owner) => (await repo.billableDatabasesOf(q, owner)).map(metered),
-    describe: async (q, ids) => new Map((await repo.namesOf(q, ids)).map((r) => [r.id, { name: r.name, slug: r.slug }])),
+    describe: async (q, ids) =>
+      new Map((await repo.namesOf(q, ids)).map((r) => [r.id, { name: r.name, slug: r.slug }])),
   };
 }
 
@@ -39,7 +51,9 @@ export function databaseMetering(): MeteringSource {
  * and finds nothing, is made good by the reconciler, so neither fails the caller.
  */
 export function databaseLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): Lifecycle {
-  const send: Pick<JobQueue, "send"> = { send: (name, data, options) => jobs.send(name, data, options).catch(() => null) };
+  const send: Pick<JobQueue, "send"> = {
+    send: (name, data, options) => jobs.send(name, data, options).catch(() => null),
+  };
   return {
     pause: async (q, owner, reason) => {
       const ids = await repo.pausePaidDatabases(q, owner, reason);

@@ -17,7 +17,14 @@ export const databasesArea = defineArea<DatabasesState>({
     poolAvailable: () => findPgbouncer() !== null,
   }),
   routes: databaseRoutes,
-  jobs: (p, s) => databaseJobs(p.jobs, { db: p.db, config: p.config, provider: s.provider, secrets: p.secrets, hostId: p.kernel.hosts.local.id }),
+  jobs: (p, s) =>
+    databaseJobs(p.jobs, {
+      db: p.db,
+      config: p.config,
+      provider: s.provider,
+      secrets: p.secrets,
+      hostId: p.kernel.hosts.local.id,
+    }),
   metering: () => databaseMetering(),
   lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),
   instances: (p) => ({
@@ -33,7 +40,9 @@ export const databasesArea = defineArea<DatabasesState>({
     if (!host.roles.includes("worker")) return; // no instance lives on an API-only host
     const adopted = await adoptUnplaced(p.db, s.provider, host.id);
     if (adopted.length) p.log.info({ adopted }, "instances created before hosts existed now belong to this host");
-    await reconcileNow(p.db, p.jobs, s.provider, host.id).catch((err) => p.log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"));
+    await reconcileNow(p.db, p.jobs, s.provider, host.id).catch((err) =>
+      p.log.error({ err }, "start-up reconcile failed; the periodic reconciler retries"),
+    );
   },
   stop: async (_p, s) => {
     await (s.provider as LocalDatabaseProvider).idle?.();

@@ -15,16 +15,24 @@ type Jobs = Pick<JobQueue, "send"> & Partial<Pick<JobQueue, "hostAvailable">>;
 
 export const HOST_UNAVAILABLE =
   "host_unavailable: the server holding this database is not reachable (no heartbeat); the command waits and runs when it is back";
-const NOT_PLACED = "host_unavailable: this database is not placed on a host yet; it waits for the host holding its files to start";
+const NOT_PLACED =
+  "host_unavailable: this database is not placed on a host yet; it waits for the host holding its files to start";
 
 /**
  * Queues a command's job on the host holding its database, saying on the command when that host is down.
  * `resend`: a repair pass re-sending a command; skipped while the host is down (its start-up re-sends
  * every queued command), so a long outage does not pile up duplicate jobs in its queue.
  */
-export async function sendCommand(db: Queryable, jobs: Jobs, job: string, commandId: string, options: SendOptions & { resend?: boolean } = {}): Promise<void> {
+export async function sendCommand(
+  db: Queryable,
+  jobs: Jobs,
+  job: string,
+  commandId: string,
+  options: SendOptions & { resend?: boolean } = {},
+): Promise<void> {
   const { rows } = await db.query<{ host_id: string | null }>(
-    "SELECT d.host_id FROM database_commands c JOIN databases d ON d.id = c.database_id WHERE c.id = $1", [commandId],
+    "SELECT d.host_id FROM database_commands c JOIN databases d ON d.id = c.database_id WHERE c.id = $1",
+    [commandId],
   );
   if (!rows[0]) return;
   const hostId = rows[0].host_id;
@@ -38,7 +46,10 @@ export async function sendCommand(db: Queryable, jobs: Jobs, job: string, comman
 }
 
 async function markWaiting(db: Queryable, ids: string[], reason: string): Promise<void> {
-  await db.query("UPDATE database_commands SET error = $2 WHERE id = ANY($1) AND status = 'queued' AND error IS DISTINCT FROM $2", [ids, reason]);
+  await db.query(
+    "UPDATE database_commands SET error = $2 WHERE id = ANY($1) AND status = 'queued' AND error IS DISTINCT FROM $2",
+    [ids, reason],
+  );
 }
 
 /** The reconciler's pass: queued commands whose host went quiet after they were sent say so too. */
@@ -57,7 +68,10 @@ export async function markCommandsOnUnavailableHosts(db: Db, jobs: Jobs): Promis
 /** Refuses at once (503 host_unavailable) a change that needs the host now, before anything is recorded. */
 export async function requireHost(jobs: Jobs, row: repo.DatabaseRow): Promise<void> {
   if (!row.host_id || (jobs.hostAvailable && !(await jobs.hostAvailable(row.host_id)))) {
-    throw new ApiError("host_unavailable", "The server holding this database is not reachable right now; nothing was changed. Try again shortly.");
+    throw new ApiError(
+      "host_unavailable",
+      "The server holding this database is not reachable right now; nothing was changed. Try again shortly.",
+    );
   }
 }
 
@@ -66,7 +80,13 @@ export async function requireHost(jobs: Jobs, row: repo.DatabaseRow): Promise<vo
  * host goes quiet, or the time is up, a command still queued is withdrawn (failed), so it can never
  * apply later what the caller was told did not happen; 503 host_unavailable when the host went quiet.
  */
-export async function awaitCommand(db: Db, jobs: Jobs, commandId: string, hostId: string, timeoutMs: number): Promise<repo.CommandRow | null> {
+export async function awaitCommand(
+  db: Db,
+  jobs: Jobs,
+  commandId: string,
+  hostId: string,
+  timeoutMs: number,
+): Promise<repo.CommandRow | null> {
   const deadline = Date.now() + timeoutMs;
   let hostCheckedAt = Date.now();
   for (;;) {
@@ -78,10 +98,17 @@ export async function awaitCommand(db: Db, jobs: Jobs, commandId: string, hostId
       hostGone = !(await jobs.hostAvailable(hostId));
     }
     if (hostGone) {
-      const withdrawn = await withdraw(db, commandId, "host_unavailable: the server holding this database stopped answering; withdrawn");
-      throw new ApiError("host_unavailable", withdrawn
-        ? "The server holding this database stopped answering; nothing was changed. Try again shortly."
-        : "The server holding this database stopped answering while applying the change; its commands show the outcome once it is back.");
+      const withdrawn = await withdraw(
+        db,
+        commandId,
+        "host_unavailable: the server holding this database stopped answering; withdrawn",
+      );
+      throw new ApiError(
+        "host_unavailable",
+        withdrawn
+          ? "The server holding this database stopped answering; nothing was changed. Try again shortly."
+          : "The server holding this database stopped answering while applying the change; its commands show the outcome once it is back.",
+      );
     }
     if (Date.now() > deadline) {
       const reason = "withdrawn: not run in time";
@@ -113,10 +140,15 @@ export async function supersedeRotations(db: Queryable, databaseId: string): Pro
  * their files; each such host adopts its own at start-up. Nothing is ever moved from one host to another.
  */
 export async function adoptUnplaced(db: Db, provider: DatabaseProvider, hostId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>("SELECT id FROM databases WHERE host_id IS NULL AND purged_at IS NULL");
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM databases WHERE host_id IS NULL AND purged_at IS NULL",
+  );
   const adopted: string[] = [];
   for (const r of rows) {
-    const here = await provider.status(r.id).then(() => true, () => false);
+    const here = await provider.status(r.id).then(
+      () => true,
+      () => false,
+    );
     if (!here) continue;
     const res = await db.query("UPDATE databases SET host_id = $2 WHERE id = $1 AND host_id IS NULL", [r.id, hostId]);
     if (res.rowCount) adopted.push(r.id);
@@ -126,7 +158,10 @@ export async function adoptUnplaced(db: Db, provider: DatabaseProvider, hostId: 
 
 /** The instances this host holds, for work that goes over all of them (the watcher, the start-up check). */
 export async function databasesOnHost(db: Queryable, hostId: string, states: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>("SELECT id FROM databases WHERE host_id = $1 AND state = ANY($2) AND purged_at IS NULL", [hostId, states]);
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM databases WHERE host_id = $1 AND state = ANY($2) AND purged_at IS NULL",
+    [hostId, states],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -134,7 +169,13 @@ export async function databasesOnHost(db: Queryable, hostId: string, states: str
  * Status only the holding host's provider can report (pooler, standby). On that host it is read live;
  * through a process of another host it is what the last command that changed it recorded (its result).
  */
-export async function statusOnHost<T>(db: Queryable, localHostId: string, row: repo.DatabaseRow, live: () => Promise<T>, kinds: string[]): Promise<T | null> {
+export async function statusOnHost<T>(
+  db: Queryable,
+  localHostId: string,
+  row: repo.DatabaseRow,
+  live: () => Promise<T>,
+  kinds: string[],
+): Promise<T | null> {
   if (row.host_id === localHostId) return live().catch(() => null);
   const { rows } = await db.query<{ result: T }>(
     `SELECT result FROM database_commands WHERE database_id = $1 AND kind = ANY($2) AND status = 'succeeded' AND result IS NOT NULL

@@ -82,7 +82,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ---- databases: the API's reads and writes, always within one owner
 
 /** By id or slug, within one owner; purged instances are gone. */
-export async function findDatabase(q: Queryable, owner: Owner, ref: string, opts: { forUpdate?: boolean } = {}): Promise<DatabaseRow | null> {
+export async function findDatabase(
+  q: Queryable,
+  owner: Owner,
+  ref: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<DatabaseRow | null> {
   const byId = UUID.test(ref);
   const { rows } = await q.query<DatabaseRow>(
     `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"} AND purged_at IS NULL
@@ -117,8 +122,26 @@ export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<vo
     `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
        db_name, db_user, initial_password, initial_superuser_password, host_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-    [row.id, row.account_id, row.owner_kind, row.owner_id, row.name, row.slug, row.engine, row.version, row.size, row.storage_gb, row.pitr_retention_days,
-      row.desired_state, row.state, row.db_name, row.db_user, row.initial_password, row.initial_superuser_password, row.host_id ?? null],
+    [
+      row.id,
+      row.account_id,
+      row.owner_kind,
+      row.owner_id,
+      row.name,
+      row.slug,
+      row.engine,
+      row.version,
+      row.size,
+      row.storage_gb,
+      row.pitr_retention_days,
+      row.desired_state,
+      row.state,
+      row.db_name,
+      row.db_user,
+      row.initial_password,
+      row.initial_superuser_password,
+      row.host_id ?? null,
+    ],
   );
 }
 
@@ -133,12 +156,20 @@ function setClause(patch: Partial<Record<keyof DatabaseRow, unknown>>): { sets: 
   const keys = Object.keys(patch);
   const values = keys.map((k) => {
     const v = (patch as Record<string, unknown>)[k];
-    return v !== null && typeof v === "object" && !(v instanceof Date) && !Array.isArray(v) ? JSON.stringify(v) : Array.isArray(v) && k !== "extensions" ? JSON.stringify(v) : v;
+    return v !== null && typeof v === "object" && !(v instanceof Date) && !Array.isArray(v)
+      ? JSON.stringify(v)
+      : Array.isArray(v) && k !== "extensions"
+        ? JSON.stringify(v)
+        : v;
   });
   return { sets: keys.map((k, i) => `${k} = $${i + 2}`).join(", "), values };
 }
 
-export async function updateDatabase(q: Queryable, id: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<void> {
+export async function updateDatabase(
+  q: Queryable,
+  id: string,
+  patch: Partial<Record<keyof DatabaseRow, unknown>>,
+): Promise<void> {
   if (!Object.keys(patch).length) return;
   const { sets, values } = setClause(patch);
   await q.query(`UPDATE databases SET ${sets} WHERE id = $1`, [id, ...values]);
@@ -158,7 +189,12 @@ const CREATING_OWNERS = ["provision", "restore"];
  * When the check fails, none of the patch is written (its other fields belong to the state it described) and
  * false is returned. A patch without `state` (extensions, size, purged_at…) is written as it is.
  */
-export async function applyCommandOutcome(q: Queryable, id: string, kind: string, patch: Partial<Record<keyof DatabaseRow, unknown>>): Promise<boolean> {
+export async function applyCommandOutcome(
+  q: Queryable,
+  id: string,
+  kind: string,
+  patch: Partial<Record<keyof DatabaseRow, unknown>>,
+): Promise<boolean> {
   if (!("state" in patch)) {
     await updateDatabase(q, id, patch);
     return true;
@@ -185,7 +221,11 @@ export async function forgetInitialCredentials(q: Queryable, id: string): Promis
 
 /** Grows storage_gb only if it still has the value read (two watchers never add two steps). */
 export async function growStorage(q: Queryable, id: string, fromGb: number, toGb: number): Promise<boolean> {
-  const res = await q.query("UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [id, fromGb, toGb]);
+  const res = await q.query("UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [
+    id,
+    fromGb,
+    toGb,
+  ]);
   return (res.rowCount ?? 0) > 0;
 }
 
@@ -194,7 +234,8 @@ export async function growStorage(q: Queryable, id: string, fromGb: number, toGb
 /** Running instances the watcher looks at; one being paused (desired paused) is left to its stop command. */
 export async function watchedDatabases(q: Queryable, onlyIds: string[] | null): Promise<DatabaseRow[]> {
   const { rows } = await q.query<DatabaseRow>(
-    "SELECT * FROM databases WHERE state = 'running' AND desired_state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))", [onlyIds],
+    "SELECT * FROM databases WHERE state = 'running' AND desired_state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))",
+    [onlyIds],
   );
   return rows;
 }
@@ -207,7 +248,8 @@ export async function runningDatabaseIds(q: Queryable): Promise<string[]> {
 /** Removed instances past the grace period, not purged yet. */
 export async function purgeDueIds(q: Queryable, graceDays: number): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
-    "SELECT id FROM databases WHERE state = 'removed' AND purged_at IS NULL AND removed_at < now() - $1 * interval '1 day'", [graceDays],
+    "SELECT id FROM databases WHERE state = 'removed' AND purged_at IS NULL AND removed_at < now() - $1 * interval '1 day'",
+    [graceDays],
   );
   return rows.map((r) => r.id);
 }
@@ -217,7 +259,8 @@ export async function purgeDueIds(q: Queryable, graceDays: number): Promise<stri
  * connection of its own and released on the same one.
  */
 export async function tryInstanceLock(client: Queryable, id: string): Promise<boolean> {
-  return (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [id])).rows[0].ok;
+  return (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [id]))
+    .rows[0].ok;
 }
 
 export async function releaseInstanceLock(client: Queryable, id: string): Promise<void> {
@@ -226,35 +269,48 @@ export async function releaseInstanceLock(client: Queryable, id: string): Promis
 
 // ---- databases: what billing meters and pauses (through the kernel: metering.ts)
 
-export type BillableRow = Pick<DatabaseRow, "id" | "account_id" | "owner_kind" | "owner_id" | "size" | "storage_gb"> & { state: "running" | "paused" };
+export type BillableRow = Pick<DatabaseRow, "id" | "account_id" | "owner_kind" | "owner_id" | "size" | "storage_gb"> & {
+  state: "running" | "paused";
+};
 
-const BILLABLE = "SELECT id, account_id, owner_kind, owner_id, size, storage_gb, state FROM databases WHERE state IN ('running', 'paused')";
+const BILLABLE =
+  "SELECT id, account_id, owner_kind, owner_id, size, storage_gb, state FROM databases WHERE state IN ('running', 'paused')";
 
 /**
  * Instances holding resources, created before `createdBefore`, in (owner_kind, owner_id, id) order after
  * `after`: the owner prefix walks the index databases_owner, so a page costs its own rows.
  */
 export async function billableDatabases(
-  q: Queryable, page: { createdBefore: Date; after: { owner: Owner; id: string } | null; limit: number },
+  q: Queryable,
+  page: { createdBefore: Date; after: { owner: Owner; id: string } | null; limit: number },
 ): Promise<BillableRow[]> {
   const { rows } = page.after
     ? await q.query<BillableRow>(
-      `${BILLABLE} AND created_at < $1 AND (owner_kind, owner_id, id) > ($2, $3::uuid, $4::uuid) ORDER BY owner_kind, owner_id, id LIMIT $5`,
-      [page.createdBefore, page.after.owner.kind, page.after.owner.id, page.after.id, page.limit],
-    )
-    : await q.query<BillableRow>(`${BILLABLE} AND created_at < $1 ORDER BY owner_kind, owner_id, id LIMIT $2`, [page.createdBefore, page.limit]);
+        `${BILLABLE} AND created_at < $1 AND (owner_kind, owner_id, id) > ($2, $3::uuid, $4::uuid) ORDER BY owner_kind, owner_id, id LIMIT $5`,
+        [page.createdBefore, page.after.owner.kind, page.after.owner.id, page.after.id, page.limit],
+      )
+    : await q.query<BillableRow>(`${BILLABLE} AND created_at < $1 ORDER BY owner_kind, owner_id, id LIMIT $2`, [
+        page.createdBefore,
+        page.limit,
+      ]);
   return rows;
 }
 
 export async function billableDatabasesOf(q: Queryable, owner: Owner): Promise<BillableRow[]> {
-  const { rows } = await q.query<BillableRow>(`${BILLABLE} AND owner_kind = $1 AND owner_id = $2 ORDER BY id`, [owner.kind, owner.id]);
+  const { rows } = await q.query<BillableRow>(`${BILLABLE} AND owner_kind = $1 AND owner_id = $2 ORDER BY id`, [
+    owner.kind,
+    owner.id,
+  ]);
   return rows;
 }
 
 export async function namesOf(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
   const valid = ids.filter((id) => UUID.test(id));
   if (!valid.length) return [];
-  const { rows } = await q.query<{ id: string; name: string; slug: string }>("SELECT id, name, slug FROM databases WHERE id = ANY($1::uuid[])", [valid]);
+  const { rows } = await q.query<{ id: string; name: string; slug: string }>(
+    "SELECT id, name, slug FROM databases WHERE id = ANY($1::uuid[])",
+    [valid],
+  );
   return rows;
 }
 
@@ -282,13 +338,20 @@ export async function resumePausedDatabases(q: Queryable, owner: Owner, reason: 
 
 // ---- database_commands
 
-export async function insertCommand(q: Queryable, c: { id: string; databaseId: string; kind: string; params: Record<string, unknown> }): Promise<void> {
-  await q.query("INSERT INTO database_commands (id, database_id, kind, status, params) VALUES ($1, $2, $3, 'queued', $4)", [c.id, c.databaseId, c.kind, c.params]);
+export async function insertCommand(
+  q: Queryable,
+  c: { id: string; databaseId: string; kind: string; params: Record<string, unknown> },
+): Promise<void> {
+  await q.query(
+    "INSERT INTO database_commands (id, database_id, kind, status, params) VALUES ($1, $2, $3, 'queued', $4)",
+    [c.id, c.databaseId, c.kind, c.params],
+  );
 }
 
 /** A command the platform carried out itself at once (e.g. storage autoscale), recorded as succeeded. */
 export async function insertDoneCommand(
-  q: Queryable, c: { id: string; databaseId: string; kind: string; params: Record<string, unknown>; result: Record<string, unknown> },
+  q: Queryable,
+  c: { id: string; databaseId: string; kind: string; params: Record<string, unknown>; result: Record<string, unknown> },
 ): Promise<void> {
   await q.query(
     `INSERT INTO database_commands (id, database_id, kind, status, params, result, started_at, finished_at, attempts)
@@ -303,6 +366,9 @@ export async function findCommand(q: Queryable, id: string): Promise<CommandRow 
 }
 
 export async function recentCommands(q: Queryable, databaseId: string, limit = 10): Promise<CommandRow[]> {
-  const { rows } = await q.query<CommandRow>("SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2", [databaseId, limit]);
+  const { rows } = await q.query<CommandRow>(
+    "SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2",
+    [databaseId, limit],
+  );
   return rows;
 }

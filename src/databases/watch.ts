@@ -50,15 +50,27 @@ async function watchOne(db: Db, provider: DatabaseProvider, row: repo.DatabaseRo
 
   for (const wal of await provider.listArchivedWal(row.id)) {
     await repo.upsertBackup(db, row.account_id, {
-      id: wal.id, databaseId: row.id, kind: "wal", label: null, status: wal.status, sizeBytes: wal.sizeBytes,
-      startedAt: wal.startedAt, finishedAt: wal.finishedAt, startLsn: wal.startLsn, stopLsn: wal.stopLsn,
+      id: wal.id,
+      databaseId: row.id,
+      kind: "wal",
+      label: null,
+      status: wal.status,
+      sizeBytes: wal.sizeBytes,
+      startedAt: wal.startedAt,
+      finishedAt: wal.finishedAt,
+      startLsn: wal.startLsn,
+      stopLsn: wal.stopLsn,
     });
   }
   const pruned = await provider.pruneBackups(row.id, row.pitr_retention_days);
   await repo.deleteBackups(db, row.id, pruned.removedBackups);
   if (pruned.removedWal) {
     const kept = new Set((await provider.listArchivedWal(row.id)).map((w) => w.id));
-    await repo.deleteBackups(db, row.id, (await repo.indexedWalIds(db, row.id)).filter((id) => !kept.has(id)));
+    await repo.deleteBackups(
+      db,
+      row.id,
+      (await repo.indexedWalIds(db, row.id)).filter((id) => !kept.has(id)),
+    );
   }
 
   // stored checksums re-checked once per backup (base backups and snapshots), after it was taken
@@ -71,12 +83,25 @@ async function watchOne(db: Db, provider: DatabaseProvider, row: repo.DatabaseRo
   const wc = await provider.walContinuity(row.id);
   const health: repo.BackupHealth = {
     ok: wc.ok && corrupt.length === 0,
-    problem: wc.problem ?? (corrupt.length ? `${corrupt.length} backup(s) no longer match their checksums (${corrupt.join(", ")})` : null),
-    base_backup_id: wc.baseBackupId, timeline: wc.timeline, from_segment: wc.fromSegment, to_segment: wc.toSegment,
-    checked_segments: wc.checkedSegments, missing_segments: wc.missing, pending_segments: wc.pending,
-    archiver_failure: wc.archiverFailure, corrupt_backups: corrupt, checked_at: new Date().toISOString(),
+    problem:
+      wc.problem ??
+      (corrupt.length ? `${corrupt.length} backup(s) no longer match their checksums (${corrupt.join(", ")})` : null),
+    base_backup_id: wc.baseBackupId,
+    timeline: wc.timeline,
+    from_segment: wc.fromSegment,
+    to_segment: wc.toSegment,
+    checked_segments: wc.checkedSegments,
+    missing_segments: wc.missing,
+    pending_segments: wc.pending,
+    archiver_failure: wc.archiverFailure,
+    corrupt_backups: corrupt,
+    checked_at: new Date().toISOString(),
   };
-  await repo.updateDatabase(db, row.id, { backup_health: health, storage_used_bytes: st.usageBytes, health_checked_at: new Date() });
+  await repo.updateDatabase(db, row.id, {
+    backup_health: health,
+    storage_used_bytes: st.usageBytes,
+    health_checked_at: new Date(),
+  });
 }
 
 /**
@@ -95,8 +120,11 @@ export async function autoscaleStorage(db: Db, row: repo.DatabaseRow, usageBytes
   return inTransaction(db, async (tx) => {
     if (!(await repo.growStorage(tx, row.id, row.storage_gb, next))) return null;
     await repo.insertDoneCommand(tx, {
-      id: randomUUID(), databaseId: row.id, kind: "storage_autoscale",
-      params: { threshold_pct: threshold, step_gb: step, max_gb: max }, result: { from_gb: row.storage_gb, to_gb: next, usage_bytes: usageBytes },
+      id: randomUUID(),
+      databaseId: row.id,
+      kind: "storage_autoscale",
+      params: { threshold_pct: threshold, step_gb: step, max_gb: max },
+      result: { from_gb: row.storage_gb, to_gb: next, usage_bytes: usageBytes },
     });
     return next;
   });

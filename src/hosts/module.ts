@@ -16,7 +16,11 @@ export const hostsArea = defineArea<HostRegistry, HostsConfig>({
     await hosts.register(hostCapacity({ db_max_instances: p.config.dbMaxInstances }));
     p.kernel.setHosts(hosts);
     // provider work for this host's resources runs only here, and only with the worker role
-    p.jobs.bindHost({ hostId: local.id, worker: config.roles.includes("worker"), available: (id) => hosts.available(p.db, id) });
+    p.jobs.bindHost({
+      hostId: local.id,
+      worker: config.roles.includes("worker"),
+      available: (id) => hosts.available(p.db, id),
+    });
     return hosts;
   },
   routes: hostRoutes,

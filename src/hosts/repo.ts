@@ -29,7 +29,10 @@ const FRESH = "last_heartbeat_at > now() - make_interval(secs => heartbeat_secon
 const fresh = (param: number) => FRESH.replace("$MISSED", `$${param}`);
 
 /** Registers the host (or refreshes its record after a restart): name, roles and capacity are the latest process's. */
-export async function upsertHost(q: Queryable, h: { id: string; name: string; roles: HostRole[]; capacity: Record<string, unknown>; heartbeatSeconds: number }): Promise<void> {
+export async function upsertHost(
+  q: Queryable,
+  h: { id: string; name: string; roles: HostRole[]; capacity: Record<string, unknown>; heartbeatSeconds: number },
+): Promise<void> {
   await q.query(
     `INSERT INTO hosts (id, name, roles, capacity, heartbeat_seconds) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, roles = EXCLUDED.roles, capacity = EXCLUDED.capacity,
@@ -43,10 +46,21 @@ export async function heartbeat(q: Queryable, hostId: string, processId: string 
   if (processId) await q.query("UPDATE host_processes SET last_heartbeat_at = now() WHERE id = $1", [processId]);
 }
 
-export async function insertProcess(q: Queryable, p: { id: string; hostId: string; pid: number; roles: HostRole[] }): Promise<void> {
-  await q.query("INSERT INTO host_processes (id, host_id, pid, roles) VALUES ($1, $2, $3, $4)", [p.id, p.hostId, p.pid, p.roles]);
+export async function insertProcess(
+  q: Queryable,
+  p: { id: string; hostId: string; pid: number; roles: HostRole[] },
+): Promise<void> {
+  await q.query("INSERT INTO host_processes (id, host_id, pid, roles) VALUES ($1, $2, $3, $4)", [
+    p.id,
+    p.hostId,
+    p.pid,
+    p.roles,
+  ]);
   // a week of history per host is plenty for an operator looking at restarts
-  await q.query("DELETE FROM host_processes WHERE host_id = $1 AND started_at < now() - interval '7 days' AND id <> $2", [p.hostId, p.id]);
+  await q.query(
+    "DELETE FROM host_processes WHERE host_id = $1 AND started_at < now() - interval '7 days' AND id <> $2",
+    [p.hostId, p.id],
+  );
 }
 
 export async function stopProcess(q: Queryable, processId: string): Promise<void> {
@@ -54,7 +68,10 @@ export async function stopProcess(q: Queryable, processId: string): Promise<void
 }
 
 export async function isAvailable(q: Queryable, hostId: string, missedBeats: number): Promise<boolean> {
-  const { rows } = await q.query<{ ok: boolean }>(`SELECT ${fresh(2)} AS ok FROM hosts WHERE id = $1`, [hostId, missedBeats]);
+  const { rows } = await q.query<{ ok: boolean }>(`SELECT ${fresh(2)} AS ok FROM hosts WHERE id = $1`, [
+    hostId,
+    missedBeats,
+  ]);
   return rows[0]?.ok ?? false;
 }
 
@@ -68,7 +85,9 @@ export async function pickAvailable(q: Queryable, role: HostRole, missedBeats: n
 }
 
 export async function listHosts(q: Queryable, missedBeats: number): Promise<HostRow[]> {
-  const { rows } = await q.query<HostRow>(`SELECT *, ${fresh(1)} AS available FROM hosts ORDER BY registered_at, id`, [missedBeats]);
+  const { rows } = await q.query<HostRow>(`SELECT *, ${fresh(1)} AS available FROM hosts ORDER BY registered_at, id`, [
+    missedBeats,
+  ]);
   return rows;
 }
 

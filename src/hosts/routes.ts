@@ -6,29 +6,62 @@ import { Timestamp } from "../http/schemas.js";
 import type { HostRegistry } from "./service.js";
 
 const Process = Type.Object({
-  id: Type.String(), pid: Type.Integer(), roles: Type.Array(Type.String()), started_at: Timestamp, last_heartbeat_at: Timestamp, alive: Type.Boolean(),
+  id: Type.String(),
+  pid: Type.Integer(),
+  roles: Type.Array(Type.String()),
+  started_at: Timestamp,
+  last_heartbeat_at: Timestamp,
+  alive: Type.Boolean(),
 });
 const Host = Type.Object({
-  id: Type.String(), name: Type.String(), roles: Type.Array(Type.String()), capacity: Type.Record(Type.String(), Type.Unknown()),
-  heartbeat_seconds: Type.Integer(), available: Type.Boolean(), local: Type.Boolean({ description: "the host of the process that answered" }),
-  registered_at: Timestamp, started_at: Timestamp, last_heartbeat_at: Timestamp, processes: Type.Array(Process),
+  id: Type.String(),
+  name: Type.String(),
+  roles: Type.Array(Type.String()),
+  capacity: Type.Record(Type.String(), Type.Unknown()),
+  heartbeat_seconds: Type.Integer(),
+  available: Type.Boolean(),
+  local: Type.Boolean({ description: "the host of the process that answered" }),
+  registered_at: Timestamp,
+  started_at: Timestamp,
+  last_heartbeat_at: Timestamp,
+  processes: Type.Array(Process),
 });
 
 /** The operator's view of the hosts (beyond the spec): OPERATOR_TOKEN only. */
 export async function hostRoutes(app: FastifyInstance, ctx: AppContext, hosts: HostRegistry) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.get("/v1/operator/hosts", {
-    config: { auth: { operator: true } },
-    schema: {
-      operationId: "operatorListHosts", tags: ["operator"],
-      summary: "Registered hosts: roles, capacity, last heartbeat, whether they count as available, and their live processes.",
-      response: { 200: Type.Array(Host) },
+  r.get(
+    "/v1/operator/hosts",
+    {
+      config: { auth: { operator: true } },
+      schema: {
+        operationId: "operatorListHosts",
+        tags: ["operator"],
+        summary:
+          "Registered hosts: roles, capacity, last heartbeat, whether they count as available, and their live processes.",
+        response: { 200: Type.Array(Host) },
+      },
     },
-  }, async () => (await hosts.list(ctx.db)).map((h) => ({
-    id: h.id, name: h.name, roles: h.roles, capacity: h.capacity, heartbeat_seconds: h.heartbeat_seconds, available: h.available, local: h.local,
-    registered_at: h.registered_at.toISOString(), started_at: h.started_at.toISOString(), last_heartbeat_at: h.last_heartbeat_at.toISOString(),
-    processes: h.processes.map((p) => ({
-      id: p.id, pid: p.pid, roles: p.roles, started_at: p.started_at.toISOString(), last_heartbeat_at: p.last_heartbeat_at.toISOString(), alive: p.alive,
-    })),
-  })));
+    async () =>
+      (await hosts.list(ctx.db)).map((h) => ({
+        id: h.id,
+        name: h.name,
+        roles: h.roles,
+        capacity: h.capacity,
+        heartbeat_seconds: h.heartbeat_seconds,
+        available: h.available,
+        local: h.local,
+        registered_at: h.registered_at.toISOString(),
+        started_at: h.started_at.toISOString(),
+        last_heartbeat_at: h.last_heartbeat_at.toISOString(),
+        processes: h.processes.map((p) => ({
+          id: p.id,
+          pid: p.pid,
+          roles: p.roles,
+          started_at: p.started_at.toISOString(),
+          last_heartbeat_at: p.last_heartbeat_at.toISOString(),
+          alive: p.alive,
+        })),
+      })),
+  );
 }

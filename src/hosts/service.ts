@@ -26,21 +26,31 @@ type Env = Record<string, string | undefined>;
 function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
   return Number(raw);
 }
 
 export function hostsConfig(env: Env): HostsConfig {
   const name = env.HOST_NAME || os.hostname();
-  if (!/^[\w.-]{1,100}$/.test(name)) throw new ConfigError("HOST_NAME", `must be 1-100 letters, digits, dots, hyphens or underscores, got "${name}"`);
+  if (!/^[\w.-]{1,100}$/.test(name))
+    throw new ConfigError("HOST_NAME", `must be 1-100 letters, digits, dots, hyphens or underscores, got "${name}"`);
   let roles: HostRole[] = [...HOST_ROLES];
   if (env.ROLES !== undefined && env.ROLES.trim() !== "") {
-    const listed = env.ROLES.split(",").map((r) => r.trim()).filter(Boolean);
+    const listed = env.ROLES.split(",")
+      .map((r) => r.trim())
+      .filter(Boolean);
     const unknown = listed.filter((r) => !(HOST_ROLES as readonly string[]).includes(r));
-    if (unknown.length || !listed.length) throw new ConfigError("ROLES", `must be a comma list of ${HOST_ROLES.join(", ")}, got "${env.ROLES}"`);
+    if (unknown.length || !listed.length)
+      throw new ConfigError("ROLES", `must be a comma list of ${HOST_ROLES.join(", ")}, got "${env.ROLES}"`);
     roles = HOST_ROLES.filter((r) => listed.includes(r));
   }
-  return { name, roles, heartbeatSeconds: whole(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300), missedBeats: whole(env, "HOST_MISSED_BEATS", 3, 1, 100) };
+  return {
+    name,
+    roles,
+    heartbeatSeconds: whole(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300),
+    missedBeats: whole(env, "HOST_MISSED_BEATS", 3, 1, 100),
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -51,7 +61,8 @@ export async function loadHostId(dataDir: string): Promise<string> {
   for (;;) {
     try {
       const id = (await readFile(file, "utf8")).trim();
-      if (!UUID.test(id)) throw new Error(`${file} does not hold a host id; remove it to register this machine as a new host`);
+      if (!UUID.test(id))
+        throw new Error(`${file} does not hold a host id; remove it to register this machine as a new host`);
       return id;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
@@ -88,7 +99,9 @@ export class HostRegistry implements Hosts {
   async register(capacity: Record<string, unknown>): Promise<void> {
     await repo.upsertHost(this.db, { ...this.local, capacity, heartbeatSeconds: this.config.heartbeatSeconds });
     this.timer = setInterval(() => {
-      repo.heartbeat(this.db, this.local.id, this.lease?.id ?? null).catch((err) => this.log.warn({ err }, "host heartbeat failed"));
+      repo
+        .heartbeat(this.db, this.local.id, this.lease?.id ?? null)
+        .catch((err) => this.log.warn({ err }, "host heartbeat failed"));
     }, this.config.heartbeatSeconds * 1000);
     this.timer.unref();
   }
@@ -109,7 +122,10 @@ export class HostRegistry implements Hosts {
       // while the lock is gone this process looks dead to the others: take it again soon
       this.log.error({ err }, "process lease connection lost; taking the lease again");
       lease.client = null;
-      setTimeout(() => void this.holdLock(id).catch((e) => this.log.error({ err: e }, "process lease not taken again")), 1000).unref();
+      setTimeout(
+        () => void this.holdLock(id).catch((e) => this.log.error({ err: e }, "process lease not taken again")),
+        1000,
+      ).unref();
     });
     await client.connect();
     await client.query(`SELECT pg_advisory_lock(${lockKey})`, [id]);
@@ -139,7 +155,11 @@ export class HostRegistry implements Hosts {
     // later: organization external hosts (request.owner), GPU hosts (request.gpu), capacity
     if (this.local.roles.includes("worker")) return this.local.id;
     const id = await repo.pickAvailable(q, "worker", this.config.missedBeats);
-    if (!id) throw new ApiError("host_unavailable", `No host that can hold a ${request.kind} is available; try again shortly.`);
+    if (!id)
+      throw new ApiError(
+        "host_unavailable",
+        `No host that can hold a ${request.kind} is available; try again shortly.`,
+      );
     return id;
   }
 
@@ -149,8 +169,15 @@ export class HostRegistry implements Hosts {
 
   /** Every host with its live processes, for operators. */
   async list(q: Queryable) {
-    const [hosts, processes] = await Promise.all([repo.listHosts(q, this.config.missedBeats), repo.listProcesses(q, this.config.missedBeats)]);
-    return hosts.map((h) => ({ ...h, local: h.id === this.local.id, processes: processes.filter((p) => p.host_id === h.id) }));
+    const [hosts, processes] = await Promise.all([
+      repo.listHosts(q, this.config.missedBeats),
+      repo.listProcesses(q, this.config.missedBeats),
+    ]);
+    return hosts.map((h) => ({
+      ...h,
+      local: h.id === this.local.id,
+      processes: processes.filter((p) => p.host_id === h.id),
+    }));
   }
 }
 

@@ -27,6 +27,13 @@ export function describeAuth(rule: AuthRule): string {
   if ("operator" in rule) return "operator token";
   if ("fleet" in rule) return "fleet token";
   const inst = rule.instance;
-  const suffix = inst === undefined ? "" : inst === "list" ? " (instance keys see their instances)" : inst === "create" ? " (instance keys refused)" : ` (or ${rule.scope}:{${inst.param}})`;
+  const suffix =
+    inst === undefined
+      ? ""
+      : inst === "list"
+        ? " (instance keys see their instances)"
+        : inst === "create"
+          ? " (instance keys refused)"
+          : ` (or ${rule.scope}:{${inst.param}})`;
   return `scope ${rule.scope}${suffix}`;
 }

@@ -51,7 +51,8 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
   if (!principal) throw authRequired(bearer(request) ? "The token is invalid, expired or revoked." : undefined);
   if ("token" in rule) return;
   if ("account" in rule) {
-    if (principal.kind !== "full") throw scopeInsufficient("This endpoint needs a full-access account token; scoped keys cannot call it.");
+    if (principal.kind !== "full")
+      throw scopeInsufficient("This endpoint needs a full-access account token; scoped keys cannot call it.");
     return;
   }
   if (principal.kind === "full") return;
@@ -68,7 +69,9 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
     return;
   }
   if (mode === undefined || mode === "create") {
-    throw scopeInsufficient(`This key is limited to single ${resource} instances and cannot ${mode === "create" ? "create or act in bulk" : "call this endpoint"}; it needs ${rule.scope}.`);
+    throw scopeInsufficient(
+      `This key is limited to single ${resource} instances and cannot ${mode === "create" ? "create or act in bulk" : "call this endpoint"}; it needs ${rule.scope}.`,
+    );
   }
   const ref = (request.params as Record<string, string>)[mode.param];
   // a ref PostgreSQL cannot hold (NUL, unpaired surrogate) names no instance the key could cover

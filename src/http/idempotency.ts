@@ -26,7 +26,10 @@ interface StoredResponse {
  */
 export class Idempotency {
   /** `lease`: this process's lease id (null until it holds one), recorded on the keys it runs */
-  constructor(private db: Db, private lease: () => string | null = () => null) {}
+  constructor(
+    private db: Db,
+    private lease: () => string | null = () => null,
+  ) {}
 
   /** preHandler: returns true when the reply was served from the store. */
   async begin(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
@@ -67,11 +70,17 @@ export class Idempotency {
       if (stored.state === "done") {
         reply.header("idempotent-replayed", "true");
         for (const [name, value] of Object.entries(stored.response_headers ?? {})) reply.header(name, value);
-        reply.code(stored.response_status!).type("application/json; charset=utf-8").send(stored.response_body ?? "");
+        reply
+          .code(stored.response_status!)
+          .type("application/json; charset=utf-8")
+          .send(stored.response_body ?? "");
         return true;
       }
       if (Date.now() - started > WAIT_MAX_MS) {
-        throw new ApiError("idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry shortly.");
+        throw new ApiError(
+          "idempotency_in_progress",
+          "A request with this Idempotency-Key is still being processed; retry shortly.",
+        );
       }
       await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
     }
@@ -92,7 +101,13 @@ export class Idempotency {
     await this.db.query(
       `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5
         WHERE owner = $1 AND key = $2`,
-      [request.callerKey, key, reply.statusCode, headers, typeof payload === "string" ? payload : payload == null ? "" : String(payload)],
+      [
+        request.callerKey,
+        key,
+        reply.statusCode,
+        headers,
+        typeof payload === "string" ? payload : payload == null ? "" : String(payload),
+      ],
     );
   }
 }

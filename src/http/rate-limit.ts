@@ -40,7 +40,12 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   constructor(url: string) {
     // auto-pipelining sends the hits of concurrent requests in one round trip
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+      lazyConnect: false,
+      enableAutoPipelining: true,
+    });
     this.redis.on("error", () => {}); // surfaced per request through hit()
     // one script call per hit: count, and set the expiry only when the window's counter is new
     this.redis.defineCommand("rateHit", {
@@ -53,7 +58,12 @@ export class RedisRateLimitStore implements RateLimitStore {
     const now = Date.now();
     const window = Math.floor(now / WINDOW_MS);
     const redisKey = `rl:${key}:${window}`;
-    const count = Number(await (this.redis as unknown as { rateHit: (k: string, ttl: number) => Promise<number> }).rateHit(redisKey, WINDOW_MS * 2));
+    const count = Number(
+      await (this.redis as unknown as { rateHit: (k: string, ttl: number) => Promise<number> }).rateHit(
+        redisKey,
+        WINDOW_MS * 2,
+      ),
+    );
     return { count, resetMs: (window + 1) * WINDOW_MS - now };
   }
 

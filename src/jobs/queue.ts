@@ -2,7 +2,10 @@ import PgBoss from "pg-boss";
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
 
-export type JobHandler<T = Record<string, unknown>> = (data: T, job: { id: string; retryCount: number }) => Promise<void>;
+export type JobHandler<T = Record<string, unknown>> = (
+  data: T,
+  job: { id: string; retryCount: number },
+) => Promise<void>;
 
 export interface JobDefinition<T = Record<string, unknown>> {
   name: string;
@@ -60,8 +63,18 @@ export class JobQueue {
   private queues = new Set<string>();
   private wake: pg.Client | null = null;
 
-  constructor(private connectionString: string, private log: FastifyBaseLogger, private runWorkers = true) {
-    this.boss = new PgBoss({ connectionString, schema: "pgboss", max: 4, archiveCompletedAfterSeconds: 3600, deleteAfterDays: 7 });
+  constructor(
+    private connectionString: string,
+    private log: FastifyBaseLogger,
+    private runWorkers = true,
+  ) {
+    this.boss = new PgBoss({
+      connectionString,
+      schema: "pgboss",
+      max: 4,
+      archiveCompletedAfterSeconds: 3600,
+      deleteAfterDays: 7,
+    });
     this.boss.on("error", (err) => this.log.error({ err }, "job queue error"));
   }
 
@@ -116,24 +129,29 @@ export class JobQueue {
     await this.boss.start();
     this.started = true;
     for (const def of this.definitions.values()) {
-      if (def.perHost && !this.host) throw new Error(`${def.name} runs per host, but no host is bound (the hosts area)`);
+      if (def.perHost && !this.host)
+        throw new Error(`${def.name} runs per host, but no host is bound (the hosts area)`);
       // a per-host job is worked only on its own host; other hosts' queues are created when first sent to
       const queue = def.perHost ? (this.runWorkers ? this.queueOf(def, this.host!.hostId) : null) : def.name;
       if (!queue) continue;
       await this.ensureQueue(def, queue);
       if (!this.runWorkers) continue;
       for (let i = 0; i < (def.concurrency ?? 1); i++) {
-        const workerId = await this.boss.work<Record<string, unknown>>(queue, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async ([job]) => {
-          try {
-            await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
-          } catch (err) {
-            this.log.error({ err, job: def.name, id: job.id }, "job failed");
-            if (job.retryCount >= job.retryLimit && def.onFinalFailure) {
-              await def.onFinalFailure(job.data, err instanceof Error ? err.message : String(err)).catch(() => {});
+        const workerId = await this.boss.work<Record<string, unknown>>(
+          queue,
+          { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
+          async ([job]) => {
+            try {
+              await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+            } catch (err) {
+              this.log.error({ err, job: def.name, id: job.id }, "job failed");
+              if (job.retryCount >= job.retryLimit && def.onFinalFailure) {
+                await def.onFinalFailure(job.data, err instanceof Error ? err.message : String(err)).catch(() => {});
+              }
+              throw err;
             }
-            throw err;
-          }
-        });
+          },
+        );
         this.workerIds.set(queue, [...(this.workerIds.get(queue) ?? []), workerId]);
       }
     }
@@ -180,7 +198,11 @@ export class JobQueue {
     if (id && !options.startAfterSeconds) {
       const local = this.workerIds.get(queue);
       if (local) for (const w of local) this.boss.notifyWorker(w);
-      else if (def.perHost) await this.boss.getDb().executeSql("SELECT pg_notify($1, $2)", [WAKE_CHANNEL, queue]).catch(() => {});
+      else if (def.perHost)
+        await this.boss
+          .getDb()
+          .executeSql("SELECT pg_notify($1, $2)", [WAKE_CHANNEL, queue])
+          .catch(() => {});
     }
     return id;
   }

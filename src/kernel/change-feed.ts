@@ -16,7 +16,10 @@ export class OwnerChangeFeed {
   private readonly subscribers = new Set<(ownerKey: string | null) => void>();
   live = false;
 
-  constructor(private connectionString: string, private log: FastifyBaseLogger) {}
+  constructor(
+    private connectionString: string,
+    private log: FastifyBaseLogger,
+  ) {}
 
   /** null means "everything may have changed" (the listener was lost) */
   subscribe(fn: (ownerKey: string | null) => void): void {
@@ -53,7 +56,8 @@ export class OwnerChangeFeed {
     old?.end().catch(() => {});
     for (const fn of this.subscribers) fn(null);
     if (this.closed) return;
-    if (wasLive) this.log.warn({ err: err.message }, "owner change listener lost; read caches bypassed until it reconnects");
+    if (wasLive)
+      this.log.warn({ err: err.message }, "owner change listener lost; read caches bypassed until it reconnects");
     setTimeout(() => void this.start(), 1000).unref();
   }
 
@@ -72,7 +76,10 @@ export class OwnerReadCache<T> {
   private readonly entries = new Map<string, Map<string, T>>();
   private readonly versions = new Map<string, number>();
 
-  constructor(private feed: OwnerChangeFeed, private maxOwners = 10_000) {
+  constructor(
+    private feed: OwnerChangeFeed,
+    private maxOwners = 10_000,
+  ) {
     feed.subscribe((ownerKey) => {
       if (ownerKey === null) {
         this.entries.clear();

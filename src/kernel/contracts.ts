@@ -30,7 +30,10 @@ export interface MeteredResource {
 export interface MeteringSource {
   kind: string;
   /** resources running or keeping data now, created before `createdBefore`, after `after` in (ownerKey, id) order */
-  billable(q: Queryable, page: { createdBefore: Date; after: [string, string] | null; limit: number }): Promise<MeteredResource[]>;
+  billable(
+    q: Queryable,
+    page: { createdBefore: Date; after: [string, string] | null; limit: number },
+  ): Promise<MeteredResource[]>;
   /** one owner's billable resources now, for the burn rate */
   billableOf(q: Queryable, owner: Owner): Promise<MeteredResource[]>;
   /** names of the given resources (for usage reports), by id */
@@ -64,4 +67,3 @@ export interface AdmissionRequest {
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */
 export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promise<void>;
-

@@ -41,7 +41,8 @@ export class SecretBox {
     if (!stored.startsWith(PREFIX)) return stored;
     const [kid, iv, tag, ct] = stored.slice(PREFIX.length).split(":");
     const key = this.keys.get(kid);
-    if (!key) throw new Error(`secret sealed with unknown key ${kid}; set PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEYS_RETIRED`);
+    if (!key)
+      throw new Error(`secret sealed with unknown key ${kid}; set PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEYS_RETIRED`);
     const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
     decipher.setAAD(Buffer.from(column));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
@@ -72,9 +73,16 @@ function parseKey(name: string, raw: string): Buffer {
 }
 
 /** The platform key from the environment, or the one generated at first start in the data directory. */
-export async function loadSecretBox(env: Record<string, string | undefined>, dataDir: string): Promise<{ box: SecretBox; file: string | null }> {
-  const retired = (env.PLATFORM_SECRET_KEYS_RETIRED ?? "").split(",").filter((s) => s.trim()).map((s) => parseKey("PLATFORM_SECRET_KEYS_RETIRED", s));
-  if (env.PLATFORM_SECRET_KEY) return { box: new SecretBox(parseKey("PLATFORM_SECRET_KEY", env.PLATFORM_SECRET_KEY), retired), file: null };
+export async function loadSecretBox(
+  env: Record<string, string | undefined>,
+  dataDir: string,
+): Promise<{ box: SecretBox; file: string | null }> {
+  const retired = (env.PLATFORM_SECRET_KEYS_RETIRED ?? "")
+    .split(",")
+    .filter((s) => s.trim())
+    .map((s) => parseKey("PLATFORM_SECRET_KEYS_RETIRED", s));
+  if (env.PLATFORM_SECRET_KEY)
+    return { box: new SecretBox(parseKey("PLATFORM_SECRET_KEY", env.PLATFORM_SECRET_KEY), retired), file: null };
   const file = path.join(dataDir, "platform-key");
   if (!existsSync(file)) {
     await mkdir(dataDir, { recursive: true });
@@ -94,7 +102,10 @@ export async function registerSecretKey(q: Queryable, box: SecretBox): Promise<v
   const { rows } = await q.query<{ kid: string }>("SELECT kid FROM secret_keys");
   const known = rows.map((r) => r.kid);
   if (known.length && !known.some((k) => box.canOpen(k))) {
-    throw new ConfigError("PLATFORM_SECRET_KEY", `does not match the key this store's secrets are sealed with (${known.join(", ")}); give every host the same key`);
+    throw new ConfigError(
+      "PLATFORM_SECRET_KEY",
+      `does not match the key this store's secrets are sealed with (${known.join(", ")}); give every host the same key`,
+    );
   }
   await q.query("INSERT INTO secret_keys (kid) VALUES ($1) ON CONFLICT DO NOTHING", [box.currentKeyId]);
 }

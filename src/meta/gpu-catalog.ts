@@ -22,13 +22,17 @@ export function loadGpuCatalog(file: string): GpuCatalog {
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new Error(`configuration error: GPU_CATALOG_FILE ${file} cannot be read: ${(err as Error).message}`, { cause: err });
+    throw new Error(`configuration error: GPU_CATALOG_FILE ${file} cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   // Ajv, like the HTTP layer, understands the OpenAPI "nullable" keyword the schema uses
   const validate = new Ajv({ strict: false }).compile(GpuCatalog);
   if (!validate(parsed)) {
     const first = validate.errors?.[0];
-    throw new Error(`configuration error: GPU_CATALOG_FILE ${file} is invalid at ${first?.instancePath}: ${first?.message}`);
+    throw new Error(
+      `configuration error: GPU_CATALOG_FILE ${file} is invalid at ${first?.instancePath}: ${first?.message}`,
+    );
   }
   return parsed;
 }

@@ -8,7 +8,10 @@ export interface PatchReportRow {
 }
 
 export async function insertPatchReport(q: Queryable, host: string, report: unknown): Promise<string> {
-  const { rows } = await q.query<{ id: string }>("INSERT INTO fleet_patch_reports (host, report) VALUES ($1, $2) RETURNING id::text", [host, report]);
+  const { rows } = await q.query<{ id: string }>(
+    "INSERT INTO fleet_patch_reports (host, report) VALUES ($1, $2) RETURNING id::text",
+    [host, report],
+  );
   return rows[0].id;
 }
 

@@ -4,7 +4,10 @@ import path from "node:path";
 import { newSecret } from "../auth/secrets.js";
 
 /** OPERATOR_TOKEN, or one generated at first start and kept 0600 in the data directory. */
-export async function resolveOperatorToken(configured: string | null, dataDir: string): Promise<{ token: string; file: string | null; generated: boolean }> {
+export async function resolveOperatorToken(
+  configured: string | null,
+  dataDir: string,
+): Promise<{ token: string; file: string | null; generated: boolean }> {
   if (configured) return { token: configured, file: null, generated: false };
   const file = path.join(dataDir, "operator-token");
   if (existsSync(file)) return { token: (await readFile(file, "utf8")).trim(), file, generated: false };

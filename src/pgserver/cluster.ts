@@ -43,7 +43,8 @@ export interface InitOptions {
 
 /** initdb with checksums and password auth; a half-initialised directory from a crash is wiped first. */
 export async function initCluster(cluster: Cluster, opts: InitOptions): Promise<void> {
-  if (existsSync(path.join(cluster.dataDir, "PG_VERSION")) && existsSync(path.join(cluster.dataDir, PLATFORM_CONF))) return;
+  if (existsSync(path.join(cluster.dataDir, "PG_VERSION")) && existsSync(path.join(cluster.dataDir, PLATFORM_CONF)))
+    return;
   await rm(cluster.dataDir, { recursive: true, force: true });
   const parent = path.dirname(cluster.dataDir);
   await ownedDir(parent, cluster.runAs);
@@ -53,8 +54,10 @@ export async function initCluster(cluster: Cluster, opts: InitOptions): Promise<
   if (cluster.runAs) await chown(pwfile, cluster.runAs.uid, cluster.runAs.gid);
   try {
     await exec(cluster, cluster.bins.initdb, [
-      "-D", cluster.dataDir,
-      "-U", opts.superuser,
+      "-D",
+      cluster.dataDir,
+      "-U",
+      opts.superuser,
       `--pwfile=${pwfile}`,
       "--auth=scram-sha-256",
       "--encoding=UTF8",
@@ -72,8 +75,13 @@ export async function initCluster(cluster: Cluster, opts: InitOptions): Promise<
 }
 
 /** Settings owned by the platform live in one included file, rewritten whole. */
-export async function writePlatformConf(cluster: Cluster, settings: Record<string, string | number | boolean>): Promise<void> {
-  const lines = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === "string" ? `'${v.replace(/'/g, "''")}'` : v}`);
+export async function writePlatformConf(
+  cluster: Cluster,
+  settings: Record<string, string | number | boolean>,
+): Promise<void> {
+  const lines = Object.entries(settings).map(
+    ([k, v]) => `${k} = ${typeof v === "string" ? `'${v.replace(/'/g, "''")}'` : v}`,
+  );
   const file = path.join(cluster.dataDir, PLATFORM_CONF);
   await writeFile(file, `# written by the platform; edits are overwritten\n${lines.join("\n")}\n`, { mode: 0o600 });
   if (cluster.runAs) await chown(file, cluster.runAs.uid, cluster.runAs.gid);
@@ -98,10 +106,20 @@ export async function startCluster(cluster: Cluster, timeoutSec = 60): Promise<v
   if (await isRunning(cluster)) return;
   await ownedDir(path.dirname(cluster.logFile), cluster.runAs, 0o755);
   try {
-    await exec(cluster, cluster.bins.pgCtl, ["start", "-D", cluster.dataDir, "-l", cluster.logFile, "-w", "-t", String(timeoutSec), "-s"], (timeoutSec + 10) * 1000);
+    await exec(
+      cluster,
+      cluster.bins.pgCtl,
+      ["start", "-D", cluster.dataDir, "-l", cluster.logFile, "-w", "-t", String(timeoutSec), "-s"],
+      (timeoutSec + 10) * 1000,
+    );
   } catch (err) {
-    const tail = await readFile(cluster.logFile, "utf8").then((t) => t.trim().split("\n").slice(-5).join(" | "), () => "");
-    throw new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || (err as Error).message}`, { cause: err });
+    const tail = await readFile(cluster.logFile, "utf8").then(
+      (t) => t.trim().split("\n").slice(-5).join(" | "),
+      () => "",
+    );
+    throw new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || (err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -140,7 +158,10 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
 export async function portInUse(port: number, host = "127.0.0.1"): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = net.connect({ port, host });
-    sock.once("connect", () => { sock.destroy(); resolve(true); });
+    sock.once("connect", () => {
+      sock.destroy();
+      resolve(true);
+    });
     sock.once("error", () => resolve(false));
   });
 }
@@ -156,8 +177,16 @@ export async function ensureTraversable(ownDir: string, runAs: RunAs | null): Pr
   if ((own.mode & 0o001) === 0) await chmod(ownDir, (own.mode & 0o777) | 0o001);
   for (let dir = path.dirname(ownDir); ; dir = path.dirname(dir)) {
     const s = await stat(dir);
-    const passable = s.uid === runAs.uid ? (s.mode & 0o100) !== 0 : s.gid === runAs.gid ? (s.mode & 0o010) !== 0 : (s.mode & 0o001) !== 0;
-    if (!passable) throw new Error(`DATA_DIR ${ownDir} is not reachable by the PostgreSQL user ${runAs.name}: ${dir} does not let others pass (chmod o+x ${dir}, or choose another DATA_DIR)`);
+    const passable =
+      s.uid === runAs.uid
+        ? (s.mode & 0o100) !== 0
+        : s.gid === runAs.gid
+          ? (s.mode & 0o010) !== 0
+          : (s.mode & 0o001) !== 0;
+    if (!passable)
+      throw new Error(
+        `DATA_DIR ${ownDir} is not reachable by the PostgreSQL user ${runAs.name}: ${dir} does not let others pass (chmod o+x ${dir}, or choose another DATA_DIR)`,
+      );
     if (dir === path.dirname(dir)) break;
   }
 }

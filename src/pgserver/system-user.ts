@@ -19,10 +19,13 @@ export function postgresRunAs(): RunAs | null {
   let ids = lookup(SERVICE_USER);
   if (!ids) {
     try {
-      execFileSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER], { stdio: "pipe" });
+      execFileSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER], {
+        stdio: "pipe",
+      });
     } catch (err) {
       // a concurrent start may have created it; only fail if it still does not exist
-      if (!lookup(SERVICE_USER)) throw new Error(`cannot create system user ${SERVICE_USER}: ${(err as Error).message}`, { cause: err });
+      if (!lookup(SERVICE_USER))
+        throw new Error(`cannot create system user ${SERVICE_USER}: ${(err as Error).message}`, { cause: err });
     }
     ids = lookup(SERVICE_USER);
   }

@@ -6,7 +6,16 @@ import pg from "pg";
 import { pgBinaries } from "../pgserver/binaries.js";
 import { postgresRunAs } from "../pgserver/system-user.js";
 import {
-  type Cluster, ensureTraversable, freePort, initCluster, isRunning, portInUse, readPlatformConf, startCluster, stopCluster, writePlatformConf,
+  type Cluster,
+  ensureTraversable,
+  freePort,
+  initCluster,
+  isRunning,
+  portInUse,
+  readPlatformConf,
+  startCluster,
+  stopCluster,
+  writePlatformConf,
 } from "../pgserver/cluster.js";
 
 export const CONTROL_PG_MAJOR = 17;
@@ -66,7 +75,9 @@ export async function ensureDatabase(adminUrl: string, database: string, templat
     const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
     if (exists.rowCount) return;
     const ident = pg.escapeIdentifier(database);
-    await client.query(template ? `CREATE DATABASE ${ident} TEMPLATE ${pg.escapeIdentifier(template)}` : `CREATE DATABASE ${ident}`);
+    await client.query(
+      template ? `CREATE DATABASE ${ident} TEMPLATE ${pg.escapeIdentifier(template)}` : `CREATE DATABASE ${ident}`,
+    );
   } catch (err) {
     if ((err as { code?: string }).code !== "42P04") throw err; // created concurrently
   } finally {

@@ -17,7 +17,9 @@ export async function migrate(db: Db): Promise<string[]> {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Set((await client.query<{ version: string }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version));
+    const done = new Set(
+      (await client.query<{ version: string }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version),
+    );
     const applied: string[] = [];
     for (const file of files) {
       if (done.has(file)) continue;

@@ -12,7 +12,11 @@ import type { MeteringSource } from "../../src/kernel/area.js";
 const STEP = prices().meter_interval_seconds * 1000;
 
 /** A database row as the databases area keeps it (no server: the meter and the reports only read the table). */
-async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storage_gb?: number; state?: string } = {}): Promise<string> {
+async function fakeDatabase(
+  q: Db,
+  accountId: string,
+  o: { size?: string; storage_gb?: number; state?: string } = {},
+): Promise<string> {
   const id = randomUUID();
   const slug = `m${id.replace(/-/g, "").slice(0, 20)}`;
   await q.query(
@@ -26,22 +30,40 @@ async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storag
 describe("billing read endpoints", () => {
   let t: TestApp;
   let sources: readonly MeteringSource[];
-  before(async () => { t = await createTestApp(); sources = t.platform.kernel.metering; });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+    sources = t.platform.kernel.metering;
+  });
+  after(async () => {
+    await t.close();
+  });
 
   const get = (token: string, url: string) => call(t.app, { url, token });
   const topup = async (accountId: string, amount: number) => {
     const w = await walletFor(t.db, { kind: "account", id: accountId }, "KRW");
     const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
     const key = `topup:${randomUUID()}`;
-    return post(t.db, { currency: "KRW", source: { type: "topup", id: key }, idempotencyKey: key, legs: [{ walletId: w.id, amount }, { walletId: clearing.id, amount: -amount }] });
+    return post(t.db, {
+      currency: "KRW",
+      source: { type: "topup", id: key },
+      idempotencyKey: key,
+      legs: [
+        { walletId: w.id, amount },
+        { walletId: clearing.id, amount: -amount },
+      ],
+    });
   };
 
   test("every endpoint needs a token and billing:read; a billing:read key is enough", async () => {
     const u = await signup(t.app);
     const good = await scopedKey(t.app, u.token, ["billing:read"]);
     const bad = await scopedKey(t.app, u.token, ["databases:read"]);
-    for (const url of ["/v1/billing/balance", "/v1/billing/transactions", "/v1/billing/usage-daily", "/v1/bill/summary"]) {
+    for (const url of [
+      "/v1/billing/balance",
+      "/v1/billing/transactions",
+      "/v1/billing/usage-daily",
+      "/v1/bill/summary",
+    ]) {
       expectError(await call(t.app, { url }), 401, "auth_required");
       expectError(await get(bad, url), 403, "scope_insufficient");
       assert.equal((await get(good, url)).statusCode, 200, url);
@@ -52,8 +74,16 @@ describe("billing read endpoints", () => {
   test("GET /v1/billing/balance: balance, burn rate of what runs, hours left, suite_billed", async () => {
     const u = await signup(t.app);
     let b = (await get(u.token, "/v1/billing/balance")).json();
-    assert.deepEqual({ balance: b.balance, burn: b.burn_rate_krw_per_hour, hours: b.hours_left, suite: b.suite_billed, overdue: b.overdue },
-      { balance: 0, burn: 0, hours: null, suite: false, overdue: false });
+    assert.deepEqual(
+      {
+        balance: b.balance,
+        burn: b.burn_rate_krw_per_hour,
+        hours: b.hours_left,
+        suite: b.suite_billed,
+        overdue: b.overdue,
+      },
+      { balance: 0, burn: 0, hours: null, suite: false, overdue: false },
+    );
     await topup(u.id, 1000);
     await fakeDatabase(t.db, u.id); // basic 50 GB running: 36 + 9 KRW/h
     await fakeDatabase(t.db, u.id, { state: "paused", storage_gb: 10 }); // storage only: 1.8 KRW/h
@@ -71,7 +101,12 @@ describe("billing read endpoints", () => {
     assert.equal(b.suite_billed, true);
     assert.equal(b.billing_policy, "suite");
     // suite-billed accounts deploy at zero balance
-    const res = await call(t.app, { method: "POST", url: "/v1/databases", token: s.token, body: { name: `s${Date.now()}`, size: "basic" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: s.token,
+      body: { name: `s${Date.now()}`, size: "basic" },
+    });
     assert.equal(res.statusCode, 201, res.body);
   });
 
@@ -98,20 +133,41 @@ describe("billing read endpoints", () => {
     } while (cursor);
     assert.equal(seen.length, 9);
     assert.equal(new Set(seen.map((x) => x.id)).size, 9);
-    assert.deepEqual(seen.slice(2).map((x) => x.id).reverse(), made);
-    assert.deepEqual(seen.slice(0, 2).map((x) => [x.type, x.amount]), [["usage", -4], ["usage", -3]]);
+    assert.deepEqual(
+      seen
+        .slice(2)
+        .map((x) => x.id)
+        .reverse(),
+      made,
+    );
+    assert.deepEqual(
+      seen.slice(0, 2).map((x) => [x.type, x.amount]),
+      [
+        ["usage", -4],
+        ["usage", -3],
+      ],
+    );
     assert.equal(seen[0].balance_after, 721 - 7);
     assert.equal(seen[2].amount, 106);
     assert.equal(seen[2].currency, "KRW");
 
     const usage = (await get(u.token, "/v1/billing/transactions?type=usage")).json();
-    assert.deepEqual(usage.items.map((x: any) => x.type), ["usage", "usage"]);
+    assert.deepEqual(
+      usage.items.map((x: any) => x.type),
+      ["usage", "usage"],
+    );
     const topups = (await get(u.token, "/v1/billing/transactions?type=topup&limit=200")).json();
     assert.equal(topups.items.length, 7);
     assert.equal(topups.next_cursor, null);
     const future = new Date(Date.now() + 60_000).toISOString();
-    assert.equal((await get(u.token, `/v1/billing/transactions?from=${encodeURIComponent(future)}`)).json().items.length, 0);
-    assert.equal((await get(u.token, `/v1/billing/transactions?to=${encodeURIComponent(future)}`)).json().items.length, 9);
+    assert.equal(
+      (await get(u.token, `/v1/billing/transactions?from=${encodeURIComponent(future)}`)).json().items.length,
+      0,
+    );
+    assert.equal(
+      (await get(u.token, `/v1/billing/transactions?to=${encodeURIComponent(future)}`)).json().items.length,
+      9,
+    );
     assert.equal((await get(u.token, "/v1/billing/transactions?currency=USD")).json().items.length, 0);
     // the other account sees only its own
     assert.equal((await get(other.token, "/v1/billing/transactions")).json().items.length, 1);
@@ -133,13 +189,27 @@ describe("billing read endpoints", () => {
     const body = res.json();
     assert.equal(body.from, "2026-01-09");
     assert.equal(body.to, "2026-01-11");
-    assert.deepEqual(body.days.map((d: any) => d.date), ["2026-01-10", "2026-01-11"]);
+    assert.deepEqual(
+      body.days.map((d: any) => d.date),
+      ["2026-01-10", "2026-01-11"],
+    );
     // running: 3 + 0.75 won, paused: 0.75 won per interval
-    assert.deepEqual(body.days[0].kinds, [{ kind: "database", instance_microkrw: 3_000_000, storage_microkrw: 1_500_000, amount_microkrw: 4_500_000, amount_krw: 4 }]);
+    assert.deepEqual(body.days[0].kinds, [
+      {
+        kind: "database",
+        instance_microkrw: 3_000_000,
+        storage_microkrw: 1_500_000,
+        amount_microkrw: 4_500_000,
+        amount_krw: 4,
+      },
+    ]);
     assert.equal(body.days[1].total_microkrw, 9_000_000);
     assert.equal(body.total_microkrw, 13_500_000);
     assert.equal(body.total_krw, 13);
-    assert.equal((await get(u.token, "/v1/billing/usage-daily?from=2026-01-11&to=2026-01-11")).json().total_microkrw, 9_000_000);
+    assert.equal(
+      (await get(u.token, "/v1/billing/usage-daily?from=2026-01-11&to=2026-01-11")).json().total_microkrw,
+      9_000_000,
+    );
     assert.equal((await get(u.token, "/v1/billing/usage-daily")).json().days.length, 0, "default: the last 30 days");
     expectError(await get(u.token, "/v1/billing/usage-daily?from=2026-02-30"), 400);
     expectError(await get(u.token, "/v1/billing/usage-daily?from=2026-01-12&to=2026-01-11"), 400);
@@ -156,21 +226,44 @@ describe("billing read endpoints", () => {
     await meterInterval(t.db, sources, new Date(start.getTime() - STEP)); // last month: not in the summary
     let s = (await get(u.token, "/v1/bill/summary")).json();
     assert.equal(s.period, start.toISOString().slice(0, 7));
-    assert.deepEqual(s.month_to_date.kinds.map((k: any) => [k.kind, k.amount_microkrw]), [["database", 15_000_000]]);
+    assert.deepEqual(
+      s.month_to_date.kinds.map((k: any) => [k.kind, k.amount_microkrw]),
+      [["database", 15_000_000]],
+    );
     assert.equal(s.month_to_date.total_krw, 15);
     assert.equal(s.projected_month.burn_rate_microkrw_per_hour, 45_000_000);
     const hoursLeft = (Date.parse(s.period_end) - Date.now()) / 3_600_000;
-    assert.ok(Math.abs(s.projected_month.total_microkrw - (15_000_000 + 45_000_000 * hoursLeft)) < 45_000_000 / 60, "mtd + burn x hours left");
+    assert.ok(
+      Math.abs(s.projected_month.total_microkrw - (15_000_000 + 45_000_000 * hoursLeft)) < 45_000_000 / 60,
+      "mtd + burn x hours left",
+    );
     assert.equal(s.balance, 50 - 15 - 3);
     assert.equal(s.spend_caps.account.is_default, true);
     assert.equal(s.spend_caps.account.cap_krw, t.config.defaultAccountSpendCapKrw);
     assert.equal(s.spend_caps.account.used_krw, 15);
-    assert.deepEqual(s.spend_caps.app.apps.map((a: any) => [a.id, a.used_krw]), [[db1, 15]]);
+    assert.deepEqual(
+      s.spend_caps.app.apps.map((a: any) => [a.id, a.used_krw]),
+      [[db1, 15]],
+    );
 
-    assert.equal((await call(t.app, { method: "PUT", url: "/v1/me/account-spend-cap", token: u.token, body: { amount_krw: 10 } })).statusCode, 200);
-    assert.equal((await call(t.app, { method: "PUT", url: "/v1/me/app-spend-cap", token: u.token, body: { amount_krw: 20 } })).statusCode, 200);
+    assert.equal(
+      (await call(t.app, { method: "PUT", url: "/v1/me/account-spend-cap", token: u.token, body: { amount_krw: 10 } }))
+        .statusCode,
+      200,
+    );
+    assert.equal(
+      (await call(t.app, { method: "PUT", url: "/v1/me/app-spend-cap", token: u.token, body: { amount_krw: 20 } }))
+        .statusCode,
+      200,
+    );
     s = (await get(u.token, "/v1/bill/summary")).json();
-    assert.deepEqual(s.spend_caps.account, { cap_krw: 10, is_default: false, used_krw: 15, remaining_krw: 0, reached: true });
+    assert.deepEqual(s.spend_caps.account, {
+      cap_krw: 10,
+      is_default: false,
+      used_krw: 15,
+      remaining_krw: 0,
+      reached: true,
+    });
     assert.equal(s.spend_caps.app.cap_krw, 20);
     assert.deepEqual(s.spend_caps.app.apps[0].reached, false);
     assert.equal(s.spend_caps.app.apps[0].remaining_krw, 5);

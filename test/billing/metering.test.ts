@@ -16,7 +16,11 @@ const STEP = prices().meter_interval_seconds * 1000;
 // The meter is global: each run meters every database of this file's database, so tests check their own accounts.
 
 /** A database row as the databases area keeps it (no server: the meter only reads the table). */
-async function fakeDatabase(q: Db, accountId: string, o: { size?: string; storage_gb?: number; state?: string; created_at?: Date } = {}): Promise<string> {
+async function fakeDatabase(
+  q: Db,
+  accountId: string,
+  o: { size?: string; storage_gb?: number; state?: string; created_at?: Date } = {},
+): Promise<string> {
   const id = randomUUID();
   const slug = `m${id.replace(/-/g, "").slice(0, 20)}`;
   await q.query(
@@ -31,8 +35,15 @@ describe("metering", () => {
   let t: TestApp;
   let wide: Db;
   let sources: readonly MeteringSource[];
-  before(async () => { t = await createTestApp(); wide = createPool(t.url, 30); sources = t.platform.kernel.metering; });
-  after(async () => { await wide.end(); await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+    wide = createPool(t.url, 30);
+    sources = t.platform.kernel.metering;
+  });
+  after(async () => {
+    await wide.end();
+    await t.close();
+  });
 
   /** charged won * 1e6 + carried micro-won = micro-won of the records, per wallet */
   const nothingLost = async (accountIds: string[]) => {
@@ -42,18 +53,28 @@ describe("metering", () => {
                 (SELECT coalesce(-sum(e.amount), 0) FROM ledger_entries e JOIN ledger_transactions x ON x.id = e.transaction_id
                    WHERE e.wallet_id = w.id AND x.source_type = 'usage')::bigint AS charged,
                 coalesce((SELECT micro FROM usage_carry WHERE wallet_id = w.id), 0)::bigint AS carry
-           FROM ledger_wallets w WHERE w.owner_kind = 'account' AND w.owner_id = $1::text AND w.currency = 'KRW'`, [id]);
+           FROM ledger_wallets w WHERE w.owner_kind = 'account' AND w.owner_id = $1::text AND w.currency = 'KRW'`,
+        [id],
+      );
       assert.ok(rows[0], `account ${id} has a wallet`);
-      assert.equal(rows[0].charged * 1_000_000 + rows[0].carry, rows[0].records, `account ${id}: charged + carry = usage`);
+      assert.equal(
+        rows[0].charged * 1_000_000 + rows[0].carry,
+        rows[0].records,
+        `account ${id}: charged + carry = usage`,
+      );
     }
   };
   const recordsPer = async (interval: Date, ids: string[]) => {
     const { rows } = await t.db.query<{ resource_id: string; n: number }>(
-      "SELECT resource_id, count(*)::int AS n FROM usage_records WHERE interval_start = $1 AND resource_id = ANY($2) GROUP BY 1", [interval, ids]);
+      "SELECT resource_id, count(*)::int AS n FROM usage_records WHERE interval_start = $1 AND resource_id = ANY($2) GROUP BY 1",
+      [interval, ids],
+    );
     return new Map(rows.map((r) => [r.resource_id, r.n]));
   };
   const zeroSum = async () => {
-    const { rows } = await t.db.query<{ sum: number }>("SELECT coalesce(sum(amount), 0)::bigint AS sum FROM ledger_entries WHERE currency = 'KRW'");
+    const { rows } = await t.db.query<{ sum: number }>(
+      "SELECT coalesce(sum(amount), 0)::bigint AS sum FROM ledger_entries WHERE currency = 'KRW'",
+    );
     assert.equal(rows[0].sum, 0);
   };
   const accounts = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await signup(t.app)).id));
@@ -65,11 +86,28 @@ describe("metering", () => {
     const { writeFile, mkdtemp } = await import("node:fs/promises");
     const dir = await mkdtemp(path.join(ROOT, ".test-data", "prices-"));
     const file = path.join(dir, "prices.json");
-    await writeFile(file, JSON.stringify({ currency: "KRW", meter_interval_seconds: 300, resources: { database: { sizes: { basic: { krw_per_hour: 1, storage_microkrw_per_gb_hour: 0 } } } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        currency: "KRW",
+        meter_interval_seconds: 300,
+        resources: { database: { sizes: { basic: { krw_per_hour: 1, storage_microkrw_per_gb_hour: 0 } } } },
+      }),
+    );
     assert.throws(() => loadPriceCatalog(file), /not a whole number of micro-won/);
-    await writeFile(file, JSON.stringify({ currency: "KRW", meter_interval_seconds: 420, resources: { database: { sizes: {} } } }));
+    await writeFile(
+      file,
+      JSON.stringify({ currency: "KRW", meter_interval_seconds: 420, resources: { database: { sizes: {} } } }),
+    );
     assert.throws(() => loadPriceCatalog(file), /divide an hour/);
-    await writeFile(file, JSON.stringify({ currency: "KRW", meter_interval_seconds: 300, resources: { database: { sizes: { basic: { krw_per_hour: 1.5, storage_microkrw_per_gb_hour: 0 } } } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        currency: "KRW",
+        meter_interval_seconds: 300,
+        resources: { database: { sizes: { basic: { krw_per_hour: 1.5, storage_microkrw_per_gb_hour: 0 } } } },
+      }),
+    );
     assert.throws(() => loadPriceCatalog(file), /invalid/);
   });
 
@@ -78,15 +116,24 @@ describe("metering", () => {
     const dbs: string[] = [];
     for (const a of accs) for (let i = 0; i < 6; i++) dbs.push(await fakeDatabase(t.db, a));
     const interval = freshInterval();
-    const results = await Promise.all(Array.from({ length: 4 }, () => meterInterval(wide, sources, interval, { batchSize: 7 })));
-    const inInterval = (await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])).rows[0].n;
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => meterInterval(wide, sources, interval, { batchSize: 7 })),
+    );
+    const inInterval = (
+      await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])
+    ).rows[0].n;
     assert.ok(inInterval >= 60);
-    assert.equal(results.reduce((s, r) => s + r.records, 0), inInterval, "the meters split the records between them");
+    assert.equal(
+      results.reduce((s, r) => s + r.records, 0),
+      inInterval,
+      "the meters split the records between them",
+    );
     const per = await recordsPer(interval, dbs);
     assert.equal(per.size, 60);
     for (const n of per.values()) assert.equal(n, 1);
     // 6 x 3.75 won = 22.5 won per account: 22 charged, 0.5 carried
-    for (const a of accs) assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -22);
+    for (const a of accs)
+      assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -22);
     const again = await meterInterval(t.db, sources, interval);
     assert.equal(again.records, 0);
     assert.equal(again.charged_krw, 0);
@@ -116,9 +163,14 @@ describe("metering", () => {
     const interval = freshInterval();
     await meterInterval(t.db, sources, interval);
     const { rows } = await t.db.query<{ resource_id: string; instance_micro: number; storage_micro: number }>(
-      "SELECT resource_id, instance_micro, storage_micro FROM usage_records WHERE account_id = $1", [a]);
+      "SELECT resource_id, instance_micro, storage_micro FROM usage_records WHERE account_id = $1",
+      [a],
+    );
     const by = new Map(rows.map((r) => [r.resource_id, r]));
-    assert.deepEqual({ ...by.get(paused)!, resource_id: undefined }, { resource_id: undefined, instance_micro: 0, storage_micro: 750_000 });
+    assert.deepEqual(
+      { ...by.get(paused)!, resource_id: undefined },
+      { resource_id: undefined, instance_micro: 0, storage_micro: 750_000 },
+    );
     assert.equal(by.get(dev)!.instance_micro + by.get(dev)!.storage_micro, 0);
     assert.ok(!by.has(removed) && !by.has(creating) && !by.has(future));
     const w = await walletFor(t.db, { kind: "account", id: a }, "KRW");
@@ -131,15 +183,26 @@ describe("metering", () => {
     const dbs: string[] = [];
     for (const a of accs) for (let i = 0; i < 5; i++) dbs.push(await fakeDatabase(t.db, a));
     const interval = freshInterval();
-    await assert.rejects(meterInterval(t.db, sources, interval, { batchSize: 4, afterBatchWrite: (b) => { if (b === 2) throw new Error("crash"); } }), /crash/);
-    const committed = (await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])).rows[0].n;
+    await assert.rejects(
+      meterInterval(t.db, sources, interval, {
+        batchSize: 4,
+        afterBatchWrite: (b) => {
+          if (b === 2) throw new Error("crash");
+        },
+      }),
+      /crash/,
+    );
+    const committed = (
+      await t.db.query("SELECT count(*)::int AS n FROM usage_records WHERE interval_start = $1", [interval])
+    ).rows[0].n;
     assert.equal(committed, 8, "two batches committed, the third rolled back");
     await meterInterval(t.db, sources, interval, { batchSize: 4 });
     const per = await recordsPer(interval, dbs);
     assert.equal(per.size, 15);
     for (const n of per.values()) assert.equal(n, 1);
     // 5 x 3.75 = 18.75 won per account
-    for (const a of accs) assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -18);
+    for (const a of accs)
+      assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -18);
     await nothingLost(accs);
     await zeroSum();
   });
@@ -165,13 +228,17 @@ describe("metering", () => {
         } });
       }
       await db.end();`;
-    const run = (killAt: number) => new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: ROOT, env: { ...process.env, DB_URL: t.url, KILL_AT: String(killAt) } });
-      let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
-      child.on("exit", (c, signal) => resolve({ code: c, signal, out }));
-    });
+    const run = (killAt: number) =>
+      new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+          cwd: ROOT,
+          env: { ...process.env, DB_URL: t.url, KILL_AT: String(killAt) },
+        });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        child.on("exit", (c, signal) => resolve({ code: c, signal, out }));
+      });
     const [killed, other] = await Promise.all([run(4), run(9)]);
     assert.equal(killed.signal, "SIGKILL", killed.out);
     assert.equal(other.signal, "SIGKILL", other.out);
@@ -183,7 +250,8 @@ describe("metering", () => {
       for (const n of per.values()) assert.equal(n, 1);
     }
     // 3 intervals x 10 databases x 3.75 won = 112.5 won per account
-    for (const a of accs) assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -112);
+    for (const a of accs)
+      assert.equal(await balance(t.db, (await walletFor(t.db, { kind: "account", id: a }, "KRW")).id), -112);
     await nothingLost(accs);
     await zeroSum();
   });
@@ -199,12 +267,21 @@ describe("metering", () => {
 
   test("usage beyond the balance makes the account overdue; paid creation is 402, dev still 201, a top-up lifts it", async () => {
     const u = await signup(t.app);
-    const create = (size: string, name: string) => call(t.app, { method: "POST", url: "/v1/databases", token: u.token, body: { name, size } });
+    const create = (size: string, name: string) =>
+      call(t.app, { method: "POST", url: "/v1/databases", token: u.token, body: { name, size } });
     expectError(await create("basic", `p${Date.now()}`), 402, "insufficient_funds");
     expectError(await create("business", `q${Date.now()}`), 402, "insufficient_funds");
     const w = await walletFor(t.db, { kind: "account", id: u.id }, "KRW");
     const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
-    await post(t.db, { currency: "KRW", source: { type: "topup", id: "x" }, idempotencyKey: randomUUID(), legs: [{ walletId: w.id, amount: 5 }, { walletId: clearing.id, amount: -5 }] });
+    await post(t.db, {
+      currency: "KRW",
+      source: { type: "topup", id: "x" },
+      idempotencyKey: randomUUID(),
+      legs: [
+        { walletId: w.id, amount: 5 },
+        { walletId: clearing.id, amount: -5 },
+      ],
+    });
     await fakeDatabase(t.db, u.id);
     await fakeDatabase(t.db, u.id);
     await meterInterval(t.db, sources, freshInterval());
@@ -215,7 +292,15 @@ describe("metering", () => {
     expectError(await create("basic", `r${Date.now()}`), 402, "insufficient_funds");
     const dev = await create("dev", `d${Date.now()}`);
     assert.equal(dev.statusCode, 201, dev.body);
-    await post(t.db, { currency: "KRW", source: { type: "topup", id: "y" }, idempotencyKey: randomUUID(), legs: [{ walletId: w.id, amount: 1000 }, { walletId: clearing.id, amount: -1000 }] });
+    await post(t.db, {
+      currency: "KRW",
+      source: { type: "topup", id: "y" },
+      idempotencyKey: randomUUID(),
+      legs: [
+        { walletId: w.id, amount: 1000 },
+        { walletId: clearing.id, amount: -1000 },
+      ],
+    });
     bal = (await call(t.app, { url: "/v1/billing/balance", token: u.token })).json();
     assert.equal(bal.overdue, false);
     assert.equal(bal.balance, 998);

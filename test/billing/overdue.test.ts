@@ -12,12 +12,19 @@ describe("running out of money while resources run", () => {
     t = await createTestApp({ startJobs: true });
     user = await signup(t.app);
     await fund(t, user.id, 100_000);
-    const res = await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "paid-db", size: "basic" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: user.token,
+      body: { name: "paid-db", size: "basic" },
+    });
     assert.equal(res.statusCode, 201);
     db = res.json();
     await waitFor(t, user.token, db.id, (d) => d.state === "running");
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   const markOverdue = (hoursAgo: number | null) =>
     t.db.query(
@@ -27,11 +34,23 @@ describe("running out of money while resources run", () => {
 
   test("default policy keeps an overdue account's databases running and blocks new paid creation", async () => {
     await markOverdue(48);
-    const result = await enforceOverdue(t.platform, { action: t.config.overdueAction, graceHours: t.config.overdueGraceHours });
+    const result = await enforceOverdue(t.platform, {
+      action: t.config.overdueAction,
+      graceHours: t.config.overdueGraceHours,
+    });
     assert.equal(t.config.overdueAction, "keep");
     assert.deepEqual(result.paused, []);
     assert.equal((await call(t.app, { url: `/v1/databases/${db.id}`, token: user.token })).json().state, "running");
-    expectError(await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "more-paid", size: "basic" } }), 402, "insufficient_funds");
+    expectError(
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/databases",
+        token: user.token,
+        body: { name: "more-paid", size: "basic" },
+      }),
+      402,
+      "insufficient_funds",
+    );
   });
 
   test("pause policy leaves accounts inside the grace period alone", async () => {
@@ -46,7 +65,11 @@ describe("running out of money while resources run", () => {
     assert.deepEqual(paused.paused, [db.id]);
     const stopped = await waitFor(t, user.token, db.id, (d) => d.state === "paused", 60_000);
     assert.equal(stopped.status_reason, OVERDUE_PAUSE_REASON);
-    assert.deepEqual((await enforceOverdue(t.platform, { action: "pause", graceHours: 24 })).paused, [], "acted on once");
+    assert.deepEqual(
+      (await enforceOverdue(t.platform, { action: "pause", graceHours: 24 })).paused,
+      [],
+      "acted on once",
+    );
 
     await markOverdue(null);
     const resumed = await enforceOverdue(t.platform, { action: "pause", graceHours: 24 });

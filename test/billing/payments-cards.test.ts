@@ -6,19 +6,30 @@ import { runAutoRecharge } from "../../src/billing/payments/auto-recharge.js";
 
 describe("saved cards and auto-recharge", () => {
   let p: PaymentsTestApp;
-  before(async () => { p = await startPaymentsApp({ AUTO_RECHARGE_RETRY_SECONDS: "60", AUTO_RECHARGE_RETRY_MAX_SECONDS: "600" }); });
-  after(async () => { await p.close(); });
+  before(async () => {
+    p = await startPaymentsApp({ AUTO_RECHARGE_RETRY_SECONDS: "60", AUTO_RECHARGE_RETRY_MAX_SECONDS: "600" });
+  });
+  after(async () => {
+    await p.close();
+  });
 
-  const saveCard = (token: string, body: unknown) => call(p.t.app, { method: "POST", url: "/v1/billing/cards", token, body });
+  const saveCard = (token: string, body: unknown) =>
+    call(p.t.app, { method: "POST", url: "/v1/billing/cards", token, body });
   const getCard = async (token: string) => (await call(p.t.app, { url: "/v1/billing/cards", token })).json().card;
   const getAuto = async (token: string) => {
     const res = await call(p.t.app, { url: "/v1/billing/auto-recharge", token });
     assert.equal(res.statusCode, 200, res.body);
     return res.json();
   };
-  const putAuto = (token: string, body: unknown) => call(p.t.app, { method: "PUT", url: "/v1/billing/auto-recharge", token, body });
+  const putAuto = (token: string, body: unknown) =>
+    call(p.t.app, { method: "PUT", url: "/v1/billing/auto-recharge", token, body });
   const autoTopups = async (accountId: string) =>
-    (await p.t.db.query("SELECT status, amount, failure_code FROM billing_topups WHERE account_id = $1 AND origin = 'auto_recharge' ORDER BY created_at", [accountId])).rows;
+    (
+      await p.t.db.query(
+        "SELECT status, amount, failure_code FROM billing_topups WHERE account_id = $1 AND origin = 'auto_recharge' ORDER BY created_at",
+        [accountId],
+      )
+    ).rows;
 
   describe("cards", () => {
     test("stripe: a payment method is attached to the account's customer; only reference and display data are stored", async () => {
@@ -33,7 +44,21 @@ describe("saved cards and auto-recharge", () => {
       const customer = p.stripe.paymentMethods.get(pm).customer;
       assert.ok(customer && p.stripe.customers.get(customer).metadata.account_id === u.id);
       const { rows } = await p.t.db.query("SELECT * FROM billing_cards WHERE account_id = $1", [u.id]);
-      assert.deepEqual(Object.keys(rows[0]).sort(), ["account_id", "brand", "created_at", "customer_ref", "deleted_at", "exp_month", "exp_year", "id", "last4", "owner_id", "owner_kind", "provider", "provider_ref"]);
+      assert.deepEqual(Object.keys(rows[0]).sort(), [
+        "account_id",
+        "brand",
+        "created_at",
+        "customer_ref",
+        "deleted_at",
+        "exp_month",
+        "exp_year",
+        "id",
+        "last4",
+        "owner_id",
+        "owner_kind",
+        "provider",
+        "provider_ref",
+      ]);
 
       // saving the same card again is a no-op; another card replaces it and the old one is detached at Stripe
       assert.equal((await saveCard(u.token, { provider: "stripe", payment_method: pm })).json().id, res.json().id);
@@ -72,7 +97,11 @@ describe("saved cards and auto-recharge", () => {
       assert.equal(p.stripe.paymentMethods.get(pm).customer, null, "detached at Stripe");
       await p.sendStripe(attachedEvent);
       assert.equal(await getCard(u.token), null);
-      expectError(await call(p.t.app, { method: "DELETE", url: "/v1/billing/cards", token: u.token }), 404, "not_found");
+      expectError(
+        await call(p.t.app, { method: "DELETE", url: "/v1/billing/cards", token: u.token }),
+        404,
+        "not_found",
+      );
     });
 
     test("toss: the authKey of the registration window becomes a billing key; card company and masked digits are shown", async () => {
@@ -91,14 +120,30 @@ describe("saved cards and auto-recharge", () => {
       const u = await signup(p.t.app);
       expectError(await saveCard(u.token, { provider: "stripe", auth_key: "x" }), 400, "invalid_request");
       expectError(await saveCard(u.token, { provider: "toss", payment_method: "pm_x" }), 400, "invalid_request");
-      expectError(await saveCard(u.token, { provider: "stripe", payment_method: "pm_nosuch" }), 400, "invalid_payment_method");
-      expectError(await saveCard(u.token, { provider: "stripe", card_number: "4242424242424242" }), 400, "invalid_request");
+      expectError(
+        await saveCard(u.token, { provider: "stripe", payment_method: "pm_nosuch" }),
+        400,
+        "invalid_payment_method",
+      );
+      expectError(
+        await saveCard(u.token, { provider: "stripe", card_number: "4242424242424242" }),
+        400,
+        "invalid_request",
+      );
       expectError(await saveCard(u.token, {}), 400, "invalid_request");
-      expectError(await call(p.t.app, { method: "POST", url: "/v1/billing/cards", body: { provider: "stripe" } }), 401, "auth_required");
+      expectError(
+        await call(p.t.app, { method: "POST", url: "/v1/billing/cards", body: { provider: "stripe" } }),
+        401,
+        "auth_required",
+      );
       const { scopedKey } = await import("../helpers/app.js");
       const reader = await scopedKey(p.t.app, u.token, ["billing:read"]);
       expectError(await saveCard(reader, { provider: "stripe" }), 403, "scope_insufficient");
-      expectError(await call(p.t.app, { method: "DELETE", url: "/v1/billing/cards", token: reader }), 403, "scope_insufficient");
+      expectError(
+        await call(p.t.app, { method: "DELETE", url: "/v1/billing/cards", token: reader }),
+        403,
+        "scope_insufficient",
+      );
       assert.equal((await call(p.t.app, { url: "/v1/billing/cards", token: reader })).statusCode, 200);
     });
   });
@@ -107,7 +152,17 @@ describe("saved cards and auto-recharge", () => {
     test("defaults off; enabling needs a card; amounts are checked in the card's currency; deleting the card turns it off", async () => {
       const u = await signup(p.t.app);
       const initial = await getAuto(u.token);
-      assert.deepEqual(initial, { enabled: false, threshold: 0, amount: 0, currency: null, card: null, in_flight: false, consecutive_failures: 0, last_error: null, next_attempt_at: null });
+      assert.deepEqual(initial, {
+        enabled: false,
+        threshold: 0,
+        amount: 0,
+        currency: null,
+        card: null,
+        in_flight: false,
+        consecutive_failures: 0,
+        last_error: null,
+        next_attempt_at: null,
+      });
       expectError(await putAuto(u.token, { enabled: true, threshold: 1000, amount: 2000 }), 400, "card_required");
       await saveCard(u.token, { provider: "stripe", payment_method: p.stripe.createCard() });
       expectError(await putAuto(u.token, { enabled: true, threshold: 1000, amount: 100 }), 400, "amount_out_of_range");
@@ -133,7 +188,11 @@ describe("saved cards and auto-recharge", () => {
       await putAuto(u.token, { enabled: true, threshold: 1000, amount: 2500 });
       const intentsBefore = p.stripe.paymentIntents.size;
       // passes overlapping at every phase: some start while the first charges, some after it credited
-      await Promise.all(Array.from({ length: 24 }, (_, i) => new Promise((r) => setTimeout(r, i * 7)).then(() => runAutoRecharge(p.deps))));
+      await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          new Promise((r) => setTimeout(r, i * 7)).then(() => runAutoRecharge(p.deps)),
+        ),
+      );
       assert.equal(p.stripe.paymentIntents.size - intentsBefore, 1, "one charge at Stripe");
       assert.deepEqual(await autoTopups(u.id), [{ status: "succeeded", amount: 2500, failure_code: null }]);
       assert.equal(await p.balance(u.id, "USD"), 25_000_000);
@@ -156,7 +215,9 @@ describe("saved cards and auto-recharge", () => {
       const u = await signup(p.t.app);
       const authKey = p.toss.issueAuthKey({ decline: true });
       const card = (await saveCard(u.token, { provider: "toss", auth_key: authKey })).json();
-      const { rows: [{ provider_ref: sealed }] } = await p.t.db.query("SELECT provider_ref FROM billing_cards WHERE id = $1", [card.id]);
+      const {
+        rows: [{ provider_ref: sealed }],
+      } = await p.t.db.query("SELECT provider_ref FROM billing_cards WHERE id = $1", [card.id]);
       // the billing key charges the card by itself: it is kept sealed at rest under the platform key
       assert.match(sealed, /^enc:v1:/);
       const billingKey = p.t.platform.secrets.open(sealed, "billing_cards.provider_ref");
@@ -169,13 +230,18 @@ describe("saved cards and auto-recharge", () => {
       assert.match(state.last_error, /REJECT_CARD_PAYMENT/);
       const firstWait = Date.parse(state.next_attempt_at) - Date.now();
       assert.ok(firstWait > 50_000 && firstWait <= 60_000, `first retry after ~60 s, got ${firstWait}`);
-      assert.deepEqual(await autoTopups(u.id), [{ status: "failed", amount: 20_000, failure_code: "REJECT_CARD_PAYMENT" }]);
+      assert.deepEqual(await autoTopups(u.id), [
+        { status: "failed", amount: 20_000, failure_code: "REJECT_CARD_PAYMENT" },
+      ]);
 
       // during back-off, passes do not charge
       await runAutoRecharge(p.deps);
       assert.equal((await autoTopups(u.id)).length, 1);
 
-      await p.t.db.query("UPDATE billing_auto_recharge SET next_attempt_at = now() - interval '1 second' WHERE account_id = $1", [u.id]);
+      await p.t.db.query(
+        "UPDATE billing_auto_recharge SET next_attempt_at = now() - interval '1 second' WHERE account_id = $1",
+        [u.id],
+      );
       await runAutoRecharge(p.deps);
       state = await getAuto(u.token);
       assert.equal(state.consecutive_failures, 2);
@@ -183,13 +249,19 @@ describe("saved cards and auto-recharge", () => {
       assert.ok(secondWait > 110_000 && secondWait <= 120_000, `second retry after ~120 s, got ${secondWait}`);
 
       p.toss.setDecline(billingKey, false);
-      await p.t.db.query("UPDATE billing_auto_recharge SET next_attempt_at = now() - interval '1 second' WHERE account_id = $1", [u.id]);
+      await p.t.db.query(
+        "UPDATE billing_auto_recharge SET next_attempt_at = now() - interval '1 second' WHERE account_id = $1",
+        [u.id],
+      );
       await runAutoRecharge(p.deps);
       state = await getAuto(u.token);
       assert.equal(state.consecutive_failures, 0);
       assert.equal(state.last_error, null);
       assert.equal(await p.balance(u.id, "KRW"), 20_000);
-      assert.deepEqual((await autoTopups(u.id)).map((t) => t.status), ["failed", "failed", "succeeded"]);
+      assert.deepEqual(
+        (await autoTopups(u.id)).map((t) => t.status),
+        ["failed", "failed", "succeeded"],
+      );
     });
 
     test("a charge left in flight by a crash is settled on a later pass without charging twice", async () => {
@@ -205,13 +277,19 @@ describe("saved cards and auto-recharge", () => {
       assert.equal(p.stripe.paymentIntents.size, original);
       await runAutoRecharge(p.deps);
       assert.equal((await autoTopups(u.id)).length, 1, "no second charge while one is in flight");
-      await p.t.db.query("UPDATE billing_auto_recharge SET last_attempt_at = now() - interval '10 minutes' WHERE account_id = $1", [u.id]);
+      await p.t.db.query(
+        "UPDATE billing_auto_recharge SET last_attempt_at = now() - interval '10 minutes' WHERE account_id = $1",
+        [u.id],
+      );
       await runAutoRecharge(p.deps);
       state = await getAuto(u.token);
       assert.equal(state.in_flight, false);
       assert.equal(p.stripe.paymentIntents.size, original + 1);
       assert.equal(await p.balance(u.id, "USD"), 15_000_000);
-      assert.deepEqual((await autoTopups(u.id)).map((t) => t.status), ["succeeded"]);
+      assert.deepEqual(
+        (await autoTopups(u.id)).map((t) => t.status),
+        ["succeeded"],
+      );
     });
 
     test("disabled settings and accounts without a card are never charged", async () => {

@@ -5,16 +5,22 @@ import { startPaymentsApp, TOSS_WEBHOOK_KEY, type PaymentsTestApp } from "../fak
 
 describe("payment webhooks", () => {
   let p: PaymentsTestApp;
-  before(async () => { p = await startPaymentsApp(); });
-  after(async () => { await p.close(); });
+  before(async () => {
+    p = await startPaymentsApp();
+  });
+  after(async () => {
+    await p.close();
+  });
 
   const createTopup = async (token: string, body: unknown) => {
     const res = await call(p.t.app, { method: "POST", url: "/v1/billing/topups", token, body });
     assert.equal(res.statusCode, 201, res.body);
     return res.json();
   };
-  const get = async (token: string, id: string) => (await call(p.t.app, { url: `/v1/billing/topups/${id}`, token })).json();
-  const confirm = (token: string, id: string, body: unknown = {}) => call(p.t.app, { method: "POST", url: `/v1/billing/topups/${id}/confirm`, token, body });
+  const get = async (token: string, id: string) =>
+    (await call(p.t.app, { url: `/v1/billing/topups/${id}`, token })).json();
+  const confirm = (token: string, id: string, body: unknown = {}) =>
+    call(p.t.app, { method: "POST", url: `/v1/billing/topups/${id}/confirm`, token, body });
   const paidStripeTopup = async (token: string, amount = 1000) => {
     const topup = await createTopup(token, { amount, currency: "USD", provider: "stripe" });
     const pi = p.stripe.completeClientSide(topup.provider_ref);
@@ -48,12 +54,26 @@ describe("payment webhooks", () => {
       const event = p.stripe.event("payment_intent.succeeded", pi);
       const payload = JSON.stringify(event);
       const attempts = [
-        p.sendStripe(payload, { signature: p.stripe.sign(payload, { secret: "whsec_wrongwrongwrongwrong" }), record: false }),
-        p.sendStripe(payload.replace('"amount":1000', '"amount":9000'), { signature: p.stripe.sign(payload), record: false }),
-        p.sendStripe(payload, { signature: p.stripe.sign(payload, { timestamp: Math.floor(Date.now() / 1000) - 301 }), record: false }),
+        p.sendStripe(payload, {
+          signature: p.stripe.sign(payload, { secret: "whsec_wrongwrongwrongwrong" }),
+          record: false,
+        }),
+        p.sendStripe(payload.replace('"amount":1000', '"amount":9000'), {
+          signature: p.stripe.sign(payload),
+          record: false,
+        }),
+        p.sendStripe(payload, {
+          signature: p.stripe.sign(payload, { timestamp: Math.floor(Date.now() / 1000) - 301 }),
+          record: false,
+        }),
         p.sendStripe(payload, { signature: "t=123,v1=deadbeef", record: false }),
         p.sendStripe(payload, { signature: "", record: false }),
-        call(p.t.app, { method: "POST", url: "/v1/billing/stripe/webhook", headers: { "content-type": "application/json" }, body: payload }),
+        call(p.t.app, {
+          method: "POST",
+          url: "/v1/billing/stripe/webhook",
+          headers: { "content-type": "application/json" },
+          body: payload,
+        }),
       ];
       for (const res of await Promise.all(attempts)) expectError(res, 400, "invalid_signature");
       assert.equal((await get(u.token, topup.id)).status, "pending");
@@ -69,13 +89,23 @@ describe("payment webhooks", () => {
       const { pi } = await paidStripeTopup(u.token);
       const event = p.stripe.event("payment_intent.succeeded", pi);
       const pretty = JSON.stringify(event, null, 2);
-      expectError(await p.sendStripe(pretty, { signature: p.stripe.sign(JSON.stringify(event)), record: false }), 400, "invalid_signature");
+      expectError(
+        await p.sendStripe(pretty, { signature: p.stripe.sign(JSON.stringify(event)), record: false }),
+        400,
+        "invalid_signature",
+      );
       assert.equal((await p.sendStripe(pretty)).statusCode, 200, "the same pretty bytes, signed, verify");
     });
 
     test("only the webhook route keeps raw bodies: other routes still reject bad JSON with bad_json", async () => {
       const u = await signup(p.t.app);
-      const res = await call(p.t.app, { method: "POST", url: "/v1/billing/topups", token: u.token, headers: { "content-type": "application/json" }, body: "{not json" });
+      const res = await call(p.t.app, {
+        method: "POST",
+        url: "/v1/billing/topups",
+        token: u.token,
+        headers: { "content-type": "application/json" },
+        body: "{not json",
+      });
       expectError(res, 400, "bad_json");
     });
 
@@ -91,7 +121,15 @@ describe("payment webhooks", () => {
     });
 
     test("events for nothing of ours, and types we do not handle, are acknowledged and recorded", async () => {
-      const strangerPi = { id: "pi_stranger", object: "payment_intent", amount: 100, amount_received: 100, currency: "usd", status: "succeeded", metadata: {} };
+      const strangerPi = {
+        id: "pi_stranger",
+        object: "payment_intent",
+        amount: 100,
+        amount_received: 100,
+        currency: "usd",
+        status: "succeeded",
+        metadata: {},
+      };
       const a = await p.sendStripe(p.stripe.event("payment_intent.succeeded", strangerPi));
       assert.deepEqual(a.json(), { received: true, applied: false });
       const b = await p.sendStripe(p.stripe.event("customer.created", { id: "cus_x", object: "customer" }));
@@ -101,7 +139,9 @@ describe("payment webhooks", () => {
     test("an event whose amount differs from the top-up is not credited", async () => {
       const u = await signup(p.t.app);
       const { topup, pi } = await paidStripeTopup(u.token, 1000);
-      const res = await p.sendStripe(p.stripe.event("payment_intent.succeeded", { ...pi, amount: 99_999, amount_received: 99_999 }));
+      const res = await p.sendStripe(
+        p.stripe.event("payment_intent.succeeded", { ...pi, amount: 99_999, amount_received: 99_999 }),
+      );
       assert.equal(res.statusCode, 200);
       assert.equal(res.json().applied, false);
       assert.equal((await get(u.token, topup.id)).status, "pending");
@@ -134,7 +174,14 @@ describe("payment webhooks", () => {
       await p.sendStripe(p.stripe.event("charge.refunded", partial));
       assert.equal(await p.balance(u.id, "USD"), 0);
       const postings = await p.postings(`topup:${topup.id}`);
-      assert.deepEqual(postings.map((x) => [x.source_type, x.amount]), [["topup", 20_000_000], ["refund", -5_000_000], ["refund", -15_000_000]]);
+      assert.deepEqual(
+        postings.map((x) => [x.source_type, x.amount]),
+        [
+          ["topup", 20_000_000],
+          ["refund", -5_000_000],
+          ["refund", -15_000_000],
+        ],
+      );
     });
 
     test("a refund arriving before the success credits first, then refunds; a refund of spent money leaves the wallet negative", async () => {
@@ -151,10 +198,23 @@ describe("payment webhooks", () => {
       const v = await signup(p.t.app);
       const paid = await paidStripeTopup(v.token, 1000);
       await p.sendStripe(p.stripe.event("payment_intent.succeeded", paid.pi));
-      const { rows: [w] } = await p.t.db.query<{ id: string }>("SELECT id FROM ledger_wallets WHERE owner_kind = 'account' AND owner_id = $1 AND currency = 'USD'", [v.id]);
+      const {
+        rows: [w],
+      } = await p.t.db.query<{ id: string }>(
+        "SELECT id FROM ledger_wallets WHERE owner_kind = 'account' AND owner_id = $1 AND currency = 'USD'",
+        [v.id],
+      );
       const { post, systemWallet } = await import("../../src/billing/ledger/ledger.js");
       const revenue = await systemWallet(p.t.db, "revenue", "USD");
-      await post(p.t.db, { currency: "USD", source: { type: "usage", id: "test" }, idempotencyKey: `spend-${v.id}`, legs: [{ walletId: w.id, amount: -8_000_000 }, { walletId: revenue.id, amount: 8_000_000 }] });
+      await post(p.t.db, {
+        currency: "USD",
+        source: { type: "usage", id: "test" },
+        idempotencyKey: `spend-${v.id}`,
+        legs: [
+          { walletId: w.id, amount: -8_000_000 },
+          { walletId: revenue.id, amount: 8_000_000 },
+        ],
+      });
       await p.sendStripe(p.stripe.event("charge.refunded", p.stripe.refund(paid.pi.id)));
       assert.equal(await p.balance(v.id, "USD"), -8_000_000);
     });
@@ -163,12 +223,23 @@ describe("payment webhooks", () => {
       const u = await signup(p.t.app);
       const topup = await createTopup(u.token, { amount: 1000, currency: "USD", provider: "stripe" });
       const pi = p.stripe.paymentIntents.get(topup.provider_ref);
-      const failedPi = { ...pi, status: "requires_payment_method", last_payment_error: { type: "card_error", code: "card_declined", decline_code: "insufficient_funds", message: "Your card has insufficient funds." } };
+      const failedPi = {
+        ...pi,
+        status: "requires_payment_method",
+        last_payment_error: {
+          type: "card_error",
+          code: "card_declined",
+          decline_code: "insufficient_funds",
+          message: "Your card has insufficient funds.",
+        },
+      };
       await p.sendStripe(p.stripe.event("payment_intent.payment_failed", failedPi));
       let view = await get(u.token, topup.id);
       assert.equal(view.status, "pending", "the customer may still pay with another card");
       assert.equal(view.failure.code, "insufficient_funds");
-      await p.sendStripe(p.stripe.event("payment_intent.canceled", { ...pi, status: "canceled", cancellation_reason: "abandoned" }));
+      await p.sendStripe(
+        p.stripe.event("payment_intent.canceled", { ...pi, status: "canceled", cancellation_reason: "abandoned" }),
+      );
       view = await get(u.token, topup.id);
       assert.equal(view.status, "failed");
       assert.equal(view.failure.code, "canceled");
@@ -183,7 +254,11 @@ describe("payment webhooks", () => {
       p.toss.cancel(paymentKey);
       const fetchesBefore = p.toss.requests.filter((r) => r.method === "GET").length;
       expectError(await p.sendToss(paymentKey, { key: null, record: false }), 401, "auth_required");
-      expectError(await p.sendToss(paymentKey, { key: "wrong-key-0123456789abcdef", record: false }), 401, "auth_required");
+      expectError(
+        await p.sendToss(paymentKey, { key: "wrong-key-0123456789abcdef", record: false }),
+        401,
+        "auth_required",
+      );
       expectError(await p.sendToss(paymentKey, { key: TOSS_WEBHOOK_KEY + "x", record: false }), 401, "auth_required");
       assert.equal(p.toss.requests.filter((r) => r.method === "GET").length, fetchesBefore);
       assert.equal((await get(u.token, topup.id)).status, "succeeded");
@@ -202,7 +277,9 @@ describe("payment webhooks", () => {
       assert.equal(view.provider_status, "PARTIAL_CANCELED");
       assert.equal(view.refunded_amount, 10_000);
       // the re-fetch went to Toss with the secret key
-      const fetch = p.toss.requests.filter((r) => r.method === "GET" && r.path === `/v1/payments/${paymentKey}`).at(-1)!;
+      const fetch = p.toss.requests
+        .filter((r) => r.method === "GET" && r.path === `/v1/payments/${paymentKey}`)
+        .at(-1)!;
       assert.equal(fetch.headers.authorization, "Basic " + Buffer.from(`${p.toss.secretKey}:`).toString("base64"));
 
       p.toss.cancel(paymentKey);
@@ -239,9 +316,16 @@ describe("payment webhooks", () => {
       assert.equal((await confirm(u.token, topup.id, { payment_key: paymentKey })).json().status, "succeeded");
       assert.equal(await p.balance(u.id, "KRW"), 15_000);
 
-      const unknown = await p.sendToss("tgen_nosuch", { body: { eventType: "PAYMENT_STATUS_CHANGED", data: { paymentKey: "tgen_nosuch" } }, record: false });
+      const unknown = await p.sendToss("tgen_nosuch", {
+        body: { eventType: "PAYMENT_STATUS_CHANGED", data: { paymentKey: "tgen_nosuch" } },
+        record: false,
+      });
       assert.deepEqual(unknown.json(), { received: true, applied: false });
-      expectError(await p.sendToss("x", { body: { eventType: "PAYMENT_STATUS_CHANGED", data: {} }, record: false }), 400, "invalid_request");
+      expectError(
+        await p.sendToss("x", { body: { eventType: "PAYMENT_STATUS_CHANGED", data: {} }, record: false }),
+        400,
+        "invalid_request",
+      );
     });
 
     test("Toss unreachable during a webhook: 502 so Toss delivers again, nothing applied", async () => {

@@ -6,11 +6,17 @@ import { startPaymentsApp, type PaymentsTestApp } from "../fakes/payments-app.js
 
 describe("payments: top-ups", () => {
   let p: PaymentsTestApp;
-  before(async () => { p = await startPaymentsApp(); });
-  after(async () => { await p.close(); });
+  before(async () => {
+    p = await startPaymentsApp();
+  });
+  after(async () => {
+    await p.close();
+  });
 
-  const createTopup = (token: string, body: unknown) => call(p.t.app, { method: "POST", url: "/v1/billing/topups", token, body });
-  const confirm = (token: string, id: string, body: unknown = {}) => call(p.t.app, { method: "POST", url: `/v1/billing/topups/${id}/confirm`, token, body });
+  const createTopup = (token: string, body: unknown) =>
+    call(p.t.app, { method: "POST", url: "/v1/billing/topups", token, body });
+  const confirm = (token: string, id: string, body: unknown = {}) =>
+    call(p.t.app, { method: "POST", url: `/v1/billing/topups/${id}/confirm`, token, body });
   const get = (token: string, id: string) => call(p.t.app, { url: `/v1/billing/topups/${id}`, token });
 
   describe("stripe (USD through PaymentIntents)", () => {
@@ -85,7 +91,9 @@ describe("payments: top-ups", () => {
       p.stripe.failNext(3); // the SDK retries twice
       const res = await createTopup(u.token, { amount: 700, currency: "USD", provider: "stripe" });
       expectError(res, 502, "provider_error");
-      const { rows } = await p.t.db.query("SELECT status, failure_code FROM billing_topups WHERE account_id = $1", [u.id]);
+      const { rows } = await p.t.db.query("SELECT status, failure_code FROM billing_topups WHERE account_id = $1", [
+        u.id,
+      ]);
       assert.deepEqual(rows, [{ status: "failed", failure_code: "provider_error" }]);
     });
   });
@@ -168,17 +176,57 @@ describe("payments: top-ups", () => {
   describe("validation and access", () => {
     test("currency must match the provider, amounts within limits, provider known", async () => {
       const u = await signup(p.t.app);
-      expectError(await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "stripe" }), 400, "currency_not_supported");
-      expectError(await createTopup(u.token, { amount: 1000, currency: "USD", provider: "toss" }), 400, "currency_not_supported");
-      expectError(await createTopup(u.token, { amount: 499, currency: "USD", provider: "stripe" }), 400, "amount_out_of_range");
-      expectError(await createTopup(u.token, { amount: 500_001, currency: "USD", provider: "stripe" }), 400, "amount_out_of_range");
-      expectError(await createTopup(u.token, { amount: 999, currency: "KRW", provider: "toss" }), 400, "amount_out_of_range");
-      expectError(await createTopup(u.token, { amount: 5_000_001, currency: "KRW", provider: "toss" }), 400, "amount_out_of_range");
-      expectError(await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "paypal" }), 400, "invalid_request");
-      expectError(await createTopup(u.token, { amount: 10.5, currency: "USD", provider: "stripe" }), 400, "invalid_request");
-      expectError(await createTopup(u.token, { amount: "1000", currency: "KRW", provider: "toss" }), 400, "invalid_request");
+      expectError(
+        await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "stripe" }),
+        400,
+        "currency_not_supported",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 1000, currency: "USD", provider: "toss" }),
+        400,
+        "currency_not_supported",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 499, currency: "USD", provider: "stripe" }),
+        400,
+        "amount_out_of_range",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 500_001, currency: "USD", provider: "stripe" }),
+        400,
+        "amount_out_of_range",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 999, currency: "KRW", provider: "toss" }),
+        400,
+        "amount_out_of_range",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 5_000_001, currency: "KRW", provider: "toss" }),
+        400,
+        "amount_out_of_range",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "paypal" }),
+        400,
+        "invalid_request",
+      );
+      expectError(
+        await createTopup(u.token, { amount: 10.5, currency: "USD", provider: "stripe" }),
+        400,
+        "invalid_request",
+      );
+      expectError(
+        await createTopup(u.token, { amount: "1000", currency: "KRW", provider: "toss" }),
+        400,
+        "invalid_request",
+      );
       expectError(await createTopup(u.token, { amount: 1000, currency: "KRW" }), 400, "invalid_request");
-      expectError(await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "toss", extra: 1 }), 400, "invalid_request");
+      expectError(
+        await createTopup(u.token, { amount: 1000, currency: "KRW", provider: "toss", extra: 1 }),
+        400,
+        "invalid_request",
+      );
       const { rows } = await p.t.db.query("SELECT 1 FROM billing_topups WHERE account_id = $1", [u.id]);
       assert.equal(rows.length, 0, "nothing recorded for refused requests");
     });
@@ -200,7 +248,11 @@ describe("payments: top-ups", () => {
       const writer = await scopedKey(p.t.app, u.token, ["billing:write"]);
       const topup = (await createTopup(writer, { amount: 10_000, currency: "KRW", provider: "toss" })).json();
       assert.equal((await get(reader, topup.id)).statusCode, 200);
-      expectError(await createTopup(reader, { amount: 10_000, currency: "KRW", provider: "toss" }), 403, "scope_insufficient");
+      expectError(
+        await createTopup(reader, { amount: 10_000, currency: "KRW", provider: "toss" }),
+        403,
+        "scope_insufficient",
+      );
       expectError(await confirm(reader, topup.id, { payment_key: "x" }), 403, "scope_insufficient");
       const other = await scopedKey(p.t.app, u.token, ["databases:*"]);
       expectError(await get(other, topup.id), 403, "scope_insufficient");
@@ -213,12 +265,61 @@ describe("payments: providers not configured", () => {
     const t = await createTestApp();
     try {
       const u = await signup(t.app);
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/topups", token: u.token, body: { amount: 1000, currency: "USD", provider: "stripe" } }), 503, "provider_unavailable");
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/topups", token: u.token, body: { amount: 10_000, currency: "KRW", provider: "toss" } }), 503, "provider_unavailable");
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/cards", token: u.token, body: { provider: "stripe", payment_method: "pm_x" } }), 503, "provider_unavailable");
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/stripe/webhook", headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=x" }, body: "{}" }), 503, "webhook_not_configured");
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/toss/webhook?key=x", body: {} }), 503, "webhook_not_configured");
-      expectError(await call(t.app, { method: "POST", url: "/v1/billing/bank-transfers", token: u.token, body: { amount_krw: 50_000, depositor_name: "홍길동", receipt_type: "none" } }), 400, "bank_transfer_unavailable");
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/billing/topups",
+          token: u.token,
+          body: { amount: 1000, currency: "USD", provider: "stripe" },
+        }),
+        503,
+        "provider_unavailable",
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/billing/topups",
+          token: u.token,
+          body: { amount: 10_000, currency: "KRW", provider: "toss" },
+        }),
+        503,
+        "provider_unavailable",
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/billing/cards",
+          token: u.token,
+          body: { provider: "stripe", payment_method: "pm_x" },
+        }),
+        503,
+        "provider_unavailable",
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/billing/stripe/webhook",
+          headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=x" },
+          body: "{}",
+        }),
+        503,
+        "webhook_not_configured",
+      );
+      expectError(
+        await call(t.app, { method: "POST", url: "/v1/billing/toss/webhook?key=x", body: {} }),
+        503,
+        "webhook_not_configured",
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/billing/bank-transfers",
+          token: u.token,
+          body: { amount_krw: 50_000, depositor_name: "홍길동", receipt_type: "none" },
+        }),
+        400,
+        "bank_transfer_unavailable",
+      );
     } finally {
       await t.close();
     }

@@ -5,7 +5,8 @@ export const PASSWORD = "correct horse battery"; // what the signup helper uses
 
 /** Calls the account tests share; `app` is read at call time, since test apps are built in before(). */
 export function accountCalls(app: () => TestApp) {
-  const login = (email: string, password: string) => call(app().app, { method: "POST", url: "/v1/auth/login", body: { email, password } });
+  const login = (email: string, password: string) =>
+    call(app().app, { method: "POST", url: "/v1/auth/login", body: { email, password } });
   const me = (token: string) => call(app().app, { url: "/v1/me", token });
   const tokenId = async (token: string): Promise<string> => {
     const res = await call(app().app, { url: "/v1/token", token });

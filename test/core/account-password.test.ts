@@ -7,20 +7,34 @@ import { accountCalls, PASSWORD } from "./account-helpers.js";
 /** POST /v1/me/password and POST /v1/me/delete: what ends which sessions. */
 describe("account: password and deletion", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp(); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(async () => {
+    await t.close();
+  });
   const { login, me, audit } = accountCalls(() => t);
 
   describe("POST /v1/me/password", () => {
     test("an account without a password (operator-created) sets one without current_password, then logs in with it", async () => {
       const email = `nopw-${randomUUID()}@example.com`;
-      const created = await call(t.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email } });
+      const created = await call(t.app, {
+        method: "POST",
+        url: "/v1/operator/accounts",
+        token: OPERATOR_TOKEN,
+        body: { email },
+      });
       assert.equal(created.statusCode, 201, created.body);
       const token = created.json().token;
       assert.equal((await me(token)).json().has_password, false);
       expectError(await login(email, "anything at all"), 401);
 
-      const res = await call(t.app, { method: "POST", url: "/v1/me/password", token, body: { new_password: "first password" } });
+      const res = await call(t.app, {
+        method: "POST",
+        url: "/v1/me/password",
+        token,
+        body: { new_password: "first password" },
+      });
       assert.equal(res.statusCode, 204, res.body);
       assert.equal(res.body, "");
       assert.equal((await me(token)).json().has_password, true);
@@ -30,8 +44,24 @@ describe("account: password and deletion", () => {
 
     test("changing a password requires current_password: missing is 400, wrong is 403, and neither changes it", async () => {
       const u = await signup(t.app);
-      expectError(await call(t.app, { method: "POST", url: "/v1/me/password", token: u.token, body: { new_password: "brand new password" } }), 400);
-      expectError(await call(t.app, { method: "POST", url: "/v1/me/password", token: u.token, body: { current_password: "not the password", new_password: "brand new password" } }), 403);
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/me/password",
+          token: u.token,
+          body: { new_password: "brand new password" },
+        }),
+        400,
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/me/password",
+          token: u.token,
+          body: { current_password: "not the password", new_password: "brand new password" },
+        }),
+        403,
+      );
       assert.equal((await login(u.email, PASSWORD)).statusCode, 200, "the old password still works");
       expectError(await login(u.email, "brand new password"), 401);
       assert.equal((await me(u.token)).statusCode, 200, "a failed change ends no session");
@@ -47,7 +77,12 @@ describe("account: password and deletion", () => {
       assert.equal((await me(other)).statusCode, 200);
       assert.equal((await call(t.app, { url: "/v1/gpus", token: key })).statusCode, 200);
 
-      const res = await call(t.app, { method: "POST", url: "/v1/me/password", token: u.token, body: { current_password: PASSWORD, new_password: "a better passphrase" } });
+      const res = await call(t.app, {
+        method: "POST",
+        url: "/v1/me/password",
+        token: u.token,
+        body: { current_password: PASSWORD, new_password: "a better passphrase" },
+      });
       assert.equal(res.statusCode, 204, res.body);
 
       expectError(await login(u.email, PASSWORD), 401);
@@ -60,10 +95,20 @@ describe("account: password and deletion", () => {
 
     test("a new password shorter than 8 characters or unknown fields are 400 naming the field", async () => {
       const u = await signup(t.app);
-      const short = await call(t.app, { method: "POST", url: "/v1/me/password", token: u.token, body: { current_password: PASSWORD, new_password: "short" } });
+      const short = await call(t.app, {
+        method: "POST",
+        url: "/v1/me/password",
+        token: u.token,
+        body: { current_password: PASSWORD, new_password: "short" },
+      });
       expectError(short, 400, "invalid_request");
       assert.match(short.json().error.message, /new_password/);
-      const extra = await call(t.app, { method: "POST", url: "/v1/me/password", token: u.token, body: { current_password: PASSWORD, new_password: "long enough pw", email: "x@example.com" } });
+      const extra = await call(t.app, {
+        method: "POST",
+        url: "/v1/me/password",
+        token: u.token,
+        body: { current_password: PASSWORD, new_password: "long enough pw", email: "x@example.com" },
+      });
       expectError(extra, 400, "invalid_request");
       assert.match(extra.json().error.message, /email/);
       assert.equal((await login(u.email, PASSWORD)).statusCode, 200);
@@ -77,7 +122,8 @@ describe("account: password and deletion", () => {
       const second = (await login(u.email, PASSWORD)).json().token;
       const key = await scopedKey(t.app, u.token, ["*"]);
       const limitedKey = await scopedKey(t.app, u.token, ["databases:read:some-db"]);
-      for (const tok of [u.token, second, key, limitedKey]) assert.equal((await call(t.app, { url: "/v1/token", token: tok })).statusCode, 200);
+      for (const tok of [u.token, second, key, limitedKey])
+        assert.equal((await call(t.app, { url: "/v1/token", token: tok })).statusCode, 200);
 
       const res = await call(t.app, { method: "POST", url: "/v1/me/delete", token: u.token });
       assert.equal(res.statusCode, 204, res.body);

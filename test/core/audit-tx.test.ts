@@ -13,7 +13,9 @@ describe("audit rows commit with their change", () => {
     await t.db.query(`CREATE FUNCTION test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'audit row refused for %', NEW.action; END $$`);
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   const me = async (token: string) => {
     const res = await call(t.app, { url: "/v1/me", token });
@@ -39,11 +41,21 @@ describe("audit rows commit with their change", () => {
 
   test("a PATCH /v1/me whose audit insert fails is rolled back: 500 internal, the old name stays; without the failure it commits with its row", async () => {
     const u = await signup(t.app);
-    const named = await call(t.app, { method: "PATCH", url: "/v1/me", token: u.token, body: { display_name: "before" } });
+    const named = await call(t.app, {
+      method: "PATCH",
+      url: "/v1/me",
+      token: u.token,
+      body: { display_name: "before" },
+    });
     assert.equal(named.statusCode, 200, named.body);
 
     const allow = await refuseAudit(u.id, "updateMe");
-    const refused = await call(t.app, { method: "PATCH", url: "/v1/me", token: u.token, body: { display_name: "after" } });
+    const refused = await call(t.app, {
+      method: "PATCH",
+      url: "/v1/me",
+      token: u.token,
+      body: { display_name: "after" },
+    });
     expectError(refused, 500, "internal");
     assert.doesNotMatch(refused.body, /audit row refused/, "the database error stays in the logs");
     assert.equal((await me(u.token)).display_name, "before", "the change was rolled back with its audit row");
@@ -58,17 +70,31 @@ describe("audit rows commit with their change", () => {
     assert.equal(items[0].action, "updateMe");
     assert.equal(items[0].status, 200);
     assert.equal(items[0].request_id, res.headers["x-request-id"]);
-    assert.deepEqual(items.filter((r) => r.action === "updateMe").map((r) => r.status), [200, 500, 200], "one row per committed change, and the failure's");
+    assert.deepEqual(
+      items.filter((r) => r.action === "updateMe").map((r) => r.status),
+      [200, 500, 200],
+      "one row per committed change, and the failure's",
+    );
   });
 
   test("the audit log is newest first also where ids gain a digit (99 -> 100)", async () => {
     const u = await signup(t.app);
-    const { rows: [{ last }] } = await t.db.query("SELECT last_value::int AS last FROM audit_log_id_seq");
+    const {
+      rows: [{ last }],
+    } = await t.db.query("SELECT last_value::int AS last FROM audit_log_id_seq");
     if (last < 95) await t.db.query("SELECT setval('audit_log_id_seq', 95)");
-    for (let i = 0; i < 12; i++) assert.equal((await call(t.app, { method: "PATCH", url: "/v1/me", token: u.token, body: { display_name: `n${i}` } })).statusCode, 200);
+    for (let i = 0; i < 12; i++)
+      assert.equal(
+        (await call(t.app, { method: "PATCH", url: "/v1/me", token: u.token, body: { display_name: `n${i}` } }))
+          .statusCode,
+        200,
+      );
     const ids = (await audit(u.token)).map((r) => Number((r as unknown as { id: string }).id));
-    assert.ok(ids.some((id) => id < 100) && ids.some((id) => id >= 100) || last >= 95, `ids span 99 -> 100: ${ids}`);
-    assert.deepEqual(ids, [...ids].sort((a, b) => b - a));
+    assert.ok((ids.some((id) => id < 100) && ids.some((id) => id >= 100)) || last >= 95, `ids span 99 -> 100: ${ids}`);
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => b - a),
+    );
   });
 
   // The HTTP layer writes the row of a failed request after the answer is decided (app.ts storeAndAudit,
@@ -90,28 +116,71 @@ describe("audit rows commit with their change", () => {
   test("a key issue whose audit insert fails issues no key", async () => {
     const u = await signup(t.app);
     const allow = await refuseAudit(u.id, "createApiKey");
-    expectError(await call(t.app, { method: "POST", url: "/v1/api-keys", token: u.token, body: { name: "k", scopes: ["*"] } }), 500, "internal");
+    expectError(
+      await call(t.app, { method: "POST", url: "/v1/api-keys", token: u.token, body: { name: "k", scopes: ["*"] } }),
+      500,
+      "internal",
+    );
     assert.deepEqual((await call(t.app, { url: "/v1/api-keys", token: u.token })).json(), []);
     await allow();
-    assert.equal((await call(t.app, { method: "POST", url: "/v1/api-keys", token: u.token, body: { name: "k", scopes: ["*"] } })).statusCode, 201);
+    assert.equal(
+      (await call(t.app, { method: "POST", url: "/v1/api-keys", token: u.token, body: { name: "k", scopes: ["*"] } }))
+        .statusCode,
+      201,
+    );
     assert.equal((await call(t.app, { url: "/v1/api-keys", token: u.token })).json().length, 1);
   });
 
   test("successful mutations of every audited kind leave exactly one row each, with the success status, as soon as they answer", async () => {
     const u = await signup(t.app);
     const session = (await call(t.app, { url: "/v1/token", token: u.token })).json().id;
-    const steps: { method: "PATCH" | "PUT" | "POST" | "DELETE"; url: string | (() => string); body?: unknown; action: string; status: number }[] = [
+    const steps: {
+      method: "PATCH" | "PUT" | "POST" | "DELETE";
+      url: string | (() => string);
+      body?: unknown;
+      action: string;
+      status: number;
+    }[] = [
       { method: "PATCH", url: "/v1/me", body: { locale: "ko" }, action: "updateMe", status: 200 },
-      { method: "PUT", url: "/v1/me/account-spend-cap", body: { amount_krw: 5000 }, action: "setAccountSpendCap", status: 200 },
+      {
+        method: "PUT",
+        url: "/v1/me/account-spend-cap",
+        body: { amount_krw: 5000 },
+        action: "setAccountSpendCap",
+        status: 200,
+      },
       { method: "PUT", url: "/v1/me/app-spend-cap", body: { amount_krw: 0 }, action: "setAppSpendCap", status: 200 },
-      { method: "POST", url: "/v1/api-keys", body: { name: "k", scopes: ["databases:read"] }, action: "createApiKey", status: 201 },
+      {
+        method: "POST",
+        url: "/v1/api-keys",
+        body: { name: "k", scopes: ["databases:read"] },
+        action: "createApiKey",
+        status: 201,
+      },
       { method: "DELETE", url: () => `/v1/api-keys/${keyId}`, action: "revokeApiKey", status: 204 },
-      { method: "POST", url: "/v1/cli/errors", body: { reports: [{ message: "boom" }] }, action: "reportCliErrors", status: 204 },
-      { method: "POST", url: "/v1/me/password", body: { current_password: "correct horse battery", new_password: "another passphrase" }, action: "setPassword", status: 204 },
+      {
+        method: "POST",
+        url: "/v1/cli/errors",
+        body: { reports: [{ message: "boom" }] },
+        action: "reportCliErrors",
+        status: 204,
+      },
+      {
+        method: "POST",
+        url: "/v1/me/password",
+        body: { current_password: "correct horse battery", new_password: "another passphrase" },
+        action: "setPassword",
+        status: 204,
+      },
     ];
     let keyId = "";
     for (const [i, s] of steps.entries()) {
-      const res = await call(t.app, { method: s.method, url: typeof s.url === "string" ? s.url : s.url(), token: u.token, body: s.body });
+      const res = await call(t.app, {
+        method: s.method,
+        url: typeof s.url === "string" ? s.url : s.url(),
+        token: u.token,
+        body: s.body,
+      });
       assert.equal(res.statusCode, s.status, `${s.action}: ${res.body}`);
       if (s.action === "createApiKey") keyId = res.json().id;
       const items = await audit(u.token);
@@ -128,17 +197,33 @@ describe("audit rows commit with their change", () => {
 
   test("sign-out and deletion commit their rows with the change", async () => {
     const u = await signup(t.app);
-    const other = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: u.email, password: "correct horse battery" } })).json().token;
+    const other = (
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: u.email, password: "correct horse battery" },
+      })
+    ).json().token;
     assert.equal((await call(t.app, { method: "POST", url: "/v1/auth/logout", token: other })).statusCode, 204);
     assert.equal((await call(t.app, { method: "POST", url: "/v1/me/delete", token: u.token })).statusCode, 204);
     const { rows } = await t.db.query("SELECT action, status FROM audit_log WHERE account_id = $1 ORDER BY id", [u.id]);
-    assert.deepEqual(rows, [{ action: "logout", status: 204 }, { action: "deleteMe", status: 204 }]);
+    assert.deepEqual(rows, [
+      { action: "logout", status: 204 },
+      { action: "deleteMe", status: 204 },
+    ]);
   });
 
   test("a refused mutation changes nothing and is recorded with its error status", async () => {
     const u = await signup(t.app);
-    expectError(await call(t.app, { method: "DELETE", url: "/v1/api-keys/00000000-0000-4000-8000-000000000000", token: u.token }), 404, "not_found");
+    expectError(
+      await call(t.app, { method: "DELETE", url: "/v1/api-keys/00000000-0000-4000-8000-000000000000", token: u.token }),
+      404,
+      "not_found",
+    );
     const items = await audit(u.token);
-    assert.deepEqual(items.map((r) => [r.action, r.status]), [["revokeApiKey", 404]]);
+    assert.deepEqual(
+      items.map((r) => [r.action, r.status]),
+      [["revokeApiKey", 404]],
+    );
   });
 });

@@ -5,11 +5,19 @@ import { call, createTestApp, expectError, scopedKey, signup, type TestApp } fro
 
 describe("sign-up, sign-in and tokens", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp(); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(async () => {
+    await t.close();
+  });
 
   test("signup returns 201 with the account and a full-access op_u_ token that works", async () => {
-    const res = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "first@example.com", password: "long enough pw" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "first@example.com", password: "long enough pw" },
+    });
     assert.equal(res.statusCode, 201);
     const body = res.json();
     assert.match(body.token, /^op_u_[A-Za-z0-9_-]{40,}$/);
@@ -20,19 +28,43 @@ describe("sign-up, sign-in and tokens", () => {
   });
 
   test("e-mail is normalised: a taken address in other case gives 409 and login ignores case", async () => {
-    const res = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "  Mixed.Case@Example.COM ", password: "long enough pw" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "  Mixed.Case@Example.COM ", password: "long enough pw" },
+    });
     assert.equal(res.statusCode, 400, "surrounding spaces are not a valid e-mail");
-    const ok = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "Mixed.Case@Example.COM", password: "long enough pw" } });
+    const ok = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "Mixed.Case@Example.COM", password: "long enough pw" },
+    });
     assert.equal(ok.statusCode, 201);
     assert.equal(ok.json().account.email, "mixed.case@example.com");
-    expectError(await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "mixed.case@example.com", password: "another pw 123" } }), 409, "email_taken");
-    const login = await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: "MIXED.case@example.com", password: "long enough pw" } });
+    expectError(
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/signup",
+        body: { email: "mixed.case@example.com", password: "another pw 123" },
+      }),
+      409,
+      "email_taken",
+    );
+    const login = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/login",
+      body: { email: "MIXED.case@example.com", password: "long enough pw" },
+    });
     assert.equal(login.statusCode, 200);
     assert.match(login.json().token, /^op_u_/);
   });
 
   test("passwords are stored as scrypt hashes and tokens only as SHA-256 hashes", async () => {
-    const res = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "hash@example.com", password: "plain text secret" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "hash@example.com", password: "plain text secret" },
+    });
     const { account, token } = res.json();
     const acct = await t.db.query("SELECT password_hash FROM accounts WHERE id = $1", [account.id]);
     assert.match(acct.rows[0].password_hash, /^scrypt\$/);
@@ -46,22 +78,52 @@ describe("sign-up, sign-in and tokens", () => {
 
   test("wrong password and unknown e-mail both give 401 invalid_credentials", async () => {
     await signup(t.app, "pw@example.com");
-    expectError(await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: "pw@example.com", password: "wrong password" } }), 401, "invalid_credentials");
-    expectError(await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: "nobody@example.com", password: "whatever1" } }), 401, "invalid_credentials");
+    expectError(
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: "pw@example.com", password: "wrong password" },
+      }),
+      401,
+      "invalid_credentials",
+    );
+    expectError(
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: "nobody@example.com", password: "whatever1" },
+      }),
+      401,
+      "invalid_credentials",
+    );
   });
 
   test("signup validates its body: short password and bad e-mail give 400 naming the field", async () => {
-    const short = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "s@example.com", password: "short" } });
+    const short = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "s@example.com", password: "short" },
+    });
     expectError(short, 400, "invalid_request");
     assert.match(short.json().error.message, /password/);
-    const bad = await call(t.app, { method: "POST", url: "/v1/auth/signup", body: { email: "not-an-email", password: "long enough pw" } });
+    const bad = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/signup",
+      body: { email: "not-an-email", password: "long enough pw" },
+    });
     expectError(bad, 400, "invalid_request");
     assert.match(bad.json().error.message, /email/);
   });
 
   test("logout revokes the calling token only", async () => {
     const a = await signup(t.app);
-    const second = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: a.email, password: "correct horse battery" } })).json().token;
+    const second = (
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: a.email, password: "correct horse battery" },
+      })
+    ).json().token;
     const out = await call(t.app, { method: "POST", url: "/v1/auth/logout", token: a.token });
     assert.equal(out.statusCode, 204);
     expectError(await call(t.app, { url: "/v1/me", token: a.token }), 401, "auth_required");
@@ -95,7 +157,15 @@ describe("sign-up, sign-in and tokens", () => {
   test("signup is refused with 403 when SIGNUP=closed", async () => {
     const closed = await createTestApp({ env: { SIGNUP: "closed" } });
     try {
-      expectError(await call(closed.app, { method: "POST", url: "/v1/auth/signup", body: { email: "c@example.com", password: "long enough pw" } }), 403, "signup_closed");
+      expectError(
+        await call(closed.app, {
+          method: "POST",
+          url: "/v1/auth/signup",
+          body: { email: "c@example.com", password: "long enough pw" },
+        }),
+        403,
+        "signup_closed",
+      );
     } finally {
       await closed.close();
     }
@@ -109,15 +179,25 @@ describe("revocation across API processes", () => {
     a = await createTestApp();
     b = await createTestApp({ databaseUrl: a.url });
   });
-  after(async () => { await b.close(); await a.close(); });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
 
   test("a key revoked through one process is refused by another that had it cached", async () => {
     const user = await signup(a.app);
     const key = await scopedKey(a.app, user.token, ["databases:read"]);
-    assert.equal((await call(b.app, { url: "/v1/token", token: key })).statusCode, 200, "process B has now cached the key");
+    assert.equal(
+      (await call(b.app, { url: "/v1/token", token: key })).statusCode,
+      200,
+      "process B has now cached the key",
+    );
     const list = await call(a.app, { url: "/v1/api-keys", token: user.token });
     const id = list.json()[0].id;
-    assert.equal((await call(a.app, { method: "DELETE", url: `/v1/api-keys/${id}`, token: user.token })).statusCode, 204);
+    assert.equal(
+      (await call(a.app, { method: "DELETE", url: `/v1/api-keys/${id}`, token: user.token })).statusCode,
+      204,
+    );
     // NOTIFY is delivered asynchronously; the cache TTL is 30 s, so a refusal within 1 s proves the broadcast
     const deadline = Date.now() + 1000;
     let status = 200;
@@ -131,7 +211,13 @@ describe("revocation across API processes", () => {
   test("deleting an account ends its tokens on every process", async () => {
     const user = await signup(a.app);
     assert.equal((await call(b.app, { url: "/v1/me", token: user.token })).statusCode, 200);
-    const other = (await call(a.app, { method: "POST", url: "/v1/auth/login", body: { email: user.email, password: "correct horse battery" } })).json().token;
+    const other = (
+      await call(a.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: user.email, password: "correct horse battery" },
+      })
+    ).json().token;
     assert.equal((await call(a.app, { method: "POST", url: "/v1/me/delete", token: other })).statusCode, 204);
     const deadline = Date.now() + 1000;
     let status = 200;

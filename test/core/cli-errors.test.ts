@@ -3,9 +3,19 @@ import assert from "node:assert/strict";
 import { call, createTestApp, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
 
 const report = (i = 0) => ({
-  occurred_at: "2026-01-02T03:04:05Z", kind: "http_error", cli_version: "1.4.2", os: "linux-x64", command: "db create",
-  flags: ["--size", "dev"], status: 503, code: "provision_failed", cf_ray: `8f${i}`, edge: "ICN", retries: 2,
-  message: `capacity not available (${i})`, api_host: "api.example.com",
+  occurred_at: "2026-01-02T03:04:05Z",
+  kind: "http_error",
+  cli_version: "1.4.2",
+  os: "linux-x64",
+  command: "db create",
+  flags: ["--size", "dev"],
+  status: 503,
+  code: "provision_failed",
+  cf_ray: `8f${i}`,
+  edge: "ICN",
+  retries: 2,
+  message: `capacity not available (${i})`,
+  api_host: "api.example.com",
 });
 
 /** A request body of exactly `bytes` bytes (ASCII), made of reports with padded messages. */
@@ -16,7 +26,9 @@ function bodyOfSize(bytes: number): string {
   const pad = bytes - base;
   assert.ok(pad > 0 && pad < count * 8000);
   const per = Math.floor(pad / count);
-  reports.forEach((r, i) => { r.message = "x".repeat(per + (i === 0 ? pad - per * count : 0)); });
+  reports.forEach((r, i) => {
+    r.message = "x".repeat(per + (i === 0 ? pad - per * count : 0));
+  });
   const text = JSON.stringify({ reports });
   assert.equal(Buffer.byteLength(text), bytes);
   return text;
@@ -24,13 +36,27 @@ function bodyOfSize(bytes: number): string {
 
 describe("POST /v1/cli/errors", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp(); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(async () => {
+    await t.close();
+  });
 
   const send = (token: string | undefined, body: unknown) =>
-    call(t.app, { method: "POST", url: "/v1/cli/errors", token, body, headers: { "content-type": "application/json" } });
+    call(t.app, {
+      method: "POST",
+      url: "/v1/cli/errors",
+      token,
+      body,
+      headers: { "content-type": "application/json" },
+    });
   const stored = async (accountId: string) =>
-    (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM cli_error_reports WHERE account_id = $1", [accountId])).rows[0].n;
+    (
+      await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM cli_error_reports WHERE account_id = $1", [
+        accountId,
+      ])
+    ).rows[0].n;
   /** Reports already received for an account, inserted directly to reach the daily limit quickly. */
   const preload = (accountId: string, n: number, age = "0 seconds") =>
     t.db.query(
@@ -44,7 +70,10 @@ describe("POST /v1/cli/errors", () => {
     assert.equal(res.statusCode, 204, res.body);
     assert.equal(res.body, "");
     const tokenId = (await call(t.app, { url: "/v1/token", token: u.token })).json().id;
-    const { rows } = await t.db.query("SELECT token_id, report FROM cli_error_reports WHERE account_id = $1 ORDER BY id", [u.id]);
+    const { rows } = await t.db.query(
+      "SELECT token_id, report FROM cli_error_reports WHERE account_id = $1 ORDER BY id",
+      [u.id],
+    );
     assert.equal(rows.length, 2);
     assert.equal(rows[0].token_id, tokenId);
     assert.deepEqual(rows[0].report, report(1));
@@ -96,12 +125,19 @@ describe("POST /v1/cli/errors", () => {
   test("malformed bodies are 400, never 500: no reports, unknown fields, wrong types, bad JSON", async () => {
     const u = await signup(t.app);
     const bad: unknown[] = [
-      {}, { reports: [] }, { reports: "oops" }, { reports: [report()], extra: true }, { reports: [{ ...report(), secret: "x" }] },
-      { reports: [{ ...report(), status: "503" }] }, { reports: [{ ...report(), occurred_at: "yesterday" }] }, { reports: [{ ...report(), retries: -1 }] },
-      { reports: [{ ...report(), message: "m".repeat(8001) }] }, { reports: [null] },
+      {},
+      { reports: [] },
+      { reports: "oops" },
+      { reports: [report()], extra: true },
+      { reports: [{ ...report(), secret: "x" }] },
+      { reports: [{ ...report(), status: "503" }] },
+      { reports: [{ ...report(), occurred_at: "yesterday" }] },
+      { reports: [{ ...report(), retries: -1 }] },
+      { reports: [{ ...report(), message: "m".repeat(8001) }] },
+      { reports: [null] },
     ];
     for (const body of bad) expectError(await send(u.token, body), 400, "invalid_request");
-    expectError(await send(u.token, "{\"reports\": ["), 400, "bad_json");
+    expectError(await send(u.token, '{"reports": ['), 400, "bad_json");
     assert.equal(await stored(u.id), 0);
     // every field is optional: a minimal report is fine
     assert.equal((await send(u.token, { reports: [{}] })).statusCode, 204);
@@ -138,7 +174,13 @@ describe("POST /v1/cli/errors", () => {
       const other = await signup(t.app);
       await preload(u.id, 500);
       const key = await scopedKey(t.app, u.token, ["databases:read"]);
-      const second = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: u.email, password: "correct horse battery" } })).json().token;
+      const second = (
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/auth/login",
+          body: { email: u.email, password: "correct horse battery" },
+        })
+      ).json().token;
       for (const token of [u.token, key, second]) expectError(await send(token, { reports: [report()] }), 429);
       assert.equal((await send(other.token, { reports: [report()] })).statusCode, 204);
     });
@@ -154,7 +196,9 @@ describe("POST /v1/cli/errors", () => {
     test("concurrent requests cannot together slip past the limit", async () => {
       const u = await signup(t.app);
       await preload(u.id, 495);
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => send(u.token, { reports: [report(i), report(i + 10)] })));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => send(u.token, { reports: [report(i), report(i + 10)] })),
+      );
       const accepted = results.filter((r) => r.statusCode === 204).length;
       assert.equal(accepted, 2, results.map((r) => r.statusCode).join(","));
       assert.ok(results.every((r) => r.statusCode === 204 || r.statusCode === 429));

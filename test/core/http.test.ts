@@ -10,11 +10,21 @@ import { call, createTestApp, expectError, signup, type TestApp } from "../helpe
 describe("error bodies and request ids", () => {
   let t: TestApp;
   let token: string;
-  before(async () => { t = await createTestApp(); token = (await signup(t.app)).token; });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+    token = (await signup(t.app)).token;
+  });
+  after(async () => {
+    await t.close();
+  });
 
   test("malformed JSON gives 400 bad_json", async () => {
-    const res = await t.app.inject({ method: "PATCH", url: "/v1/me", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, payload: "{\"locale\":" });
+    const res = await t.app.inject({
+      method: "PATCH",
+      url: "/v1/me",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      payload: '{"locale":',
+    });
     expectError(res as never, 400, "bad_json");
   });
 
@@ -29,7 +39,12 @@ describe("error bodies and request ids", () => {
   });
 
   test("unknown fields in a mutation body are rejected, nothing is changed", async () => {
-    const res = await call(t.app, { method: "PATCH", url: "/v1/me", token, body: { display_name: "x", email: "evil@example.com" } });
+    const res = await call(t.app, {
+      method: "PATCH",
+      url: "/v1/me",
+      token,
+      body: { display_name: "x", email: "evil@example.com" },
+    });
     expectError(res, 400, "invalid_request");
     assert.match(res.json().error.message, /email/);
     const me = (await call(t.app, { url: "/v1/me", token })).json();
@@ -38,12 +53,22 @@ describe("error bodies and request ids", () => {
   });
 
   test("a body over the size limit gives 413", async () => {
-    const res = await call(t.app, { method: "PATCH", url: "/v1/me", token, body: { display_name: "x".repeat(1024 * 1024 + 10) } });
+    const res = await call(t.app, {
+      method: "PATCH",
+      url: "/v1/me",
+      token,
+      body: { display_name: "x".repeat(1024 * 1024 + 10) },
+    });
     expectError(res, 413, "payload_too_large");
   });
 
   test("a wrong content type gives 415 in the error body", async () => {
-    const res = await t.app.inject({ method: "PATCH", url: "/v1/me", headers: { authorization: `Bearer ${token}`, "content-type": "text/xml" }, payload: "<a/>" });
+    const res = await t.app.inject({
+      method: "PATCH",
+      url: "/v1/me",
+      headers: { authorization: `Bearer ${token}`, "content-type": "text/xml" },
+      payload: "<a/>",
+    });
     expectError(res as never, 415, "unsupported_media_type");
   });
 
@@ -57,16 +82,28 @@ describe("error bodies and request ids", () => {
 });
 
 /** Sends raw bytes to a listening app and collects everything until the server closes the connection. */
-function rawExchange(port: number, write: (socket: net.Socket) => void, timeoutMs = 20_000): Promise<{ text: string; ms: number }> {
+function rawExchange(
+  port: number,
+  write: (socket: net.Socket) => void,
+  timeoutMs = 20_000,
+): Promise<{ text: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const socket = net.connect(port, "127.0.0.1");
     let text = "";
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`connection still open after ${timeoutMs} ms: ${text}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`connection still open after ${timeoutMs} ms: ${text}`));
+    }, timeoutMs);
     socket.on("connect", () => write(socket));
-    socket.on("data", (d) => { text += d.toString("utf8"); });
+    socket.on("data", (d) => {
+      text += d.toString("utf8");
+    });
     socket.on("error", () => {});
-    socket.on("close", () => { clearTimeout(timer); resolve({ text, ms: Date.now() - started }); });
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ text, ms: Date.now() - started });
+    });
   });
 }
 
@@ -80,13 +117,25 @@ function parseRaw(text: string): { status: number; body: any } {
 describe("bad input never gives a 500: one rule in the HTTP layer for every route", () => {
   let t: TestApp;
   let token: string;
-  before(async () => { t = await createTestApp(); token = (await signup(t.app)).token; });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+    token = (await signup(t.app)).token;
+  });
+  after(async () => {
+    await t.close();
+  });
 
   const BAD = { nul: "a\u0000b", surrogate: "a\ud800b", lowSurrogate: "a\udc00b" };
 
   test("a NUL or unpaired surrogate in a path id is 404 not_found, on reads and mutations", async () => {
-    for (const [method, url] of [["GET", "/v1/databases/abc%00def"], ["DELETE", "/v1/databases/abc%00def"], ["POST", "/v1/databases/abc%00def/rotate-password"], ["DELETE", "/v1/api-keys/abc%00"], ["GET", "/v1/databases/%ED%A0%80"], ["GET", "/v1/databases/%ED%A0%80x"]] as const) {
+    for (const [method, url] of [
+      ["GET", "/v1/databases/abc%00def"],
+      ["DELETE", "/v1/databases/abc%00def"],
+      ["POST", "/v1/databases/abc%00def/rotate-password"],
+      ["DELETE", "/v1/api-keys/abc%00"],
+      ["GET", "/v1/databases/%ED%A0%80"],
+      ["GET", "/v1/databases/%ED%A0%80x"],
+    ] as const) {
       expectError(await call(t.app, { method, url, token }), 404, "not_found");
     }
   });
@@ -96,10 +145,25 @@ describe("bad input never gives a 500: one rule in the HTTP layer for every rout
       const me = await call(t.app, { method: "PATCH", url: "/v1/me", token, body: { display_name: bad } });
       expectError(me, 400, "invalid_request");
       assert.match(me.json().error.message, /display_name/);
-      const key = await call(t.app, { method: "POST", url: "/v1/api-keys", token, body: { name: bad, scopes: ["databases:read"] } });
+      const key = await call(t.app, {
+        method: "POST",
+        url: "/v1/api-keys",
+        token,
+        body: { name: bad, scopes: ["databases:read"] },
+      });
       expectError(key, 400, "invalid_request");
       assert.match(key.json().error.message, /"name"/);
-      const cli = await call(t.app, { method: "POST", url: "/v1/cli/errors", token, body: { reports: [{ kind: "crash", command: "ok" }, { kind: "crash", message: bad }] } });
+      const cli = await call(t.app, {
+        method: "POST",
+        url: "/v1/cli/errors",
+        token,
+        body: {
+          reports: [
+            { kind: "crash", command: "ok" },
+            { kind: "crash", message: bad },
+          ],
+        },
+      });
       expectError(cli, 400, "invalid_request");
       assert.match(cli.json().error.message, /reports\.1\.message/);
     }
@@ -107,7 +171,11 @@ describe("bad input never gives a 500: one rule in the HTTP layer for every rout
   });
 
   test("a NUL in an object key or a query parameter is 400 naming it", async () => {
-    const key = await call(t.app, { method: "POST", url: "/v1/billing/toss/webhook?key=x", body: { ["pay\u0000mentKey"]: "x" } });
+    const key = await call(t.app, {
+      method: "POST",
+      url: "/v1/billing/toss/webhook?key=x",
+      body: { ["pay\u0000mentKey"]: "x" },
+    });
     expectError(key, 400, "invalid_request");
     const query = await call(t.app, { url: "/v1/me/audit?cursor=a%00b", token });
     expectError(query, 400, "invalid_request");
@@ -117,7 +185,9 @@ describe("bad input never gives a 500: one rule in the HTTP layer for every rout
   test("a refused mutation is still audited, with its target made storable", async () => {
     const res = await call(t.app, { method: "DELETE", url: "/v1/api-keys/abc%00def", token });
     expectError(res, 404, "not_found");
-    const { rows } = await t.db.query("SELECT target, status FROM audit_log WHERE request_id = $1", [res.headers["x-request-id"]]);
+    const { rows } = await t.db.query("SELECT target, status FROM audit_log WHERE request_id = $1", [
+      res.headers["x-request-id"],
+    ]);
     assert.deepEqual(rows, [{ target: "abc\\u0000def", status: 404 }]);
   });
 
@@ -128,21 +198,51 @@ describe("bad input never gives a 500: one rule in the HTTP layer for every rout
   });
 
   test("a JSON body sent as text/plain is 415, not parsed", async () => {
-    const res = await t.app.inject({ method: "PATCH", url: "/v1/me", headers: { authorization: `Bearer ${token}`, "content-type": "text/plain" }, payload: JSON.stringify({ display_name: "x" }) });
+    const res = await t.app.inject({
+      method: "PATCH",
+      url: "/v1/me",
+      headers: { authorization: `Bearer ${token}`, "content-type": "text/plain" },
+      payload: JSON.stringify({ display_name: "x" }),
+    });
     expectError(res as never, 415, "unsupported_media_type");
   });
 
   test("a mutation without a body schema refuses fields and non-object bodies, accepts none or {}", async () => {
     const id = randomUUID();
-    const extra = await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token, body: { zz_unknown: 1 } });
+    const extra = await call(t.app, {
+      method: "POST",
+      url: `/v1/databases/${id}/rotate-password`,
+      token,
+      body: { zz_unknown: 1 },
+    });
     expectError(extra, 400, "invalid_request");
     assert.match(extra.json().error.message, /zz_unknown/);
-    expectError(await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token, body: [1] }), 400, "invalid_request");
-    expectError(await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token, body: {} }), 404, "not_found");
-    expectError(await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token }), 404, "not_found");
+    expectError(
+      await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token, body: [1] }),
+      400,
+      "invalid_request",
+    );
+    expectError(
+      await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token, body: {} }),
+      404,
+      "not_found",
+    );
+    expectError(
+      await call(t.app, { method: "POST", url: `/v1/databases/${id}/rotate-password`, token }),
+      404,
+      "not_found",
+    );
     const other = await signup(t.app);
-    expectError(await call(t.app, { method: "POST", url: "/v1/auth/logout", token: other.token, body: { everywhere: true } }), 400, "invalid_request");
-    assert.equal((await call(t.app, { url: "/v1/me", token: other.token })).statusCode, 200, "the refused logout did nothing");
+    expectError(
+      await call(t.app, { method: "POST", url: "/v1/auth/logout", token: other.token, body: { everywhere: true } }),
+      400,
+      "invalid_request",
+    );
+    assert.equal(
+      (await call(t.app, { url: "/v1/me", token: other.token })).statusCode,
+      200,
+      "the refused logout did nothing",
+    );
   });
 });
 
@@ -150,14 +250,20 @@ describe("the server's own limits answer in the one error body", () => {
   let t: TestApp;
   let port: number;
   before(async () => {
-    t = await createTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: "1000", HTTP_REQUEST_TIMEOUT_MS: "2000", HTTP_KEEP_ALIVE_TIMEOUT_MS: "1000" } });
+    t = await createTestApp({
+      env: { HTTP_HEADERS_TIMEOUT_MS: "1000", HTTP_REQUEST_TIMEOUT_MS: "2000", HTTP_KEEP_ALIVE_TIMEOUT_MS: "1000" },
+    });
     await t.app.listen({ port: 0, host: "127.0.0.1" });
     port = (t.app.server.address() as net.AddressInfo).port;
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   test("headers over the server's limit are 431 headers_too_large", async () => {
-    const { text } = await rawExchange(port, (s) => s.write(`GET /v1/edition HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(64 * 1024)}\r\n\r\n`));
+    const { text } = await rawExchange(port, (s) =>
+      s.write(`GET /v1/edition HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(64 * 1024)}\r\n\r\n`),
+    );
     const { status, body } = parseRaw(text);
     assert.equal(status, 431);
     assert.equal(body.error.code, "headers_too_large");
@@ -173,11 +279,18 @@ describe("the server's own limits answer in the one error body", () => {
   test("slow clients are dropped with 408: headers dribbled byte by byte, or a body that never completes", async () => {
     const dribble = (s: net.Socket) => {
       s.write("GET /v1/edition HTTP/1.1\r\nHost: x\r\n");
-      const timer = setInterval(() => { if (!s.destroyed) s.write("X"); }, 200);
+      const timer = setInterval(() => {
+        if (!s.destroyed) s.write("X");
+      }, 200);
       s.on("close", () => clearInterval(timer));
     };
-    const stalledBody = (s: net.Socket) => s.write(`POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`);
-    const results = await Promise.all([dribble, dribble, dribble, stalledBody].map((w) => rawExchange(port, w, 10_000)));
+    const stalledBody = (s: net.Socket) =>
+      s.write(
+        `POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`,
+      );
+    const results = await Promise.all(
+      [dribble, dribble, dribble, stalledBody].map((w) => rawExchange(port, w, 10_000)),
+    );
     for (const { text, ms } of results) {
       assert.ok(ms < 5000, `dropped after ${ms} ms`);
       const { status, body } = parseRaw(text);
@@ -195,19 +308,38 @@ describe("the server's own limits answer in the one error body", () => {
 /** Fires n requests at once and counts 2xx per one-second window, read from the clock around the burst. */
 async function burst(apps: TestApp[], tokens: string[], n: number) {
   const started = Date.now();
-  const results = await Promise.all(Array.from({ length: n }, (_, i) => call(apps[i % apps.length].app, { url: "/v1/token", token: tokens[i % tokens.length] })));
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      call(apps[i % apps.length].app, { url: "/v1/token", token: tokens[i % tokens.length] }),
+    ),
+  );
   const windows = Math.floor(Date.now() / 1000) - Math.floor(started / 1000) + 1;
-  return { results, windows, ok: results.filter((r) => r.statusCode === 200).length, limited: results.filter((r) => r.statusCode === 429) };
+  return {
+    results,
+    windows,
+    ok: results.filter((r) => r.statusCode === 200).length,
+    limited: results.filter((r) => r.statusCode === 429),
+  };
 }
 
 describe("rate limit: 100 requests per second per account", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp({ env: { RATE_LIMIT_RPS: "100" } }); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_RPS: "100" } });
+  });
+  after(async () => {
+    await t.close();
+  });
 
   test("an account's tokens share one limit; excess gets 429 with Retry-After and RateLimit headers", async () => {
     const user = await signup(t.app);
-    const second = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email: user.email, password: "correct horse battery" } })).json().token;
+    const second = (
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/auth/login",
+        body: { email: user.email, password: "correct horse battery" },
+      })
+    ).json().token;
     const { ok, windows, limited, results } = await burst([t], [user.token, second], 250);
     assert.ok(ok <= 100 * windows, `${ok} successes in ${windows} window(s)`);
     assert.ok(limited.length >= 250 - 100 * windows);
@@ -237,7 +369,9 @@ describe("rate limit shared through Redis", { skip: redisBin ? false : "redis-se
   const stores: RedisRateLimitStore[] = [];
   before(async () => {
     const port = await freePort();
-    redis = spawn(redisBin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    redis = spawn(redisBin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
     const url = `redis://127.0.0.1:${port}`;
     for (let i = 0; i < 50; i++) {
       try {
@@ -251,7 +385,11 @@ describe("rate limit shared through Redis", { skip: redisBin ? false : "redis-se
     }
     stores.push(new RedisRateLimitStore(url), new RedisRateLimitStore(url));
     a = await createTestApp({ env: { RATE_LIMIT_RPS: "100", REDIS_URL: url }, rateLimit: stores[0] });
-    b = await createTestApp({ env: { RATE_LIMIT_RPS: "100", REDIS_URL: url }, rateLimit: stores[1], databaseUrl: a.url });
+    b = await createTestApp({
+      env: { RATE_LIMIT_RPS: "100", REDIS_URL: url },
+      rateLimit: stores[1],
+      databaseUrl: a.url,
+    });
   });
   after(async () => {
     await b?.close();
@@ -271,11 +409,22 @@ describe("rate limit shared through Redis", { skip: redisBin ? false : "redis-se
 describe("Idempotency-Key on POST", () => {
   let t: TestApp;
   let token: string;
-  before(async () => { t = await createTestApp(); token = (await signup(t.app)).token; });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+    token = (await signup(t.app)).token;
+  });
+  after(async () => {
+    await t.close();
+  });
 
   const issue = (key: string, name = "ci") =>
-    call(t.app, { method: "POST", url: "/v1/api-keys", token, headers: { "idempotency-key": key }, body: { name, scopes: ["databases:read"] } });
+    call(t.app, {
+      method: "POST",
+      url: "/v1/api-keys",
+      token,
+      headers: { "idempotency-key": key },
+      body: { name, scopes: ["databases:read"] },
+    });
 
   test("a retry with the same key and body replays the first response and causes no second effect", async () => {
     const first = await issue("key-1");
@@ -296,7 +445,10 @@ describe("Idempotency-Key on POST", () => {
 
   test("concurrent requests with one key cause one effect and all get its response", async () => {
     const results = await Promise.all(Array.from({ length: 10 }, () => issue("key-3", "parallel")));
-    assert.ok(results.every((r) => r.statusCode === 201), results.map((r) => r.statusCode).join(","));
+    assert.ok(
+      results.every((r) => r.statusCode === 201),
+      results.map((r) => r.statusCode).join(","),
+    );
     assert.equal(new Set(results.map((r) => r.json().id)).size, 1);
     const list = (await call(t.app, { url: "/v1/api-keys", token })).json();
     assert.equal(list.filter((k: { name: string }) => k.name === "parallel").length, 1);
@@ -305,15 +457,33 @@ describe("Idempotency-Key on POST", () => {
   test("keys are per account: another account's same key is a new request", async () => {
     const other = await signup(t.app);
     const mine = await issue("shared-key", "mine");
-    const theirs = await call(t.app, { method: "POST", url: "/v1/api-keys", token: other.token, headers: { "idempotency-key": "shared-key" }, body: { name: "mine", scopes: ["databases:read"] } });
+    const theirs = await call(t.app, {
+      method: "POST",
+      url: "/v1/api-keys",
+      token: other.token,
+      headers: { "idempotency-key": "shared-key" },
+      body: { name: "mine", scopes: ["databases:read"] },
+    });
     assert.equal(theirs.statusCode, 201);
     assert.notEqual(theirs.json().id, mine.json().id);
   });
 
   test("a failed validation is not stored: the corrected retry with the same key runs", async () => {
-    const bad = await call(t.app, { method: "POST", url: "/v1/api-keys", token, headers: { "idempotency-key": "key-4" }, body: { name: "x", scopes: ["nosuch:read"] } });
+    const bad = await call(t.app, {
+      method: "POST",
+      url: "/v1/api-keys",
+      token,
+      headers: { "idempotency-key": "key-4" },
+      body: { name: "x", scopes: ["nosuch:read"] },
+    });
     assert.equal(bad.statusCode, 400);
-    const replay = await call(t.app, { method: "POST", url: "/v1/api-keys", token, headers: { "idempotency-key": "key-4" }, body: { name: "x", scopes: ["nosuch:read"] } });
+    const replay = await call(t.app, {
+      method: "POST",
+      url: "/v1/api-keys",
+      token,
+      headers: { "idempotency-key": "key-4" },
+      body: { name: "x", scopes: ["nosuch:read"] },
+    });
     assert.equal(replay.statusCode, 400);
     assert.equal(replay.headers["idempotent-replayed"], "true", "a completed 4xx answer is replayed too");
   });

@@ -5,7 +5,16 @@ import { readFileSync } from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { RouteEntry } from "../../src/http/route-table.js";
 import { ERROR_CATALOG } from "../../src/http/errors.js";
-import { FLEET_TOKEN, OPERATOR_TOKEN, call, createTestApp, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
+import {
+  FLEET_TOKEN,
+  OPERATOR_TOKEN,
+  call,
+  createTestApp,
+  expectError,
+  scopedKey,
+  signup,
+  type TestApp,
+} from "../helpers/app.js";
 
 const HANGUL = /[\uac00-\ud7a3]/;
 /** Routes only the platform operator can call (operator token or fleet token); the manual leaves them out. */
@@ -20,7 +29,9 @@ describe("meta", () => {
     t = await createTestApp();
     table = (t.app as any).routeTable;
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   test("GET /v1/edition is public and names edition, base domain and login method", async () => {
     const res = await call(t.app, { url: "/v1/edition" });
@@ -46,9 +57,18 @@ describe("meta", () => {
         assert.ok(line, `manual lists ${r.method} ${r.url}`);
         assert.ok(line.length > manualLine(r).length + 10, `with a summary: ${line}`);
       }
-      assert.match(text.split("\n").find((l) => l.startsWith("GET /v1/me - "))!, /account/);
-      assert.match(text.split("\n").find((l) => l.startsWith("GET /v1/edition - "))!, /public/);
-      assert.match(text.split("\n").find((l) => l.startsWith("GET /v1/gpus - "))!, /any valid token/);
+      assert.match(
+        text.split("\n").find((l) => l.startsWith("GET /v1/me - "))!,
+        /account/,
+      );
+      assert.match(
+        text.split("\n").find((l) => l.startsWith("GET /v1/edition - "))!,
+        /public/,
+      );
+      assert.match(
+        text.split("\n").find((l) => l.startsWith("GET /v1/gpus - "))!,
+        /any valid token/,
+      );
       assert.ok(!text.includes("/v1/operator"), "the operator API is not advertised to users");
       assert.ok(!HANGUL.test(text), "English by default");
     });
@@ -60,7 +80,10 @@ describe("meta", () => {
           assert.ok(lines.includes(`${status} ${code}: ${meaning}`), `${lang} manual lists ${code}`);
         }
       }
-      assert.ok(!(await call(t.app, { url: "/v1/manual?brief=1" })).body.includes("email_taken"), "the quick start leaves the catalog out");
+      assert.ok(
+        !(await call(t.app, { url: "/v1/manual?brief=1" })).body.includes("email_taken"),
+        "the quick start leaves the catalog out",
+      );
     });
 
     test("?brief=1 is a shorter quick start without the endpoint list", async () => {
@@ -93,7 +116,10 @@ describe("meta", () => {
       const brief = await call(t.app, { url: "/v1/manual?lang=ko&brief=1" });
       assert.ok(HANGUL.test(brief.body));
       assert.ok(brief.body.length < res.body.length / 2);
-      assert.equal((await call(t.app, { url: "/v1/manual?lang=en" })).body, (await call(t.app, { url: "/v1/manual" })).body);
+      assert.equal(
+        (await call(t.app, { url: "/v1/manual?lang=en" })).body,
+        (await call(t.app, { url: "/v1/manual" })).body,
+      );
       expectError(await call(t.app, { url: "/v1/manual?lang=fr" }), 400, "invalid_request");
     });
   });
@@ -121,13 +147,25 @@ describe("meta", () => {
         assert.ok(op.operationId, `${r.method} ${r.url} has an operationId`);
         assert.ok(!ids.has(op.operationId), `operationId ${op.operationId} is unique`);
         ids.add(op.operationId);
-        assert.ok(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)), `${r.method} ${r.url} documents its success response`);
+        assert.ok(
+          Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)),
+          `${r.method} ${r.url} documents its success response`,
+        );
         const isPublic = "public" in r.auth;
-        assert.ok((isPublic || op.responses["401"]) && op.responses["400"], `${r.method} ${r.url} documents the error body`);
+        assert.ok(
+          (isPublic || op.responses["401"]) && op.responses["400"],
+          `${r.method} ${r.url} documents the error body`,
+        );
         const secured = Array.isArray(op.security) && op.security.some((s: Record<string, unknown>) => "bearer" in s);
-        assert.equal(secured, !("public" in r.auth), `${r.method} ${r.url}: bearer security matches its auth declaration`);
+        assert.equal(
+          secured,
+          !("public" in r.auth),
+          `${r.method} ${r.url}: bearer security matches its auth declaration`,
+        );
       }
-      const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+      const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+      );
       assert.equal(documented.length, table.length, "nothing documented that the server does not serve");
     });
   });
@@ -142,7 +180,12 @@ describe("meta", () => {
     test("answers any valid token, full-access or scoped with any scope, with the catalog's SKUs and integer prices", async () => {
       const u = await signup(t.app);
       const catalog = JSON.parse(readFileSync(t.config.gpuCatalogFile, "utf8"));
-      const tokens = [u.token, ...(await Promise.all([["billing:read"], ["pods:read:web-1"], ["org:*"], ["*"]].map((s) => scopedKey(t.app, u.token, s))))];
+      const tokens = [
+        u.token,
+        ...(await Promise.all(
+          [["billing:read"], ["pods:read:web-1"], ["org:*"], ["*"]].map((s) => scopedKey(t.app, u.token, s)),
+        )),
+      ];
       for (const token of tokens) {
         const res = await call(t.app, { url: "/v1/gpus", token });
         assert.equal(res.statusCode, 200, res.body);
@@ -151,10 +194,16 @@ describe("meta", () => {
       const body = (await call(t.app, { url: "/v1/gpus", token: u.token })).json();
       assert.equal(body.currency, "KRW");
       assert.ok(body.skus.length > 0);
-      assert.ok(body.skus.some((s: { kind: string }) => s.kind === "gpu"), "at least one GPU SKU");
+      assert.ok(
+        body.skus.some((s: { kind: string }) => s.kind === "gpu"),
+        "at least one GPU SKU",
+      );
       assert.equal(new Set(body.skus.map((s: { id: string }) => s.id)).size, body.skus.length, "SKU ids are unique");
       for (const sku of body.skus) {
-        assert.ok(Number.isInteger(sku.price_krw_per_hour) && sku.price_krw_per_hour >= 0, `${sku.id} price ${sku.price_krw_per_hour}`);
+        assert.ok(
+          Number.isInteger(sku.price_krw_per_hour) && sku.price_krw_per_hour >= 0,
+          `${sku.id} price ${sku.price_krw_per_hour}`,
+        );
         assert.ok(Number.isInteger(sku.vcpu) && Number.isInteger(sku.memory_gb) && Number.isInteger(sku.gpu_count));
         assert.equal(sku.kind === "gpu", sku.gpu_count > 0, `${sku.id}: a GPU SKU has GPUs, a CPU SKU none`);
       }
@@ -162,16 +211,35 @@ describe("meta", () => {
   });
 
   describe("fleet patch reports", () => {
-    const report = (host: string) => ({ host, os: "Debian 12", kernel: "6.1.0-18-amd64", pending_updates: 3, security_updates: 1, reboot_required: true, packages: [{ name: "openssl", version: "3.0.11-1" }] });
-    const listReports = (token: string | undefined, q = "") => call(t.app, { url: `/v1/operator/fleet/patch-reports${q}`, token });
+    const report = (host: string) => ({
+      host,
+      os: "Debian 12",
+      kernel: "6.1.0-18-amd64",
+      pending_updates: 3,
+      security_updates: 1,
+      reboot_required: true,
+      packages: [{ name: "openssl", version: "3.0.11-1" }],
+    });
+    const listReports = (token: string | undefined, q = "") =>
+      call(t.app, { url: `/v1/operator/fleet/patch-reports${q}`, token });
 
     test("POST /v1/fleet/patch-report with FLEET_TOKEN is stored and listed for the operator, newest first", async () => {
       const hostA = `host-a-${randomUUID()}`;
       const hostB = `host-b-${randomUUID()}`;
-      const a = await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token: FLEET_TOKEN, body: report(hostA) });
+      const a = await call(t.app, {
+        method: "POST",
+        url: "/v1/fleet/patch-report",
+        token: FLEET_TOKEN,
+        body: report(hostA),
+      });
       assert.equal(a.statusCode, 202, a.body);
       assert.equal(typeof a.json().id, "string");
-      const b = await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token: FLEET_TOKEN, body: { host: hostB } });
+      const b = await call(t.app, {
+        method: "POST",
+        url: "/v1/fleet/patch-report",
+        token: FLEET_TOKEN,
+        body: { host: hostB },
+      });
       assert.equal(b.statusCode, 202, b.body);
 
       const res = await listReports(OPERATOR_TOKEN);
@@ -196,7 +264,11 @@ describe("meta", () => {
       const key = await scopedKey(t.app, u.token, ["*"]);
       const before = (await listReports(OPERATOR_TOKEN, "?limit=500")).json().length;
       for (const token of [undefined, u.token, key, OPERATOR_TOKEN, `${FLEET_TOKEN}x`, FLEET_TOKEN.slice(0, -1)]) {
-        expectError(await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token, body: report("intruder") }), 401, "auth_required");
+        expectError(
+          await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token, body: report("intruder") }),
+          401,
+          "auth_required",
+        );
       }
       const after = (await listReports(OPERATOR_TOKEN, "?limit=500")).json();
       assert.equal(after.length, before);
@@ -206,11 +278,16 @@ describe("meta", () => {
     test("the report listing refuses user tokens, scoped keys and the fleet token with 401", async () => {
       const u = await signup(t.app);
       const key = await scopedKey(t.app, u.token, ["*"]);
-      for (const token of [undefined, u.token, key, FLEET_TOKEN]) expectError(await listReports(token), 401, "auth_required");
+      for (const token of [undefined, u.token, key, FLEET_TOKEN])
+        expectError(await listReports(token), 401, "auth_required");
     });
 
     test("a malformed report is 400 naming the field", async () => {
-      for (const [body, field] of [[{ os: "x" }, "host"], [{ host: "h", extra: 1 }, "extra"], [{ host: "h", pending_updates: -1 }, "pending_updates"]] as const) {
+      for (const [body, field] of [
+        [{ os: "x" }, "host"],
+        [{ host: "h", extra: 1 }, "extra"],
+        [{ host: "h", pending_updates: -1 }, "pending_updates"],
+      ] as const) {
         const res = await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token: FLEET_TOKEN, body });
         expectError(res, 400, "invalid_request");
         assert.match(res.json().error.message, new RegExp(field));
@@ -221,7 +298,12 @@ describe("meta", () => {
   describe("POST /v1/operator/accounts", () => {
     test("creates an account with the operator token: 201 {id, email, token}; the token works on /v1/me", async () => {
       const email = `Op.Made-${randomUUID()}@Example.COM`;
-      const res = await call(t.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email, display_name: "Made By Operator" } });
+      const res = await call(t.app, {
+        method: "POST",
+        url: "/v1/operator/accounts",
+        token: OPERATOR_TOKEN,
+        body: { email, display_name: "Made By Operator" },
+      });
       assert.equal(res.statusCode, 201, res.body);
       const body = res.json();
       assert.deepEqual(Object.keys(body).sort(), ["email", "id", "token"]);
@@ -237,9 +319,31 @@ describe("meta", () => {
 
     test("a taken e-mail is 409; a bad e-mail or unknown field is 400", async () => {
       const u = await signup(t.app);
-      expectError(await call(t.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email: u.email.toUpperCase() } }), 409);
-      expectError(await call(t.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email: "not an email" } }), 400, "invalid_request");
-      const extra = await call(t.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email: `x-${randomUUID()}@example.com`, password: "sneaky password" } });
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/operator/accounts",
+          token: OPERATOR_TOKEN,
+          body: { email: u.email.toUpperCase() },
+        }),
+        409,
+      );
+      expectError(
+        await call(t.app, {
+          method: "POST",
+          url: "/v1/operator/accounts",
+          token: OPERATOR_TOKEN,
+          body: { email: "not an email" },
+        }),
+        400,
+        "invalid_request",
+      );
+      const extra = await call(t.app, {
+        method: "POST",
+        url: "/v1/operator/accounts",
+        token: OPERATOR_TOKEN,
+        body: { email: `x-${randomUUID()}@example.com`, password: "sneaky password" },
+      });
       expectError(extra, 400, "invalid_request");
       assert.match(extra.json().error.message, /password/);
     });
@@ -249,7 +353,11 @@ describe("meta", () => {
       const key = await scopedKey(t.app, u.token, ["*"]);
       const email = `refused-${randomUUID()}@example.com`;
       for (const token of [undefined, u.token, key, FLEET_TOKEN, `${OPERATOR_TOKEN}0`]) {
-        expectError(await call(t.app, { method: "POST", url: "/v1/operator/accounts", token, body: { email } }), 401, "auth_required");
+        expectError(
+          await call(t.app, { method: "POST", url: "/v1/operator/accounts", token, body: { email } }),
+          401,
+          "auth_required",
+        );
       }
       const { rows } = await t.db.query("SELECT 1 FROM accounts WHERE email = $1", [email]);
       assert.equal(rows.length, 0);
@@ -263,10 +371,28 @@ describe("meta", () => {
       while (Date.now() % 1000 > 600) await new Promise((r) => setTimeout(r, 20));
       for (let i = 0; i < 6; i++) {
         await call(limited.app, { url: "/v1/operator/fleet/patch-reports", token: "guessing-the-operator-token" });
-        await call(limited.app, { method: "POST", url: "/v1/fleet/patch-report", token: "guessing-the-fleet-token", body: { host: "x" } });
+        await call(limited.app, {
+          method: "POST",
+          url: "/v1/fleet/patch-report",
+          token: "guessing-the-fleet-token",
+          body: { host: "x" },
+        });
       }
-      assert.equal((await call(limited.app, { url: "/v1/operator/fleet/patch-reports", token: OPERATOR_TOKEN })).statusCode, 200);
-      assert.equal((await call(limited.app, { method: "POST", url: "/v1/fleet/patch-report", token: FLEET_TOKEN, body: { host: "real" } })).statusCode, 202);
+      assert.equal(
+        (await call(limited.app, { url: "/v1/operator/fleet/patch-reports", token: OPERATOR_TOKEN })).statusCode,
+        200,
+      );
+      assert.equal(
+        (
+          await call(limited.app, {
+            method: "POST",
+            url: "/v1/fleet/patch-report",
+            token: FLEET_TOKEN,
+            body: { host: "real" },
+          })
+        ).statusCode,
+        202,
+      );
     } finally {
       await limited.close();
     }
@@ -274,28 +400,66 @@ describe("meta", () => {
 
   describe("with SIGNUP=closed, EDITION=onprem, BASE_DOMAIN set and no FLEET_TOKEN", () => {
     let c: TestApp;
-    before(async () => { c = await createTestApp({ env: { SIGNUP: "closed", EDITION: "onprem", BASE_DOMAIN: "cloud.example.org", FLEET_TOKEN: "" } }); });
-    after(async () => { await c.close(); });
+    before(async () => {
+      c = await createTestApp({
+        env: { SIGNUP: "closed", EDITION: "onprem", BASE_DOMAIN: "cloud.example.org", FLEET_TOKEN: "" },
+      });
+    });
+    after(async () => {
+      await c.close();
+    });
 
     test("sign-up is 403 while the operator can still create accounts whose tokens work", async () => {
       const email = `closed-${randomUUID()}@example.com`;
-      expectError(await call(c.app, { method: "POST", url: "/v1/auth/signup", body: { email, password: "long enough password" } }), 403);
-      const res = await call(c.app, { method: "POST", url: "/v1/operator/accounts", token: OPERATOR_TOKEN, body: { email } });
+      expectError(
+        await call(c.app, {
+          method: "POST",
+          url: "/v1/auth/signup",
+          body: { email, password: "long enough password" },
+        }),
+        403,
+      );
+      const res = await call(c.app, {
+        method: "POST",
+        url: "/v1/operator/accounts",
+        token: OPERATOR_TOKEN,
+        body: { email },
+      });
       assert.equal(res.statusCode, 201, res.body);
       const me = await call(c.app, { url: "/v1/me", token: res.json().token });
       assert.equal(me.statusCode, 200, me.body);
       assert.equal(me.json().email, email);
-      expectError(await call(c.app, { method: "POST", url: "/v1/auth/signup", body: { email: `other-${email}`, password: "long enough password" } }), 403);
+      expectError(
+        await call(c.app, {
+          method: "POST",
+          url: "/v1/auth/signup",
+          body: { email: `other-${email}`, password: "long enough password" },
+        }),
+        403,
+      );
     });
 
     test("/v1/edition and the manual reflect the configured edition and base domain", async () => {
-      assert.deepEqual((await call(c.app, { url: "/v1/edition" })).json(), { edition: "onprem", base_domain: "cloud.example.org", login_method: "password" });
+      assert.deepEqual((await call(c.app, { url: "/v1/edition" })).json(), {
+        edition: "onprem",
+        base_domain: "cloud.example.org",
+        login_method: "password",
+      });
       assert.match((await call(c.app, { url: "/v1/manual?brief=1" })).body, /cloud\.example\.org/);
     });
 
     test("with no FLEET_TOKEN configured the fleet endpoint refuses every bearer", async () => {
       for (const token of [undefined, FLEET_TOKEN, OPERATOR_TOKEN, ""]) {
-        expectError(await call(c.app, { method: "POST", url: "/v1/fleet/patch-report", token: token || undefined, body: { host: "h" } }), 401, "auth_required");
+        expectError(
+          await call(c.app, {
+            method: "POST",
+            url: "/v1/fleet/patch-report",
+            token: token || undefined,
+            body: { host: "h" },
+          }),
+          401,
+          "auth_required",
+        );
       }
     });
   });

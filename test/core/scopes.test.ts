@@ -10,10 +10,31 @@ const concretePath = (url: string) => url.replace(/:(\w+)/g, () => randomUUID())
 
 describe("scope grammar and evaluator", () => {
   test("valid scopes parse and unknown or malformed ones are rejected", () => {
-    for (const ok of ["*", "databases:read", "databases:write", "databases:*", "billing:read", "linked-apps:write", "org:*", "databases:write:my-db", "static:write:site-1", `pods:read:${randomUUID()}`]) {
+    for (const ok of [
+      "*",
+      "databases:read",
+      "databases:write",
+      "databases:*",
+      "billing:read",
+      "linked-apps:write",
+      "org:*",
+      "databases:write:my-db",
+      "static:write:site-1",
+      `pods:read:${randomUUID()}`,
+    ]) {
       assert.ok(parseScope(ok), ok);
     }
-    for (const bad of ["", "databases", "databases:delete", "nosuch:read", "billing:read:x", "partner:write:abc", "databases:write:bad slug", "databases:read:x:y", "*:read"]) {
+    for (const bad of [
+      "",
+      "databases",
+      "databases:delete",
+      "nosuch:read",
+      "billing:read:x",
+      "partner:write:abc",
+      "databases:write:bad slug",
+      "databases:read:x:y",
+      "*:read",
+    ]) {
       assert.equal(parseScope(bad), null, bad);
     }
   });
@@ -27,8 +48,14 @@ describe("scope grammar and evaluator", () => {
   });
 
   test("instance-limited grants cover only their instances", () => {
-    assert.deepEqual(coverage(grants("databases:write:a", "databases:read:b"), "databases", "read"), { kind: "instances", refs: ["a", "b"] });
-    assert.deepEqual(coverage(grants("databases:write:a", "databases:read:b"), "databases", "write"), { kind: "instances", refs: ["a"] });
+    assert.deepEqual(coverage(grants("databases:write:a", "databases:read:b"), "databases", "read"), {
+      kind: "instances",
+      refs: ["a", "b"],
+    });
+    assert.deepEqual(coverage(grants("databases:write:a", "databases:read:b"), "databases", "write"), {
+      kind: "instances",
+      refs: ["a"],
+    });
     assert.equal(coverage(grants("databases:write:a", "databases:read"), "databases", "read").kind, "all");
   });
 
@@ -49,24 +76,41 @@ describe("auth declarations over the whole route table", () => {
     user = await signup(t.app);
     everythingKey = await scopedKey(t.app, user.token, ["*"]);
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   test("every route has an auth declaration and the table holds the core endpoints", () => {
     assert.ok(routes.length >= 20);
-    for (const r of routes) assert.ok(r.auth && Object.keys(r.auth).length === 1 || "scope" in r.auth, `${r.method} ${r.url}`);
+    for (const r of routes)
+      assert.ok((r.auth && Object.keys(r.auth).length === 1) || "scope" in r.auth, `${r.method} ${r.url}`);
     const names = new Set(routes.map((r) => `${r.method} ${r.url}`));
-    for (const must of ["GET /v1/me", "POST /v1/api-keys", "DELETE /v1/api-keys/:id", "GET /v1/edition", "GET /v1/openapi.json", "POST /v1/cli/errors"]) {
+    for (const must of [
+      "GET /v1/me",
+      "POST /v1/api-keys",
+      "DELETE /v1/api-keys/:id",
+      "GET /v1/edition",
+      "GET /v1/openapi.json",
+      "POST /v1/cli/errors",
+    ]) {
       assert.ok(names.has(must), must);
     }
   });
 
   test("a route registered without a declaration stops the app from starting", async () => {
-    await assert.rejects(createTestApp({ extend: (app) => app.get("/v1/undeclared", async () => "x") }), /no auth declaration/);
+    await assert.rejects(
+      createTestApp({ extend: (app) => app.get("/v1/undeclared", async () => "x") }),
+      /no auth declaration/,
+    );
   });
 
   test("every non-public route refuses a request without a token with 401 auth_required", async () => {
     for (const r of routes.filter((x) => !("public" in x.auth))) {
-      const res = await call(t.app, { method: r.method as never, url: concretePath(r.url), body: r.method === "GET" ? undefined : {} });
+      const res = await call(t.app, {
+        method: r.method as never,
+        url: concretePath(r.url),
+        body: r.method === "GET" ? undefined : {},
+      });
       expectError(res, 401, "auth_required");
     }
   });
@@ -75,7 +119,12 @@ describe("auth declarations over the whole route table", () => {
     const accountRoutes = routes.filter((x) => "account" in x.auth);
     assert.ok(accountRoutes.length >= 10);
     for (const r of accountRoutes) {
-      const res = await call(t.app, { method: r.method as never, url: concretePath(r.url), token: everythingKey, body: r.method === "GET" ? undefined : {} });
+      const res = await call(t.app, {
+        method: r.method as never,
+        url: concretePath(r.url),
+        token: everythingKey,
+        body: r.method === "GET" ? undefined : {},
+      });
       expectError(res, 403, "scope_insufficient");
     }
   });
@@ -83,17 +132,35 @@ describe("auth declarations over the whole route table", () => {
   test("operator and fleet endpoints refuse user tokens; operator token is not a fleet token", async () => {
     for (const r of routes.filter((x) => "operator" in x.auth || "fleet" in x.auth)) {
       for (const token of [user.token, everythingKey]) {
-        expectError(await call(t.app, { method: r.method as never, url: concretePath(r.url), token, body: r.method === "GET" ? undefined : {} }), 401, "auth_required");
+        expectError(
+          await call(t.app, {
+            method: r.method as never,
+            url: concretePath(r.url),
+            token,
+            body: r.method === "GET" ? undefined : {},
+          }),
+          401,
+          "auth_required",
+        );
       }
     }
-    expectError(await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token: OPERATOR_TOKEN, body: { host: "h1" } }), 401, "auth_required");
+    expectError(
+      await call(t.app, { method: "POST", url: "/v1/fleet/patch-report", token: OPERATOR_TOKEN, body: { host: "h1" } }),
+      401,
+      "auth_required",
+    );
   });
 
   test("scope routes refuse a key lacking the scope with 403 naming the scope, and GET routes admit a key holding it", async () => {
     const unrelated = await scopedKey(t.app, user.token, ["partner:read"]);
     for (const r of routes.filter((x) => "scope" in x.auth && !x.auth.scope.startsWith("partner:"))) {
       const scope = (r.auth as { scope: string }).scope;
-      const res = await call(t.app, { method: r.method as never, url: concretePath(r.url), token: unrelated, body: r.method === "GET" ? undefined : {} });
+      const res = await call(t.app, {
+        method: r.method as never,
+        url: concretePath(r.url),
+        token: unrelated,
+        body: r.method === "GET" ? undefined : {},
+      });
       expectError(res, 403, "scope_insufficient");
       assert.ok(res.json().error.message.includes(scope), `${r.url}: ${res.json().error.message}`);
       if (r.method === "GET") {
@@ -115,7 +182,12 @@ describe("auth declarations over the whole route table", () => {
 
   test("key issuance rejects unknown scope strings with 400", async () => {
     for (const scopes of [["databases:delete"], ["nosuch:read"], ["billing:read:abc"], []]) {
-      const res = await call(t.app, { method: "POST", url: "/v1/api-keys", token: user.token, body: { name: "k", scopes } });
+      const res = await call(t.app, {
+        method: "POST",
+        url: "/v1/api-keys",
+        token: user.token,
+        body: { name: "k", scopes },
+      });
       assert.equal(res.statusCode, 400, JSON.stringify(scopes));
     }
   });

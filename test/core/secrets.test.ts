@@ -45,7 +45,10 @@ describe("secrets at rest", () => {
     assert.equal((await stat(first.file!)).mode & 0o777, 0o600);
     const again = await loadSecretBox({}, dir);
     assert.equal(again.box.currentKeyId, first.box.currentKeyId);
-    await assert.rejects(loadSecretBox({ PLATFORM_SECRET_KEY: "too-short" }, dir), /PLATFORM_SECRET_KEY must be 32 bytes/);
+    await assert.rejects(
+      loadSecretBox({ PLATFORM_SECRET_KEY: "too-short" }, dir),
+      /PLATFORM_SECRET_KEY must be 32 bytes/,
+    );
   });
 
   it("a second host with a key the store has never seen is refused at start-up", async () => {

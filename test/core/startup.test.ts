@@ -15,7 +15,10 @@ const MAIN = path.resolve("src/main.ts");
 const TSX = path.resolve("node_modules/.bin/tsx");
 
 function startServer(env: Record<string, string>) {
-  const child = spawn(TSX, [MAIN], { env: { PATH: process.env.PATH!, LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(TSX, [MAIN], {
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout.on("data", (d) => (out += d));
@@ -39,8 +42,19 @@ async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
 
 describe("configuration", () => {
   test("bad settings throw a ConfigError naming the variable", () => {
-    for (const [name, value] of [["PORT", "eighty"], ["SIGNUP", "maybe"], ["DATABASE_URL", "mysql://x"], ["REDIS_URL", "::"], ["OPERATOR_TOKEN", "short"], ["RATE_LIMIT_RPS", "0"]]) {
-      assert.throws(() => loadConfig({ [name]: value }), (e: Error) => e instanceof ConfigError && e.message.includes(name), name);
+    for (const [name, value] of [
+      ["PORT", "eighty"],
+      ["SIGNUP", "maybe"],
+      ["DATABASE_URL", "mysql://x"],
+      ["REDIS_URL", "::"],
+      ["OPERATOR_TOKEN", "short"],
+      ["RATE_LIMIT_RPS", "0"],
+    ]) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: Error) => e instanceof ConfigError && e.message.includes(name),
+        name,
+      );
     }
     const defaults = loadConfig({});
     assert.equal(defaults.port, 8080);
@@ -53,7 +67,11 @@ describe("configuration", () => {
     const s = startServer({ PORT: "not-a-port" });
     const code = await s.exited;
     assert.equal(code, 2);
-    const lines = s.errors().trim().split("\n").filter((l) => !l.startsWith("npm warn"));
+    const lines = s
+      .errors()
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("npm warn"));
     assert.equal(lines.length, 1, s.errors());
     assert.match(lines[0], /PORT/);
   });
@@ -89,11 +107,18 @@ describe("process lifecycle", () => {
     const database = await freshDatabase();
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "platform-"));
-    const s = startServer({ DATABASE_URL: database.url, PORT: String(port), DATA_DIR: dataDir, OPERATOR_TOKEN: "operator-token-for-this-test" });
+    const s = startServer({
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      OPERATOR_TOKEN: "operator-token-for-this-test",
+    });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/v1/edition`);
       const inflight = fetch(`http://127.0.0.1:${port}/v1/auth/signup`, {
-        method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "late@example.com", password: "long enough pw" }),
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "late@example.com", password: "long enough pw" }),
       });
       await new Promise((r) => setTimeout(r, 5));
       s.child.kill("SIGTERM");
@@ -115,7 +140,9 @@ describe("process lifecycle", () => {
     try {
       await waitForHttp(`http://127.0.0.1:${port}/v1/edition`, 120_000);
       const signup = await fetch(`http://127.0.0.1:${port}/v1/auth/signup`, {
-        method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "e@example.com", password: "long enough pw" }),
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "e@example.com", password: "long enough pw" }),
       });
       assert.equal(signup.status, 201);
       const tokenFile = path.join(dataDir, "operator-token");

@@ -11,12 +11,25 @@ import { freshDatabase } from "../helpers/app.js";
 
 function startPlatform(env: Record<string, string>): ChildProcess {
   // node itself, not a wrapper, so SIGKILL hits the platform process
-  return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", ...env }, stdio: "ignore" });
+  return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", ...env },
+    stdio: "ignore",
+  });
 }
 
-async function api(base: string, method: string, url: string, token?: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function api(
+  base: string,
+  method: string,
+  url: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const res = await fetch(base + url, {
-    method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, json: await res.json().catch(() => null) };
@@ -38,12 +51,20 @@ test("kill -9 of the platform during provisioning, during a backup and during st
   chmodSync(dataDir, 0o755);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: String(port), OPERATOR_TOKEN: "operator-token-for-crash-test" };
+  const env = {
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    OPERATOR_TOKEN: "operator-token-for-crash-test",
+  };
   let platform = startPlatform(env);
   const ids: string[] = [];
   try {
     await until("the API", async () => ((await api(base, "GET", "/v1/edition")).status === 200 ? true : undefined));
-    const { json: user } = await api(base, "POST", "/v1/auth/signup", undefined, { email: "crash@example.com", password: "long enough pw" });
+    const { json: user } = await api(base, "POST", "/v1/auth/signup", undefined, {
+      email: "crash@example.com",
+      password: "long enough pw",
+    });
     const created = await api(base, "POST", "/v1/databases", user.token, { name: "crashy" });
     assert.equal(created.status, 201);
     ids.push(created.json.id);
@@ -56,13 +77,18 @@ test("kill -9 of the platform during provisioning, during a backup and during st
       return json?.state === "running" ? json : undefined;
     });
     assert.equal(running.port, created.json.port, "the URL given at creation still holds");
-    const client = new pg.Client({ connectionString: created.json.database_url.replace("?sslmode=require", ""), ssl: { rejectUnauthorized: false } });
+    const client = new pg.Client({
+      connectionString: created.json.database_url.replace("?sslmode=require", ""),
+      ssl: { rejectUnauthorized: false },
+    });
     await client.connect();
     await client.query("CREATE TABLE survived (v int); INSERT INTO survived VALUES (42)");
     await client.end();
 
     // mid-backup: the snapshot command is picked up again after the restart and completes, verified
-    const backup = await api(base, "POST", `/v1/databases/${created.json.id}/backup`, user.token, { label: "interrupted" });
+    const backup = await api(base, "POST", `/v1/databases/${created.json.id}/backup`, user.token, {
+      label: "interrupted",
+    });
     assert.equal(backup.status, 202);
     await new Promise((r) => setTimeout(r, 150));
     platform.kill("SIGKILL");
@@ -86,13 +112,24 @@ test("kill -9 of the platform during provisioning, during a backup and during st
       return json?.state === "paused" ? true : undefined;
     });
     await assert.rejects(async () => {
-      const c = new pg.Client({ connectionString: created.json.database_url.replace("?sslmode=require", ""), ssl: { rejectUnauthorized: false }, connectionTimeoutMillis: 3000 });
+      const c = new pg.Client({
+        connectionString: created.json.database_url.replace("?sslmode=require", ""),
+        ssl: { rejectUnauthorized: false },
+        connectionTimeoutMillis: 3000,
+      });
       c.on("error", () => {});
       await c.connect();
     });
     assert.equal((await api(base, "POST", `/v1/databases/${created.json.id}/start`, user.token)).status, 202);
-    await until("running again", async () => ((await api(base, "GET", `/v1/databases/${created.json.id}`, user.token)).json?.state === "running" ? true : undefined));
-    const again = new pg.Client({ connectionString: created.json.database_url.replace("?sslmode=require", ""), ssl: { rejectUnauthorized: false } });
+    await until("running again", async () =>
+      (await api(base, "GET", `/v1/databases/${created.json.id}`, user.token)).json?.state === "running"
+        ? true
+        : undefined,
+    );
+    const again = new pg.Client({
+      connectionString: created.json.database_url.replace("?sslmode=require", ""),
+      ssl: { rejectUnauthorized: false },
+    });
     await again.connect();
     assert.equal((await again.query("SELECT v FROM survived")).rows[0].v, 42, "nothing lost across two kills");
     await again.end();

@@ -14,7 +14,8 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
   let db: any;
   let url: string; // database_url with the password, as given at creation
   let pooledUrl: string;
-  const post = (path: string, body?: unknown) => call(t.app, { method: "POST", url: `/v1/databases/${db.id}${path}`, token: user.token, body });
+  const post = (path: string, body?: unknown) =>
+    call(t.app, { method: "POST", url: `/v1/databases/${db.id}${path}`, token: user.token, body });
   const get = (path: string) => call(t.app, { url: `/v1/databases/${db.id}${path}`, token: user.token });
   const accepted = async (res: Awaited<ReturnType<typeof post>>) => {
     assert.equal(res.statusCode, 202, res.body);
@@ -25,7 +26,12 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
     t = await createTestApp({ startJobs: true });
     user = await signup(t.app);
     await fund(t, user.id);
-    const res = await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "ha-db", size: "basic" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: user.token,
+      body: { name: "ha-db", size: "basic" },
+    });
     assert.equal(res.statusCode, 201, res.body);
     db = res.json();
     url = db.database_url;
@@ -33,7 +39,9 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
     await query(url, "CREATE TABLE items (n int PRIMARY KEY)");
     await query(url, "INSERT INTO items SELECT generate_series(1, 3)");
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
   test("HA is off at first: GET shows it disabled; rebuild and switchover need it enabled", async () => {
     assert.deepEqual((await get("/ha")).json(), { enabled: false, standby: null });
@@ -43,8 +51,18 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
 
   test("pool: PUT {enabled:true} gives a pooled URL that works through PgBouncer in transaction mode", async () => {
     const before = (await get("/pool")).json();
-    assert.deepEqual([before.enabled, before.pooled_url, before.mode, before.available], [false, null, "transaction", true]);
-    await accepted(await call(t.app, { method: "PUT", url: `/v1/databases/${db.id}/pool`, token: user.token, body: { enabled: true } }));
+    assert.deepEqual(
+      [before.enabled, before.pooled_url, before.mode, before.available],
+      [false, null, "transaction", true],
+    );
+    await accepted(
+      await call(t.app, {
+        method: "PUT",
+        url: `/v1/databases/${db.id}/pool`,
+        token: user.token,
+        body: { enabled: true },
+      }),
+    );
     const pool = (await get("/pool")).json();
     assert.equal(pool.enabled, true);
     assert.ok(pool.pooled_url, "a pooled URL is shown");
@@ -68,21 +86,30 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
       await c2.end();
     }
     // the pooler refuses wrong passwords like the server does
-    assert.match(String((await connectError(pooledUrl, "wrong-password-123"))?.message), /password authentication failed|SASL|authentication/i);
+    assert.match(
+      String((await connectError(pooledUrl, "wrong-password-123"))?.message),
+      /password authentication failed|SASL|authentication/i,
+    );
   });
 
   test("POST /ha builds a streaming standby that has the data; GET /ha shows the replication lag", async () => {
     await accepted(await post("/ha"));
     assert.equal((await get("")).json().ha_enabled, true);
     await query(url, "INSERT INTO items VALUES (5)");
-    const ha = await eventually(async () => (await get("/ha")).json(), (h) => h.standby?.streaming === true && h.standby?.lagBytes === 0);
+    const ha = await eventually(
+      async () => (await get("/ha")).json(),
+      (h) => h.standby?.streaming === true && h.standby?.lagBytes === 0,
+    );
     assert.equal(ha.enabled, true);
     assert.equal(ha.standby.streaming, true, JSON.stringify(ha));
     assert.equal(typeof ha.standby.lagBytes, "number");
     assert.equal(ha.standby.lagBytes, 0, "the standby caught up");
     assert.ok(ha.standby.replayLsn, "the replay position is shown");
     const standbyUrl = onPort(url, ha.standby.port);
-    const rows = await eventually(() => query(standbyUrl, "SELECT count(*)::int AS n, pg_is_in_recovery() AS r FROM items"), (r) => Array.isArray(r) && r[0]?.n === 5);
+    const rows = await eventually(
+      () => query(standbyUrl, "SELECT count(*)::int AS n, pg_is_in_recovery() AS r FROM items"),
+      (r) => Array.isArray(r) && r[0]?.n === 5,
+    );
     assert.deepEqual(rows[0], { n: 5, r: true }, "the standby has every row and is in recovery");
     await assert.rejects(query(standbyUrl, "INSERT INTO items VALUES (100)"), /read-only/);
   });
@@ -91,7 +118,10 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
     const dirBefore = (await query(db.superuser_database_url, "SELECT current_setting('data_directory') AS d"))[0].d;
     const standbyPortBefore = (await get("/ha")).json().standby.port;
     await accepted(await post("/ha/switchover"));
-    const now = await query(db.superuser_database_url, "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r");
+    const now = await query(
+      db.superuser_database_url,
+      "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r",
+    );
     assert.notEqual(now[0].d, dirBefore, "another server answers on the same URL");
     assert.equal(now[0].r, false);
     await query(url, "INSERT INTO items VALUES (6)");
@@ -99,10 +129,19 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
     // the pool follows the primary because it targets the front port
     assert.equal((await query(pooledUrl, "SELECT count(*)::int AS n FROM items", [], db.password))[0].n, 6);
     // the old primary is the standby now, streaming the new writes
-    const ha = await eventually(async () => (await get("/ha")).json(), (h) => h.standby?.streaming === true && h.standby?.lagBytes === 0);
+    const ha = await eventually(
+      async () => (await get("/ha")).json(),
+      (h) => h.standby?.streaming === true && h.standby?.lagBytes === 0,
+    );
     assert.equal(ha.standby.port, standbyPortBefore);
-    const onStandby = await eventually(() => query(onPort(db.superuser_database_url, ha.standby.port), "SELECT current_setting('data_directory') AS d, (SELECT count(*)::int FROM items) AS n"),
-      (r) => Array.isArray(r) && r[0]?.n === 6);
+    const onStandby = await eventually(
+      () =>
+        query(
+          onPort(db.superuser_database_url, ha.standby.port),
+          "SELECT current_setting('data_directory') AS d, (SELECT count(*)::int FROM items) AS n",
+        ),
+      (r) => Array.isArray(r) && r[0]?.n === 6,
+    );
     assert.deepEqual(onStandby[0], { d: dirBefore, n: 6 });
   });
 
@@ -124,7 +163,10 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
     const ha0 = (await get("/ha")).json();
     const startedBefore = (await query(onPort(url, ha0.standby.port), "SELECT pg_postmaster_start_time() AS s"))[0].s;
     await accepted(await post("/ha/rebuild"));
-    const ha = await eventually(async () => (await get("/ha")).json(), (h) => h.standby?.streaming === true);
+    const ha = await eventually(
+      async () => (await get("/ha")).json(),
+      (h) => h.standby?.streaming === true,
+    );
     assert.equal(ha.standby.streaming, true);
     const sb = onPort(url, ha.standby.port);
     const row = (await query(sb, "SELECT pg_postmaster_start_time() AS s, (SELECT count(*)::int FROM items) AS n"))[0];
@@ -143,7 +185,14 @@ describe("databases: HA, pool and resize on a basic instance", { concurrency: fa
   });
 
   test("pool: PUT {enabled:false} stops the pooler; the pooled URL is gone and refuses connections", async () => {
-    await accepted(await call(t.app, { method: "PUT", url: `/v1/databases/${db.id}/pool`, token: user.token, body: { enabled: false } }));
+    await accepted(
+      await call(t.app, {
+        method: "PUT",
+        url: `/v1/databases/${db.id}/pool`,
+        token: user.token,
+        body: { enabled: false },
+      }),
+    );
     const pool = (await get("/pool")).json();
     assert.deepEqual([pool.enabled, pool.pooled_url], [false, null]);
     assert.match(String((await connectError(pooledUrl, db.password))?.message), /ECONNREFUSED/);

@@ -18,14 +18,33 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
   let b: { token: string; id: string };
   let source: MeteringSource;
 
-  const insert = async (o: { account: string; owner?: Owner; size?: string; state?: string; desired?: string; createdAt?: Date; reason?: string }) => {
+  const insert = async (o: {
+    account: string;
+    owner?: Owner;
+    size?: string;
+    state?: string;
+    desired?: string;
+    createdAt?: Date;
+    reason?: string;
+  }) => {
     const id = randomUUID();
     const slug = `k-${id.slice(0, 8)}`;
     const owner = o.owner ?? { kind: "account", id: o.account };
     await t.db.query(
       `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, status_reason, db_name, db_user, created_at)
        VALUES ($1, $2, $3, $4, $5, $5, 17, $6, 20, 7, $7, $8, $9, 'x', 'x', $10)`,
-      [id, o.account, owner.kind, owner.id, slug, o.size ?? "basic", o.desired ?? (o.state === "paused" ? "paused" : "running"), o.state ?? "running", o.reason ?? null, o.createdAt ?? new Date(Date.now() - 60_000)],
+      [
+        id,
+        o.account,
+        owner.kind,
+        owner.id,
+        slug,
+        o.size ?? "basic",
+        o.desired ?? (o.state === "paused" ? "paused" : "running"),
+        o.state ?? "running",
+        o.reason ?? null,
+        o.createdAt ?? new Date(Date.now() - 60_000),
+      ],
     );
     return { id, slug };
   };
@@ -36,13 +55,19 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
     b = await signup(t.app);
     source = t.platform.kernel.metering.find((s) => s.kind === "database")!;
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
   test("metering: running and paused instances created before the interval end, keyset-paged in (owner, id) order", async () => {
     const org: Owner = { kind: "org", id: randomUUID() };
     const expected = [
-      await insert({ account: a.id }), await insert({ account: a.id, size: "dev" }), await insert({ account: a.id, state: "paused" }),
-      await insert({ account: b.id }), await insert({ account: a.id, owner: org }), await insert({ account: b.id, owner: org, state: "paused" }),
+      await insert({ account: a.id }),
+      await insert({ account: a.id, size: "dev" }),
+      await insert({ account: a.id, state: "paused" }),
+      await insert({ account: b.id }),
+      await insert({ account: a.id, owner: org }),
+      await insert({ account: b.id, owner: org, state: "paused" }),
     ].map((r) => r.id);
     await insert({ account: a.id, state: "removed", desired: "removed" });
     await insert({ account: a.id, state: "creating" });
@@ -59,10 +84,21 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
     }
     const all = pages.flat();
     const key = (r: MeteredResource) => [r.owner.kind, r.owner.id, r.id].join(" ");
-    assert.deepEqual(all.map(key), [...all].sort((x, y) => (key(x) < key(y) ? -1 : 1)).map(key), "(owner_kind, owner_id, id) order");
-    assert.deepEqual(all.map((r) => r.id).sort(), [...expected].sort(), "removed, creating and later rows left out; dev included");
+    assert.deepEqual(
+      all.map(key),
+      [...all].sort((x, y) => (key(x) < key(y) ? -1 : 1)).map(key),
+      "(owner_kind, owner_id, id) order",
+    );
+    assert.deepEqual(
+      all.map((r) => r.id).sort(),
+      [...expected].sort(),
+      "removed, creating and later rows left out; dev included",
+    );
     const orgRow = all.find((r) => r.owner.kind === "org" && r.state === "paused")!;
-    assert.deepEqual({ ...orgRow, id: "" }, { id: "", owner: org, accountId: b.id, kind: "database", size: "basic", storageGb: 20, state: "paused" });
+    assert.deepEqual(
+      { ...orgRow, id: "" },
+      { id: "", owner: org, accountId: b.id, kind: "database", size: "basic", storageGb: 20, state: "paused" },
+    );
 
     assert.deepEqual((await source.billableOf(t.db, org)).map((r) => r.id).sort(), expected.slice(4).sort());
     const names = await source.describe!(t.db, [expected[0], "not-a-uuid"]);
@@ -76,8 +112,12 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
     const dev = await insert({ account: a.id, owner, size: "dev" });
     const stoppedByUser = await insert({ account: a.id, owner, size: "dev", state: "paused" });
     const elsewhere = await insert({ account: a.id });
-    const get = async (id: string) => (await t.db.query("SELECT desired_state, status_reason FROM databases WHERE id = $1", [id])).rows[0];
-    const commands = async (id: string) => (await t.db.query("SELECT kind FROM database_commands WHERE database_id = $1 ORDER BY created_at", [id])).rows.map((r) => r.kind);
+    const get = async (id: string) =>
+      (await t.db.query("SELECT desired_state, status_reason FROM databases WHERE id = $1", [id])).rows[0];
+    const commands = async (id: string) =>
+      (
+        await t.db.query("SELECT kind FROM database_commands WHERE database_id = $1 ORDER BY created_at", [id])
+      ).rows.map((r) => r.kind);
 
     assert.deepEqual(await t.platform.kernel.pauseOwner(t.db, owner, "overdue"), [paid.id]);
     assert.deepEqual(await get(paid.id), { desired_state: "paused", status_reason: "overdue" });
@@ -99,18 +139,37 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
     assert.ok(!list.includes(orgOwned.id));
     expectError(await call(t.app, { url: `/v1/databases/${orgOwned.id}`, token: a.token }), 404, "not_found");
     expectError(await call(t.app, { url: `/v1/databases/${own.slug}`, token: b.token }), 404, "not_found");
-    assert.equal(await t.platform.kernel.permits("databases", { kind: "account", id: a.id }, own.slug, [own.id]), true, "slug resolves to the permitted id");
-    assert.equal(await t.platform.kernel.permits("databases", { kind: "account", id: b.id }, own.slug, [own.id]), false);
+    assert.equal(
+      await t.platform.kernel.permits("databases", { kind: "account", id: a.id }, own.slug, [own.id]),
+      true,
+      "slug resolves to the permitted id",
+    );
+    assert.equal(
+      await t.platform.kernel.permits("databases", { kind: "account", id: b.id }, own.slug, [own.id]),
+      false,
+    );
   });
 
   test("a change commits with exactly one audit row; a refused one leaves its failure row and no command", async () => {
     const u = await signup(t.app);
     const r = await insert({ account: u.id });
-    const res = await call(t.app, { method: "PATCH", url: `/v1/databases/${r.id}/rename`, token: u.token, body: { label: "Shop" } });
+    const res = await call(t.app, {
+      method: "PATCH",
+      url: `/v1/databases/${r.id}/rename`,
+      token: u.token,
+      body: { label: "Shop" },
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().label, "Shop");
-    expectError(await call(t.app, { method: "POST", url: `/v1/databases/${r.id}/stop`, token: u.token }), 400, "stop_not_supported");
-    const { rows } = await t.db.query("SELECT action, target, status, owner_kind, owner_id FROM audit_log WHERE account_id = $1 AND target = $2 ORDER BY id", [u.id, r.id]);
+    expectError(
+      await call(t.app, { method: "POST", url: `/v1/databases/${r.id}/stop`, token: u.token }),
+      400,
+      "stop_not_supported",
+    );
+    const { rows } = await t.db.query(
+      "SELECT action, target, status, owner_kind, owner_id FROM audit_log WHERE account_id = $1 AND target = $2 ORDER BY id",
+      [u.id, r.id],
+    );
     assert.deepEqual(rows, [
       { action: "renameDatabase", target: r.id, status: 200, owner_kind: "account", owner_id: u.id },
       { action: "stopDatabase", target: r.id, status: 400, owner_kind: "account", owner_id: u.id },
@@ -119,11 +178,20 @@ describe("databases: kernel hooks, owners and audit", { concurrency: false }, ()
   });
 
   test("provider errors map to catalog codes; server-side ones keep the host's details out", () => {
-    const capacity = new ProviderError("capacity", "this host already runs its limit of 20 database instances").toApiError();
-    assert.deepEqual([capacity.code, capacity.status, capacity.message], ["provision_failed", 503, "this host already runs its limit of 20 database instances"]);
+    const capacity = new ProviderError(
+      "capacity",
+      "this host already runs its limit of 20 database instances",
+    ).toApiError();
+    assert.deepEqual(
+      [capacity.code, capacity.status, capacity.message],
+      ["provision_failed", 503, "this host already runs its limit of 20 database instances"],
+    );
     const cidr = new ProviderError("bad_cidr", "300.1.1.1/8 is not a CIDR").toApiError();
     assert.deepEqual([cidr.code, cidr.status, cidr.message], ["bad_cidr", 400, "300.1.1.1/8 is not a CIDR"]);
-    const start = new ProviderError("start_failed", "pg_ctl: could not start server, see /data/instances/x/log").toApiError();
+    const start = new ProviderError(
+      "start_failed",
+      "pg_ctl: could not start server, see /data/instances/x/log",
+    ).toApiError();
     assert.equal(start.code, "service_unavailable");
     assert.doesNotMatch(start.message, /pg_ctl|\/data/);
   });

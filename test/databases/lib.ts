@@ -11,14 +11,21 @@ export async function connect(url: string, opts: { from?: string; password?: str
     stream = () => {
       const sock = new net.Socket();
       const original = sock.connect.bind(sock) as (o: net.TcpSocketConnectOpts) => net.Socket;
-      (sock as unknown as { connect: (port: number, host: string) => net.Socket }).connect = (port, host) => original({ port, host, localAddress: opts.from });
+      (sock as unknown as { connect: (port: number, host: string) => net.Socket }).connect = (port, host) =>
+        original({ port, host, localAddress: opts.from });
       return sock;
     };
   }
   assert.equal(u.searchParams.get("sslmode"), "require");
   const client = new pg.Client({
-    host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: opts.password ?? decodeURIComponent(u.password),
-    database: u.pathname.slice(1), ssl: { rejectUnauthorized: false }, stream, connectionTimeoutMillis: 10_000,
+    host: u.hostname,
+    port: Number(u.port),
+    user: decodeURIComponent(u.username),
+    password: opts.password ?? decodeURIComponent(u.password),
+    database: u.pathname.slice(1),
+    ssl: { rejectUnauthorized: false },
+    stream,
+    connectionTimeoutMillis: 10_000,
   });
   client.on("error", () => {});
   try {
@@ -31,7 +38,12 @@ export async function connect(url: string, opts: { from?: string; password?: str
 }
 
 /** One query on a fresh connection. */
-export async function query<T extends pg.QueryResultRow = any>(url: string, sql: string, params: unknown[] = [], password?: string): Promise<T[]> {
+export async function query<T extends pg.QueryResultRow = any>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+  password?: string,
+): Promise<T[]> {
   const c = await connect(url, { password });
   try {
     return (await c.query<T>(sql, params)).rows;
@@ -42,7 +54,13 @@ export async function query<T extends pg.QueryResultRow = any>(url: string, sql:
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor(t: TestApp, token: string, id: string, predicate: (db: any) => boolean, timeoutMs = 90_000): Promise<any> {
+export async function waitFor(
+  t: TestApp,
+  token: string,
+  id: string,
+  predicate: (db: any) => boolean,
+  timeoutMs = 90_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: any;
   while (Date.now() < deadline) {
@@ -54,8 +72,20 @@ export async function waitFor(t: TestApp, token: string, id: string, predicate: 
 }
 
 /** Waits until the command finished; fails the test with the command's error when it failed. */
-export async function waitCommand(t: TestApp, token: string, id: string, commandId: string, timeoutMs = 90_000): Promise<any> {
-  const db = await waitFor(t, token, id, (d) => ["succeeded", "failed"].includes(d.commands?.find((c: any) => c.id === commandId)?.status), timeoutMs);
+export async function waitCommand(
+  t: TestApp,
+  token: string,
+  id: string,
+  commandId: string,
+  timeoutMs = 90_000,
+): Promise<any> {
+  const db = await waitFor(
+    t,
+    token,
+    id,
+    (d) => ["succeeded", "failed"].includes(d.commands?.find((c: any) => c.id === commandId)?.status),
+    timeoutMs,
+  );
   const cmd = db.commands.find((c: any) => c.id === commandId);
   assert.equal(cmd.status, "succeeded", `command ${cmd.kind} failed: ${cmd.error}`);
   return db;
@@ -95,8 +125,11 @@ export function onPort(url: string, port: number): string {
  */
 export async function fund(t: TestApp, accountId: string, amountKrw = 10_000_000): Promise<void> {
   const res = await call(t.app, {
-    method: "POST", url: `/v1/operator/accounts/${accountId}/credit`, token: OPERATOR_TOKEN,
+    method: "POST",
+    url: `/v1/operator/accounts/${accountId}/credit`,
+    token: OPERATOR_TOKEN,
     body: { amount: amountKrw, currency: "KRW", reason: "database tests" },
   });
-  if (res.statusCode !== 201 && res.statusCode !== 404) throw new Error(`operator credit failed: ${res.statusCode} ${res.body}`);
+  if (res.statusCode !== 201 && res.statusCode !== 404)
+    throw new Error(`operator credit failed: ${res.statusCode} ${res.body}`);
 }

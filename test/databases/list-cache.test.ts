@@ -27,18 +27,36 @@ describe("database list cache keeps read-your-writes", () => {
   test("a create, a rename and a delete through one process show in its next list and, within a moment, in the other's", async () => {
     assert.deepEqual(await list(a), []);
     assert.deepEqual(await list(b), []); // both have cached the empty list now
-    const created = await call(a.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "cached-one" } });
+    const created = await call(a.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: user.token,
+      body: { name: "cached-one" },
+    });
     assert.equal(created.statusCode, 201);
     const id = created.json().id;
-    assert.deepEqual((await list(a)).map((d) => d.id), [id], "own write: at once");
+    assert.deepEqual(
+      (await list(a)).map((d) => d.id),
+      [id],
+      "own write: at once",
+    );
     let seen: any[] = [];
     for (let i = 0; i < 50 && seen.length === 0; i++) {
       seen = await list(b);
       if (!seen.length) await sleep(20);
     }
-    assert.deepEqual(seen.map((d) => d.id), [id], "other process: after NOTIFY");
+    assert.deepEqual(
+      seen.map((d) => d.id),
+      [id],
+      "other process: after NOTIFY",
+    );
 
-    const renamed = await call(b.app, { method: "PATCH", url: `/v1/databases/${id}/rename`, token: user.token, body: { label: "new label" } });
+    const renamed = await call(b.app, {
+      method: "PATCH",
+      url: `/v1/databases/${id}/rename`,
+      token: user.token,
+      body: { label: "new label" },
+    });
     assert.equal(renamed.statusCode, 200, renamed.body);
     assert.equal((await list(b))[0].label, "new label");
     let label = null;
@@ -48,12 +66,20 @@ describe("database list cache keeps read-your-writes", () => {
     }
     assert.equal(label, "new label");
 
-    assert.equal((await call(a.app, { method: "DELETE", url: `/v1/databases/${id}`, token: user.token })).statusCode, 202);
+    assert.equal(
+      (await call(a.app, { method: "DELETE", url: `/v1/databases/${id}`, token: user.token })).statusCode,
+      202,
+    );
     assert.deepEqual(await list(a), []);
   });
 
   test("a change written by a worker straight into the store reaches the cached list", async () => {
-    const created = await call(a.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "cached-two" } });
+    const created = await call(a.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: user.token,
+      body: { name: "cached-two" },
+    });
     const id = created.json().id;
     assert.equal((await list(a)).find((d) => d.id === id)?.state, "creating");
     await a.db.query("UPDATE databases SET state = 'running' WHERE id = $1", [id]);

@@ -22,7 +22,12 @@ interface ConnectOpts {
 }
 
 function client(o: ConnectOpts): pg.Client {
-  const c = new pg.Client({ host: "127.0.0.1", ...o, ssl: { rejectUnauthorized: false }, connectionTimeoutMillis: 10_000 });
+  const c = new pg.Client({
+    host: "127.0.0.1",
+    ...o,
+    ssl: { rejectUnauthorized: false },
+    connectionTimeoutMillis: 10_000,
+  });
   c.on("error", () => {}); // a terminated session surfaces through its next query
   return c;
 }
@@ -52,13 +57,24 @@ describe("password rotation with a connection pool", { concurrency: false }, () 
   let dataDir: string;
   let provider: LocalDatabaseProvider;
   const spec: InstanceSpec = {
-    id: "rotation-db", version: 17, size: "basic", storageGb: 1, database: "app", user: "app_owner",
-    password: "old-password-1", superuserPassword: "super-password-1",
+    id: "rotation-db",
+    version: 17,
+    size: "basic",
+    storageGb: 1,
+    database: "app",
+    user: "app_owner",
+    password: "old-password-1",
+    superuserPassword: "super-password-1",
   };
   let directPort: number;
   let standbyPort: number;
   let poolPort: number;
-  const as = (port: number, password: string, database = spec.database, user = spec.user): ConnectOpts => ({ port, user, password, database });
+  const as = (port: number, password: string, database = spec.database, user = spec.user): ConnectOpts => ({
+    port,
+    user,
+    password,
+    database,
+  });
 
   before(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "pool-rotation-"));
@@ -99,20 +115,41 @@ describe("password rotation with a connection pool", { concurrency: false }, () 
       // logging in with the new password first: PgBouncer then holds working SCRAM keys for the role,
       // which is what let sessions of the old password carry on before
       assert.equal(await connectError(as(poolPort, "new-password-2")), null, "new password through the pool");
-      assert.equal(await connectError(as(poolPort, "new-password-2", "postgres")), null, "new password, other database");
+      assert.equal(
+        await connectError(as(poolPort, "new-password-2", "postgres")),
+        null,
+        "new password, other database",
+      );
       assert.equal(await connectError(as(directPort, "new-password-2")), null, "new password direct");
       assert.equal(await connectError(as(standbyPort, "new-password-2")), null, "new password on the standby");
 
       for (const [name, c] of Object.entries(held)) {
-        await assert.rejects(c.query("SELECT 1"), (err: Error) => {
-          assert.match(err.message, /terminat|closed|not queryable|database removed|connection/i, `${name}: ${err.message}`);
-          return true;
-        }, `${name} still works after the rotation`);
+        await assert.rejects(
+          c.query("SELECT 1"),
+          (err: Error) => {
+            assert.match(
+              err.message,
+              /terminat|closed|not queryable|database removed|connection/i,
+              `${name}: ${err.message}`,
+            );
+            return true;
+          },
+          `${name} still works after the rotation`,
+        );
       }
 
-      for (const o of [as(poolPort, spec.password), as(poolPort, spec.password, "postgres"), as(directPort, spec.password), as(standbyPort, spec.password)]) {
+      for (const o of [
+        as(poolPort, spec.password),
+        as(poolPort, spec.password, "postgres"),
+        as(directPort, spec.password),
+        as(standbyPort, spec.password),
+      ]) {
         const err = await connectError(o);
-        assert.match(String(err?.message), /password authentication failed|SASL|authentication/i, `old password on port ${o.port}/${o.database}`);
+        assert.match(
+          String(err?.message),
+          /password authentication failed|SASL|authentication/i,
+          `old password on port ${o.port}/${o.database}`,
+        );
       }
     } finally {
       for (const c of Object.values(held)) await c.end().catch(() => {});
@@ -125,14 +162,20 @@ describe("password rotation with a connection pool", { concurrency: false }, () 
     try {
       await provider.rotatePassword(spec.id, "superuser", "super-password-2");
       assert.equal((await owner.query("SELECT 1 AS one")).rows[0].one, 1, "the owner's pooled session goes on");
-      assert.match(String((await connectError(superuser(spec.superuserPassword)))?.message), /password authentication failed|SASL|authentication/i);
+      assert.match(
+        String((await connectError(superuser(spec.superuserPassword)))?.message),
+        /password authentication failed|SASL|authentication/i,
+      );
       const held = await connect(superuser("super-password-2"));
       try {
         assert.equal((await held.query("SELECT 1 AS one")).rows[0].one, 1);
         await provider.rotatePassword(spec.id, "superuser", "super-password-3");
         assert.equal(await connectError(superuser("super-password-3")), null);
         await assert.rejects(held.query("SELECT 1"));
-        assert.match(String((await connectError(superuser("super-password-2")))?.message), /password authentication failed|SASL|authentication/i);
+        assert.match(
+          String((await connectError(superuser("super-password-2")))?.message),
+          /password authentication failed|SASL|authentication/i,
+        );
         assert.equal(await connectError(as(poolPort, "new-password-2")), null, "the owner's password is untouched");
       } finally {
         await held.end().catch(() => {});
@@ -146,22 +189,37 @@ describe("password rotation with a connection pool", { concurrency: false }, () 
     // node-postgres holds back its last SCRAM message until released: PgBouncer has checked the start of
     // this login against the old verifier, and the login is finished only after the rotation
     const stalled = client(as(poolPort, "new-password-2"));
-    const conn = (stalled as unknown as { connection: { sendSCRAMClientFinalMessage: (m: string) => void } }).connection;
+    const conn = (stalled as unknown as { connection: { sendSCRAMClientFinalMessage: (m: string) => void } })
+      .connection;
     const sendFinal = conn.sendSCRAMClientFinalMessage.bind(conn);
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let reachedFinal!: () => void;
     const atFinal = new Promise<void>((r) => (reachedFinal = r));
-    conn.sendSCRAMClientFinalMessage = (m) => { reachedFinal(); void released.then(() => sendFinal(m)); };
-    const connecting = stalled.connect().then(() => "connected", (e: Error) => e.message);
+    conn.sendSCRAMClientFinalMessage = (m) => {
+      reachedFinal();
+      void released.then(() => sendFinal(m));
+    };
+    const connecting = stalled.connect().then(
+      () => "connected",
+      (e: Error) => e.message,
+    );
     try {
       await atFinal;
       await provider.rotatePassword(spec.id, "owner", "new-password-3");
       release();
       const login = await connecting;
       // a new-password login first, as before: it is what would let the old login's session be served
-      assert.equal(await connectError(as(poolPort, "new-password-3")), null, "the pooler works after the old login finished");
-      if (login === "connected") await assert.rejects(stalled.query("SELECT 1"), "the login begun with the old password works after the rotation");
+      assert.equal(
+        await connectError(as(poolPort, "new-password-3")),
+        null,
+        "the pooler works after the old login finished",
+      );
+      if (login === "connected")
+        await assert.rejects(
+          stalled.query("SELECT 1"),
+          "the login begun with the old password works after the rotation",
+        );
       assert.equal((await provider.poolStatus(spec.id)).running, true);
     } finally {
       release();

@@ -33,13 +33,20 @@ function client(o: ConnectOpts): pg.Client {
     stream = () => {
       const sock = new net.Socket();
       const connect = sock.connect.bind(sock) as (opts: net.TcpSocketConnectOpts) => net.Socket;
-      (sock as unknown as { connect: (port: number, host: string) => net.Socket }).connect = (port, host) => connect({ port, host, localAddress: o.from });
+      (sock as unknown as { connect: (port: number, host: string) => net.Socket }).connect = (port, host) =>
+        connect({ port, host, localAddress: o.from });
       return sock;
     };
   }
   const c = new pg.Client({
-    host: "127.0.0.1", port: o.port, user: o.user, password: o.password, database: o.database,
-    ssl: o.ssl === false ? false : { rejectUnauthorized: false }, stream, connectionTimeoutMillis: 10_000,
+    host: "127.0.0.1",
+    port: o.port,
+    user: o.user,
+    password: o.password,
+    database: o.database,
+    ssl: o.ssl === false ? false : { rejectUnauthorized: false },
+    stream,
+    connectionTimeoutMillis: 10_000,
   });
   c.on("error", () => {}); // terminated sessions surface through the failing query instead
   return c;
@@ -98,17 +105,31 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeou
 
 /** Runs provider code in a child process of its own group, so a test can kill -9 it (and its pg_ctl/initdb) mid-way. */
 function runDetached(body: string): { kill: () => Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", `
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      `
     import { LocalDatabaseProvider } from ${JSON.stringify(path.resolve("src/databases/provider/local/index.ts"))};
     ${body}
-    console.log("finished");`], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    console.log("finished");`,
+    ],
+    { detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise((r) => child.once("exit", r));
   return {
     kill: async () => {
-      try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ }
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
       await exited;
     },
     output: () => out,
@@ -120,14 +141,33 @@ describe("local database provider", { concurrency: false }, () => {
   let dataDir: string;
   let provider: LocalDatabaseProvider;
   const spec: InstanceSpec = {
-    id: "main-db", version: 17, size: "basic", storageGb: 10, database: "shop", user: "shop_owner",
-    password: "first-password-1", superuserPassword: "super-password-1", hostnames: ["shop.db.example.test"],
+    id: "main-db",
+    version: 17,
+    size: "basic",
+    storageGb: 10,
+    database: "shop",
+    user: "shop_owner",
+    password: "first-password-1",
+    superuserPassword: "super-password-1",
+    hostnames: ["shop.db.example.test"],
   };
   let ep: Endpoint;
   let ownerPassword = spec.password;
   const superPassword = spec.superuserPassword;
-  const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({ port: ep.port, user: spec.user, password: ownerPassword, database: spec.database, ...extra });
-  const superuser = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({ port: ep.port, user: "postgres", password: superPassword, database: spec.database, ...extra });
+  const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
+    port: ep.port,
+    user: spec.user,
+    password: ownerPassword,
+    database: spec.database,
+    ...extra,
+  });
+  const superuser = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
+    port: ep.port,
+    user: "postgres",
+    password: superPassword,
+    database: spec.database,
+    ...extra,
+  });
 
   before(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "provider-local-"));
@@ -146,17 +186,24 @@ describe("local database provider", { concurrency: false }, () => {
     ep = await provider.provision(spec);
     assert.equal(ep.host, "127.0.0.1");
     assert.equal(ep.database, "shop");
-    const rows = await query<{ ssl: boolean; owner: string; v: string }>(owner(),
+    const rows = await query<{ ssl: boolean; owner: string; v: string }>(
+      owner(),
       `SELECT s.ssl, pg_get_userbyid(d.datdba) AS owner, current_setting('server_version_num') AS v
-         FROM pg_stat_ssl s, pg_database d WHERE s.pid = pg_backend_pid() AND d.datname = current_database()`);
+         FROM pg_stat_ssl s, pg_database d WHERE s.pid = pg_backend_pid() AND d.datname = current_database()`,
+    );
     assert.deepEqual([rows[0].ssl, rows[0].owner, rows[0].v.slice(0, 2)], [true, "shop_owner", "17"]);
     const plain = await connectError(owner({ ssl: false }));
     assert.match(String(plain?.message), /no pg_hba\.conf entry|SSL/i);
     // the customer's admin role manages roles and reads everything, but cannot reach the host (tenants share an OS user)
-    const admin = await query<{ s: boolean; r: boolean; db: boolean }>(superuser(),
-      "SELECT rolsuper AS s, rolcreaterole AS r, rolcreatedb AS db FROM pg_roles WHERE rolname = current_user");
+    const admin = await query<{ s: boolean; r: boolean; db: boolean }>(
+      superuser(),
+      "SELECT rolsuper AS s, rolcreaterole AS r, rolcreatedb AS db FROM pg_roles WHERE rolname = current_user",
+    );
     assert.deepEqual(admin[0], { s: false, r: true, db: true });
-    await assert.rejects(query(superuser(), "COPY (SELECT 1) TO PROGRAM 'true'"), /permission denied|must be superuser|privileges/i);
+    await assert.rejects(
+      query(superuser(), "COPY (SELECT 1) TO PROGRAM 'true'"),
+      /permission denied|must be superuser|privileges/i,
+    );
     await assert.rejects(query(superuser(), "SELECT pg_read_file('postgresql.conf')"), /permission denied/);
     await query(superuser(), "CREATE ROLE reporting LOGIN PASSWORD 'reporting-pw-1'");
     // a second provision is a no-op that keeps everything as it is
@@ -169,13 +216,23 @@ describe("local database provider", { concurrency: false }, () => {
 
   test("extensions: defaults installed, allow-listed added, unknown and disallowed refused", async () => {
     const installed = await provider.ensureExtensions(spec.id, ["citext", "pg_stat_statements"]);
-    for (const e of ["pgcrypto", "uuid-ossp", "citext", "pg_stat_statements"]) assert.ok(installed.includes(e), `${e} in ${installed}`);
-    const rows = await query<{ u: string; n: string }>(owner(), "SELECT gen_random_uuid()::text AS u, (SELECT count(*) FROM pg_stat_statements)::text AS n");
+    for (const e of ["pgcrypto", "uuid-ossp", "citext", "pg_stat_statements"])
+      assert.ok(installed.includes(e), `${e} in ${installed}`);
+    const rows = await query<{ u: string; n: string }>(
+      owner(),
+      "SELECT gen_random_uuid()::text AS u, (SELECT count(*) FROM pg_stat_statements)::text AS n",
+    );
     assert.match(rows[0].u, /^[0-9a-f-]{36}$/);
-    const unknown = await expectProviderError(provider.ensureExtensions(spec.id, ["no_such_ext", "citext"]), "extension_not_allowed");
+    const unknown = await expectProviderError(
+      provider.ensureExtensions(spec.id, ["no_such_ext", "citext"]),
+      "extension_not_allowed",
+    );
     assert.match(unknown.message, /unknown.*no_such_ext/);
     await expectProviderError(provider.ensureExtensions(spec.id, ["postgres_fdw"]), "extension_not_allowed");
-    await expectProviderError(provider.ensureExtensions(spec.id, ["pg_stat_statements"], { shared: true }), "extension_not_allowed");
+    await expectProviderError(
+      provider.ensureExtensions(spec.id, ["pg_stat_statements"], { shared: true }),
+      "extension_not_allowed",
+    );
   });
 
   test("allowlist: a denied source address is refused, an allowed one connects; empty allows all", async () => {
@@ -241,7 +298,10 @@ describe("local database provider", { concurrency: false }, () => {
     assert.ok(result.timeline >= 2, `promoted onto a new timeline, got ${result.timeline}`);
     const copy = { port: result.endpoint.port, user: spec.user, password: ownerPassword, database: spec.database };
     const rows = await query<{ n: number }>(copy, "SELECT n FROM pitr ORDER BY n");
-    assert.deepEqual(rows.map((r) => r.n), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      rows.map((r) => r.n),
+      [1, 2, 3, 4, 5],
+    );
     // the copy is a writable primary of its own; the source kept all ten rows
     await query(copy, "INSERT INTO pitr VALUES (99)");
     assert.equal((await query<{ n: number }>(owner(), "SELECT count(*)::int AS n FROM pitr"))[0].n, 10);
@@ -298,20 +358,31 @@ describe("local database provider", { concurrency: false }, () => {
     await query(owner(), "INSERT INTO items VALUES (4)");
     const onStandby = await eventually(
       () => query<{ n: number }>({ ...owner(), port: st.port }, "SELECT count(*)::int AS n FROM items"),
-      (rows) => Array.isArray(rows) && rows[0]?.n === 4);
+      (rows) => Array.isArray(rows) && rows[0]?.n === 4,
+    );
     assert.equal((onStandby as { n: number }[])[0].n, 4);
-    const lag = await eventually(() => provider.standbyStatus(spec.id), (s) => s.lagBytes === 0);
+    const lag = await eventually(
+      () => provider.standbyStatus(spec.id),
+      (s) => s.lagBytes === 0,
+    );
     assert.equal(lag.lagBytes, 0);
     await assert.rejects(query({ ...owner(), port: st.port }, "INSERT INTO items VALUES (5)"), /read-only/);
 
     await provider.applySize(spec.id, "pro");
     assert.equal((await query<{ max_connections: string }>(owner(), "SHOW max_connections"))[0].max_connections, "200");
     assert.equal((await query<{ work_mem: string }>(owner(), "SHOW work_mem"))[0].work_mem, "8MB");
-    assert.equal((await query<{ m: string }>({ ...owner(), port: st.port }, "SELECT current_setting('max_connections') AS m"))[0].m, "200");
+    assert.equal(
+      (await query<{ m: string }>({ ...owner(), port: st.port }, "SELECT current_setting('max_connections') AS m"))[0]
+        .m,
+      "200",
+    );
 
     const dirBefore = (await query<{ d: string }>(superuser(), "SELECT current_setting('data_directory') AS d"))[0].d;
     await provider.switchover(spec.id);
-    const after = await query<{ d: string; r: boolean }>(superuser(), "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r");
+    const after = await query<{ d: string; r: boolean }>(
+      superuser(),
+      "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r",
+    );
     assert.notEqual(after[0].d, dirBefore, "another data directory now serves the front port");
     assert.equal(after[0].r, false);
     await query(owner(), "INSERT INTO items VALUES (5)");
@@ -319,8 +390,13 @@ describe("local database provider", { concurrency: false }, () => {
     const sb = await provider.standbyStatus(spec.id);
     assert.equal(sb.streaming, true);
     const standbyRows = await eventually(
-      () => query<{ n: number; d: string }>({ ...superuser(), port: sb.port }, "SELECT (SELECT count(*)::int FROM items) AS n, current_setting('data_directory') AS d"),
-      (rows) => Array.isArray(rows) && rows[0]?.n === 5);
+      () =>
+        query<{ n: number; d: string }>(
+          { ...superuser(), port: sb.port },
+          "SELECT (SELECT count(*)::int FROM items) AS n, current_setting('data_directory') AS d",
+        ),
+      (rows) => Array.isArray(rows) && rows[0]?.n === 5,
+    );
     assert.deepEqual((standbyRows as { n: number; d: string }[])[0], { n: 5, d: dirBefore });
     const wc = await provider.walContinuity(spec.id);
     assert.equal(wc.ok, true, `continuity across the timeline switch: ${JSON.stringify(wc)}`);
@@ -340,7 +416,10 @@ describe("local database provider", { concurrency: false }, () => {
       assert.equal(p1, p2);
       assert.equal((await c2.query<{ n: number }>("SELECT count(*)::int AS n FROM items")).rows[0].n, 5);
       // the client side of the pooler is TLS (the server behind it only sees PgBouncer's Unix socket)
-      assert.equal((c1 as unknown as { connection: { stream: { encrypted?: boolean } } }).connection.stream.encrypted, true);
+      assert.equal(
+        (c1 as unknown as { connection: { stream: { encrypted?: boolean } } }).connection.stream.encrypted,
+        true,
+      );
     } finally {
       await c1.end();
       await c2.end();
@@ -371,8 +450,14 @@ describe("local database provider", { concurrency: false }, () => {
   test("a switchover killed mid-way is finished by start(): URL works, roles swapped, standby streaming", async () => {
     const recordFile = path.join(dataDir, "instances", spec.id, "instance.json");
     const dirBefore = (await query<{ d: string }>(superuser(), "SELECT current_setting('data_directory') AS d"))[0].d;
-    const child = runDetached(`await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).switchover(${JSON.stringify(spec.id)});`);
-    const seen = await eventually(async () => (await readFile(recordFile, "utf8")).includes('"phase": "promoting"'), (v) => v === true, 60_000);
+    const child = runDetached(
+      `await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).switchover(${JSON.stringify(spec.id)});`,
+    );
+    const seen = await eventually(
+      async () => (await readFile(recordFile, "utf8")).includes('"phase": "promoting"'),
+      (v) => v === true,
+      60_000,
+    );
     await child.kill();
     assert.equal(seen, true, `never saw the promoting phase: ${child.output()}`);
     assert.equal((await provider.status(spec.id)).pendingSwitchover, true);
@@ -380,8 +465,10 @@ describe("local database provider", { concurrency: false }, () => {
     const st = await provider.status(spec.id);
     assert.equal(st.pendingSwitchover, false);
     assert.equal(st.standby?.streaming, true);
-    const now = await query<{ d: string; r: boolean; n: number }>(superuser(),
-      "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r, (SELECT count(*)::int FROM items) AS n");
+    const now = await query<{ d: string; r: boolean; n: number }>(
+      superuser(),
+      "SELECT current_setting('data_directory') AS d, pg_is_in_recovery() AS r, (SELECT count(*)::int FROM items) AS n",
+    );
     assert.deepEqual([now[0].r, now[0].n], [false, 5]);
     assert.notEqual(now[0].d, dirBefore);
     await query(owner(), "INSERT INTO items VALUES (6)");
@@ -394,7 +481,10 @@ describe("local database provider", { concurrency: false }, () => {
     const later = new Date(Date.now() + 10 * 86_400_000);
     const res = await provider.pruneBackups(spec.id, 7, later);
     const remaining = await provider.listBackups(spec.id);
-    assert.deepEqual(remaining.map((b) => b.id), [before[before.length - 1].id]);
+    assert.deepEqual(
+      remaining.map((b) => b.id),
+      [before[before.length - 1].id],
+    );
     assert.equal(res.removedBackups.length, before.length - 1);
     assert.ok(res.removedWal >= 1);
     await provider.disablePool(spec.id);
@@ -404,31 +494,58 @@ describe("local database provider", { concurrency: false }, () => {
 
   test("provision survives being killed mid-way (twice) and reaches running; dev is shared (v16)", async () => {
     const devSpec: InstanceSpec = {
-      id: "crashy", version: 16, size: "dev", storageGb: 10, database: "app", user: "app_user",
-      password: "dev-password-1", superuserPassword: "dev-super-1",
+      id: "crashy",
+      version: 16,
+      size: "dev",
+      storageGb: 10,
+      database: "app",
+      user: "app_user",
+      password: "dev-password-1",
+      superuserPassword: "dev-super-1",
     };
     const nodeDir = path.join(dataDir, "instances", devSpec.id, "nodes", "a");
     // kill -9 of the whole process group once initdb has begun, then once the server is starting
     for (const marker of ["PG_VERSION", "postmaster.pid"]) {
-      const child = runDetached(`await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).provision(${JSON.stringify(devSpec)});`);
-      const seen = await eventually(async () => existsSync(path.join(nodeDir, marker)), (v) => v, 60_000);
+      const child = runDetached(
+        `await new LocalDatabaseProvider({ dataDir: ${JSON.stringify(dataDir)} }).provision(${JSON.stringify(devSpec)});`,
+      );
+      const seen = await eventually(
+        async () => existsSync(path.join(nodeDir, marker)),
+        (v) => v,
+        60_000,
+      );
       await child.kill();
       assert.equal(seen, true, `marker ${marker} never appeared: ${child.output()}`);
       assert.doesNotMatch(child.output(), /finished/, "the child was killed before finishing");
     }
     assert.equal((await provider.status(devSpec.id)).provisioned, false);
     const devEp = await provider.provision(devSpec);
-    const rows = await query<{ v: string; db: string }>({ port: devEp.port, user: devSpec.user, password: devSpec.password, database: devSpec.database },
-      "SELECT current_setting('server_version_num') AS v, current_database() AS db");
+    const rows = await query<{ v: string; db: string }>(
+      { port: devEp.port, user: devSpec.user, password: devSpec.password, database: devSpec.database },
+      "SELECT current_setting('server_version_num') AS v, current_database() AS db",
+    );
     assert.equal(rows[0].v.slice(0, 2), "16");
     assert.equal(rows[0].db, "app");
-    assert.equal((await query<{ m: string }>({ port: devEp.port, user: "postgres", password: devSpec.superuserPassword, database: "app" }, "SELECT current_setting('max_connections') AS m"))[0].m, "25");
+    assert.equal(
+      (
+        await query<{ m: string }>(
+          { port: devEp.port, user: "postgres", password: devSpec.superuserPassword, database: "app" },
+          "SELECT current_setting('max_connections') AS m",
+        )
+      )[0].m,
+      "25",
+    );
     await expectProviderError(provider.ensureExtensions(devSpec.id, ["pg_stat_statements"]), "extension_not_allowed");
     await expectProviderError(provider.enableStandby(devSpec.id), "ha_not_supported");
   });
 
   test("in-place PITR brings a removed instance back on its own URL, as of the target time", async () => {
-    const dev = { port: (await provider.endpoint("crashy")).port, user: "app_user", password: "dev-password-1", database: "app" };
+    const dev = {
+      port: (await provider.endpoint("crashy")).port,
+      user: "app_user",
+      password: "dev-password-1",
+      database: "app",
+    };
     await provider.baseBackup("crashy");
     await query(dev, "CREATE TABLE notes (n int)");
     await query(dev, "INSERT INTO notes VALUES (1), (2)");
@@ -441,7 +558,10 @@ describe("local database provider", { concurrency: false }, () => {
     assert.deepEqual([removed.removed, removed.running], [true, false]);
     const res = await provider.recoverTo("crashy", { targetTime: noted });
     assert.equal(res.endpoint.port, dev.port);
-    assert.deepEqual((await query<{ n: number }>(dev, "SELECT n FROM notes ORDER BY n")).map((r) => r.n), [1, 2]);
+    assert.deepEqual(
+      (await query<{ n: number }>(dev, "SELECT n FROM notes ORDER BY n")).map((r) => r.n),
+      [1, 2],
+    );
     const st = await provider.status("crashy");
     assert.deepEqual([st.removed, st.running], [false, true]);
     assert.equal(st.walContinuity?.ok, true, JSON.stringify(st.walContinuity));

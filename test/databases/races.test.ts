@@ -17,7 +17,10 @@ import { COMMAND_JOB } from "../../src/databases/service.js";
 type Pair = "stop" | "start" | "rotate" | "backup";
 const PAIRS: Pair[] = ["stop", "start", "rotate", "backup"];
 /** Pause between the first request and the DELETE, per round and lane: lands it while the first command is queued, running, or done. */
-const ROUNDS = [[0, 0, 2, 10], [5, 25, 60, 150]];
+const ROUNDS = [
+  [0, 0, 2, 10],
+  [5, 25, 60, 150],
+];
 
 const slug = (p: string) => `race-${p}-${randomBytes(3).toString("hex")}`;
 
@@ -29,11 +32,20 @@ async function create(t: TestApp, token: string, name: string): Promise<string> 
 
 /** Waits for a database to be running, and for the base backup that follows provisioning to have finished. */
 async function running(t: TestApp, token: string, id: string): Promise<void> {
-  await waitFor(t, token, id, (d) => d.state === "running" && !d.commands.some((c: any) => c.status === "queued" || c.status === "running"), 60_000);
+  await waitFor(
+    t,
+    token,
+    id,
+    (d) => d.state === "running" && !d.commands.some((c: any) => c.status === "queued" || c.status === "running"),
+    60_000,
+  );
 }
 
 async function openCommands(t: TestApp, id: string): Promise<number> {
-  const { rows } = await t.db.query("SELECT count(*)::int AS n FROM database_commands WHERE database_id = $1 AND status IN ('queued', 'running')", [id]);
+  const { rows } = await t.db.query(
+    "SELECT count(*)::int AS n FROM database_commands WHERE database_id = $1 AND status IN ('queued', 'running')",
+    [id],
+  );
   return rows[0].n;
 }
 
@@ -42,7 +54,13 @@ async function prepare(t: TestApp, token: string, pair: Pair, id: string): Promi
   await running(t, token, id);
   if (pair !== "start") return;
   assert.equal((await call(t.app, { method: "POST", url: `/v1/databases/${id}/stop`, token })).statusCode, 202);
-  await waitFor(t, token, id, (d) => d.state === "paused" && !d.commands.some((c: any) => c.status === "queued" || c.status === "running"), 30_000);
+  await waitFor(
+    t,
+    token,
+    id,
+    (d) => d.state === "paused" && !d.commands.some((c: any) => c.status === "queued" || c.status === "running"),
+    30_000,
+  );
 }
 
 /**
@@ -57,12 +75,18 @@ async function first(t: TestApp, token: string, pair: Pair, id: string): Promise
       return r.statusCode;
     });
     // the delete comes in once the rotation is recorded (and usually before it has run)
-    const recorded = "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = 'rotate_password' AND status IN ('queued', 'running')";
+    const recorded =
+      "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = 'rotate_password' AND status IN ('queued', 'running')";
     while (!answered && !(await t.db.query(recorded, [id])).rowCount) await sleep(2);
     return { answer: pending }; // wrapped: an async function returning the promise itself would wait for it
   }
   const url = { stop: "stop", start: "start", backup: "backup" }[pair];
-  const res = await call(t.app, { method: "POST", url: `/v1/databases/${id}/${url}`, token, body: pair === "backup" ? { label: "race" } : undefined });
+  const res = await call(t.app, {
+    method: "POST",
+    url: `/v1/databases/${id}/${url}`,
+    token,
+    body: pair === "backup" ? { label: "race" } : undefined,
+  });
   assert.equal(res.statusCode, 202, `${pair}: ${res.body}`);
   return null;
 }
@@ -99,7 +123,14 @@ async function assertRemoved(t: TestApp, token: string, id: string, what: string
 async function startWorker(t: TestApp): Promise<JobQueue> {
   const q = new JobQueue(t.url, pino({ level: "silent" }));
   q.bindHost({ hostId: t.platform.kernel.hosts.local.id, worker: true, available: async () => true });
-  for (const spec of databaseJobs(q, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets, hostId: t.platform.kernel.hosts.local.id })) q.define(spec);
+  for (const spec of databaseJobs(q, {
+    db: t.db,
+    config: t.config,
+    provider: t.databases,
+    secrets: t.platform.secrets,
+    hostId: t.platform.kernel.hosts.local.id,
+  }))
+    q.define(spec);
   await q.start();
   return q;
 }
@@ -109,7 +140,10 @@ async function revive(t: TestApp, token: string, id: string): Promise<void> {
   const res = await call(t.app, { method: "POST", url: `/v1/databases/${id}/restore`, token });
   assert.equal(res.statusCode, 202, res.body);
   await running(t, token, id);
-  assert.ok((await call(t.app, { url: "/v1/databases", token })).json().some((x: any) => x.id === id), "a restored database is listed again");
+  assert.ok(
+    (await call(t.app, { url: "/v1/databases", token })).json().some((x: any) => x.id === id),
+    "a restored database is listed again",
+  );
 }
 
 /** Databases created once and reused: each round ends removed, then a restore brings them back. */
@@ -130,20 +164,24 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
       user = await signup(t.app);
       ids = await lanes(t, user.token, 4, "live");
     });
-    after(async () => { await t?.close(); });
+    after(async () => {
+      await t?.close();
+    });
 
     for (const pair of PAIRS) {
       test(`${pair} then delete, back to back, ${ROUNDS.length * ROUNDS[0].length} times: each ends removed and unlisted`, async () => {
         for (const delays of ROUNDS) {
-          await Promise.all(ids.map(async (id, i) => {
-            await prepare(t, user.token, pair, id);
-            const pending = await first(t, user.token, pair, id);
-            if (delays[i]) await sleep(delays[i]);
-            await remove(t, user.token, id);
-            if (pending) assert.ok([200, 400, 503].includes(await pending.answer));
-            await assertRemoved(t, user.token, id, `${pair}+delete, ${delays[i]} ms apart`);
-            await revive(t, user.token, id);
-          }));
+          await Promise.all(
+            ids.map(async (id, i) => {
+              await prepare(t, user.token, pair, id);
+              const pending = await first(t, user.token, pair, id);
+              if (delays[i]) await sleep(delays[i]);
+              await remove(t, user.token, id);
+              if (pending) assert.ok([200, 400, 503].includes(await pending.answer));
+              await assertRemoved(t, user.token, id, `${pair}+delete, ${delays[i]} ms apart`);
+              await revive(t, user.token, id);
+            }),
+          );
         }
       });
     }
@@ -203,20 +241,37 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
 
     async function reversed(): Promise<void> {
       const byHand = { send: async () => null, hostAvailable: async () => true };
-      const defs = new Map(databaseJobs(byHand, { db: t.db, config: t.config, provider: t.databases, secrets: t.platform.secrets, hostId: t.platform.kernel.hosts.local.id }).map((d) => [d.name, d]));
-      const runCommand = (commandId: string) => defs.get(COMMAND_JOB)!.handler({ commandId }, { id: commandId, retryCount: 0 }).catch((err) => err);
+      const defs = new Map(
+        databaseJobs(byHand, {
+          db: t.db,
+          config: t.config,
+          provider: t.databases,
+          secrets: t.platform.secrets,
+          hostId: t.platform.kernel.hosts.local.id,
+        }).map((d) => [d.name, d]),
+      );
+      const runCommand = (commandId: string) =>
+        defs
+          .get(COMMAND_JOB)!
+          .handler({ commandId }, { id: commandId, retryCount: 0 })
+          .catch((err) => err);
       for (const [i, pair] of PAIRS.entries()) {
         const id = ids[i];
         const pending = await first(t, user.token, pair, id);
         await remove(t, user.token, id);
         const { rows } = await t.db.query<{ id: string; kind: string }>(
-          "SELECT id, kind FROM database_commands WHERE database_id = $1 AND status = 'queued' ORDER BY created_at", [id],
+          "SELECT id, kind FROM database_commands WHERE database_id = $1 AND status = 'queued' ORDER BY created_at",
+          [id],
         );
-        assert.deepEqual(rows.map((r) => r.kind), [{ stop: "stop", start: "start", rotate: "rotate_password", backup: "snapshot" }[pair], "remove"]);
+        assert.deepEqual(
+          rows.map((r) => r.kind),
+          [{ stop: "stop", start: "start", rotate: "rotate_password", backup: "snapshot" }[pair], "remove"],
+        );
         await runCommand(rows[1].id); // remove first
         await runCommand(rows[0].id); // then the command issued before it
         if (pending) assert.equal(await pending.answer, 503, "the rotation never happened, and says so");
-        const cmd = (await t.db.query("SELECT status, error FROM database_commands WHERE id = $1", [rows[0].id])).rows[0];
+        const cmd = (await t.db.query("SELECT status, error FROM database_commands WHERE id = $1", [rows[0].id]))
+          .rows[0];
         assert.equal(cmd.status, "failed", `${pair} after remove: ${JSON.stringify(cmd)}`);
         assert.match(cmd.error, /superseded/);
         await assertRemoved(t, user.token, id, `${pair} run after the delete`);
@@ -225,7 +280,8 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
 
     test("the reconciler converges every (desired, state) pair a removed database can be left in", async () => {
       const id = ids[0];
-      if ((await call(t.app, { url: `/v1/databases/${id}`, token: user.token })).json().state !== "removed") await remove(t, user.token, id);
+      if ((await call(t.app, { url: `/v1/databases/${id}`, token: user.token })).json().state !== "removed")
+        await remove(t, user.token, id);
       await assertRemoved(t, user.token, id, "plain delete");
       // rows as the lost update (or an older platform) left them, some with the server running again
       const cases: { state: string; serverRunning: boolean; how: "periodic" | "startup" }[] = [
@@ -246,7 +302,10 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
           const d = (await call(t.app, { url: `/v1/databases/${id}`, token: user.token })).json();
           const st = await t.databases.status(id);
           if (d.state === "removed" && !st.running && st.removed && (await openCommands(t, id)) === 0) break;
-          if (Date.now() > deadline) throw new Error(`(removed, ${c.state}) never converged: ${JSON.stringify({ state: d.state, running: st.running, removed: st.removed })}`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `(removed, ${c.state}) never converged: ${JSON.stringify({ state: d.state, running: st.running, removed: st.removed })}`,
+            );
           await sleep(200);
         }
         await assertRemoved(t, user.token, id, `(removed, ${c.state}) after the ${c.how} reconcile`);

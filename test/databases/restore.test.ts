@@ -12,27 +12,45 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
   let user: { token: string };
   let db: any;
   let baseBackupAt: Date;
-  const restore = (body?: unknown) => call(t.app, { method: "POST", url: `/v1/databases/${db.id}/restore`, token: user.token, body });
+  const restore = (body?: unknown) =>
+    call(t.app, { method: "POST", url: `/v1/databases/${db.id}/restore`, token: user.token, body });
   const rows = async () => (await query(db.database_url, "SELECT n FROM pitr ORDER BY n")).map((r) => r.n);
 
   before(async () => {
     t = await createTestApp({ env: { DB_RESTORE_ENABLED: "1" }, startJobs: true });
     user = await signup(t.app);
-    const res = await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "pitr-db" } });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/databases",
+      token: user.token,
+      body: { name: "pitr-db" },
+    });
     assert.equal(res.statusCode, 201, res.body);
     db = res.json();
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
   test("provisioning ends with a first base backup, the start of the recoverable window", async () => {
-    const d = await waitFor(t, user.token, db.id, (x) => x.state === "running" && x.backups?.some((b: any) => b.kind === "base"), 60_000);
+    const d = await waitFor(
+      t,
+      user.token,
+      db.id,
+      (x) => x.state === "running" && x.backups?.some((b: any) => b.kind === "base"),
+      60_000,
+    );
     const base = d.backups.find((b: any) => b.kind === "base");
     assert.equal(base.status, "complete");
     assert.ok(base.start_lsn && base.stop_lsn && base.size_bytes > 0);
     baseBackupAt = new Date(base.finished_at);
     assert.ok(d.commands.some((c: any) => c.kind === "base_backup" && c.status === "succeeded"));
     // before that backup nothing can be recovered: a target there is refused before anything happens
-    expectError(await restore({ target_time: new Date(baseBackupAt.getTime() - 50).toISOString() }), 400, "out_of_retention");
+    expectError(
+      await restore({ target_time: new Date(baseBackupAt.getTime() - 50).toISOString() }),
+      400,
+      "out_of_retention",
+    );
     expectError(await restore({ target_time: "2026-13-01T00:00:00Z" }), 400, "bad_time");
     expectError(await restore({ target_time: new Date(Date.now() + 60_000).toISOString() }), 400, "future_time");
   });
@@ -47,7 +65,11 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
     await query(db.database_url, "CREATE TABLE later (x int)");
     assert.deepEqual(await rows(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     // a password rotated after the target time must stay rotated: recovery must not bring the old one back
-    const rotated = await call(t.app, { method: "POST", url: `/v1/databases/${db.id}/rotate-password`, token: user.token });
+    const rotated = await call(t.app, {
+      method: "POST",
+      url: `/v1/databases/${db.id}/rotate-password`,
+      token: user.token,
+    });
     assert.equal(rotated.statusCode, 200, rotated.body);
     const beforeRotation = db.database_url;
     db.database_url = rotated.json().database_url;
@@ -55,7 +77,11 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
     const res = await restore({ target_time: noted.toISOString() });
     assert.equal(res.statusCode, 202, res.body);
     const commandId = res.json().command_id;
-    assert.equal((await call(t.app, { url: `/v1/databases/${db.id}`, token: user.token })).json().state, "creating", "the instance shows the restore in progress");
+    assert.equal(
+      (await call(t.app, { url: `/v1/databases/${db.id}`, token: user.token })).json().state,
+      "creating",
+      "the instance shows the restore in progress",
+    );
     const d = await waitCommand(t, user.token, db.id, commandId, 120_000);
     assert.equal(d.state, "running");
     const cmd = d.commands.find((c: any) => c.id === commandId);
@@ -63,7 +89,11 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
 
     assert.deepEqual(await rows(), [1, 2, 3, 4, 5], "exactly the rows committed before the target time");
     assert.ok(await connectError(beforeRotation), "the password from before the rotation is still refused");
-    assert.equal((await query(db.database_url, "SELECT to_regclass('later') AS t"))[0].t, null, "a table created after the target is gone");
+    assert.equal(
+      (await query(db.database_url, "SELECT to_regclass('later') AS t"))[0].t,
+      null,
+      "a table created after the target is gone",
+    );
     assert.equal(d.port, db.port, "the same URL serves the restored data");
     // the restored server is a normal writable primary on a new timeline
     await query(db.database_url, "INSERT INTO pitr VALUES (11)");
@@ -78,14 +108,19 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
     assert.equal(del.statusCode, 202);
     await waitCommand(t, user.token, db.id, del.json().command_id);
     assert.match(String((await connectError(db.database_url))?.message), /ECONNREFUSED/);
-    assert.ok(!(await call(t.app, { url: "/v1/databases", token: user.token })).json().some((x: any) => x.id === db.id));
+    assert.ok(
+      !(await call(t.app, { url: "/v1/databases", token: user.token })).json().some((x: any) => x.id === db.id),
+    );
 
     const res = await restore();
     assert.equal(res.statusCode, 202, res.body);
     const d = await waitCommand(t, user.token, db.id, res.json().command_id, 120_000);
     assert.deepEqual([d.state, d.removed_at], ["running", null]);
     assert.deepEqual(await rows(), [1, 2, 3, 4, 5, 11], "everything up to the deletion is back");
-    assert.ok((await call(t.app, { url: "/v1/databases", token: user.token })).json().some((x: any) => x.id === db.id), "listed again");
+    assert.ok(
+      (await call(t.app, { url: "/v1/databases", token: user.token })).json().some((x: any) => x.id === db.id),
+      "listed again",
+    );
     await query(db.database_url, "INSERT INTO pitr VALUES (12)");
   });
 

@@ -19,16 +19,30 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
     t = await createTestApp({ startJobs: true });
     user = await signup(t.app);
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
   test("backup_health: ok once the first base backup exists; a segment missing from the archive is reported, with its name", async () => {
-    const created = (await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "health-db" } })).json();
+    const created = (
+      await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "health-db" } })
+    ).json();
     assert.equal(created.backup_health, null, "not checked yet");
     // the watcher leaves an instance alone while a command runs: wait for the first base backup's command
-    const d = await waitFor(t, user.token, created.id, (x) => x.state === "running" && x.commands?.some((c: any) => c.kind === "base_backup" && c.status === "succeeded"), 60_000);
+    const d = await waitFor(
+      t,
+      user.token,
+      created.id,
+      (x) =>
+        x.state === "running" && x.commands?.some((c: any) => c.kind === "base_backup" && c.status === "succeeded"),
+      60_000,
+    );
     const base = d.backups.find((b: any) => b.kind === "base");
     // ~25 MB of WAL: segments finished after the backup's own
-    await query(created.database_url, "CREATE TABLE t AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 100000) g");
+    await query(
+      created.database_url,
+      "CREATE TABLE t AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 100000) g",
+    );
     // while a command holds the instance (here: its advisory lock, held as a worker would), the watcher skips it
     const holder = await t.db.connect();
     try {
@@ -53,7 +67,9 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
     assert.ok(healthy.backups.some((b: any) => b.kind === "wal" && b.id === healthy.backup_health.from_segment));
 
     // a gap in the archive: recovery past it would be impossible, and the status says so
-    const seg = (await t.databases.listArchivedWal(created.id)).find((w) => w.id === healthy.backup_health.from_segment)!;
+    const seg = (await t.databases.listArchivedWal(created.id)).find(
+      (w) => w.id === healthy.backup_health.from_segment,
+    )!;
     assert.ok(seg, "the backup's first segment is archived");
     await rename(seg.path, `${seg.path}.hidden`);
     try {
@@ -70,10 +86,31 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
   });
 
   test("storage autoscale: usage across threshold_pct grows storage_gb by step_gb, capped at max_gb, and the server's quota follows", async () => {
-    const created = (await call(t.app, { method: "POST", url: "/v1/databases", token: user.token, body: { name: "grow-db", storage_gb: 1 } })).json();
+    const created = (
+      await call(t.app, {
+        method: "POST",
+        url: "/v1/databases",
+        token: user.token,
+        body: { name: "grow-db", storage_gb: 1 },
+      })
+    ).json();
     assert.equal(created.storage_gb, 1);
-    await waitFor(t, user.token, created.id, (x) => x.state === "running" && x.commands?.every((c: any) => c.status === "succeeded") && x.commands.some((c: any) => c.kind === "base_backup"), 60_000);
-    const settings = await call(t.app, { method: "PATCH", url: `/v1/databases/${created.id}/storage`, token: user.token, body: { enabled: true, threshold_pct: 50, step_gb: 5, max_gb: 3 } });
+    await waitFor(
+      t,
+      user.token,
+      created.id,
+      (x) =>
+        x.state === "running" &&
+        x.commands?.every((c: any) => c.status === "succeeded") &&
+        x.commands.some((c: any) => c.kind === "base_backup"),
+      60_000,
+    );
+    const settings = await call(t.app, {
+      method: "PATCH",
+      url: `/v1/databases/${created.id}/storage`,
+      token: user.token,
+      body: { enabled: true, threshold_pct: 50, step_gb: 5, max_gb: 3 },
+    });
     assert.equal(settings.statusCode, 200, settings.body);
 
     // a fresh cluster (~40 MB) is far below 50% of 1 GB: nothing happens
@@ -83,7 +120,10 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
     assert.ok(!d.commands.some((c: any) => c.kind === "storage_autoscale"));
 
     // ~600 MB of rows (plus their WAL) crosses 512 MB
-    await query(created.database_url, "CREATE TABLE filler AS SELECT g, repeat(md5(g::text), 16) AS pad FROM generate_series(1, 750000) g");
+    await query(
+      created.database_url,
+      "CREATE TABLE filler AS SELECT g, repeat(md5(g::text), 16) AS pad FROM generate_series(1, 750000) g",
+    );
     await watch(created.id);
     d = await get(created.id);
     assert.ok(d.storage_used_bytes > 512 * 2 ** 20, `usage ${d.storage_used_bytes} should cross 50% of 1 GB`);
@@ -96,7 +136,10 @@ describe("databases watcher: storage autoscale and backup health", { concurrency
     await query(created.database_url, "INSERT INTO filler VALUES (0, 'still writable')");
 
     // at max_gb nothing more happens, whatever the usage
-    await t.db.query("UPDATE databases SET storage_autoscale = storage_autoscale || '{\"threshold_pct\": 1}' WHERE id = $1", [created.id]);
+    await t.db.query(
+      "UPDATE databases SET storage_autoscale = storage_autoscale || '{\"threshold_pct\": 1}' WHERE id = $1",
+      [created.id],
+    );
     await watch(created.id);
     d = await get(created.id);
     assert.equal(d.storage_gb, 3);

@@ -14,13 +14,20 @@ export interface FakeResponse {
 }
 
 /** A local HTTP server for a provider fake; every request is logged for assertions. */
-export async function startFakeServer(handle: (req: FakeRequest) => Promise<FakeResponse> | FakeResponse): Promise<{ url: string; server: Server; log: FakeRequest[]; close: () => Promise<void> }> {
+export async function startFakeServer(
+  handle: (req: FakeRequest) => Promise<FakeResponse> | FakeResponse,
+): Promise<{ url: string; server: Server; log: FakeRequest[]; close: () => Promise<void> }> {
   const log: FakeRequest[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
-      const fr: FakeRequest = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers, raw: Buffer.concat(chunks).toString("utf8") };
+      const fr: FakeRequest = {
+        method: req.method ?? "GET",
+        path: req.url ?? "/",
+        headers: req.headers,
+        raw: Buffer.concat(chunks).toString("utf8"),
+      };
       log.push(fr);
       let out: FakeResponse;
       try {
@@ -40,10 +47,11 @@ export async function startFakeServer(handle: (req: FakeRequest) => Promise<Fake
     url: `http://127.0.0.1:${port}`,
     server,
     log,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

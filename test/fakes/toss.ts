@@ -39,15 +39,41 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
   const idempotent = new Map<string, FakeResponse>();
   let failures = 0;
 
-  function newPayment(orderId: string, amount: number, type: "NORMAL" | "BILLING", card = { number: "43301234****123*", issuerCode: "11", cardType: "신용" }): any {
+  function newPayment(
+    orderId: string,
+    amount: number,
+    type: "NORMAL" | "BILLING",
+    card = { number: "43301234****123*", issuerCode: "11", cardType: "신용" },
+  ): any {
     const paymentKey = `tgen_${randomBytes(10).toString("hex")}`;
     const p = {
-      mId: "tosspayments", version: "2022-11-16", paymentKey, lastTransactionKey: null, orderId, orderName: "크레딧 충전",
-      status: "READY", type, method: "카드", currency: "KRW", country: "KR", totalAmount: amount, balanceAmount: amount,
-      suppliedAmount: Math.round(amount / 1.1), vat: amount - Math.round(amount / 1.1), taxFreeAmount: 0,
-      requestedAt: iso(), approvedAt: null, useEscrow: false, cultureExpense: false, isPartialCancelable: true,
-      card: { ...card, amount, approveNo: null, installmentPlanMonths: 0, isInterestFree: false }, cancels: null, failure: null,
-      receipt: null, checkout: null, easyPay: null,
+      mId: "tosspayments",
+      version: "2022-11-16",
+      paymentKey,
+      lastTransactionKey: null,
+      orderId,
+      orderName: "크레딧 충전",
+      status: "READY",
+      type,
+      method: "카드",
+      currency: "KRW",
+      country: "KR",
+      totalAmount: amount,
+      balanceAmount: amount,
+      suppliedAmount: Math.round(amount / 1.1),
+      vat: amount - Math.round(amount / 1.1),
+      taxFreeAmount: 0,
+      requestedAt: iso(),
+      approvedAt: null,
+      useEscrow: false,
+      cultureExpense: false,
+      isPartialCancelable: true,
+      card: { ...card, amount, approveNo: null, installmentPlanMonths: 0, isInterestFree: false },
+      cancels: null,
+      failure: null,
+      receipt: null,
+      checkout: null,
+      easyPay: null,
     };
     payments.set(paymentKey, p);
     byOrder.set(orderId, paymentKey);
@@ -62,11 +88,24 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
   }
 
   function cancel(p: any, amount: number | undefined, reason: string): FakeResponse {
-    if (p.status !== "DONE" && p.status !== "PARTIAL_CANCELED") return fail(400, "NOT_CANCELABLE_PAYMENT", "취소 할 수 없는 결제 입니다.");
+    if (p.status !== "DONE" && p.status !== "PARTIAL_CANCELED")
+      return fail(400, "NOT_CANCELABLE_PAYMENT", "취소 할 수 없는 결제 입니다.");
     const cancelAmount = amount ?? p.balanceAmount;
-    if (cancelAmount <= 0 || cancelAmount > p.balanceAmount) return fail(400, "NOT_CANCELABLE_AMOUNT", "취소 할 수 없는 금액 입니다.");
+    if (cancelAmount <= 0 || cancelAmount > p.balanceAmount)
+      return fail(400, "NOT_CANCELABLE_AMOUNT", "취소 할 수 없는 금액 입니다.");
     const transactionKey = randomBytes(16).toString("hex");
-    p.cancels = [...(p.cancels ?? []), { cancelAmount, cancelReason: reason, taxFreeAmount: 0, refundableAmount: p.balanceAmount - cancelAmount, canceledAt: iso(), transactionKey, cancelStatus: "DONE" }];
+    p.cancels = [
+      ...(p.cancels ?? []),
+      {
+        cancelAmount,
+        cancelReason: reason,
+        taxFreeAmount: 0,
+        refundableAmount: p.balanceAmount - cancelAmount,
+        canceledAt: iso(),
+        transactionKey,
+        cancelStatus: "DONE",
+      },
+    ];
     p.balanceAmount -= cancelAmount;
     p.lastTransactionKey = transactionKey;
     p.status = p.balanceAmount === 0 ? "CANCELED" : "PARTIAL_CANCELED";
@@ -75,17 +114,26 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
 
   async function handle(req: FakeRequest): Promise<FakeResponse> {
     const expected = "Basic " + Buffer.from(`${secretKey}:`).toString("base64");
-    if (req.headers.authorization !== expected) return fail(401, "UNAUTHORIZED_KEY", "인증되지 않은 시크릿 키 혹은 클라이언트 키 입니다.");
+    if (req.headers.authorization !== expected)
+      return fail(401, "UNAUTHORIZED_KEY", "인증되지 않은 시크릿 키 혹은 클라이언트 키 입니다.");
     if (failures > 0) {
       failures--;
-      return fail(500, "FAILED_INTERNAL_SYSTEM_PROCESSING", "내부 시스템 처리 작업이 실패했습니다. 잠시 후 다시 시도해주세요.");
+      return fail(
+        500,
+        "FAILED_INTERNAL_SYSTEM_PROCESSING",
+        "내부 시스템 처리 작업이 실패했습니다. 잠시 후 다시 시도해주세요.",
+      );
     }
     const key = req.headers["idempotency-key"];
     const cacheKey = typeof key === "string" && req.method === "POST" ? `${req.path}\0${key}` : null;
     if (cacheKey && idempotent.has(cacheKey)) return idempotent.get(cacheKey)!;
     let body: any = {};
     if (req.raw) {
-      try { body = JSON.parse(req.raw); } catch { return fail(400, "INVALID_REQUEST", "잘못된 요청입니다."); }
+      try {
+        body = JSON.parse(req.raw);
+      } catch {
+        return fail(400, "INVALID_REQUEST", "잘못된 요청입니다.");
+      }
     }
     const res = route(req, body);
     if (cacheKey) idempotent.set(cacheKey, { status: res.status, body: JSON.parse(JSON.stringify(res.body)) });
@@ -96,11 +144,14 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
     const path = req.path.split("?")[0];
     let m: RegExpExecArray | null;
     if (req.method === "POST" && path === "/v1/payments/confirm") {
-      if (typeof b.paymentKey !== "string" || typeof b.orderId !== "string" || typeof b.amount !== "number") return fail(400, "INVALID_REQUEST", "잘못된 요청입니다.");
+      if (typeof b.paymentKey !== "string" || typeof b.orderId !== "string" || typeof b.amount !== "number")
+        return fail(400, "INVALID_REQUEST", "잘못된 요청입니다.");
       const p = payments.get(b.paymentKey);
       if (!p) return fail(404, "NOT_FOUND_PAYMENT", "존재하지 않는 결제 정보 입니다.");
-      if (p.orderId !== b.orderId || p.totalAmount !== b.amount) return fail(400, "INVALID_REQUEST", "결제 금액 또는 주문번호가 일치하지 않습니다.");
-      if (p.status !== "READY" && p.status !== "IN_PROGRESS") return fail(400, "ALREADY_PROCESSED_PAYMENT", "이미 처리된 결제 입니다.");
+      if (p.orderId !== b.orderId || p.totalAmount !== b.amount)
+        return fail(400, "INVALID_REQUEST", "결제 금액 또는 주문번호가 일치하지 않습니다.");
+      if (p.status !== "READY" && p.status !== "IN_PROGRESS")
+        return fail(400, "ALREADY_PROCESSED_PAYMENT", "이미 처리된 결제 입니다.");
       if (declines.has(p.paymentKey)) {
         p.status = "ABORTED";
         p.failure = { code: "REJECT_CARD_PAYMENT", message: "한도초과 혹은 잔액부족으로 결제에 실패했습니다." };
@@ -111,7 +162,9 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
     }
     if ((m = /^\/v1\/payments\/orders\/([^/]+)$/.exec(path)) && req.method === "GET") {
       const key = byOrder.get(decodeURIComponent(m[1]));
-      return key ? { status: 200, body: payments.get(key) } : fail(404, "NOT_FOUND_PAYMENT", "존재하지 않는 결제 정보 입니다.");
+      return key
+        ? { status: 200, body: payments.get(key) }
+        : fail(404, "NOT_FOUND_PAYMENT", "존재하지 않는 결제 정보 입니다.");
     }
     if ((m = /^\/v1\/payments\/([^/]+)(\/cancel)?$/.exec(path))) {
       const p = payments.get(decodeURIComponent(m[1]));
@@ -121,7 +174,8 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
     }
     if (req.method === "POST" && path === "/v1/billing/authorizations/issue") {
       const auth = authKeys.get(b.authKey);
-      if (!auth || typeof b.customerKey !== "string") return fail(400, "INVALID_AUTH_KEY", "유효하지 않은 인증 키입니다.");
+      if (!auth || typeof b.customerKey !== "string")
+        return fail(400, "INVALID_AUTH_KEY", "유효하지 않은 인증 키입니다.");
       authKeys.delete(b.authKey);
       const billingKey = randomBytes(24).toString("base64url");
       billingKeys.set(billingKey, { customerKey: b.customerKey, number: auth.number, company: auth.company });
@@ -129,8 +183,14 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
       return {
         status: 200,
         body: {
-          mId: "tosspayments", customerKey: b.customerKey, authenticatedAt: iso(), method: "카드", billingKey,
-          cardCompany: auth.company, cardNumber: auth.number, card: { issuerCode: "11", acquirerCode: "11", number: auth.number, cardType: "신용", ownerType: "개인" },
+          mId: "tosspayments",
+          customerKey: b.customerKey,
+          authenticatedAt: iso(),
+          method: "카드",
+          billingKey,
+          cardCompany: auth.company,
+          cardNumber: auth.number,
+          card: { issuerCode: "11", acquirerCode: "11", number: auth.number, cardType: "신용", ownerType: "개인" },
         },
       };
     }
@@ -138,10 +198,14 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
       const billingKey = decodeURIComponent(m[1]);
       const bk = billingKeys.get(billingKey);
       if (!bk) return fail(404, "NOT_FOUND", "존재하지 않는 빌링키 입니다.");
-      if (bk.customerKey !== b.customerKey) return fail(400, "NOT_MATCHES_CUSTOMER_KEY", "빌링 인증된 고객키와 결제 요청한 고객키가 일치하지 않습니다.");
-      if (typeof b.amount !== "number" || typeof b.orderId !== "string") return fail(400, "INVALID_REQUEST", "잘못된 요청입니다.");
-      if (byOrder.has(b.orderId)) return fail(400, "DUPLICATED_ORDER_ID", "이미 승인 및 취소가 진행된 중복된 주문번호 입니다.");
-      if (declines.has(billingKey)) return fail(403, "REJECT_CARD_PAYMENT", "한도초과 혹은 잔액부족으로 결제에 실패했습니다.");
+      if (bk.customerKey !== b.customerKey)
+        return fail(400, "NOT_MATCHES_CUSTOMER_KEY", "빌링 인증된 고객키와 결제 요청한 고객키가 일치하지 않습니다.");
+      if (typeof b.amount !== "number" || typeof b.orderId !== "string")
+        return fail(400, "INVALID_REQUEST", "잘못된 요청입니다.");
+      if (byOrder.has(b.orderId))
+        return fail(400, "DUPLICATED_ORDER_ID", "이미 승인 및 취소가 진행된 중복된 주문번호 입니다.");
+      if (declines.has(billingKey))
+        return fail(403, "REJECT_CARD_PAYMENT", "한도초과 혹은 잔액부족으로 결제에 실패했습니다.");
       const p = newPayment(b.orderId, b.amount, "BILLING", { number: bk.number, issuerCode: "11", cardType: "신용" });
       p.orderName = b.orderName;
       approve(p);
@@ -152,7 +216,10 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
 
   const server = await startFakeServer(handle);
   return {
-    url: server.url, secretKey, payments, requests: server.log,
+    url: server.url,
+    secretKey,
+    payments,
+    requests: server.log,
     authorize(orderId, amount, o = {}) {
       const p = newPayment(orderId, amount, "NORMAL");
       p.status = "IN_PROGRESS";
@@ -161,7 +228,11 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
     },
     issueAuthKey(o = {}) {
       const authKey = `bln_${randomBytes(10).toString("hex")}`;
-      authKeys.set(authKey, { number: o.number ?? "43301234****123*", company: o.company ?? "신한", decline: o.decline ?? false });
+      authKeys.set(authKey, {
+        number: o.number ?? "43301234****123*",
+        company: o.company ?? "신한",
+        decline: o.decline ?? false,
+      });
       return authKey;
     },
     cancel(paymentKey, amount) {
@@ -175,9 +246,15 @@ export async function startFakeToss(opts: { secretKey?: string } = {}): Promise<
       else declines.delete(billingKey);
     },
     webhookBody(paymentKey) {
-      return { eventType: "PAYMENT_STATUS_CHANGED", createdAt: iso(), data: JSON.parse(JSON.stringify(payments.get(paymentKey))) };
+      return {
+        eventType: "PAYMENT_STATUS_CHANGED",
+        createdAt: iso(),
+        data: JSON.parse(JSON.stringify(payments.get(paymentKey))),
+      };
     },
-    failNext(n) { failures = n; },
+    failNext(n) {
+      failures = n;
+    },
     close: server.close,
   };
 }

@@ -71,14 +71,25 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const database = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase();
   // each app has a data directory of its own: managed servers, keys and files never meet another test's
   const providerDir = path.resolve(`.test-data/instances-${randomBytes(4).toString("hex")}`);
-  const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", FLEET_TOKEN, PLATFORM_SECRET_KEY: TEST_SECRET_KEY, DB_MAX_INSTANCES: "20", DATA_DIR: providerDir, ...opts.env };
+  const env = {
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_RPS: "1000000",
+    FLEET_TOKEN,
+    PLATFORM_SECRET_KEY: TEST_SECRET_KEY,
+    DB_MAX_INSTANCES: "20",
+    DATA_DIR: providerDir,
+    ...opts.env,
+  };
   const config = loadConfig(env);
   const db = createPool(database.url, 5);
   const log = pino({ level: "silent" });
   const jobs = new JobQueue(database.url, log, opts.startJobs ?? false);
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
   const secrets = (await loadSecretBox(env, providerDir)).box;
-  const platform = await createPlatform({ config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env, secrets }, AREAS);
+  const platform = await createPlatform(
+    { config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env, secrets },
+    AREAS,
+  );
   const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
   const app = await buildApp(platform);
   try {
@@ -94,7 +105,13 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   if (opts.startJobs) await startPlatform(platform, { schedule: false });
 
   return {
-    app, db, url: database.url, config, jobs, platform, databases,
+    app,
+    db,
+    url: database.url,
+    config,
+    jobs,
+    platform,
+    databases,
     close: async () => {
       await app.close();
       await stopPlatform(platform);
@@ -126,24 +143,46 @@ export async function call(app: FastifyInstance, c: Call): Promise<LightMyReques
 
 let counter = 0;
 /** Signs up a new account through the API and returns its token. */
-export async function signup(app: FastifyInstance, email?: string): Promise<{ token: string; id: string; email: string }> {
+export async function signup(
+  app: FastifyInstance,
+  email?: string,
+): Promise<{ token: string; id: string; email: string }> {
   const e = email ?? `user${process.pid}-${Date.now()}-${counter++}@example.com`;
-  const res = await call(app, { method: "POST", url: "/v1/auth/signup", body: { email: e, password: "correct horse battery" } });
+  const res = await call(app, {
+    method: "POST",
+    url: "/v1/auth/signup",
+    body: { email: e, password: "correct horse battery" },
+  });
   if (res.statusCode !== 201) throw new Error(`signup failed: ${res.statusCode} ${res.body}`);
   const body = res.json();
   return { token: body.token, id: body.account.id, email: body.account.email };
 }
 
 /** Issues a scoped key for the account behind token. */
-export async function scopedKey(app: FastifyInstance, token: string, scopes: string[], extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await call(app, { method: "POST", url: "/v1/api-keys", token, body: { name: "test key", scopes, ...extra } });
+export async function scopedKey(
+  app: FastifyInstance,
+  token: string,
+  scopes: string[],
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await call(app, {
+    method: "POST",
+    url: "/v1/api-keys",
+    token,
+    body: { name: "test key", scopes, ...extra },
+  });
   if (res.statusCode !== 201) throw new Error(`key issue failed: ${res.statusCode} ${res.body}`);
   return res.json().key;
 }
 
 export function expectError(res: { statusCode: number; json: () => any }, status: number, code?: string): void {
   const body = res.json();
-  if (res.statusCode !== status || !body?.error || typeof body.error.message !== "string" || (code && body.error.code !== code)) {
+  if (
+    res.statusCode !== status ||
+    !body?.error ||
+    typeof body.error.message !== "string" ||
+    (code && body.error.code !== code)
+  ) {
     throw new Error(`expected ${status} ${code ?? ""}, got ${res.statusCode} ${JSON.stringify(body)}`);
   }
 }

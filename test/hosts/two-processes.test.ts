@@ -27,7 +27,10 @@ interface Proc {
 
 function launch(name: string, env: Record<string, string>): Proc {
   // node itself, not a wrapper, so SIGKILL and SIGSTOP hit the platform process
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (d) => (err = (err + d).slice(-4000)));
   return { name, base: `http://127.0.0.1:${env.PORT}`, env, child, log: () => err };
@@ -42,10 +45,22 @@ async function kill(p: Proc, signal: NodeJS.Signals): Promise<void> {
   clearTimeout(force);
 }
 
-async function api(p: Proc, method: string, url: string, token?: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; ms: number; headers: Headers }> {
+async function api(
+  p: Proc,
+  method: string,
+  url: string,
+  token?: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any; ms: number; headers: Headers }> {
   const started = Date.now();
   const res = await fetch(p.base + url, {
-    method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}), ...headers },
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await res.json().catch(() => null);
@@ -73,19 +88,33 @@ const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.lengt
 async function startRedis(): Promise<{ url: string; stop: () => Promise<void> } | null> {
   if (spawnSync("sh", ["-c", "command -v redis-server"]).status !== 0) return null;
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: "ignore" },
+  );
   const url = `redis://127.0.0.1:${port}`;
-  await until("redis", async () => {
-    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
-    r.on("error", () => {});
-    try {
-      await r.connect();
-      return (await r.ping()) === "PONG" ? true : undefined;
-    } finally {
-      r.disconnect();
-    }
-  }, 15_000);
-  return { url, stop: async () => { child.kill("SIGTERM"); await new Promise((r) => child.once("exit", r)); } };
+  await until(
+    "redis",
+    async () => {
+      const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      r.on("error", () => {});
+      try {
+        await r.connect();
+        return (await r.ping()) === "PONG" ? true : undefined;
+      } finally {
+        r.disconnect();
+      }
+    },
+    15_000,
+  );
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
 }
 
 test("two processes over one store and one Redis: work on a database runs on the host that holds it", async (t) => {
@@ -93,11 +122,20 @@ test("two processes over one store and one Redis: work on a database runs on the
   const store = new pg.Pool({ connectionString: database.url, max: 2 });
   const redis = await startRedis();
   if (!redis) t.diagnostic("redis-server is not installed: the shared rate limit is not checked (CI installs it)");
-  const dirs = [mkdtempSync(path.join(tmpdir(), "host-a-")), mkdtempSync(path.join(tmpdir(), "host-b-")), mkdtempSync(path.join(tmpdir(), "host-c-"))];
+  const dirs = [
+    mkdtempSync(path.join(tmpdir(), "host-a-")),
+    mkdtempSync(path.join(tmpdir(), "host-b-")),
+    mkdtempSync(path.join(tmpdir(), "host-c-")),
+  ];
   for (const d of dirs) chmodSync(d, 0o755);
   const common = {
     // hosts over one store share the platform key (a host with another key is refused at start-up)
-    DATABASE_URL: database.url, OPERATOR_TOKEN: OPERATOR, PLATFORM_SECRET_KEY: TEST_SECRET_KEY, HOST_HEARTBEAT_SECONDS: "1", HOST_MISSED_BEATS: "3", DB_MAX_INSTANCES: "5",
+    DATABASE_URL: database.url,
+    OPERATOR_TOKEN: OPERATOR,
+    PLATFORM_SECRET_KEY: TEST_SECRET_KEY,
+    HOST_HEARTBEAT_SECONDS: "1",
+    HOST_MISSED_BEATS: "3",
+    DB_MAX_INSTANCES: "5",
     ...(redis ? { REDIS_URL: redis.url } : {}),
   };
   const envA = { ...common, DATA_DIR: dirs[0], PORT: String(await freePort()), HOST_NAME: "host-a" };
@@ -110,7 +148,10 @@ test("two processes over one store and one Redis: work on a database runs on the
   const ids: string[] = [];
   const figures: Record<string, unknown> = {};
   try {
-    for (const p of [A, B, C]) await until(`process ${p.name} to answer`, async () => ((await api(p, "GET", "/v1/edition")).status === 200 ? true : undefined));
+    for (const p of [A, B, C])
+      await until(`process ${p.name} to answer`, async () =>
+        (await api(p, "GET", "/v1/edition")).status === 200 ? true : undefined,
+      );
 
     // hosts as records: both registered with every role and a fresh heartbeat; each knows which one it is
     const hosts = (await api(A, "GET", "/v1/operator/hosts", OPERATOR)).json as any[];
@@ -122,22 +163,34 @@ test("two processes over one store and one Redis: work on a database runs on the
     assert.deepEqual(hostA.roles, ["api", "worker", "edge", "s3"]);
     assert.equal(hostA.processes.length, 1);
 
-    const { json: user } = await api(A, "POST", "/v1/auth/signup", undefined, { email: "two@example.com", password: "long enough pw" });
+    const { json: user } = await api(A, "POST", "/v1/auth/signup", undefined, {
+      email: "two@example.com",
+      password: "long enough pw",
+    });
 
     // --- the hardening issue: what already holds across two API processes ---
     await t.test("a revoked key is refused by the other process at once", async () => {
-      const key = (await api(A, "POST", "/v1/api-keys", user.token, { name: "shared", scopes: ["databases:read"] })).json;
+      const key = (await api(A, "POST", "/v1/api-keys", user.token, { name: "shared", scopes: ["databases:read"] }))
+        .json;
       assert.equal((await api(B, "GET", "/v1/databases", key.key)).status, 200);
       assert.equal((await api(A, "DELETE", `/v1/api-keys/${key.id}`, user.token)).status, 204);
       const revokedAt = Date.now();
-      await until("B to refuse the revoked key", async () => ((await api(B, "GET", "/v1/databases", key.key)).status === 401 ? true : undefined), 2000, 2);
+      await until(
+        "B to refuse the revoked key",
+        async () => ((await api(B, "GET", "/v1/databases", key.key)).status === 401 ? true : undefined),
+        2000,
+        2,
+      );
       figures.revocation_seen_by_other_ms = Date.now() - revokedAt;
     });
 
     await t.test("one Idempotency-Key gives one resource and one answer across both processes", async () => {
       const headers = { "idempotency-key": "two-processes-1" };
       const body = { name: "idempotent", scopes: ["databases:read"] };
-      const [a, b] = await Promise.all([api(A, "POST", "/v1/api-keys", user.token, body, headers), api(B, "POST", "/v1/api-keys", user.token, body, headers)]);
+      const [a, b] = await Promise.all([
+        api(A, "POST", "/v1/api-keys", user.token, body, headers),
+        api(B, "POST", "/v1/api-keys", user.token, body, headers),
+      ]);
       assert.equal(a.status, 201);
       assert.equal(b.status, 201);
       assert.equal(a.json.id, b.json.id);
@@ -146,23 +199,33 @@ test("two processes over one store and one Redis: work on a database runs on the
     });
 
     await t.test("the rate limit is one limit over both processes", { skip: !redis && "no redis-server" }, async () => {
-      const { json: burst } = await api(A, "POST", "/v1/auth/signup", undefined, { email: "burst@example.com", password: "long enough pw" });
+      const { json: burst } = await api(A, "POST", "/v1/auth/signup", undefined, {
+        email: "burst@example.com",
+        password: "long enough pw",
+      });
       // one counter: alternating A and B within one second, each answer counts the other's hits too (1, 2, 3, ... not 1, 1, 2, 2, ...)
-      const counted = await until("ten alternating requests within one second", async () => {
-        await until("the start of a second", async () => (Date.now() % 1000 < 20 ? true : undefined), 2000, 1);
-        const window = Math.floor(Date.now() / 1000);
-        const used: number[] = [];
-        for (let i = 0; i < 10; i++) {
-          const r = await api(i % 2 ? B : A, "GET", "/v1/me", burst.token);
-          used.push(100 - Number(/r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1]));
-        }
-        return Math.floor(Date.now() / 1000) === window ? used : undefined;
-      }, 20_000, 0);
+      const counted = await until(
+        "ten alternating requests within one second",
+        async () => {
+          await until("the start of a second", async () => (Date.now() % 1000 < 20 ? true : undefined), 2000, 1);
+          const window = Math.floor(Date.now() / 1000);
+          const used: number[] = [];
+          for (let i = 0; i < 10; i++) {
+            const r = await api(i % 2 ? B : A, "GET", "/v1/me", burst.token);
+            used.push(100 - Number(/r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1]));
+          }
+          return Math.floor(Date.now() / 1000) === window ? used : undefined;
+        },
+        20_000,
+        0,
+      );
       assert.deepEqual(counted, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       await sleep(1000);
       await until("the start of a second", async () => (Date.now() % 1000 < 20 ? true : undefined), 2000, 1);
       const first = Date.now();
-      const res = await Promise.all(Array.from({ length: 300 }, (_, i) => api(i % 2 ? B : A, "GET", "/v1/me", burst.token)));
+      const res = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => api(i % 2 ? B : A, "GET", "/v1/me", burst.token)),
+      );
       const windows = Math.floor(Date.now() / 1000) - Math.floor(first / 1000) + 1;
       const allowed = res.filter((r) => r.status === 200).length;
       assert.equal(allowed + res.filter((r) => r.status === 429).length, 300);
@@ -180,10 +243,15 @@ test("two processes over one store and one Redis: work on a database runs on the
     assert.equal(placed.rows[0].host_id, hostA.id, "placed on the host of the process that created it");
     const get = async (p: Proc, id: string) => (await api(p, "GET", `/v1/databases/${id}`, user.token)).json;
     const command = async (p: Proc, id: string, commandId: string) => {
-      const cmd = await until(`command ${commandId}`, async () => {
-        const c = (await get(p, id)).commands?.find((x: any) => x.id === commandId);
-        return c && ["succeeded", "failed"].includes(c.status) ? c : undefined;
-      }, 120_000, 100);
+      const cmd = await until(
+        `command ${commandId}`,
+        async () => {
+          const c = (await get(p, id)).commands?.find((x: any) => x.id === commandId);
+          return c && ["succeeded", "failed"].includes(c.status) ? c : undefined;
+        },
+        120_000,
+        100,
+      );
       assert.equal(cmd.status, "succeeded", `${cmd.kind}: ${cmd.error}`);
       return cmd;
     };
@@ -195,7 +263,10 @@ test("two processes over one store and one Redis: work on a database runs on the
       const c = await connect(db1.database_url, { password: rotated.json.password });
       await c.query("CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)");
       await c.end();
-      await assert.rejects(connect(db1.database_url, { password: db1.password }), "the old password is refused when rotate answers");
+      await assert.rejects(
+        connect(db1.database_url, { password: db1.password }),
+        "the old password is refused when rotate answers",
+      );
 
       // the figure: a command sent through B, finished on A's host (rotate-password answers when it is applied)
       const times: number[] = [];
@@ -259,31 +330,45 @@ test("two processes over one store and one Redis: work on a database runs on the
     // a database on B, for the request a crash cuts
     const db2 = (await api(B, "POST", "/v1/databases", user.token, { name: "on-host-b" })).json;
     ids.push(db2.id);
-    await until("the second database to run", async () => ((await get(A, db2.id)).state === "running" ? true : undefined));
+    await until("the second database to run", async () =>
+      (await get(A, db2.id)).state === "running" ? true : undefined,
+    );
 
-    await t.test("a request cut by kill -9 is retried through the other process with the same key and answered within seconds", async () => {
-      // B's worker is paused, so A's rotate-password is still waiting for it when A is killed
-      B.child.kill("SIGSTOP");
-      const headers = { "idempotency-key": "cut-by-a-crash" };
-      const cut = api(A, "POST", `/v1/databases/${db2.id}/rotate-password`, user.token, undefined, headers).catch(() => null);
-      await sleep(1000);
-      await kill(A, "SIGKILL");
-      assert.equal(await cut, null, "the request was cut");
-      B.child.kill("SIGCONT");
-      const retried = await api(B, "POST", `/v1/databases/${db2.id}/rotate-password`, user.token, undefined, headers);
-      figures.cut_request_retry_ms = retried.ms;
-      assert.equal(retried.status, 200, JSON.stringify(retried.json));
-      assert.ok(retried.ms < 10_000, `the retry waited ${retried.ms} ms`);
-      const c = await connect(db2.database_url, { password: retried.json.password });
-      await c.end();
-    });
+    await t.test(
+      "a request cut by kill -9 is retried through the other process with the same key and answered within seconds",
+      async () => {
+        // B's worker is paused, so A's rotate-password is still waiting for it when A is killed
+        B.child.kill("SIGSTOP");
+        const headers = { "idempotency-key": "cut-by-a-crash" };
+        const cut = api(A, "POST", `/v1/databases/${db2.id}/rotate-password`, user.token, undefined, headers).catch(
+          () => null,
+        );
+        await sleep(1000);
+        await kill(A, "SIGKILL");
+        assert.equal(await cut, null, "the request was cut");
+        B.child.kill("SIGCONT");
+        const retried = await api(B, "POST", `/v1/databases/${db2.id}/rotate-password`, user.token, undefined, headers);
+        figures.cut_request_retry_ms = retried.ms;
+        assert.equal(retried.status, 200, JSON.stringify(retried.json));
+        assert.ok(retried.ms < 10_000, `the retry waited ${retried.ms} ms`);
+        const c = await connect(db2.database_url, { password: retried.json.password });
+        await c.end();
+      },
+    );
 
     await t.test("A down: commands through B wait with host_unavailable; A back: they complete", async () => {
       const downAt = Date.now();
-      await until("B to see A unavailable", async () => {
-        const h = ((await api(B, "GET", "/v1/operator/hosts", OPERATOR)).json as any[]).find((x) => x.id === hostA.id);
-        return h.available ? undefined : true;
-      }, 20_000, 100);
+      await until(
+        "B to see A unavailable",
+        async () => {
+          const h = ((await api(B, "GET", "/v1/operator/hosts", OPERATOR)).json as any[]).find(
+            (x) => x.id === hostA.id,
+          );
+          return h.available ? undefined : true;
+        },
+        20_000,
+        100,
+      );
       figures.host_unavailable_after_ms = Date.now() - downAt;
       const stop = await api(B, "POST", `/v1/databases/${db1.id}/stop`, user.token);
       assert.equal(stop.status, 202);
@@ -295,7 +380,11 @@ test("two processes over one store and one Redis: work on a database runs on the
       assert.equal(rotate.json.error.code, "host_unavailable");
       assert.ok(rotate.ms < 3000, `refused in ${rotate.ms} ms`);
       await sleep(1500);
-      assert.equal((await get(B, db1.id)).commands.find((c: any) => c.id === stop.json.command_id).status, "queued", "nothing ran it elsewhere");
+      assert.equal(
+        (await get(B, db1.id)).commands.find((c: any) => c.id === stop.json.command_id).status,
+        "queued",
+        "nothing ran it elsewhere",
+      );
 
       const restartedAt = Date.now();
       A = launch("A", envA);
@@ -309,17 +398,28 @@ test("two processes over one store and one Redis: work on a database runs on the
     });
 
     await t.test("each periodic job runs once per interval over both processes", async () => {
-      const rows = await until("a periodic run", async () => {
-        const { rows } = await store.query<{ name: string; minute: Date; runs: number }>(
-          `SELECT j.name, date_trunc('minute', j.created_on) AS minute, count(*)::int AS runs FROM pgboss.job j
+      const rows = await until(
+        "a periodic run",
+        async () => {
+          const { rows } = await store.query<{ name: string; minute: Date; runs: number }>(
+            `SELECT j.name, date_trunc('minute', j.created_on) AS minute, count(*)::int AS runs FROM pgboss.job j
             WHERE j.name IN (SELECT name FROM pgboss.schedule) GROUP BY 1, 2`,
-        );
-        return rows.some((r) => r.name === "billing.meter") ? rows : undefined;
-      }, 75_000, 1000);
-      for (const r of rows) assert.equal(r.runs, 1, `${r.name} ran ${r.runs} times in the minute ${r.minute.toISOString()}`);
+          );
+          return rows.some((r) => r.name === "billing.meter") ? rows : undefined;
+        },
+        75_000,
+        1000,
+      );
+      for (const r of rows)
+        assert.equal(r.runs, 1, `${r.name} ran ${r.runs} times in the minute ${r.minute.toISOString()}`);
       // the watcher is per host: each host schedules its own
-      const { rows: schedules } = await store.query<{ name: string }>("SELECT name FROM pgboss.schedule WHERE name LIKE 'databases.watch%'");
-      assert.deepEqual(schedules.map((s) => s.name).sort(), [`databases.watch.${hostA.id}`, `databases.watch.${hostB.id}`].sort());
+      const { rows: schedules } = await store.query<{ name: string }>(
+        "SELECT name FROM pgboss.schedule WHERE name LIKE 'databases.watch%'",
+      );
+      assert.deepEqual(
+        schedules.map((s) => s.name).sort(),
+        [`databases.watch.${hostA.id}`, `databases.watch.${hostB.id}`].sort(),
+      );
     });
     t.diagnostic(`figures: ${JSON.stringify(figures)}`);
     console.log("two-process figures", JSON.stringify(figures));

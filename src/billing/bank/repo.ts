@@ -35,19 +35,39 @@ export interface BankTransferRow {
 const COLS = `id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice, status, deposit_reported_at, reject_reason,
   credit_transaction_id, decided_at, created_at, updated_at`;
 
-export const transferOwner = (t: Pick<BankTransferRow, "owner_kind" | "owner_id">): Owner => ({ kind: t.owner_kind, id: t.owner_id });
+export const transferOwner = (t: Pick<BankTransferRow, "owner_kind" | "owner_id">): Owner => ({
+  kind: t.owner_kind,
+  id: t.owner_id,
+});
 
-export async function insertTransfer(q: Queryable, payer: Payer, t: Pick<BankTransferRow, "id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">): Promise<BankTransferRow> {
+export async function insertTransfer(
+  q: Queryable,
+  payer: Payer,
+  t: Pick<BankTransferRow, "id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">,
+): Promise<BankTransferRow> {
   const { rows } = await q.query<BankTransferRow>(
     `INSERT INTO billing_bank_transfers (id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
-    [t.id, payer.accountId, payer.owner.kind, payer.owner.id, t.amount_krw, t.depositor_name, t.receipt_type, t.tax_invoice],
+    [
+      t.id,
+      payer.accountId,
+      payer.owner.kind,
+      payer.owner.id,
+      t.amount_krw,
+      t.depositor_name,
+      t.receipt_type,
+      t.tax_invoice,
+    ],
   );
   return rows[0];
 }
 
 /** A transfer by id; with an owner, only that owner's. */
-export async function findTransfer(q: Queryable, id: string, opts: { owner?: Owner; lock?: boolean } = {}): Promise<BankTransferRow | null> {
+export async function findTransfer(
+  q: Queryable,
+  id: string,
+  opts: { owner?: Owner; lock?: boolean } = {},
+): Promise<BankTransferRow | null> {
   const { rows } = await q.query<BankTransferRow>(
     `SELECT ${COLS} FROM billing_bank_transfers WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid)) ${opts.lock ? "FOR UPDATE" : ""}`,
     [id, opts.owner?.kind ?? null, opts.owner?.id ?? null],
@@ -56,7 +76,10 @@ export async function findTransfer(q: Queryable, id: string, opts: { owner?: Own
 }
 
 /** Newest first; the cursor is the id of the last row of the previous page. */
-export async function listTransfers(q: Queryable, f: { owner?: Owner; status?: BankTransferStatus; limit: number; afterId?: string }): Promise<BankTransferRow[]> {
+export async function listTransfers(
+  q: Queryable,
+  f: { owner?: Owner; status?: BankTransferStatus; limit: number; afterId?: string },
+): Promise<BankTransferRow[]> {
   const { rows } = await q.query<BankTransferRow>(
     `SELECT ${COLS} FROM billing_bank_transfers
       WHERE ($1::text IS NULL OR (owner_kind = $1 AND owner_id = $5::uuid)) AND ($2::text IS NULL OR status = $2)
@@ -67,7 +90,12 @@ export async function listTransfers(q: Queryable, f: { owner?: Owner; status?: B
   return rows;
 }
 
-type Patch = Partial<Pick<BankTransferRow, "status" | "depositor_name" | "deposit_reported_at" | "reject_reason" | "credit_transaction_id" | "decided_at">>;
+type Patch = Partial<
+  Pick<
+    BankTransferRow,
+    "status" | "depositor_name" | "deposit_reported_at" | "reject_reason" | "credit_transaction_id" | "decided_at"
+  >
+>;
 
 export async function updateTransfer(q: Queryable, id: string, patch: Patch): Promise<BankTransferRow> {
   const keys = Object.keys(patch) as (keyof Patch)[];
@@ -80,17 +108,24 @@ export async function updateTransfer(q: Queryable, id: string, patch: Patch): Pr
 
 /** Serialises one owner's creations, so the pending limit holds under concurrency. */
 export async function lockOwnerTransfers(q: Queryable, owner: Owner): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('bank-transfer:' || $1))", [owner.kind === "account" ? owner.id : `${owner.kind}:${owner.id}`]);
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('bank-transfer:' || $1))", [
+    owner.kind === "account" ? owner.id : `${owner.kind}:${owner.id}`,
+  ]);
 }
 
 export async function countPending(q: Queryable, owner: Owner): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM billing_bank_transfers WHERE owner_kind = $1 AND owner_id = $2 AND status = 'pending'", [owner.kind, owner.id]);
+    "SELECT count(*)::int AS n FROM billing_bank_transfers WHERE owner_kind = $1 AND owner_id = $2 AND status = 'pending'",
+    [owner.kind, owner.id],
+  );
   return rows[0].n;
 }
 
 export async function findBusinessProfile(q: Queryable, owner: Owner): Promise<TaxInvoiceInfo | null> {
-  const { rows } = await q.query<{ info: TaxInvoiceInfo }>("SELECT info FROM billing_business_profiles WHERE owner_kind = $1 AND owner_id = $2", [owner.kind, owner.id]);
+  const { rows } = await q.query<{ info: TaxInvoiceInfo }>(
+    "SELECT info FROM billing_business_profiles WHERE owner_kind = $1 AND owner_id = $2",
+    [owner.kind, owner.id],
+  );
   return rows[0]?.info ?? null;
 }
 

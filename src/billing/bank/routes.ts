@@ -9,17 +9,29 @@ const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
 const operator = { operator: true } as const;
 const Params = Type.Object({ id: Type.String({ format: "uuid" }) });
-const Status = Type.Union([Type.Literal("pending"), Type.Literal("confirmed"), Type.Literal("cancelled"), Type.Literal("rejected")]);
+const Status = Type.Union([
+  Type.Literal("pending"),
+  Type.Literal("confirmed"),
+  Type.Literal("cancelled"),
+  Type.Literal("rejected"),
+]);
 
-const TaxInvoice = Type.Object({
-  business_number: Type.String({ minLength: 10, maxLength: 12, description: "사업자등록번호, 10 digits (hyphens allowed) with a valid check digit" }),
-  company_name: Type.String({ minLength: 1, maxLength: 100 }),
-  representative: Type.String({ minLength: 1, maxLength: 50 }),
-  email: Type.String({ format: "email", maxLength: 254, description: "where the tax invoice is sent" }),
-  address: Type.Optional(Type.String({ maxLength: 300 })),
-  business_type: Type.Optional(Type.String({ maxLength: 100, description: "업태" })),
-  business_item: Type.Optional(Type.String({ maxLength: 100, description: "종목" })),
-}, { additionalProperties: false });
+const TaxInvoice = Type.Object(
+  {
+    business_number: Type.String({
+      minLength: 10,
+      maxLength: 12,
+      description: "사업자등록번호, 10 digits (hyphens allowed) with a valid check digit",
+    }),
+    company_name: Type.String({ minLength: 1, maxLength: 100 }),
+    representative: Type.String({ minLength: 1, maxLength: 50 }),
+    email: Type.String({ format: "email", maxLength: 254, description: "where the tax invoice is sent" }),
+    address: Type.Optional(Type.String({ maxLength: 300 })),
+    business_type: Type.Optional(Type.String({ maxLength: 100, description: "업태" })),
+    business_item: Type.Optional(Type.String({ maxLength: 100, description: "종목" })),
+  },
+  { additionalProperties: false },
+);
 
 const BankTransfer = Type.Object({
   id: Type.String(),
@@ -33,122 +45,246 @@ const BankTransfer = Type.Object({
   decided_at: Nullable(Timestamp),
   created_at: Timestamp,
 });
-const OperatorBankTransfer = Type.Composite([BankTransfer, Type.Object({ account_id: Type.String(), credit_transaction_id: Nullable(Type.String()) })]);
+const OperatorBankTransfer = Type.Composite([
+  BankTransfer,
+  Type.Object({ account_id: Type.String(), credit_transaction_id: Nullable(Type.String()) }),
+]);
 
 const view = (t: BankTransferRow) => ({
-  id: t.id, amount_krw: t.amount_krw, depositor_name: t.depositor_name, receipt_type: t.receipt_type, tax_invoice: t.tax_invoice,
-  status: t.status, deposit_reported_at: t.deposit_reported_at?.toISOString() ?? null, reject_reason: t.reject_reason,
-  decided_at: t.decided_at?.toISOString() ?? null, created_at: t.created_at.toISOString(),
+  id: t.id,
+  amount_krw: t.amount_krw,
+  depositor_name: t.depositor_name,
+  receipt_type: t.receipt_type,
+  tax_invoice: t.tax_invoice,
+  status: t.status,
+  deposit_reported_at: t.deposit_reported_at?.toISOString() ?? null,
+  reject_reason: t.reject_reason,
+  decided_at: t.decided_at?.toISOString() ?? null,
+  created_at: t.created_at.toISOString(),
 });
-const operatorView = (t: BankTransferRow) => ({ ...view(t), account_id: t.account_id, credit_transaction_id: t.credit_transaction_id });
+const operatorView = (t: BankTransferRow) => ({
+  ...view(t),
+  account_id: t.account_id,
+  credit_transaction_id: t.credit_transaction_id,
+});
 
-const ListQuery = Type.Object({
-  status: Type.Optional(Status),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ format: "uuid" })),
-}, { additionalProperties: false });
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Status),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    cursor: Type.Optional(Type.String({ format: "uuid" })),
+  },
+  { additionalProperties: false },
+);
 
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const page = <T>(rows: BankTransferRow[], limit: number, map: (t: BankTransferRow) => T) => ({
-    items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null,
+    items: rows.map(map),
+    next_cursor: rows.length === limit ? rows[rows.length - 1].id : null,
   });
 
-  r.get("/v1/billing/bank-transfer/config", {
-    config: { auth: read, summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보." },
-    schema: {
-      operationId: "getBankTransferConfig", tags: ["billing"], summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
-      response: {
-        200: Type.Object({
-          deposit_account: Nullable(Type.Object({ bank_name: Nullable(Type.String()), account_number: Type.String(), account_holder: Nullable(Type.String()) })),
-          min_amount_krw: Type.Integer(),
-          max_amount_krw: Type.Integer(),
-          max_pending: Type.Integer(),
-          business_info: Nullable(TaxInvoice),
-        }),
+  r.get(
+    "/v1/billing/bank-transfer/config",
+    {
+      config: { auth: read, summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보." },
+      schema: {
+        operationId: "getBankTransferConfig",
+        tags: ["billing"],
+        summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
+        response: {
+          200: Type.Object({
+            deposit_account: Nullable(
+              Type.Object({
+                bank_name: Nullable(Type.String()),
+                account_number: Type.String(),
+                account_holder: Nullable(Type.String()),
+              }),
+            ),
+            min_amount_krw: Type.Integer(),
+            max_amount_krw: Type.Integer(),
+            max_pending: Type.Integer(),
+            business_info: Nullable(TaxInvoice),
+          }),
+        },
       },
     },
-  }, async (request) => {
-    const { bank: b, business } = await bank.config(request.principal!);
-    return {
-      deposit_account: b.accountNumber ? { bank_name: b.bankName, account_number: b.accountNumber, account_holder: b.accountHolder } : null,
-      min_amount_krw: b.minKrw, max_amount_krw: b.maxKrw, max_pending: MAX_PENDING, business_info: business,
-    };
-  });
-
-  r.get("/v1/billing/bank-transfers", {
-    config: { auth: read, summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected)." },
-    schema: {
-      operationId: "listBankTransfers", tags: ["billing"], summary: "Own bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.",
-      querystring: ListQuery, response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
+    async (request) => {
+      const { bank: b, business } = await bank.config(request.principal!);
+      return {
+        deposit_account: b.accountNumber
+          ? { bank_name: b.bankName, account_number: b.accountNumber, account_holder: b.accountHolder }
+          : null,
+        min_amount_krw: b.minKrw,
+        max_amount_krw: b.maxKrw,
+        max_pending: MAX_PENDING,
+        business_info: business,
+      };
     },
-  }, async (request) => {
-    const limit = request.query.limit ?? 50;
-    const rows = await bank.list(request.principal!, { status: request.query.status, limit, afterId: request.query.cursor });
-    return page(rows, limit, view);
-  });
+  );
 
-  r.post("/v1/billing/bank-transfers", {
-    config: { errors: ["bank_transfer_unavailable", "amount_out_of_range", "tax_invoice_required", "invalid_business_number", "too_many_pending"], auth: write, summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증." },
-    schema: {
-      operationId: "createBankTransfer", tags: ["billing"],
-      summary: "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
-      body: Body({
-        amount_krw: Type.Integer({ minimum: 1 }),
-        depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
-        receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
-        tax_invoice: Type.Optional(TaxInvoice),
-      }),
-      response: { 201: BankTransfer },
+  r.get(
+    "/v1/billing/bank-transfers",
+    {
+      config: { auth: read, summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected)." },
+      schema: {
+        operationId: "listBankTransfers",
+        tags: ["billing"],
+        summary: "Own bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.",
+        querystring: ListQuery,
+        response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
+      },
     },
-  }, async (request, reply) => reply.code(201).send(view(await bank.create(request.principal!, request.body))));
-
-  r.get("/v1/billing/bank-transfers/:id", {
-    config: { errors: ["not_found"], auth: read, summaryKo: "무통장 입금 요청 하나." },
-    schema: { operationId: "getBankTransfer", tags: ["billing"], summary: "One bank-transfer request.", params: Params, response: { 200: BankTransfer } },
-  }, async (request) => view(await bank.get(request.principal!, request.params.id)));
-
-  r.post("/v1/billing/bank-transfers/:id/cancel", {
-    config: { errors: ["not_found", "invalid_state", "deposit_reported"], auth: write, summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다." },
-    schema: {
-      operationId: "cancelBankTransfer", tags: ["billing"], summary: "Cancel a pending request before the deposit (not after deposit-reported).",
-      params: Params, response: { 200: BankTransfer },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      const rows = await bank.list(request.principal!, {
+        status: request.query.status,
+        limit,
+        afterId: request.query.cursor,
+      });
+      return page(rows, limit, view);
     },
-  }, async (request) => view(await bank.cancel(request.principal!, request.params.id)));
+  );
 
-  r.post("/v1/billing/bank-transfers/:id/deposit-reported", {
-    config: { errors: ["not_found", "invalid_state"], auth: write, summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다." },
-    schema: {
-      operationId: "reportBankDeposit", tags: ["billing"], summary: "Report the deposit for operator matching; depositor_name may be corrected.",
-      params: Params, body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }), response: { 200: BankTransfer },
+  r.post(
+    "/v1/billing/bank-transfers",
+    {
+      config: {
+        errors: [
+          "bank_transfer_unavailable",
+          "amount_out_of_range",
+          "tax_invoice_required",
+          "invalid_business_number",
+          "too_many_pending",
+        ],
+        auth: write,
+        summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증.",
+      },
+      schema: {
+        operationId: "createBankTransfer",
+        tags: ["billing"],
+        summary:
+          "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
+        body: Body({
+          amount_krw: Type.Integer({ minimum: 1 }),
+          depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
+          receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
+          tax_invoice: Type.Optional(TaxInvoice),
+        }),
+        response: { 201: BankTransfer },
+      },
     },
-  }, async (request) => view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)));
+    async (request, reply) => reply.code(201).send(view(await bank.create(request.principal!, request.body))),
+  );
 
-  r.get("/v1/operator/bank-transfers", {
-    config: { auth: operator },
-    schema: {
-      operationId: "operatorListBankTransfers", tags: ["operator"], summary: "Bank-transfer requests of every account, newest first; ?status=pending for matching.",
-      querystring: ListQuery, response: { 200: Type.Object({ items: Type.Array(OperatorBankTransfer), next_cursor: Nullable(Type.String()) }) },
+  r.get(
+    "/v1/billing/bank-transfers/:id",
+    {
+      config: { errors: ["not_found"], auth: read, summaryKo: "무통장 입금 요청 하나." },
+      schema: {
+        operationId: "getBankTransfer",
+        tags: ["billing"],
+        summary: "One bank-transfer request.",
+        params: Params,
+        response: { 200: BankTransfer },
+      },
     },
-  }, async (request) => {
-    const limit = request.query.limit ?? 50;
-    return page(await bank.list(null, { status: request.query.status, limit, afterId: request.query.cursor }), limit, operatorView);
-  });
+    async (request) => view(await bank.get(request.principal!, request.params.id)),
+  );
 
-  r.post("/v1/operator/bank-transfers/:id/confirm", {
-    config: { errors: ["not_found", "invalid_state"], auth: operator },
-    schema: {
-      operationId: "operatorConfirmBankTransfer", tags: ["operator"], summary: "The deposit arrived: credit the wallet (once) and mark the request confirmed.",
-      params: Params, response: { 200: OperatorBankTransfer },
+  r.post(
+    "/v1/billing/bank-transfers/:id/cancel",
+    {
+      config: {
+        errors: ["not_found", "invalid_state", "deposit_reported"],
+        auth: write,
+        summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다.",
+      },
+      schema: {
+        operationId: "cancelBankTransfer",
+        tags: ["billing"],
+        summary: "Cancel a pending request before the deposit (not after deposit-reported).",
+        params: Params,
+        response: { 200: BankTransfer },
+      },
     },
-  }, async (request) => operatorView(await bank.confirm(request.principal, request.params.id)));
+    async (request) => view(await bank.cancel(request.principal!, request.params.id)),
+  );
 
-  r.post("/v1/operator/bank-transfers/:id/reject", {
-    config: { errors: ["not_found", "invalid_state"], auth: operator },
-    schema: {
-      operationId: "operatorRejectBankTransfer", tags: ["operator"], summary: "Close a pending request without credit.",
-      params: Params, body: Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }), response: { 200: OperatorBankTransfer },
+  r.post(
+    "/v1/billing/bank-transfers/:id/deposit-reported",
+    {
+      config: {
+        errors: ["not_found", "invalid_state"],
+        auth: write,
+        summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다.",
+      },
+      schema: {
+        operationId: "reportBankDeposit",
+        tags: ["billing"],
+        summary: "Report the deposit for operator matching; depositor_name may be corrected.",
+        params: Params,
+        body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+        response: { 200: BankTransfer },
+      },
     },
-  }, async (request) => operatorView(await bank.reject(request.principal, request.params.id, request.body.reason)));
+    async (request) =>
+      view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)),
+  );
+
+  r.get(
+    "/v1/operator/bank-transfers",
+    {
+      config: { auth: operator },
+      schema: {
+        operationId: "operatorListBankTransfers",
+        tags: ["operator"],
+        summary: "Bank-transfer requests of every account, newest first; ?status=pending for matching.",
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({ items: Type.Array(OperatorBankTransfer), next_cursor: Nullable(Type.String()) }),
+        },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      return page(
+        await bank.list(null, { status: request.query.status, limit, afterId: request.query.cursor }),
+        limit,
+        operatorView,
+      );
+    },
+  );
+
+  r.post(
+    "/v1/operator/bank-transfers/:id/confirm",
+    {
+      config: { errors: ["not_found", "invalid_state"], auth: operator },
+      schema: {
+        operationId: "operatorConfirmBankTransfer",
+        tags: ["operator"],
+        summary: "The deposit arrived: credit the wallet (once) and mark the request confirmed.",
+        params: Params,
+        response: { 200: OperatorBankTransfer },
+      },
+    },
+    async (request) => operatorView(await bank.confirm(request.principal, request.params.id)),
+  );
+
+  r.post(
+    "/v1/operator/bank-transfers/:id/reject",
+    {
+      config: { errors: ["not_found", "invalid_state"], auth: operator },
+      schema: {
+        operationId: "operatorRejectBankTransfer",
+        tags: ["operator"],
+        summary: "Close a pending request without credit.",
+        params: Params,
+        body: Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }),
+        response: { 200: OperatorBankTransfer },
+      },
+    },
+    async (request) => operatorView(await bank.reject(request.principal, request.params.id, request.body.reason)),
+  );
 }

@@ -15,24 +15,40 @@ export const MAX_PENDING = 5;
 
 export const bankCreditKey = (transferId: string) => `bank-transfer:${transferId}:credit`;
 
-const notPending = (t: repo.BankTransferRow, action: string) => conflict("invalid_state", `This bank transfer is ${t.status}; only a pending one can be ${action}.`);
+const notPending = (t: repo.BankTransferRow, action: string) =>
+  conflict("invalid_state", `This bank transfer is ${t.status}; only a pending one can be ${action}.`);
 
 /**
  * Bank-transfer top-ups: the customer announces a deposit to the platform's account, optionally asking
  * for a tax invoice; an operator matches the deposit and confirms (the wallet is credited once) or rejects.
  */
 export function bankTransferService(db: Db, config: PaymentsConfig) {
-  async function create(p: Principal, input: { amount_krw: number; depositor_name: string; receipt_type: "none" | "tax_invoice"; tax_invoice?: repo.TaxInvoiceInfo }) {
+  async function create(
+    p: Principal,
+    input: {
+      amount_krw: number;
+      depositor_name: string;
+      receipt_type: "none" | "tax_invoice";
+      tax_invoice?: repo.TaxInvoiceInfo;
+    },
+  ) {
     const { minKrw, maxKrw } = config.bank;
-    if (!config.bank.accountNumber) throw badRequest("bank_transfer_unavailable", "Bank transfers are not configured on this platform.");
-    if (input.amount_krw < minKrw || input.amount_krw > maxKrw) throw badRequest("amount_out_of_range", `amount_krw must be between ${minKrw} and ${maxKrw}.`);
+    if (!config.bank.accountNumber)
+      throw badRequest("bank_transfer_unavailable", "Bank transfers are not configured on this platform.");
+    if (input.amount_krw < minKrw || input.amount_krw > maxKrw)
+      throw badRequest("amount_out_of_range", `amount_krw must be between ${minKrw} and ${maxKrw}.`);
     const depositor = input.depositor_name.trim();
     if (!depositor) throw badRequest("invalid_request", "depositor_name must not be blank.");
     let invoice: repo.TaxInvoiceInfo | null = null;
     if (input.receipt_type === "tax_invoice") {
-      if (!input.tax_invoice) throw badRequest("tax_invoice_required", "receipt_type tax_invoice needs the tax_invoice business details.");
+      if (!input.tax_invoice)
+        throw badRequest("tax_invoice_required", "receipt_type tax_invoice needs the tax_invoice business details.");
       const digits = normaliseBrn(input.tax_invoice.business_number);
-      if (!digits || !isValidBrn(digits)) throw badRequest("invalid_business_number", "tax_invoice.business_number is not a valid business registration number (10 digits with a correct check digit).");
+      if (!digits || !isValidBrn(digits))
+        throw badRequest(
+          "invalid_business_number",
+          "tax_invoice.business_number is not a valid business registration number (10 digits with a correct check digit).",
+        );
       invoice = { ...input.tax_invoice, business_number: formatBrn(digits) };
     } else if (input.tax_invoice) {
       throw badRequest("invalid_request", "tax_invoice is only sent with receipt_type tax_invoice.");
@@ -40,9 +56,18 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
     return auditedTransaction(db, p, async (tx) => {
       await repo.lockOwnerTransfers(tx, p.owner);
       if ((await repo.countPending(tx, p.owner)) >= MAX_PENDING) {
-        throw conflict("too_many_pending", `At most ${MAX_PENDING} bank transfers may be pending at once; cancel one or wait for confirmation.`);
+        throw conflict(
+          "too_many_pending",
+          `At most ${MAX_PENDING} bank transfers may be pending at once; cancel one or wait for confirmation.`,
+        );
       }
-      const row = await repo.insertTransfer(tx, payerOf(p), { id: randomUUID(), amount_krw: input.amount_krw, depositor_name: depositor, receipt_type: input.receipt_type, tax_invoice: invoice });
+      const row = await repo.insertTransfer(tx, payerOf(p), {
+        id: randomUUID(),
+        amount_krw: input.amount_krw,
+        depositor_name: depositor,
+        receipt_type: input.receipt_type,
+        tax_invoice: invoice,
+      });
       if (invoice) await repo.saveBusinessProfile(tx, payerOf(p), invoice);
       return row;
     });
@@ -64,7 +89,11 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
       if (!t) throw notFound("bank transfer");
       if (t.status === "cancelled") return t;
       if (t.status !== "pending") throw notPending(t, "cancelled");
-      if (t.deposit_reported_at) throw conflict("deposit_reported", "The deposit was reported; an operator will confirm or reject it, so it can no longer be cancelled.");
+      if (t.deposit_reported_at)
+        throw conflict(
+          "deposit_reported",
+          "The deposit was reported; an operator will confirm or reject it, so it can no longer be cancelled.",
+        );
       return repo.updateTransfer(tx, id, { status: "cancelled", decided_at: new Date() });
     });
   }
@@ -75,8 +104,12 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
       if (!t) throw notFound("bank transfer");
       if (t.status !== "pending") throw notPending(t, "reported as deposited");
       const name = depositorName?.trim();
-      if (depositorName !== undefined && !name) throw badRequest("invalid_request", "depositor_name must not be blank.");
-      return repo.updateTransfer(tx, id, { deposit_reported_at: t.deposit_reported_at ?? new Date(), ...(name ? { depositor_name: name } : {}) });
+      if (depositorName !== undefined && !name)
+        throw badRequest("invalid_request", "depositor_name must not be blank.");
+      return repo.updateTransfer(tx, id, {
+        deposit_reported_at: t.deposit_reported_at ?? new Date(),
+        ...(name ? { depositor_name: name } : {}),
+      });
     });
   }
 
@@ -89,11 +122,20 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
       const wallet = await walletFor(tx, walletOwnerOf(repo.transferOwner(t)), "KRW");
       const clearing = await systemWallet(tx, "bank-clearing", "KRW");
       const { transaction } = await post(tx, {
-        currency: "KRW", source: { type: "topup", id: t.id }, idempotencyKey: bankCreditKey(t.id),
-        legs: [{ walletId: wallet.id, amount: t.amount_krw }, { walletId: clearing.id, amount: -t.amount_krw }],
+        currency: "KRW",
+        source: { type: "topup", id: t.id },
+        idempotencyKey: bankCreditKey(t.id),
+        legs: [
+          { walletId: wallet.id, amount: t.amount_krw },
+          { walletId: clearing.id, amount: -t.amount_krw },
+        ],
         memo: `bank transfer from ${t.depositor_name}`,
       });
-      return repo.updateTransfer(tx, id, { status: "confirmed", credit_transaction_id: transaction.id, decided_at: new Date() });
+      return repo.updateTransfer(tx, id, {
+        status: "confirmed",
+        credit_transaction_id: transaction.id,
+        decided_at: new Date(),
+      });
     });
   }
 

@@ -2,17 +2,37 @@ import type { Queryable } from "../../store/db.js";
 import { badRequest } from "../../http/errors.js";
 import type { SourceType } from "./ledger.js";
 
-export interface HistoryFilter { type?: SourceType; currency?: "KRW" | "USD"; from?: Date; to?: Date }
+export interface HistoryFilter {
+  type?: SourceType;
+  currency?: "KRW" | "USD";
+  from?: Date;
+  to?: Date;
+}
 
 /**
  * The owner's side of its transactions, newest first: one row per transaction with the net amount on
  * the owner's wallet and the balance after it. The cursor is the transaction's global sequence number,
  * so pages stay stable while new postings arrive.
  */
-export async function listOwnerTransactions(q: Queryable, owner: { kind: string; id: string }, limit: number, cursor: string | undefined, f: HistoryFilter) {
-  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor)) throw badRequest("invalid_request", "cursor is not one this endpoint returned.");
+export async function listOwnerTransactions(
+  q: Queryable,
+  owner: { kind: string; id: string },
+  limit: number,
+  cursor: string | undefined,
+  f: HistoryFilter,
+) {
+  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor))
+    throw badRequest("invalid_request", "cursor is not one this endpoint returned.");
   const { rows } = await q.query<{
-    seq: number; id: string; source_type: string; source_id: string; currency: string; memo: string | null; created_at: Date; amount: number; balance_after: number | null;
+    seq: number;
+    id: string;
+    source_type: string;
+    source_id: string;
+    currency: string;
+    memo: string | null;
+    created_at: Date;
+    amount: number;
+    balance_after: number | null;
   }>(
     `SELECT t.seq, t.id, t.source_type, t.source_id, t.currency, t.memo, t.created_at,
             sum(e.amount)::bigint AS amount, (array_agg(e.balance_after ORDER BY e.id DESC))[1] AS balance_after
@@ -29,8 +49,14 @@ export async function listOwnerTransactions(q: Queryable, owner: { kind: string;
   const page = rows.slice(0, limit);
   return {
     items: page.map((r) => ({
-      id: r.id, type: r.source_type, source_id: r.source_id, currency: r.currency, amount: r.amount, balance_after: r.balance_after,
-      memo: r.memo, created_at: r.created_at.toISOString(),
+      id: r.id,
+      type: r.source_type,
+      source_id: r.source_id,
+      currency: r.currency,
+      amount: r.amount,
+      balance_after: r.balance_after,
+      memo: r.memo,
+      created_at: r.created_at.toISOString(),
     })),
     next_cursor: rows.length > limit ? String(page[page.length - 1].seq) : null,
   };

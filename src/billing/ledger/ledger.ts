@@ -44,7 +44,15 @@
 import pg from "pg";
 import type { Queryable } from "../../store/db.js";
 
-import { LedgerError, newTransactionId, type Currency, type LedgerTransaction, type PostInput, type PostOptions, type SourceType } from "./types.js";
+import {
+  LedgerError,
+  newTransactionId,
+  type Currency,
+  type LedgerTransaction,
+  type PostInput,
+  type PostOptions,
+  type SourceType,
+} from "./types.js";
 
 export * from "./types.js";
 export * from "./wallets.js";
@@ -54,26 +62,42 @@ function validate(input: PostInput): void {
   if (input.legs.length < 2) throw new LedgerError("unbalanced", "A transaction needs at least two legs.");
   let sum = 0;
   for (const leg of input.legs) {
-    if (!Number.isSafeInteger(leg.amount) || leg.amount === 0) throw new LedgerError("invalid_amount", `Leg amounts are non-zero integers (got ${leg.amount}).`);
+    if (!Number.isSafeInteger(leg.amount) || leg.amount === 0)
+      throw new LedgerError("invalid_amount", `Leg amounts are non-zero integers (got ${leg.amount}).`);
     sum += leg.amount;
   }
   if (sum !== 0) throw new LedgerError("unbalanced", `Legs sum to ${sum}, not 0.`);
 }
 
 function sameContent(tx: LedgerTransaction, input: PostInput): boolean {
-  if (tx.currency !== input.currency || tx.source_type !== input.source.type || tx.source_id !== input.source.id) return false;
-  const key = (legs: { w: string; a: number }[]) => legs.map((l) => `${l.w.toLowerCase()}:${l.a}`).sort().join(",");
-  return key(tx.entries.map((e) => ({ w: e.wallet_id, a: e.amount }))) === key(input.legs.map((l) => ({ w: l.walletId, a: l.amount })));
+  if (tx.currency !== input.currency || tx.source_type !== input.source.type || tx.source_id !== input.source.id)
+    return false;
+  const key = (legs: { w: string; a: number }[]) =>
+    legs
+      .map((l) => `${l.w.toLowerCase()}:${l.a}`)
+      .sort()
+      .join(",");
+  return (
+    key(tx.entries.map((e) => ({ w: e.wallet_id, a: e.amount }))) ===
+    key(input.legs.map((l) => ({ w: l.walletId, a: l.amount })))
+  );
 }
 
 function replay(existing: LedgerTransaction, input: PostInput): PostResult {
   if (!sameContent(existing, input)) {
-    throw new LedgerError("idempotency_conflict", `Idempotency key ${input.idempotencyKey} was used for a different transaction.`, { transaction_id: existing.id });
+    throw new LedgerError(
+      "idempotency_conflict",
+      `Idempotency key ${input.idempotencyKey} was used for a different transaction.`,
+      { transaction_id: existing.id },
+    );
   }
   return { transaction: existing, created: false };
 }
 
-export interface PostResult { transaction: LedgerTransaction; created: boolean }
+export interface PostResult {
+  transaction: LedgerTransaction;
+  created: boolean;
+}
 
 /**
  * Posts one balanced transaction. Idempotent by key; throws LedgerError before writing anything when
@@ -97,12 +121,20 @@ export async function postMany(q: Queryable, inputs: PostInput[], opts: PostOpti
   for (const input of inputs) validate(input);
   const keys = new Set<string>();
   for (const input of inputs) {
-    if (keys.has(input.idempotencyKey)) throw new LedgerError("idempotency_conflict", `Idempotency key ${input.idempotencyKey} appears twice in one batch.`);
+    if (keys.has(input.idempotencyKey))
+      throw new LedgerError(
+        "idempotency_conflict",
+        `Idempotency key ${input.idempotencyKey} appears twice in one batch.`,
+      );
     keys.add(input.idempotencyKey);
   }
   if (!inputs.length) return [];
   // given the pool, the single statement is its own transaction
-  const outcomes = await callPost(q, inputs.map((input) => ({ input, overdraft: opts.overdraft ?? false })), true);
+  const outcomes = await callPost(
+    q,
+    inputs.map((input) => ({ input, overdraft: opts.overdraft ?? false })),
+    true,
+  );
   const refusal = outcomes.find((o) => o instanceof Error);
   if (refusal) throw refusal;
   return outcomes as PostResult[];
@@ -110,14 +142,18 @@ export async function postMany(q: Queryable, inputs: PostInput[], opts: PostOpti
 
 // ------------------------------------------------------------------ the SQL function
 
-interface Posting { input: PostInput; overdraft: boolean }
+interface Posting {
+  input: PostInput;
+  overdraft: boolean;
+}
 /** a posting's outcome: its result, or why it was refused (LedgerError), or what failed */
 type Outcome = PostResult | Error;
 const isResult = (o: Outcome | undefined): o is PostResult => !!o && !(o instanceof Error);
 
 interface PostRow {
   r_ord: number;
-  r_outcome: "created" | "replayed" | "insufficient_funds" | "unknown_wallet" | "currency_mismatch" | "idempotency_conflict";
+  r_outcome:
+    "created" | "replayed" | "insufficient_funds" | "unknown_wallet" | "currency_mismatch" | "idempotency_conflict";
   r_detail: Record<string, unknown> | null;
   tx_id: string;
   tx_seq: number;
@@ -149,8 +185,10 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
     for (const leg of input.legs) {
       const id = leg.walletId.toLowerCase();
       let slot = wallets.get(id);
-      if (slot === undefined) wallets.set(id, slot = wallets.size + 1);
-      legPosting.push(i + 1); legSlot.push(slot); legAmount.push(leg.amount);
+      if (slot === undefined) wallets.set(id, (slot = wallets.size + 1));
+      legPosting.push(i + 1);
+      legSlot.push(slot);
+      legAmount.push(leg.amount);
     }
   });
   const inputs = postings.map((p) => p.input);
@@ -159,9 +197,20 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
     ({ rows } = await q.query<PostRow>({
       name: "ledger_post_many",
       text: POST_SQL,
-      values: [inputs.map((i) => i.id ?? newTransactionId()), inputs.map((i) => i.currency), inputs.map((i) => i.source.type), inputs.map((i) => i.source.id),
-        inputs.map((i) => i.idempotencyKey), inputs.map((i) => i.memo ?? null), [...wallets.keys()], legPosting, legSlot, legAmount,
-        postings.map((p) => p.overdraft), atomic],
+      values: [
+        inputs.map((i) => i.id ?? newTransactionId()),
+        inputs.map((i) => i.currency),
+        inputs.map((i) => i.source.type),
+        inputs.map((i) => i.source.id),
+        inputs.map((i) => i.idempotencyKey),
+        inputs.map((i) => i.memo ?? null),
+        [...wallets.keys()],
+        legPosting,
+        legSlot,
+        legAmount,
+        postings.map((p) => p.overdraft),
+        atomic,
+      ],
     }));
   } catch (err) {
     const e = err as { code?: string; message?: string; detail?: string };
@@ -179,34 +228,58 @@ async function callPost(q: Queryable, postings: Posting[], atomic: boolean): Pro
       if (!result) {
         result = {
           transaction: {
-            id: r.tx_id, seq: r.tx_seq, currency: r.tx_currency, source_type: r.tx_source_type, source_id: r.tx_source_id,
-            idempotency_key: r.tx_key, memo: r.tx_memo, created_at: r.tx_created_at, entries: [],
+            id: r.tx_id,
+            seq: r.tx_seq,
+            currency: r.tx_currency,
+            source_type: r.tx_source_type,
+            source_id: r.tx_source_id,
+            idempotency_key: r.tx_key,
+            memo: r.tx_memo,
+            created_at: r.tx_created_at,
+            entries: [],
           },
           created: r.r_outcome === "created",
         };
         outcomes[i] = result;
       }
-      if (r.e_id !== null) result.transaction.entries.push({ id: r.e_id, wallet_id: r.e_wallet, amount: r.e_amount, balance_after: r.e_after });
+      if (r.e_id !== null)
+        result.transaction.entries.push({
+          id: r.e_id,
+          wallet_id: r.e_wallet,
+          amount: r.e_amount,
+          balance_after: r.e_after,
+        });
     } else {
       outcomes[i] = refusal(r.r_outcome, r.r_detail ?? {}, inputs[i]);
     }
   }
   if (!atomic) {
-    for (let i = 0; i < outcomes.length; i++) outcomes[i] ??= new Error(`ledger: no outcome for posting ${inputs[i].idempotencyKey}`);
+    for (let i = 0; i < outcomes.length; i++)
+      outcomes[i] ??= new Error(`ledger: no outcome for posting ${inputs[i].idempotencyKey}`);
   }
   return outcomes;
 }
 
-function refusal(code: Exclude<PostRow["r_outcome"], "created" | "replayed">, d: Record<string, unknown>, input: PostInput): LedgerError {
+function refusal(
+  code: Exclude<PostRow["r_outcome"], "created" | "replayed">,
+  d: Record<string, unknown>,
+  input: PostInput,
+): LedgerError {
   switch (code) {
     case "insufficient_funds":
-      return new LedgerError(code, `Wallet balance ${d.balance} is less than ${d.needed}.`, { wallet_id: d.wallet_id, balance: Number(d.balance), needed: Number(d.needed) });
+      return new LedgerError(code, `Wallet balance ${d.balance} is less than ${d.needed}.`, {
+        wallet_id: d.wallet_id,
+        balance: Number(d.balance),
+        needed: Number(d.needed),
+      });
     case "unknown_wallet":
       return new LedgerError(code, `No wallet ${d.wallet_id}.`);
     case "currency_mismatch":
       return new LedgerError(code, `Wallet ${d.wallet_id} holds ${d.currency}, not ${input.currency}.`);
     case "idempotency_conflict":
-      return new LedgerError(code, `Idempotency key ${input.idempotencyKey} was used for a different transaction.`, { transaction_id: d.transaction_id });
+      return new LedgerError(code, `Idempotency key ${input.idempotencyKey} was used for a different transaction.`, {
+        transaction_id: d.transaction_id,
+      });
   }
 }
 
@@ -217,7 +290,10 @@ const MAX_BATCH = 500;
 /** calls in flight per pool */
 const MAX_IN_FLIGHT = 1;
 
-interface Waiting extends Posting { resolve: (r: PostResult) => void; reject: (e: unknown) => void }
+interface Waiting extends Posting {
+  resolve: (r: PostResult) => void;
+  reject: (e: unknown) => void;
+}
 
 /**
  * post(pool) calls of one pool that arrive while a call is in flight wait for it and then go together
@@ -262,7 +338,9 @@ class PostQueue {
       const batch = this.waiting.splice(0, MAX_BATCH);
       this.inFlight++;
       void this.run(batch)
-        .catch((err: unknown) => { for (const w of batch) w.reject(err); })
+        .catch((err: unknown) => {
+          for (const w of batch) w.reject(err);
+        })
         .finally(() => {
           this.inFlight--;
           this.schedule();
@@ -276,7 +354,10 @@ class PostQueue {
     for (const w of batch) {
       const f = followers.get(w.input.idempotencyKey);
       if (f) f.push(w);
-      else { followers.set(w.input.idempotencyKey, []); leaders.push(w); }
+      else {
+        followers.set(w.input.idempotencyKey, []);
+        leaders.push(w);
+      }
     }
     let outcomes: Outcome[];
     try {
@@ -285,7 +366,13 @@ class PostQueue {
       if (leaders.length === 1) outcomes = [err as Error];
       else {
         outcomes = [];
-        for (const l of leaders) outcomes.push(await callPost(this.pool, [l], false).then((o) => o[0], (e: Error) => e));
+        for (const l of leaders)
+          outcomes.push(
+            await callPost(this.pool, [l], false).then(
+              (o) => o[0],
+              (e: Error) => e,
+            ),
+          );
       }
     }
     const requeue: Waiting[] = [];
@@ -295,7 +382,11 @@ class PostQueue {
       if (isResult(o)) {
         l.resolve(o);
         for (const f of fs) {
-          try { f.resolve(replay(o.transaction, f.input)); } catch (e) { f.reject(e); }
+          try {
+            f.resolve(replay(o.transaction, f.input));
+          } catch (e) {
+            f.reject(e);
+          }
         }
       } else {
         l.reject(o);
@@ -309,6 +400,9 @@ class PostQueue {
 const queues = new WeakMap<pg.Pool, PostQueue>();
 function queueOf(pool: pg.Pool): PostQueue {
   let q = queues.get(pool);
-  if (!q) { q = new PostQueue(pool); queues.set(pool, q); }
+  if (!q) {
+    q = new PostQueue(pool);
+    queues.set(pool, q);
+  }
   return q;
 }

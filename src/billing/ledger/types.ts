@@ -8,7 +8,10 @@ export const CURRENCIES: readonly Currency[] = ["KRW", "USD"];
 export const UNITS_PER_MAJOR: Record<Currency, number> = { KRW: 1, USD: 1_000_000 };
 
 export type OwnerKind = "account" | "org" | "partner" | "partner_child" | "platform";
-export interface WalletOwner { kind: OwnerKind; id: string }
+export interface WalletOwner {
+  kind: OwnerKind;
+  id: string;
+}
 export type WalletPolicy = "prepaid" | "postpaid" | "suite" | "system";
 export type SystemWalletName = "revenue" | "payments-clearing" | "adjustments" | "bank-clearing" | "partner-settlement";
 export type SourceType = "topup" | "usage" | "refund" | "transfer" | "adjustment" | "invoice";
@@ -26,7 +29,10 @@ export interface Wallet {
   created_at: Date;
 }
 
-export interface Leg { walletId: string; amount: number }
+export interface Leg {
+  walletId: string;
+  amount: number;
+}
 
 /**
  * A new transaction id: a time-ordered UUID (version 7: 48-bit Unix milliseconds, then random bits), so
@@ -58,7 +64,12 @@ export interface PostOptions {
   overdraft?: boolean;
 }
 
-export interface LedgerEntry { id: number; wallet_id: string; amount: number; balance_after: number | null }
+export interface LedgerEntry {
+  id: number;
+  wallet_id: string;
+  amount: number;
+  balance_after: number | null;
+}
 
 export interface LedgerTransaction {
   id: string;
@@ -72,21 +83,35 @@ export interface LedgerTransaction {
   entries: LedgerEntry[];
 }
 
-export type LedgerErrorCode = "insufficient_funds" | "unbalanced" | "invalid_amount" | "idempotency_conflict" | "unknown_wallet" | "currency_mismatch";
+export type LedgerErrorCode =
+  | "insufficient_funds"
+  | "unbalanced"
+  | "invalid_amount"
+  | "idempotency_conflict"
+  | "unknown_wallet"
+  | "currency_mismatch";
 
 export class LedgerError extends Error implements MapsToApiError {
-  constructor(readonly code: LedgerErrorCode, message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: LedgerErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
   }
   /** the catalog entry an API answers with */
   toApiError(): ApiError {
-    const code: ErrorCode = this.code === "insufficient_funds" ? "insufficient_funds"
-      : this.code === "idempotency_conflict" ? "idempotency_conflict"
-      : this.code === "unknown_wallet" ? "not_found" : "invalid_request";
+    const code: ErrorCode =
+      this.code === "insufficient_funds"
+        ? "insufficient_funds"
+        : this.code === "idempotency_conflict"
+          ? "idempotency_conflict"
+          : this.code === "unknown_wallet"
+            ? "not_found"
+            : "invalid_request";
     return new ApiError(code, this.message);
   }
   get status(): number {
     return this.toApiError().status;
   }
 }
-

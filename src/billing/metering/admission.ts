@@ -18,9 +18,12 @@ export function fundsCheck(catalog: () => PriceCatalog = prices): AdmissionCheck
     if (wallet && wallet.policy !== "prepaid") return;
     const balance = wallet?.balance ?? 0;
     if (balance <= 0 || wallet?.overdue_since) {
-      throw new ApiError("insufficient_funds", wallet?.overdue_since
-        ? `The account is overdue (balance ${balance} KRW); top up before creating paid resources.`
-        : `A ${r.size} ${r.kind} is paid and the balance is ${balance} KRW; top up first.`);
+      throw new ApiError(
+        "insufficient_funds",
+        wallet?.overdue_since
+          ? `The account is overdue (balance ${balance} KRW); top up before creating paid resources.`
+          : `A ${r.size} ${r.kind} is paid and the balance is ${balance} KRW; top up first.`,
+      );
     }
   };
 }

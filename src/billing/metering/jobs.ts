@@ -13,7 +13,22 @@ export const OVERDUE_JOB = "billing.enforce-overdue";
  */
 export function billingJobs(deps: { db: Db; kernel: Kernel; overdue: OverduePolicy }): JobSpec[] {
   return [
-    { name: METER_JOB, cron: "* * * * *", retryLimit: 3, expireInSeconds: 600, handler: async () => { await meterNow(deps.db, deps.kernel.metering); } },
-    { name: OVERDUE_JOB, cron: "*/5 * * * *", retryLimit: 3, handler: async () => { await enforceOverdue(deps, deps.overdue); } },
+    {
+      name: METER_JOB,
+      cron: "* * * * *",
+      retryLimit: 3,
+      expireInSeconds: 600,
+      handler: async () => {
+        await meterNow(deps.db, deps.kernel.metering);
+      },
+    },
+    {
+      name: OVERDUE_JOB,
+      cron: "*/5 * * * *",
+      retryLimit: 3,
+      handler: async () => {
+        await enforceOverdue(deps, deps.overdue);
+      },
+    },
   ];
 }

@@ -39,7 +39,12 @@ export interface MeterOptions {
   afterBatchWrite?: (batch: number) => Promise<void> | void;
 }
 
-export interface MeterResult { interval_start: Date; records: number; charged_krw: number; transactions: number }
+export interface MeterResult {
+  interval_start: Date;
+  records: number;
+  charged_krw: number;
+  transactions: number;
+}
 
 export function intervalStartOf(at: Date, catalog: PriceCatalog = prices()): Date {
   const ms = catalog.meter_interval_seconds * 1000;
@@ -50,7 +55,12 @@ export function intervalStartOf(at: Date, catalog: PriceCatalog = prices()): Dat
  * Meters one interval for every resource of every source holding resources in it; safe to run any number
  * of times, anywhere.
  */
-export async function meterInterval(db: Db, sources: readonly MeteringSource[], intervalStart: Date, opts: MeterOptions = {}): Promise<MeterResult> {
+export async function meterInterval(
+  db: Db,
+  sources: readonly MeteringSource[],
+  intervalStart: Date,
+  opts: MeterOptions = {},
+): Promise<MeterResult> {
   const catalog = opts.catalog ?? prices();
   const batchSize = opts.batchSize ?? 5000;
   const intervalEnd = new Date(intervalStart.getTime() + catalog.meter_interval_seconds * 1000);
@@ -64,7 +74,11 @@ export async function meterInterval(db: Db, sources: readonly MeteringSource[], 
         await repo.lockInterval(tx, intervalStart);
         const rows = await source.billable(tx, { createdBefore: intervalEnd, after, limit: batchSize });
         if (!rows.length) return null;
-        const metered = await repo.meteredAmong(tx, intervalStart, rows.map((r) => r.id));
+        const metered = await repo.meteredAmong(
+          tx,
+          intervalStart,
+          rows.map((r) => r.id),
+        );
         const fresh = rows.filter((r) => !metered.has(r.id));
         if (fresh.length) {
           await chargeBatch(tx, { source, rows: fresh, intervalStart, catalog, revenue, result });
@@ -85,9 +99,17 @@ export async function meterInterval(db: Db, sources: readonly MeteringSource[], 
  * One batch, set-based: prices in bulk, the owners' wallets in one statement, their carries locked and
  * updated in one statement each (wallet id order), one postMany for the whole batch, one insert of records.
  */
-async function chargeBatch(tx: pg.PoolClient, b: {
-  source: MeteringSource; rows: MeteredResource[]; intervalStart: Date; catalog: PriceCatalog; revenue: string; result: MeterResult;
-}): Promise<void> {
+async function chargeBatch(
+  tx: pg.PoolClient,
+  b: {
+    source: MeteringSource;
+    rows: MeteredResource[];
+    intervalStart: Date;
+    catalog: PriceCatalog;
+    revenue: string;
+    result: MeterResult;
+  },
+): Promise<void> {
   const { source, rows, intervalStart, catalog } = b;
   const seconds = catalog.meter_interval_seconds;
   const at = intervalStart.toISOString();
@@ -96,7 +118,12 @@ async function chargeBatch(tx: pg.PoolClient, b: {
   const charges = rows.map((r) => charge(catalog, source.kind, r, seconds));
   // per wallet the new micro-won; whole won are charged by one ledger transaction per wallet and batch
   const perWallet = new Map<string, number>();
-  rows.forEach((r, i) => perWallet.set(walletOf(r), (perWallet.get(walletOf(r)) ?? 0) + charges[i].instance_micro + charges[i].storage_micro));
+  rows.forEach((r, i) =>
+    perWallet.set(
+      walletOf(r),
+      (perWallet.get(walletOf(r)) ?? 0) + charges[i].instance_micro + charges[i].storage_micro,
+    ),
+  );
   const walletIds = [...perWallet.keys()].filter((w) => perWallet.get(w)! > 0).sort();
   const txOf = new Map<string, string>();
   if (walletIds.length) {
@@ -109,8 +136,14 @@ async function chargeBatch(tx: pg.PoolClient, b: {
         const id = randomUUID();
         txOf.set(w, id);
         posts.push({
-          id, currency: "KRW", source: { type: "usage", id: at },
-          idempotencyKey: `usage:${w}:${at}:${source.kind}:${rows[0].id}`, legs: [{ walletId: w, amount: -won }, { walletId: b.revenue, amount: won }],
+          id,
+          currency: "KRW",
+          source: { type: "usage", id: at },
+          idempotencyKey: `usage:${w}:${at}:${source.kind}:${rows[0].id}`,
+          legs: [
+            { walletId: w, amount: -won },
+            { walletId: b.revenue, amount: won },
+          ],
           memo: `usage ${at}`,
         });
         b.result.charged_krw += won;
@@ -121,10 +154,24 @@ async function chargeBatch(tx: pg.PoolClient, b: {
     // usage already consumed: a prepaid wallet may go below 0 and becomes overdue
     b.result.transactions += (await postMany(tx, posts, { overdraft: true })).length;
   }
-  b.result.records += await repo.insertUsageRecords(tx, intervalStart, seconds, rows.map((r, i) => ({
-    kind: source.kind, resourceId: r.id, accountId: r.accountId, owner: r.owner, walletId: walletOf(r), size: r.size, state: r.state,
-    storageGb: r.storageGb, instanceMicro: charges[i].instance_micro, storageMicro: charges[i].storage_micro, transactionId: txOf.get(walletOf(r)) ?? null,
-  })));
+  b.result.records += await repo.insertUsageRecords(
+    tx,
+    intervalStart,
+    seconds,
+    rows.map((r, i) => ({
+      kind: source.kind,
+      resourceId: r.id,
+      accountId: r.accountId,
+      owner: r.owner,
+      walletId: walletOf(r),
+      size: r.size,
+      state: r.state,
+      storageGb: r.storageGb,
+      instanceMicro: charges[i].instance_micro,
+      storageMicro: charges[i].storage_micro,
+      transactionId: txOf.get(walletOf(r)) ?? null,
+    })),
+  );
 }
 
 function uniqueOwners(rows: MeteredResource[]) {

@@ -8,7 +8,8 @@ export interface OverduePolicy {
   graceHours: number;
 }
 
-export const OVERDUE_PAUSE_REASON = "Paused because the account is overdue; it starts again once the balance is topped up.";
+export const OVERDUE_PAUSE_REASON =
+  "Paused because the account is overdue; it starts again once the balance is topped up.";
 
 /**
  * What a balance running out does to running resources. New paid creation is blocked either way
@@ -16,7 +17,10 @@ export const OVERDUE_PAUSE_REASON = "Paused because the account is overdue; it s
  * the grace period are paused in every area (kernel.pauseOwner), and resumed by this same job once the
  * wallet is settled. The owners billing paused are recorded (before pausing), so resume touches only those.
  */
-export async function enforceOverdue(p: { db: Db; kernel: Pick<Kernel, "pauseOwner" | "resumeOwner"> }, policy: OverduePolicy): Promise<{ paused: string[]; resumed: string[] }> {
+export async function enforceOverdue(
+  p: { db: Db; kernel: Pick<Kernel, "pauseOwner" | "resumeOwner"> },
+  policy: OverduePolicy,
+): Promise<{ paused: string[]; resumed: string[] }> {
   if (policy.action === "keep") return { paused: [], resumed: [] };
   const paused: string[] = [];
   const resumed: string[] = [];
@@ -30,4 +34,3 @@ export async function enforceOverdue(p: { db: Db; kernel: Pick<Kernel, "pauseOwn
   }
   return { paused, resumed };
 }
-

@@ -16,7 +16,9 @@ export async function lockInterval(q: Queryable, intervalStart: Date): Promise<v
 /** Those of the ids that already have a record for the interval (index usage_records_once). */
 export async function meteredAmong(q: Queryable, intervalStart: Date, ids: string[]): Promise<Set<string>> {
   const { rows } = await q.query<{ resource_id: string }>(
-    "SELECT resource_id FROM usage_records WHERE resource_id = ANY($1::uuid[]) AND interval_start = $2", [ids, intervalStart]);
+    "SELECT resource_id FROM usage_records WHERE resource_id = ANY($1::uuid[]) AND interval_start = $2",
+    [ids, intervalStart],
+  );
   return new Set(rows.map((r) => r.resource_id));
 }
 
@@ -24,9 +26,12 @@ export async function meteredAmong(q: Queryable, intervalStart: Date, ids: strin
 export async function ownerWallets(q: Queryable, owners: Owner[]): Promise<Map<string, string>> {
   const kinds = owners.map((o) => walletOwnerOf(o).kind);
   const ids = owners.map((o) => o.id);
-  const find = () => q.query<{ id: string; owner_kind: string; owner_id: string }>(
-    `SELECT w.id, w.owner_kind, w.owner_id FROM ledger_wallets w JOIN unnest($1::text[], $2::text[]) AS o(k, i) ON w.owner_kind = o.k AND w.owner_id = o.i
-      WHERE w.currency = 'KRW'`, [kinds, ids]);
+  const find = () =>
+    q.query<{ id: string; owner_kind: string; owner_id: string }>(
+      `SELECT w.id, w.owner_kind, w.owner_id FROM ledger_wallets w JOIN unnest($1::text[], $2::text[]) AS o(k, i) ON w.owner_kind = o.k AND w.owner_id = o.i
+      WHERE w.currency = 'KRW'`,
+      [kinds, ids],
+    );
   let { rows } = await find();
   if (rows.length < owners.length) {
     await q.query(
@@ -51,25 +56,55 @@ export async function lockCarries(q: Queryable, walletIds: string[]): Promise<Ma
 }
 
 export async function setCarries(q: Queryable, walletIds: string[], micro: number[]): Promise<void> {
-  await q.query("UPDATE usage_carry c SET micro = v.m FROM unnest($1::uuid[], $2::bigint[]) AS v(w, m) WHERE c.wallet_id = v.w", [walletIds, micro]);
+  await q.query(
+    "UPDATE usage_carry c SET micro = v.m FROM unnest($1::uuid[], $2::bigint[]) AS v(w, m) WHERE c.wallet_id = v.w",
+    [walletIds, micro],
+  );
 }
 
 export interface UsageRecord {
-  kind: string; resourceId: string; accountId: string; owner: Owner; walletId: string;
-  size: string; state: string; storageGb: number; instanceMicro: number; storageMicro: number; transactionId: string | null;
+  kind: string;
+  resourceId: string;
+  accountId: string;
+  owner: Owner;
+  walletId: string;
+  size: string;
+  state: string;
+  storageGb: number;
+  instanceMicro: number;
+  storageMicro: number;
+  transactionId: string | null;
 }
 
 /** A plain insert: under the interval lock these rows are new; a duplicate aborts the batch (usage_records_once). */
-export async function insertUsageRecords(q: Queryable, intervalStart: Date, seconds: number, records: UsageRecord[]): Promise<number> {
+export async function insertUsageRecords(
+  q: Queryable,
+  intervalStart: Date,
+  seconds: number,
+  records: UsageRecord[],
+): Promise<number> {
   const col = <T>(f: (r: UsageRecord) => T) => records.map(f);
   const { rowCount } = await q.query(
     `INSERT INTO usage_records (resource_kind, resource_id, account_id, owner_kind, owner_id, wallet_id, interval_start, interval_seconds, size, state, storage_gb, instance_micro, storage_micro, transaction_id)
      SELECT k, r, a, ok, oi, w, $1, $2, s, st, g, im, sm, t
        FROM unnest($3::text[], $4::uuid[], $5::uuid[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::text[], $11::int[], $12::bigint[], $13::bigint[], $14::uuid[])
          AS v(k, r, a, ok, oi, w, s, st, g, im, sm, t)`,
-    [intervalStart, seconds, col((r) => r.kind), col((r) => r.resourceId), col((r) => r.accountId), col((r) => r.owner.kind), col((r) => r.owner.id),
-      col((r) => r.walletId), col((r) => r.size), col((r) => r.state), col((r) => r.storageGb), col((r) => r.instanceMicro), col((r) => r.storageMicro),
-      col((r) => r.transactionId)],
+    [
+      intervalStart,
+      seconds,
+      col((r) => r.kind),
+      col((r) => r.resourceId),
+      col((r) => r.accountId),
+      col((r) => r.owner.kind),
+      col((r) => r.owner.id),
+      col((r) => r.walletId),
+      col((r) => r.size),
+      col((r) => r.state),
+      col((r) => r.storageGb),
+      col((r) => r.instanceMicro),
+      col((r) => r.storageMicro),
+      col((r) => r.transactionId),
+    ],
   );
   return rowCount ?? 0;
 }
@@ -89,7 +124,10 @@ export async function overdueOwners(q: Queryable, graceHours: number): Promise<O
 }
 
 export async function recordOverduePause(q: Queryable, owner: Owner): Promise<void> {
-  await q.query("INSERT INTO billing_overdue_pauses (owner_kind, owner_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [owner.kind, owner.id]);
+  await q.query("INSERT INTO billing_overdue_pauses (owner_kind, owner_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+    owner.kind,
+    owner.id,
+  ]);
 }
 
 /** Owners billing paused whose KRW wallet is no longer overdue (settled, or no longer prepaid). */

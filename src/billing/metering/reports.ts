@@ -10,10 +10,20 @@ import * as repo from "./repo.js";
 
 export const krw = (micro: number) => Math.floor(micro / MICRO);
 
-export interface KindUsage { kind: string; instance_microkrw: number; storage_microkrw: number; amount_microkrw: number; amount_krw: number }
+export interface KindUsage {
+  kind: string;
+  instance_microkrw: number;
+  storage_microkrw: number;
+  amount_microkrw: number;
+  amount_krw: number;
+}
 
 const kindUsage = (kind: string, instance: number, storage: number): KindUsage => ({
-  kind, instance_microkrw: instance, storage_microkrw: storage, amount_microkrw: instance + storage, amount_krw: krw(instance + storage),
+  kind,
+  instance_microkrw: instance,
+  storage_microkrw: storage,
+  amount_microkrw: instance + storage,
+  amount_krw: krw(instance + storage),
 });
 
 /** Per UTC day (from <= day < to), per resource kind, with totals. */
@@ -26,17 +36,25 @@ export async function usageDaily(q: Queryable, owner: Owner, from: Date, to: Dat
   }
   const totalMicro = rows.reduce((s, r) => s + r.instance + r.storage, 0);
   return {
-    from: from.toISOString().slice(0, 10), to: to.toISOString().slice(0, 10), currency: "KRW" as const,
+    from: from.toISOString().slice(0, 10),
+    to: to.toISOString().slice(0, 10),
+    currency: "KRW" as const,
     days: [...days].map(([date, kinds]) => {
       const micro = kinds.reduce((s, k) => s + k.amount_microkrw, 0);
       return { date, kinds, total_microkrw: micro, total_krw: krw(micro) };
     }),
-    total_microkrw: totalMicro, total_krw: krw(totalMicro),
+    total_microkrw: totalMicro,
+    total_krw: krw(totalMicro),
   };
 }
 
 /** Micro-won per hour of everything the owner holds now (running instances, kept storage), over every source. */
-export async function burnRateMicro(q: Queryable, sources: readonly MeteringSource[], owner: Owner, catalog: PriceCatalog = prices()): Promise<number> {
+export async function burnRateMicro(
+  q: Queryable,
+  sources: readonly MeteringSource[],
+  owner: Owner,
+  catalog: PriceCatalog = prices(),
+): Promise<number> {
   let micro = 0;
   for (const source of sources) {
     for (const r of await source.billableOf(q, owner)) micro += hourlyMicro(catalog, source.kind, r);
@@ -66,5 +84,14 @@ export async function monthToDate(q: Queryable, sources: readonly MeteringSource
   const burn = await burnRateMicro(q, sources, owner);
   // the rest of the month at the current rate, from now to the first instant of next month
   const remainingMicro = Math.floor((burn * Math.max(0, end.getTime() - now.getTime())) / 3_600_000);
-  return { period, start, end, kinds, mtdMicro, burnMicro: burn, projectedMicro: mtdMicro + remainingMicro, perResource };
+  return {
+    period,
+    start,
+    end,
+    kinds,
+    mtdMicro,
+    burnMicro: burn,
+    projectedMicro: mtdMicro + remainingMicro,
+    perResource,
+  };
 }

@@ -10,7 +10,11 @@ import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.j
  * Operator credit: an `adjustment` entry from the platform's adjustments wallet to the account's wallet,
  * in ledger units (KRW won, USD micro-dollars). The reason is kept as the entry's memo.
  */
-export async function creditAccount(db: Db, caller: Principal | null, input: { accountId: string; amount: number; currency: Currency; reason: string }) {
+export async function creditAccount(
+  db: Db,
+  caller: Principal | null,
+  input: { accountId: string; amount: number; currency: Currency; reason: string },
+) {
   return auditedTransaction(db, caller, async (tx) => {
     if (!(await isLiveAccount(tx, input.accountId))) throw notFound("account");
     const wallet = await walletFor(tx, { kind: "account", id: input.accountId }, input.currency);
@@ -21,10 +25,21 @@ export async function creditAccount(db: Db, caller: Principal | null, input: { a
       source: { type: "adjustment", id: sourceId },
       // a retry with the same Idempotency-Key header is answered by the HTTP layer without posting again
       idempotencyKey: `adjustment:${sourceId}`,
-      legs: [{ walletId: wallet.id, amount: input.amount }, { walletId: adjustments.id, amount: -input.amount }],
+      legs: [
+        { walletId: wallet.id, amount: input.amount },
+        { walletId: adjustments.id, amount: -input.amount },
+      ],
       memo: input.reason,
     });
     const entry = transaction.entries.find((e) => e.wallet_id === wallet.id)!;
-    return { transaction_id: transaction.id, account_id: input.accountId, currency: input.currency, amount: input.amount, reason: input.reason, balance: entry.balance_after!, created_at: transaction.created_at };
+    return {
+      transaction_id: transaction.id,
+      account_id: input.accountId,
+      currency: input.currency,
+      amount: input.amount,
+      reason: input.reason,
+      balance: entry.balance_after!,
+      created_at: transaction.created_at,
+    };
   });
 }

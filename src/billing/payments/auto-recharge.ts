@@ -26,7 +26,10 @@ export async function runAutoRecharge(deps: PaymentDeps): Promise<{ charged: num
   // charges left in flight by a crash or an unknown answer: the same idempotency keys make the retry safe
   for (const stale of await repo.staleInFlight(deps.db, STALE_SECONDS)) {
     const topup = await repo.findTopup(deps.db, stale.in_flight_topup_id);
-    if (topup) await charge(deps, topup).catch((err) => deps.log.error({ err, topup: topup.id }, "auto-recharge retry of a stale charge failed"));
+    if (topup)
+      await charge(deps, topup).catch((err) =>
+        deps.log.error({ err, topup: topup.id }, "auto-recharge retry of a stale charge failed"),
+      );
   }
   for (const due of await repo.dueAutoRecharges(deps.db, BATCH)) {
     const topup = await claim(deps, { owner: repo.settingsOwner(due), accountId: due.account_id });
@@ -57,8 +60,13 @@ async function claim(deps: PaymentDeps, payer: repo.Payer): Promise<repo.TopupRo
     const id = randomUUID();
     // the account that set auto-recharge up is the one recorded as acting
     const topup = await repo.insertTopup(tx, payer, {
-      id, provider: card.provider, currency: settings.currency, amount: settings.amount,
-      credit_amount: toLedgerUnits(settings.currency, settings.amount), origin: "auto_recharge", order_id: `auto-${id}`,
+      id,
+      provider: card.provider,
+      currency: settings.currency,
+      amount: settings.amount,
+      credit_amount: toLedgerUnits(settings.currency, settings.amount),
+      origin: "auto_recharge",
+      order_id: `auto-${id}`,
     });
     // nothing claimed: the exception rolls the top-up back with it
     if (!(await repo.claimAutoRecharge(tx, payer.owner, id))) throw new NotClaimed();
@@ -82,23 +90,43 @@ async function charge(deps: PaymentDeps, topup: repo.TopupRow): Promise<repo.Top
   }
   const card = await repo.liveCard(deps.db, repo.topupOwner(topup), deps.secrets);
   if (!card || card.provider !== topup.provider) {
-    return withLockedTopup(deps.db, topup.id, (l) => fail(l, "card_missing", "The saved card was removed or replaced.", null, config));
+    return withLockedTopup(deps.db, topup.id, (l) =>
+      fail(l, "card_missing", "The saved card was removed or replaced.", null, config),
+    );
   }
   if (topup.provider === "stripe") {
-    if (!deps.stripe) return withLockedTopup(deps.db, topup.id, (l) => fail(l, "provider_unavailable", "Stripe is not configured.", null, config));
+    if (!deps.stripe)
+      return withLockedTopup(deps.db, topup.id, (l) =>
+        fail(l, "provider_unavailable", "Stripe is not configured.", null, config),
+      );
     let pi: Stripe.PaymentIntent;
     try {
-      pi = await deps.stripe.paymentIntents.create({
-        amount: topup.amount, currency: "usd", customer: card.customer_ref, payment_method: card.provider_ref,
-        off_session: true, confirm: true, description: AUTO_ORDER_NAME,
-        metadata: { topup_id: topup.id, account_id: topup.account_id, order_id: topup.order_id },
-      }, { idempotencyKey: `topup-create-${topup.id}` });
+      pi = await deps.stripe.paymentIntents.create(
+        {
+          amount: topup.amount,
+          currency: "usd",
+          customer: card.customer_ref,
+          payment_method: card.provider_ref,
+          off_session: true,
+          confirm: true,
+          description: AUTO_ORDER_NAME,
+          metadata: { topup_id: topup.id, account_id: topup.account_id, order_id: topup.order_id },
+        },
+        { idempotencyKey: `topup-create-${topup.id}` },
+      );
     } catch (err) {
       if (isStripeError(err) && (err.type === "StripeCardError" || err.type === "StripeInvalidRequestError")) {
         const raw = err.raw as { payment_intent?: { id?: string } } | undefined;
         return withLockedTopup(deps.db, topup.id, async (l) => {
-          if (raw?.payment_intent?.id && !l.topup.provider_ref) await repo.updateTopup(l.tx, topup.id, { provider_ref: raw.payment_intent.id });
-          return fail(l, err.decline_code ?? err.code ?? "card_declined", err.message, "requires_payment_method", config);
+          if (raw?.payment_intent?.id && !l.topup.provider_ref)
+            await repo.updateTopup(l.tx, topup.id, { provider_ref: raw.payment_intent.id });
+          return fail(
+            l,
+            err.decline_code ?? err.code ?? "card_declined",
+            err.message,
+            "requires_payment_method",
+            config,
+          );
         });
       }
       throw err; // unknown outcome: stays in flight, retried with the same idempotency key when stale
@@ -106,12 +134,22 @@ async function charge(deps: PaymentDeps, topup: repo.TopupRow): Promise<repo.Top
     return withLockedTopup(deps.db, topup.id, (l) => applyStripeIntent(l, pi, config));
   }
 
-  if (!deps.toss) return withLockedTopup(deps.db, topup.id, (l) => fail(l, "provider_unavailable", "Toss Payments is not configured.", null, config));
+  if (!deps.toss)
+    return withLockedTopup(deps.db, topup.id, (l) =>
+      fail(l, "provider_unavailable", "Toss Payments is not configured.", null, config),
+    );
   let payment: TossPayment;
   try {
-    payment = await deps.toss.chargeBillingKey(card.provider_ref, {
-      customerKey: card.customer_ref, amount: topup.amount, orderId: topup.order_id, orderName: AUTO_ORDER_NAME,
-    }, topup.id);
+    payment = await deps.toss.chargeBillingKey(
+      card.provider_ref,
+      {
+        customerKey: card.customer_ref,
+        amount: topup.amount,
+        orderId: topup.order_id,
+        orderName: AUTO_ORDER_NAME,
+      },
+      topup.id,
+    );
   } catch (err) {
     if (!(err instanceof TossError) || err.status === 0 || err.status >= 500) throw err;
     if (err.code === "DUPLICATED_ORDER_ID") {

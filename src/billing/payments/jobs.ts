@@ -10,11 +10,33 @@ import { tossClient } from "./toss.js";
 import type { PaymentDeps } from "./service.js";
 
 export function paymentDeps(db: Db, config: Config, log: FastifyBaseLogger, secrets: SecretBox): PaymentDeps {
-  return { db, config: config.payments, stripe: stripeClient(config.payments.stripe), toss: tossClient(config.payments.toss), log, secrets };
+  return {
+    db,
+    config: config.payments,
+    stripe: stripeClient(config.payments.stripe),
+    toss: tossClient(config.payments.toss),
+    log,
+    secrets,
+  };
 }
 
 /** `billing.auto-recharge` (every minute): charges saved cards of accounts below their threshold, once each. */
 export function paymentJobs(deps: { db: Db; config: Config; secrets: SecretBox }): JobSpec[] {
-  const payments = paymentDeps(deps.db, deps.config, pino({ level: deps.config.logLevel, name: "billing.auto-recharge" }), deps.secrets);
-  return [{ name: "billing.auto-recharge", cron: "* * * * *", retryLimit: 0, expireInSeconds: 600, handler: async () => { await runAutoRecharge(payments); } }];
+  const payments = paymentDeps(
+    deps.db,
+    deps.config,
+    pino({ level: deps.config.logLevel, name: "billing.auto-recharge" }),
+    deps.secrets,
+  );
+  return [
+    {
+      name: "billing.auto-recharge",
+      cron: "* * * * *",
+      retryLimit: 0,
+      expireInSeconds: 600,
+      handler: async () => {
+        await runAutoRecharge(payments);
+      },
+    },
+  ];
 }

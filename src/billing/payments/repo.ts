@@ -5,7 +5,10 @@ import type { Owner } from "../../kernel/owner.js";
 import type { Provider } from "./money.js";
 
 /** Who pays (the owner: wallet, card, settings are the owner's) and who acts (the account, recorded beside it). */
-export interface Payer { owner: Owner; accountId: string }
+export interface Payer {
+  owner: Owner;
+  accountId: string;
+}
 
 export type TopupStatus = "pending" | "succeeded" | "failed" | "refunded";
 
@@ -67,18 +70,38 @@ export interface AutoRechargeRow {
 
 const TOPUP = `id, account_id, owner_kind, owner_id, provider, currency, amount, credit_amount, origin, status, provider_ref, provider_status, order_id,
   client_secret, refunded_amount, failure_code, failure_message, credit_transaction_id, credited_at, created_at, updated_at`;
-const CARD = "id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year, created_at, deleted_at";
-const AUTO = "account_id, owner_kind, owner_id, enabled, currency, threshold, amount, in_flight_topup_id, consecutive_failures, next_attempt_at, last_attempt_at, last_error, updated_at";
+const CARD =
+  "id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year, created_at, deleted_at";
+const AUTO =
+  "account_id, owner_kind, owner_id, enabled, currency, threshold, amount, in_flight_topup_id, consecutive_failures, next_attempt_at, last_attempt_at, last_error, updated_at";
 
 // ---- top-ups
 
-export const topupOwner = (t: Pick<TopupRow, "owner_kind" | "owner_id">): Owner => ({ kind: t.owner_kind, id: t.owner_id });
+export const topupOwner = (t: Pick<TopupRow, "owner_kind" | "owner_id">): Owner => ({
+  kind: t.owner_kind,
+  id: t.owner_id,
+});
 
-export async function insertTopup(q: Queryable, payer: Payer, t: Pick<TopupRow, "id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">): Promise<TopupRow> {
+export async function insertTopup(
+  q: Queryable,
+  payer: Payer,
+  t: Pick<TopupRow, "id" | "provider" | "currency" | "amount" | "credit_amount" | "origin" | "order_id">,
+): Promise<TopupRow> {
   const { rows } = await q.query<TopupRow>(
     `INSERT INTO billing_topups (id, account_id, owner_kind, owner_id, provider, currency, amount, credit_amount, origin, order_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOPUP}`,
-    [t.id, payer.accountId, payer.owner.kind, payer.owner.id, t.provider, t.currency, t.amount, t.credit_amount, t.origin, t.order_id],
+    [
+      t.id,
+      payer.accountId,
+      payer.owner.kind,
+      payer.owner.id,
+      t.provider,
+      t.currency,
+      t.amount,
+      t.credit_amount,
+      t.origin,
+      t.order_id,
+    ],
   );
   return rows[0];
 }
@@ -86,7 +109,9 @@ export async function insertTopup(q: Queryable, payer: Payer, t: Pick<TopupRow, 
 /** A top-up by id; with an owner, only that owner's. */
 export async function findTopup(q: Queryable, id: string, owner?: Owner): Promise<TopupRow | null> {
   const { rows } = await q.query<TopupRow>(
-    `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid))`, [id, owner?.kind ?? null, owner?.id ?? null]);
+    `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid))`,
+    [id, owner?.kind ?? null, owner?.id ?? null],
+  );
   return rows[0] ?? null;
 }
 
@@ -96,7 +121,10 @@ export async function lockTopup(q: Queryable, id: string): Promise<TopupRow | nu
 }
 
 export async function findTopupByRef(q: Queryable, provider: Provider, ref: string): Promise<TopupRow | null> {
-  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE provider = $1 AND provider_ref = $2`, [provider, ref]);
+  const { rows } = await q.query<TopupRow>(
+    `SELECT ${TOPUP} FROM billing_topups WHERE provider = $1 AND provider_ref = $2`,
+    [provider, ref],
+  );
   return rows[0] ?? null;
 }
 
@@ -105,7 +133,20 @@ export async function findTopupByOrderId(q: Queryable, orderId: string): Promise
   return rows[0] ?? null;
 }
 
-type TopupPatch = Partial<Pick<TopupRow, "status" | "provider_ref" | "provider_status" | "client_secret" | "refunded_amount" | "failure_code" | "failure_message" | "credit_transaction_id" | "credited_at">>;
+type TopupPatch = Partial<
+  Pick<
+    TopupRow,
+    | "status"
+    | "provider_ref"
+    | "provider_status"
+    | "client_secret"
+    | "refunded_amount"
+    | "failure_code"
+    | "failure_message"
+    | "credit_transaction_id"
+    | "credited_at"
+  >
+>;
 
 export async function updateTopup(q: Queryable, id: string, patch: TopupPatch): Promise<TopupRow> {
   const keys = Object.keys(patch) as (keyof TopupPatch)[];
@@ -121,22 +162,36 @@ export async function updateTopup(q: Queryable, id: string, patch: TopupPatch): 
 
 export async function findCustomer(q: Queryable, owner: Owner, provider: Provider): Promise<string | null> {
   const { rows } = await q.query<{ customer_ref: string }>(
-    "SELECT customer_ref FROM billing_provider_customers WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3", [owner.kind, owner.id, provider]);
+    "SELECT customer_ref FROM billing_provider_customers WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3",
+    [owner.kind, owner.id, provider],
+  );
   return rows[0]?.customer_ref ?? null;
 }
 
 /** The payer a provider customer was created for (the account recorded is the one that created it). */
-export async function findPayerByCustomer(q: Queryable, provider: Provider, customerRef: string): Promise<Payer | null> {
+export async function findPayerByCustomer(
+  q: Queryable,
+  provider: Provider,
+  customerRef: string,
+): Promise<Payer | null> {
   const { rows } = await q.query<{ account_id: string; owner_kind: Owner["kind"]; owner_id: string }>(
-    "SELECT account_id, owner_kind, owner_id FROM billing_provider_customers WHERE provider = $1 AND customer_ref = $2", [provider, customerRef]);
+    "SELECT account_id, owner_kind, owner_id FROM billing_provider_customers WHERE provider = $1 AND customer_ref = $2",
+    [provider, customerRef],
+  );
   return rows[0] ? { accountId: rows[0].account_id, owner: { kind: rows[0].owner_kind, id: rows[0].owner_id } } : null;
 }
 
 /** Keeps the first customer recorded for the owner (a concurrent creator gets that one back). */
-export async function saveCustomer(q: Queryable, payer: Payer, provider: Provider, customerRef: string): Promise<string> {
+export async function saveCustomer(
+  q: Queryable,
+  payer: Payer,
+  provider: Provider,
+  customerRef: string,
+): Promise<string> {
   await q.query(
     "INSERT INTO billing_provider_customers (account_id, owner_kind, owner_id, provider, customer_ref) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-    [payer.accountId, payer.owner.kind, payer.owner.id, provider, customerRef]);
+    [payer.accountId, payer.owner.kind, payer.owner.id, provider, customerRef],
+  );
   return (await findCustomer(q, payer.owner, provider))!;
 }
 
@@ -147,28 +202,56 @@ export async function saveCustomer(q: Queryable, payer: Payer, provider: Provide
  * the platform key (kernel/secrets.ts); rows leave this file with it opened.
  */
 const CARD_REF = "billing_cards.provider_ref";
-const openCard = (box: SecretBox, row: CardRow): CardRow => ({ ...row, provider_ref: box.open(row.provider_ref, CARD_REF) });
+const openCard = (box: SecretBox, row: CardRow): CardRow => ({
+  ...row,
+  provider_ref: box.open(row.provider_ref, CARD_REF),
+});
 
 export async function liveCard(q: Queryable, owner: Owner, box: SecretBox, lock = false): Promise<CardRow | null> {
   const { rows } = await q.query<CardRow>(
-    `SELECT ${CARD} FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`, [owner.kind, owner.id]);
+    `SELECT ${CARD} FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL ${lock ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id],
+  );
   return rows[0] ? openCard(box, rows[0]) : null;
 }
 
 /** True when this provider reference was saved for the owner once and deleted since (compared opened: ciphertexts differ). */
-export async function cardWasDeleted(q: Queryable, owner: Owner, provider: Provider, ref: string, box: SecretBox): Promise<boolean> {
+export async function cardWasDeleted(
+  q: Queryable,
+  owner: Owner,
+  provider: Provider,
+  ref: string,
+  box: SecretBox,
+): Promise<boolean> {
   const { rows } = await q.query<{ provider_ref: string }>(
-    "SELECT provider_ref FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3 AND deleted_at IS NOT NULL", [owner.kind, owner.id, provider]);
+    "SELECT provider_ref FROM billing_cards WHERE owner_kind = $1 AND owner_id = $2 AND provider = $3 AND deleted_at IS NOT NULL",
+    [owner.kind, owner.id, provider],
+  );
   return rows.some((r) => box.open(r.provider_ref, CARD_REF) === ref);
 }
 
 export async function insertCard(
-  q: Queryable, payer: Payer, c: Omit<CardRow, "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">, box: SecretBox,
+  q: Queryable,
+  payer: Payer,
+  c: Omit<CardRow, "account_id" | "owner_kind" | "owner_id" | "created_at" | "deleted_at">,
+  box: SecretBox,
 ): Promise<CardRow> {
   const { rows } = await q.query<CardRow>(
     `INSERT INTO billing_cards (id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${CARD}`,
-    [c.id, payer.accountId, payer.owner.kind, payer.owner.id, c.provider, box.seal(c.provider_ref, CARD_REF), c.customer_ref, c.brand, c.last4, c.exp_month, c.exp_year],
+    [
+      c.id,
+      payer.accountId,
+      payer.owner.kind,
+      payer.owner.id,
+      c.provider,
+      box.seal(c.provider_ref, CARD_REF),
+      c.customer_ref,
+      c.brand,
+      c.last4,
+      c.exp_month,
+      c.exp_year,
+    ],
   );
   return openCard(box, rows[0]);
 }
@@ -179,16 +262,25 @@ export async function markCardDeleted(q: Queryable, cardId: string): Promise<voi
 
 // ---- auto-recharge
 
-export const settingsOwner = (a: Pick<AutoRechargeRow, "owner_kind" | "owner_id">): Owner => ({ kind: a.owner_kind, id: a.owner_id });
+export const settingsOwner = (a: Pick<AutoRechargeRow, "owner_kind" | "owner_id">): Owner => ({
+  kind: a.owner_kind,
+  id: a.owner_id,
+});
 
 export async function findAutoRecharge(q: Queryable, owner: Owner, lock = false): Promise<AutoRechargeRow | null> {
   const { rows } = await q.query<AutoRechargeRow>(
-    `SELECT ${AUTO} FROM billing_auto_recharge WHERE owner_kind = $1 AND owner_id = $2 ${lock ? "FOR UPDATE" : ""}`, [owner.kind, owner.id]);
+    `SELECT ${AUTO} FROM billing_auto_recharge WHERE owner_kind = $1 AND owner_id = $2 ${lock ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id],
+  );
   return rows[0] ?? null;
 }
 
 /** New settings start afresh: failures and back-off are forgotten (a charge under way stays marked). */
-export async function upsertAutoRecharge(q: Queryable, payer: Payer, a: Pick<AutoRechargeRow, "enabled" | "currency" | "threshold" | "amount">): Promise<AutoRechargeRow> {
+export async function upsertAutoRecharge(
+  q: Queryable,
+  payer: Payer,
+  a: Pick<AutoRechargeRow, "enabled" | "currency" | "threshold" | "amount">,
+): Promise<AutoRechargeRow> {
   const { rows } = await q.query<AutoRechargeRow>(
     `INSERT INTO billing_auto_recharge (account_id, owner_kind, owner_id, enabled, currency, threshold, amount) VALUES ($1, $6, $7, $2, $3, $4, $5)
      ON CONFLICT (owner_kind, owner_id) DO UPDATE SET account_id = EXCLUDED.account_id, enabled = EXCLUDED.enabled, currency = EXCLUDED.currency, threshold = EXCLUDED.threshold,
@@ -200,13 +292,18 @@ export async function upsertAutoRecharge(q: Queryable, payer: Payer, a: Pick<Aut
 }
 
 export async function disableAutoRecharge(q: Queryable, owner: Owner): Promise<void> {
-  await q.query("UPDATE billing_auto_recharge SET enabled = false, updated_at = now() WHERE owner_kind = $1 AND owner_id = $2", [owner.kind, owner.id]);
+  await q.query(
+    "UPDATE billing_auto_recharge SET enabled = false, updated_at = now() WHERE owner_kind = $1 AND owner_id = $2",
+    [owner.kind, owner.id],
+  );
 }
 
 /** Accounts whose auto-recharge may charge now: enabled, a live card, nothing in flight, not backing off. */
 export async function dueAutoRecharges(q: Queryable, limit: number): Promise<AutoRechargeRow[]> {
   const { rows } = await q.query<AutoRechargeRow>(
-    `SELECT ${AUTO.split(", ").map((c) => `a.${c}`).join(", ")} FROM billing_auto_recharge a
+    `SELECT ${AUTO.split(", ")
+      .map((c) => `a.${c}`)
+      .join(", ")} FROM billing_auto_recharge a
       WHERE a.enabled AND a.in_flight_topup_id IS NULL AND (a.next_attempt_at IS NULL OR a.next_attempt_at <= now())
         AND EXISTS (SELECT 1 FROM billing_cards c WHERE c.owner_kind = a.owner_kind AND c.owner_id = a.owner_id AND c.deleted_at IS NULL)
       ORDER BY a.owner_kind, a.owner_id LIMIT $1`,
@@ -228,10 +325,18 @@ export async function claimAutoRecharge(q: Queryable, owner: Owner, topupId: str
 export async function releaseAutoRechargeSuccess(q: Queryable, topupId: string): Promise<void> {
   await q.query(
     `UPDATE billing_auto_recharge SET in_flight_topup_id = NULL, consecutive_failures = 0, next_attempt_at = NULL, last_error = NULL
-      WHERE in_flight_topup_id = $1`, [topupId]);
+      WHERE in_flight_topup_id = $1`,
+    [topupId],
+  );
 }
 
-export async function releaseAutoRechargeFailure(q: Queryable, topupId: string, error: string, baseSeconds: number, maxSeconds: number): Promise<void> {
+export async function releaseAutoRechargeFailure(
+  q: Queryable,
+  topupId: string,
+  error: string,
+  baseSeconds: number,
+  maxSeconds: number,
+): Promise<void> {
   await q.query(
     `UPDATE billing_auto_recharge SET in_flight_topup_id = NULL, consecutive_failures = consecutive_failures + 1, last_error = $2,
         next_attempt_at = now() + least($4::bigint, $3::bigint * power(2, least(consecutive_failures, 30))::bigint) * interval '1 second'
@@ -253,8 +358,15 @@ export async function staleInFlight(q: Queryable, olderThanSeconds: number): Pro
 // ---- webhook events
 
 /** Records a provider event; false when it was recorded before (a redelivery). */
-export async function recordWebhookEvent(q: Queryable, provider: Provider, eventId: string, type: string): Promise<boolean> {
+export async function recordWebhookEvent(
+  q: Queryable,
+  provider: Provider,
+  eventId: string,
+  type: string,
+): Promise<boolean> {
   const { rowCount } = await q.query(
-    "INSERT INTO billing_webhook_events (provider, event_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [provider, eventId, type]);
+    "INSERT INTO billing_webhook_events (provider, event_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+    [provider, eventId, type],
+  );
   return (rowCount ?? 0) > 0;
 }

@@ -6,7 +6,9 @@ import { ORDER_NAME, AUTO_ORDER_NAME } from "./service.js";
 
 export const ErrorBody = { ...ErrorBodySchema, description: "Error" };
 
-export const ProviderSchema = Type.Union([Type.Literal("stripe"), Type.Literal("toss")], { description: "stripe (USD) or toss (KRW)" });
+export const ProviderSchema = Type.Union([Type.Literal("stripe"), Type.Literal("toss")], {
+  description: "stripe (USD) or toss (KRW)",
+});
 export const CurrencySchema = Type.Union([Type.Literal("USD"), Type.Literal("KRW")]);
 
 export const Topup = Type.Object({
@@ -19,7 +21,9 @@ export const Topup = Type.Object({
   origin: Type.Union([Type.Literal("manual"), Type.Literal("auto_recharge")]),
   order_id: Type.String({ description: "Toss orderId for the payment window" }),
   order_name: Type.String(),
-  client_secret: Nullable(Type.String({ description: "Stripe PaymentIntent client secret for Stripe.js (stripe top-ups)" })),
+  client_secret: Nullable(
+    Type.String({ description: "Stripe PaymentIntent client secret for Stripe.js (stripe top-ups)" }),
+  ),
   provider_ref: Nullable(Type.String({ description: "Stripe PaymentIntent id or Toss paymentKey" })),
   provider_status: Nullable(Type.String()),
   refunded_amount: Type.Integer({ description: "refunded so far, provider units" }),
@@ -29,11 +33,22 @@ export const Topup = Type.Object({
 });
 
 export const topupView = (t: TopupRow) => ({
-  id: t.id, provider: t.provider, currency: t.currency, amount: t.amount, credit_amount: t.credit_amount, status: t.status, origin: t.origin,
-  order_id: t.order_id, order_name: t.origin === "auto_recharge" ? AUTO_ORDER_NAME : ORDER_NAME, client_secret: t.client_secret,
-  provider_ref: t.provider_ref, provider_status: t.provider_status, refunded_amount: t.refunded_amount,
+  id: t.id,
+  provider: t.provider,
+  currency: t.currency,
+  amount: t.amount,
+  credit_amount: t.credit_amount,
+  status: t.status,
+  origin: t.origin,
+  order_id: t.order_id,
+  order_name: t.origin === "auto_recharge" ? AUTO_ORDER_NAME : ORDER_NAME,
+  client_secret: t.client_secret,
+  provider_ref: t.provider_ref,
+  provider_status: t.provider_status,
+  refunded_amount: t.refunded_amount,
   failure: t.failure_code ? { code: t.failure_code, message: t.failure_message ?? "" } : null,
-  credited_at: t.credited_at?.toISOString() ?? null, created_at: t.created_at.toISOString(),
+  credited_at: t.credited_at?.toISOString() ?? null,
+  created_at: t.created_at.toISOString(),
 });
 
 export const Card = Type.Object({
@@ -47,14 +62,27 @@ export const Card = Type.Object({
 });
 
 export const cardView = (c: CardRow) => ({
-  id: c.id, provider: c.provider, brand: c.brand, last4: c.last4, exp_month: c.exp_month, exp_year: c.exp_year, created_at: c.created_at.toISOString(),
+  id: c.id,
+  provider: c.provider,
+  brand: c.brand,
+  last4: c.last4,
+  exp_month: c.exp_month,
+  exp_year: c.exp_year,
+  created_at: c.created_at.toISOString(),
 });
 
 export const AutoRecharge = Type.Object({
   enabled: Type.Boolean(),
-  threshold: Type.Integer({ description: "charge when the balance falls below this, provider units (USD cents, KRW won)" }),
+  threshold: Type.Integer({
+    description: "charge when the balance falls below this, provider units (USD cents, KRW won)",
+  }),
   amount: Type.Integer({ description: "charged each time, provider units; 0 when never set" }),
-  currency: Type.Unsafe<"USD" | "KRW" | null>({ type: "string", enum: ["USD", "KRW"], nullable: true, description: "the saved card's currency; null before auto-recharge is first set" }),
+  currency: Type.Unsafe<"USD" | "KRW" | null>({
+    type: "string",
+    enum: ["USD", "KRW"],
+    nullable: true,
+    description: "the saved card's currency; null before auto-recharge is first set",
+  }),
   card: Nullable(Card),
   in_flight: Type.Boolean({ description: "a charge is under way" }),
   consecutive_failures: Type.Integer(),

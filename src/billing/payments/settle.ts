@@ -21,7 +21,12 @@ export type Locked = { tx: pg.PoolClient; topup: TopupRow };
  * Runs fn in a transaction holding the top-up's row lock (taken before any wallet lock); with the caller
  * of a request, its audit row commits in the same transaction.
  */
-export async function withLockedTopup<T>(db: Db, topupId: string, fn: (l: Locked) => Promise<T>, caller: Principal | null = null): Promise<T> {
+export async function withLockedTopup<T>(
+  db: Db,
+  topupId: string,
+  fn: (l: Locked) => Promise<T>,
+  caller: Principal | null = null,
+): Promise<T> {
   return auditedTransaction(db, caller, async (tx) => {
     const topup = await repo.lockTopup(tx, topupId);
     if (!topup) throw new Error(`top-up ${topupId} vanished`);
@@ -36,7 +41,8 @@ export const refundKey = (topupId: string, refundedTotal: number) => `topup:${to
 export async function credit(l: Locked, providerStatus: string): Promise<TopupRow> {
   const { tx, topup } = l;
   if (topup.credit_transaction_id) {
-    if (topup.provider_status !== providerStatus) l.topup = await repo.updateTopup(tx, topup.id, { provider_status: providerStatus });
+    if (topup.provider_status !== providerStatus)
+      l.topup = await repo.updateTopup(tx, topup.id, { provider_status: providerStatus });
     return l.topup;
   }
   const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
@@ -45,12 +51,19 @@ export async function credit(l: Locked, providerStatus: string): Promise<TopupRo
     currency: topup.currency,
     source: { type: "topup", id: topup.id },
     idempotencyKey: creditKey(topup.id),
-    legs: [{ walletId: wallet.id, amount: topup.credit_amount }, { walletId: clearing.id, amount: -topup.credit_amount }],
+    legs: [
+      { walletId: wallet.id, amount: topup.credit_amount },
+      { walletId: clearing.id, amount: -topup.credit_amount },
+    ],
     memo: `${topup.provider} top-up ${topup.order_id}`,
   });
   l.topup = await repo.updateTopup(tx, topup.id, {
-    status: "succeeded", provider_status: providerStatus, credit_transaction_id: transaction.id, credited_at: new Date(),
-    failure_code: null, failure_message: null,
+    status: "succeeded",
+    provider_status: providerStatus,
+    credit_transaction_id: transaction.id,
+    credited_at: new Date(),
+    failure_code: null,
+    failure_message: null,
   });
   if (topup.origin === "auto_recharge") await repo.releaseAutoRechargeSuccess(tx, topup.id);
   return l.topup;
@@ -63,40 +76,76 @@ export async function credit(l: Locked, providerStatus: string): Promise<TopupRo
  */
 export async function applyRefund(l: Locked, refundedTotal: number, providerStatus: string): Promise<TopupRow> {
   if (refundedTotal <= l.topup.refunded_amount) return l.topup;
-  if (refundedTotal > l.topup.amount) throw new Error(`refund ${refundedTotal} exceeds top-up ${l.topup.id} amount ${l.topup.amount}`);
+  if (refundedTotal > l.topup.amount)
+    throw new Error(`refund ${refundedTotal} exceeds top-up ${l.topup.id} amount ${l.topup.amount}`);
   // a refund implies the payment went through, even if its success has not reached us yet
   if (!l.topup.credit_transaction_id) await credit(l, providerStatus);
   const { tx, topup } = l;
   const delta = toLedgerUnits(topup.currency, refundedTotal - topup.refunded_amount);
   const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
   const clearing = await systemWallet(tx, "payments-clearing", topup.currency);
-  await post(tx, {
-    currency: topup.currency,
-    source: { type: "refund", id: topup.id },
-    idempotencyKey: refundKey(topup.id, refundedTotal),
-    legs: [{ walletId: wallet.id, amount: -delta }, { walletId: clearing.id, amount: delta }],
-    memo: `${topup.provider} refund of top-up ${topup.order_id}`,
-  }, { overdraft: true });
+  await post(
+    tx,
+    {
+      currency: topup.currency,
+      source: { type: "refund", id: topup.id },
+      idempotencyKey: refundKey(topup.id, refundedTotal),
+      legs: [
+        { walletId: wallet.id, amount: -delta },
+        { walletId: clearing.id, amount: delta },
+      ],
+      memo: `${topup.provider} refund of top-up ${topup.order_id}`,
+    },
+    { overdraft: true },
+  );
   l.topup = await repo.updateTopup(tx, topup.id, {
-    refunded_amount: refundedTotal, provider_status: providerStatus, status: refundedTotal === topup.amount ? "refunded" : "succeeded",
+    refunded_amount: refundedTotal,
+    provider_status: providerStatus,
+    status: refundedTotal === topup.amount ? "refunded" : "succeeded",
   });
   return l.topup;
 }
 
 /** A payment that will not complete: the top-up fails (never after a credit); auto-recharge backs off. */
-export async function fail(l: Locked, code: string, message: string, providerStatus: string | null, config: PaymentsConfig): Promise<TopupRow> {
+export async function fail(
+  l: Locked,
+  code: string,
+  message: string,
+  providerStatus: string | null,
+  config: PaymentsConfig,
+): Promise<TopupRow> {
   const { tx, topup } = l;
   if (topup.status !== "pending") return topup;
-  l.topup = await repo.updateTopup(tx, topup.id, { status: "failed", failure_code: code, failure_message: message, provider_status: providerStatus ?? topup.provider_status });
+  l.topup = await repo.updateTopup(tx, topup.id, {
+    status: "failed",
+    failure_code: code,
+    failure_message: message,
+    provider_status: providerStatus ?? topup.provider_status,
+  });
   if (topup.origin === "auto_recharge") {
-    await repo.releaseAutoRechargeFailure(tx, topup.id, `${code}: ${message}`, config.autoRechargeRetrySeconds, config.autoRechargeRetryMaxSeconds);
+    await repo.releaseAutoRechargeFailure(
+      tx,
+      topup.id,
+      `${code}: ${message}`,
+      config.autoRechargeRetrySeconds,
+      config.autoRechargeRetryMaxSeconds,
+    );
   }
   return l.topup;
 }
 
 /** An attempt that failed but may be retried on the same top-up (e.g. a declined card in the browser). */
-export async function noteAttemptFailure(l: Locked, code: string, message: string, providerStatus: string | null): Promise<TopupRow> {
+export async function noteAttemptFailure(
+  l: Locked,
+  code: string,
+  message: string,
+  providerStatus: string | null,
+): Promise<TopupRow> {
   if (l.topup.status !== "pending") return l.topup;
-  l.topup = await repo.updateTopup(l.tx, l.topup.id, { failure_code: code, failure_message: message, provider_status: providerStatus ?? l.topup.provider_status });
+  l.topup = await repo.updateTopup(l.tx, l.topup.id, {
+    failure_code: code,
+    failure_message: message,
+    provider_status: providerStatus ?? l.topup.provider_status,
+  });
   return l.topup;
 }

@@ -22,7 +22,12 @@ export function stripeClient(config: PaymentsConfig["stripe"]): Stripe | null {
 }
 
 /** Card display data of a PaymentMethod: never more than brand, last four digits and expiry. */
-export function cardDisplay(pm: Stripe.PaymentMethod): { brand: string | null; last4: string | null; exp_month: number | null; exp_year: number | null } {
+export function cardDisplay(pm: Stripe.PaymentMethod): {
+  brand: string | null;
+  last4: string | null;
+  exp_month: number | null;
+  exp_year: number | null;
+} {
   return {
     brand: pm.card?.brand ?? null,
     last4: pm.card?.last4 ?? null,
@@ -31,4 +36,5 @@ export function cardDisplay(pm: Stripe.PaymentMethod): { brand: string | null; l
   };
 }
 
-export const isStripeError = (err: unknown): err is Stripe.errors.StripeError => err instanceof Stripe.errors.StripeError;
+export const isStripeError = (err: unknown): err is Stripe.errors.StripeError =>
+  err instanceof Stripe.errors.StripeError;

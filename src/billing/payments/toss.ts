@@ -28,7 +28,11 @@ export interface TossBillingAuth {
 
 /** A refusal from Toss: its documented {code, message} body and the HTTP status. */
 export class TossError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -38,7 +42,11 @@ export interface TossClient {
   getPayment(paymentKey: string): Promise<TossPayment>;
   getPaymentByOrderId(orderId: string): Promise<TossPayment>;
   issueBillingKey(input: { authKey: string; customerKey: string }): Promise<TossBillingAuth>;
-  chargeBillingKey(billingKey: string, input: { customerKey: string; amount: number; orderId: string; orderName: string }, idempotencyKey: string): Promise<TossPayment>;
+  chargeBillingKey(
+    billingKey: string,
+    input: { customerKey: string; amount: number; orderId: string; orderName: string },
+    idempotencyKey: string,
+  ): Promise<TossPayment>;
 }
 
 const TIMEOUT_MS = 30_000;
@@ -55,16 +63,29 @@ export function tossClient(config: PaymentsConfig["toss"]): TossClient | null {
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
     let res: Response;
     try {
-      res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
+      res = await fetch(base + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
     } catch (err) {
-      throw new TossError(0, "NETWORK_ERROR", `Toss Payments could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TossError(
+        0,
+        "NETWORK_ERROR",
+        `Toss Payments could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
-      throw new TossError(res.status, "BAD_RESPONSE", `Toss Payments answered ${res.status} with a body that is not JSON.`);
+      throw new TossError(
+        res.status,
+        "BAD_RESPONSE",
+        `Toss Payments answered ${res.status} with a body that is not JSON.`,
+      );
     }
     if (!res.ok) {
       const e = (parsed ?? {}) as { code?: string; message?: string };

@@ -15,7 +15,8 @@ export interface WebhookResult {
   applied: boolean;
 }
 
-const notConfigured = (provider: string) => new ApiError("webhook_not_configured", `The ${provider} webhook is not configured on this platform.`);
+const notConfigured = (provider: string) =>
+  new ApiError("webhook_not_configured", `The ${provider} webhook is not configured on this platform.`);
 
 /**
  * Inbound payment events. Stripe: signature checked by the SDK on the raw body (with its tolerance window),
@@ -32,10 +33,21 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
       throw badRequest("invalid_signature", "The Stripe-Signature header is missing.");
     }
     try {
-      return deps.stripe.webhooks.constructEvent(raw, signature, config.stripe.webhookSecret, config.stripe.webhookToleranceSeconds);
+      return deps.stripe.webhooks.constructEvent(
+        raw,
+        signature,
+        config.stripe.webhookSecret,
+        config.stripe.webhookToleranceSeconds,
+      );
     } catch (err) {
-      log.warn({ reason: err instanceof Error ? err.message : String(err) }, "stripe webhook with a bad signature refused; nothing applied");
-      throw badRequest("invalid_signature", "The Stripe signature does not verify (wrong secret, altered body, or outside the tolerance window).");
+      log.warn(
+        { reason: err instanceof Error ? err.message : String(err) },
+        "stripe webhook with a bad signature refused; nothing applied",
+      );
+      throw badRequest(
+        "invalid_signature",
+        "The Stripe signature does not verify (wrong secret, altered body, or outside the tolerance window).",
+      );
     }
   }
 
@@ -51,7 +63,11 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
     }
   }
 
-  async function stripeEvent(raw: Buffer, signature: string | undefined, log: FastifyBaseLogger): Promise<WebhookResult> {
+  async function stripeEvent(
+    raw: Buffer,
+    signature: string | undefined,
+    log: FastifyBaseLogger,
+  ): Promise<WebhookResult> {
     const event = verifyStripe(raw, signature, log);
     const obj = event.data.object as unknown as Record<string, unknown>;
     // what needs the network is fetched before the transaction
@@ -64,7 +80,10 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
       if (!(await repo.recordWebhookEvent(tx, "stripe", event.id, event.type))) return false;
       const onTopup = async (topup: repo.TopupRow | null, fn: (l: Locked) => Promise<unknown>) => {
         if (!topup) {
-          log.info({ event: event.id, type: event.type }, "stripe event for no top-up of ours; recorded, nothing applied");
+          log.info(
+            { event: event.id, type: event.type },
+            "stripe event for no top-up of ours; recorded, nothing applied",
+          );
           return false;
         }
         const locked = await repo.lockTopup(tx, topup.id);
@@ -90,8 +109,13 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
           const piId = refOf(charge.payment_intent);
           const topup = piId ? await repo.findTopupByRef(tx, "stripe", piId) : null;
           return onTopup(topup, async (l) => {
-            if (charge.amount !== l.topup.amount || charge.currency.toLowerCase() !== "usd") throw new PaymentMismatch(`charge ${charge.id} amount ${charge.amount} ${charge.currency}`);
-            await applyRefund(l, charge.amount_refunded, l.topup.status === "pending" ? "succeeded" : l.topup.provider_status ?? "succeeded");
+            if (charge.amount !== l.topup.amount || charge.currency.toLowerCase() !== "usd")
+              throw new PaymentMismatch(`charge ${charge.id} amount ${charge.amount} ${charge.currency}`);
+            await applyRefund(
+              l,
+              charge.amount_refunded,
+              l.topup.status === "pending" ? "succeeded" : (l.topup.provider_status ?? "succeeded"),
+            );
           });
         }
         case "setup_intent.succeeded":
@@ -101,7 +125,12 @@ export function paymentWebhooks(deps: PaymentDeps, payments: PaymentsService) {
           const payer = customer ? await repo.findPayerByCustomer(tx, "stripe", customer) : null;
           if (!payer) return false; // detached since, or not our customer
           if (await repo.cardWasDeleted(tx, payer.owner, "stripe", pm.id, deps.secrets)) return false; // never resurrect a card the user removed
-          const { replaced } = await payments.storeCardIn(tx, payer, { provider: "stripe", provider_ref: pm.id, customer_ref: customer!, ...cardDisplay(pm) });
+          const { replaced } = await payments.storeCardIn(tx, payer, {
+            provider: "stripe",
+            provider_ref: pm.id,
+            customer_ref: customer!,
+            ...cardDisplay(pm),
+          });
           replacedCard = replaced;
           return true;
         }

@@ -191,7 +191,11 @@ export interface DatabaseProvider {
   listArchivedWal(id: string): Promise<BackupInfo[]>;
   verifyBackup(id: string, backupId: string): Promise<BackupVerification>;
   /** Retention: drops base backups and WAL not needed to recover to any moment within the last `days`. */
-  pruneBackups(id: string, retentionDays: number, now?: Date): Promise<{ removedBackups: string[]; removedWal: number }>;
+  pruneBackups(
+    id: string,
+    retentionDays: number,
+    now?: Date,
+  ): Promise<{ removedBackups: string[]; removedWal: number }>;
   walContinuity(id: string): Promise<WalContinuity>;
   recoverTo(id: string, req: RecoveryRequest): Promise<RecoveryResult>;
 
@@ -286,6 +290,7 @@ export function isProviderError(err: unknown, code?: ProviderErrorCode): err is 
 
 /** postgres:// URL for an endpoint; pass a password only where the spec lets one be shown. */
 export function connectionUrl(ep: Endpoint, password?: string, user = ep.user): string {
-  const auth = password === undefined ? encodeURIComponent(user) : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+  const auth =
+    password === undefined ? encodeURIComponent(user) : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
   return `postgres://${auth}@${ep.host}:${ep.port}/${encodeURIComponent(ep.database)}?sslmode=${ep.sslmode}`;
 }

@@ -9,30 +9,68 @@ import { Accepted, Backup, caller, Params, tags, write, type RouteDeps } from ".
 export function backupRoutes(app: FastifyInstance, { svc }: RouteDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.post("/v1/databases/:id/backup", {
-    config: { auth: write, errors: ["not_found", "not_running"], summaryKo: "즉시 스냅샷 백업(선택 label)." },
-    schema: { operationId: "backupDatabase", tags, summary: "Take a snapshot now; optional label.", params: Params, body: Body({ label: Type.Optional(Type.String({ maxLength: 100 })) }), response: { 202: Accepted } },
-  }, async (request, reply) => reply.code(202).send({ command_id: (await svc.backup(caller(request), request.params.id, request.body?.label)).commandId }));
+  r.post(
+    "/v1/databases/:id/backup",
+    {
+      config: { auth: write, errors: ["not_found", "not_running"], summaryKo: "즉시 스냅샷 백업(선택 label)." },
+      schema: {
+        operationId: "backupDatabase",
+        tags,
+        summary: "Take a snapshot now; optional label.",
+        params: Params,
+        body: Body({ label: Type.Optional(Type.String({ maxLength: 100 })) }),
+        response: { 202: Accepted },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send({ command_id: (await svc.backup(caller(request), request.params.id, request.body?.label)).commandId }),
+  );
 
-  r.post("/v1/databases/:id/restore", {
-    config: {
-      auth: write, errors: ["not_found", "bad_time", "future_time", "out_of_retention", "restore_not_ready", "not_restorable"],
-      summaryKo: "시점 복구(현재 501 restore_not_ready).",
+  r.post(
+    "/v1/databases/:id/restore",
+    {
+      config: {
+        auth: write,
+        errors: ["not_found", "bad_time", "future_time", "out_of_retention", "restore_not_ready", "not_restorable"],
+        summaryKo: "시점 복구(현재 501 restore_not_ready).",
+      },
+      schema: {
+        operationId: "restoreDatabase",
+        tags,
+        summary:
+          "Point-in-time restore; validates the target time, then 501 restore_not_ready unless DB_RESTORE_ENABLED=1.",
+        params: Params,
+        body: Body({
+          target_time: Type.Optional(Type.String({ maxLength: 64 })),
+          time: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: { 202: Accepted },
+      },
     },
-    schema: {
-      operationId: "restoreDatabase", tags, summary: "Point-in-time restore; validates the target time, then 501 restore_not_ready unless DB_RESTORE_ENABLED=1.", params: Params,
-      body: Body({ target_time: Type.Optional(Type.String({ maxLength: 64 })), time: Type.Optional(Type.String({ maxLength: 64 })) }), response: { 202: Accepted },
+    async (request, reply) => {
+      const { commandId } = await svc.restore(
+        caller(request),
+        request.params.id,
+        request.body?.target_time ?? request.body?.time,
+      );
+      return reply.code(202).send({ command_id: commandId });
     },
-  }, async (request, reply) => {
-    const { commandId } = await svc.restore(caller(request), request.params.id, request.body?.target_time ?? request.body?.time);
-    return reply.code(202).send({ command_id: commandId });
-  });
+  );
 
-  r.get("/v1/backups", {
-    config: { auth: { scope: "backups:read" }, summaryKo: "모든 백업 목록." },
-    schema: {
-      operationId: "listBackups", tags: ["backups"], summary: "Index of all the caller's backups, newest first.",
-      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })) }), response: { 200: Type.Array(Backup) },
+  r.get(
+    "/v1/backups",
+    {
+      config: { auth: { scope: "backups:read" }, summaryKo: "모든 백업 목록." },
+      schema: {
+        operationId: "listBackups",
+        tags: ["backups"],
+        summary: "Index of all the caller's backups, newest first.",
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })) }),
+        response: { 200: Type.Array(Backup) },
+      },
     },
-  }, async (request) => (await svc.backups(caller(request), request.query.limit ?? 200)).map(backupView));
+    async (request) => (await svc.backups(caller(request), request.query.limit ?? 200)).map(backupView),
+  );
 }

@@ -12,7 +12,15 @@ import { backupRoutes } from "./backups.js";
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
 export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState): Promise<void> {
   const svc = databasesService({
-    db: ctx.db, config: ctx.config, jobs: ctx.jobs, provider: state.provider, admission: ctx.kernel, poolAvailable: state.poolAvailable, changes: ctx.changes, secrets: ctx.secrets, hosts: ctx.kernel.hosts,
+    db: ctx.db,
+    config: ctx.config,
+    jobs: ctx.jobs,
+    provider: state.provider,
+    admission: ctx.kernel,
+    poolAvailable: state.poolAvailable,
+    changes: ctx.changes,
+    secrets: ctx.secrets,
+    hosts: ctx.kernel.hosts,
   });
   const deps: RouteDeps = { svc, config: ctx.config };
   for (const register of [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes]) register(app, deps);

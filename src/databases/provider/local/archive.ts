@@ -3,13 +3,24 @@ import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { BackupInfo, WalContinuity } from "../types.js";
 import {
-  HISTORY_RE, formatLsn, onLineage, parseLsn, parseSegmentName, segmentName, segmentOf,
-  timelineForSegment, timelineLineage, type TimelineSpan,
+  HISTORY_RE,
+  formatLsn,
+  onLineage,
+  parseLsn,
+  parseSegmentName,
+  segmentName,
+  segmentOf,
+  timelineForSegment,
+  timelineLineage,
+  type TimelineSpan,
 } from "./wal.js";
 
 /** The continuous WAL archive of one instance ($DATA_DIR/backups/<id>/wal), filled by archive_command. */
 
-export async function archivedSegments(walArchive: string, segBytes: number): Promise<{ name: string; tli: number; segNo: bigint }[]> {
+export async function archivedSegments(
+  walArchive: string,
+  segBytes: number,
+): Promise<{ name: string; tli: number; segNo: bigint }[]> {
   if (!existsSync(walArchive)) return [];
   const out: { name: string; tli: number; segNo: bigint }[] = [];
   for (const name of await readdir(walArchive)) {
@@ -28,10 +39,19 @@ export async function walBackups(instanceId: string, walArchive: string, segByte
     if (!st) continue;
     const start = seg.segNo * BigInt(segBytes);
     out.push({
-      id: seg.name, instanceId, kind: "wal", label: null, status: "complete",
-      sizeBytes: st.size, startedAt: st.mtime.toISOString(), finishedAt: st.mtime.toISOString(),
-      startLsn: formatLsn(start), stopLsn: formatLsn(start + BigInt(segBytes)), timeline: seg.tli,
-      manifestPath: null, path: file,
+      id: seg.name,
+      instanceId,
+      kind: "wal",
+      label: null,
+      status: "complete",
+      sizeBytes: st.size,
+      startedAt: st.mtime.toISOString(),
+      finishedAt: st.mtime.toISOString(),
+      startLsn: formatLsn(start),
+      stopLsn: formatLsn(start + BigInt(segBytes)),
+      timeline: seg.tli,
+      manifestPath: null,
+      path: file,
     });
   }
   return out;
@@ -70,15 +90,26 @@ export interface LiveWalPosition {
  * newest archived segment.
  */
 export async function checkContinuity(
-  walArchive: string, segBytes: number, backups: BackupInfo[], live: LiveWalPosition | null,
+  walArchive: string,
+  segBytes: number,
+  backups: BackupInfo[],
+  live: LiveWalPosition | null,
 ): Promise<WalContinuity> {
   const segments = await archivedSegments(walArchive, segBytes);
   const names = new Set(segments.map((s) => s.name));
   const timeline = live?.timeline ?? (await newestArchivedTimeline(walArchive));
   const lineage = await readLineage(walArchive, timeline);
   const empty: WalContinuity = {
-    ok: false, problem: null, baseBackupId: null, timeline, fromSegment: null, toSegment: null,
-    checkedSegments: 0, missing: [], pending: [], archiverFailure: live?.archiverFailure ?? null,
+    ok: false,
+    problem: null,
+    baseBackupId: null,
+    timeline,
+    fromSegment: null,
+    toSegment: null,
+    checkedSegments: 0,
+    missing: [],
+    pending: [],
+    archiverFailure: live?.archiverFailure ?? null,
   };
   if (timeline > 1 && lineage.length === 1) {
     return { ...empty, problem: `the history file of timeline ${timeline} is missing from the archive` };

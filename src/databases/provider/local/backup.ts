@@ -16,11 +16,28 @@ import { parseLsn, segmentBefore, segmentName, segmentOf } from "./wal.js";
  */
 
 /** Directories whose contents are rebuilt by the server at start and must not be copied (PostgreSQL docs, "Backing Up the Data Directory"). */
-const EMPTY_DIRS = new Set(["pg_wal", "pg_replslot", "pg_dynshmem", "pg_notify", "pg_serial", "pg_snapshots", "pg_stat_tmp", "pg_subtrans"]);
+const EMPTY_DIRS = new Set([
+  "pg_wal",
+  "pg_replslot",
+  "pg_dynshmem",
+  "pg_notify",
+  "pg_serial",
+  "pg_snapshots",
+  "pg_stat_tmp",
+  "pg_subtrans",
+]);
 /** Top-level files that describe the running server rather than the data, or that we write ourselves. */
 const SKIP_TOP_FILES = new Set([
-  "postmaster.pid", "postmaster.opts", "backup_label", "backup_label.old", "tablespace_map", "tablespace_map.old",
-  "standby.signal", "recovery.signal", "current_logfiles", "backup_manifest",
+  "postmaster.pid",
+  "postmaster.opts",
+  "backup_label",
+  "backup_label.old",
+  "tablespace_map",
+  "tablespace_map.old",
+  "standby.signal",
+  "recovery.signal",
+  "current_logfiles",
+  "backup_manifest",
 ]);
 
 export interface ManifestEntry {
@@ -55,7 +72,12 @@ interface CopyOptions {
  * very session (closing the session would abort it). Torn pages copied mid-write are repaired by the
  * full-page images in WAL replayed from startLsn.
  */
-export async function copyRunningCluster(admin: pg.Client, srcDataDir: string, dest: string, opts: CopyOptions): Promise<CopyResult> {
+export async function copyRunningCluster(
+  admin: pg.Client,
+  srcDataDir: string,
+  dest: string,
+  opts: CopyOptions,
+): Promise<CopyResult> {
   const startedAt = new Date().toISOString();
   const start = await admin.query<{ lsn: string }>("SELECT pg_backup_start($1, true)::text AS lsn", [opts.label]);
   let stopped = false;
@@ -90,7 +112,13 @@ export async function copyRunningCluster(admin: pg.Client, srcDataDir: string, d
   }
 }
 
-async function copyTree(srcRoot: string, destRoot: string, rel: string, out: ManifestEntry[], owner: RunAs | null): Promise<void> {
+async function copyTree(
+  srcRoot: string,
+  destRoot: string,
+  rel: string,
+  out: ManifestEntry[],
+  owner: RunAs | null,
+): Promise<void> {
   let entries;
   try {
     entries = await readdir(path.join(srcRoot, rel), { withFileTypes: true });
@@ -131,7 +159,11 @@ const WHOLE_FILE_MAX = 8 * 2 ** 20;
 const WORKERS = 8;
 
 /** One read of the source feeds both the copy and its sha256; null when the file vanished meanwhile. */
-async function copyFileHashed(src: string, dst: string, owner: RunAs | null): Promise<Omit<ManifestEntry, "path"> | null> {
+async function copyFileHashed(
+  src: string,
+  dst: string,
+  owner: RunAs | null,
+): Promise<Omit<ManifestEntry, "path"> | null> {
   try {
     const st = await stat(src);
     let result: Omit<ManifestEntry, "path">;
@@ -203,7 +235,10 @@ export async function sha256File(file: string): Promise<{ size: number; sha256: 
 // The backup store: $DATA_DIR/backups/<id>/base/<backupId>/{backup.json, manifest.json, data/}
 
 export function newBackupId(now = new Date()): string {
-  return `${now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}-${randomBytes(3).toString("hex")}`;
+  return `${now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z")}-${randomBytes(3).toString("hex")}`;
 }
 
 /**
@@ -211,8 +246,14 @@ export function newBackupId(now = new Date()): string {
  * when complete, so a kill -9 mid-backup leaves nothing that looks like a usable backup.
  */
 export async function takeBackup(
-  admin: pg.Client, srcDataDir: string, storeDir: string, walArchive: string, segBytes: number,
-  instanceId: string, kind: Exclude<BackupKind, "wal">, label: string | null,
+  admin: pg.Client,
+  srcDataDir: string,
+  storeDir: string,
+  walArchive: string,
+  segBytes: number,
+  instanceId: string,
+  kind: Exclude<BackupKind, "wal">,
+  label: string | null,
 ): Promise<BackupInfo> {
   await mkdir(storeDir, { recursive: true, mode: 0o700 });
   await removePartials(storeDir);
@@ -220,17 +261,29 @@ export async function takeBackup(
   const partial = path.join(storeDir, `${id}.partial`);
   const final = path.join(storeDir, id);
   const copy = await copyRunningCluster(admin, srcDataDir, path.join(partial, "data"), {
-    owner: null, label: `${kind}:${id}${label ? `:${label}` : ""}`.slice(0, 1000),
+    owner: null,
+    label: `${kind}:${id}${label ? `:${label}` : ""}`.slice(0, 1000),
   });
   // a backup is only complete once the WAL from its start to its end is archived
-  await waitForWal(walArchive, requiredWal({ startLsn: copy.startLsn, stopLsn: copy.stopLsn, timeline: copy.timeline }, segBytes), 15 * 60_000);
+  await waitForWal(
+    walArchive,
+    requiredWal({ startLsn: copy.startLsn, stopLsn: copy.stopLsn, timeline: copy.timeline }, segBytes),
+    15 * 60_000,
+  );
   const manifest: Manifest = { algorithm: "sha256", files: copy.files };
   await writeFile(path.join(partial, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
   const info: BackupInfo = {
-    id, instanceId, kind, label, status: "complete",
+    id,
+    instanceId,
+    kind,
+    label,
+    status: "complete",
     sizeBytes: copy.files.reduce((n, f) => n + f.size, 0),
-    startedAt: copy.startedAt, finishedAt: copy.finishedAt,
-    startLsn: copy.startLsn, stopLsn: copy.stopLsn, timeline: copy.timeline,
+    startedAt: copy.startedAt,
+    finishedAt: copy.finishedAt,
+    startLsn: copy.startLsn,
+    stopLsn: copy.stopLsn,
+    timeline: copy.timeline,
     manifestPath: path.join(final, "manifest.json"),
     path: final,
   };
@@ -281,14 +334,21 @@ export async function waitForWal(walArchive: string, names: string[], timeoutMs:
   let pending = names;
   while ((pending = pending.filter((n) => !existsSync(path.join(walArchive, n)))).length) {
     if (Date.now() > deadline) {
-      throw new ProviderError("backup_failed", `WAL ${pending[0]} needed by the backup never reached the archive; check WAL archiving`);
+      throw new ProviderError(
+        "backup_failed",
+        `WAL ${pending[0]} needed by the backup never reached the archive; check WAL archiving`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 /** Re-reads every file of a backup and compares it with the manifest written when it was taken. */
-export async function verifyStoredBackup(info: BackupInfo, walArchive: string, segBytes: number): Promise<BackupVerification> {
+export async function verifyStoredBackup(
+  info: BackupInfo,
+  walArchive: string,
+  segBytes: number,
+): Promise<BackupVerification> {
   const manifest = JSON.parse(await readFile(path.join(info.path, "manifest.json"), "utf8")) as Manifest;
   const dataDir = path.join(info.path, "data");
   const mismatched: string[] = [];
@@ -296,7 +356,10 @@ export async function verifyStoredBackup(info: BackupInfo, walArchive: string, s
   const expected = new Set(manifest.files.map((f) => f.path));
   await parallel(manifest.files, async (entry) => {
     const file = path.join(dataDir, entry.path);
-    if (!existsSync(file)) { missing.push(entry.path); return; }
+    if (!existsSync(file)) {
+      missing.push(entry.path);
+      return;
+    }
     const actual = await sha256File(file);
     if (actual.sha256 !== entry.sha256 || actual.size !== entry.size) mismatched.push(entry.path);
   });
@@ -308,7 +371,10 @@ export async function verifyStoredBackup(info: BackupInfo, walArchive: string, s
     backupId: info.id,
     ok: !mismatched.length && !missing.length && !unexpected.length && !missingWal.length,
     checkedFiles: manifest.files.length,
-    mismatched, missing, unexpected, missingWal,
+    mismatched,
+    missing,
+    unexpected,
+    missingWal,
   };
 }
 
@@ -341,7 +407,11 @@ export async function restoreBackupFiles(info: BackupInfo, dest: string, owner: 
   });
   if (bad.length) {
     await rm(dest, { recursive: true, force: true });
-    throw new ProviderError("backup_corrupt", `backup ${info.id} is damaged (${bad.length} file(s) differ from its checksums, e.g. ${bad[0]}); choose another backup`, { files: bad });
+    throw new ProviderError(
+      "backup_corrupt",
+      `backup ${info.id} is damaged (${bad.length} file(s) differ from its checksums, e.g. ${bad[0]}); choose another backup`,
+      { files: bad },
+    );
   }
 }
 
@@ -367,11 +437,18 @@ export async function directorySize(dir: string): Promise<number> {
   for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) total += await directorySize(p);
-    else if (e.isFile()) total += await lstat(p).then((s) => s.size, () => 0);
+    else if (e.isFile())
+      total += await lstat(p).then(
+        (s) => s.size,
+        () => 0,
+      );
   }
   return total;
 }
 
 export async function fileSize(file: string): Promise<number> {
-  return stat(file).then((s) => s.size, () => 0);
+  return stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
 }

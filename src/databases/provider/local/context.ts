@@ -8,7 +8,13 @@ import { withAdmin, type AdminTarget } from "./admin.js";
 import { waitFor, writeOwnedFile } from "./exec.js";
 import { renderServerHba } from "./hba.js";
 import { otherNode, type InstanceLayout, type NodeName } from "./layout.js";
-import { CUSTOMER_SUPERUSER, REPLICATION_ROLE, saveRecord, type InstanceRecord, type InstanceSecrets } from "./record.js";
+import {
+  CUSTOMER_SUPERUSER,
+  REPLICATION_ROLE,
+  saveRecord,
+  type InstanceRecord,
+  type InstanceSecrets,
+} from "./record.js";
 import { nodeSettings, type NodeRole } from "./settings.js";
 
 export interface ProviderEnv {
@@ -27,7 +33,9 @@ export class InstanceContext {
     readonly env: ProviderEnv,
   ) {}
 
-  get runAs(): RunAs | null { return this.env.runAs; }
+  get runAs(): RunAs | null {
+    return this.env.runAs;
+  }
 
   cluster(node: NodeName): Cluster {
     return {
@@ -38,8 +46,12 @@ export class InstanceContext {
     };
   }
 
-  get primaryNode(): NodeName { return this.record.primaryNode; }
-  get primary(): Cluster { return this.cluster(this.record.primaryNode); }
+  get primaryNode(): NodeName {
+    return this.record.primaryNode;
+  }
+  get primary(): Cluster {
+    return this.cluster(this.record.primaryNode);
+  }
 
   nodePort(node: NodeName): number {
     if (node === this.record.primaryNode) return this.record.port;
@@ -48,7 +60,12 @@ export class InstanceContext {
   }
 
   adminTarget(node: NodeName = this.record.primaryNode, database?: string): AdminTarget {
-    return { socketDir: this.layout.socketDir, port: this.nodePort(node), password: this.secrets.adminPassword, database };
+    return {
+      socketDir: this.layout.socketDir,
+      port: this.nodePort(node),
+      password: this.secrets.adminPassword,
+      database,
+    };
   }
 
   withPrimary<T>(fn: (c: pg.Client) => Promise<T>, database?: string): Promise<T> {
@@ -66,35 +83,55 @@ export class InstanceContext {
   }
 
   endpoint(port = this.record.port): Endpoint {
-    return { host: this.record.host, port, database: this.record.database, user: this.record.user, superuser: CUSTOMER_SUPERUSER, sslmode: "require" };
+    return {
+      host: this.record.host,
+      port,
+      database: this.record.database,
+      user: this.record.user,
+      superuser: CUSTOMER_SUPERUSER,
+      sslmode: "require",
+    };
   }
 
   /** How a standby on this host reaches the primary's front port. */
   primaryConninfo(): string {
     return [
-      "host=127.0.0.1", `port=${this.record.port}`, `user=${REPLICATION_ROLE}`,
-      `password=${this.secrets.replicationPassword}`, "application_name=standby", "sslmode=prefer",
+      "host=127.0.0.1",
+      `port=${this.record.port}`,
+      `user=${REPLICATION_ROLE}`,
+      `password=${this.secrets.replicationPassword}`,
+      "application_name=standby",
+      "sslmode=prefer",
     ].join(" ");
   }
 
   roleOf(node: NodeName): NodeRole {
-    return node === this.record.primaryNode ? { kind: "primary" } : { kind: "standby", primaryConninfo: this.primaryConninfo() };
+    return node === this.record.primaryNode
+      ? { kind: "primary" }
+      : { kind: "standby", primaryConninfo: this.primaryConninfo() };
   }
 
   /** Rewrites platform.conf and pg_hba.conf of a node from the record; a reload or restart applies them. */
   async writeNodeConfig(node: NodeName, role: NodeRole = this.roleOf(node), port = this.nodePort(node)): Promise<void> {
     const cluster = this.cluster(node);
-    await writePlatformConf(cluster, nodeSettings({
-      port,
-      size: this.record.size,
-      socketDir: this.layout.socketDir,
-      certFile: this.layout.certFile,
-      keyFile: this.layout.keyFile,
-      walArchive: this.layout.walArchive,
-      readOnly: this.record.readOnlyReason !== null,
-      role,
-    }));
-    await writeOwnedFile(path.join(cluster.dataDir, "pg_hba.conf"), renderServerHba(this.record.allowlist, this.env.alwaysAllowed), this.env.runAs);
+    await writePlatformConf(
+      cluster,
+      nodeSettings({
+        port,
+        size: this.record.size,
+        socketDir: this.layout.socketDir,
+        certFile: this.layout.certFile,
+        keyFile: this.layout.keyFile,
+        walArchive: this.layout.walArchive,
+        readOnly: this.record.readOnlyReason !== null,
+        role,
+      }),
+    );
+    await writeOwnedFile(
+      path.join(cluster.dataDir, "pg_hba.conf"),
+      renderServerHba(this.record.allowlist, this.env.alwaysAllowed),
+      this.env.runAs,
+    );
   }
 
   /**
@@ -104,12 +141,18 @@ export class InstanceContext {
    */
   async reload(node: NodeName): Promise<void> {
     if (!(await isRunning(this.cluster(node)))) return;
-    const loadTime = () => withAdmin(this.adminTarget(node), (c) =>
-      c.query<{ t: string }>("SELECT pg_conf_load_time()::text AS t")).then((r) => r.rows[0].t);
+    const loadTime = () =>
+      withAdmin(this.adminTarget(node), (c) => c.query<{ t: string }>("SELECT pg_conf_load_time()::text AS t")).then(
+        (r) => r.rows[0].t,
+      );
     const before = await loadTime();
     await withAdmin(this.adminTarget(node), (c) => c.query("SELECT pg_reload_conf()"));
-    await waitFor(async () => ((await loadTime()) !== before ? true : undefined), 15_000,
-      () => new Error(`server ${this.record.id}/${node} did not reload its configuration`), 20);
+    await waitFor(
+      async () => ((await loadTime()) !== before ? true : undefined),
+      15_000,
+      () => new Error(`server ${this.record.id}/${node} did not reload its configuration`),
+      20,
+    );
   }
 
   standbyNode(): NodeName | null {

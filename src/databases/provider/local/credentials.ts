@@ -29,7 +29,10 @@ async function setPassword(c: pg.Client, name: string, password: string): Promis
 }
 
 async function terminateSessions(c: pg.Client, role: string): Promise<void> {
-  await c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()", [role]);
+  await c.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()",
+    [role],
+  );
 }
 
 /**
@@ -37,13 +40,20 @@ async function terminateSessions(c: pg.Client, role: string): Promise<void> {
  * it. Every session that logged in with the old password ends — direct ones on both servers and pooled
  * ones in PgBouncer — before this returns; new logins with the new password work at once.
  */
-export async function rotatePassword(ctx: InstanceContext, role: "owner" | "superuser", newPassword: string): Promise<void> {
+export async function rotatePassword(
+  ctx: InstanceContext,
+  role: "owner" | "superuser",
+  newPassword: string,
+): Promise<void> {
   await ctx.requireRunning();
   const name = role === "owner" ? ctx.record.user : CUSTOMER_SUPERUSER;
   const { verifier, lsn } = await ctx.withPrimary(async (c) => {
     const v = await setPassword(c, name, newPassword);
     await terminateSessions(c, name);
-    return { verifier: v, lsn: (await c.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0].lsn };
+    return {
+      verifier: v,
+      lsn: (await c.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0].lsn,
+    };
   });
   ctx.secrets.roleVerifiers = { ...ctx.secrets.roleVerifiers, [name]: verifier };
   await saveSecrets(ctx.layout, ctx.secrets);
@@ -58,14 +68,25 @@ export async function rotatePassword(ctx: InstanceContext, role: "owner" | "supe
  * time fails the rotation (a retry sets the password again); its sessions are ended all the same.
  */
 async function endStandbySessions(ctx: InstanceContext, node: NodeName, role: string, lsn: string): Promise<void> {
-  const replayed = await waitFor(async () => {
-    const ok = await withAdmin(ctx.adminTarget(node), (c) =>
-      c.query<{ ok: boolean | null }>("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok", [lsn])).then((r) => r.rows[0].ok, () => null);
-    return ok ? true : undefined;
-  }, STANDBY_REPLAY_TIMEOUT_MS, () => new Error("timeout"), 50).catch(() => false);
+  const replayed = await waitFor(
+    async () => {
+      const ok = await withAdmin(ctx.adminTarget(node), (c) =>
+        c.query<{ ok: boolean | null }>("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok", [lsn]),
+      ).then(
+        (r) => r.rows[0].ok,
+        () => null,
+      );
+      return ok ? true : undefined;
+    },
+    STANDBY_REPLAY_TIMEOUT_MS,
+    () => new Error("timeout"),
+    50,
+  ).catch(() => false);
   await withAdmin(ctx.adminTarget(node), (c) => terminateSessions(c, role)).catch(() => {});
   if (!replayed) {
-    throw new ProviderError("standby_not_ready",
-      `could not confirm within ${STANDBY_REPLAY_TIMEOUT_MS / 1000} s that the standby applied the new password of ${role}; it may still accept the old one`);
+    throw new ProviderError(
+      "standby_not_ready",
+      `could not confirm within ${STANDBY_REPLAY_TIMEOUT_MS / 1000} s that the standby applied the new password of ${role}; it may still accept the old one`,
+    );
   }
 }

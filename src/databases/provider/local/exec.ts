@@ -6,7 +6,12 @@ import type { RunAs } from "../../../pgserver/system-user.js";
 const run = promisify(execFile);
 
 /** Runs a helper binary, optionally as the servers' unprivileged user. */
-export async function execAs(runAs: RunAs | null, file: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}) {
+export async function execAs(
+  runAs: RunAs | null,
+  file: string,
+  args: string[],
+  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+) {
   return run(file, args, {
     uid: runAs?.uid,
     gid: runAs?.gid,
@@ -21,7 +26,12 @@ export async function execAs(runAs: RunAs | null, file: string, args: string[], 
  * Write-then-rename: a kill mid-write never leaves a truncated pg_hba.conf, and the new inode makes
  * PgBouncer re-read its auth_file (it skips files whose stat, mtime in whole seconds, looks unchanged).
  */
-export async function writeOwnedFile(file: string, content: string | Buffer, runAs: RunAs | null, mode = 0o600): Promise<void> {
+export async function writeOwnedFile(
+  file: string,
+  content: string | Buffer,
+  runAs: RunAs | null,
+  mode = 0o600,
+): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   await writeFile(tmp, content, { mode });
   await chmod(tmp, mode);
@@ -32,7 +42,12 @@ export async function writeOwnedFile(file: string, content: string | Buffer, run
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls until `check` returns a value other than undefined, or throws `onTimeout()`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs: number, onTimeout: () => Error, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  onTimeout: () => Error,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -14,9 +14,29 @@ export const DEFAULT_EXTENSIONS = ["pgcrypto", "uuid-ossp"];
  */
 export const ALLOWED_EXTENSIONS = new Set([
   ...DEFAULT_EXTENSIONS,
-  "citext", "pg_trgm", "hstore", "btree_gin", "btree_gist", "cube", "earthdistance", "fuzzystrmatch",
-  "intarray", "isn", "lo", "ltree", "seg", "tablefunc", "unaccent", "tsm_system_rows", "tsm_system_time",
-  "bloom", "dict_int", "pg_stat_statements", "amcheck", "pgrowlocks", "pgstattuple",
+  "citext",
+  "pg_trgm",
+  "hstore",
+  "btree_gin",
+  "btree_gist",
+  "cube",
+  "earthdistance",
+  "fuzzystrmatch",
+  "intarray",
+  "isn",
+  "lo",
+  "ltree",
+  "seg",
+  "tablefunc",
+  "unaccent",
+  "tsm_system_rows",
+  "tsm_system_time",
+  "bloom",
+  "dict_int",
+  "pg_stat_statements",
+  "amcheck",
+  "pgrowlocks",
+  "pgstattuple",
 ]);
 
 /** Need a preloaded library and server-wide memory: only for dedicated (non-shared) sizes. */
@@ -51,6 +71,8 @@ export function shareDir(version: number): string {
 export async function installExtensions(ctx: InstanceContext, names: string[]): Promise<string[]> {
   return ctx.withPrimary(async (c) => {
     for (const name of names) await c.query(`CREATE EXTENSION IF NOT EXISTS ${ident(name)}`);
-    return (await c.query<{ extname: string }>("SELECT extname FROM pg_extension ORDER BY extname")).rows.map((r) => r.extname);
+    return (await c.query<{ extname: string }>("SELECT extname FROM pg_extension ORDER BY extname")).rows.map(
+      (r) => r.extname,
+    );
   }, ctx.record.database);
 }

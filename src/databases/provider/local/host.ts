@@ -48,19 +48,29 @@ export class ProviderHost {
       throw new Error(`dataDir must be an absolute path without spaces, quotes or %: ${opts.dataDir}`);
     }
     this.root = opts.dataDir;
-    this.env = { runAs: postgresRunAs(), alwaysAllowed: normalizeCidrs(opts.alwaysAllowedCidrs ?? []), pgbouncerPath: opts.pgbouncerPath };
+    this.env = {
+      runAs: postgresRunAs(),
+      alwaysAllowed: normalizeCidrs(opts.alwaysAllowedCidrs ?? []),
+      pgbouncerPath: opts.pgbouncerPath,
+    };
     this.portRange = opts.portRange ?? [20000, 29999];
     this.spares = new SparePool(this.root, this.env.runAs, opts.spareClusters ?? 1);
   }
 
-  get runAs(): RunAs | null { return this.env.runAs; }
+  get runAs(): RunAs | null {
+    return this.env.runAs;
+  }
 
   /** Operations on one instance run one at a time in this process (the job queue serialises across processes). */
   serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.chains.get(key) ?? Promise.resolve();
     const next = prev.catch(() => {}).then(fn);
     this.chains.set(key, next);
-    next.finally(() => { if (this.chains.get(key) === next) this.chains.delete(key); }).catch(() => {});
+    next
+      .finally(() => {
+        if (this.chains.get(key) === next) this.chains.delete(key);
+      })
+      .catch(() => {});
     return next;
   }
 
@@ -120,18 +130,29 @@ export class ProviderHost {
   async checkCapacity(): Promise<void> {
     const max = this.opts.maxInstances ?? Infinity;
     const active = (await this.allRecords()).filter((r) => !r.removed).length;
-    if (active >= max) throw new ProviderError("capacity", `this host already runs its limit of ${max} database instances`);
+    if (active >= max)
+      throw new ProviderError("capacity", `this host already runs its limit of ${max} database instances`);
     await mkdir(this.root, { recursive: true });
     const fs = await statfs(this.root);
     const free = fs.bavail * fs.bsize;
     const need = this.opts.minFreeDiskBytes ?? GiB;
-    if (free < need) throw new ProviderError("capacity", `not enough free disk for a new database (${Math.floor(free / 2 ** 20)} MiB free, ${Math.floor(need / 2 ** 20)} MiB needed)`);
+    if (free < need)
+      throw new ProviderError(
+        "capacity",
+        `not enough free disk for a new database (${Math.floor(free / 2 ** 20)} MiB free, ${Math.floor(need / 2 ** 20)} MiB needed)`,
+      );
   }
 
   /** Directories every instance needs, with the owners and modes the servers expect. */
   async prepareDirs(ctx: InstanceContext): Promise<void> {
     const L = ctx.layout;
-    for (const dir of [path.join(this.root, "instances"), path.join(this.root, "backups"), L.instanceDir, L.nodesDir, L.backupRoot]) {
+    for (const dir of [
+      path.join(this.root, "instances"),
+      path.join(this.root, "backups"),
+      L.instanceDir,
+      L.nodesDir,
+      L.backupRoot,
+    ]) {
       await mkdir(dir, { recursive: true });
       await chmod(dir, 0o711); // traversable by the server user, not listable
     }
@@ -157,7 +178,12 @@ function assertTraversable(dir: string, runAs: RunAs | null): void {
   if (!runAs) return;
   for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
     const st = statSync(d);
-    const ok = st.uid === runAs.uid ? (st.mode & 0o100) !== 0 : st.gid === runAs.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+    const ok =
+      st.uid === runAs.uid
+        ? (st.mode & 0o100) !== 0
+        : st.gid === runAs.gid
+          ? (st.mode & 0o010) !== 0
+          : (st.mode & 0o001) !== 0;
     if (!ok) throw new Error(`the server user ${runAs.name} cannot enter ${d}; run: chmod o+x ${d}`);
   }
 }

@@ -13,22 +13,47 @@ export class InstanceLayout {
   readonly instanceDir: string;
   readonly backupRoot: string;
 
-  constructor(readonly root: string, readonly id: string) {
+  constructor(
+    readonly root: string,
+    readonly id: string,
+  ) {
     this.instanceDir = path.join(root, "instances", id);
     this.backupRoot = path.join(root, "backups", id);
   }
 
-  get recordFile(): string { return path.join(this.instanceDir, "instance.json"); }
-  get secretsFile(): string { return path.join(this.instanceDir, "secrets.json"); }
-  get nodesDir(): string { return path.join(this.instanceDir, "nodes"); }
-  nodeDir(node: NodeName): string { return path.join(this.nodesDir, node); }
-  logFile(node: NodeName): string { return path.join(this.instanceDir, "log", `${node}.log`); }
-  get tlsDir(): string { return path.join(this.instanceDir, "tls"); }
-  get certFile(): string { return path.join(this.tlsDir, "server.crt"); }
-  get keyFile(): string { return path.join(this.tlsDir, "server.key"); }
-  get poolDir(): string { return path.join(this.instanceDir, "pool"); }
-  get walArchive(): string { return path.join(this.backupRoot, "wal"); }
-  get baseBackups(): string { return path.join(this.backupRoot, "base"); }
+  get recordFile(): string {
+    return path.join(this.instanceDir, "instance.json");
+  }
+  get secretsFile(): string {
+    return path.join(this.instanceDir, "secrets.json");
+  }
+  get nodesDir(): string {
+    return path.join(this.instanceDir, "nodes");
+  }
+  nodeDir(node: NodeName): string {
+    return path.join(this.nodesDir, node);
+  }
+  logFile(node: NodeName): string {
+    return path.join(this.instanceDir, "log", `${node}.log`);
+  }
+  get tlsDir(): string {
+    return path.join(this.instanceDir, "tls");
+  }
+  get certFile(): string {
+    return path.join(this.tlsDir, "server.crt");
+  }
+  get keyFile(): string {
+    return path.join(this.tlsDir, "server.key");
+  }
+  get poolDir(): string {
+    return path.join(this.instanceDir, "pool");
+  }
+  get walArchive(): string {
+    return path.join(this.backupRoot, "wal");
+  }
+  get baseBackups(): string {
+    return path.join(this.backupRoot, "base");
+  }
 
   /**
    * Unix sockets of both nodes (names differ by port). Socket paths are limited to ~107 bytes,

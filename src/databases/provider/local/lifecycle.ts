@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { PLATFORM_CONF, initCluster, isRunning, portInUse, startCluster, stopCluster } from "../../../pgserver/cluster.js";
+import {
+  PLATFORM_CONF,
+  initCluster,
+  isRunning,
+  portInUse,
+  startCluster,
+  stopCluster,
+} from "../../../pgserver/cluster.js";
 import { DB_SIZES, ProviderError, type Endpoint, type InstanceSpec, type InstanceStatus } from "../types.js";
 import { ident } from "./admin.js";
 import { directorySize } from "./backup.js";
@@ -14,7 +21,14 @@ import type { NodeName } from "./layout.js";
 import { stopPool } from "./pool.js";
 import { poolStatusOf, startPoolFor } from "./pooling.js";
 import {
-  ADMIN_ROLE, CUSTOMER_SUPERUSER, POOL_ADMIN_ROLE, REPLICATION_ROLE, generatePassword, readRecord, saveRecord, saveSecrets,
+  ADMIN_ROLE,
+  CUSTOMER_SUPERUSER,
+  POOL_ADMIN_ROLE,
+  REPLICATION_ROLE,
+  generatePassword,
+  readRecord,
+  saveRecord,
+  saveSecrets,
   type InstanceRecord,
 } from "./record.js";
 import { continuity } from "./retention.js";
@@ -25,7 +39,14 @@ import { isValidHostname } from "./tls.js";
 /** Creating an instance, starting and stopping its servers, removing it. */
 
 const NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
-const RESERVED_ROLES = new Set([ADMIN_ROLE, REPLICATION_ROLE, POOL_ADMIN_ROLE, CUSTOMER_SUPERUSER, "public", "pgbouncer"]);
+const RESERVED_ROLES = new Set([
+  ADMIN_ROLE,
+  REPLICATION_ROLE,
+  POOL_ADMIN_ROLE,
+  CUSTOMER_SUPERUSER,
+  "public",
+  "pgbouncer",
+]);
 
 /**
  * The customer's "superuser" is deliberately not a PostgreSQL superuser: every instance on a host runs
@@ -34,17 +55,33 @@ const RESERVED_ROLES = new Set([ADMIN_ROLE, REPLICATION_ROLE, POOL_ADMIN_ROLE, C
  * monitoring, and it can act as the owner. Only the platform's own role is a real superuser.
  */
 const CUSTOMER_SUPERUSER_ATTRS = "LOGIN NOSUPERUSER CREATEDB CREATEROLE BYPASSRLS";
-const CUSTOMER_SUPERUSER_GRANTS = ["pg_read_all_data", "pg_write_all_data", "pg_monitor", "pg_signal_backend", "pg_read_all_settings", "pg_checkpoint"];
+const CUSTOMER_SUPERUSER_GRANTS = [
+  "pg_read_all_data",
+  "pg_write_all_data",
+  "pg_monitor",
+  "pg_signal_backend",
+  "pg_read_all_settings",
+  "pg_checkpoint",
+];
 
 export function validateSpec(spec: InstanceSpec): void {
-  const bad = (msg: string) => { throw new ProviderError("bad_spec", msg); };
+  const bad = (msg: string) => {
+    throw new ProviderError("bad_spec", msg);
+  };
   if (!ID_RE.test(spec.id)) bad(`invalid instance id: ${spec.id}`);
   if (spec.version !== 16 && spec.version !== 17) bad(`PostgreSQL ${spec.version} is not offered (16 or 17)`);
   if (!DB_SIZES.includes(spec.size)) bad(`unknown size ${spec.size}`);
   if (!(spec.storageGb > 0)) bad("storage_gb must be positive");
-  if (!NAME_RE.test(spec.database) || spec.database.startsWith("pg_") || ["postgres", "template0", "template1", "pgbouncer"].includes(spec.database)) bad(`invalid database name: ${spec.database}`);
-  if (!NAME_RE.test(spec.user) || spec.user.startsWith("pg_") || RESERVED_ROLES.has(spec.user)) bad(`invalid user name: ${spec.user}`);
-  if ((spec.password ?? "").length < 8 || (spec.superuserPassword ?? "").length < 8) bad("passwords must have at least 8 characters");
+  if (
+    !NAME_RE.test(spec.database) ||
+    spec.database.startsWith("pg_") ||
+    ["postgres", "template0", "template1", "pgbouncer"].includes(spec.database)
+  )
+    bad(`invalid database name: ${spec.database}`);
+  if (!NAME_RE.test(spec.user) || spec.user.startsWith("pg_") || RESERVED_ROLES.has(spec.user))
+    bad(`invalid user name: ${spec.user}`);
+  if ((spec.password ?? "").length < 8 || (spec.superuserPassword ?? "").length < 8)
+    bad("passwords must have at least 8 characters");
   for (const h of spec.hostnames ?? []) if (!isValidHostname(h)) bad(`invalid hostname: ${h}`);
 }
 
@@ -65,11 +102,27 @@ export async function reserve(host: ProviderHost, spec: InstanceSpec): Promise<E
     // secrets before the record: a record always has its secrets
     await saveSecrets(layout, { adminPassword: generatePassword(), replicationPassword: generatePassword() });
     const record: InstanceRecord = {
-      id: spec.id, version: spec.version, size: spec.size, storageGb: spec.storageGb,
-      database: spec.database, user: spec.user, superuser: CUSTOMER_SUPERUSER,
-      host: "127.0.0.1", port, hostnames: spec.hostnames ?? [], allowlist: normalizeCidrs(spec.allowlist ?? []),
-      primaryNode: "a", provisioned: false, removed: false, walSegmentBytes: 16 * 2 ** 20, readOnlyReason: null,
-      standby: null, pool: null, switchover: null, restoredFrom: null, createdAt: new Date().toISOString(),
+      id: spec.id,
+      version: spec.version,
+      size: spec.size,
+      storageGb: spec.storageGb,
+      database: spec.database,
+      user: spec.user,
+      superuser: CUSTOMER_SUPERUSER,
+      host: "127.0.0.1",
+      port,
+      hostnames: spec.hostnames ?? [],
+      allowlist: normalizeCidrs(spec.allowlist ?? []),
+      primaryNode: "a",
+      provisioned: false,
+      removed: false,
+      walSegmentBytes: 16 * 2 ** 20,
+      readOnlyReason: null,
+      standby: null,
+      pool: null,
+      switchover: null,
+      restoredFrom: null,
+      createdAt: new Date().toISOString(),
     };
     await saveRecord(layout, record);
     return endpointOf(record);
@@ -93,10 +146,15 @@ export async function provision(host: ProviderHost, spec: InstanceSpec): Promise
     await ctx.writeNodeConfig(ctx.primaryNode);
     await startNode(ctx, ctx.primaryNode);
     await ctx.withPrimary(async (c) => {
-      ctx.record.walSegmentBytes = Number((await c.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_segment_size'")).rows[0].s);
+      ctx.record.walSegmentBytes = Number(
+        (await c.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_segment_size'")).rows[0]
+          .s,
+      );
       await ensureRole(c, spec.user, "LOGIN", spec.password);
       await ensureRole(c, CUSTOMER_SUPERUSER, CUSTOMER_SUPERUSER_ATTRS, spec.superuserPassword);
-      await c.query(`GRANT ${CUSTOMER_SUPERUSER_GRANTS.join(", ")}, ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)}`);
+      await c.query(
+        `GRANT ${CUSTOMER_SUPERUSER_GRANTS.join(", ")}, ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)}`,
+      );
       await ensureRole(c, REPLICATION_ROLE, "REPLICATION LOGIN", ctx.secrets.replicationPassword);
       const exists = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [spec.database]);
       if (!exists.rowCount) await c.query(`CREATE DATABASE ${ident(spec.database)} OWNER ${ident(spec.user)}`);
@@ -135,7 +193,8 @@ async function startNode(ctx: InstanceContext, node: NodeName): Promise<void> {
   const cluster = ctx.cluster(node);
   if (await isRunning(cluster)) return;
   const port = ctx.nodePort(node);
-  if (await portInUse(port)) throw new ProviderError("port_taken", `port ${port} of database ${ctx.record.id} is taken by another process`);
+  if (await portInUse(port))
+    throw new ProviderError("port_taken", `port ${port} of database ${ctx.record.id} is taken by another process`);
   try {
     await startCluster(cluster, 300);
   } catch (err) {
@@ -172,7 +231,8 @@ export async function stopAll(ctx: InstanceContext): Promise<void> {
 }
 
 export async function start(ctx: InstanceContext): Promise<void> {
-  if (!ctx.record.provisioned) throw new ProviderError("not_provisioned", `database ${ctx.record.id} has not finished provisioning`);
+  if (!ctx.record.provisioned)
+    throw new ProviderError("not_provisioned", `database ${ctx.record.id} has not finished provisioning`);
   await startAll(ctx);
   if (ctx.record.removed) {
     ctx.record.removed = false;

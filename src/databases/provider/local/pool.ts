@@ -17,19 +17,29 @@ import { ADMIN_ROLE, POOL_ADMIN_ROLE, REPLICATION_ROLE } from "./record.js";
  * keys from that exchange (SCRAM pass-through), so it never stores a password.
  */
 
-const CANDIDATES = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer", "/usr/local/sbin/pgbouncer"];
+const CANDIDATES = [
+  "/usr/sbin/pgbouncer",
+  "/usr/bin/pgbouncer",
+  "/usr/local/bin/pgbouncer",
+  "/usr/local/sbin/pgbouncer",
+];
 
 export function findPgbouncer(explicit?: string | null): string | null {
   if (explicit) return existsSync(explicit) ? explicit : null;
-  const fromPath = (process.env.PATH ?? "").split(":").filter(Boolean).map((d) => path.join(d, "pgbouncer"));
+  const fromPath = (process.env.PATH ?? "")
+    .split(":")
+    .filter(Boolean)
+    .map((d) => path.join(d, "pgbouncer"));
   return [...CANDIDATES, ...fromPath].find((p) => existsSync(p)) ?? null;
 }
 
 export function requirePgbouncer(explicit?: string | null): string {
   const bin = findPgbouncer(explicit);
   if (!bin) {
-    throw new ProviderError("pgbouncer_missing",
-      "connection pooling is not available on this host: PgBouncer is not installed (Debian/Ubuntu: apt-get install pgbouncer)");
+    throw new ProviderError(
+      "pgbouncer_missing",
+      "connection pooling is not available on this host: PgBouncer is not installed (Debian/Ubuntu: apt-get install pgbouncer)",
+    );
   }
   return bin;
 }
@@ -122,15 +132,24 @@ export async function startPool(bin: string, c: PoolConfig, runAs: RunAs | null)
   await execAs(runAs, bin, ["-d", "-q", files(c.dir).ini]).catch(async (err) => {
     throw new Error(`PgBouncer did not start: ${(await logTail(c.dir)) || (err as Error).message}`);
   });
-  await waitFor(async () => ((await portInUse(c.listenPort)) ? true : undefined), 10_000,
-    () => new Error(`PgBouncer did not open port ${c.listenPort}`), 50);
+  await waitFor(
+    async () => ((await portInUse(c.listenPort)) ? true : undefined),
+    10_000,
+    () => new Error(`PgBouncer did not open port ${c.listenPort}`),
+    50,
+  );
 }
 
 /** A session on the pooler's admin console (simple query protocol only, like the console itself). */
 async function withConsole<T>(port: number, poolAdminPassword: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const adminConsole = new pg.Client({
-    host: "127.0.0.1", port, user: POOL_ADMIN_ROLE, password: poolAdminPassword, database: "pgbouncer",
-    ssl: { rejectUnauthorized: false }, connectionTimeoutMillis: 10_000,
+    host: "127.0.0.1",
+    port,
+    user: POOL_ADMIN_ROLE,
+    password: poolAdminPassword,
+    database: "pgbouncer",
+    ssl: { rejectUnauthorized: false },
+    connectionTimeoutMillis: 10_000,
   });
   adminConsole.on("error", () => {});
   await adminConsole.connect();
@@ -155,9 +174,16 @@ export async function reloadPool(dir: string, port: number, poolAdminPassword: s
  * authentication, and keeps it after the clients leave. So after a RELOAD, "no" means no session or
  * login of the role that began before the reload exists in it.
  */
-export async function poolHasRole(dir: string, port: number, poolAdminPassword: string, role: string): Promise<boolean> {
+export async function poolHasRole(
+  dir: string,
+  port: number,
+  poolAdminPassword: string,
+  role: string,
+): Promise<boolean> {
   if (!(await poolPid(dir))) return false;
-  const pools = await withConsole(port, poolAdminPassword, (c) => c.query<{ database: string; user: string }>("SHOW POOLS"));
+  const pools = await withConsole(port, poolAdminPassword, (c) =>
+    c.query<{ database: string; user: string }>("SHOW POOLS"),
+  );
   return pools.rows.some((p) => p.user === role && p.database !== "pgbouncer");
 }
 

@@ -3,7 +3,16 @@ import type { PoolStatus } from "../types.js";
 import type { InstanceContext } from "./context.js";
 import { renderPoolHba } from "./hba.js";
 import {
-  findPgbouncer, poolHasRole, poolPid, reloadPool, renderUserlist, requirePgbouncer, startPool, stopPool, writePoolFiles, type PoolConfig,
+  findPgbouncer,
+  poolHasRole,
+  poolPid,
+  reloadPool,
+  renderUserlist,
+  requirePgbouncer,
+  startPool,
+  stopPool,
+  writePoolFiles,
+  type PoolConfig,
 } from "./pool.js";
 import { generatePassword, saveSecrets } from "./record.js";
 import { SIZE_PROFILES } from "./settings.js";
@@ -42,10 +51,14 @@ export async function poolStatusOf(ctx: InstanceContext): Promise<PoolStatus> {
 function poolConfig(ctx: InstanceContext): PoolConfig {
   const profile = SIZE_PROFILES[ctx.record.size];
   return {
-    dir: ctx.layout.poolDir, listenPort: ctx.record.pool!.port,
-    serverSocketDir: ctx.layout.socketDir, serverPort: ctx.record.port,
-    certFile: ctx.layout.certFile, keyFile: ctx.layout.keyFile,
-    poolSize: profile.poolSize, maxClients: profile.maxConnections * 10,
+    dir: ctx.layout.poolDir,
+    listenPort: ctx.record.pool!.port,
+    serverSocketDir: ctx.layout.socketDir,
+    serverPort: ctx.record.port,
+    certFile: ctx.layout.certFile,
+    keyFile: ctx.layout.keyFile,
+    poolSize: profile.poolSize,
+    maxClients: profile.maxConnections * 10,
   };
 }
 
@@ -55,7 +68,12 @@ async function writePool(ctx: InstanceContext): Promise<void> {
     await saveSecrets(ctx.layout, ctx.secrets);
   }
   const userlist = await ctx.withPrimary((c) => renderUserlist(c, ctx.secrets.poolAdminPassword!));
-  await writePoolFiles(poolConfig(ctx), userlist, renderPoolHba(ctx.record.allowlist, ctx.env.alwaysAllowed), ctx.runAs);
+  await writePoolFiles(
+    poolConfig(ctx),
+    userlist,
+    renderPoolHba(ctx.record.allowlist, ctx.env.alwaysAllowed),
+    ctx.runAs,
+  );
 }
 
 export async function startPoolFor(ctx: InstanceContext): Promise<void> {

@@ -1,9 +1,21 @@
 import { isRunning } from "../../../pgserver/cluster.js";
 import {
-  DB_SIZES, ProviderError,
-  type BackupInfo, type BackupVerification, type DatabaseProvider, type DbSize, type Endpoint, type ExtensionOptions,
-  type InstanceSpec, type InstanceStatus, type PoolStatus, type RecoveryRequest, type RecoveryResult,
-  type StandbyStatus, type StorageState, type WalContinuity,
+  DB_SIZES,
+  ProviderError,
+  type BackupInfo,
+  type BackupVerification,
+  type DatabaseProvider,
+  type DbSize,
+  type Endpoint,
+  type ExtensionOptions,
+  type InstanceSpec,
+  type InstanceStatus,
+  type PoolStatus,
+  type RecoveryRequest,
+  type RecoveryResult,
+  type StandbyStatus,
+  type StorageState,
+  type WalContinuity,
 } from "../types.js";
 import { walBackups } from "./archive.js";
 import { findBackup, listStoredBackups, takeBackup, verifyStoredBackup } from "./backup.js";
@@ -83,7 +95,8 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   // ---------------------------------------------------------------- credentials (credentials.ts)
 
   async rotatePassword(id: string, role: "owner" | "superuser", newPassword: string): Promise<void> {
-    if (!newPassword || newPassword.length < 8) throw new ProviderError("bad_spec", "passwords must have at least 8 characters");
+    if (!newPassword || newPassword.length < 8)
+      throw new ProviderError("bad_spec", "passwords must have at least 8 characters");
     await this.withInstance(id, (ctx) => rotatePassword(ctx, role, newPassword));
   }
 
@@ -125,7 +138,18 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   private backup(id: string, kind: "base" | "snapshot", label: string | null): Promise<BackupInfo> {
     return this.withInstance(id, async (ctx) => {
       await ctx.requireRunning();
-      return ctx.withPrimary((c) => takeBackup(c, ctx.primary.dataDir, ctx.layout.baseBackups, ctx.layout.walArchive, ctx.record.walSegmentBytes, id, kind, label));
+      return ctx.withPrimary((c) =>
+        takeBackup(
+          c,
+          ctx.primary.dataDir,
+          ctx.layout.baseBackups,
+          ctx.layout.walArchive,
+          ctx.record.walSegmentBytes,
+          id,
+          kind,
+          label,
+        ),
+      );
     });
   }
 
@@ -144,7 +168,11 @@ export class LocalDatabaseProvider implements DatabaseProvider {
     return verifyStoredBackup(info, ctx.layout.walArchive, ctx.record.walSegmentBytes);
   }
 
-  async pruneBackups(id: string, retentionDays: number, now = new Date()): Promise<{ removedBackups: string[]; removedWal: number }> {
+  async pruneBackups(
+    id: string,
+    retentionDays: number,
+    now = new Date(),
+  ): Promise<{ removedBackups: string[]; removedWal: number }> {
     return this.withInstance(id, (ctx) => pruneBackups(ctx, retentionDays, now));
   }
 

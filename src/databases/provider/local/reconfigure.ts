@@ -46,9 +46,10 @@ export async function applySize(ctx: InstanceContext, size: DbSize): Promise<voi
 export async function enforceStorage(ctx: InstanceContext): Promise<StorageState> {
   const usage = await directorySize(ctx.primary.dataDir);
   const quota = Math.round(ctx.record.storageGb * GiB);
-  const reason = usage > quota
-    ? `storage quota exceeded: ${formatBytes(usage)} used of ${ctx.record.storageGb} GB; the database is read-only until storage_gb is raised or data is deleted`
-    : null;
+  const reason =
+    usage > quota
+      ? `storage quota exceeded: ${formatBytes(usage)} used of ${ctx.record.storageGb} GB; the database is read-only until storage_gb is raised or data is deleted`
+      : null;
   if ((reason === null) !== (ctx.record.readOnlyReason === null)) {
     ctx.record.readOnlyReason = reason;
     await ctx.save();

@@ -5,7 +5,10 @@ import type { InstanceSpec } from "../types.js";
 import type { InstanceLayout, NodeName } from "./layout.js";
 
 /** The provider's own memory of an instance: what reality should look like, kept beside the data. */
-export interface InstanceRecord extends Pick<InstanceSpec, "id" | "version" | "size" | "storageGb" | "database" | "user"> {
+export interface InstanceRecord extends Pick<
+  InstanceSpec,
+  "id" | "version" | "size" | "storageGb" | "database" | "user"
+> {
   superuser: string;
   host: string;
   /** The front port: whichever node is primary listens here, so URLs survive a switchover. */

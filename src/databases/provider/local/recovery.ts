@@ -18,14 +18,18 @@ import { disableStandby } from "./standby.js";
 
 export async function recoverTo(host: ProviderHost, id: string, req: RecoveryRequest): Promise<RecoveryResult> {
   const targetTime = req.targetTime ?? null;
-  if (targetTime && targetTime.getTime() > Date.now()) throw new ProviderError("bad_spec", "the recovery target is in the future");
+  if (targetTime && targetTime.getTime() > Date.now())
+    throw new ProviderError("bad_spec", "the recovery target is in the future");
   const intoId = req.intoId ?? id;
   host.layout(intoId);
   return host.serial(id, async () => {
     const source = await host.load(id);
     if (await isRunning(source.primary)) await flushWalToArchive(source);
     const backup = chooseBackup(await listStoredBackups(source.layout.baseBackups), targetTime);
-    const target = intoId === id ? await prepareInPlaceRestore(host, source) : await prepareRestoreTarget(host, source, intoId, backup, targetTime);
+    const target =
+      intoId === id
+        ? await prepareInPlaceRestore(host, source)
+        : await prepareRestoreTarget(host, source, intoId, backup, targetTime);
     const run = (t: Date | null) => recoverInto(target, backup, source.layout.walArchive, t);
     let timeline: number;
     try {
@@ -39,7 +43,8 @@ export async function recoverTo(host: ProviderHost, id: string, req: RecoveryReq
     const verifiers = Object.entries(target.secrets.roleVerifiers ?? {});
     if (verifiers.length) {
       await target.withPrimary(async (c) => {
-        for (const [role, verifier] of verifiers) await c.query(`ALTER ROLE ${ident(role)} WITH PASSWORD ${literal(verifier)}`);
+        for (const [role, verifier] of verifiers)
+          await c.query(`ALTER ROLE ${ident(role)} WITH PASSWORD ${literal(verifier)}`);
       });
     }
     target.record.provisioned = true;
@@ -47,7 +52,13 @@ export async function recoverTo(host: ProviderHost, id: string, req: RecoveryReq
     target.record.restoredFrom = { instanceId: id, backupId: backup.id, targetTime: targetTime?.toISOString() ?? null };
     await target.save();
     if (target.record.pool) await startPoolFor(target);
-    return { instanceId: intoId, endpoint: target.endpoint(), fromBackupId: backup.id, targetTime: targetTime?.toISOString() ?? null, timeline };
+    return {
+      instanceId: intoId,
+      endpoint: target.endpoint(),
+      fromBackupId: backup.id,
+      targetTime: targetTime?.toISOString() ?? null,
+      timeline,
+    };
   });
 }
 
@@ -59,11 +70,18 @@ async function flushWalToArchive(ctx: InstanceContext): Promise<void> {
   });
   const file = path.join(ctx.layout.walArchive, walFile);
   for (let i = 0; i < 600 && !existsSync(file); i++) await sleep(100);
-  if (!existsSync(file)) throw new ProviderError("recovery_failed", `WAL segment ${walFile} did not reach the archive; check archiving`);
+  if (!existsSync(file))
+    throw new ProviderError("recovery_failed", `WAL segment ${walFile} did not reach the archive; check archiving`);
 }
 
 /** A new instance sharing the source's roles (they come with the backup) on its own port and archive. */
-async function prepareRestoreTarget(host: ProviderHost, source: InstanceContext, intoId: string, backup: BackupInfo, targetTime: Date | null): Promise<InstanceContext> {
+async function prepareRestoreTarget(
+  host: ProviderHost,
+  source: InstanceContext,
+  intoId: string,
+  backup: BackupInfo,
+  targetTime: Date | null,
+): Promise<InstanceContext> {
   const layout = host.layout(intoId);
   const existing = await readRecord(layout);
   if (existing?.provisioned) throw new ProviderError("bad_spec", `instance ${intoId} already exists`);
@@ -74,9 +92,21 @@ async function prepareRestoreTarget(host: ProviderHost, source: InstanceContext,
       await mkdir(layout.instanceDir, { recursive: true, mode: 0o711 });
       await saveSecrets(layout, { ...source.secrets });
       await saveRecord(layout, {
-        ...source.record, id: intoId, port, primaryNode: "a", provisioned: false, removed: false,
-        readOnlyReason: null, standby: null, pool: null, switchover: null,
-        restoredFrom: { instanceId: source.record.id, backupId: backup.id, targetTime: targetTime?.toISOString() ?? null },
+        ...source.record,
+        id: intoId,
+        port,
+        primaryNode: "a",
+        provisioned: false,
+        removed: false,
+        readOnlyReason: null,
+        standby: null,
+        pool: null,
+        switchover: null,
+        restoredFrom: {
+          instanceId: source.record.id,
+          backupId: backup.id,
+          targetTime: targetTime?.toISOString() ?? null,
+        },
         createdAt: new Date().toISOString(),
       });
     });

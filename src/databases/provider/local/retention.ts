@@ -12,10 +12,21 @@ export async function continuity(ctx: InstanceContext, running: boolean): Promis
   const seg = ctx.record.walSegmentBytes;
   let live = null;
   if (running) {
-    const row = await ctx.withPrimary((c) => c.query<{ lsn: string; file: string; failed_wal: string | null; failed_at: Date | null; archived_at: Date | null }>(
-      `SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS file,
+    const row = await ctx
+      .withPrimary((c) =>
+        c.query<{
+          lsn: string;
+          file: string;
+          failed_wal: string | null;
+          failed_at: Date | null;
+          archived_at: Date | null;
+        }>(
+          `SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS file,
               last_failed_wal AS failed_wal, last_failed_time AS failed_at, last_archived_time AS archived_at
-         FROM pg_stat_archiver`)).then((r) => r.rows[0]);
+         FROM pg_stat_archiver`,
+        ),
+      )
+      .then((r) => r.rows[0]);
     const failing = row.failed_at && (!row.archived_at || row.failed_at > row.archived_at);
     live = {
       timeline: parseInt(row.file.slice(0, 8), 16),
@@ -27,7 +38,11 @@ export async function continuity(ctx: InstanceContext, running: boolean): Promis
   return checkContinuity(ctx.layout.walArchive, seg, backups, live);
 }
 
-export async function pruneBackups(ctx: InstanceContext, retentionDays: number, now: Date): Promise<{ removedBackups: string[]; removedWal: number }> {
+export async function pruneBackups(
+  ctx: InstanceContext,
+  retentionDays: number,
+  now: Date,
+): Promise<{ removedBackups: string[]; removedWal: number }> {
   await removePartials(ctx.layout.baseBackups);
   const backups = await listStoredBackups(ctx.layout.baseBackups);
   const cutoff = now.getTime() - retentionDays * 86_400_000;
@@ -43,8 +58,11 @@ export async function pruneBackups(ctx: InstanceContext, retentionDays: number, 
   }
   const kept = backups.filter((b) => keep.has(b.id));
   const removedWal = kept.length
-    ? await dropSegmentsBefore(ctx.layout.walArchive, ctx.record.walSegmentBytes,
-      kept.map((b) => segmentOf(parseLsn(b.startLsn), ctx.record.walSegmentBytes)).reduce((a, b) => (a < b ? a : b)))
+    ? await dropSegmentsBefore(
+        ctx.layout.walArchive,
+        ctx.record.walSegmentBytes,
+        kept.map((b) => segmentOf(parseLsn(b.startLsn), ctx.record.walSegmentBytes)).reduce((a, b) => (a < b ? a : b)),
+      )
     : 0;
   return { removedBackups, removedWal };
 }

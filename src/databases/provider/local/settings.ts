@@ -13,10 +13,42 @@ export interface SizeProfile {
 }
 
 export const SIZE_PROFILES: Record<DbSize, SizeProfile> = {
-  dev: { maxConnections: 25, sharedBuffers: "32MB", workMem: "2MB", maintenanceWorkMem: "32MB", effectiveCacheSize: "256MB", shared: true, poolSize: 10 },
-  basic: { maxConnections: 100, sharedBuffers: "128MB", workMem: "4MB", maintenanceWorkMem: "64MB", effectiveCacheSize: "1GB", shared: false, poolSize: 40 },
-  pro: { maxConnections: 200, sharedBuffers: "512MB", workMem: "8MB", maintenanceWorkMem: "128MB", effectiveCacheSize: "3GB", shared: false, poolSize: 80 },
-  business: { maxConnections: 400, sharedBuffers: "2GB", workMem: "16MB", maintenanceWorkMem: "256MB", effectiveCacheSize: "6GB", shared: false, poolSize: 160 },
+  dev: {
+    maxConnections: 25,
+    sharedBuffers: "32MB",
+    workMem: "2MB",
+    maintenanceWorkMem: "32MB",
+    effectiveCacheSize: "256MB",
+    shared: true,
+    poolSize: 10,
+  },
+  basic: {
+    maxConnections: 100,
+    sharedBuffers: "128MB",
+    workMem: "4MB",
+    maintenanceWorkMem: "64MB",
+    effectiveCacheSize: "1GB",
+    shared: false,
+    poolSize: 40,
+  },
+  pro: {
+    maxConnections: 200,
+    sharedBuffers: "512MB",
+    workMem: "8MB",
+    maintenanceWorkMem: "128MB",
+    effectiveCacheSize: "3GB",
+    shared: false,
+    poolSize: 80,
+  },
+  business: {
+    maxConnections: 400,
+    sharedBuffers: "2GB",
+    workMem: "16MB",
+    maintenanceWorkMem: "256MB",
+    effectiveCacheSize: "6GB",
+    shared: false,
+    poolSize: 160,
+  },
 };
 
 export type NodeRole =

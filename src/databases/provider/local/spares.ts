@@ -21,7 +21,11 @@ const STALE_TMP_MS = 10 * 60_000;
 export class SparePool {
   private readonly refilling = new Map<number, Promise<void>>();
 
-  constructor(private readonly root: string, private readonly runAs: RunAs | null, private readonly perVersion: number) {}
+  constructor(
+    private readonly root: string,
+    private readonly runAs: RunAs | null,
+    private readonly perVersion: number,
+  ) {}
 
   private dir(version: PgMajor): string {
     return path.join(this.root, "spares", String(version));
@@ -56,7 +60,9 @@ export class SparePool {
   /** Tops the pool up in the background (one builder per version in this process); failures only mean a slower next creation. */
   refill(version: PgMajor): void {
     if (this.perVersion <= 0 || this.refilling.has(version)) return;
-    const job = this.fill(version).catch(() => {}).finally(() => this.refilling.delete(version));
+    const job = this.fill(version)
+      .catch(() => {})
+      .finally(() => this.refilling.delete(version));
     this.refilling.set(version, job);
   }
 
@@ -75,13 +81,19 @@ export class SparePool {
       for (const name of entries.filter((n) => n.includes(".tmp"))) {
         // a builder killed mid-way leaves its temp directory; live builders finish well within this
         const st = await stat(path.join(dir, name)).catch(() => null);
-        if (st && Date.now() - st.mtimeMs > STALE_TMP_MS) await rm(path.join(dir, name), { recursive: true, force: true });
+        if (st && Date.now() - st.mtimeMs > STALE_TMP_MS)
+          await rm(path.join(dir, name), { recursive: true, force: true });
       }
       if (entries.filter((n) => !n.includes(".tmp")).length >= this.perVersion) return;
       const id = randomUUID();
       const tmp = path.join(dir, `${id}.tmp-${process.pid}`);
       const password = generatePassword();
-      const cluster: Cluster = { bins: pgBinaries(version), dataDir: path.join(tmp, "data"), logFile: path.join(tmp, "unused.log"), runAs: this.runAs };
+      const cluster: Cluster = {
+        bins: pgBinaries(version),
+        dataDir: path.join(tmp, "data"),
+        logFile: path.join(tmp, "unused.log"),
+        runAs: this.runAs,
+      };
       try {
         await initCluster(cluster, { superuser: ADMIN_ROLE, password });
         await writeFile(path.join(tmp, PASSWORD_FILE), password + "\n", { mode: 0o600 });

@@ -27,12 +27,22 @@ import { parseLsn } from "./wal.js";
 const APP_NAME = "standby";
 
 export function disabledStatus(): StandbyStatus {
-  return { enabled: false, running: false, port: 0, streaming: false, state: null, lagBytes: null, replayLagSeconds: null, replayLsn: null };
+  return {
+    enabled: false,
+    running: false,
+    port: 0,
+    streaming: false,
+    state: null,
+    lagBytes: null,
+    replayLagSeconds: null,
+    replayLsn: null,
+  };
 }
 
 /** Gives the instance a standby (node and port kept in the record) unless one is already streaming. */
 export async function enableStandby(ctx: InstanceContext, allocatePort: () => Promise<number>): Promise<StandbyStatus> {
-  if (SIZE_PROFILES[ctx.record.size].shared) throw new ProviderError("ha_not_supported", "a standby needs size basic or above");
+  if (SIZE_PROFILES[ctx.record.size].shared)
+    throw new ProviderError("ha_not_supported", "a standby needs size basic or above");
   await ctx.requireRunning();
   if (ctx.record.standby) {
     const st = await standbyStatus(ctx);
@@ -60,7 +70,11 @@ export async function buildStandby(ctx: InstanceContext): Promise<void> {
   await stopCluster(cluster, "immediate").catch(() => {});
   await rm(cluster.dataDir, { recursive: true, force: true });
   await ctx.withPrimary((admin) =>
-    copyRunningCluster(admin, ctx.primary.dataDir, cluster.dataDir, { owner: ctx.runAs, label: `standby:${ctx.record.id}` }));
+    copyRunningCluster(admin, ctx.primary.dataDir, cluster.dataDir, {
+      owner: ctx.runAs,
+      label: `standby:${ctx.record.id}`,
+    }),
+  );
   await ctx.writeNodeConfig(node);
   await writeOwnedFile(path.join(cluster.dataDir, "standby.signal"), "", ctx.runAs);
   await startCluster(cluster, 300);
@@ -68,24 +82,50 @@ export async function buildStandby(ctx: InstanceContext): Promise<void> {
 }
 
 export async function waitStreaming(ctx: InstanceContext, timeoutMs: number): Promise<void> {
-  await waitFor(async () => {
-    const state = await ctx.withPrimary((c) =>
-      c.query<{ state: string }>("SELECT state FROM pg_stat_replication WHERE application_name = $1", [APP_NAME])).then((r) => r.rows[0]?.state, () => undefined);
-    return state === "streaming" ? true : undefined;
-  }, timeoutMs, () => new ProviderError("standby_not_ready", "the standby started but is not streaming from the primary"), 200);
+  await waitFor(
+    async () => {
+      const state = await ctx
+        .withPrimary((c) =>
+          c.query<{ state: string }>("SELECT state FROM pg_stat_replication WHERE application_name = $1", [APP_NAME]),
+        )
+        .then(
+          (r) => r.rows[0]?.state,
+          () => undefined,
+        );
+      return state === "streaming" ? true : undefined;
+    },
+    timeoutMs,
+    () => new ProviderError("standby_not_ready", "the standby started but is not streaming from the primary"),
+    200,
+  );
 }
 
 export async function standbyStatus(ctx: InstanceContext): Promise<StandbyStatus> {
   const sb = ctx.record.standby;
   if (!sb) return disabledStatus();
   const running = await isRunning(ctx.cluster(sb.node));
-  const status: StandbyStatus = { enabled: true, running, port: sb.port, streaming: false, state: null, lagBytes: null, replayLagSeconds: null, replayLsn: null };
+  const status: StandbyStatus = {
+    enabled: true,
+    running,
+    port: sb.port,
+    streaming: false,
+    state: null,
+    lagBytes: null,
+    replayLagSeconds: null,
+    replayLsn: null,
+  };
   if (await isRunning(ctx.primary)) {
-    const row = await ctx.withPrimary((c) => c.query<{ state: string; replay_lsn: string | null; lag_bytes: string | null; replay_lag: number | null }>(
-      `SELECT state, replay_lsn::text AS replay_lsn,
+    const row = await ctx
+      .withPrimary((c) =>
+        c.query<{ state: string; replay_lsn: string | null; lag_bytes: string | null; replay_lag: number | null }>(
+          `SELECT state, replay_lsn::text AS replay_lsn,
               pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint::text AS lag_bytes,
               extract(epoch FROM replay_lag)::float8 AS replay_lag
-         FROM pg_stat_replication WHERE application_name = $1`, [APP_NAME])).then((r) => r.rows[0]);
+         FROM pg_stat_replication WHERE application_name = $1`,
+          [APP_NAME],
+        ),
+      )
+      .then((r) => r.rows[0]);
     if (row) {
       status.state = row.state;
       status.streaming = row.state === "streaming";
@@ -97,7 +137,8 @@ export async function standbyStatus(ctx: InstanceContext): Promise<StandbyStatus
   }
   if (running && status.replayLsn === null) {
     status.replayLsn = await withAdmin(ctx.adminTarget(sb.node), (c) =>
-      c.query<{ lsn: string | null }>("SELECT pg_last_wal_replay_lsn()::text AS lsn").then((r) => r.rows[0].lsn)).catch(() => null);
+      c.query<{ lsn: string | null }>("SELECT pg_last_wal_replay_lsn()::text AS lsn").then((r) => r.rows[0].lsn),
+    ).catch(() => null);
   }
   return status;
 }
@@ -135,16 +176,24 @@ export async function switchover(ctx: InstanceContext): Promise<void> {
       });
       await stopCluster(oldPrimary, "fast");
       // the shutdown checkpoint comes after `lsn`: replaying past it proves the standby has everything
-      const caughtUp = await waitFor(async () => {
-        const replay = await withAdmin(ctx.adminTarget(to), (c) =>
-          c.query<{ lsn: string | null }>("SELECT pg_last_wal_replay_lsn()::text AS lsn").then((r) => r.rows[0].lsn)).catch(() => null);
-        return replay && parseLsn(replay) > parseLsn(lsn) ? true : undefined;
-      }, 30_000, () => new Error("timeout")).catch(() => false);
+      const caughtUp = await waitFor(
+        async () => {
+          const replay = await withAdmin(ctx.adminTarget(to), (c) =>
+            c.query<{ lsn: string | null }>("SELECT pg_last_wal_replay_lsn()::text AS lsn").then((r) => r.rows[0].lsn),
+          ).catch(() => null);
+          return replay && parseLsn(replay) > parseLsn(lsn) ? true : undefined;
+        },
+        30_000,
+        () => new Error("timeout"),
+      ).catch(() => false);
       if (!caughtUp) {
         await startCluster(oldPrimary);
         rec.switchover = null;
         await ctx.save();
-        throw new ProviderError("switchover_failed", "the standby did not receive the primary's last WAL in time; nothing was changed");
+        throw new ProviderError(
+          "switchover_failed",
+          "the standby did not receive the primary's last WAL in time; nothing was changed",
+        );
       }
     }
     rec.primaryNode = to;

@@ -12,7 +12,12 @@ const OPENSSL = process.env.OPENSSL_BIN ?? "/usr/bin/openssl";
  * verification). Generated into a temp directory and renamed into place, so a kill mid-way
  * never leaves a key without its certificate. EC P-256 keys generate in milliseconds.
  */
-export async function ensureCertificate(tlsDir: string, commonName: string, hostnames: string[], runAs: RunAs | null): Promise<void> {
+export async function ensureCertificate(
+  tlsDir: string,
+  commonName: string,
+  hostnames: string[],
+  runAs: RunAs | null,
+): Promise<void> {
   if (existsSync(path.join(tlsDir, "server.crt")) && existsSync(path.join(tlsDir, "server.key"))) return;
   const parent = path.dirname(tlsDir);
   for (const stale of (await readdir(parent)).filter((n) => n.startsWith("tls.tmp-"))) {
@@ -23,9 +28,23 @@ export async function ensureCertificate(tlsDir: string, commonName: string, host
   const san = ["DNS:localhost", "IP:127.0.0.1", ...hostnames.map((h) => `DNS:${h}`)].join(",");
   try {
     await execAs(runAs, OPENSSL, [
-      "req", "-x509", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-      "-keyout", path.join(tmp, "server.key"), "-out", path.join(tmp, "server.crt"),
-      "-days", "3650", "-subj", `/CN=${commonName}`, "-addext", `subjectAltName=${san}`,
+      "req",
+      "-x509",
+      "-nodes",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-keyout",
+      path.join(tmp, "server.key"),
+      "-out",
+      path.join(tmp, "server.crt"),
+      "-days",
+      "3650",
+      "-subj",
+      `/CN=${commonName}`,
+      "-addext",
+      `subjectAltName=${san}`,
     ]);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
