@@ -47,6 +47,8 @@ export default defineConfig(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       // `==`/`!=` only for the null-or-undefined check.
       eqeqeq: ["error", "always", { null: "ignore" }],
+      // A file is read at once: past 400 lines it gets split along its sections.
+      "max-lines": ["error", { max: 400 }],
     },
   },
   {
