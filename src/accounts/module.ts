@@ -6,6 +6,13 @@ import { apiKeyRoutes } from "./api-key-routes.js";
 /** The account: profile, password, spend caps, API keys, own audit log, deletion. */
 export const accountsArea = defineArea({
   name: "accounts",
+  tags: [
+    {
+      name: "account",
+      description:
+        "The signed-in account: profile, password, spend caps, API keys, own audit log, deletion. Full-access tokens only.",
+    },
+  ],
   routes: async (app, ctx) => {
     const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
     await meRoutes(app, ctx, accounts);

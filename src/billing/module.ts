@@ -13,6 +13,12 @@ import { paymentJobs } from "./payments/jobs.js";
  */
 export const billingArea = defineArea({
   name: "billing",
+  tags: [
+    {
+      name: "billing",
+      description: "Balance, usage, transactions, top-ups, saved cards, auto-recharge and bank transfers.",
+    },
+  ],
   routes: async (app, ctx) => {
     await billingRoutes(
       app,

@@ -5,6 +5,7 @@ import { pruneCliErrorReports } from "./service.js";
 /** Error reports the command-line client sends on failure. */
 export const cliArea = defineArea({
   name: "cli",
+  tags: [{ name: "cli", description: "Error reports the command-line client sends on failure." }],
   routes: cliRoutes,
   jobs: (p) => [
     { name: "core.prune-cli-error-reports", cron: "17 3 * * *", handler: () => pruneCliErrorReports(p.db) },

@@ -12,6 +12,13 @@ export type { DatabasesState } from "./state.js";
 /** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
 export const databasesArea = defineArea<DatabasesState>({
   name: "databases",
+  tags: [
+    {
+      name: "databases",
+      description: "Managed PostgreSQL: instances, passwords, allowlists, HA standby, pooling, settings.",
+    },
+    { name: "backups", description: "Base, WAL and snapshot backups of the caller's databases." },
+  ],
   setup: (p) => ({
     provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
     poolAvailable: () => findPgbouncer() !== null,

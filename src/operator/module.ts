@@ -2,4 +2,8 @@ import { defineArea } from "../kernel/area.js";
 import { operatorRoutes } from "./routes.js";
 
 /** The platform operator's API and the fleet patch report. */
-export const operatorArea = defineArea({ name: "operator", routes: operatorRoutes });
+export const operatorArea = defineArea({
+  name: "operator",
+  tags: [{ name: "operator", description: "The platform operator's API (operator token), including hosts." }],
+  routes: operatorRoutes,
+});
