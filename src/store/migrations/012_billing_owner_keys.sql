@@ -28,3 +28,7 @@ CREATE TABLE billing_overdue_pauses (
 -- same transaction as the posting it names, by the same code. wallet_id keeps its key.
 ALTER TABLE usage_records DROP CONSTRAINT usage_records_account_id_fkey;
 ALTER TABLE usage_records DROP CONSTRAINT usage_records_transaction_id_fkey;
+
+-- Reports read usage by owner (usage_records_owner); the index by acting account has no reader left and costs
+-- every metering insert.
+DROP INDEX usage_records_account;
