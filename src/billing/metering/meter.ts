@@ -22,13 +22,12 @@
  * interval. Nothing is lost: charged won * 1e6 + carry = sum of the wallet's usage records, always.
  * Usage already consumed is posted as overdraft: a prepaid wallet may go below 0 and becomes overdue.
  */
-import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Db } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import type { MeteredResource, MeteringSource } from "../../kernel/area.js";
 import { ownerKey } from "../../kernel/owner.js";
-import { postMany, systemWallet, type PostInput } from "../ledger/ledger.js";
+import { newTransactionId, postMany, systemWallet, type PostInput } from "../ledger/ledger.js";
 import { charge, MICRO, prices, type PriceCatalog } from "../catalog.js";
 import * as repo from "./repo.js";
 
@@ -133,7 +132,7 @@ async function chargeBatch(
       const total = carried.get(w)! + perWallet.get(w)!;
       const won = Math.floor(total / MICRO);
       if (won > 0) {
-        const id = randomUUID();
+        const id = newTransactionId();
         txOf.set(w, id);
         posts.push({
           id,
