@@ -24,6 +24,22 @@ const REPO_FILE = ["^src/.+/repo\\.ts$", "^src/.+/repo/.+\\.ts$"];
 module.exports = {
   forbidden: [
     {
+      // The kernel is what areas meet in; it names none of them (src/areas.ts is the one list of areas),
+      // so adding an area never changes it.
+      name: "kernel-knows-no-area",
+      severity: "error",
+      from: { path: "^src/kernel/" },
+      to: { path: "^src/[^/]+/", pathNot: `^src/${SHARED_RE}/` },
+    },
+    {
+      // Billing meters, pauses and admits through the kernel's registries (metering sources, lifecycles,
+      // admission), never through a resource area's code or tables.
+      name: "billing-knows-no-resource-area",
+      severity: "error",
+      from: { path: "^src/billing/" },
+      to: { path: "^src/(databases|hosts|pods|sites|buckets|builds|registry|domains|volumes|sandboxes)/" },
+    },
+    {
       // A cycle means two modules cannot be understood, tested or moved apart.
       // Deliberately strict: type-only edges count too. They are erased at run time, so a cycle of
       // them cannot break module initialisation, but they still tie the layers together, and any
