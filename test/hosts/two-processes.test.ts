@@ -4,118 +4,17 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { Redis } from "ioredis";
 import { freePort } from "../../src/pgserver/cluster.js";
 import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { TEST_SECRET_KEY, freshDatabase } from "../helpers/app.js";
 import { connect } from "../databases/lib.js";
+import { api, kill, launch, p50, sleep, startRedis, until, type Proc } from "./lib.js";
 
 const OPERATOR = "operator-token-for-two-process-test";
-
-interface Proc {
-  name: string;
-  base: string;
-  env: Record<string, string>;
-  child: ChildProcess;
-  log: () => string;
-}
-
-function launch(name: string, env: Record<string, string>): Proc {
-  // node itself, not a wrapper, so SIGKILL and SIGSTOP hit the platform process
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let err = "";
-  child.stderr!.on("data", (d) => (err = (err + d).slice(-4000)));
-  return { name, base: `http://127.0.0.1:${env.PORT}`, env, child, log: () => err };
-}
-
-async function kill(p: Proc, signal: NodeJS.Signals): Promise<void> {
-  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const exited = new Promise((r) => p.child.once("exit", r));
-  p.child.kill(signal);
-  const force = setTimeout(() => p.child.kill("SIGKILL"), 15_000);
-  await exited;
-  clearTimeout(force);
-}
-
-async function api(
-  p: Proc,
-  method: string,
-  url: string,
-  token?: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: any; ms: number; headers: Headers }> {
-  const started = Date.now();
-  const res = await fetch(p.base + url, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body ? { "content-type": "application/json" } : {}),
-      ...headers,
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json().catch(() => null);
-  return { status: res.status, json, ms: Date.now() - started, headers: res.headers };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, stepMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastErr = err;
-    }
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ""}`);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-
-async function startRedis(): Promise<{ url: string; stop: () => Promise<void> } | null> {
-  if (spawnSync("sh", ["-c", "command -v redis-server"]).status !== 0) return null;
-  const port = await freePort();
-  const child = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  await until(
-    "redis",
-    async () => {
-      const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
-      r.on("error", () => {});
-      try {
-        await r.connect();
-        return (await r.ping()) === "PONG" ? true : undefined;
-      } finally {
-        r.disconnect();
-      }
-    },
-    15_000,
-  );
-  return {
-    url,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-    },
-  };
-}
 
 test("two processes over one store and one Redis: work on a database runs on the host that holds it", async (t) => {
   const database = await freshDatabase();
