@@ -8,8 +8,9 @@ import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { billingArea } from "./billing/module.js";
+import { mcpArea } from "./mcp/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
-  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, hostsArea, databasesArea, billingArea,
+  coreArea, metaArea, authArea, accountsArea, cliArea, operatorArea, hostsArea, databasesArea, billingArea, mcpArea,
 ];
