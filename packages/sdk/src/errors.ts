@@ -6,6 +6,10 @@ export class PlatformError extends Error {
 
 /** The API answered with an error: `{"error":{"code","message"}}` and its HTTP status. */
 export class PlatformApiError extends PlatformError {
+  /** the edge's request identifiers when a CDN or proxy sits in front (cf-ray; via or server) */
+  cfRay: string | null = null;
+  edge: string | null = null;
+
   constructor(
     readonly status: number,
     /** the stable error code from the API's catalog (`scope_insufficient`, `not_found`, ...) */
@@ -56,7 +60,10 @@ export async function apiErrorOf(response: Response, method = "", path = ""): Pr
   } catch {
     // not JSON: keep the status line
   }
-  return new PlatformApiError(response.status, code, message, response.headers.get("x-request-id"), retryAfterSeconds(response.headers.get("retry-after")), method, path);
+  const error = new PlatformApiError(response.status, code, message, response.headers.get("x-request-id"), retryAfterSeconds(response.headers.get("retry-after")), method, path);
+  error.cfRay = response.headers.get("cf-ray");
+  error.edge = response.headers.get("via") ?? response.headers.get("x-served-by");
+  return error;
 }
 
 /** Retry-After as seconds: a number of seconds or an HTTP date. */
