@@ -14,7 +14,8 @@ const textOf = (r: unknown) => (r as ToolText).content.map((c) => c.text).join("
 async function exercise(client: Client) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  for (const must of ["databases", "billing", "call_operation"]) assert.ok(names.includes(must), `${must} in ${names.join(",")}`);
+  for (const must of ["databases", "billing", "call_operation"])
+    assert.ok(names.includes(must), `${must} in ${names.join(",")}`);
   assert.ok(!names.includes("operator"), "operator endpoints are not offered to agents");
   const databases = tools.find((t) => t.name === "databases")!;
   assert.match(databases.description ?? "", /createDatabase \(POST \/v1\/databases\)/);
@@ -25,7 +26,10 @@ async function exercise(client: Client) {
   assert.ok(!list.isError, textOf(list));
   assert.deepEqual(JSON.parse(textOf(list)), []);
   // refused by the key's scope exactly as REST refuses it: a tool error carrying the API's code
-  const refused = await client.callTool({ name: "databases", arguments: { operation: "createDatabase", arguments: { name: "from-agent" } } });
+  const refused = await client.callTool({
+    name: "databases",
+    arguments: { operation: "createDatabase", arguments: { name: "from-agent" } },
+  });
   assert.equal(refused.isError, true);
   assert.match(textOf(refused), /HTTP 403/);
   assert.match(textOf(refused), /scope_insufficient/);
@@ -50,10 +54,14 @@ describe("MCP server", () => {
     const user = await signup(t.app);
     key = await scopedKey(t.app, user.token, ["databases:read"]);
   });
-  after(async () => { await t.close(); });
+  after(async () => {
+    await t.close();
+  });
 
   test("over Streamable HTTP at /v1/mcp with the caller's bearer: tools, a call, a scope refusal as a tool error", async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/v1/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    });
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(transport);
     try {
@@ -64,7 +72,11 @@ describe("MCP server", () => {
   });
 
   test("/v1/mcp without a token is 401 auth_required in the platform's error body", async () => {
-    const res = await fetch(`${t.baseUrl}/v1/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    const res = await fetch(`${t.baseUrl}/v1/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
     assert.equal(res.status, 401);
     assert.equal(((await res.json()) as any).error.code, "auth_required");
   });
@@ -73,7 +85,13 @@ describe("MCP server", () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [CLI, "mcp"],
-      env: { PATH: process.env.PATH!, HOME: "/nonexistent", PLATFORM_API_URL: t.baseUrl, PLATFORM_TOKEN: key, PLATFORM_NO_ERROR_REPORTS: "1" },
+      env: {
+        PATH: process.env.PATH!,
+        HOME: "/nonexistent",
+        PLATFORM_API_URL: t.baseUrl,
+        PLATFORM_TOKEN: key,
+        PLATFORM_NO_ERROR_REPORTS: "1",
+      },
       stderr: "pipe",
     });
     const client = new Client({ name: "test", version: "1.0.0" });

@@ -11,8 +11,12 @@ import { call, createTestApp, type TestApp } from "../helpers/app.js";
 
 describe("generated SDK", () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp(); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(async () => {
+    await t.close();
+  });
 
   test("packages/sdk/openapi.json and src/schema.d.ts are regenerated from the current routes", async () => {
     const doc = (await call(t.app, { url: "/v1/openapi.json" })).json();
@@ -23,7 +27,9 @@ describe("generated SDK", () => {
         const a = checkedIn.split("\n");
         const b = fresh.split("\n");
         const line = a.findIndex((l, i) => l !== b[i]);
-        assert.fail(`packages/sdk/${name} is stale: run \`npm run sdk:generate\` and commit the result (first difference at line ${line + 1}: ${JSON.stringify(a[line]?.slice(0, 120))} vs ${JSON.stringify(b[line]?.slice(0, 120))})`);
+        assert.fail(
+          `packages/sdk/${name} is stale: run \`npm run sdk:generate\` and commit the result (first difference at line ${line + 1}: ${JSON.stringify(a[line]?.slice(0, 120))} vs ${JSON.stringify(b[line]?.slice(0, 120))})`,
+        );
       }
     }
   });

@@ -37,7 +37,7 @@ export async function readConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     return { profiles: parsed.profiles && typeof parsed.profiles === "object" ? parsed.profiles : {} };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { profiles: {} };
-    throw new Error(`cannot read ${configPath(env)}: ${(err as Error).message}`);
+    throw new Error(`cannot read ${configPath(env)}: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -53,7 +53,11 @@ export async function writeConfig(config: ConfigFile, env: NodeJS.ProcessEnv = p
   return file;
 }
 
-export async function updateProfile(name: string, change: (p: Profile | undefined) => Profile | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function updateProfile(
+  name: string,
+  change: (p: Profile | undefined) => Profile | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   const config = await readConfig(env);
   const next = change(config.profiles[name]);
   if (next) config.profiles[name] = next;
@@ -69,7 +73,10 @@ export interface Session {
   profile: Profile | undefined;
 }
 
-export async function resolveSession(opts: { profile?: string; apiUrl?: string }, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
+export async function resolveSession(
+  opts: { profile?: string; apiUrl?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Session> {
   const profileName = opts.profile ?? env.PLATFORM_PROFILE ?? "default";
   const profile = (await readConfig(env)).profiles[profileName];
   return {

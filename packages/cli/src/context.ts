@@ -5,7 +5,9 @@ import { resolveSession, type Session } from "./config.js";
 import { createOutput, type Output } from "./output.js";
 import { UsageError } from "./exit.js";
 
-export const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const VERSION = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 export interface GlobalOptions {
   json?: boolean;
@@ -36,7 +38,10 @@ export async function contextOf(cmd: Command): Promise<Context> {
     token: session.token,
     headers: { "user-agent": `platform-cli/${VERSION} node/${process.versions.node}` },
     onRetry: (info) => {
-      if (out.interactive) out.error(`retrying ${info.method} ${new URL(info.url).pathname} in ${Math.ceil(info.delayMs / 100) / 10}s: ${info.reason}`);
+      if (out.interactive)
+        out.error(
+          `retrying ${info.method} ${new URL(info.url).pathname} in ${Math.ceil(info.delayMs / 100) / 10}s: ${info.reason}`,
+        );
     },
   });
   return {
@@ -44,7 +49,10 @@ export async function contextOf(cmd: Command): Promise<Context> {
     session,
     client,
     authed() {
-      if (!session.token) throw new UsageError(`Not logged in (profile "${session.profileName}"): run \`platform login\` or set PLATFORM_TOKEN.`);
+      if (!session.token)
+        throw new UsageError(
+          `Not logged in (profile "${session.profileName}"): run \`platform login\` or set PLATFORM_TOKEN.`,
+        );
       return client;
     },
   };

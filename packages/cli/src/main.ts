@@ -57,7 +57,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     }
     const session = runState.session;
     const token = session?.token;
-    const report = token && session && shouldReport(err, env) ? sendReport(buildReport(err, { command: commandPath, argv, version: VERSION, apiUrl: session.apiUrl }), session.apiUrl, token) : null;
+    const report =
+      token && session && shouldReport(err, env)
+        ? sendReport(
+            buildReport(err, { command: commandPath, argv, version: VERSION, apiUrl: session.apiUrl }),
+            session.apiUrl,
+            token,
+          )
+        : null;
     printError(err, runState.out?.json ?? argv.includes("--json"));
     // the report went out while the error was printed; bounded by REPORT_TIMEOUT_MS
     if (report) await report;
@@ -65,18 +72,30 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
 }
 
-const KIND_OF_EXIT: Record<number, string> = { [EXIT.usage]: "usage_error", [EXIT.network]: "network_error", [EXIT.operation]: "operation_failed", [EXIT.internal]: "internal_error", [EXIT.notFound]: "psql_not_found" };
+const KIND_OF_EXIT: Record<number, string> = {
+  [EXIT.usage]: "usage_error",
+  [EXIT.network]: "network_error",
+  [EXIT.operation]: "operation_failed",
+  [EXIT.internal]: "internal_error",
+  [EXIT.notFound]: "psql_not_found",
+};
 
 function printError(err: unknown, json: boolean): void {
   const color = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
   if (json) {
-    const body = err instanceof PlatformApiError
-      ? { error: { code: err.code, message: err.message, status: err.status, request_id: err.requestId } }
-      : { error: { code: KIND_OF_EXIT[exitCodeOf(err)] ?? "error", message: (err as Error)?.message ?? String(err) } };
+    const body =
+      err instanceof PlatformApiError
+        ? { error: { code: err.code, message: err.message, status: err.status, request_id: err.requestId } }
+        : {
+            error: { code: KIND_OF_EXIT[exitCodeOf(err)] ?? "error", message: (err as Error)?.message ?? String(err) },
+          };
     process.stderr.write(JSON.stringify(body) + "\n");
     return;
   }
-  const message = err instanceof PlatformApiError ? `${err.message} (${err.code}, HTTP ${err.status}${err.requestId ? `, request ${err.requestId}` : ""})` : (err as Error)?.message ?? String(err);
+  const message =
+    err instanceof PlatformApiError
+      ? `${err.message} (${err.code}, HTTP ${err.status}${err.requestId ? `, request ${err.requestId}` : ""})`
+      : ((err as Error)?.message ?? String(err));
   process.stderr.write(`${red(color, "Error:")} ${message}\n`);
   if (exitCodeOf(err) === EXIT.internal && err instanceof Error && err.stack) process.stderr.write(err.stack + "\n");
 }

@@ -34,7 +34,10 @@ export const green = paint(32);
 export const yellow = paint(33);
 export const cyan = paint(36);
 
-const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "").length;
+/** Text without its colour codes. */
+// eslint-disable-next-line no-control-regex -- matching the escape character is the point
+export const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
+const visible = (s: string) => stripAnsi(s).length;
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return "-";
@@ -50,13 +53,24 @@ export function table(rows: Record<string, unknown>[], columns: string[], color:
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => visible(row[i]))));
   const pad = (s: string, w: number) => s + " ".repeat(Math.max(0, w - visible(s)));
   const header = columns.map((c, i) => bold(color, pad(c.toUpperCase(), widths[i]))).join("  ");
-  return [header, ...cells.map((row) => row.map((s, i) => pad(s, widths[i])).join("  ").trimEnd())].join("\n");
+  return [
+    header,
+    ...cells.map((row) =>
+      row
+        .map((s, i) => pad(s, widths[i]))
+        .join("  ")
+        .trimEnd(),
+    ),
+  ].join("\n");
 }
 
 /** key: value lines for one object, keys aligned. */
 export function details(obj: Record<string, unknown>, keys: string[], color: boolean): string {
   const width = Math.max(...keys.map((k) => k.length));
-  return keys.filter((k) => obj[k] !== undefined).map((k) => `${dim(color, k.padEnd(width))}  ${colorState(color, k, cell(obj[k]))}`).join("\n");
+  return keys
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${dim(color, k.padEnd(width))}  ${colorState(color, k, cell(obj[k]))}`)
+    .join("\n");
 }
 
 function colorState(color: boolean, column: string, value: string): string {

@@ -6,7 +6,8 @@ export function promptLine(question: string, hidden = false): Promise<string> {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     if (hidden) {
       const write = (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput.bind(rl);
-      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => write(s.startsWith(question) ? question : "");
+      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) =>
+        write(s.startsWith(question) ? question : "");
     }
     rl.question(question, (answer) => {
       rl.close();

@@ -44,12 +44,20 @@ export function shouldReport(err: unknown, env: NodeJS.ProcessEnv): boolean {
   return true;
 }
 
-export function buildReport(err: unknown, ctx: { command: string; argv: string[]; version: string; apiUrl: string }): CliErrorReport {
-  const flags = [...new Set(ctx.argv.filter((a) => a.startsWith("-") && a !== "-" && a !== "--").map((a) => a.split("=")[0]))].slice(0, 100);
+export function buildReport(
+  err: unknown,
+  ctx: { command: string; argv: string[]; version: string; apiUrl: string },
+): CliErrorReport {
+  const flags = [
+    ...new Set(ctx.argv.filter((a) => a.startsWith("-") && a !== "-" && a !== "--").map((a) => a.split("=")[0])),
+  ].slice(0, 100);
   const kind =
-    err instanceof PlatformApiError ? "api_error"
-      : err instanceof PlatformNetworkError ? "network_error"
-        : err instanceof PlatformOperationError ? "operation_failed"
+    err instanceof PlatformApiError
+      ? "api_error"
+      : err instanceof PlatformNetworkError
+        ? "network_error"
+        : err instanceof PlatformOperationError
+          ? "operation_failed"
           : "internal_error";
   const report: CliErrorReport = {
     occurred_at: new Date().toISOString(),
@@ -59,7 +67,13 @@ export function buildReport(err: unknown, ctx: { command: string; argv: string[]
     command: ctx.command.slice(0, 500),
     flags,
     retries: (err as { retries?: number })?.retries ?? 0,
-    message: scrub(err instanceof Error ? (kind === "internal_error" ? `${err.message}\n${err.stack ?? ""}` : err.message) : String(err)).slice(0, 8000),
+    message: scrub(
+      err instanceof Error
+        ? kind === "internal_error"
+          ? `${err.message}\n${err.stack ?? ""}`
+          : err.message
+        : String(err),
+    ).slice(0, 8000),
     api_host: safeHost(ctx.apiUrl),
   };
   if (err instanceof PlatformApiError) {

@@ -57,7 +57,8 @@ async function exportFromLocalServer(): Promise<unknown> {
 }
 
 const fromIndex = process.argv.indexOf("--from");
-const doc = fromIndex > 0 ? await fetchDocument(process.argv[fromIndex + 1], Date.now() + 10_000) : await exportFromLocalServer();
+const doc =
+  fromIndex > 0 ? await fetchDocument(process.argv[fromIndex + 1], Date.now() + 10_000) : await exportFromLocalServer();
 const files = await renderSdkFiles(doc);
 for (const [name, text] of Object.entries(files)) {
   await writeFile(path.join(SDK_DIR, name), text);

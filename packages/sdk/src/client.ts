@@ -32,7 +32,11 @@ export interface PlatformClient {
   fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
   baseUrl: string;
   /** an untyped call by method and path: parsed JSON, text for text answers, null for 204 */
-  request(method: string, path: string, init?: { query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> }): Promise<unknown>;
+  request(
+    method: string,
+    path: string,
+    init?: { query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> },
+  ): Promise<unknown>;
   /** every item of a cursor-paged list, page after page */
   paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T>;
   /** polls GET /v1/databases/{id} until the command finished; throws PlatformOperationError if it failed */
@@ -82,7 +86,11 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
 
   const getDatabase = (id: string) => unwrap(api.GET("/v1/databases/{id}", { params: { path: { id } } }));
 
-  async function poll(databaseId: string, opts: WaitOptions, done: (db: Database) => { status: string; finished: boolean }): Promise<Database> {
+  async function poll(
+    databaseId: string,
+    opts: WaitOptions,
+    done: (db: Database) => { status: string; finished: boolean },
+  ): Promise<Database> {
     const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
     let interval = opts.intervalMs ?? 500;
     for (;;) {
@@ -90,7 +98,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const state = done(database);
       opts.onPoll?.({ status: state.status, database });
       if (state.finished) return database;
-      if (Date.now() + interval > deadline) throw new PlatformOperationError(`still ${state.status} after ${Math.round((opts.timeoutMs ?? 600_000) / 1000)} s`, null, true);
+      if (Date.now() + interval > deadline)
+        throw new PlatformOperationError(
+          `still ${state.status} after ${Math.round((opts.timeoutMs ?? 600_000) / 1000)} s`,
+          null,
+          true,
+        );
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(resolve, interval);
         opts.signal?.addEventListener("abort", () => (clearTimeout(t), reject(opts.signal!.reason)), { once: true });
@@ -112,13 +125,20 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         if (cmd?.status === "failed") failed = cmd;
         return { status: cmd?.status ?? "queued", finished: cmd?.status === "succeeded" || cmd?.status === "failed" };
       });
-      if (failed) throw new PlatformOperationError(`${failed.kind} failed: ${failed.error ?? "no reason given"}`, commandId);
+      if (failed)
+        throw new PlatformOperationError(`${failed.kind} failed: ${failed.error ?? "no reason given"}`, commandId);
       return database;
     },
     async waitForDatabaseState(databaseId, states, opts = {}) {
-      const database = await poll(databaseId, opts, (db) => ({ status: db.state, finished: states.includes(db.state) || db.state === "failed" }));
+      const database = await poll(databaseId, opts, (db) => ({
+        status: db.state,
+        finished: states.includes(db.state) || db.state === "failed",
+      }));
       if (database.state === "failed" && !states.includes("failed")) {
-        throw new PlatformOperationError(`database ${database.slug ?? database.id} failed: ${database.status_reason ?? "no reason given"}`, null);
+        throw new PlatformOperationError(
+          `database ${database.slug ?? database.id} failed: ${database.status_reason ?? "no reason given"}`,
+          null,
+        );
       }
       return database;
     },

@@ -60,7 +60,15 @@ export async function apiErrorOf(response: Response, method = "", path = ""): Pr
   } catch {
     // not JSON: keep the status line
   }
-  const error = new PlatformApiError(response.status, code, message, response.headers.get("x-request-id"), retryAfterSeconds(response.headers.get("retry-after")), method, path);
+  const error = new PlatformApiError(
+    response.status,
+    code,
+    message,
+    response.headers.get("x-request-id"),
+    retryAfterSeconds(response.headers.get("retry-after")),
+    method,
+    path,
+  );
   error.cfRay = response.headers.get("cf-ray");
   error.edge = response.headers.get("via") ?? response.headers.get("x-served-by");
   return error;

@@ -59,7 +59,8 @@ function resolve(doc: OpenApiDocument, schema: unknown): JsonSchema | undefined 
   let s = schema as JsonSchema | undefined;
   for (let i = 0; i < 10 && s && typeof s.$ref === "string"; i++) {
     const parts = (s.$ref as string).replace(/^#\//, "").split("/");
-    s = parts.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc) as JsonSchema | undefined;
+    s = parts.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc) as
+      JsonSchema | undefined;
   }
   return s;
 }
@@ -77,7 +78,10 @@ export function indexOperations(doc: OpenApiDocument): OperationIndex {
       for (const p of op.parameters ?? []) {
         if (p.in !== "path" && p.in !== "query") continue;
         (p.in === "path" ? pathParams : queryParams).push(p.name);
-        properties[p.name] = { ...(resolve(doc, p.schema) ?? { type: "string" }), ...(p.description ? { description: p.description } : {}) };
+        properties[p.name] = {
+          ...(resolve(doc, p.schema) ?? { type: "string" }),
+          ...(p.description ? { description: p.description } : {}),
+        };
         if (p.required || p.in === "path") required.push(p.name);
       }
       const content = op.requestBody?.content ?? {};
@@ -91,7 +95,8 @@ export function indexOperations(doc: OpenApiDocument): OperationIndex {
           bodyFields.push(name);
           properties[name] = resolve(doc, schema) ?? {};
         }
-        for (const name of (body.required as string[] | undefined) ?? []) if (bodyFields.includes(name)) required.push(name);
+        for (const name of (body.required as string[] | undefined) ?? [])
+          if (bodyFields.includes(name)) required.push(name);
       } else if (body) {
         properties.body = { ...body, description: "the request body" };
         if (op.requestBody?.required) required.push("body");
@@ -114,7 +119,9 @@ export function indexOperations(doc: OpenApiDocument): OperationIndex {
   }
   operations.sort((a, b) => a.tag.localeCompare(b.tag) || a.id.localeCompare(b.id));
   const described = new Map((doc.tags ?? []).map((t) => [t.name, t.description ?? ""]));
-  const tags = [...new Set(operations.map((o) => o.tag))].sort().map((name) => ({ name, description: described.get(name) ?? "" }));
+  const tags = [...new Set(operations.map((o) => o.tag))]
+    .sort()
+    .map((name) => ({ name, description: described.get(name) ?? "" }));
   return { operations, byId: new Map(operations.map((o) => [o.id, o])), tags };
 }
 
@@ -130,7 +137,8 @@ export interface OperationRequest {
 export function buildRequest(op: Operation, input: Record<string, unknown>): OperationRequest {
   const known = new Set(Object.keys(op.inputSchema.properties));
   for (const name of Object.keys(input)) {
-    if (!known.has(name)) throw new TypeError(`${op.id} takes no field "${name}"; it takes: ${[...known].join(", ") || "nothing"}`);
+    if (!known.has(name))
+      throw new TypeError(`${op.id} takes no field "${name}"; it takes: ${[...known].join(", ") || "nothing"}`);
   }
   for (const name of op.inputSchema.required) {
     if (input[name] === undefined) throw new TypeError(`${op.id} needs the field "${name}"`);
@@ -162,7 +170,8 @@ export function coerceValue(schema: JsonSchema | undefined, raw: string): unknow
     const n = Number(raw);
     return raw.trim() !== "" && Number.isFinite(n) ? n : raw;
   }
-  if (types.includes("boolean")) return raw === "true" || raw === "1" || raw === "" ? true : raw === "false" || raw === "0" ? false : raw;
+  if (types.includes("boolean"))
+    return raw === "true" || raw === "1" || raw === "" ? true : raw === "false" || raw === "0" ? false : raw;
   if (types.includes("array")) {
     if (raw.trim().startsWith("[")) return tryJson(raw);
     const items = schema?.items as JsonSchema | undefined;

@@ -1,4 +1,4 @@
-import { apiErrorOf, PlatformApiError, PlatformError, PlatformNetworkError, retryAfterSeconds } from "./errors.js";
+import { apiErrorOf, PlatformApiError, PlatformNetworkError, retryAfterSeconds, type PlatformError } from "./errors.js";
 
 export interface TransportOptions {
   /** the API's base address, e.g. https://api.example.com (paths start with /v1) */
@@ -41,7 +41,9 @@ const newKey = () => globalThis.crypto.randomUUID();
  * throws PlatformApiError, no answer PlatformNetworkError, each with the number of retries made.
  * Uses only fetch, Request and AbortSignal: it runs in Node 20 and in browsers.
  */
-export function platformFetch(opts: TransportOptions): (input: Request | string | URL, init?: RequestInit) => Promise<Response> {
+export function platformFetch(
+  opts: TransportOptions,
+): (input: Request | string | URL, init?: RequestInit) => Promise<Response> {
   const doFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
   const retries = opts.retries ?? 3;
   const timeoutMs = opts.timeoutMs ?? 30_000;
@@ -62,11 +64,16 @@ export function platformFetch(opts: TransportOptions): (input: Request | string 
     const path = new URL(url).pathname;
 
     for (let attempt = 0; ; attempt++) {
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [original.signal])]);
+      const signal = AbortSignal.any([
+        AbortSignal.timeout(timeoutMs),
+        ...(init?.signal ? [init.signal] : [original.signal]),
+      ]);
       let failure: PlatformError;
       let delayMs: number;
       try {
-        const response = await doFetch(new Request(url, { method, headers, body, signal, redirect: original.redirect }));
+        const response = await doFetch(
+          new Request(url, { method, headers, body, signal, redirect: original.redirect }),
+        );
         if (response.ok || (response.status >= 300 && response.status < 400)) return response;
         const error = await apiErrorOf(response, method, path);
         const retryable = RETRY_STATUS.has(response.status) && (repeatable || response.status === 429);
@@ -80,7 +87,12 @@ export function platformFetch(opts: TransportOptions): (input: Request | string 
         if (err instanceof PlatformApiError) throw err;
         if ((init?.signal ?? original.signal)?.aborted) throw err;
         const timedOut = (err as Error)?.name === "TimeoutError";
-        failure = new PlatformNetworkError(timedOut ? `no answer from ${new URL(url).host} within ${timeoutMs} ms` : `cannot reach ${new URL(url).host}: ${networkReason(err)}`, err);
+        failure = new PlatformNetworkError(
+          timedOut
+            ? `no answer from ${new URL(url).host} within ${timeoutMs} ms`
+            : `cannot reach ${new URL(url).host}: ${networkReason(err)}`,
+          err,
+        );
         if (!repeatable || attempt >= retries) {
           failure.retries = attempt;
           throw failure;

@@ -1,5 +1,11 @@
 import type { Command } from "commander";
-import { buildRequest, coerceValue, indexOperations, type OpenApiDocument, type OperationIndex } from "@hosting-platform/sdk";
+import {
+  buildRequest,
+  coerceValue,
+  indexOperations,
+  type OpenApiDocument,
+  type OperationIndex,
+} from "@hosting-platform/sdk";
 import { contextOf, type Context } from "../context.js";
 import { UsageError } from "../exit.js";
 import { table } from "../output.js";
@@ -11,12 +17,16 @@ export async function loadOperations(ctx: Context): Promise<OperationIndex> {
 }
 
 /** --name value, --name=value, --flag (true), --storage-gb (snake_case in the schema), --data '<json object>'. */
-export function parseFields(args: string[], properties: Record<string, Record<string, unknown>>): Record<string, unknown> {
+export function parseFields(
+  args: string[],
+  properties: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (!arg.startsWith("--")) throw new UsageError(`unexpected argument "${arg}": fields are given as --name value`);
-    let [name, value] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    let value = inline;
     if (value === undefined && i + 1 < args.length && !args[i + 1].startsWith("--")) value = args[++i];
     if (name === "data") {
       let parsed: unknown;
@@ -25,12 +35,20 @@ export function parseFields(args: string[], properties: Record<string, Record<st
       } catch {
         throw new UsageError("--data takes a JSON object");
       }
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError("--data takes a JSON object");
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        throw new UsageError("--data takes a JSON object");
       Object.assign(input, parsed);
       continue;
     }
     const key = name in properties ? name : name.replace(/-/g, "_");
-    if (!(key in properties)) throw new UsageError(`unknown field --${name}; this operation takes: ${Object.keys(properties).map((p) => `--${p}`).join(" ") || "no fields"}`);
+    if (!(key in properties))
+      throw new UsageError(
+        `unknown field --${name}; this operation takes: ${
+          Object.keys(properties)
+            .map((p) => `--${p}`)
+            .join(" ") || "no fields"
+        }`,
+      );
     input[key] = coerceValue(properties[key], value ?? "");
   }
   return input;
@@ -39,7 +57,9 @@ export function parseFields(args: string[], properties: Record<string, Record<st
 export function apiCommand(program: Command): void {
   program
     .command("api")
-    .description("Call any API operation by its operationId: platform api createDatabase --name my-db (platform api --list)")
+    .description(
+      "Call any API operation by its operationId: platform api createDatabase --name my-db (platform api --list)",
+    )
     .argument("[operationId]", "e.g. listDatabases, createDatabase, getBillingBalance")
     .option("--list", "list the operations")
     .allowUnknownOption()
@@ -49,12 +69,19 @@ export function apiCommand(program: Command): void {
       const ctx = await contextOf(cmd);
       const index = await loadOperations(ctx);
       if (opts.list || !operationId) {
-        const rows = index.operations.map((o) => ({ operation: o.id, method: o.method, path: o.path, summary: o.summary.slice(0, 80) }));
+        const rows = index.operations.map((o) => ({
+          operation: o.id,
+          method: o.method,
+          path: o.path,
+          summary: o.summary.slice(0, 80),
+        }));
         return ctx.out.data(rows, () => table(rows, ["operation", "method", "path", "summary"], ctx.out.color));
       }
       const op = index.byId.get(operationId);
       if (!op) throw new UsageError(`no operation "${operationId}"; see \`platform api --list\``);
-      const rest = cmd.args.slice(1).filter((a) => a !== "--json" && !a.startsWith("--profile") && !a.startsWith("--api-url"));
+      const rest = cmd.args
+        .slice(1)
+        .filter((a) => a !== "--json" && !a.startsWith("--profile") && !a.startsWith("--api-url"));
       const input = parseFields(rest, op.inputSchema.properties as Record<string, Record<string, unknown>>);
       let request;
       try {

@@ -11,7 +11,13 @@ export function billingCommands(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const ctx = await contextOf(cmd);
       const balance = await unwrap(ctx.authed().api.GET("/v1/billing/balance"));
-      ctx.out.data(balance, () => details(balance as never, ["currency", "balance", "burn_rate_krw_per_hour", "hours_left", "overdue", "billing_policy"], ctx.out.color));
+      ctx.out.data(balance, () =>
+        details(
+          balance as never,
+          ["currency", "balance", "burn_rate_krw_per_hour", "hours_left", "overdue", "billing_policy"],
+          ctx.out.color,
+        ),
+      );
     });
   billing
     .command("usage")
@@ -20,9 +26,13 @@ export function billingCommands(program: Command): void {
     .option("--to <date>", "YYYY-MM-DD (default today)")
     .action(async (opts: { from?: string; to?: string }, cmd: Command) => {
       const ctx = await contextOf(cmd);
-      const usage = await unwrap(ctx.authed().api.GET("/v1/billing/usage-daily", { params: { query: { from: opts.from, to: opts.to } } }));
+      const usage = await unwrap(
+        ctx.authed().api.GET("/v1/billing/usage-daily", { params: { query: { from: opts.from, to: opts.to } } }),
+      );
       ctx.out.data(usage, () => {
-        const rows = usage.days.flatMap((d) => d.kinds.map((k) => ({ date: d.date, kind: k.kind, amount_krw: k.amount_krw })));
+        const rows = usage.days.flatMap((d) =>
+          d.kinds.map((k) => ({ date: d.date, kind: k.kind, amount_krw: k.amount_krw })),
+        );
         return `${table(rows, ["date", "kind", "amount_krw"], ctx.out.color)}\n\nTotal ${usage.total_krw} KRW (${usage.from} to ${usage.to})`;
       });
     });

@@ -1,5 +1,10 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { indexOperations, type OpenApiDocument } from "../operations.js";
 import { buildTools, callTool, type Execute } from "./tools.js";
 
@@ -28,9 +33,18 @@ export function createPlatformMcpServer(opts: PlatformMcpOptions): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => callTool(index, opts.execute, req.params.name, req.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, async (req) =>
+    callTool(index, opts.execute, req.params.name, req.params.arguments),
+  );
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: [{ uri: MANUAL_URI, name: "manual", description: "The platform's plain-text manual for AI agents", mimeType: "text/plain" }],
+    resources: [
+      {
+        uri: MANUAL_URI,
+        name: "manual",
+        description: "The platform's plain-text manual for AI agents",
+        mimeType: "text/plain",
+      },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     if (req.params.uri !== MANUAL_URI) throw new Error(`no resource ${req.params.uri}`);

@@ -4,7 +4,13 @@
  * generic call by operationId. Descriptions and input schemas come from the operations themselves, so a
  * new route appears as soon as the server documents it.
  */
-import { buildRequest, type JsonSchema, type Operation, type OperationIndex, type OperationRequest } from "../operations.js";
+import {
+  buildRequest,
+  type JsonSchema,
+  type Operation,
+  type OperationIndex,
+  type OperationRequest,
+} from "../operations.js";
 
 /** How a tool call reaches the API: over HTTP with the agent's key, or into the server itself. */
 export type Execute = (request: OperationRequest) => Promise<{ status: number; body: unknown }>;
@@ -23,7 +29,16 @@ export interface ToolResult {
 
 /** Not for agents: other credentials than a user's bearer (operator, payment webhooks, fleet), sign-in, and what is a resource already. */
 const EXCLUDED_TAGS = new Set(["operator", "mcp"]);
-const EXCLUDED_OPERATIONS = new Set(["stripeWebhook", "tossWebhook", "reportFleetPatch", "signup", "login", "getManual", "getOpenApi", "reportCliErrors"]);
+const EXCLUDED_OPERATIONS = new Set([
+  "stripeWebhook",
+  "tossWebhook",
+  "reportFleetPatch",
+  "signup",
+  "login",
+  "getManual",
+  "getOpenApi",
+  "reportCliErrors",
+]);
 
 export const GENERIC_TOOL = "call_operation";
 
@@ -64,7 +79,8 @@ export function buildTools(index: OperationIndex): ToolDefinition[] {
   }
   tools.push({
     name: GENERIC_TOOL,
-    description: "Call any API operation by its operationId (see the OpenAPI document or the manual resource), with its path, query and body fields in arguments.",
+    description:
+      "Call any API operation by its operationId (see the OpenAPI document or the manual resource), with its path, query and body fields in arguments.",
     inputSchema: {
       type: "object",
       properties: {
@@ -85,14 +101,21 @@ const failure = (message: string): ToolResult => ({ content: [{ type: "text", te
  * Runs one tool call. The API decides everything (auth, scopes, validation): its error answer, e.g.
  * 403 scope_insufficient, comes back as a tool error with the API's code and message.
  */
-export async function callTool(index: OperationIndex, execute: Execute, name: string, args: Record<string, unknown> | undefined): Promise<ToolResult> {
+export async function callTool(
+  index: OperationIndex,
+  execute: Execute,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<ToolResult> {
   const allowed = agentOperations(index);
   const operationId = args?.operation;
-  if (typeof operationId !== "string") return failure(`${name} needs "operation": one of the operationIds in its description.`);
+  if (typeof operationId !== "string")
+    return failure(`${name} needs "operation": one of the operationIds in its description.`);
   const op = allowed.find((o) => o.id === operationId && (name === GENERIC_TOOL || toolName(o.tag) === name));
   if (!op) return failure(`${name} has no operation "${operationId}".`);
   const input = args?.arguments ?? {};
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return failure(`"arguments" must be an object.`);
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    return failure(`"arguments" must be an object.`);
   let request: OperationRequest;
   try {
     request = buildRequest(op, input as Record<string, unknown>);
@@ -101,5 +124,9 @@ export async function callTool(index: OperationIndex, execute: Execute, name: st
   }
   const { status, body } = await execute(request);
   if (status >= 400) return failure(`HTTP ${status}: ${text(body)}`);
-  return { content: [{ type: "text", text: body === null || body === undefined || body === "" ? `HTTP ${status}` : text(body) }] };
+  return {
+    content: [
+      { type: "text", text: body === null || body === undefined || body === "" ? `HTTP ${status}` : text(body) },
+    ],
+  };
 }
