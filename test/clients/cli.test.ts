@@ -110,9 +110,11 @@ describe("platform CLI against a real server", () => {
       list.json().map((d: any) => d.slug),
       [slug],
     );
-    const got = await run(["api", "getDatabase", "--id", slug, "--json"]);
+    const got = await run(["api", "getDatabase", "--id", slug, "--profile", "default", "--json"]);
     assert.equal(got.code, 0, got.stderr);
     assert.equal(got.json().slug, slug);
+    const ops = await run(["api", "--list", "--json"]);
+    assert.ok(ops.json().some((o: any) => o.operation === "createDatabase" && o.method === "POST"));
     const balance = await run(["billing", "balance", "--json"]);
     assert.equal(balance.code, 0, balance.stderr);
     assert.equal(typeof balance.json().balance, "number");

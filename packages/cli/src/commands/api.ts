@@ -54,6 +54,21 @@ export function parseFields(
   return input;
 }
 
+/** The program's own options (--json, --profile x, --api-url x) are not fields of the operation. */
+function withoutGlobalOptions(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--json" || a.startsWith("--profile=") || a.startsWith("--api-url=")) continue;
+    if (a === "--profile" || a === "--api-url") {
+      i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
 export function apiCommand(program: Command): void {
   program
     .command("api")
@@ -79,9 +94,7 @@ export function apiCommand(program: Command): void {
       }
       const op = index.byId.get(operationId);
       if (!op) throw new UsageError(`no operation "${operationId}"; see \`platform api --list\``);
-      const rest = cmd.args
-        .slice(1)
-        .filter((a) => a !== "--json" && !a.startsWith("--profile") && !a.startsWith("--api-url"));
+      const rest = withoutGlobalOptions(cmd.args.slice(1));
       const input = parseFields(rest, op.inputSchema.properties as Record<string, Record<string, unknown>>);
       let request;
       try {
