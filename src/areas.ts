@@ -8,6 +8,7 @@ import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { billingArea } from "./billing/module.js";
+import { mcpArea } from "./mcp/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -20,4 +21,5 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   hostsArea,
   databasesArea,
   billingArea,
+  mcpArea,
 ];

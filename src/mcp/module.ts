@@ -1,0 +1,15 @@
+import { defineArea } from "../kernel/area.js";
+import { mcpRoutes } from "./routes.js";
+
+/** The platform as an MCP server for AI agents, over Streamable HTTP at /v1/mcp (the CLI serves the same over stdio). */
+export const mcpArea = defineArea({
+  name: "mcp",
+  tags: [
+    {
+      name: "mcp",
+      description:
+        "Model Context Protocol endpoint for AI agents: the API's operations as tools, with the caller's token.",
+    },
+  ],
+  routes: mcpRoutes,
+});
