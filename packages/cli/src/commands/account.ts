@@ -107,11 +107,9 @@ export function accountCommands(program: Command): void {
     .action(async (name: string, opts: { scope: string[]; expiresAt?: string }, cmd: Command) => {
       const ctx = await contextOf(cmd);
       const key = await unwrap(
-        ctx
-          .authed()
-          .api.POST("/v1/api-keys", {
-            body: { name, scopes: opts.scope, ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}) },
-          }),
+        ctx.authed().api.POST("/v1/api-keys", {
+          body: { name, scopes: opts.scope, ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}) },
+        }),
       );
       ctx.out.data(
         key,
