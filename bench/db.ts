@@ -13,49 +13,21 @@
  * control store; requests go through app.inject. Options: BENCH_CREATES (default 20), BENCH_GB (default 1).
  */
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import pg from "pg";
-import pino from "pino";
-import { buildApp } from "../src/app.js";
-import { loadConfig } from "../src/config/config.js";
-import { type LocalDatabaseProvider } from "../src/databases/provider/local/index.js";
-import { MemoryRateLimitStore } from "../src/http/rate-limit.js";
-import { createPlatform, startPlatform } from "../src/kernel/platform.js";
-import { AREAS } from "../src/areas.js";
-import { loadSecretBox } from "../src/kernel/secrets.js";
-import type { DatabasesState } from "../src/databases/module.js";
-import { JobQueue } from "../src/jobs/queue.js";
-import { pgBinaries } from "../src/pgserver/binaries.js";
-import {
-  ensureTraversable,
-  freePort,
-  initCluster,
-  startCluster,
-  stopCluster,
-  writePlatformConf,
-  type Cluster,
-} from "../src/pgserver/cluster.js";
+import { ensureTraversable } from "../src/pgserver/cluster.js";
 import { postgresRunAs } from "../src/pgserver/system-user.js";
-import { createPool } from "../src/store/db.js";
-import { startEmbeddedServer } from "../src/store/embedded.js";
-import { migrate } from "../src/store/migrate.js";
+import { bareCreate as bareCreateIn } from "./lib/bare-postgres.js";
+import { clientFor, sleep, startDbPlatform, until } from "./lib/db-platform.js";
+import { mbps, ms, pct, printTable, secs } from "./lib/report.js";
 
 const run = promisify(execFile);
 const CREATES = Number(process.env.BENCH_CREATES ?? 20);
 const GB = Number(process.env.BENCH_GB ?? 1);
-const OPERATOR_TOKEN = "bench-operator-token-0123456789";
 const PG_MAJOR = 17;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const ms = (v: number) => `${Math.round(v)} ms`;
-const secs = (v: number) => `${(v / 1000).toFixed(1)} s`;
 
 const root = await mkdtemp(path.join(os.tmpdir(), "bench-db-"));
 await chmod(root, 0o755);
@@ -63,101 +35,9 @@ const runAs = postgresRunAs();
 await ensureTraversable(root, runAs);
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
-// ---------------------------------------------------------------- the platform, in process
-const store = await startEmbeddedServer(path.join(root, "store"), "platform");
-const db = createPool(store.url, 10);
-await migrate(db);
-const env = {
-  LOG_LEVEL: "silent",
-  RATE_LIMIT_RPS: "1000000",
-  DATA_DIR: path.join(root, "instances"),
-  DB_RESTORE_ENABLED: "1",
-  DB_MAX_INSTANCES: "100",
-};
-const config = loadConfig(env);
-const benchLog = pino({ level: "silent" });
-const jobs = new JobQueue(store.url, benchLog, true);
-const secrets = (await loadSecretBox(env, path.join(root, "instances"))).box;
-const platform = await createPlatform(
-  {
-    config,
-    db,
-    databaseUrl: store.url,
-    rateLimit: new MemoryRateLimitStore(),
-    jobs,
-    operatorToken: OPERATOR_TOKEN,
-    log: benchLog,
-    env,
-    secrets,
-  },
-  AREAS,
-);
-const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
-const app = await buildApp(platform);
-await app.ready();
-await startPlatform(platform, { schedule: false });
-
-async function api(
-  method: "GET" | "POST" | "PUT" | "DELETE",
-  url: string,
-  token?: string,
-  body?: unknown,
-): Promise<{ status: number; json: any }> {
-  const res = await app.inject({
-    method,
-    url,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    payload: body as never,
-  });
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : null };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, everyMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out: ${what}`);
-}
-
-const signup = await api("POST", "/v1/auth/signup", undefined, {
-  email: `bench-${process.pid}@example.com`,
-  password: "bench password 123",
-});
-if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.json)}`);
-const token: string = signup.json.token;
-// paid sizes need funds where billing is built in; the benchmark itself uses dev instances
-await api("POST", `/v1/operator/accounts/${signup.json.account.id}/credit`, OPERATOR_TOKEN, {
-  amount: 10_000_000,
-  currency: "KRW",
-  reason: "bench",
-});
-
-const commandDone = (id: string, commandId: string, timeoutMs = 600_000, everyMs = 10) =>
-  until(
-    `command ${commandId}`,
-    async () => {
-      const d = (await api("GET", `/v1/databases/${id}`, token)).json;
-      const c = d.commands?.find((x: any) => x.id === commandId);
-      if (c?.status === "failed") throw new Error(`${c.kind} failed: ${c.error}`);
-      return c?.status === "succeeded" ? d : undefined;
-    },
-    timeoutMs,
-    everyMs,
-  );
-
-const idle = (id: string) =>
-  until(
-    `idle ${id}`,
-    async () => {
-      const d = (await api("GET", `/v1/databases/${id}`, token)).json;
-      return d.commands.every((c: any) => c.status === "succeeded" || c.status === "failed") ? d : undefined;
-    },
-    120_000,
-    50,
-  );
+// ---------------------------------------------------------------- the platform, in process (lib/db-platform.ts)
+const { store, db, jobs, app, databases, api, token, commandDone, idle } = await startDbPlatform(root);
+const bareCreate = () => bareCreateIn(root, PG_MAJOR, runAs);
 
 let seq = 0;
 interface CreateSample {
@@ -193,34 +73,6 @@ async function platformCreate(): Promise<CreateSample> {
     provision: finished_at.getTime() - started_at.getTime(),
     observed: wall0 + total - finished_at.getTime(),
   };
-}
-
-let bareSeq = 0;
-/** initdb (the platform's options: checksums, scram, --no-sync) + pg_ctl start -w of the same binary. */
-async function bareCreate(): Promise<number> {
-  const dir = path.join(root, "bare", String(bareSeq++));
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  const cluster: Cluster = {
-    bins: pgBinaries(PG_MAJOR),
-    dataDir: path.join(dir, "data"),
-    logFile: path.join(dir, "log", "server.log"),
-    runAs,
-  };
-  const port = await freePort();
-  const t0 = performance.now();
-  await initCluster(cluster, { superuser: "postgres", password: "bench-password" });
-  await writePlatformConf(cluster, {
-    port,
-    listen_addresses: "127.0.0.1",
-    unix_socket_directories: "",
-    shared_buffers: "32MB",
-    max_connections: 25,
-  });
-  await startCluster(cluster, 60);
-  const took = performance.now() - t0;
-  await stopCluster(cluster, "immediate");
-  await rm(dir, { recursive: true, force: true });
-  return took;
 }
 
 async function createRound(n: number, label: string): Promise<{ platform: CreateSample[]; bare: number[] }> {
@@ -318,14 +170,7 @@ try {
   );
   await idle(bigId);
   const url = new URL(big.json.database_url);
-  const client = new pg.Client({
-    host: url.hostname,
-    port: Number(url.port),
-    user: url.username,
-    password: decodeURIComponent(url.password),
-    database: url.pathname.slice(1),
-    ssl: { rejectUnauthorized: false },
-  });
+  const client = clientFor(url);
   client.on("error", (err) => log(`big client: ${err.message}`));
   await client.connect();
   const fillStart = performance.now();
@@ -335,14 +180,7 @@ try {
   );
   // the customer's admin role may checkpoint: the snapshot's own checkpoint then has no backlog to flush
   const su = new URL(big.json.superuser_database_url);
-  const admin = new pg.Client({
-    host: su.hostname,
-    port: Number(su.port),
-    user: su.username,
-    password: decodeURIComponent(su.password),
-    database: su.pathname.slice(1),
-    ssl: { rejectUnauthorized: false },
-  });
+  const admin = clientFor(su);
   await admin.connect();
   await admin.query("CHECKPOINT");
   await admin.end();
@@ -362,7 +200,6 @@ try {
   await run("cp", ["-r", dataDir, copyDir]);
   const cpMs = performance.now() - cpStart;
   await rm(copyDir, { recursive: true, force: true });
-  const mbps = (bytes: number, t: number) => `${(bytes / 2 ** 20 / (t / 1000)).toFixed(0)} MB/s`;
   row(
     `snapshot ${(snapBytes / 2 ** 30).toFixed(2)} GiB`,
     `${secs(snapMs)}, ${mbps(snapBytes, snapMs)}`,
@@ -383,14 +220,7 @@ try {
   if (restore.status !== 202) throw new Error(`restore: ${restore.status} ${JSON.stringify(restore.json)}`);
   await commandDone(bigId, restore.json.command_id, 1_800_000, 50);
   const pitrMs = performance.now() - pitrStart;
-  const check = new pg.Client({
-    host: url.hostname,
-    port: Number(url.port),
-    user: url.username,
-    password: decodeURIComponent(url.password),
-    database: url.pathname.slice(1),
-    ssl: { rejectUnauthorized: false },
-  });
+  const check = clientFor(url);
   check.on("error", (err) => log(`check client: ${err.message}`));
   await check.connect();
   const marks = Number((await check.query("SELECT count(*) AS n FROM marks")).rows[0].n);
@@ -404,20 +234,10 @@ try {
     `${(pitrMs / (cpMs + bareP50)).toFixed(2)}×`,
   );
 
-  const widths = [0, 1, 2, 3].map((i) =>
-    Math.max(...[["measure", "platform", "bare, same run", "ratio"], ...rows].map((r) => (r[i] ?? "").length)),
-  );
-  const line = (r: string[]) =>
-    r
-      .map((c, i) => (c ?? "").padEnd(widths[i]))
-      .join("  ")
-      .trimEnd();
   console.log(
     `\nPostgreSQL ${PG_MAJOR} (embedded binaries), ${os.cpus().length} CPUs, ${CREATES} creations (+1 warm-up each)`,
   );
-  console.log(line(["measure", "platform", "bare, same run", "ratio"]));
-  console.log(line(widths.map((w) => "-".repeat(w))));
-  for (const r of rows) console.log(line(r));
+  printTable(["measure", "platform", "bare, same run", "ratio"], rows);
   const ok = pct(p, 50) <= 1.5 * bareP50;
   console.log(
     `\ntarget p50 create→running ≤ 1.5× bare initdb+start: ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`,

@@ -1,148 +1,53 @@
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
-import type { Config } from "../config/config.js";
-import { isUniqueViolation, type Db } from "../store/db.js";
+import { isUniqueViolation } from "../store/db.js";
 import { ApiError, badRequest, notFound } from "../http/errors.js";
-import type { JobQueue } from "../jobs/queue.js";
-import type { Kernel } from "../kernel/kernel.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
-import { OwnerReadCache, type OwnerChangeFeed } from "../kernel/change-feed.js";
+import { OwnerReadCache } from "../kernel/change-feed.js";
 import { ownerKey } from "../kernel/owner.js";
-import type { SecretBox } from "../kernel/secrets.js";
 import { auditedTransaction } from "../audit/record.js";
-import { connectionUrl, DB_SIZES, type DatabaseProvider, type InstanceSpec } from "./provider/types.js";
-import { ALLOWED_EXTENSIONS, generatePassword, normalizeCidr } from "./provider/local/index.js";
+import { generatePassword } from "./provider/local/index.js";
 import * as repo from "./repo.js";
-import type { Hosts } from "../kernel/hosts.js";
-import { awaitCommand, requireHost, sendCommand, statusOnHost, supersedeRotations } from "./placement.js";
+import { awaitCommand, requireHost, sendCommand, supersedeRotations } from "./placement.js";
+import {
+  COMMAND_JOB,
+  DEFAULT_STORAGE_GB,
+  instanceSpec,
+  REMOVAL_GRACE_DAYS,
+  SEALED,
+  serviceCore,
+  type CreateInput,
+  type DatabasesDeps,
+} from "./service-core.js";
+import { settingsOperations } from "./service-settings.js";
 
-export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
-export const REMOVAL_GRACE_DAYS = 7;
-export const COMMAND_JOB = "databases.command";
-
-export interface DatabasesDeps {
-  db: Db;
-  config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
-  jobs: Pick<JobQueue, "send" | "hostAvailable">;
-  provider: DatabaseProvider;
-  /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */
-  admission: Pick<Kernel, "admit">;
-  /** whether this platform's hosts can pool connections */
-  poolAvailable: () => boolean;
-  /** owners' changes across processes: the list cache drops an owner's entries on each */
-  changes: OwnerChangeFeed;
-  /** seals the initial passwords and passwords waiting in commands */
-  secrets: SecretBox;
-  /** placement: the host that holds a new instance (src/hosts) */
-  hosts: Pick<Hosts, "local" | "place">;
-}
-
-export type Size = repo.DatabaseRow["size"];
-
-export type CreateInput = {
-  name: string;
-  slug?: string;
-  engine?: "postgres";
-  version?: 16 | 17;
-  size?: Size;
-  storage_gb?: number;
-  pitr_retention_days?: number;
-};
-export type ComputeSettings = { enabled: boolean; min_size?: Size; max_size?: Size; cpu_threshold_pct?: number };
-export type StorageSettings = { enabled: boolean; max_gb?: number; threshold_pct?: number; step_gb?: number };
-export type HaAction = "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchover";
-
-/** What a mutation decided after checking the locked row: the command to record and the row's new intent. */
-type Intent = { kind: string; params?: Record<string, unknown>; patch?: Partial<repo.DatabaseRow> };
-
-/** Columns sealed at rest (kernel/secrets.ts); the name is bound into each ciphertext. */
-export const SEALED = {
-  password: "databases.initial_password",
-  superuserPassword: "databases.initial_superuser_password",
-  commandPassword: "database_commands.params.password",
-} as const;
-
-export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"], secrets: SecretBox): InstanceSpec {
-  return {
-    id: row.id,
-    version: row.version,
-    size: row.size,
-    storageGb: row.storage_gb,
-    database: row.db_name,
-    user: row.db_user,
-    password: secrets.openNullable(row.initial_password, SEALED.password) ?? generatePassword(),
-    superuserPassword:
-      secrets.openNullable(row.initial_superuser_password, SEALED.superuserPassword) ?? generatePassword(),
-    hostnames: [`${row.slug}.db.${config.baseDomain}`, `${row.slug}.db.${config.internalDomain}`],
-    allowlist: row.allowlist.map((e) => e.cidr),
-  };
-}
+// the service's shared types and constants live in service-core.ts; importers keep using this module
+export {
+  COMMAND_JOB,
+  DEFAULT_STORAGE_GB,
+  instanceSpec,
+  REMOVAL_GRACE_DAYS,
+  SEALED,
+  type ComputeSettings,
+  type CreateInput,
+  type DatabasesDeps,
+  type HaAction,
+  type Size,
+  type StorageSettings,
+} from "./service-core.js";
 
 /**
  * Managed PostgreSQL for a caller: every read is within the principal's owner, every change commits
  * with the caller's audit row and, for server work, a command row whose job runs after the commit
  * (the reconciler re-queues it if that send is lost).
+ * Here: reads, creation, lifecycle (stop/start/delete/backup/restore) and credentials; the settings
+ * operations are in service-settings.ts, the shared machinery in service-core.ts.
  */
-export function databasesService({
-  db,
-  config,
-  jobs,
-  provider,
-  admission,
-  poolAvailable,
-  changes,
-  secrets,
-  hosts,
-}: DatabasesDeps) {
+export function databasesService(deps: DatabasesDeps) {
+  const { db, config, jobs, provider, admission, changes, secrets, hosts } = deps;
+  const core = serviceCore(deps);
+  const { changed, get, locked, command, requireLive } = core;
   // lists are served from memory until the owner's next change (NOTIFY from a trigger, or this process's own write)
   const lists = new OwnerReadCache<repo.DatabaseRow[]>(changes);
-  const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
-
-  async function get(p: Principal, ref: string): Promise<repo.DatabaseRow> {
-    const row = await repo.findDatabase(db, p.owner, ref);
-    if (!row) throw notFound("database");
-    return row;
-  }
-
-  async function locked(tx: pg.PoolClient, p: Principal, ref: string): Promise<repo.DatabaseRow> {
-    const row = await repo.findDatabase(tx, p.owner, ref, { forUpdate: true });
-    if (!row) throw notFound("database");
-    return row;
-  }
-
-  /** Checks the request against the locked row (`decide` throws to refuse), records intent and command with the audit row, then queues the job. */
-  async function command(
-    p: Principal,
-    ref: string,
-    decide: (row: repo.DatabaseRow, tx: pg.PoolClient) => Intent | Promise<Intent>,
-  ) {
-    const commandId = randomUUID();
-    const row = await auditedTransaction(db, p, async (tx) => {
-      const row = await locked(tx, p, ref);
-      const { kind, params = {}, patch = {} } = await decide(row, tx);
-      await repo.updateDatabase(tx, row.id, patch);
-      await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind, params });
-      return row;
-    });
-    changed(p);
-    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
-    return { row, commandId };
-  }
-
-  /** A change of settings the store alone holds; returns the row as changed. */
-  async function update(
-    p: Principal,
-    ref: string,
-    decide: (row: repo.DatabaseRow) => Partial<repo.DatabaseRow>,
-  ): Promise<repo.DatabaseRow> {
-    const updated = await auditedTransaction(db, p, async (tx) => {
-      const row = await locked(tx, p, ref);
-      await repo.updateDatabase(tx, row.id, decide(row));
-      return (await repo.findDatabaseById(tx, row.id))!;
-    });
-    changed(p);
-    return updated;
-  }
 
   const list = (p: Principal, filter: InstanceFilter) =>
     lists.get(ownerKey(p.owner), filter === null ? "*" : filter.join(","), () =>
@@ -256,10 +161,6 @@ export function databasesService({
     return { host: reserved.host, port: reserved.port };
   }
 
-  function requireLive(row: repo.DatabaseRow) {
-    if (row.state === "removed") throw new ApiError("database_removed", "This database was deleted; restore it first.");
-  }
-
   const stop = (p: Principal, ref: string) =>
     command(p, ref, (row) => {
       if (row.size !== "dev")
@@ -358,122 +259,6 @@ export function databasesService({
     return { row, commandId, password };
   }
 
-  const setAllowlist = (p: Principal, ref: string, entries: { cidr: string; label?: string }[]) =>
-    command(p, ref, (row) => {
-      requireLive(row);
-      const normalised = entries.map((e) => {
-        try {
-          return { cidr: normalizeCidr(e.cidr), label: e.label ?? "" };
-        } catch {
-          throw badRequest("bad_cidr", `"${e.cidr}" is not a CIDR block such as 203.0.113.0/24.`);
-        }
-      });
-      return { kind: "allowlist", patch: { allowlist: normalised } };
-    });
-
-  const extensions = (p: Principal, ref: string, names: string[]) =>
-    command(p, ref, (row) => {
-      requireLive(row);
-      const unknown = names.filter((n) => !ALLOWED_EXTENSIONS.has(n) && n !== "pg_stat_statements");
-      if (unknown.length) throw badRequest("extension_not_allowed", `Not an allowed extension: ${unknown.join(", ")}.`);
-      if (names.includes("pg_stat_statements") && row.size === "dev")
-        throw badRequest("extension_not_allowed", "dev databases are shared and cannot enable pg_stat_statements.");
-      return { kind: "extensions", params: { names } };
-    });
-
-  /** A resize is a paid update when the new size costs money: admission decides, like at creation. */
-  const resize = (p: Principal, ref: string, size: Size, storageGb?: number) =>
-    command(p, ref, async (row, tx) => {
-      requireLive(row);
-      if (storageGb !== undefined && storageGb < row.storage_gb)
-        throw badRequest("invalid_request", "storage_gb cannot shrink.");
-      await admission.admit(tx, {
-        owner: p.owner,
-        accountId: p.accountId,
-        kind: "database",
-        size,
-        storageGb: storageGb ?? row.storage_gb,
-      });
-      return { kind: "resize", params: { size, storage_gb: storageGb ?? row.storage_gb } };
-    });
-
-  const ha = (p: Principal, ref: string, action: HaAction) =>
-    command(p, ref, (row) => {
-      requireLive(row);
-      if (row.size === "dev") throw badRequest("ha_not_supported", "High availability needs size basic or above.");
-      if (action !== "ha_enable" && !row.ha_enabled)
-        throw badRequest("ha_not_enabled", "High availability is not enabled on this database.");
-      if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}, not running.`);
-      return {
-        kind: action,
-        patch: action === "ha_enable" ? { ha_enabled: true } : action === "ha_disable" ? { ha_enabled: false } : {},
-      };
-    });
-
-  async function haStatus(p: Principal, ref: string) {
-    const row = await get(p, ref);
-    return {
-      enabled: row.ha_enabled,
-      standby: row.ha_enabled
-        ? await statusOnHost(db, hosts.local.id, row, () => provider.standbyStatus(row.id), [
-            "ha_enable",
-            "ha_rebuild",
-            "ha_switchover",
-          ])
-        : null,
-    };
-  }
-
-  const pool = (p: Principal, ref: string, enabled: boolean) =>
-    command(p, ref, (row) => {
-      requireLive(row);
-      if (enabled && !poolAvailable())
-        throw new ApiError(
-          "pool_unavailable",
-          "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.",
-        );
-      return { kind: enabled ? "pool_enable" : "pool_disable", patch: { pool_enabled: enabled } };
-    });
-
-  async function poolStatus(p: Principal, ref: string) {
-    const row = await get(p, ref);
-    const st = row.pool_enabled
-      ? await statusOnHost(db, hosts.local.id, row, () => provider.poolStatus(row.id), ["pool_enable"])
-      : null;
-    return {
-      enabled: row.pool_enabled,
-      mode: "transaction",
-      pooled_url: st?.endpoint ? connectionUrl(st.endpoint) : null,
-      available: poolAvailable(),
-    };
-  }
-
-  const authorizeClients = (p: Principal, ref: string, groups: string[]) =>
-    update(p, ref, () => ({ authorized_clients: [...new Set(groups)] }));
-
-  const setCompute = (p: Principal, ref: string, settings: ComputeSettings) =>
-    update(p, ref, () => {
-      const { min_size, max_size } = settings;
-      if (min_size && max_size && DB_SIZES.indexOf(min_size) > DB_SIZES.indexOf(max_size))
-        throw badRequest("invalid_request", "min_size must not be above max_size.");
-      return { compute_autoscale: settings };
-    });
-
-  const setStorage = (p: Principal, ref: string, settings: StorageSettings) =>
-    update(p, ref, (row) => {
-      if (settings.max_gb !== undefined && settings.max_gb < row.storage_gb)
-        throw badRequest("invalid_request", "max_gb must be at least the current storage_gb.");
-      return { storage_autoscale: settings };
-    });
-
-  const rename = (p: Principal, ref: string, label: string) => update(p, ref, () => ({ label }));
-
-  /** Apps attached to the database: none until apps exist (the lookup still answers 404 for another owner's database). */
-  async function attachedApps(p: Principal, ref: string): Promise<{ id: string; slug: string }[]> {
-    await get(p, ref);
-    return [];
-  }
-
   /** The initial passwords, once; the row is locked while the store forgets them, in the transaction of the caller's audit row. */
   const revealInitialCredentials = (p: Principal, ref: string) =>
     auditedTransaction(db, p, async (tx) => {
@@ -507,18 +292,7 @@ export function databasesService({
     backup,
     restore,
     rotatePassword,
-    setAllowlist,
-    extensions,
-    resize,
-    ha,
-    haStatus,
-    pool,
-    poolStatus,
-    authorizeClients,
-    setCompute,
-    setStorage,
-    rename,
-    attachedApps,
+    ...settingsOperations(deps, core),
     revealInitialCredentials,
   };
 }

@@ -1,50 +1,94 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import pg from "pg";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
+import { isProviderError } from "../../src/databases/provider/types.js";
 import { OPERATOR_TOKEN, call, type TestApp } from "../helpers/app.js";
 
-/** Connects with a URL as the API gave it (password put in by the caller); the certificate is self-signed, so it is not verified. */
-export async function connect(url: string, opts: { from?: string; password?: string } = {}): Promise<pg.Client> {
-  const u = new URL(url);
+/**
+ * A server addressed by port on loopback, as the provider tests reach it (they drive the provider without the API,
+ * so there is no URL); TLS unless `ssl` is false.
+ */
+export interface ConnectOpts {
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+  ssl?: boolean;
+  /** Source address of the TCP connection (node-postgres has no option for it: a pre-made socket does it). */
+  from?: string;
+}
+
+/**
+ * A client for a URL as the API gave it (password put in by the caller), or for a server by port; the certificate
+ * is self-signed, so it is not verified.
+ */
+function client(target: string | ConnectOpts, opts: { from?: string; password?: string } = {}): pg.Client {
+  let o: ConnectOpts & { host: string };
+  if (typeof target === "string") {
+    const u = new URL(target);
+    assert.equal(u.searchParams.get("sslmode"), "require");
+    o = {
+      host: u.hostname,
+      port: Number(u.port),
+      user: decodeURIComponent(u.username),
+      password: opts.password ?? decodeURIComponent(u.password),
+      database: u.pathname.slice(1),
+      from: opts.from,
+    };
+  } else o = { host: "127.0.0.1", ...target };
   let stream: (() => net.Socket) | undefined;
-  if (opts.from) {
+  if (o.from) {
+    const from = o.from;
     stream = () => {
       const sock = new net.Socket();
       const original = sock.connect.bind(sock) as (o: net.TcpSocketConnectOpts) => net.Socket;
       (sock as unknown as { connect: (port: number, host: string) => net.Socket }).connect = (port, host) =>
-        original({ port, host, localAddress: opts.from });
+        original({ port, host, localAddress: from });
       return sock;
     };
   }
-  assert.equal(u.searchParams.get("sslmode"), "require");
-  const client = new pg.Client({
-    host: u.hostname,
-    port: Number(u.port),
-    user: decodeURIComponent(u.username),
-    password: opts.password ?? decodeURIComponent(u.password),
-    database: u.pathname.slice(1),
-    ssl: { rejectUnauthorized: false },
+  const c = new pg.Client({
+    host: o.host,
+    port: o.port,
+    user: o.user,
+    password: o.password,
+    database: o.database,
+    ssl: o.ssl === false ? false : { rejectUnauthorized: false },
     stream,
     connectionTimeoutMillis: 10_000,
   });
-  client.on("error", () => {});
+  c.on("error", () => {}); // terminated sessions surface through the failing query instead
+  return c;
+}
+
+export async function connect(
+  target: string | ConnectOpts,
+  opts: { from?: string; password?: string } = {},
+): Promise<pg.Client> {
+  const c = client(target, opts);
   try {
-    await client.connect();
+    await c.connect();
   } catch (err) {
-    await client.end().catch(() => {});
+    await c.end().catch(() => {});
     throw err;
   }
-  return client;
+  return c;
 }
 
 /** One query on a fresh connection. */
 export async function query<T extends pg.QueryResultRow = any>(
-  url: string,
+  target: string | ConnectOpts,
   sql: string,
   params: unknown[] = [],
   password?: string,
 ): Promise<T[]> {
-  const c = await connect(url, { password });
+  const c = await connect(target, { password });
   try {
     return (await c.query<T>(sql, params)).rows;
   } finally {
@@ -92,14 +136,16 @@ export async function waitCommand(
 }
 
 /** The error a connection attempt ends with, or null when it connects. */
-export async function connectError(url: string, password?: string): Promise<Error | null> {
+export async function connectError(target: string | ConnectOpts, password?: string): Promise<Error | null> {
+  const c = client(target, { password });
   try {
-    const c = await connect(url, { password });
+    await c.connect();
     await c.query("SELECT 1");
-    await c.end();
     return null;
   } catch (err) {
     return err as Error;
+  } finally {
+    await c.end().catch(() => {});
   }
 }
 
@@ -132,4 +178,85 @@ export async function fund(t: TestApp, accountId: string, amountKrw = 10_000_000
   });
   if (res.statusCode !== 201 && res.statusCode !== 404)
     throw new Error(`operator credit failed: ${res.statusCode} ${res.body}`);
+}
+
+/** Creates a database through the API and waits until it runs; the answer keeps the one-time passwords. */
+export async function createRunning(t: TestApp, token: string, body: Record<string, unknown>): Promise<any> {
+  const res = await call(t.app, { method: "POST", url: "/v1/databases", token, body });
+  assert.equal(res.statusCode, 201, res.body);
+  const created = res.json();
+  await waitFor(t, token, created.id, (d) => d.state === "running");
+  return created;
+}
+
+/** The URL with another password in it (after a rotation). */
+export const withPassword = (url: string, password: string) => {
+  const u = new URL(url);
+  u.password = password;
+  return u.toString();
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tests that drive the local provider directly (provider-local*.test.ts)
+
+/** A LocalDatabaseProvider over a fresh temporary directory; `cleanup` purges every instance in it and removes it. */
+export async function tempProvider(): Promise<{
+  dataDir: string;
+  provider: LocalDatabaseProvider;
+  cleanup: () => Promise<void>;
+}> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "provider-local-"));
+  await chmod(tmp, 0o755); // the servers run as an unprivileged user that must reach their directories
+  const dataDir = path.join(tmp, "data");
+  const provider = new LocalDatabaseProvider({ dataDir });
+  const cleanup = async () => {
+    const ids = existsSync(path.join(dataDir, "instances")) ? await readdir(path.join(dataDir, "instances")) : [];
+    for (const id of ids) await provider.purge(id).catch((e) => console.error(`purge ${id}:`, e));
+    await rm(tmp, { recursive: true, force: true });
+  };
+  return { dataDir, provider, cleanup };
+}
+
+export async function expectProviderError(p: Promise<unknown>, code: string): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(isProviderError(err), `expected a ProviderError, got ${(err as Error).stack}`);
+    assert.equal(err.code, code, err.message);
+    return err;
+  }
+  assert.fail(`expected ProviderError ${code}, but the call succeeded`);
+}
+
+/** Runs provider code in a child process of its own group, so a test can kill -9 it (and its pg_ctl/initdb) mid-way. */
+export function runDetached(body: string): { kill: () => Promise<void>; output: () => string } {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      `
+    import { LocalDatabaseProvider } from ${JSON.stringify(path.resolve("src/databases/provider/local/index.ts"))};
+    ${body}
+    console.log("finished");`,
+    ],
+    { detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise((r) => child.once("exit", r));
+  return {
+    kill: async () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+      await exited;
+    },
+    output: () => out,
+  };
 }

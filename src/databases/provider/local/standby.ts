@@ -3,7 +3,7 @@ import path from "node:path";
 import { isRunning, startCluster, stopCluster } from "../../../pgserver/cluster.js";
 import { ProviderError, type StandbyStatus } from "../types.js";
 import { withAdmin } from "./admin.js";
-import { copyRunningCluster } from "./backup.js";
+import { copyRunningCluster } from "./cluster-copy.js";
 import type { InstanceContext } from "./context.js";
 import { waitFor, writeOwnedFile } from "./exec.js";
 import { SIZE_PROFILES } from "./settings.js";

@@ -1,0 +1,168 @@
+import type { Db } from "../store/db.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
+import { instanceSpec, SEALED, type DatabasesDeps } from "./service.js";
+import * as repo from "./repo.js";
+
+/*
+ * The server side of each database command, run by the command job (jobs.ts) under the instance's lock.
+ * Kept apart from the job machinery: this file says what each command does, jobs.ts when and how it runs.
+ */
+
+type ExecutorOutput = {
+  patch?: Partial<repo.DatabaseRow>;
+  result?: Record<string, unknown>;
+  /** System commands queued once this one is recorded as succeeded (e.g. a base backup after provisioning). */
+  followUps?: string[];
+};
+type Executor = (row: repo.DatabaseRow, params: Record<string, unknown>) => Promise<ExecutorOutput>;
+
+/** What each command does to the server, and what the store records once it has happened. */
+export function executors(
+  provider: DatabaseProvider,
+  db: Db,
+  config: DatabasesDeps["config"],
+  secrets: SecretBox,
+): Record<string, Executor> {
+  const recordBackup = async (row: repo.DatabaseRow, b: BackupInfo) => {
+    await repo.upsertBackup(db, row.account_id, {
+      id: b.id,
+      databaseId: row.id,
+      kind: b.kind,
+      label: b.label,
+      status: b.status,
+      sizeBytes: b.sizeBytes,
+      startedAt: b.startedAt,
+      finishedAt: b.finishedAt,
+      startLsn: b.startLsn,
+      stopLsn: b.stopLsn,
+    });
+  };
+  return {
+    // the first command of an instance created through a process of another host (placement.ts)
+    reserve: async (row) => {
+      const ep = await provider.reserve(instanceSpec(row, config, secrets));
+      return { patch: { host: ep.host, port: ep.port }, followUps: ["provision"] };
+    },
+    provision: async (row) => {
+      const ep = await provider.provision(instanceSpec(row, config, secrets));
+      await provider.ensureExtensions(row.id, [], { shared: row.size === "dev" });
+      if (row.desired_state === "paused") await provider.stop(row.id);
+      // the first base backup follows at once (without delaying "running"): PITR and WAL continuity checks start from it
+      return {
+        patch: {
+          state: row.desired_state === "paused" ? "paused" : "running",
+          host: ep.host,
+          port: ep.port,
+          status_reason: null,
+        },
+        followUps: row.desired_state === "paused" ? [] : ["base_backup"],
+      };
+    },
+    start: async (row) => {
+      await provider.start(row.id);
+      return { patch: { state: "running", status_reason: null } };
+    },
+    stop: async (row) => {
+      await provider.stop(row.id);
+      return { patch: { state: "paused" } };
+    },
+    remove: async (row) => {
+      // nothing on this host (never provisioned, or already purged): there is no server to stop
+      await provider.remove(row.id).catch((err) => {
+        if (!isProviderError(err, "not_found")) throw err;
+      });
+      // already recorded when the DELETE was accepted; written again so a row left in another state converges
+      return { patch: { state: "removed" } };
+    },
+    purge: async (row) => {
+      await provider.purge(row.id);
+      await db.query("DELETE FROM database_backups WHERE database_id = $1", [row.id]);
+      return { patch: { purged_at: new Date() } as Partial<repo.DatabaseRow> };
+    },
+    snapshot: async (row, params) => {
+      const b = await provider.snapshot(row.id, (params.label as string | null) ?? undefined);
+      await recordBackup(row, b);
+      return { result: { backup_id: b.id } };
+    },
+    base_backup: async (row) => {
+      const b = await provider.baseBackup(row.id);
+      await recordBackup(row, b);
+      return { result: { backup_id: b.id } };
+    },
+    rotate_password: async (row, params) => {
+      await provider.rotatePassword(row.id, "owner", secrets.open(String(params.password), SEALED.commandPassword));
+      return {};
+    },
+    allowlist: async (row) => {
+      await provider.setAllowlist(
+        row.id,
+        row.allowlist.map((e) => e.cidr),
+      );
+      return {};
+    },
+    extensions: async (row, params) => {
+      const installed = await provider.ensureExtensions(row.id, params.names as string[], {
+        shared: row.size === "dev",
+      });
+      return { patch: { extensions: installed } };
+    },
+    resize: async (row, params) => {
+      const size = params.size as repo.DatabaseRow["size"];
+      // storage never shrinks here: the watcher may have grown it since the resize was asked for
+      const storageGb = Math.max(Number(params.storage_gb), row.storage_gb);
+      await provider.applySize(row.id, size);
+      await provider.setStorageQuota(row.id, storageGb);
+      return { patch: { size, storage_gb: storageGb } };
+    },
+    // the local provider keeps the standby on the primary's host
+    ha_enable: async (row) => ({
+      result: { ...(await provider.enableStandby(row.id)) },
+      patch: { standby_host_id: row.host_id },
+    }),
+    ha_rebuild: async (row) => ({
+      result: { ...(await provider.rebuildStandby(row.id)) },
+      patch: { standby_host_id: row.host_id },
+    }),
+    ha_switchover: async (row) => ({ result: { ...(await provider.switchover(row.id)) } }),
+    ha_disable: async (row) => {
+      await provider.disableStandby(row.id);
+      return { patch: { standby_host_id: null } };
+    },
+    pool_enable: async (row) => ({ result: { ...(await provider.enablePool(row.id)) } }),
+    pool_disable: async (row) => {
+      await provider.disablePool(row.id);
+      return {};
+    },
+    restore: async (row, params) => {
+      const target = params.target_time ? new Date(String(params.target_time)) : undefined;
+      // a soft-deleted instance keeps its data directory: without a target time, bringing it back is starting it
+      const wasRemoved = params.from_state === "removed" || (await provider.status(row.id)).removed;
+      await provider.start(row.id); // also lets recoverTo archive every change up to now before it stops the server
+      let res: { fromBackupId: string | null; targetTime: string | null; timeline: number | null } = {
+        fromBackupId: null,
+        targetTime: null,
+        timeline: null,
+      };
+      if (target || !wasRemoved) res = await provider.recoverTo(row.id, { targetTime: target });
+      const st = await provider.status(row.id);
+      return {
+        patch: {
+          state: "running",
+          removed_at: null,
+          status_reason: null,
+          ha_enabled: st.standby !== null,
+          pool_enabled: st.pool?.enabled ?? false,
+        },
+        result: {
+          from_backup: res.fromBackupId,
+          target_time: res.targetTime,
+          timeline: res.timeline,
+          recovered: res.fromBackupId !== null,
+        },
+        // a recovery starts a new timeline: a fresh base backup keeps later recoveries short and continuity checks simple
+        followUps: res.fromBackupId ? ["base_backup"] : [],
+      };
+    },
+  };
+}

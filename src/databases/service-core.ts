@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { Config } from "../config/config.js";
+import type { Db } from "../store/db.js";
+import { ApiError, notFound } from "../http/errors.js";
+import type { JobQueue } from "../jobs/queue.js";
+import type { Kernel } from "../kernel/kernel.js";
+import type { Principal } from "../auth/principal.js";
+import type { OwnerChangeFeed } from "../kernel/change-feed.js";
+import { ownerKey } from "../kernel/owner.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import { auditedTransaction } from "../audit/record.js";
+import type { DatabaseProvider, InstanceSpec } from "./provider/types.js";
+import { generatePassword } from "./provider/local/index.js";
+import * as repo from "./repo.js";
+import type { Hosts } from "../kernel/hosts.js";
+import { sendCommand } from "./placement.js";
+
+/*
+ * What every part of the databases service shares: its dependencies, constants and types, and the machinery
+ * each operation is built on (lookups within the caller's owner, audited commands and updates). The operations
+ * live in service.ts (lifecycle, restore, credentials) and service-settings.ts, composed there into one object.
+ */
+
+export const DEFAULT_STORAGE_GB = { dev: 10, basic: 50, pro: 100, business: 500 } as const;
+export const REMOVAL_GRACE_DAYS = 7;
+export const COMMAND_JOB = "databases.command";
+
+export interface DatabasesDeps {
+  db: Db;
+  config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
+  jobs: Pick<JobQueue, "send" | "hostAvailable">;
+  provider: DatabaseProvider;
+  /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */
+  admission: Pick<Kernel, "admit">;
+  /** whether this platform's hosts can pool connections */
+  poolAvailable: () => boolean;
+  /** owners' changes across processes: the list cache drops an owner's entries on each */
+  changes: OwnerChangeFeed;
+  /** seals the initial passwords and passwords waiting in commands */
+  secrets: SecretBox;
+  /** placement: the host that holds a new instance (src/hosts) */
+  hosts: Pick<Hosts, "local" | "place">;
+}
+
+export type Size = repo.DatabaseRow["size"];
+
+export type CreateInput = {
+  name: string;
+  slug?: string;
+  engine?: "postgres";
+  version?: 16 | 17;
+  size?: Size;
+  storage_gb?: number;
+  pitr_retention_days?: number;
+};
+export type ComputeSettings = { enabled: boolean; min_size?: Size; max_size?: Size; cpu_threshold_pct?: number };
+export type StorageSettings = { enabled: boolean; max_gb?: number; threshold_pct?: number; step_gb?: number };
+export type HaAction = "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchover";
+
+/** What a mutation decided after checking the locked row: the command to record and the row's new intent. */
+type Intent = { kind: string; params?: Record<string, unknown>; patch?: Partial<repo.DatabaseRow> };
+
+/** Columns sealed at rest (kernel/secrets.ts); the name is bound into each ciphertext. */
+export const SEALED = {
+  password: "databases.initial_password",
+  superuserPassword: "databases.initial_superuser_password",
+  commandPassword: "database_commands.params.password",
+} as const;
+
+export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"], secrets: SecretBox): InstanceSpec {
+  return {
+    id: row.id,
+    version: row.version,
+    size: row.size,
+    storageGb: row.storage_gb,
+    database: row.db_name,
+    user: row.db_user,
+    password: secrets.openNullable(row.initial_password, SEALED.password) ?? generatePassword(),
+    superuserPassword:
+      secrets.openNullable(row.initial_superuser_password, SEALED.superuserPassword) ?? generatePassword(),
+    hostnames: [`${row.slug}.db.${config.baseDomain}`, `${row.slug}.db.${config.internalDomain}`],
+    allowlist: row.allowlist.map((e) => e.cidr),
+  };
+}
+
+/** The shared machinery of the service's operations, built once per service from its dependencies. */
+export function serviceCore({ db, jobs, changes }: Pick<DatabasesDeps, "db" | "jobs" | "changes">) {
+  const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
+
+  async function get(p: Principal, ref: string): Promise<repo.DatabaseRow> {
+    const row = await repo.findDatabase(db, p.owner, ref);
+    if (!row) throw notFound("database");
+    return row;
+  }
+
+  async function locked(tx: pg.PoolClient, p: Principal, ref: string): Promise<repo.DatabaseRow> {
+    const row = await repo.findDatabase(tx, p.owner, ref, { forUpdate: true });
+    if (!row) throw notFound("database");
+    return row;
+  }
+
+  /** Checks the request against the locked row (`decide` throws to refuse), records intent and command with the audit row, then queues the job. */
+  async function command(
+    p: Principal,
+    ref: string,
+    decide: (row: repo.DatabaseRow, tx: pg.PoolClient) => Intent | Promise<Intent>,
+  ) {
+    const commandId = randomUUID();
+    const row = await auditedTransaction(db, p, async (tx) => {
+      const row = await locked(tx, p, ref);
+      const { kind, params = {}, patch = {} } = await decide(row, tx);
+      await repo.updateDatabase(tx, row.id, patch);
+      await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind, params });
+      return row;
+    });
+    changed(p);
+    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
+    return { row, commandId };
+  }
+
+  /** A change of settings the store alone holds; returns the row as changed. */
+  async function update(
+    p: Principal,
+    ref: string,
+    decide: (row: repo.DatabaseRow) => Partial<repo.DatabaseRow>,
+  ): Promise<repo.DatabaseRow> {
+    const updated = await auditedTransaction(db, p, async (tx) => {
+      const row = await locked(tx, p, ref);
+      await repo.updateDatabase(tx, row.id, decide(row));
+      return (await repo.findDatabaseById(tx, row.id))!;
+    });
+    changed(p);
+    return updated;
+  }
+
+  function requireLive(row: repo.DatabaseRow) {
+    if (row.state === "removed") throw new ApiError("database_removed", "This database was deleted; restore it first.");
+  }
+
+  return { changed, get, locked, command, update, requireLive };
+}
+
+export type ServiceCore = ReturnType<typeof serviceCore>;
