@@ -10,7 +10,15 @@ import globals from "globals";
 
 export default defineConfig(
   {
-    ignores: ["node_modules/", "data/", ".test-data/", "scratch/", "dist/", "packages/*/dist/"],
+    ignores: [
+      "node_modules/",
+      "data/",
+      ".test-data/",
+      "scratch/",
+      "dist/",
+      "packages/*/dist/",
+      "packages/sdk/src/schema.d.ts",
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommended,
