@@ -169,6 +169,14 @@ async function bench(
   return s;
 }
 
+/** The last round's figures (closing note of issue 2, quiet machine), printed beside each new row. */
+const LAST_ROUND: Record<string, string> = {
+  "GET /v1/me (full token)": "7286 rps 0.44x p99 13",
+  "GET /v1/databases (databases:read)": "3711 rps 0.22x p99 25",
+  "GET /v1/edition (public)": "8878 rps 0.59x p99 13",
+  "GET /v1/me (limiter in Redis)": "8942 rps 0.61x p99 13",
+};
+
 /** Each platform row's ratio is against the bare Fastify run measured just before it. */
 function printTable(): void {
   const head = [
@@ -178,7 +186,8 @@ function printTable(): void {
     "p99ms".padStart(7),
     "non2xx".padStart(7),
     "ratio_vs_bare".padStart(14),
-    "  targets",
+    "  targets".padEnd(36),
+    "last round",
   ];
   console.log("\n" + head.join(""));
   let bareRps = NaN;
@@ -203,7 +212,8 @@ function printTable(): void {
         String(s.non2xx).padStart(7) +
         ratio.toFixed(2).padStart(14) +
         "  " +
-        (targets.join(" ") || "-"),
+        (targets.join(" ") || "-").padEnd(34) +
+        (LAST_ROUND[row.label] ?? ""),
     );
   }
 }
