@@ -138,10 +138,6 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     const inQuery = findUnstorable(request.query);
     if (inQuery !== null) throw unstorable("query parameter", inQuery);
   });
-  app.addHook("preValidation", async (request) => {
-    const inBody = findUnstorable(request.body);
-    if (inBody !== null) throw unstorable("body field", inBody);
-  });
   app.addHook("preClose", async () => {
     closing = true;
   });
@@ -154,6 +150,11 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   const emptyBody: preValidationHookHandler = async (request) => {
     // a POST without a body is an empty object, so optional bodies need no special schema and required fields are named
     if (request.body === undefined) request.body = {};
+  };
+  // body text PostgreSQL cannot store is refused for every route that takes a body (reads have none)
+  const storableBody: preValidationHookHandler = async (request) => {
+    const inBody = findUnstorable(request.body);
+    if (inBody !== null) throw unstorable("body field", inBody);
   };
   // a mutation without a body schema takes no fields: {"zz_unknown":1} is refused like any unknown field
   // (a route that keeps raw bytes through its own parser gets a Buffer and checks it itself)
@@ -189,7 +190,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     route.config = { ...route.config, successStatus: successes.length ? Math.min(...successes.map(Number)) : 200 };
     const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
     const hasBody = (route.schema as { body?: unknown } | undefined)?.body !== undefined;
-    route.preValidation = [emptyBody, ...(hasBody ? [] : [noBody]), ...list(route.preValidation)];
+    route.preValidation = [emptyBody, storableBody, ...(hasBody ? [] : [noBody]), ...list(route.preValidation)];
     route.preHandler = [replayIdempotent, ...list(route.preHandler)];
     route.onSend = [storeAndAudit, ...list(route.onSend)];
   });
