@@ -115,8 +115,9 @@ export class TokenResolver {
   }
 
   async resolve(secret: string): Promise<Principal | null> {
-    const key = hashSecret(secret);
-    const cacheKey = key.toString("base64");
+    // the cache is keyed by the bearer itself (it lives only in this process's memory, as the request did), so a
+    // hit costs no hashing; the store is asked by the SHA-256 it keeps
+    const cacheKey = secret;
     const now = Date.now();
     const hit = this.listening ? this.cache.get(cacheKey) : undefined;
     if (hit && now - hit.loadedAt < CACHE_TTL_MS) {
@@ -126,7 +127,7 @@ export class TokenResolver {
     // concurrent misses for one token share one load
     let pending = this.loading.get(cacheKey);
     if (!pending) {
-      pending = loadPrincipal(this.db, key).finally(() => this.loading.delete(cacheKey));
+      pending = loadPrincipal(this.db, hashSecret(secret)).finally(() => this.loading.delete(cacheKey));
       this.loading.set(cacheKey, pending);
     }
     const principal = await pending;
