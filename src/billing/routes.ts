@@ -31,7 +31,7 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
   r.get(
     "/v1/billing/balance",
     {
-      config: { auth: read, summaryKo: "잔액과 시간당 소비(실행 중인 리소스 기준)." },
+      config: { errors: [], auth: read, summaryKo: "잔액과 시간당 소비(실행 중인 리소스 기준)." },
       schema: {
         operationId: "getBillingBalance",
         tags,
@@ -60,7 +60,7 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
   r.get(
     "/v1/billing/transactions",
     {
-      config: { auth: read, summaryKo: "거래 내역(커서 페이지, 유형·기간 필터)." },
+      config: { errors: [], auth: read, summaryKo: "거래 내역(커서 페이지, 유형·기간 필터)." },
       schema: {
         operationId: "listBillingTransactions",
         tags,
@@ -113,7 +113,7 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
   r.get(
     "/v1/billing/usage-daily",
     {
-      config: { auth: read, summaryKo: "일별 사용량(리소스 종류별, 합계)." },
+      config: { errors: [], auth: read, summaryKo: "일별 사용량(리소스 종류별, 합계)." },
       schema: {
         operationId: "getUsageDaily",
         tags,
@@ -160,7 +160,7 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
   r.get(
     "/v1/bill/summary",
     {
-      config: { auth: read, summaryKo: "이번 달 사용량(종류별), 월말 예상액, 지출 한도 대비 사용." },
+      config: { errors: [], auth: read, summaryKo: "이번 달 사용량(종류별), 월말 예상액, 지출 한도 대비 사용." },
       schema: {
         operationId: "getBillSummary",
         tags,

@@ -33,7 +33,7 @@ export async function hostRoutes(app: FastifyInstance, ctx: AppContext, hosts: H
   r.get(
     "/v1/operator/hosts",
     {
-      config: { auth: { operator: true } },
+      config: { errors: [], auth: { operator: true } },
       schema: {
         operationId: "operatorListHosts",
         tags: ["operator"],

@@ -2920,7 +2920,7 @@ export interface operations {
           }[];
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -2934,46 +2934,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -2987,42 +2955,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3036,35 +2976,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3092,150 +3004,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3250,7 +3019,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3297,45 +3066,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -3347,14 +3078,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3447,7 +3171,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3461,46 +3185,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3514,42 +3206,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3563,35 +3227,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3619,150 +3255,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3777,7 +3270,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3824,45 +3317,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -3874,14 +3329,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -3948,7 +3396,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -3962,46 +3410,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4015,42 +3431,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4064,35 +3452,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -4120,150 +3480,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4278,7 +3495,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -4325,45 +3542,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -4375,14 +3554,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -4715,7 +3887,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4729,46 +3901,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4782,42 +3922,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4831,35 +3943,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -4887,150 +3971,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5045,7 +3986,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5092,45 +4033,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -5142,14 +4045,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5206,7 +4102,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5220,46 +4116,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5273,42 +4137,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5322,35 +4158,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5378,150 +4186,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5536,7 +4201,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5583,45 +4248,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -5633,14 +4260,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5706,7 +4326,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5720,46 +4340,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5773,42 +4361,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5822,35 +4382,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5878,150 +4410,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -6036,7 +4425,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -6083,45 +4472,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -6133,14 +4484,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -7473,7 +5817,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -7487,46 +5831,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -7540,42 +5852,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -7589,35 +5873,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -7645,150 +5901,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -7803,7 +5916,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -7850,45 +5963,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -7900,14 +5975,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -10130,7 +8198,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10144,46 +8212,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10197,42 +8233,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10246,35 +8254,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -10302,150 +8282,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10460,7 +8297,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -10507,45 +8344,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -10557,14 +8356,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -10623,7 +8415,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10637,46 +8429,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10690,42 +8450,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10739,35 +8471,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -10795,150 +8499,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -10953,7 +8514,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -11000,45 +8561,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -11050,14 +8573,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -11450,7 +8966,7 @@ export interface operations {
           }[];
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -11464,46 +8980,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -11517,42 +9001,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -11566,35 +9022,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "scope_insufficient";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -11622,150 +9050,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -11780,7 +9065,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -11827,45 +9112,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -11877,14 +9124,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -23431,7 +20671,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -23445,46 +20685,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -23498,84 +20706,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      403: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -23603,150 +20734,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -23761,7 +20749,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -23808,45 +20796,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -23858,14 +20808,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -24755,7 +21698,7 @@ export interface operations {
           }[];
         };
       };
-      /** @description Error 400: `error.code` is one of the 32 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       400: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -24769,46 +21712,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "invalid_request"
-                | "bad_json"
-                | "bad_slug"
-                | "bad_size"
-                | "bad_version"
-                | "bad_time"
-                | "out_of_retention"
-                | "future_time"
-                | "stop_not_supported"
-                | "not_running"
-                | "not_stopped"
-                | "bad_cidr"
-                | "extension_not_allowed"
-                | "ha_not_enabled"
-                | "ha_not_supported"
-                | "invalid_scope"
-                | "current_password_required"
-                | "amount_out_of_range"
-                | "currency_not_supported"
-                | "card_required"
-                | "invalid_payment_key"
-                | "invalid_payment_method"
-                | "payment_key_required"
-                | "payment_rejected"
-                | "invalid_signature"
-                | "auth_key_required"
-                | "invalid_auth_key"
-                | "bank_transfer_unavailable"
-                | "invalid_business_number"
-                | "tax_invoice_required"
-                | "unknown_department"
-                | "tenant_required";
+              code: "invalid_request";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 401: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       401: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -24822,84 +21733,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "auth_required" | "invalid_credentials";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      402: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "insufficient_funds"
-                | "payment_failed"
-                | "budget_exceeded"
-                | "partner_monthly_limit"
-                | "partner_child_monthly_limit"
-                | "suite_login_required"
-                | "suite_usage_exhausted";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 403: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
-      403: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "scope_insufficient"
-                | "wrong_password"
-                | "signup_closed"
-                | "forbidden_role"
-                | "org_only"
-                | "deploy_rule_violation"
-                | "onprem_approval_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      404: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "not_found";
+              code: "auth_required";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -24927,150 +21761,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 409: `error.code` is one of the 17 codes its enum lists (meanings: the error catalog in the document's description). */
-      409: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code:
-                | "slug_taken"
-                | "email_taken"
-                | "conflict"
-                | "database_removed"
-                | "still_creating"
-                | "not_restorable"
-                | "credentials_already_revealed"
-                | "idempotency_in_progress"
-                | "invalid_state"
-                | "deposit_reported"
-                | "too_many_pending"
-                | "topup_not_pending"
-                | "payment_key_mismatch"
-                | "card_save_in_progress"
-                | "domain_in_use"
-                | "host_in_use"
-                | "idempotency_conflict";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 412: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      412: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "terms_required";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      413: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "payload_too_large";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      414: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "uri_too_long";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      415: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "unsupported_media_type";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      422: {
-        headers: {
-          RateLimit: components["headers"]["RateLimit"];
-          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "idempotency_key_reused";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 429: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       429: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -25085,7 +21776,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "too_many_requests" | "report_limit_exceeded" | "quota_exceeded";
+              code: "too_many_requests";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -25132,45 +21823,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 501: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "restore_not_ready";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            error: {
-              /**
-               * @description Stable error code from the catalog (see /v1/manual).
-               * @enum {string}
-               */
-              code: "provider_error";
-              /** @description What went wrong, in English, naming the field where one is at fault. */
-              message: string;
-            };
-          };
-        };
-      };
-      /** @description Error 503: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       503: {
         headers: {
           [name: string]: unknown;
@@ -25182,14 +21835,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code:
-                | "provision_failed"
-                | "rotation_failed"
-                | "host_unavailable"
-                | "pool_unavailable"
-                | "provider_unavailable"
-                | "webhook_not_configured"
-                | "service_unavailable";
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };

@@ -88,7 +88,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
   r.get(
     "/v1/billing/bank-transfer/config",
     {
-      config: { auth: read, summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보." },
+      config: { errors: [], auth: read, summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보." },
       schema: {
         operationId: "getBankTransferConfig",
         tags: ["billing"],
@@ -127,7 +127,11 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
   r.get(
     "/v1/billing/bank-transfers",
     {
-      config: { auth: read, summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected)." },
+      config: {
+        errors: [],
+        auth: read,
+        summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected).",
+      },
       schema: {
         operationId: "listBankTransfers",
         tags: ["billing"],
@@ -236,7 +240,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
   r.get(
     "/v1/operator/bank-transfers",
     {
-      config: { auth: operator },
+      config: { errors: [], auth: operator },
       schema: {
         operationId: "operatorListBankTransfers",
         tags: ["operator"],

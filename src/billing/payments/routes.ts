@@ -117,7 +117,7 @@ export async function paymentRoutes(
   r.get(
     "/v1/billing/cards",
     {
-      config: { auth: read, summaryKo: "저장된 카드(제공자 참조와 표시 정보만)." },
+      config: { errors: [], auth: read, summaryKo: "저장된 카드(제공자 참조와 표시 정보만)." },
       schema: {
         operationId: "getCard",
         tags: ["billing"],
@@ -195,7 +195,7 @@ export async function paymentRoutes(
   r.get(
     "/v1/billing/auto-recharge",
     {
-      config: { auth: read, summaryKo: "자동 충전 설정과 최근 실패." },
+      config: { errors: [], auth: read, summaryKo: "자동 충전 설정과 최근 실패." },
       schema: {
         operationId: "getAutoRecharge",
         tags: ["billing"],

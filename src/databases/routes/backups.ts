@@ -62,7 +62,7 @@ export function backupRoutes(app: FastifyInstance, { svc }: RouteDeps): void {
   r.get(
     "/v1/backups",
     {
-      config: { auth: { scope: "backups:read" }, summaryKo: "모든 백업 목록." },
+      config: { errors: [], auth: { scope: "backups:read" }, summaryKo: "모든 백업 목록." },
       schema: {
         operationId: "listBackups",
         tags: ["backups"],

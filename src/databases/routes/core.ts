@@ -56,7 +56,11 @@ export function coreRoutes(app: FastifyInstance, { svc, config }: RouteDeps): vo
   r.get(
     "/v1/databases",
     {
-      config: { auth: { scope: "databases:read", instance: "list" }, summaryKo: "데이터베이스 목록(삭제된 것 제외)." },
+      config: {
+        errors: [],
+        auth: { scope: "databases:read", instance: "list" },
+        summaryKo: "데이터베이스 목록(삭제된 것 제외).",
+      },
       schema: {
         operationId: "listDatabases",
         tags,
