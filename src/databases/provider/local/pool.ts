@@ -132,8 +132,9 @@ export async function startPool(bin: string, c: PoolConfig, runAs: RunAs | null)
   await execAs(runAs, bin, ["-d", "-q", files(c.dir).ini]).catch(async (err) => {
     throw new Error(`PgBouncer did not start: ${(await logTail(c.dir)) || (err as Error).message}`);
   });
+  // PgBouncer may listen before its daemonised child has written the pid file: ready means both
   await waitFor(
-    async () => ((await portInUse(c.listenPort)) ? true : undefined),
+    async () => ((await portInUse(c.listenPort)) && (await poolPid(c.dir)) !== null ? true : undefined),
     10_000,
     () => new Error(`PgBouncer did not open port ${c.listenPort}`),
     50,
