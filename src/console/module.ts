@@ -1,0 +1,15 @@
+import { defineArea } from "../kernel/area.js";
+import { consoleAssets, DEFAULT_DIST_DIR, type ConsoleAssets } from "./assets.js";
+import { consoleRoutes } from "./routes.js";
+
+export interface ConsoleState {
+  assets: () => Promise<ConsoleAssets | null>;
+}
+
+/** The web console (packages/console), served at / with a strict CSP; it signs in with an HttpOnly cookie session. */
+export const consoleArea = defineArea<ConsoleState, { distDir: string }>({
+  name: "console",
+  config: (env) => ({ distDir: env.CONSOLE_DIST_DIR || DEFAULT_DIST_DIR }),
+  setup: (_platform, config) => ({ assets: consoleAssets(config.distDir) }),
+  routes: consoleRoutes,
+});
