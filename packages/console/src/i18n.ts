@@ -119,14 +119,11 @@ const en = {
   "db.commands": "Recent operations",
   "db.queued": "Queued: {kind}",
   "db.live": "Updates live",
-  "state.provisioning": "Provisioning",
+  "state.creating": "Creating",
   "state.running": "Running",
-  "state.stopped": "Stopped",
-  "state.stopping": "Stopping",
-  "state.starting": "Starting",
+  "state.paused": "Stopped",
   "state.failed": "Failed",
-  "state.deleting": "Deleting",
-  "state.deleted": "Deleted",
+  "state.removed": "Deleted",
   "bill.title": "Billing",
   "bill.balance": "Balance",
   "bill.burn": "Burn rate",
@@ -284,14 +281,11 @@ const ko: Record<MessageKey, string> = {
   "db.commands": "최근 작업",
   "db.queued": "대기 중: {kind}",
   "db.live": "실시간 갱신",
-  "state.provisioning": "준비 중",
+  "state.creating": "만드는 중",
   "state.running": "실행 중",
-  "state.stopped": "중지됨",
-  "state.stopping": "중지하는 중",
-  "state.starting": "시작하는 중",
+  "state.paused": "중지됨",
   "state.failed": "실패",
-  "state.deleting": "삭제하는 중",
-  "state.deleted": "삭제됨",
+  "state.removed": "삭제됨",
   "bill.title": "결제",
   "bill.balance": "잔액",
   "bill.burn": "소진 속도",
@@ -334,7 +328,7 @@ export type Translate = (key: MessageKey, vars?: Record<string, string | number>
 
 export function translator(locale: Locale): Translate {
   return (key, vars) =>
-    MESSAGES[locale][key].replace(/\{(\w+)\}/g, (_m, name: string) => String(vars?.[name] ?? `{${name}}`));
+    (MESSAGES[locale][key] ?? key).replace(/\{(\w+)\}/g, (_m, name: string) => String(vars?.[name] ?? `{${name}}`));
 }
 
 export const I18n = createContext<{ locale: Locale; t: Translate; setLocale: (l: Locale) => void }>({

@@ -177,11 +177,11 @@ export function Secret({ label, value }: { label: string; value: string }) {
 export function StateBadge({ state }: { state: string }) {
   const { t } = useI18n();
   const key = `state.${state}` as MessageKey;
-  const busy = ["provisioning", "stopping", "starting", "deleting"].includes(state);
+  const busy = state === "creating";
   return (
     <span className={`badge state-${state}`} data-state={state}>
       {busy && <span className="spinner tiny" aria-hidden="true" />}
-      {t(key) ?? state}
+      {t(key) === key ? state : t(key)}
     </span>
   );
 }

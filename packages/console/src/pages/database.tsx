@@ -3,7 +3,7 @@ import { api, unwrap, type Db } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { Card, ErrorNote, Secret, Spinner, StateBadge, TypeToConfirm, useAction, useLoad } from "../ui";
-import { BUSY_STATES } from "./databases";
+import { BUSY_STATES, justCreated } from "./databases";
 import { AllowlistEditor, HaAndPool } from "./database-settings";
 
 const path = (id: string) => ({ params: { path: { id } } });
@@ -12,7 +12,11 @@ const path = (id: string) => ({ params: { path: { id } } });
 export function DatabasePage({ id }: { id: string }) {
   const { t, locale } = useI18n();
   const { navigate } = useRouter();
-  const [secrets, setSecrets] = useState<Db | null>(null);
+  const [secrets, setSecrets] = useState<Db | null>(() => {
+    const created = justCreated.get(id) ?? null;
+    justCreated.delete(id);
+    return created;
+  });
   const db = useLoad(
     async () => (await unwrap(api.GET("/v1/databases/{id}", path(id)))) as Db,
     [id],
@@ -53,12 +57,12 @@ export function DatabasePage({ id }: { id: string }) {
           </p>
         </div>
         <div className="actions">
-          {d.state === "running" && d.size === "dev" && (
+          {d.state === "running" && (
             <button type="button" className="btn" disabled={act.busy} onClick={() => void act.run("stop")}>
               {t("db.stop")}
             </button>
           )}
-          {d.state === "stopped" && (
+          {d.state === "paused" && (
             <button type="button" className="btn" disabled={act.busy} onClick={() => void act.run("start")}>
               {t("db.start")}
             </button>
@@ -74,7 +78,7 @@ export function DatabasePage({ id }: { id: string }) {
       <ErrorNote error={act.error || db.error} />
       {(busy || pending.length > 0) && (
         <div className="progress" role="status" aria-live="polite">
-          <Spinner label={busy ? t(d.state === "provisioning" ? "db.creating" : `state.${d.state}` as never) : t("db.queued", { kind: pending[0].kind })} />
+          <Spinner label={busy ? t("db.creating") : t("db.queued", { kind: pending[0].kind })} />
           <span className="live">{t("db.live")}</span>
           <div className="bar" aria-hidden="true" />
         </div>

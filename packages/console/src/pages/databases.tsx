@@ -4,9 +4,12 @@ import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
 
-export const BUSY_STATES = ["provisioning", "starting", "stopping", "deleting"];
+export const BUSY_STATES = ["creating"];
 const SLUG = /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/;
 const SIZES = ["dev", "basic", "pro", "business"] as const;
+
+/** The passwords and URLs a create answered with, kept in memory only until the detail page has shown them. */
+export const justCreated = new Map<string, Db>();
 
 export function DatabasesPage() {
   const { t, locale } = useI18n();
@@ -81,6 +84,7 @@ export function NewDatabasePage() {
     const created = await unwrap(
       api.POST("/v1/databases", { body: { name, size, version, storage_gb: Number(storage), engine: "postgres" } }),
     );
+    justCreated.set(created.id, created as Db);
     navigate(`/databases/${created.id}`);
   });
   return (
