@@ -87,7 +87,7 @@ function Shell() {
   return (
     <div className="layout">
       <a className="skip" href="#main">
-        {t("nav.menu")}
+        {t("nav.skip")}
       </a>
       <header className="topbar">
         <Link to="/databases" className="brand">

@@ -18,7 +18,12 @@ export function UsageChart() {
   }, []);
   if (usage.error) return <ErrorNote error={usage.error} />;
   if (!usage.data) return <Spinner label={t("common.loading")} />;
-  const days = usage.data.days;
+  // every day of the period gets its slot, also the days without usage
+  const byDate = new Map(usage.data.days.map((d) => [d.date, d]));
+  const days = Array.from({ length: 30 }, (_v, i) => {
+    const date = new Date(Date.now() - (29 - i) * 86_400_000).toISOString().slice(0, 10);
+    return byDate.get(date) ?? { date, kinds: [], total_krw: 0 };
+  });
   const kinds = [...new Set(days.flatMap((d) => d.kinds.map((k) => k.kind)))].sort();
   const totals = days.map((d) => d.kinds.reduce((s, k) => s + k.amount_microkrw, 0));
   const max = Math.max(1, ...totals);
