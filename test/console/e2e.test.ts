@@ -8,6 +8,24 @@ import { listeningApp } from "../clients/lib.js";
 import { connect } from "../databases/lib.js";
 import { haveChromium, launch, shot, watchErrors } from "./browser.js";
 import { intervalStartOf, meterInterval } from "../../src/billing/metering/meter.js";
+import { post, systemWallet, walletFor } from "../../src/billing/ledger/ledger.js";
+
+/** A settled card top-up, posted straight to the ledger (the provider's checkout is not part of this test). */
+async function credit(t: TestApp, email: string, amount: number) {
+  const { rows } = await t.db.query<{ id: string }>("SELECT id FROM accounts WHERE email = $1", [email]);
+  const wallet = await walletFor(t.db, { kind: "account", id: rows[0].id }, "KRW");
+  const clearing = await systemWallet(t.db, "payments-clearing", "KRW");
+  const key = `topup:e2e-${Date.now()}`;
+  await post(t.db, {
+    currency: "KRW",
+    source: { type: "topup", id: key },
+    idempotencyKey: key,
+    legs: [
+      { walletId: wallet.id, amount },
+      { walletId: clearing.id, amount: -amount },
+    ],
+  });
+}
 
 /**
  * The console in a real browser (Debian chromium through playwright-core): sign up, issue a key and use it with
@@ -89,8 +107,10 @@ describe("console end to end in chromium", { skip: haveChromium ? false : "chrom
     await page.getByLabel("Name").fill("Bad_Name");
     await page.getByRole("button", { name: "Create database" }).click();
     await page.getByText(/3-40 lowercase letters/).waitFor();
+    await credit(t, email, 100_000); // a paid size needs a settled balance
     await page.getByLabel("Name").fill("shop-db");
-    await page.getByLabel("Storage (GB)").fill("5");
+    await page.getByLabel("Size").selectOption("basic");
+    await page.getByLabel("Storage (GB)").fill("20");
     await shot(page, "05-database-new");
     await page.getByRole("button", { name: "Create database" }).click();
     await page.waitForURL((u) => /^\/databases\/[^/]+$/.test(u.pathname) && u.pathname !== "/databases/new");

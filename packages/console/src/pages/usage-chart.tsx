@@ -33,6 +33,11 @@ export function UsageChart() {
   return (
     <figure className="chart" data-testid="usage-chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label}>
+        {totals.every((v) => v === 0) && (
+          <text x={W / 2} y={H / 2} textAnchor="middle" className="chart-empty">
+            {t("bill.noUsage")}
+          </text>
+        )}
         <line x1={PAD.l} x2={W - PAD.r} y1={H - PAD.b} y2={H - PAD.b} className="axis" />
         {days.map((d, i) => {
           let y = H - PAD.b;
@@ -47,7 +52,7 @@ export function UsageChart() {
                   <rect key={k.kind} x={x} y={y} width={slot * 0.7} height={Math.max(0, h)} rx={2} fill={COLORS[kinds.indexOf(k.kind) % COLORS.length]} />
                 );
               })}
-              {(i % 7 === 0 || i === days.length - 1) && (
+              {i % 7 === 1 && (
                 <text x={x + slot * 0.35} y={H - 8} textAnchor="middle" className="tick">
                   {d.date.slice(5)}
                 </text>
@@ -58,7 +63,6 @@ export function UsageChart() {
       </svg>
       <figcaption>
         <strong>{t("bill.total", { amount: money(locale, usage.data.total_krw) })}</strong>
-        {kinds.length === 0 && <span className="muted"> · {t("bill.noUsage")}</span>}
         {kinds.map((k, i) => (
           <span key={k} className="legend">
             <svg width="10" height="10" aria-hidden="true">
