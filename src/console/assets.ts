@@ -30,6 +30,11 @@ export interface ConsoleAssets {
   root: Map<string, Asset>;
 }
 
+/** What the console area keeps per process: its built files, read on first use. */
+export interface ConsoleState {
+  assets: () => Promise<ConsoleAssets | null>;
+}
+
 const typeOf = (name: string) => TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
 
 async function filesOf(dir: string): Promise<Map<string, Asset>> {

@@ -1,10 +1,8 @@
 import { defineArea } from "../kernel/area.js";
-import { consoleAssets, DEFAULT_DIST_DIR, type ConsoleAssets } from "./assets.js";
+import { consoleAssets, DEFAULT_DIST_DIR, type ConsoleState } from "./assets.js";
 import { consoleRoutes } from "./routes.js";
 
-export interface ConsoleState {
-  assets: () => Promise<ConsoleAssets | null>;
-}
+export type { ConsoleState };
 
 /** The web console (packages/console), served at / with a strict CSP; it signs in with an HttpOnly cookie session. */
 export const consoleArea = defineArea<ConsoleState, { distDir: string }>({

@@ -8,7 +8,7 @@ import { ApiError } from "../http/errors.js";
 import { CSRF_COOKIE, csrfCookie, csrfSatisfied, readCookies, setSessionCookies } from "../http/session-cookie.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
 import { CONSOLE_HEADERS, CONSOLE_PAGES } from "./headers.js";
-import type { ConsoleState } from "./module.js";
+import type { ConsoleState } from "./assets.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Console not built</title>
@@ -46,7 +46,11 @@ export async function consoleRoutes(app: FastifyInstance, ctx: AppContext, state
   r.get("/favicon.svg", page, async (_request, reply) => {
     const asset = (await state.assets())?.root.get("favicon.svg");
     if (!asset) return reply.code(404).type("text/plain").send("not found");
-    return reply.headers(CONSOLE_HEADERS).header("cache-control", "public, max-age=86400").type(asset.type).send(asset.body);
+    return reply
+      .headers(CONSOLE_HEADERS)
+      .header("cache-control", "public, max-age=86400")
+      .type(asset.type)
+      .send(asset.body);
   });
 
   const requireCsrf = async (request: FastifyRequest) => {

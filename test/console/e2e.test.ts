@@ -76,7 +76,9 @@ describe("console end to end in chromium", { skip: haveChromium ? false : "chrom
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === "platform_session")!;
     assert.ok(session.httpOnly && session.sameSite === "Strict", "HttpOnly, SameSite=Strict session cookie");
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
+    );
     assert.doesNotMatch(stored, /op_u_/, "no token in web storage");
     assert.doesNotMatch(await page.evaluate(() => document.cookie), /platform_session/, "the page cannot read it");
     await shot(page, "03-databases-empty");
@@ -95,9 +97,30 @@ describe("console end to end in chromium", { skip: haveChromium ? false : "chrom
     await page.getByRole("cell", { name: "ci deploy" }).waitFor();
     await shot(page, "04-keys");
     const curl = promisify(execFile);
-    const list = await curl("curl", ["-s", "-w", "\\n%{http_code}", "-H", `authorization: Bearer ${key}`, `${t.baseUrl}/v1/databases`]);
+    const list = await curl("curl", [
+      "-s",
+      "-w",
+      "\\n%{http_code}",
+      "-H",
+      `authorization: Bearer ${key}`,
+      `${t.baseUrl}/v1/databases`,
+    ]);
     assert.match(list.stdout, /^\[\]\n200$/, list.stdout);
-    const write = await curl("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-XPOST", "-H", `authorization: Bearer ${key}`, "-H", "content-type: application/json", "-d", '{"name":"nope-db"}', `${t.baseUrl}/v1/databases`]);
+    const write = await curl("curl", [
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-XPOST",
+      "-H",
+      `authorization: Bearer ${key}`,
+      "-H",
+      "content-type: application/json",
+      "-d",
+      '{"name":"nope-db"}',
+      `${t.baseUrl}/v1/databases`,
+    ]);
     assert.equal(write.stdout, "403", "a read-only key cannot create");
   });
 
@@ -125,7 +148,10 @@ describe("console end to end in chromium", { skip: haveChromium ? false : "chrom
     } finally {
       await client.end();
     }
-    await page.getByRole("link", { name: /Databases/ }).first().click();
+    await page
+      .getByRole("link", { name: /Databases/ })
+      .first()
+      .click();
     await page.getByRole("link", { name: "shop-db" }).waitFor();
     await shot(page, "07-databases-list");
   });

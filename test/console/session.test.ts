@@ -12,7 +12,10 @@ const cookiesOf = (res: { headers: Record<string, unknown> }) => {
   return (Array.isArray(raw) ? raw : raw ? [raw] : []) as string[];
 };
 const valueOf = (cookies: string[], name: string) =>
-  cookies.find((c) => c.startsWith(`${name}=`))?.split(";")[0].slice(name.length + 1) ?? "";
+  cookies
+    .find((c) => c.startsWith(`${name}=`))
+    ?.split(";")[0]
+    .slice(name.length + 1) ?? "";
 
 describe("console: page, cookie session and CSRF", () => {
   let t: TestApp;
@@ -55,7 +58,12 @@ describe("console: page, cookie session and CSRF", () => {
     expectError(noCsrf, 400, "invalid_request");
     const headers = { cookie: `platform_csrf=${csrf}`, "x-platform-csrf": csrf };
     expectError(
-      await call(t.app, { method: "POST", url: "/console/session", body: { ...body, password: "wrong password" }, headers }),
+      await call(t.app, {
+        method: "POST",
+        url: "/console/session",
+        body: { ...body, password: "wrong password" },
+        headers,
+      }),
       401,
       "invalid_credentials",
     );
@@ -66,7 +74,11 @@ describe("console: page, cookie session and CSRF", () => {
     assert.match(session, /HttpOnly/);
     assert.match(session, /SameSite=Strict/);
     assert.doesNotMatch(session, /Secure/, "plain http: no Secure flag");
-    assert.doesNotMatch(cookies.find((c) => c.startsWith("platform_csrf="))!, /HttpOnly/, "the page reads the CSRF cookie");
+    assert.doesNotMatch(
+      cookies.find((c) => c.startsWith("platform_csrf="))!,
+      /HttpOnly/,
+      "the page reads the CSRF cookie",
+    );
     assert.equal(res.body, "", "no token in the body");
   });
 
@@ -101,22 +113,43 @@ describe("console: page, cookie session and CSRF", () => {
     expectError(await call(t.app, { url: "/v1/operator/hosts", headers: { cookie: jar } }), 401);
 
     // signing out: the token is revoked through the API, the cookies are cleared
-    const out = await call(t.app, { method: "POST", url: "/v1/auth/logout", headers: { cookie: jar, "x-platform-csrf": fresh } });
+    const out = await call(t.app, {
+      method: "POST",
+      url: "/v1/auth/logout",
+      headers: { cookie: jar, "x-platform-csrf": fresh },
+    });
     assert.equal(out.statusCode, 204);
     const expired = await call(t.app, { url: "/v1/me", headers: { cookie: jar } });
     expectError(expired, 401, "auth_required");
     assert.match(expired.json().error.message, /sign in again/);
-    const cleared = await call(t.app, { method: "POST", url: "/console/signout", headers: { cookie: jar, "x-platform-csrf": fresh } });
+    const cleared = await call(t.app, {
+      method: "POST",
+      url: "/console/signout",
+      headers: { cookie: jar, "x-platform-csrf": fresh },
+    });
     assert.equal(cleared.statusCode, 204);
-    assert.match(cookiesOf(cleared).find((c) => c.startsWith("platform_session="))!, /Max-Age=0/);
+    assert.match(
+      cookiesOf(cleared).find((c) => c.startsWith("platform_session="))!,
+      /Max-Age=0/,
+    );
   });
 
   test("console sign-up creates the account and signs it in", async () => {
     const headers = { cookie: `platform_csrf=${csrf}`, "x-platform-csrf": csrf };
     const email = `console-${Date.now()}@example.com`;
-    const short = await call(t.app, { method: "POST", url: "/console/signup", body: { email, password: "short" }, headers });
+    const short = await call(t.app, {
+      method: "POST",
+      url: "/console/signup",
+      body: { email, password: "short" },
+      headers,
+    });
     expectError(short, 400, "invalid_request");
-    const res = await call(t.app, { method: "POST", url: "/console/signup", body: { email, password: "a long password" }, headers });
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/console/signup",
+      body: { email, password: "a long password" },
+      headers,
+    });
     assert.equal(res.statusCode, 204);
     const jar = `platform_session=${valueOf(cookiesOf(res), "platform_session")}`;
     assert.equal((await call(t.app, { url: "/v1/me", headers: { cookie: jar } })).json().email, email);

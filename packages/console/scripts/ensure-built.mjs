@@ -7,9 +7,13 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 if (!existsSync(new URL("../dist/index.html", import.meta.url))) {
   console.log("building the web console (packages/console) once...");
-  const res = spawnSync(process.execPath, [fileURLToPath(import.meta.resolve("vite/bin/vite.js")), "build", "--logLevel", "warn"], {
-    cwd: root,
-    stdio: "inherit",
-  });
+  const res = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.resolve("vite/bin/vite.js")), "build", "--logLevel", "warn"],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
   if (res.status !== 0) process.exit(res.status ?? 1);
 }

@@ -67,9 +67,13 @@ function Shell() {
     if (me && (publicPage || path === "/")) navigate("/databases");
   }, [me, publicPage, path, navigate]);
 
-  if (me === undefined) return <div className="center-screen"><Spinner label={t("common.loading")} /></div>;
-  if (!me)
-    return publicPage ? <AuthPage mode={path === "/signup" ? "signup" : "signin"} onSignedIn={refresh} /> : null;
+  if (me === undefined)
+    return (
+      <div className="center-screen">
+        <Spinner label={t("common.loading")} />
+      </div>
+    );
+  if (!me) return publicPage ? <AuthPage mode={path === "/signup" ? "signup" : "signin"} onSignedIn={refresh} /> : null;
 
   const signOut = async () => {
     await api.POST("/v1/auth/logout").catch(() => {});
@@ -91,7 +95,9 @@ function Shell() {
       </a>
       <header className="topbar">
         <Link to="/databases" className="brand">
-          <span className="logo" aria-hidden="true">P</span>
+          <span className="logo" aria-hidden="true">
+            P
+          </span>
           {t("brand")}
         </Link>
         <button
@@ -124,7 +130,17 @@ function Shell() {
   );
 }
 
-function Page({ path, me, onMeChanged, onDeleted }: { path: string; me: Me; onMeChanged: (m: Me) => void; onDeleted: () => void }) {
+function Page({
+  path,
+  me,
+  onMeChanged,
+  onDeleted,
+}: {
+  path: string;
+  me: Me;
+  onMeChanged: (m: Me) => void;
+  onDeleted: () => void;
+}) {
   const { t } = useI18n();
   if (path === "/databases" || path === "/") return <DatabasesPage />;
   if (path === "/databases/new") return <NewDatabasePage />;

@@ -92,6 +92,13 @@ const en = {
   "db.state": "State",
   "db.created": "Created",
   "db.host": "Host",
+  "db.user": "User",
+  "db.database": "Database",
+  "status.queued": "Queued",
+  "status.running": "In progress",
+  "status.succeeded": "Succeeded",
+  "status.failed": "Failed",
+  "status.complete": "Complete",
   "db.creating": "Creating the database; this takes a few seconds…",
   "db.connection": "Connection",
   "db.reveal": "Reveal connection strings",
@@ -158,7 +165,7 @@ const en = {
   "bill.bankRequest": "Request transfer",
   "bill.requests": "Transfer requests",
   "bill.status": "Status",
-  "notFound": "This page does not exist.",
+  notFound: "This page does not exist.",
 };
 
 export type MessageKey = keyof typeof en;
@@ -255,6 +262,13 @@ const ko: Record<MessageKey, string> = {
   "db.state": "상태",
   "db.created": "만든 때",
   "db.host": "호스트",
+  "db.user": "사용자",
+  "db.database": "데이터베이스",
+  "status.queued": "대기 중",
+  "status.running": "진행 중",
+  "status.succeeded": "성공",
+  "status.failed": "실패",
+  "status.complete": "완료",
   "db.creating": "데이터베이스를 만드는 중입니다. 몇 초 걸립니다…",
   "db.connection": "연결",
   "db.reveal": "연결 문자열 보기",
@@ -348,7 +362,8 @@ export function money(locale: Locale, amount: number, currency = "KRW"): string 
 
 export function when(locale: Locale, iso: string | null | undefined): string {
   if (!iso) return "—";
-  return new Intl.DateTimeFormat(locale === "ko" ? "ko-KR" : "en-US", { dateStyle: "medium", timeStyle: "short" }).format(
-    new Date(iso),
-  );
+  return new Intl.DateTimeFormat(locale === "ko" ? "ko-KR" : "en-US", {
+    dateStyle: "medium",
+    timeStyle: "short",
+  }).format(new Date(iso));
 }

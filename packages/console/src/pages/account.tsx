@@ -13,7 +13,15 @@ interface Caps {
 
 const wholeNumber = (s: string) => /^\d{1,13}$/.test(s.trim());
 
-export function AccountPage({ me, onChanged, onDeleted }: { me: Me; onChanged: (m: Me) => void; onDeleted: () => void }) {
+export function AccountPage({
+  me,
+  onChanged,
+  onDeleted,
+}: {
+  me: Me;
+  onChanged: (m: Me) => void;
+  onDeleted: () => void;
+}) {
   const { t } = useI18n();
   return (
     <>
@@ -68,7 +76,13 @@ function Profile({ me, onChanged }: { me: Me; onChanged: (m: Me) => void }) {
       >
         <Field label={t("account.displayName")} error={invalid}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} aria-describedby={describedBy} aria-invalid={invalid} value={name} onChange={(e) => setName(e.target.value)} />
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
           )}
         </Field>
         <Field label={t("account.locale")}>
@@ -106,19 +120,38 @@ function Password() {
         onSubmit={(e) => {
           e.preventDefault();
           setDone(false);
-          const errs = { current: current ? undefined : t("v.required"), next: next.length >= 8 ? undefined : t("v.password") };
+          const errs = {
+            current: current ? undefined : t("v.required"),
+            next: next.length >= 8 ? undefined : t("v.password"),
+          };
           setErrors(errs);
           if (!errs.current && !errs.next) void action.run();
         }}
       >
         <Field label={t("account.current")} error={errors.current}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} type="password" autoComplete="current-password" aria-describedby={describedBy} aria-invalid={invalid} value={current} onChange={(e) => setCurrent(e.target.value)} />
+            <input
+              id={id}
+              type="password"
+              autoComplete="current-password"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={current}
+              onChange={(e) => setCurrent(e.target.value)}
+            />
           )}
         </Field>
         <Field label={t("account.new")} error={errors.next} hint={t("auth.passwordHint")}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} type="password" autoComplete="new-password" aria-describedby={describedBy} aria-invalid={invalid} value={next} onChange={(e) => setNext(e.target.value)} />
+            <input
+              id={id}
+              type="password"
+              autoComplete="new-password"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={next}
+              onChange={(e) => setNext(e.target.value)}
+            />
           )}
         </Field>
         <ErrorNote error={action.error} />
@@ -157,19 +190,44 @@ function SpendCaps() {
         onSubmit={(e) => {
           e.preventDefault();
           setDone(false);
-          const errs = { account: wholeNumber(a) ? undefined : t("v.positive"), app: wholeNumber(p) ? undefined : t("v.positive") };
+          const errs = {
+            account: wholeNumber(a) ? undefined : t("v.positive"),
+            app: wholeNumber(p) ? undefined : t("v.positive"),
+          };
           setErrors(errs);
           if (!errs.account && !errs.app) void action.run();
         }}
       >
-        <Field label={t("account.accountCap")} error={errors.account} hint={note(caps.data?.account_spend_cap_is_default, caps.data?.account_spend_cap_krw)}>
+        <Field
+          label={t("account.accountCap")}
+          error={errors.account}
+          hint={note(caps.data?.account_spend_cap_is_default, caps.data?.account_spend_cap_krw)}
+        >
           {({ id, describedBy, invalid }) => (
-            <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={a} onChange={(e) => setAccountCap(e.target.value)} />
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={a}
+              onChange={(e) => setAccountCap(e.target.value)}
+            />
           )}
         </Field>
-        <Field label={t("account.appCap")} error={errors.app} hint={note(caps.data?.app_spend_cap_is_default, caps.data?.app_spend_cap_krw)}>
+        <Field
+          label={t("account.appCap")}
+          error={errors.app}
+          hint={note(caps.data?.app_spend_cap_is_default, caps.data?.app_spend_cap_krw)}
+        >
           {({ id, describedBy, invalid }) => (
-            <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={p} onChange={(e) => setAppCap(e.target.value)} />
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={p}
+              onChange={(e) => setAppCap(e.target.value)}
+            />
           )}
         </Field>
         <ErrorNote error={action.error} />

@@ -31,7 +31,9 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
     <div className="auth-screen">
       <main className="auth-card" id="main">
         <div className="auth-brand">
-          <span className="logo" aria-hidden="true">P</span>
+          <span className="logo" aria-hidden="true">
+            P
+          </span>
           <span>{t("brand")}</span>
         </div>
         <h1>{title}</h1>
@@ -80,10 +82,20 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
           )}
         </p>
         <div className="lang-switch" role="group" aria-label="Language">
-          <button type="button" className="btn ghost small" aria-pressed={locale === "en"} onClick={() => setLocale("en")}>
+          <button
+            type="button"
+            className="btn ghost small"
+            aria-pressed={locale === "en"}
+            onClick={() => setLocale("en")}
+          >
             English
           </button>
-          <button type="button" className="btn ghost small" aria-pressed={locale === "ko"} onClick={() => setLocale("ko")}>
+          <button
+            type="button"
+            className="btn ghost small"
+            aria-pressed={locale === "ko"}
+            onClick={() => setLocale("ko")}
+          >
             한국어
           </button>
         </div>

@@ -14,7 +14,9 @@ export function TopUp({ onDone }: { onDone: () => void }) {
   const [started, setStarted] = useState<string | null>(null);
   const action = useAction(async () => {
     const currency = provider === "toss" ? "KRW" : "USD";
-    const topup = await unwrap(api.POST("/v1/billing/topups", { body: { provider, currency, amount: Number(amount) } }));
+    const topup = await unwrap(
+      api.POST("/v1/billing/topups", { body: { provider, currency, amount: Number(amount) } }),
+    );
     setStarted(topup.id);
     onDone();
   });
@@ -38,7 +40,14 @@ export function TopUp({ onDone }: { onDone: () => void }) {
         </Field>
         <Field label={t("bill.amount")} error={invalid}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={amount} onChange={(e) => setAmount(e.target.value)} />
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={amount}
+              onChange={(e) => setAmount(e.target.value)}
+            />
           )}
         </Field>
         <ErrorNote error={action.error} />
@@ -61,7 +70,9 @@ export function AutoRecharge() {
   const th = threshold ?? String(current.data?.threshold ?? 10000);
   const am = amount ?? String(current.data?.amount ?? 50000);
   const action = useAction(async () => {
-    await unwrap(api.PUT("/v1/billing/auto-recharge", { body: { enabled: on, threshold: Number(th), amount: Number(am) } }));
+    await unwrap(
+      api.PUT("/v1/billing/auto-recharge", { body: { enabled: on, threshold: Number(th), amount: Number(am) } }),
+    );
     setDone(true);
     current.reload();
   });
@@ -73,7 +84,10 @@ export function AutoRecharge() {
         onSubmit={(e) => {
           e.preventDefault();
           setDone(false);
-          const errs = { threshold: whole(th) ? undefined : t("v.positive"), amount: whole(am) ? undefined : t("v.positive") };
+          const errs = {
+            threshold: whole(th) ? undefined : t("v.positive"),
+            amount: whole(am) ? undefined : t("v.positive"),
+          };
           setErrors(errs);
           if (!errs.threshold && !errs.amount) void action.run();
         }}
@@ -84,12 +98,26 @@ export function AutoRecharge() {
         </label>
         <Field label={t("bill.threshold")} error={errors.threshold}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={th} onChange={(e) => setThreshold(e.target.value)} />
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={th}
+              onChange={(e) => setThreshold(e.target.value)}
+            />
           )}
         </Field>
         <Field label={t("bill.autoAmount")} error={errors.amount}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={am} onChange={(e) => setAmount(e.target.value)} />
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={am}
+              onChange={(e) => setAmount(e.target.value)}
+            />
           )}
         </Field>
         <ErrorNote error={action.error || current.error} />
@@ -103,7 +131,10 @@ export function AutoRecharge() {
 export function BankTransfer() {
   const { t, locale } = useI18n();
   const config = useLoad(async () => await unwrap(api.GET("/v1/billing/bank-transfer/config")), []);
-  const list = useLoad(async () => await unwrap(api.GET("/v1/billing/bank-transfers", { params: { query: { limit: 5 } } })), []);
+  const list = useLoad(
+    async () => await unwrap(api.GET("/v1/billing/bank-transfers", { params: { query: { limit: 5 } } })),
+    [],
+  );
   const [amount, setAmount] = useState("");
   const [depositor, setDepositor] = useState("");
   const [errors, setErrors] = useState<{ amount?: string; depositor?: string }>({});
@@ -123,7 +154,13 @@ export function BankTransfer() {
         <p className="muted">{t("bill.bankOff")}</p>
       ) : (
         <>
-          <p>{t("bill.bankTo", { bank: account.bank_name ?? "", account: account.account_number, holder: account.account_holder ?? "" })}</p>
+          <p>
+            {t("bill.bankTo", {
+              bank: account.bank_name ?? "",
+              account: account.account_number,
+              holder: account.account_holder ?? "",
+            })}
+          </p>
           <form
             noValidate
             onSubmit={(e) => {
@@ -141,12 +178,25 @@ export function BankTransfer() {
           >
             <Field label={t("bill.amount")} error={errors.amount}>
               {({ id, describedBy, invalid }) => (
-                <input id={id} inputMode="numeric" aria-describedby={describedBy} aria-invalid={invalid} value={amount} onChange={(e) => setAmount(e.target.value)} />
+                <input
+                  id={id}
+                  inputMode="numeric"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={amount}
+                  onChange={(e) => setAmount(e.target.value)}
+                />
               )}
             </Field>
             <Field label={t("bill.depositor")} error={errors.depositor}>
               {({ id, describedBy, invalid }) => (
-                <input id={id} aria-describedby={describedBy} aria-invalid={invalid} value={depositor} onChange={(e) => setDepositor(e.target.value)} />
+                <input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={depositor}
+                  onChange={(e) => setDepositor(e.target.value)}
+                />
               )}
             </Field>
             <ErrorNote error={action.error} />

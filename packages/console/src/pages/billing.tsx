@@ -101,7 +101,9 @@ function Transactions() {
                     <span className="chip">{x.type}</span>
                   </td>
                   <td className={`right num ${x.amount < 0 ? "neg" : "pos"}`}>{money(locale, x.amount, x.currency)}</td>
-                  <td className="right num">{x.balance_after == null ? "—" : money(locale, x.balance_after, x.currency)}</td>
+                  <td className="right num">
+                    {x.balance_after == null ? "—" : money(locale, x.balance_after, x.currency)}
+                  </td>
                   <td>{x.memo ?? ""}</td>
                 </tr>
               ))}

@@ -76,7 +76,12 @@ export function HaAndPool({ db }: { db: Db }) {
   const toggle = (on: boolean | undefined, run: (v: boolean) => void, busy: boolean) => (
     <div className="toggle-row">
       <span className={`badge ${on ? "state-running" : "state-stopped"}`}>{on ? t("common.on") : t("common.off")}</span>
-      <button type="button" className="btn small" disabled={busy || on === undefined || db.state !== "running"} onClick={() => run(!on)}>
+      <button
+        type="button"
+        className="btn small"
+        disabled={busy || on === undefined || db.state !== "running"}
+        onClick={() => run(!on)}
+      >
         {on ? t("db.disable") : t("db.enable")}
       </button>
     </div>

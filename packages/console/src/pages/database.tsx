@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, unwrap, type Db } from "../api";
-import { useI18n, when } from "../i18n";
+import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { Card, ErrorNote, Secret, Spinner, StateBadge, TypeToConfirm, useAction, useLoad } from "../ui";
 import { BUSY_STATES, justCreated } from "./databases";
@@ -33,12 +33,12 @@ export function DatabasePage({ id }: { id: string }) {
       if (!window.confirm(t("db.rotateConfirm"))) return;
       setSecrets((await unwrap(api.POST("/v1/databases/{id}/rotate-password", path(id)))) as Db);
     }
-    if (what === "reveal") setSecrets((await unwrap(api.POST("/v1/databases/{id}/initial-credentials", path(id)))) as Db);
+    if (what === "reveal")
+      setSecrets((await unwrap(api.POST("/v1/databases/{id}/initial-credentials", path(id)))) as Db);
     db.reload();
   });
 
-  if (!db.data)
-    return db.error ? <ErrorNote error={db.error} /> : <Spinner label={t("common.loading")} />;
+  if (!db.data) return db.error ? <ErrorNote error={db.error} /> : <Spinner label={t("common.loading")} />;
   const d = db.data;
   const busy = BUSY_STATES.includes(d.state);
   const pending = (d.commands ?? []).filter((c) => c.status === "queued" || c.status === "running");
@@ -67,10 +67,20 @@ export function DatabasePage({ id }: { id: string }) {
               {t("db.start")}
             </button>
           )}
-          <button type="button" className="btn" disabled={act.busy || d.state !== "running"} onClick={() => void act.run("backup")}>
+          <button
+            type="button"
+            className="btn"
+            disabled={act.busy || d.state !== "running"}
+            onClick={() => void act.run("backup")}
+          >
             {t("db.backup")}
           </button>
-          <button type="button" className="btn" disabled={act.busy || d.state !== "running"} onClick={() => void act.run("rotate")}>
+          <button
+            type="button"
+            className="btn"
+            disabled={act.busy || d.state !== "running"}
+            onClick={() => void act.run("rotate")}
+          >
             {t("db.rotate")}
           </button>
         </div>
@@ -89,13 +99,15 @@ export function DatabasePage({ id }: { id: string }) {
           <dl className="props">
             <dt>{t("db.host")}</dt>
             <dd>
-              <code>{d.public_host ?? d.host}:{d.port}</code>
+              <code>
+                {d.public_host ?? d.host}:{d.port}
+              </code>
             </dd>
-            <dt>User</dt>
+            <dt>{t("db.user")}</dt>
             <dd>
               <code>{d.user}</code>
             </dd>
-            <dt>Database</dt>
+            <dt>{t("db.database")}</dt>
             <dd>
               <code>{d.database}</code>
             </dd>
@@ -105,10 +117,17 @@ export function DatabasePage({ id }: { id: string }) {
               <p className="note warn">{t("db.revealHint")}</p>
               <Secret label={t("db.url")} value={secrets.database_url} />
               {secrets.database_url_public && <Secret label={t("db.urlPublic")} value={secrets.database_url_public} />}
-              {secrets.superuser_database_url && <Secret label={t("db.superUrl")} value={secrets.superuser_database_url} />}
+              {secrets.superuser_database_url && (
+                <Secret label={t("db.superUrl")} value={secrets.superuser_database_url} />
+              )}
             </>
           ) : (
-            <button type="button" className="btn primary" disabled={act.busy || d.state !== "running"} onClick={() => void act.run("reveal")}>
+            <button
+              type="button"
+              className="btn primary"
+              disabled={act.busy || d.state !== "running"}
+              onClick={() => void act.run("reveal")}
+            >
               {t("db.reveal")}
             </button>
           )}
@@ -122,7 +141,7 @@ export function DatabasePage({ id }: { id: string }) {
                 <li key={b.id}>
                   <span>{b.label ?? b.kind}</span>
                   <span className="muted">{when(locale, b.finished_at ?? b.started_at)}</span>
-                  <span className={`badge state-${b.status}`}>{b.status}</span>
+                  <span className={`badge state-${b.status}`}>{t(`status.${b.status}` as MessageKey)}</span>
                 </li>
               ))}
             </ul>
@@ -135,7 +154,7 @@ export function DatabasePage({ id }: { id: string }) {
                   <li key={c.id}>
                     <span>{c.kind}</span>
                     <span className="muted">{when(locale, c.created_at)}</span>
-                    <span className={`badge state-${c.status}`}>{c.status}</span>
+                    <span className={`badge state-${c.status}`}>{t(`status.${c.status}` as MessageKey)}</span>
                   </li>
                 ))}
               </ul>

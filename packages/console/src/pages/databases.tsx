@@ -104,8 +104,7 @@ export function NewDatabasePage() {
             const n = Number(storage);
             const errs = {
               name: !name ? t("v.required") : SLUG.test(name) ? undefined : t("v.slug"),
-              storage:
-                /^\d+$/.test(storage) && n >= 1 && n <= 16384 ? undefined : t("v.range", { min: 1, max: 16384 }),
+              storage: /^\d+$/.test(storage) && n >= 1 && n <= 16384 ? undefined : t("v.range", { min: 1, max: 16384 }),
             };
             setErrors(errs);
             if (!errs.name && !errs.storage) void action.run();

@@ -106,7 +106,8 @@ function IssueKey({ onIssued }: { onIssued: (k: { name: string; key: string }) =
     const chosen = [...scopes].flatMap((s) =>
       s.startsWith("databases:") && instances.length ? instances.map((id) => `${s}:${id}`) : [s],
     );
-    const expires_at = expiry === "never" ? undefined : new Date(Date.now() + Number(expiry) * 86_400_000).toISOString();
+    const expires_at =
+      expiry === "never" ? undefined : new Date(Date.now() + Number(expiry) * 86_400_000).toISOString();
     const created = await unwrap(api.POST("/v1/api-keys", { body: { name: name.trim(), scopes: chosen, expires_at } }));
     onIssued({ name: created.name, key: created.key });
     setName("");
@@ -134,7 +135,14 @@ function IssueKey({ onIssued }: { onIssued: (k: { name: string; key: string }) =
       >
         <Field label={t("keys.name")} error={errors.name}>
           {({ id, describedBy, invalid }) => (
-            <input id={id} name="key-name" aria-describedby={describedBy} aria-invalid={invalid} value={name} onChange={(e) => setName(e.target.value)} />
+            <input
+              id={id}
+              name="key-name"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
           )}
         </Field>
         <fieldset className={errors.scopes ? "invalid" : ""}>
@@ -145,7 +153,12 @@ function IssueKey({ onIssued }: { onIssued: (k: { name: string; key: string }) =
                 <span>{r}</span>
                 {(["read", "write"] as const).map((a) => (
                   <label key={a} className="check">
-                    <input type="checkbox" name={`${r}:${a}`} checked={scopes.has(`${r}:${a}`)} onChange={() => toggle(`${r}:${a}`)} />
+                    <input
+                      type="checkbox"
+                      name={`${r}:${a}`}
+                      checked={scopes.has(`${r}:${a}`)}
+                      onChange={() => toggle(`${r}:${a}`)}
+                    />
                     {t(`keys.${a}` as MessageKey)}
                   </label>
                 ))}

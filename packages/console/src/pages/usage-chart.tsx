@@ -49,7 +49,15 @@ export function UsageChart() {
                 const h = scale(k.amount_microkrw);
                 y -= h;
                 return (
-                  <rect key={k.kind} x={x} y={y} width={slot * 0.7} height={Math.max(0, h)} rx={2} fill={COLORS[kinds.indexOf(k.kind) % COLORS.length]} />
+                  <rect
+                    key={k.kind}
+                    x={x}
+                    y={y}
+                    width={slot * 0.7}
+                    height={Math.max(0, h)}
+                    rx={2}
+                    fill={COLORS[kinds.indexOf(k.kind) % COLORS.length]}
+                  />
                 );
               })}
               {i % 7 === 1 && (
