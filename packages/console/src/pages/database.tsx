@@ -57,7 +57,8 @@ export function DatabasePage({ id }: { id: string }) {
           </p>
         </div>
         <div className="actions">
-          {d.state === "running" && (
+          {/* only dev databases can be stopped (stop_not_supported otherwise) */}
+          {d.state === "running" && d.size === "dev" && (
             <button type="button" className="btn" disabled={act.busy} onClick={() => void act.run("stop")}>
               {t("db.stop")}
             </button>
