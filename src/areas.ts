@@ -9,6 +9,7 @@ import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
+import { consoleArea } from "./console/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -22,4 +23,5 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   databasesArea,
   billingArea,
   mcpArea,
+  consoleArea,
 ];

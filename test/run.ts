@@ -2,7 +2,7 @@
  * `npm test`: one embedded PostgreSQL server for the whole run, a migrated template database,
  * then node's test runner over every test file (each file clones the template into its own database).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import pino from "pino";
@@ -39,6 +39,14 @@ const filter = process.argv.slice(2);
 const files = findTests("test")
   .filter((f) => !filter.length || filter.some((x) => f.includes(x)))
   .sort();
+// the console's end-to-end tests drive the built page: build it once per run, from the current source
+if (files.some((f) => f.startsWith(path.join("test", "console")))) {
+  const built = spawnSync("npm", ["run", "-s", "console:build"], { stdio: "inherit" });
+  if (built.status !== 0) {
+    await server.stop();
+    process.exit(built.status ?? 1);
+  }
+}
 const child = spawn(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],

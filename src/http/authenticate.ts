@@ -6,6 +6,7 @@ import { ApiError, authRequired, scopeInsufficient } from "./errors.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { AuthRule } from "./auth-rule.js";
 import { isStorable } from "./storable.js";
+import { sessionToken } from "./session-cookie.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
@@ -27,14 +28,19 @@ export async function identify(request: FastifyRequest, deps: AuthDeps): Promise
   request.instanceFilter = null;
   request.callerKey = `ip:${request.ip}`;
   const rule = request.routeOptions.config.auth;
-  const secret = bearer(request);
-  if (!rule || !secret || "public" in rule) return;
+  const given = bearer(request);
+  if (!rule || "public" in rule) return;
   if ("operator" in rule || "fleet" in rule) {
+    if (!given) return;
     // only the real secret earns the shared bucket; wrong guesses are limited by address and cannot lock the operator out
     const expected = "operator" in rule ? deps.operatorToken : deps.fleetToken;
-    if (expected && secretsEqual(secret, expected)) request.callerKey = "operator" in rule ? "operator" : "fleet";
+    if (expected && secretsEqual(given, expected)) request.callerKey = "operator" in rule ? "operator" : "fleet";
     return;
   }
+  // no Authorization header: the console's session cookie, only with its CSRF proof on state-changing requests
+  const session = given ? null : sessionToken(request);
+  const secret = given ?? (session && "token" in session ? session.token : null);
+  if (!secret) return;
   request.principal = await deps.tokens.resolve(secret);
   if (request.principal) request.callerKey = `acct:${request.principal.accountId}`;
 }
@@ -48,7 +54,7 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
   if ("fleet" in rule) return checkSecret(request, deps.fleetToken, "fleet");
 
   const principal = request.principal;
-  if (!principal) throw authRequired(bearer(request) ? "The token is invalid, expired or revoked." : undefined);
+  if (!principal) throw authRequired(unauthenticatedReason(request));
   if ("token" in rule) return;
   if ("account" in rule) {
     if (principal.kind !== "full")
@@ -78,6 +84,15 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
   if (!ref || !isStorable(ref) || !(await deps.kernel.permits(resource, principal.owner, ref, cov.refs))) {
     throw scopeInsufficient(`This key does not cover ${resource} instance "${ref}"; it needs ${rule.scope}.`);
   }
+}
+
+function unauthenticatedReason(request: FastifyRequest): string | undefined {
+  if (bearer(request)) return "The token is invalid, expired or revoked.";
+  const session = sessionToken(request);
+  if (session && "csrfMissing" in session)
+    return "The console session needs the X-Platform-CSRF header repeating the platform_csrf cookie on this request.";
+  if (session) return "The console session has expired or was signed out; sign in again.";
+  return undefined;
 }
 
 function checkSecret(request: FastifyRequest, expected: string | null, what: string): void {

@@ -11,11 +11,13 @@ export interface RouteEntry {
   auth: AuthRule;
 }
 
-/** Records every route as it is registered: the manual and tests read the table, so neither can drift from the code. */
+/** Records every API route as it is registered: the manual and tests read the table, so neither can drift from the code. */
 export function collectRouteTable(app: FastifyInstance): RouteEntry[] {
   const table: RouteEntry[] = [];
   app.addHook("onRoute", (route) => {
     const schema = (route.schema ?? {}) as { operationId?: string; summary?: string; tags?: string[]; hide?: boolean };
+    // routes hidden from the document (the console's page and session) are not part of the API either
+    if (schema.hide) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       table.push({

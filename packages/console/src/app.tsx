@@ -1,0 +1,153 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { api, session, unwrap, PlatformApiError } from "./api";
+import { I18n, translator, useI18n, type Locale } from "./i18n";
+import { Link, RouterProvider, useRouter } from "./router";
+import { Spinner } from "./ui";
+import { AuthPage } from "./pages/auth";
+import { AccountPage } from "./pages/account";
+import { KeysPage } from "./pages/keys";
+import { DatabasesPage, NewDatabasePage } from "./pages/databases";
+import { DatabasePage } from "./pages/database";
+import { BillingPage } from "./pages/billing";
+
+export interface Me {
+  id: string;
+  email: string;
+  display_name: string | null;
+  locale: Locale;
+}
+
+const initialLocale = (): Locale => (navigator.language?.toLowerCase().startsWith("ko") ? "ko" : "en");
+
+export function App() {
+  const [locale, setLocale] = useState<Locale>(initialLocale);
+  const i18n = useMemo(() => ({ locale, t: translator(locale), setLocale }), [locale]);
+  useEffect(() => {
+    document.documentElement.lang = locale;
+  }, [locale]);
+  return (
+    <I18n.Provider value={i18n}>
+      <RouterProvider>
+        <Shell />
+      </RouterProvider>
+    </I18n.Provider>
+  );
+}
+
+/** Who is signed in (GET /v1/me with the session cookie): null when nobody, undefined while asking. */
+function useMe() {
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const refresh = useCallback(async () => {
+    try {
+      setMe((await unwrap(api.GET("/v1/me"))) as Me);
+    } catch (err) {
+      if (err instanceof PlatformApiError && err.status === 401) setMe(null);
+      else throw err;
+    }
+  }, []);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+  return { me, setMe, refresh };
+}
+
+function Shell() {
+  const { path, navigate } = useRouter();
+  const { t, setLocale } = useI18n();
+  const { me, setMe, refresh } = useMe();
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => {
+    if (me?.locale) setLocale(me.locale);
+  }, [me?.locale, setLocale]);
+  useEffect(() => setMenuOpen(false), [path]);
+
+  const publicPage = path === "/signin" || path === "/signup";
+  useEffect(() => {
+    if (me === null && !publicPage) navigate("/signin");
+    if (me && (publicPage || path === "/")) navigate("/databases");
+  }, [me, publicPage, path, navigate]);
+
+  if (me === undefined)
+    return (
+      <div className="center-screen">
+        <Spinner label={t("common.loading")} />
+      </div>
+    );
+  if (!me) return publicPage ? <AuthPage mode={path === "/signup" ? "signup" : "signin"} onSignedIn={refresh} /> : null;
+
+  const signOut = async () => {
+    await api.POST("/v1/auth/logout").catch(() => {});
+    await session("/console/signout").catch(() => {});
+    setMe(null);
+    navigate("/signin");
+  };
+
+  const nav: [string, string][] = [
+    ["/databases", t("nav.databases")],
+    ["/keys", t("nav.keys")],
+    ["/billing", t("nav.billing")],
+    ["/account", t("nav.account")],
+  ];
+  return (
+    <div className="layout">
+      <a className="skip" href="#main">
+        {t("nav.skip")}
+      </a>
+      <header className="topbar">
+        <Link to="/databases" className="brand">
+          <span className="logo" aria-hidden="true">
+            P
+          </span>
+          {t("brand")}
+        </Link>
+        <button
+          type="button"
+          className="btn ghost menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="nav"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
+          {t("nav.menu")}
+        </button>
+        <nav id="nav" className={menuOpen ? "open" : ""} aria-label={t("nav.menu")}>
+          {nav.map(([to, label]) => (
+            <Link key={to} to={to}>
+              {label}
+            </Link>
+          ))}
+          <span className="who" title={me.email}>
+            {me.display_name || me.email}
+          </span>
+          <button type="button" className="btn ghost" onClick={signOut}>
+            {t("nav.signout")}
+          </button>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page path={path} me={me} onMeChanged={(m) => setMe(m)} onDeleted={() => setMe(null)} />
+      </main>
+    </div>
+  );
+}
+
+function Page({
+  path,
+  me,
+  onMeChanged,
+  onDeleted,
+}: {
+  path: string;
+  me: Me;
+  onMeChanged: (m: Me) => void;
+  onDeleted: () => void;
+}) {
+  const { t } = useI18n();
+  if (path === "/databases" || path === "/") return <DatabasesPage />;
+  if (path === "/databases/new") return <NewDatabasePage />;
+  const db = /^\/databases\/([^/]+)$/.exec(path);
+  if (db) return <DatabasePage id={decodeURIComponent(db[1])} />;
+  if (path === "/keys") return <KeysPage />;
+  if (path === "/billing") return <BillingPage />;
+  if (path === "/account") return <AccountPage me={me} onChanged={onMeChanged} onDeleted={onDeleted} />;
+  return <p className="empty">{t("notFound")}</p>;
+}

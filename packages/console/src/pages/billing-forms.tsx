@@ -1,0 +1,221 @@
+import { useState } from "react";
+import { api, unwrap } from "../api";
+import { money, useI18n, when } from "../i18n";
+import { Card, ErrorNote, Field, Notice, Submit, useAction, useLoad } from "../ui";
+
+const whole = (s: string) => /^\d{1,12}$/.test(s.trim()) && Number(s) > 0;
+
+/** Starts a card top-up with the provider; its checkout then finishes in the provider's own window. */
+export function TopUp({ onDone }: { onDone: () => void }) {
+  const { t } = useI18n();
+  const [provider, setProvider] = useState<"toss" | "stripe">("toss");
+  const [amount, setAmount] = useState("10000");
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const [started, setStarted] = useState<string | null>(null);
+  const action = useAction(async () => {
+    const currency = provider === "toss" ? "KRW" : "USD";
+    const topup = await unwrap(
+      api.POST("/v1/billing/topups", { body: { provider, currency, amount: Number(amount) } }),
+    );
+    setStarted(topup.id);
+    onDone();
+  });
+  return (
+    <Card title={t("bill.topup")}>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          setInvalid(whole(amount) ? null : t("v.positive"));
+          if (whole(amount)) void action.run();
+        }}
+      >
+        <Field label={t("bill.provider")}>
+          {({ id }) => (
+            <select id={id} value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
+              <option value="toss">Toss Payments (KRW)</option>
+              <option value="stripe">Stripe (USD cents)</option>
+            </select>
+          )}
+        </Field>
+        <Field label={t("bill.amount")} error={invalid}>
+          {({ id, describedBy, invalid }) => (
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={amount}
+              onChange={(e) => setAmount(e.target.value)}
+            />
+          )}
+        </Field>
+        <ErrorNote error={action.error} />
+        {started && <Notice>{t("bill.topupStarted", { id: started })}</Notice>}
+        <Submit busy={action.busy}>{t("bill.topupGo")}</Submit>
+      </form>
+    </Card>
+  );
+}
+
+export function AutoRecharge() {
+  const { t } = useI18n();
+  const current = useLoad(async () => await unwrap(api.GET("/v1/billing/auto-recharge")), []);
+  const [enabled, setEnabled] = useState<boolean | null>(null);
+  const [threshold, setThreshold] = useState<string | null>(null);
+  const [amount, setAmount] = useState<string | null>(null);
+  const [errors, setErrors] = useState<{ threshold?: string; amount?: string }>({});
+  const [done, setDone] = useState(false);
+  const on = enabled ?? current.data?.enabled ?? false;
+  const th = threshold ?? String(current.data?.threshold ?? 10000);
+  const am = amount ?? String(current.data?.amount ?? 50000);
+  const action = useAction(async () => {
+    await unwrap(
+      api.PUT("/v1/billing/auto-recharge", { body: { enabled: on, threshold: Number(th), amount: Number(am) } }),
+    );
+    setDone(true);
+    current.reload();
+  });
+  return (
+    <Card title={t("bill.auto")}>
+      <p className="muted">{t("bill.autoHint")}</p>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          setDone(false);
+          const errs = {
+            threshold: whole(th) ? undefined : t("v.positive"),
+            amount: whole(am) ? undefined : t("v.positive"),
+          };
+          setErrors(errs);
+          if (!errs.threshold && !errs.amount) void action.run();
+        }}
+      >
+        <label className="check">
+          <input type="checkbox" checked={on} onChange={(e) => setEnabled(e.target.checked)} />
+          {t("bill.enabled")}
+        </label>
+        <Field label={t("bill.threshold")} error={errors.threshold}>
+          {({ id, describedBy, invalid }) => (
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={th}
+              onChange={(e) => setThreshold(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label={t("bill.autoAmount")} error={errors.amount}>
+          {({ id, describedBy, invalid }) => (
+            <input
+              id={id}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              value={am}
+              onChange={(e) => setAmount(e.target.value)}
+            />
+          )}
+        </Field>
+        <ErrorNote error={action.error || current.error} />
+        {done && <Notice>{t("common.saved")}</Notice>}
+        <Submit busy={action.busy}>{t("common.save")}</Submit>
+      </form>
+    </Card>
+  );
+}
+
+export function BankTransfer() {
+  const { t, locale } = useI18n();
+  const config = useLoad(async () => await unwrap(api.GET("/v1/billing/bank-transfer/config")), []);
+  const list = useLoad(
+    async () => await unwrap(api.GET("/v1/billing/bank-transfers", { params: { query: { limit: 5 } } })),
+    [],
+  );
+  const [amount, setAmount] = useState("");
+  const [depositor, setDepositor] = useState("");
+  const [errors, setErrors] = useState<{ amount?: string; depositor?: string }>({});
+  const action = useAction(async () => {
+    await unwrap(
+      api.POST("/v1/billing/bank-transfers", {
+        body: { amount_krw: Number(amount), depositor_name: depositor.trim(), receipt_type: "none" },
+      }),
+    );
+    setAmount("");
+    list.reload();
+  });
+  const account = config.data?.deposit_account;
+  return (
+    <Card title={t("bill.bank")}>
+      {!account?.account_number ? (
+        <p className="muted">{t("bill.bankOff")}</p>
+      ) : (
+        <>
+          <p>
+            {t("bill.bankTo", {
+              bank: account.bank_name ?? "",
+              account: account.account_number,
+              holder: account.account_holder ?? "",
+            })}
+          </p>
+          <form
+            noValidate
+            onSubmit={(e) => {
+              e.preventDefault();
+              const min = config.data?.min_amount_krw ?? 1;
+              const max = config.data?.max_amount_krw ?? 1e10;
+              const n = Number(amount);
+              const errs = {
+                amount: whole(amount) && n >= min && n <= max ? undefined : t("v.range", { min, max }),
+                depositor: depositor.trim() ? undefined : t("v.required"),
+              };
+              setErrors(errs);
+              if (!errs.amount && !errs.depositor) void action.run();
+            }}
+          >
+            <Field label={t("bill.amount")} error={errors.amount}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  inputMode="numeric"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={amount}
+                  onChange={(e) => setAmount(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label={t("bill.depositor")} error={errors.depositor}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={depositor}
+                  onChange={(e) => setDepositor(e.target.value)}
+                />
+              )}
+            </Field>
+            <ErrorNote error={action.error} />
+            <Submit busy={action.busy}>{t("bill.bankRequest")}</Submit>
+          </form>
+        </>
+      )}
+      <ErrorNote error={config.error || list.error} />
+      {(list.data?.items ?? []).length > 0 && (
+        <ul className="rows">
+          {list.data!.items.map((x) => (
+            <li key={x.id}>
+              <span>{money(locale, x.amount_krw)}</span>
+              <span className="muted">{when(locale, x.created_at)}</span>
+              <span className="badge">{x.status}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Card>
+  );
+}

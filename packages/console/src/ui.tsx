@@ -1,0 +1,229 @@
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { describeError } from "./api";
+import { useI18n, type MessageKey } from "./i18n";
+
+/** An API error in words, with its code. */
+export function ErrorNote({ error }: { error: unknown }) {
+  const { t } = useI18n();
+  if (!error) return null;
+  const { message, code } = describeError(error);
+  return (
+    <div className="note error" role="alert">
+      <span>{message}</span>
+      {code && (
+        <span className="code">
+          {t("common.errorCode")}: <code>{code}</code>
+        </span>
+      )}
+    </div>
+  );
+}
+
+export function Notice({ children }: { children: ReactNode }) {
+  return (
+    <div className="note ok" role="status">
+      {children}
+    </div>
+  );
+}
+
+export function Spinner({ label }: { label?: string }) {
+  return (
+    <span className="spinner-wrap" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {label && <span>{label}</span>}
+    </span>
+  );
+}
+
+export function Card({ title, children, actions }: { title?: ReactNode; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="card">
+      {(title || actions) && (
+        <header className="card-head">
+          {title && <h2>{title}</h2>}
+          {actions}
+        </header>
+      )}
+      {children}
+    </section>
+  );
+}
+
+/** A labelled input with its validation message; the message is tied to the input for screen readers. */
+export function Field(props: {
+  label: string;
+  error?: string | null;
+  hint?: string;
+  children: (ids: { id: string; describedBy?: string; invalid: boolean }) => ReactNode;
+}) {
+  const id = useId();
+  const msg = `${id}-msg`;
+  return (
+    <div className={`field${props.error ? " invalid" : ""}`}>
+      <label htmlFor={id}>{props.label}</label>
+      {props.children({ id, describedBy: props.error || props.hint ? msg : undefined, invalid: !!props.error })}
+      {props.error ? (
+        <p className="field-error" id={msg}>
+          {props.error}
+        </p>
+      ) : (
+        props.hint && (
+          <p className="hint" id={msg}>
+            {props.hint}
+          </p>
+        )
+      )}
+    </div>
+  );
+}
+
+/** A submit button that shows progress while its action runs. */
+export function Submit({ busy, children, kind = "primary" }: { busy: boolean; children: ReactNode; kind?: string }) {
+  const { t } = useI18n();
+  return (
+    <button type="submit" className={`btn ${kind}`} disabled={busy} aria-busy={busy}>
+      {busy ? <Spinner label={t("common.working")} /> : children}
+    </button>
+  );
+}
+
+/** Runs an async action, keeping its busy state and error for display. */
+export function useAction<A extends unknown[]>(fn: (...args: A) => Promise<unknown>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = useCallback(
+    async (...args: A) => {
+      setBusy(true);
+      setError(null);
+      try {
+        await fn(...args);
+        return true;
+      } catch (err) {
+        setError(err);
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [fn],
+  );
+  return { busy, error, run, setError };
+}
+
+/** Loads data, again when `deps` change; `reload` fetches again. `intervalMs` polls while it returns a number. */
+export function useLoad<T>(fn: () => Promise<T>, deps: unknown[], poll?: (data: T) => number | null) {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  const pollRef = useRef(poll);
+  pollRef.current = poll;
+  useEffect(() => {
+    let alive = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async () => {
+      try {
+        const value = await fn();
+        if (!alive) return;
+        setData(value);
+        setError(null);
+        const next = pollRef.current?.(value);
+        if (next) timer = setTimeout(load, next);
+      } catch (err) {
+        if (alive) setError(err);
+      }
+    };
+    void load();
+    return () => {
+      alive = false;
+      clearTimeout(timer);
+    };
+  }, [...deps, tick]);
+  return { data, error, reload: () => setTick((n) => n + 1), setData };
+}
+
+export function CopyButton({ text, label }: { text: string; label?: string }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="btn small"
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text).catch(() => {});
+        setCopied(true);
+        setTimeout(() => setCopied(false), 1500);
+      }}
+      aria-label={label ? `${t("common.copy")} ${label}` : t("common.copy")}
+    >
+      {copied ? t("common.copied") : t("common.copy")}
+    </button>
+  );
+}
+
+/** A secret shown once, selectable, with a copy button. */
+export function Secret({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="secret">
+      <span className="secret-label">{label}</span>
+      <code className="secret-value" data-secret={label}>
+        {value}
+      </code>
+      <CopyButton text={value} label={label} />
+    </div>
+  );
+}
+
+export function StateBadge({ state }: { state: string }) {
+  const { t } = useI18n();
+  const key = `state.${state}` as MessageKey;
+  const busy = state === "creating";
+  return (
+    <span className={`badge state-${state}`} data-state={state}>
+      {busy && <span className="spinner tiny" aria-hidden="true" />}
+      {t(key) === key ? state : t(key)}
+    </span>
+  );
+}
+
+/** A dangerous action that needs a name typed to confirm. */
+export function TypeToConfirm(props: {
+  expected: string;
+  hint: string;
+  label: string;
+  onConfirm: () => Promise<unknown>;
+}) {
+  const { t } = useI18n();
+  const [typed, setTyped] = useState("");
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const action = useAction(props.onConfirm);
+  return (
+    <form
+      className="danger-form"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (typed !== props.expected) return setInvalid(t("v.confirmName"));
+        setInvalid(null);
+        void action.run();
+      }}
+    >
+      <Field label={props.hint} error={invalid}>
+        {({ id, describedBy, invalid }) => (
+          <input
+            id={id}
+            aria-describedby={describedBy}
+            aria-invalid={invalid}
+            value={typed}
+            autoComplete="off"
+            onChange={(e) => setTyped(e.target.value)}
+          />
+        )}
+      </Field>
+      <ErrorNote error={action.error} />
+      <Submit busy={action.busy} kind="danger">
+        {props.label}
+      </Submit>
+    </form>
+  );
+}
