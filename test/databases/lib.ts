@@ -7,7 +7,7 @@ import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
-import { isProviderError } from "../../src/databases/provider/types.js";
+import { isProviderError, type InstanceSpec } from "../../src/databases/provider/types.js";
 import { OPERATOR_TOKEN, call, type TestApp } from "../helpers/app.js";
 
 /**
@@ -65,6 +65,36 @@ function client(target: string | ConnectOpts, opts: { from?: string; password?: 
   });
   c.on("error", () => {}); // terminated sessions surface through the failing query instead
   return c;
+}
+
+/** The instance the local-provider test files provision (each in its own temporary provider). */
+export function mainSpec(): InstanceSpec {
+  return {
+    id: "main-db",
+    version: 17,
+    size: "basic",
+    storageGb: 10,
+    database: "shop",
+    user: "shop_owner",
+    password: "first-password-1",
+    superuserPassword: "super-password-1",
+    hostnames: ["shop.db.example.test"],
+  };
+}
+
+/** Connection options for the owner and the superuser of `spec`; port and owner password are read when called (tests change them). */
+export function rolesOf(spec: InstanceSpec, port: () => number, ownerPassword: () => string) {
+  const as = (user: string, password: string, extra: Partial<ConnectOpts>): ConnectOpts => ({
+    port: port(),
+    user,
+    password,
+    database: spec.database,
+    ...extra,
+  });
+  return {
+    owner: (extra: Partial<ConnectOpts> = {}) => as(spec.user, ownerPassword(), extra),
+    superuser: (extra: Partial<ConnectOpts> = {}) => as("postgres", spec.superuserPassword, extra),
+  };
 }
 
 export async function connect(

@@ -4,8 +4,8 @@ import { open, rename } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
-import type { Endpoint, InstanceSpec } from "../../src/databases/provider/types.js";
-import { query, sleep, tempProvider, type ConnectOpts } from "./lib.js";
+import type { Endpoint } from "../../src/databases/provider/types.js";
+import { mainSpec, query, rolesOf, sleep, tempProvider } from "./lib.js";
 
 /**
  * The local provider's backups on a real server: point-in-time recovery into a copy, checksummed snapshots,
@@ -13,25 +13,13 @@ import { query, sleep, tempProvider, type ConnectOpts } from "./lib.js";
  */
 
 describe("local database provider: backups, PITR and retention", { concurrency: false }, () => {
-  const spec: InstanceSpec = {
-    id: "main-db",
-    version: 17,
-    size: "basic",
-    storageGb: 10,
-    database: "shop",
-    user: "shop_owner",
-    password: "first-password-1",
-    superuserPassword: "super-password-1",
-    hostnames: ["shop.db.example.test"],
-  };
+  const spec = mainSpec();
   let ep: Endpoint;
-  const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
-    port: ep.port,
-    user: spec.user,
-    password: spec.password,
-    database: spec.database,
-    ...extra,
-  });
+  const { owner } = rolesOf(
+    spec,
+    () => ep.port,
+    () => spec.password,
+  );
   let dataDir: string;
   let provider: LocalDatabaseProvider;
   let cleanup: () => Promise<void>;

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
-import type { Endpoint, InstanceSpec } from "../../src/databases/provider/types.js";
+import type { Endpoint } from "../../src/databases/provider/types.js";
 import {
   connect,
   connectError,
@@ -11,6 +11,8 @@ import {
   expectProviderError,
   query,
   runDetached,
+  mainSpec,
+  rolesOf,
   tempProvider,
   type ConnectOpts,
 } from "./lib.js";
@@ -21,33 +23,14 @@ import {
  */
 
 describe("local database provider: HA and pooling", { concurrency: false }, () => {
-  const spec: InstanceSpec = {
-    id: "main-db",
-    version: 17,
-    size: "basic",
-    storageGb: 10,
-    database: "shop",
-    user: "shop_owner",
-    password: "first-password-1",
-    superuserPassword: "super-password-1",
-    hostnames: ["shop.db.example.test"],
-  };
+  const spec = mainSpec();
   let ep: Endpoint;
   let ownerPassword = spec.password;
-  const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
-    port: ep.port,
-    user: spec.user,
-    password: ownerPassword,
-    database: spec.database,
-    ...extra,
-  });
-  const superuser = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
-    port: ep.port,
-    user: "postgres",
-    password: spec.superuserPassword,
-    database: spec.database,
-    ...extra,
-  });
+  const { owner, superuser } = rolesOf(
+    spec,
+    () => ep.port,
+    () => ownerPassword,
+  );
   let dataDir: string;
   let provider: LocalDatabaseProvider;
   let cleanup: () => Promise<void>;

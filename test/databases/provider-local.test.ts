@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { Endpoint, InstanceSpec } from "../../src/databases/provider/types.js";
-import { connect, connectError, expectProviderError, query, tempProvider, type ConnectOpts } from "./lib.js";
+import type { Endpoint } from "../../src/databases/provider/types.js";
+import { connect, connectError, expectProviderError, query, mainSpec, rolesOf, tempProvider } from "./lib.js";
 import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 
 /**
@@ -13,33 +13,14 @@ import { LocalDatabaseProvider } from "../../src/databases/provider/local/index.
  */
 
 describe("local database provider: provisioning, access and limits", { concurrency: false }, () => {
-  const spec: InstanceSpec = {
-    id: "main-db",
-    version: 17,
-    size: "basic",
-    storageGb: 10,
-    database: "shop",
-    user: "shop_owner",
-    password: "first-password-1",
-    superuserPassword: "super-password-1",
-    hostnames: ["shop.db.example.test"],
-  };
+  const spec = mainSpec();
   let ep: Endpoint;
   let ownerPassword = spec.password;
-  const owner = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
-    port: ep.port,
-    user: spec.user,
-    password: ownerPassword,
-    database: spec.database,
-    ...extra,
-  });
-  const superuser = (extra: Partial<ConnectOpts> = {}): ConnectOpts => ({
-    port: ep.port,
-    user: "postgres",
-    password: spec.superuserPassword,
-    database: spec.database,
-    ...extra,
-  });
+  const { owner, superuser } = rolesOf(
+    spec,
+    () => ep.port,
+    () => ownerPassword,
+  );
   let dataDir: string;
   let provider: LocalDatabaseProvider;
   let cleanup: () => Promise<void>;
