@@ -38,6 +38,7 @@ export const ERROR_CATALOG = {
   tax_invoice_required: [400, "A tax invoice request needs business information."],
   unknown_department: [400, "department_code is not in the chart."],
   tenant_required: [400, "Locking a site needs a tenant_ref."],
+  bad_image: [400, "The image reference is not valid."],
   // 401
   auth_required: [401, "The bearer token is missing, invalid, expired or revoked."],
   invalid_credentials: [401, "Wrong e-mail or password."],
@@ -49,6 +50,7 @@ export const ERROR_CATALOG = {
   partner_child_monthly_limit: [402, "The end user's monthly cap is reached."],
   suite_login_required: [402, "A suite-billed member needs a suite login."],
   suite_usage_exhausted: [402, "The suite allowance is used up."],
+  spend_cap_reached: [402, "The account or app spend cap is reached; running replicas stay, growth stops."],
   // 403
   scope_insufficient: [403, "The key lacks a scope, or a scoped key called an account endpoint."],
   wrong_password: [403, "The current password is wrong."],
@@ -57,6 +59,7 @@ export const ERROR_CATALOG = {
   org_only: [403, "Suite-login users create resources only in the company context."],
   deploy_rule_violation: [403, "An organization deploy rule forbids this."],
   onprem_approval_required: [403, "On-premises access is not approved yet."],
+  image_forbidden: [403, "The image is in another owner's registry namespace."],
   // 404, 405
   not_found: [404, "No such resource or route for the caller."],
   // 409
@@ -76,6 +79,7 @@ export const ERROR_CATALOG = {
   card_save_in_progress: [409, "A card is being saved."],
   domain_in_use: [409, "The domain's app still exists."],
   host_in_use: [409, "A pod runs on the host."],
+  volume_in_use: [409, "The volume is attached to a pod."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431
   terms_required: [412, "The current on-premises terms are not accepted."],
@@ -99,6 +103,9 @@ export const ERROR_CATALOG = {
   provider_unavailable: [503, "The payment provider is not configured."],
   webhook_not_configured: [503, "The webhook secret is not configured."],
   service_unavailable: [503, "The server is shutting down or a component is missing."],
+  runtime_unavailable: [503, "The container runtime (podman) is not installed or not working on this host."],
+  runtime_failed: [502, "The container runtime failed; the message says how."],
+  registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

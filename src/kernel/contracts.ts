@@ -67,3 +67,41 @@ export interface AdmissionRequest {
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */
 export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promise<void>;
+
+/**
+ * Who may run which image. The registry area decides (an owner runs images of its own namespace and
+ * public images, never another owner's namespace) and hands back pull credentials for its registry.
+ * Without a registry area every image is allowed and pulled anonymously.
+ */
+export interface ImageAccess {
+  /** throws ApiError bad_image / image_forbidden; returns credentials when the image needs them */
+  pullFor(owner: Owner, image: string): Promise<{ username: string; password: string } | null>;
+}
+
+/** An app attached to a resource (a pod using a database), as the apps area reports it. */
+export interface AttachedApp {
+  kind: string;
+  id: string;
+  name: string;
+  slug: string | null;
+  state: string;
+}
+
+/**
+ * A resource apps attach to (databases): what an attached app is given. The apps area asks it when a
+ * pod names the resource; the resource's area never reads the apps' tables.
+ */
+export interface Attachable {
+  resource: Resource;
+  /** the environment an attached app gets (DATABASE_URL), or null when the owner has no such instance */
+  resolve(q: Queryable, owner: Owner, ref: string): Promise<{ id: string; env: Record<string, string> } | null>;
+}
+
+/** The apps side of attachments: which apps use a resource, and rolling them when its credentials change. */
+export interface AttachmentConsumer {
+  attachedTo(q: Queryable, resource: Resource, id: string): Promise<AttachedApp[]>;
+  /** rolls every app attached to the resource so it picks up new credentials; returns the app ids */
+  refresh(q: Queryable, resource: Resource, id: string): Promise<string[]>;
+  /** source networks (CIDR) the owner's apps connect from, so an allowlist can always admit them */
+  sourceCidrs(q: Queryable, owner: Owner): Promise<string[]>;
+}

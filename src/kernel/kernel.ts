@@ -1,6 +1,15 @@
 import type { Queryable } from "../store/db.js";
 import type { Resource } from "../auth/scopes.js";
-import type { AdmissionCheck, AdmissionRequest, InstanceLookup, Lifecycle, MeteringSource } from "./contracts.js";
+import type {
+  AdmissionCheck,
+  AdmissionRequest,
+  Attachable,
+  AttachmentConsumer,
+  ImageAccess,
+  InstanceLookup,
+  Lifecycle,
+  MeteringSource,
+} from "./contracts.js";
 import type { Owner } from "./owner.js";
 import type { Hosts } from "./hosts.js";
 
@@ -15,6 +24,9 @@ export class Kernel {
   private readonly admissionChecks: AdmissionCheck[] = [];
   private readonly lookups = new Map<Resource, InstanceLookup>();
   private hostsRegistry: Hosts | null = null;
+  private readonly attachables = new Map<Resource, Attachable>();
+  private consumer: AttachmentConsumer | null = null;
+  private images: ImageAccess = { pullFor: async () => null };
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -38,6 +50,38 @@ export class Kernel {
 
   addAdmission(check: AdmissionCheck): void {
     this.admissionChecks.push(check);
+  }
+
+  /** the registry area sets who may pull which image; the default allows every image anonymously */
+  setImageAccess(access: ImageAccess): void {
+    this.images = access;
+  }
+
+  get imageAccess(): ImageAccess {
+    return this.images;
+  }
+
+  addAttachable(source: Attachable): void {
+    this.attachables.set(source.resource, source);
+  }
+
+  attachable(resource: Resource): Attachable | null {
+    return this.attachables.get(resource) ?? null;
+  }
+
+  setAttachmentConsumer(consumer: AttachmentConsumer): void {
+    this.consumer = consumer;
+  }
+
+  /** the apps side of attachments; without an apps area nothing is ever attached */
+  get attachments(): AttachmentConsumer {
+    return (
+      this.consumer ?? {
+        attachedTo: async () => [],
+        refresh: async () => [],
+        sourceCidrs: async () => [],
+      }
+    );
   }
 
   addInstances(lookup: InstanceLookup): void {

@@ -1,0 +1,110 @@
+/**
+ * The contract between the platform (pods, sandboxes, builds later) and whatever runs containers.
+ * `local` (podman on this host) is the default; a Kubernetes provider maps the same calls onto a
+ * Deployment + Service per pod (src/runtime/README.md). Routes never call it: jobs and reconcilers do.
+ *
+ * Every call is addressed by the container name the platform chose, and is safe to retry: creating a
+ * name that exists returns it, removing one that is gone succeeds. Containers carry labels, so a
+ * restarted platform finds (adopts) what is already running instead of starting a duplicate.
+ */
+import { ApiError, type MapsToApiError } from "../http/errors.js";
+
+/** CPU, memory and process limits of one container, from the pod's size. */
+export interface Limits {
+  cpus: number;
+  memoryMb: number;
+  pids: number;
+  /** GPU model the container needs (null: none); a host without it refuses with provision_failed */
+  gpu?: string | null;
+}
+
+export interface ContainerSpec {
+  /** unique, [a-z0-9-], chosen by the platform; the container is found again by this name */
+  name: string;
+  image: string;
+  /** overrides the image's CMD (ENTRYPOINT stays) */
+  command?: string[] | null;
+  env: Record<string, string>;
+  /** the port the process listens on inside the container; published on 127.0.0.1 at a free host port */
+  port?: number | null;
+  limits: Limits;
+  /** the owner's network (one per owner, so tenants cannot reach each other); null: no network at all */
+  network: string | null;
+  /** host directories mounted read-write */
+  mounts: { source: string; target: string }[];
+  /** labels the platform finds its containers by (pod id, generation, owner) */
+  labels: Record<string, string>;
+  /** registry credentials for pulling this image, if it needs them */
+  pullAuth?: { username: string; password: string } | null;
+}
+
+export type ContainerStatus = "created" | "running" | "exited" | "unknown";
+
+export interface ContainerInfo {
+  name: string;
+  id: string;
+  status: ContainerStatus;
+  /** 127.0.0.1:<port> the published port answers on (null without a port or when not running) */
+  address: string | null;
+  /** the container's address on its owner network */
+  networkAddress: string | null;
+  exitCode: number | null;
+  /** how many times the container has exited since it was created (kept by the provider's own restarts) */
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  labels: Record<string, string>;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** true when output was cut at the bound or the command ran out of time */
+  truncated: boolean;
+  timedOut: boolean;
+}
+
+export interface ContainerStats {
+  /** percent of one CPU, averaged over the sample */
+  cpuPercent: number;
+  memoryBytes: number;
+  memoryLimitBytes: number;
+  pids: number;
+}
+
+export interface RuntimeProvider {
+  readonly name: string;
+  /** null when the runtime can run containers here; otherwise a sentence saying what is missing and how to install it */
+  unavailable(): Promise<string | null>;
+  /** makes sure the owner's network exists; returns its name */
+  ensureNetwork(networkName: string): Promise<string>;
+  removeNetwork(networkName: string): Promise<void>;
+  /** creates and starts the container (or returns it if a container with that name exists) */
+  create(spec: ContainerSpec): Promise<ContainerInfo>;
+  start(name: string): Promise<ContainerInfo>;
+  stop(name: string, timeoutSeconds?: number): Promise<void>;
+  remove(name: string): Promise<void>;
+  inspect(name: string): Promise<ContainerInfo | null>;
+  /** every container carrying all of the given labels */
+  list(labels: Record<string, string>): Promise<ContainerInfo[]>;
+  logs(name: string, tail: number): Promise<string[]>;
+  exec(name: string, command: string[], opts: { timeoutMs: number; maxBytes: number }): Promise<ExecResult>;
+  stats(name: string): Promise<ContainerStats | null>;
+  /** true when the container's port answers a TCP connect (or, without a port, the process runs) */
+  health(name: string): Promise<boolean>;
+}
+
+/** A runtime failure the caller can show (image missing, registry refused, no GPU). */
+export class RuntimeError extends Error implements MapsToApiError {
+  constructor(
+    message: string,
+    readonly kind: "image_pull" | "no_capacity" | "bad_spec" | "internal" = "internal",
+  ) {
+    super(message);
+  }
+  toApiError(): ApiError {
+    if (this.kind === "no_capacity") return new ApiError("provision_failed", this.message);
+    if (this.kind === "bad_spec") return new ApiError("validation_failed", this.message);
+    return new ApiError("runtime_failed", this.message);
+  }
+}
