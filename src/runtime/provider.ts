@@ -104,7 +104,7 @@ export class RuntimeError extends Error implements MapsToApiError {
   }
   toApiError(): ApiError {
     if (this.kind === "no_capacity") return new ApiError("provision_failed", this.message);
-    if (this.kind === "bad_spec") return new ApiError("validation_failed", this.message);
+    if (this.kind === "bad_spec") return new ApiError("invalid_request", this.message);
     return new ApiError("runtime_failed", this.message);
   }
 }
