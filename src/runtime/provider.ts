@@ -76,8 +76,11 @@ export interface RuntimeProvider {
   readonly name: string;
   /** null when the runtime can run containers here; otherwise a sentence saying what is missing and how to install it */
   unavailable(): Promise<string | null>;
-  /** makes sure the owner's network exists; returns its name */
-  ensureNetwork(networkName: string): Promise<string>;
+  /**
+   * makes sure the owner's network exists (isolated: containers of other networks cannot reach it);
+   * the gateway is this host as the containers see it, the subnet is where they connect from
+   */
+  ensureNetwork(networkName: string): Promise<{ name: string; subnet: string; gateway: string }>;
   removeNetwork(networkName: string): Promise<void>;
   /** creates and starts the container (or returns it if a container with that name exists) */
   create(spec: ContainerSpec): Promise<ContainerInfo>;
