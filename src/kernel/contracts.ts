@@ -52,7 +52,8 @@ export interface Lifecycle {
 /** Finds one of the area's instances by id or slug within an owner, for instance-limited keys. */
 export interface InstanceLookup {
   resource: Resource;
-  find(owner: Owner, ref: string): Promise<{ id: string; slug: string | null } | null>;
+  /** `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it */
+  find(owner: Owner, ref: string): Promise<{ id: string; slug: string | null; covers?: string[] } | null>;
 }
 
 /** What a creation path asks admission: who will own it, what kind, which size. */

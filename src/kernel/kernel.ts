@@ -116,6 +116,8 @@ export class Kernel {
     const lookup = this.lookups.get(resource);
     if (!lookup) return false;
     const found = await lookup.find(owner, ref);
-    return !!found && (permitted.includes(found.id) || (found.slug !== null && permitted.includes(found.slug)));
+    if (!found) return false;
+    const refs = [found.id, ...(found.slug !== null ? [found.slug] : []), ...(found.covers ?? [])];
+    return refs.some((r) => permitted.includes(r));
   }
 }

@@ -1,0 +1,113 @@
+import { defineArea } from "../kernel/area.js";
+import { ConfigError } from "../config/config.js";
+import { createRuntime, createVolumeStore } from "../runtime/index.js";
+import type { RuntimeProvider } from "../runtime/provider.js";
+import type { VolumeStore } from "../runtime/volumes.js";
+import { podsService, type PodsService } from "./service.js";
+import { PodWorker, podJobs } from "./jobs.js";
+import { podLifecycle, podMetering } from "./metering.js";
+import { podAttachments } from "./attachments.js";
+import { podRoutes } from "./routes/pods.js";
+import * as repo from "./repo.js";
+
+export interface AppsConfig {
+  appsDomain: string;
+  edgePort: number;
+  sweepMs: number;
+  drainMs: number;
+  healthTimeoutMs: number;
+  maxCrashes: number;
+}
+
+export interface AppsState {
+  runtime: RuntimeProvider;
+  volumes: VolumeStore;
+  pods: PodsService;
+  worker: PodWorker;
+  config: AppsConfig;
+}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(name, `must be a whole number ${min}-${max}`);
+  return n;
+}
+
+/** Apps: pods, pod groups, volumes, templates on real containers (src/runtime; README "Apps"). */
+export const appsArea = defineArea<AppsState, AppsConfig>({
+  name: "apps",
+  tags: [
+    { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
+    { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },
+    { name: "pod-templates", description: "Saved pod specs, deployed with POST /v1/pods {template}." },
+  ],
+  config: (env) => ({
+    // apps are served at <slug>.<APPS_DOMAIN> by the edge on EDGE_PORT
+    appsDomain: env.APPS_DOMAIN || `apps.${env.BASE_DOMAIN || "localhost"}`,
+    edgePort: int(env, "EDGE_PORT", 8081, 0, 65535),
+    sweepMs: int(env, "APPS_SWEEP_MS", 3000, 200, 600_000),
+    // the old replica keeps serving this long after the new one is healthy, so every edge has switched
+    drainMs: int(env, "APPS_DRAIN_MS", 2000, 0, 600_000),
+    healthTimeoutMs: int(env, "APPS_HEALTH_TIMEOUT_MS", 60_000, 1000, 3_600_000),
+    maxCrashes: int(env, "APPS_MAX_CRASHES", 5, 1, 100),
+  }),
+  setup: (p, config) => {
+    const runtime = createRuntime(p.env);
+    const volumes = createVolumeStore(p.config.dataDir);
+    const hostId = p.kernel.hosts.local.id;
+    const worker = new PodWorker(
+      {
+        db: p.db,
+        runtime,
+        volumes,
+        kernel: p.kernel,
+        secrets: p.secrets,
+        hostId,
+        gpuCatalogFile: p.config.gpuCatalogFile,
+        log: p.log,
+        drainMs: config.drainMs,
+        healthTimeoutMs: config.healthTimeoutMs,
+        maxCrashes: config.maxCrashes,
+      },
+      p.jobs,
+      config.sweepMs,
+    );
+    const pods = podsService({
+      db: p.db,
+      secrets: p.secrets,
+      kernel: p.kernel,
+      jobs: p.jobs,
+      runtime,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+    });
+    p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
+    return { runtime, volumes, pods, worker, config };
+  },
+  routes: (app, _ctx, s) => {
+    podRoutes(app, { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } });
+  },
+  jobs: (_p, s) => podJobs(s.worker),
+  metering: () => podMetering(),
+  lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
+  instances: (p) => ({
+    resource: "pods",
+    find: async (owner, ref) => {
+      const pod = await repo.findPod(p.db, owner, ref);
+      if (!pod) return null;
+      const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
+      return { id: pod.id, slug: pod.slug, covers: group };
+    },
+  }),
+  // adopt what runs already (a restart never starts a duplicate), then keep watching
+  start: async (p, s) => {
+    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (await s.runtime.unavailable()) return;
+    await s.worker
+      .sweep()
+      .catch((err) => p.log.error({ err }, "start-up pod sweep failed; the periodic sweep retries"));
+    s.worker.start();
+  },
+  stop: async (_p, s) => s.worker.stop(),
+});

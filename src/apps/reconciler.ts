@@ -1,0 +1,204 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { ContainerInfo } from "../runtime/provider.js";
+import { asApiError } from "../http/errors.js";
+import * as repo from "./repo.js";
+import { containerSpecOf, LABEL_GENERATION, LABEL_HOST, LABEL_POD, type SpecDeps } from "./container-spec.js";
+
+/**
+ * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
+ * observed state. Every step can be cut by a crash and simply runs again: creation is idempotent by name, a
+ * generation's container is found by label after a restart (adoption), and an older generation keeps serving
+ * until the new one answers its health check (rolling update). Only one reconcile runs per pod at a time
+ * (a session advisory lock, so two worker processes on a host never interleave on one pod).
+ */
+export interface ReconcilerDeps extends SpecDeps {
+  log: FastifyBaseLogger;
+  /** how long an old generation keeps serving after the new one is healthy (the edge's switch-over time) */
+  drainMs: number;
+  healthTimeoutMs: number;
+  /** crashes in a row, each restarted with back-off, before the pod is failed */
+  maxCrashes: number;
+  /** asks for another reconcile of the pod after `seconds` (back-off restarts) */
+  again: (podId: string, seconds: number) => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const generationOf = (c: ContainerInfo) => Number(c.labels[LABEL_GENERATION] ?? 0);
+/** a container that ran this long before it crashed starts the back-off over */
+const STABLE_MS = 60_000;
+const backoffSeconds = (crashes: number) => Math.min(60, 2 ** (crashes - 1));
+
+export async function reconcilePod(deps: ReconcilerDeps, podId: string): Promise<void> {
+  const lockClient = await deps.db.connect();
+  try {
+    const { rows } = await lockClient.query<{ ok: boolean }>(
+      "SELECT pg_try_advisory_lock(hashtext('pod:' || $1::text)) AS ok",
+      [podId],
+    );
+    if (!rows[0]!.ok) return; // another process is on it; it reads the newest row when it finishes its step
+    try {
+      // a change made while a step ran bumps the generation: go again until the row stands still
+      for (let i = 0; i < 5; i++) if (!(await step(deps, podId))) break;
+    } finally {
+      await lockClient.query("SELECT pg_advisory_unlock(hashtext('pod:' || $1::text))", [podId]);
+    }
+  } finally {
+    lockClient.release();
+  }
+}
+
+/** One pass; true when the row changed meanwhile and another pass is due. */
+async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
+  const pod = await repo.podById(deps.db, podId);
+  if (!pod || pod.host_id !== deps.hostId) return false;
+  const gen = pod.generation;
+  const containers = await deps.runtime.list({ [LABEL_POD]: pod.id });
+  if (pod.desired_state !== "running") {
+    for (const c of containers) await removeContainer(deps, c.name);
+    const state = pod.desired_state === "removed" ? "removed" : "stopped";
+    const written = await repo.recordObserved(deps.db, pod.id, gen, {
+      state,
+      address: null,
+      network_address: null,
+      serving_generation: null,
+    });
+    return !written;
+  }
+  let current = containers.find((c) => generationOf(c) === gen) ?? null;
+  const older = containers.filter((c) => generationOf(c) !== gen);
+  if (current && current.status !== "running") {
+    await crashed(deps, pod, current, older);
+    return false;
+  }
+  if (!current) {
+    if (pod.next_restart_at && pod.next_restart_at.getTime() > Date.now()) {
+      deps.again(pod.id, (pod.next_restart_at.getTime() - Date.now()) / 1000);
+      return false;
+    }
+    try {
+      current = await deps.runtime.create(await containerSpecOf(deps, pod));
+    } catch (err) {
+      const message = asApiError(err)?.message ?? (err as Error).message;
+      deps.log.warn({ err, pod: pod.id }, "pod container could not be created");
+      // an image that cannot be pulled or a spec the runtime refuses: retried with back-off like a crash
+      const serving = older.some((c) => c.status === "running");
+      const crashes = pod.crash_count + 1;
+      const failed = crashes >= deps.maxCrashes;
+      await repo.recordObserved(deps.db, pod.id, gen, {
+        crash_count: crashes,
+        state: serving ? "running" : failed ? "failed" : "creating",
+        state_reason: `generation ${gen} could not start: ${message}${failed ? "" : "; retrying"}`,
+        next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
+      });
+      if (failed) await repo.rolloutCrashed(deps.db, pod.id, gen, true);
+      else deps.again(pod.id, backoffSeconds(crashes));
+      return false;
+    }
+  }
+  const healthy = await waitHealthy(deps, current.name);
+  if (healthy === "exited") {
+    const info = await deps.runtime.inspect(current.name);
+    if (info) await crashed(deps, pod, info, older);
+    return false;
+  }
+  if (healthy === "timeout") {
+    await repo.recordObserved(deps.db, pod.id, gen, {
+      state_reason: `generation ${gen} does not answer on port ${pod.port} yet`,
+    });
+    deps.again(pod.id, 5);
+    return false;
+  }
+  const info = (await deps.runtime.inspect(current.name)) ?? current;
+  const switched = await repo.recordObserved(deps.db, pod.id, gen, {
+    state: "running",
+    state_reason: null,
+    address: info.address,
+    network_address: info.networkAddress,
+    serving_generation: gen,
+  });
+  if (!switched) return true;
+  await repo.rolloutServing(deps.db, pod.id, gen);
+  const draining = older.filter((c) => c.status === "running");
+  if (draining.length) await sleep(deps.drainMs);
+  for (const c of older) await removeContainer(deps, c.name);
+  return false;
+}
+
+async function waitHealthy(deps: ReconcilerDeps, name: string): Promise<"healthy" | "exited" | "timeout"> {
+  const deadline = Date.now() + deps.healthTimeoutMs;
+  for (let delay = 25; Date.now() < deadline; delay = Math.min(250, delay * 2)) {
+    if (await deps.runtime.health(name)) return "healthy";
+    const info = await deps.runtime.inspect(name);
+    if (!info || info.status === "exited") return "exited";
+    await sleep(delay);
+  }
+  return "timeout";
+}
+
+/**
+ * The current generation's container exited: restart it with back-off, or after `maxCrashes` in a row
+ * fail the pod with the exit code and the last log lines. An older generation still running keeps
+ * serving (a broken update does not take the app down); the pod then stays running with the reason shown.
+ */
+async function crashed(deps: ReconcilerDeps, pod: repo.PodRow, c: ContainerInfo, older: ContainerInfo[]) {
+  const ranMs = c.startedAt && c.finishedAt ? c.finishedAt.getTime() - c.startedAt.getTime() : 0;
+  const crashes = ranMs > STABLE_MS ? 1 : pod.crash_count + 1;
+  const tail = await deps.runtime.logs(c.name, 5).catch(() => []);
+  await removeContainer(deps, c.name);
+  const serving = older.some((o) => o.status === "running") && pod.serving_generation !== null;
+  const failed = crashes >= deps.maxCrashes;
+  const last = tail.length ? `; last log lines: ${tail.join(" | ").slice(-400)}` : "";
+  const reason = `exited with code ${c.exitCode ?? "?"} (${crashes} crash${crashes > 1 ? "es" : ""} in a row)${last}`;
+  await repo.recordObserved(deps.db, pod.id, pod.generation, {
+    crash_count: crashes,
+    restart_count: pod.restart_count + 1,
+    state: failed && !serving ? "failed" : serving ? "running" : "creating",
+    state_reason: failed ? `${reason}; not restarted again` : `${reason}; restarting`,
+    next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
+    ...(serving ? {} : { address: null, serving_generation: null }),
+  });
+  await repo.rolloutCrashed(deps.db, pod.id, pod.generation, failed);
+  if (!failed) deps.again(pod.id, backoffSeconds(crashes));
+}
+
+async function removeContainer(deps: ReconcilerDeps, name: string) {
+  await deps.runtime.stop(name, 5).catch(() => {});
+  await deps.runtime.remove(name);
+}
+
+/**
+ * Every container of this host's pods against the store: pods whose containers are not what the row says
+ * get a reconcile, containers of pods the store does not know (or removed) are orphans and go. Run at
+ * start (adoption after a restart) and every few seconds (crash detection).
+ */
+export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string) => Promise<void>): Promise<void> {
+  const [pods, containers] = await Promise.all([
+    repo.podsOnHost(deps.db, deps.hostId),
+    deps.runtime.list({ [LABEL_HOST]: deps.hostId }),
+  ]);
+  const byPod = new Map<string, ContainerInfo[]>();
+  for (const c of containers) {
+    const id = c.labels[LABEL_POD];
+    if (id) byPod.set(id, [...(byPod.get(id) ?? []), c]);
+  }
+  const known = new Set(pods.map((p) => p.id));
+  for (const [id, cs] of byPod) if (!known.has(id)) for (const c of cs) await removeContainer(deps, c.name);
+  const due = pods.filter((p) => {
+    const cs = byPod.get(p.id) ?? [];
+    if (p.desired_state !== "running")
+      return cs.length > 0 || p.state !== (p.desired_state === "removed" ? "removed" : "stopped");
+    if (p.state === "failed" && p.next_restart_at === null && p.crash_count >= deps.maxCrashes) return false;
+    const current = cs.find((c) => generationOf(c) === p.generation);
+    return !current || current.status !== "running" || p.serving_generation !== p.generation || cs.length > 1;
+  });
+  // bounded: adopting many pods at once must not take every store connection
+  const queue = [...due];
+  await Promise.all(
+    Array.from({ length: Math.min(8, queue.length) }, async () => {
+      for (let p = queue.shift(); p; p = queue.shift())
+        await reconcile(p.id).catch((err) => {
+          deps.log.error({ err, pod: p!.id }, "pod reconcile failed; the next sweep retries");
+        });
+    }),
+  );
+}

@@ -1,0 +1,284 @@
+import type { Queryable } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
+
+/** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
+export interface PodRow {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  name: string;
+  slug: string;
+  group_id: string | null;
+  template_id: string | null;
+  linked_email: string | null;
+  linked_service: string | null;
+  image: string;
+  port: number | null;
+  command: string[] | null;
+  env_sealed: string;
+  size: string;
+  gpu: string | null;
+  volumes: { volume_id: string; path: string }[];
+  databases: string[];
+  generation: number;
+  desired_state: "running" | "stopped" | "removed";
+  state: "creating" | "running" | "stopped" | "failed" | "removed";
+  state_reason: string | null;
+  paused_reason: string | null;
+  host_id: string | null;
+  address: string | null;
+  network_address: string | null;
+  serving_generation: number | null;
+  restart_count: number;
+  crash_count: number;
+  next_restart_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  removed_at: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The owner's pod by id or slug (removed ones too, newest first, so a GET after DELETE answers removed). */
+export async function findPod(
+  q: Queryable,
+  owner: Owner,
+  ref: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<PodRow | null> {
+  const byId = UUID.test(ref);
+  const { rows } = await q.query<PodRow>(
+    `SELECT * FROM pods WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
+      ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id, ref],
+  );
+  return rows[0] ?? null;
+}
+
+export async function podById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<PodRow | null> {
+  const { rows } = await q.query<PodRow>(`SELECT * FROM pods WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`, [
+    id,
+  ]);
+  return rows[0] ?? null;
+}
+
+/**
+ * The owner's live pods, oldest first. `refs` narrows them for instance-limited keys: a pod is permitted by
+ * its own id or slug, or by its group's id or slug (a group's id covers its member pods).
+ */
+export async function listPods(
+  q: Queryable,
+  owner: Owner,
+  refs: string[] | null,
+  opts: { linked?: boolean } = {},
+): Promise<PodRow[]> {
+  const { rows } = await q.query<PodRow>(
+    `SELECT p.* FROM pods p LEFT JOIN pod_groups g ON g.id = p.group_id
+      WHERE p.owner_kind = $1 AND p.owner_id = $2 AND p.desired_state <> 'removed'
+        AND (p.linked_email IS NOT NULL) = $4
+        AND ($3::text[] IS NULL OR p.id::text = ANY($3) OR p.slug = ANY($3) OR g.id::text = ANY($3) OR g.slug = ANY($3))
+      ORDER BY p.created_at`,
+    [owner.kind, owner.id, refs, opts.linked ?? false],
+  );
+  return rows;
+}
+
+export async function insertPod(q: Queryable, row: Omit<PodRow, "created_at" | "updated_at">): Promise<void> {
+  await q.query(
+    `INSERT INTO pods (id, owner_kind, owner_id, account_id, name, slug, group_id, template_id, linked_email,
+       linked_service, image, port, command, env_sealed, size, gpu, volumes, databases, generation, desired_state,
+       state, state_reason, paused_reason, host_id, address, network_address, serving_generation, restart_count,
+       crash_count, next_restart_at, removed_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31)`,
+    [
+      row.id,
+      row.owner_kind,
+      row.owner_id,
+      row.account_id,
+      row.name,
+      row.slug,
+      row.group_id,
+      row.template_id,
+      row.linked_email,
+      row.linked_service,
+      row.image,
+      row.port,
+      row.command === null ? null : JSON.stringify(row.command),
+      row.env_sealed,
+      row.size,
+      row.gpu,
+      JSON.stringify(row.volumes),
+      JSON.stringify(row.databases),
+      row.generation,
+      row.desired_state,
+      row.state,
+      row.state_reason,
+      row.paused_reason,
+      row.host_id,
+      row.address,
+      row.network_address,
+      row.serving_generation,
+      row.restart_count,
+      row.crash_count,
+      row.next_restart_at,
+      row.removed_at,
+    ],
+  );
+}
+
+/** Fields a user change may set; a spec change bumps the generation the containers must follow. */
+export type PodSpecChange = Partial<Pick<PodRow, "image" | "env_sealed" | "size" | "gpu" | "port" | "command">>;
+
+export async function updatePodSpec(q: Queryable, id: string, change: PodSpecChange): Promise<PodRow> {
+  const sets: string[] = [];
+  const values: unknown[] = [id];
+  for (const [k, v] of Object.entries(change)) {
+    if (v === undefined) continue;
+    values.push(k === "command" && v !== null ? JSON.stringify(v) : v);
+    sets.push(`${k} = $${values.length}`);
+  }
+  const { rows } = await q.query<PodRow>(
+    `UPDATE pods SET ${[...sets, "generation = generation + 1", "crash_count = 0", "next_restart_at = NULL", "updated_at = now()"].join(", ")}
+      WHERE id = $1 RETURNING *`,
+    values,
+  );
+  return rows[0]!;
+}
+
+/** Desired state change; `bump` makes the reconciler replace the containers (restart). */
+export async function setDesired(
+  q: Queryable,
+  id: string,
+  desired: PodRow["desired_state"],
+  opts: { bump?: boolean; state?: PodRow["state"]; reason?: string | null; pausedReason?: string | null } = {},
+): Promise<PodRow> {
+  const { rows } = await q.query<PodRow>(
+    `UPDATE pods SET desired_state = $2, generation = generation + $3::int, crash_count = 0, next_restart_at = NULL,
+        state = COALESCE($4, state), state_reason = CASE WHEN $6 THEN $5 ELSE state_reason END,
+        paused_reason = CASE WHEN $8 THEN $7 ELSE paused_reason END,
+        removed_at = CASE WHEN $2 = 'removed' THEN now() ELSE removed_at END, updated_at = now()
+      WHERE id = $1 RETURNING *`,
+    [
+      id,
+      desired,
+      opts.bump ? 1 : 0,
+      opts.state ?? null,
+      opts.reason ?? null,
+      opts.reason !== undefined,
+      opts.pausedReason ?? null,
+      opts.pausedReason !== undefined,
+    ],
+  );
+  return rows[0]!;
+}
+
+/** What the reconciler observed; written only for the generation it worked on (a newer change wins). */
+export async function recordObserved(
+  q: Queryable,
+  id: string,
+  generation: number,
+  observed: Partial<
+    Pick<
+      PodRow,
+      | "state"
+      | "state_reason"
+      | "address"
+      | "network_address"
+      | "serving_generation"
+      | "crash_count"
+      | "restart_count"
+      | "next_restart_at"
+    >
+  >,
+): Promise<boolean> {
+  const sets: string[] = [];
+  const values: unknown[] = [id, generation];
+  for (const [k, v] of Object.entries(observed)) {
+    if (v === undefined) continue;
+    values.push(v);
+    sets.push(`${k} = $${values.length}`);
+  }
+  if (!sets.length) return true;
+  const { rowCount } = await q.query(
+    `UPDATE pods SET ${sets.join(", ")}, updated_at = now() WHERE id = $1 AND generation = $2`,
+    values,
+  );
+  return rowCount === 1;
+}
+
+/** Pods this host must reconcile: every pod placed here that is not finally removed. */
+export async function podsOnHost(q: Queryable, hostId: string): Promise<PodRow[]> {
+  const { rows } = await q.query<PodRow>(
+    "SELECT * FROM pods WHERE host_id = $1 AND NOT (state = 'removed' AND desired_state = 'removed')",
+    [hostId],
+  );
+  return rows;
+}
+
+/** Every pod id this host ever held that is not finally removed: containers not in it are orphans. */
+export async function knownPodIds(q: Queryable, hostId: string): Promise<Set<string>> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM pods WHERE host_id = $1 AND NOT (state = 'removed' AND desired_state = 'removed')",
+    [hostId],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function recordRollout(
+  q: Queryable,
+  r: { id: string; podId: string; generation: number; image: string; reason: string },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO pod_rollouts (id, pod_id, generation, image, reason, state) VALUES ($1, $2, $3, $4, $5, 'pending')
+      ON CONFLICT (pod_id, generation) DO NOTHING`,
+    [r.id, r.podId, r.generation, r.image, r.reason],
+  );
+}
+
+/** The rollout of `generation` serves now; older ones are replaced. */
+export async function rolloutServing(q: Queryable, podId: string, generation: number): Promise<void> {
+  await q.query(
+    `UPDATE pod_rollouts SET state = CASE WHEN generation = $2 THEN 'serving' ELSE 'replaced' END,
+        serving_at = CASE WHEN generation = $2 THEN COALESCE(serving_at, now()) ELSE serving_at END,
+        ended_at = CASE WHEN generation <> $2 THEN COALESCE(ended_at, now()) ELSE ended_at END
+      WHERE pod_id = $1 AND state IN ('pending', 'serving') AND generation <= $2`,
+    [podId, generation],
+  );
+}
+
+export async function rolloutCrashed(q: Queryable, podId: string, generation: number, failed: boolean): Promise<void> {
+  await q.query(
+    `UPDATE pod_rollouts SET restarts = restarts + 1, state = CASE WHEN $3 THEN 'failed' ELSE state END,
+        ended_at = CASE WHEN $3 THEN now() ELSE ended_at END
+      WHERE pod_id = $1 AND generation = $2`,
+    [podId, generation, failed],
+  );
+}
+
+/** Live pods that attach the database. */
+export async function podsAttachedTo(q: Queryable, databaseId: string): Promise<PodRow[]> {
+  const { rows } = await q.query<PodRow>(
+    "SELECT * FROM pods WHERE databases @> $1::jsonb AND desired_state <> 'removed' ORDER BY created_at",
+    [JSON.stringify([databaseId])],
+  );
+  return rows;
+}
+
+/** A new generation for every running pod attached to the database: each rolls with the new credentials. */
+export async function bumpAttached(q: Queryable, databaseId: string): Promise<PodRow[]> {
+  const { rows } = await q.query<PodRow>(
+    `UPDATE pods SET generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
+      WHERE databases @> $1::jsonb AND desired_state = 'running' RETURNING *`,
+    [JSON.stringify([databaseId])],
+  );
+  return rows;
+}
+
+/** A group's id and slug: an instance-limited key naming either covers the group's member pods. */
+export async function groupRefs(q: Queryable, groupId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string; slug: string }>("SELECT id, slug FROM pod_groups WHERE id = $1", [
+    groupId,
+  ]);
+  return rows.flatMap((r) => [r.id, r.slug]);
+}

@@ -1,0 +1,78 @@
+import { Type } from "@sinclair/typebox";
+import { Nullable, Timestamp } from "../../http/schemas.js";
+import type { PodsService } from "../service.js";
+
+export const tags = ["pods"];
+export const read = { scope: "pods:read", instance: { param: "id" } } as const;
+export const write = { scope: "pods:write", instance: { param: "id" } } as const;
+export const SLUG = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
+export const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) });
+
+/** What every apps route file gets from the module. */
+export interface RouteDeps {
+  pods: PodsService;
+  urls: { appsDomain: string; edgePort: number };
+}
+
+export const Env = Type.Record(
+  Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$" }),
+  Type.String({ maxLength: 32768 }),
+  {
+    description: "environment variables; names are letters, digits and _",
+  },
+);
+export const Command = Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 64 });
+export const Image = Type.String({ minLength: 1, maxLength: 512, pattern: "^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$" });
+export const VolumeMount = Type.Object(
+  {
+    volume: Type.String({ minLength: 1, maxLength: 64, description: "volume id or name" }),
+    path: Type.String({ minLength: 2, maxLength: 255 }),
+  },
+  { additionalProperties: false },
+);
+
+export const Pod = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  image: Type.String(),
+  port: Nullable(Type.Integer()),
+  command: Nullable(Type.Array(Type.String())),
+  env: Type.Record(Type.String(), Type.String()),
+  size: Type.String(),
+  gpu: Nullable(Type.String()),
+  volumes: Type.Array(Type.Object({ volume_id: Type.String(), path: Type.String() })),
+  databases: Type.Array(Type.String()),
+  group_id: Nullable(Type.String()),
+  template_id: Nullable(Type.String()),
+  state: Type.Union(["creating", "running", "stopped", "failed", "removed"].map((s) => Type.Literal(s))),
+  desired_state: Type.String(),
+  state_reason: Nullable(Type.String()),
+  url: Type.String({ description: "the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
+  address: Nullable(Type.String({ description: "local mode: 127.0.0.1:<port> the serving replica listens on" })),
+  generation: Type.Integer(),
+  serving_generation: Nullable(Type.Integer()),
+  restart_count: Type.Integer(),
+  host_id: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const ExecBody = Type.Object(
+  {
+    command: Command,
+    timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 300, default: 30 })),
+  },
+  { additionalProperties: false },
+);
+export const ExecResult = Type.Object({
+  exit_code: Type.Integer(),
+  stdout: Type.String(),
+  stderr: Type.String(),
+  truncated: Type.Boolean({ description: "output was cut at 64 KiB per stream" }),
+  timed_out: Type.Boolean(),
+});
+export const Logs = Type.Object({ lines: Type.Array(Type.String()) });
+export const TailQuery = Type.Object({
+  tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 100 })),
+});

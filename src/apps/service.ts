@@ -1,0 +1,255 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type pg from "pg";
+import { isUniqueViolation, type Db, type Queryable } from "../store/db.js";
+import { ApiError, notFound } from "../http/errors.js";
+import type { InstanceFilter, Principal } from "../auth/principal.js";
+import type { Kernel } from "../kernel/kernel.js";
+import type { JobQueue } from "../jobs/queue.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import type { Owner } from "../kernel/owner.js";
+import { auditedTransaction } from "../audit/record.js";
+import type { RuntimeProvider } from "../runtime/provider.js";
+import * as repo from "./repo.js";
+import { checkVolumes } from "./volumes/attach.js";
+import type { PodInput, PodPatch } from "./types.js";
+import { expandTemplate } from "./templates/expand.js";
+import { openEnv, sealEnv } from "./container-spec.js";
+import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
+
+export const RECONCILE_JOB = "apps.reconcile";
+
+export interface PodsDeps {
+  db: Db;
+  secrets: SecretBox;
+  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts">;
+  jobs: Pick<JobQueue, "send">;
+  runtime: RuntimeProvider;
+  gpuCatalogFile: string;
+}
+
+/** Pods: creation goes through admission, every change is a new generation the reconciler rolls out. */
+export function podsService(deps: PodsDeps) {
+  const { db, secrets, kernel, jobs } = deps;
+
+  /** 503 runtime_unavailable with the install sentence, before anything is recorded */
+  async function requireRuntime(): Promise<void> {
+    const missing = await deps.runtime.unavailable();
+    if (missing) throw new ApiError("runtime_unavailable", missing);
+  }
+
+  function sizeOf(id: string) {
+    const size = podSizes(deps.gpuCatalogFile).find((s) => s.id === id);
+    if (!size) {
+      const known = podSizes(deps.gpuCatalogFile).map((s) => s.id);
+      throw new ApiError("bad_size", `Unknown pod size "${id}"; sizes: ${known.join(", ")}.`);
+    }
+    const unfit = hostFits(size);
+    if (unfit) throw new ApiError("provision_failed", `No host can run this pod: ${unfit}.`);
+    return size;
+  }
+
+  /** the reconciler on the pod's host takes it from here (a lost send is made good by the host's sweep) */
+  const kick = (pod: repo.PodRow) =>
+    pod.host_id ? jobs.send(RECONCILE_JOB, { podId: pod.id }, { host: pod.host_id }).catch(() => null) : null;
+
+  async function locked(tx: Queryable, p: Principal, ref: string): Promise<repo.PodRow> {
+    const pod = await repo.findPod(tx, p.owner, ref, { forUpdate: true });
+    if (!pod || pod.desired_state === "removed" || pod.linked_email) throw notFound("pod");
+    return pod;
+  }
+
+  async function resolveDatabases(q: Queryable, owner: Owner, refs: string[]): Promise<string[]> {
+    const source = kernel.attachable("databases");
+    const ids: string[] = [];
+    for (const ref of refs) {
+      const found = source && (await source.resolve(q, owner, ref));
+      if (!found) throw new ApiError("not_found", `No database "${ref}" for this account to attach.`);
+      if (!ids.includes(found.id)) ids.push(found.id);
+    }
+    return ids;
+  }
+
+  async function create(
+    p: Principal,
+    raw: PodInput,
+    opts: { groupId?: string; linked?: { email: string; service: string } } = {},
+  ): Promise<repo.PodRow> {
+    await requireRuntime();
+    const input = raw.template ? await expandTemplate(db, secrets, p.owner, raw.template, raw) : raw;
+    if (!input.image) throw new ApiError("invalid_request", "image is required (directly or through a template).");
+    if (!input.name) throw new ApiError("invalid_request", "name is required (directly or through a template).");
+    const size = sizeOf(input.size ?? DEFAULT_POD_SIZE);
+    await kernel.imageAccess.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
+    const id = randomUUID();
+    const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
+    try {
+      const pod = await auditedTransaction(db, p, async (tx) => {
+        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+        const volumes = await checkVolumes(tx, p.owner, input.volumes ?? [], null);
+        const hostId =
+          volumes.hostId ??
+          (await kernel.hosts.place(tx, { kind: "pod", owner: p.owner, size: size.id, gpu: !!size.gpu }));
+        const row: Omit<repo.PodRow, "created_at" | "updated_at"> = {
+          id,
+          owner_kind: p.owner.kind,
+          owner_id: p.owner.id,
+          account_id: p.accountId,
+          name: input.name!,
+          slug,
+          group_id: opts.groupId ?? null,
+          template_id: input.template ? ((input as { template_id?: string }).template_id ?? null) : null,
+          linked_email: opts.linked?.email ?? null,
+          linked_service: opts.linked?.service ?? null,
+          image: input.image!,
+          port: input.port ?? null,
+          command: input.command ?? null,
+          env_sealed: sealEnv(secrets, input.env ?? {}),
+          size: size.id,
+          gpu: size.gpu,
+          volumes: volumes.refs,
+          databases: await resolveDatabases(tx, p.owner, input.databases ?? []),
+          generation: 1,
+          desired_state: "running",
+          state: "creating",
+          state_reason: null,
+          paused_reason: null,
+          host_id: hostId,
+          address: null,
+          network_address: null,
+          serving_generation: null,
+          restart_count: 0,
+          crash_count: 0,
+          next_restart_at: null,
+          removed_at: null,
+        };
+        await repo.insertPod(tx, row);
+        await repo.recordRollout(tx, {
+          id: randomUUID(),
+          podId: id,
+          generation: 1,
+          image: row.image,
+          reason: "create",
+        });
+        return (await repo.podById(tx, id))!;
+      });
+      await kick(pod);
+      return pod;
+    } catch (err) {
+      if (isUniqueViolation(err, "pods_slug_live")) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
+      throw err;
+    }
+  }
+
+  const list = (p: Principal, filter: InstanceFilter) => repo.listPods(db, p.owner, filter);
+
+  async function get(p: Principal, ref: string): Promise<repo.PodRow> {
+    const pod = await repo.findPod(db, p.owner, ref);
+    if (!pod || pod.linked_email) throw notFound("pod");
+    return pod;
+  }
+
+  /** a spec change: admission for a new size, then a new generation rolled out by the reconciler */
+  async function update(p: Principal, ref: string, patch: PodPatch): Promise<repo.PodRow> {
+    await requireRuntime();
+    const size = patch.size !== undefined ? sizeOf(patch.size) : null;
+    if (patch.image !== undefined) await kernel.imageAccess.pullFor(p.owner, patch.image);
+    const pod = await auditedTransaction(db, p, async (tx) => {
+      const cur = await locked(tx, p, ref);
+      if (size && size.id !== cur.size)
+        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+      const env = patch.env === undefined ? undefined : sealEnv(secrets, { ...patch.env });
+      const next = await repo.updatePodSpec(tx, cur.id, {
+        image: patch.image,
+        env_sealed: env,
+        size: size?.id,
+        gpu: size ? size.gpu : undefined,
+        port: patch.port,
+        command: patch.command,
+      });
+      await repo.recordRollout(tx, {
+        id: randomUUID(),
+        podId: cur.id,
+        generation: next.generation,
+        image: next.image,
+        reason: "update",
+      });
+      return next;
+    });
+    await kick(pod);
+    return pod;
+  }
+
+  async function transition(p: Principal, ref: string, action: "start" | "stop" | "restart" | "delete") {
+    if (action !== "delete" && action !== "stop") await requireRuntime();
+    const pod = await auditedTransaction(db, p, (tx) => transitionIn(tx, p, ref, action));
+    await kick(pod);
+    return pod;
+  }
+
+  async function transitionIn(tx: pg.PoolClient, p: Principal, ref: string, action: string): Promise<repo.PodRow> {
+    const cur = await locked(tx, p, ref);
+    if (action === "delete") return repo.setDesired(tx, cur.id, "removed", { pausedReason: null });
+    if (action === "stop") return repo.setDesired(tx, cur.id, "stopped", { pausedReason: null });
+    if (cur.paused_reason)
+      throw new ApiError("conflict", `The pod is held stopped by billing (${cur.paused_reason}); settle it first.`);
+    if (action === "start") {
+      if (cur.desired_state === "running") return cur;
+      const next = await repo.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
+      await repo.recordRollout(tx, {
+        id: randomUUID(),
+        podId: cur.id,
+        generation: next.generation,
+        image: next.image,
+        reason: "start",
+      });
+      return next;
+    }
+    const next = await repo.setDesired(tx, cur.id, "running", { bump: true });
+    await repo.recordRollout(tx, {
+      id: randomUUID(),
+      podId: cur.id,
+      generation: next.generation,
+      image: next.image,
+      reason: "restart",
+    });
+    return next;
+  }
+
+  /** the serving (or newest) container of a pod on this host */
+  async function containerOf(pod: repo.PodRow): Promise<string> {
+    await requireRuntime();
+    if (pod.host_id !== kernel.hosts.local.id)
+      throw new ApiError(
+        "host_unavailable",
+        "The pod runs on another host; ask that host's API (logs and exec run where the pod is).",
+      );
+    const cs = await deps.runtime.list({ "platform.pod": pod.id });
+    const serving = cs.find(
+      (c) => c.labels["platform.generation"] === String(pod.serving_generation ?? pod.generation),
+    );
+    const pick =
+      serving ??
+      cs.sort((a, b) => Number(b.labels["platform.generation"]) - Number(a.labels["platform.generation"]))[0];
+    if (!pick) throw new ApiError("not_running", "The pod has no container now (stopped, or waiting to restart).");
+    return pick.name;
+  }
+
+  async function logs(pod: repo.PodRow, tail: number): Promise<string[]> {
+    return deps.runtime.logs(await containerOf(pod), tail);
+  }
+
+  async function exec(pod: repo.PodRow, command: string[], timeoutS: number) {
+    if (pod.state !== "running") throw new ApiError("not_running", "exec needs a running pod.");
+    const r = await deps.runtime.exec(await containerOf(pod), command, {
+      timeoutMs: timeoutS * 1000,
+      maxBytes: 64 * 1024,
+    });
+    return { exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timed_out: r.timedOut };
+  }
+
+  const envOf = (pod: repo.PodRow) => openEnv(secrets, pod.env_sealed);
+
+  return { create, list, get, update, transition, transitionIn, logs, exec, envOf, requireRuntime, kick, sizeOf };
+}
+
+export type PodsService = ReturnType<typeof podsService>;
