@@ -8,6 +8,10 @@ import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
 import { podRoutes } from "./routes/pods.js";
+import { linkedRoutes } from "./routes/linked.js";
+import { legacyRoutes } from "./routes/legacy.js";
+import { linkedService } from "./linked-service.js";
+import { legacyService } from "./legacy-service.js";
 import * as repo from "./repo.js";
 
 export interface AppsConfig {
@@ -42,6 +46,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
     { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },
     { name: "pod-templates", description: "Saved pod specs, deployed with POST /v1/pods {template}." },
+    { name: "linked-apps", description: "Apps a linked service deployed on behalf of the account's e-mail user." },
   ],
   config: (env) => ({
     // apps are served at <slug>.<APPS_DOMAIN> by the edge on EDGE_PORT
@@ -85,8 +90,11 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     return { runtime, volumes, pods, worker, config };
   },
-  routes: (app, _ctx, s) => {
-    podRoutes(app, { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } });
+  routes: (app, p, s) => {
+    const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
+    podRoutes(app, deps);
+    linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
+    legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
   },
   jobs: (_p, s) => podJobs(s.worker),
   metering: () => podMetering(),
