@@ -7,6 +7,7 @@ import { podsService, type PodsService } from "./service.js";
 import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
+import { podEdgeRoutes } from "./edge-routes.js";
 import { podRoutes } from "./routes/pods.js";
 import { linkedRoutes } from "./routes/linked.js";
 import { legacyRoutes } from "./routes/legacy.js";
@@ -88,6 +89,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
+    p.kernel.addEdgeRoutes(podEdgeRoutes());
     return { runtime, volumes, pods, worker, config };
   },
   routes: (app, p, s) => {
