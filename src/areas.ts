@@ -8,6 +8,7 @@ import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
+import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -23,6 +24,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   hostsArea,
   databasesArea,
   appsArea,
+  edgeArea,
   billingArea,
   mcpArea,
   consoleArea,
