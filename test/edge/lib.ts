@@ -25,7 +25,7 @@ export interface Upstream {
 
 /**
  * An upstream answering `{name, url, headers, body}` as JSON (`/stream` sends three chunks 50 ms apart, `/set-cookie`
- * sets cookies), echoing WebSocket text frames prefixed with its name.
+ * sets cookies, `/slow` answers after 1.5 s), echoing WebSocket text frames prefixed with its name.
  */
 export async function upstream(name: string): Promise<Upstream> {
   const seen: Upstream["seen"] = [];
@@ -35,6 +35,7 @@ export async function upstream(name: string): Promise<Upstream> {
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString();
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      if (req.url === "/slow") return void setTimeout(() => res.end("late"), 1500);
       if (req.url === "/stream") {
         res.writeHead(200, { "content-type": "text/plain" });
         let n = 0;

@@ -14,7 +14,7 @@ let a: Upstream;
 let b: Upstream;
 
 before(async () => {
-  e = await edgeApp();
+  e = await edgeApp({ env: { EDGE_UPSTREAM_TIMEOUT_MS: "500" } });
   a = await upstream("a");
   b = await upstream("b");
   e.source.set("alpha", [a.address]);
@@ -153,4 +153,46 @@ test("WebSocket: the upgrade goes through the edge and frames echo both ways", a
   assert.equal((await wsRoundTrip(e.port, `nope.${APPS_DOMAIN}`, "x")).status, 404);
   assert.equal((await wsRoundTrip(e.port, `idle.${APPS_DOMAIN}`, "x")).status, 503);
   assert.equal((await wsRoundTrip(e.port, `dead.${APPS_DOMAIN}`, "x")).status, 502);
+});
+
+test("an upstream silent longer than EDGE_UPSTREAM_TIMEOUT_MS: 504, and the request is not sent twice", async () => {
+  const before = a.seen.length;
+  const r = await request(e.port, `alpha.${APPS_DOMAIN}`, { path: "/slow" });
+  assert.equal(r.status, 504);
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+  assert.equal(a.seen.filter((s) => s.url === "/slow").length, 1);
+  assert.equal(a.seen.length - before, 1);
+});
+
+test("stop: in-flight answers finish, WebSockets are cut, the port closes", async () => {
+  // a WebSocket held open
+  const ws = await new Promise<import("node:net").Socket>((resolve, reject) => {
+    http
+      .request({
+        port: e.port,
+        host: "127.0.0.1",
+        headers: {
+          host: `beta.${APPS_DOMAIN}`,
+          connection: "Upgrade",
+          upgrade: "websocket",
+          "sec-websocket-version": "13",
+          "sec-websocket-key": Buffer.from("0123456789abcdef").toString("base64"),
+        },
+      })
+      .on("upgrade", (_res, socket) => resolve(socket))
+      .on("error", reject)
+      .end();
+  });
+  const wsClosed = new Promise((r) => ws.once("close", r));
+  // an answer under way (three chunks over 150 ms)
+  const streaming = request(e.port, `alpha.${APPS_DOMAIN}`, { path: "/stream" });
+  await new Promise((r) => setTimeout(r, 30));
+  const started = Date.now();
+  await e.edge.stop();
+  assert.ok(Date.now() - started < 3000, `stop took ${Date.now() - started} ms`);
+  const answer = await streaming;
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body, "chunk0\nchunk1\nchunk2\n");
+  await wsClosed;
+  await assert.rejects(request(e.port, `alpha.${APPS_DOMAIN}`), /ECONNREFUSED/);
 });
