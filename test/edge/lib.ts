@@ -113,8 +113,8 @@ function readFrame(buf: Buffer): { opcode: number; text: string; length: number 
   const len = buf[1] & 0x7f;
   const start = 2 + (masked ? 4 : 0);
   if (buf.length < start + len) return null;
-  let payload = buf.subarray(start, start + len);
-  if (masked) payload = payload.map((b, i) => b ^ buf[2 + (i % 4)]);
+  const raw = buf.subarray(start, start + len);
+  const payload = masked ? Buffer.from(raw.map((b, i) => b ^ buf[2 + (i % 4)])) : raw;
   return { opcode: buf[0] & 0x0f, text: payload.toString(), length: start + len };
 }
 

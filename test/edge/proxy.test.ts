@@ -6,6 +6,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
+import type { Socket } from "node:net";
 import { APPS_DOMAIN, edgeApp, request, upstream, wsRoundTrip, type EdgeApp, type Upstream } from "./lib.js";
 import { freePort } from "../../src/pgserver/cluster.js";
 
@@ -166,7 +167,7 @@ test("an upstream silent longer than EDGE_UPSTREAM_TIMEOUT_MS: 504, and the requ
 
 test("stop: in-flight answers finish, WebSockets are cut, the port closes", async () => {
   // a WebSocket held open
-  const ws = await new Promise<import("node:net").Socket>((resolve, reject) => {
+  const ws = await new Promise<Socket>((resolve, reject) => {
     http
       .request({
         port: e.port,
