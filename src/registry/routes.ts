@@ -126,7 +126,6 @@ export function registryRoutes(app: FastifyInstance, svc: RegistryService): void
           scope: Type.Optional(Type.Array(Type.String({ maxLength: 600 }), { maxItems: 20 })),
           account: Type.Optional(Type.String({ maxLength: 200 })),
           client_id: Type.Optional(Type.String({ maxLength: 200 })),
-          offline_token: Type.Optional(Type.String({ maxLength: 10 })),
         }),
         response: { 200: Token },
       },
