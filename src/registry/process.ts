@@ -99,11 +99,13 @@ export class RegistryProcess {
       this.stderrTail.splice(0, Math.max(0, this.stderrTail.length - 20));
     });
     let exited = false;
+    let ready = false;
     const onExit = (code: number | null, signal: string | null) => {
       exited = true;
       if (this.child === child) this.child = null;
       void rm(this.pidFile, { force: true });
-      if (this.stopping) return;
+      // a child that never became ready is reported by the start that spawned it
+      if (this.stopping || !ready) return;
       this.o.log.error({ code, signal, stderr: this.stderrTail.slice(-5) }, "registry exited; restarting");
       this.scheduleRestart(configFile);
     };
@@ -111,14 +113,20 @@ export class RegistryProcess {
     child.on("error", (err) => this.o.log.error({ err }, "registry failed to start"));
     if (child.pid) await writeFile(this.pidFile, String(child.pid));
     const deadline = Date.now() + READY_TIMEOUT_MS;
+    const failed = () => new Error(`docker-registry exited at start: ${this.stderrTail.slice(-3).join(" | ")}`);
     while (Date.now() < deadline) {
-      if (exited) throw new Error(`docker-registry exited at start: ${this.stderrTail.slice(-3).join(" | ")}`);
+      if (exited) throw failed();
       if (await answers(this.port)) {
+        // a child that could not bind exits at once: still alive a moment later, the answer was its own
+        await sleep(200);
+        if (exited) throw failed();
+        ready = true;
         this.restartDelayMs = 1000;
         return;
       }
       await sleep(100);
     }
+    await terminate(child.pid!, () => exited);
     throw new Error(`docker-registry did not answer on 127.0.0.1:${this.port} within ${READY_TIMEOUT_MS} ms`);
   }
 
@@ -128,7 +136,10 @@ export class RegistryProcess {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.stopping || !this.opts) return;
-      this.spawnAndWait(configFile).catch((err) => this.o.log.error({ err }, "registry restart failed"));
+      this.spawnAndWait(configFile).catch((err) => {
+        this.o.log.error({ err }, "registry restart failed; trying again");
+        if (!this.stopping) this.scheduleRestart(configFile);
+      });
     }, delay);
     this.restartTimer.unref();
   }
