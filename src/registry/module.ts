@@ -27,14 +27,15 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
   setup: (p, config) => {
     const server = new RegistryProcess({ bin: config.bin, dataDir: p.config.dataDir, port: config.port, log: p.log });
     const status = { running: false, problem: null as string | null };
+    const worker = p.kernel.hosts.local.roles.includes("worker");
     const svc = new RegistryService({
       db: p.db,
       secrets: p.secrets,
       config,
       hosts: p.kernel.hosts,
-      log: p.log,
       local: () => (status.running ? server.address : null),
-      localProblem: () => status.problem ?? binaryMissing(config.bin),
+      // a host without the worker role never runs one: its binary is no one's concern
+      localProblem: () => status.problem ?? (worker ? binaryMissing(config.bin) : null),
     });
     const realm = new LoopbackRealm((authorization, query) => svc.issueToken(authorization, query));
     p.kernel.setImageAccess(svc.imageAccess());

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { SecretBox } from "../kernel/secrets.js";
@@ -34,7 +33,6 @@ export interface RegistryDeps {
   secrets: SecretBox;
   config: RegistryConfig;
   hosts: Hosts;
-  log: FastifyBaseLogger;
   /** the registry this process runs, while it runs */
   local: () => string | null;
   /** why this process runs no registry (binary missing), or null */
