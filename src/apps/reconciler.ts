@@ -188,8 +188,11 @@ export async function sweepHost(
   let orphans = 0;
   for (const [id, cs] of byPod) {
     if (known.has(id)) continue;
-    for (const c of cs) await removeContainer(deps, c.name);
-    orphans += cs.length;
+    for (const c of cs)
+      await removeContainer(deps, c.name).then(
+        () => orphans++,
+        (err) => deps.log.error({ err, container: c.name }, "orphan container could not be removed"),
+      );
   }
   const due = pods.filter((p) => {
     const cs = byPod.get(p.id) ?? [];
