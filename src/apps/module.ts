@@ -7,7 +7,12 @@ import { podsService, type PodsService } from "./service.js";
 import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
+import { podEdgeRoutes } from "./edge-routes.js";
 import { podRoutes } from "./routes/pods.js";
+import { linkedRoutes } from "./routes/linked.js";
+import { legacyRoutes } from "./routes/legacy.js";
+import { linkedService } from "./linked-service.js";
+import { legacyService } from "./legacy-service.js";
 import { groupRoutes } from "./routes/groups.js";
 import { groupsService, type GroupsService } from "./groups/service.js";
 import { Autoscaler, autoscaleJobs } from "./groups/autoscaler.js";
@@ -50,6 +55,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
     { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },
     { name: "pod-templates", description: "Saved pod specs, deployed with POST /v1/pods {template}." },
+    { name: "linked-apps", description: "Apps a linked service deployed on behalf of the account's e-mail user." },
   ],
   config: (env) => ({
     // apps are served at <slug>.<APPS_DOMAIN> by the edge on EDGE_PORT
@@ -77,6 +83,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         secrets: p.secrets,
         hostId,
         gpuCatalogFile: p.config.gpuCatalogFile,
+        // the databases area's job (src/databases/attachments.ts): allowlists admit the owner's new subnet
+        networkChanged: (owner) => void p.jobs.send("databases.owner-networks", { owner }).catch(() => null),
         log: p.log,
         drainMs: config.drainMs,
         healthTimeoutMs: config.healthTimeoutMs,
@@ -105,12 +113,15 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       cooldownMs: config.autoscaleCooldownMs,
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
+    p.kernel.addEdgeRoutes(podEdgeRoutes());
     return { runtime, volumes, pods, groups, autoscaler, worker, config };
   },
-  routes: (app, _ctx, s) => {
-    const urls = { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort };
-    podRoutes(app, { pods: s.pods, urls });
-    groupRoutes(app, { groups: s.groups, urls });
+  routes: (app, p, s) => {
+    const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
+    podRoutes(app, deps);
+    groupRoutes(app, { groups: s.groups, urls: deps.urls });
+    linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
+    legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
   },
   jobs: (_p, s) => [...podJobs(s.worker), ...autoscaleJobs(s.autoscaler)],
   metering: () => podMetering(),
