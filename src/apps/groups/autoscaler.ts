@@ -64,25 +64,6 @@ export function autoscalerPrincipal(g: repo.GroupRow, status: number): Principal
   };
 }
 
-/** one group at a time across every process and host (a session advisory lock, like the reconciler's) */
-async function withGroupLock(db: Db, groupId: string, fn: () => Promise<void>): Promise<void> {
-  const lock = await db.connect();
-  try {
-    const { rows } = await lock.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_lock(hashtext('pod-group:' || $1::text)) AS ok",
-      [groupId],
-    );
-    if (!rows[0]!.ok) return;
-    try {
-      await fn();
-    } finally {
-      await lock.query("SELECT pg_advisory_unlock(hashtext('pod-group:' || $1::text))", [groupId]);
-    }
-  } finally {
-    lock.release();
-  }
-}
-
 /**
  * A member's CPU as a percent of what its size allots (a nano pod busy on its quarter CPU is at 100),
  * sampled from its serving container on this host; null when it has none running.
@@ -155,16 +136,15 @@ async function step(deps: AutoscalerDeps, g: repo.GroupRow, desired: number, avg
     { group: g.id, from: g.desired_replicas, to: next.desired_replicas, cpu: Math.round(avg) },
     "pod group scaled",
   );
-  await deps.groups.converge(p, next);
+  await deps.groups.convergeHeld(p, next.id);
 }
 
 /** Members as many as each group wants (a failed creation, a removed member, a group removed meanwhile). */
 async function convergeAll(deps: AutoscalerDeps): Promise<void> {
   for (const g of await repo.groupsOffTarget(deps.db)) {
-    await withGroupLock(deps.db, g.id, async () => {
-      const cur = await repo.groupById(deps.db, g.id);
-      if (cur) await deps.groups.converge(autoscalerPrincipal(cur, 200), cur);
-    }).catch((err) => deps.log.warn({ err, group: g.id }, "pod group could not reach its replica count"));
+    await repo
+      .withGroupLock(deps.db, g.id, false, () => deps.groups.convergeHeld(autoscalerPrincipal(g, 200), g.id))
+      .catch((err) => deps.log.warn({ err, group: g.id }, "pod group could not reach its replica count"));
   }
 }
 
@@ -183,9 +163,9 @@ export class Autoscaler {
 
   private async pass(): Promise<void> {
     for (const g of await repo.groupsOnHost(this.deps.db, this.deps.hostId)) {
-      await withGroupLock(this.deps.db, g.id, () => scaleGroup(this.deps, g.id)).catch((err) =>
-        this.deps.log.error({ err, group: g.id }, "autoscaling step failed; the next period retries"),
-      );
+      await repo
+        .withGroupLock(this.deps.db, g.id, false, () => scaleGroup(this.deps, g.id))
+        .catch((err) => this.deps.log.error({ err, group: g.id }, "autoscaling step failed; the next period retries"));
     }
     await convergeAll(this.deps);
   }

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import type { Db, Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { PodRow } from "../repo.js";
 
@@ -181,4 +181,32 @@ export async function groupsOffTarget(q: Queryable): Promise<GroupRow[]> {
       ORDER BY g.created_at`,
   );
   return rows;
+}
+
+/**
+ * Runs fn holding the group's session advisory lock (one converge or autoscaling step per group at a
+ * time, across processes and hosts). `wait: false` gives up at once when another holds it (returns null).
+ */
+export async function withGroupLock<T>(
+  db: Db,
+  groupId: string,
+  wait: boolean,
+  fn: () => Promise<T>,
+): Promise<T | null> {
+  const lock = await db.connect();
+  try {
+    const key = "hashtext('pod-group:' || $1::text)";
+    if (wait) await lock.query(`SELECT pg_advisory_lock(${key})`, [groupId]);
+    else {
+      const { rows } = await lock.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS ok`, [groupId]);
+      if (!rows[0]!.ok) return null;
+    }
+    try {
+      return await fn();
+    } finally {
+      await lock.query(`SELECT pg_advisory_unlock(${key})`, [groupId]);
+    }
+  } finally {
+    lock.release();
+  }
 }

@@ -84,9 +84,12 @@ export function groupsService(deps: GroupsDeps) {
 
   /**
    * Makes the live members as many as desired_replicas (none for a removed group): missing ones are
-   * created (each through admission), extra ones removed. Returns the members now.
+   * created (each through admission), extra ones removed. The caller holds the group's lock; the row is
+   * read again under it, so a decision made meanwhile is what counts. Returns the members now.
    */
-  async function converge(p: Principal, g: repo.GroupRow): Promise<PodRow[]> {
+  async function convergeHeld(p: Principal, groupId: string): Promise<PodRow[]> {
+    const g = await repo.groupById(db, groupId);
+    if (!g) return [];
     const target = g.desired_state === "removed" ? 0 : g.desired_replicas;
     const members = await repo.membersOf(db, g.id);
     for (let i = members.length; i < target; i++) members.push(await pods.create(p, memberInput(g), { groupId: g.id }));
@@ -97,6 +100,9 @@ export function groupsService(deps: GroupsDeps) {
     }
     return members;
   }
+
+  const converge = async (p: Principal, groupId: string): Promise<PodRow[]> =>
+    (await repo.withGroupLock(db, groupId, true, () => convergeHeld(p, groupId)))!;
 
   async function live(p: Principal, ref: string): Promise<repo.GroupRow> {
     const g = await repo.findGroup(db, p.owner, ref);
@@ -113,11 +119,11 @@ export function groupsService(deps: GroupsDeps) {
     await kernel.admit(db, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
     if (await repo.podSlugTaken(db, slug)) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
-    let group: repo.GroupRow;
-    try {
-      group = await auditedTransaction(db, p, (tx) =>
+    const id = randomUUID();
+    const insert = () =>
+      auditedTransaction(db, p, (tx) =>
         repo.insertGroup(tx, {
-          id: randomUUID(),
+          id,
           owner_kind: p.owner.kind,
           owner_id: p.owner.id,
           account_id: p.accountId,
@@ -140,16 +146,19 @@ export function groupsService(deps: GroupsDeps) {
           last_scaled_at: null,
         }),
       );
+    let inserted = false;
+    try {
+      // the group's lock from before it exists: the autoscaler never makes its first members beside us
+      return (await repo.withGroupLock(db, id, true, async () => {
+        const group = await insert();
+        inserted = true;
+        return { group, members: await convergeHeld(p, id) };
+      }))!;
     } catch (err) {
       if (isUniqueViolation(err, "pod_groups_slug_live"))
         throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
-      throw err;
-    }
-    try {
-      return { group, members: await converge(p, group) };
-    } catch (err) {
       // a member refused (a database that is not there, funds gone meanwhile): the group is not left half made
-      await removeIn(p, group.id).catch(() => null);
+      if (inserted) await removeIn(p, id).catch(() => null);
       throw err;
     }
   }
@@ -215,20 +224,25 @@ export function groupsService(deps: GroupsDeps) {
       };
       for (const m of await repo.membersOf(db, group.id)) await pods.update(p, m.id, memberPatch);
     }
-    return { group, members: await converge(p, group) };
+    return { group, members: await converge(p, group.id) };
   }
 
   /** the group and its members go in one transaction; the members' hosts then remove the containers */
   async function removeIn(p: Principal, groupId: string): Promise<GroupWithMembers> {
-    const done = await auditedTransaction(db, p, async (tx) => {
+    const tx = (fn: () => Promise<GroupWithMembers>) => repo.withGroupLock(db, groupId, true, fn);
+    const done = (await tx(() => removeHeld(p, groupId)))!;
+    for (const m of done.members) await pods.kick(m);
+    return done;
+  }
+
+  function removeHeld(p: Principal, groupId: string): Promise<GroupWithMembers> {
+    return auditedTransaction(db, p, async (tx) => {
       const cur = await repo.groupById(tx, groupId, { forUpdate: true });
       if (!cur) throw notFound("pod group");
       const removed: PodRow[] = [];
       for (const m of await repo.membersOf(tx, cur.id)) removed.push(await pods.transitionIn(tx, p, m.id, "delete"));
       return { group: await repo.updateGroup(tx, cur.id, { desired_state: "removed" }), members: removed };
     });
-    for (const m of done.members) await pods.kick(m);
-    return done;
   }
 
   async function remove(p: Principal, ref: string): Promise<GroupWithMembers> {
@@ -260,7 +274,7 @@ export function groupsService(deps: GroupsDeps) {
 
   const envOf = (g: repo.GroupRow) => openEnv(secrets, g.spec.env_sealed);
 
-  return { create, list, get, update, remove, converge, growthRefusal, envOf };
+  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf };
 }
 
 export type GroupsService = ReturnType<typeof groupsService>;
