@@ -1,15 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  call,
-  createTestApp,
-  expectError,
-  OPERATOR_TOKEN,
-  scopedKey,
-  signup,
-  type TestApp,
-} from "../helpers/app.js";
+import { call, expectError, OPERATOR_TOKEN, scopedKey, signup, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
+import { createAppsTestApp } from "./lib.js";
 import type { AppsState } from "../../src/apps/module.js";
 import { intervalStartOf, meterInterval } from "../../src/billing/metering/meter.js";
 
@@ -37,11 +30,8 @@ describe("pod groups", () => {
 
   before(async () => {
     image = await testImage("TEST_IMAGE_HTTPD_V1");
-    t = await createTestApp({
-      startJobs: true,
+    t = await createAppsTestApp({
       env: {
-        APPS_ALLOW_LOCAL_IMAGES: "1",
-        APPS_SWEEP_MS: "500",
         APPS_DRAIN_MS: "0",
         APPS_AUTOSCALE_MS: String(TICK_MS),
         APPS_AUTOSCALE_COOLDOWN_MS: "1500",
@@ -128,14 +118,20 @@ describe("pod groups", () => {
     expectError(await api(key, "DELETE", `/v1/pod-groups/${g.id}`), 403, "scope_insufficient");
     expectError(await api(key, "POST", "/v1/pod-groups", { name: "x", image, replica_min: 1, replica_max: 1 }), 403);
     const writer = await scopedKey(t.app, u.token, [`pods:write:${g.id}`]);
-    assert.equal((await api(writer, "POST", `/v1/pods/${g.replicas[0].id}/exec`, { command: ["true"] })).statusCode, 200);
+    assert.equal(
+      (await api(writer, "POST", `/v1/pods/${g.replicas[0].id}/exec`, { command: ["true"] })).statusCode,
+      200,
+    );
     const other = await scopedKey(t.app, u.token, [`pods:read:${solo.json().id}`]);
     expectError(await api(other, "GET", `/v1/pod-groups/${g.id}`), 403, "scope_insufficient");
     assert.deepEqual((await api(other, "GET", "/v1/pod-groups")).json(), []);
 
     // bounds are checked; a PATCH of the bounds keeps the members within them
     expectError(await api(u.token, "PATCH", `/v1/pod-groups/${g.id}`, { replica_min: 3, replica_max: 2 }), 400);
-    expectError(await api(u.token, "POST", "/v1/pod-groups", { name: "bad", image, replica_min: 0, replica_max: 2 }), 400);
+    expectError(
+      await api(u.token, "POST", "/v1/pod-groups", { name: "bad", image, replica_min: 0, replica_max: 2 }),
+      400,
+    );
 
     // under load the autoscaler grows the group one member at a time, never past replica_max
     await burn(u.token, g.replicas[0].id, 6);
@@ -159,7 +155,9 @@ describe("pod groups", () => {
     );
     const audit = (await api(u.token, "GET", "/v1/me/audit?limit=100")).json();
     assert.ok(
-      audit.items.some((a: { action: string; ip: string }) => a.action === "autoscalePodGroup" && a.ip === "autoscaler"),
+      audit.items.some(
+        (a: { action: string; ip: string }) => a.action === "autoscalePodGroup" && a.ip === "autoscaler",
+      ),
       "the autoscaler's steps are audited as its own",
     );
 
@@ -178,7 +176,9 @@ describe("pod groups", () => {
     );
     assert.deepEqual((await api(u.token, "GET", "/v1/pod-groups")).json(), []);
     await waitFor("the members' containers to go", async () => {
-      const left = await Promise.all(g.replicas.map((r: { id: string }) => apps.runtime.list({ "platform.pod": r.id })));
+      const left = await Promise.all(
+        g.replicas.map((r: { id: string }) => apps.runtime.list({ "platform.pod": r.id })),
+      );
       return left.every((cs) => cs.length === 0);
     });
     await api(u.token, "DELETE", `/v1/pods/${solo.json().id}`);
