@@ -134,7 +134,7 @@ describe("pod groups", () => {
     );
 
     // under load the autoscaler grows the group one member at a time, never past replica_max
-    await burn(u.token, g.replicas[0].id, 6);
+    await burn(u.token, g.replicas[0].id, 12);
     const grown = await waitFor("the group to grow to replica_max", async () => {
       const cur = await group(u.token, g.id);
       return cur.desired_replicas === 3 && running(cur) === 3 && cur;
@@ -160,6 +160,14 @@ describe("pod groups", () => {
       ),
       "the autoscaler's steps are audited as its own",
     );
+
+    // a member removed on its own is replaced
+    const before = await group(u.token, g.id);
+    assert.equal((await api(u.token, "DELETE", `/v1/pods/${before.replicas[0].id}`)).statusCode, 202);
+    await waitFor("a replacement member", async () => {
+      const cur = await group(u.token, g.id);
+      return running(cur) === 2 && !cur.replicas.some((r: { id: string }) => r.id === before.replicas[0].id);
+    });
 
     // the group's spec rolls every member; DELETE removes the members
     const patched = await api(u.token, "PATCH", `/v1/pod-groups/${g.id}`, { env: { GREETING: "hi" }, replica_max: 2 });

@@ -4,6 +4,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { JobSpec } from "../../kernel/area.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import { auditedTransaction } from "../../audit/record.js";
+import { asApiError } from "../../http/errors.js";
 import type { PodRow } from "../repo.js";
 import { LABEL_GENERATION, LABEL_POD } from "../container-spec.js";
 import { podSizes } from "../sizes.js";
@@ -144,7 +145,14 @@ async function convergeAll(deps: AutoscalerDeps): Promise<void> {
   for (const g of await repo.groupsOffTarget(deps.db)) {
     await repo
       .withGroupLock(deps.db, g.id, false, () => deps.groups.convergeHeld(autoscalerPrincipal(g, 200), g.id))
-      .catch((err) => deps.log.warn({ err, group: g.id }, "pod group could not reach its replica count"));
+      .catch(async (err) => {
+        deps.log.warn({ err, group: g.id }, "pod group could not reach its replica count");
+        // a refusal the owner can act on (funds, a database gone) is shown where the group is read
+        const api = asApiError(err);
+        const why = api && `${api.code}: ${api.message}`;
+        if (why && why !== g.scale_hold) await repo.updateGroup(deps.db, g.id, { scale_hold: why });
+      })
+      .catch(() => null);
   }
 }
 

@@ -172,12 +172,16 @@ export async function groupsOnHost(q: Queryable, hostId: string): Promise<GroupR
   return rows;
 }
 
-/** Live groups whose member count differs from desired_replicas (a failed creation, a lost removal). */
+/**
+ * Groups whose live members are not what they want: a running group with a member count other than
+ * desired_replicas (a failed creation, a member removed on its own), a removed one with members left.
+ */
 export async function groupsOffTarget(q: Queryable): Promise<GroupRow[]> {
   const { rows } = await q.query<GroupRow>(
     `SELECT g.* FROM pod_groups g
-      WHERE g.desired_state = 'running'
-        AND g.desired_replicas <> (SELECT count(*) FROM pods p WHERE p.group_id = g.id AND p.desired_state <> 'removed')
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM pods p
+                            WHERE p.group_id = g.id AND p.desired_state <> 'removed') m
+      WHERE (g.desired_state = 'running' AND g.desired_replicas <> m.n) OR (g.desired_state = 'removed' AND m.n > 0)
       ORDER BY g.created_at`,
   );
   return rows;

@@ -1,12 +1,13 @@
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
 
-export type GroupState = "creating" | "running" | "failed" | "removed";
+export type GroupState = "creating" | "running" | "stopped" | "failed" | "removed";
 
-/** running once a member serves; failed when every member failed; creating until then */
+/** running once a member serves; stopped when billing holds every member; failed when every one failed */
 export function groupState(desired: string, members: PodRow[]): GroupState {
   if (desired === "removed") return "removed";
   if (members.some((m) => m.state === "running")) return "running";
+  if (members.length && members.every((m) => m.desired_state === "stopped")) return "stopped";
   if (members.length && members.every((m) => m.state === "failed")) return "failed";
   return "creating";
 }

@@ -42,9 +42,10 @@ export const PodGroup = Type.Object({
     }),
   ),
   state: Type.Union(
-    ["creating", "running", "failed", "removed"].map((s) => Type.Literal(s)),
+    ["creating", "running", "stopped", "failed", "removed"].map((s) => Type.Literal(s)),
     {
-      description: "running once a member runs; failed when every member failed",
+      description:
+        "running once a member runs; stopped while billing holds every member (overdue); failed when every member failed",
     },
   ),
   scale_hold: Nullable(
@@ -77,7 +78,7 @@ export function groupRoutes(
         operationId: "createPodGroup",
         tags,
         summary:
-          "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max, and stops growing at the account or app spend cap.",
+          "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max (a member removed on its own is replaced), and stops growing at the account or app spend cap.",
         body: Body({
           name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
           slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
