@@ -147,9 +147,9 @@ async function convergeAll(deps: AutoscalerDeps): Promise<void> {
       .withGroupLock(deps.db, g.id, false, () => deps.groups.convergeHeld(autoscalerPrincipal(g, 200), g.id))
       .catch(async (err) => {
         deps.log.warn({ err, group: g.id }, "pod group could not reach its replica count");
-        // a refusal the owner can act on (funds, a database gone) is shown where the group is read
+        // a payment refusal (funds gone) is shown where the group is read; it clears once growth is admitted
         const api = asApiError(err);
-        const why = api && `${api.code}: ${api.message}`;
+        const why = api?.status === 402 ? `${api.code}: ${api.message}` : null;
         if (why && why !== g.scale_hold) await repo.updateGroup(deps.db, g.id, { scale_hold: why });
       })
       .catch(() => null);
