@@ -77,7 +77,7 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
   const size = podSizes(deps.gpuCatalogFile).find((s) => s.id === pod.size);
   if (!size) throw new RuntimeError(`unknown size ${pod.size}`, "bad_spec");
   const mounts = [];
-  for (const v of pod.volumes) mounts.push({ source: await deps.volumes.ensureMounted(v.volume_id), target: v.path });
+  for (const v of pod.volumes) mounts.push({ source: (await deps.volumes.ensureMounted(v.volume_id)).path, target: v.path });
   return {
     name: containerName(pod.id, pod.generation),
     image: pod.image,
