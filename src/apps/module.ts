@@ -13,6 +13,10 @@ import { linkedRoutes } from "./routes/linked.js";
 import { legacyRoutes } from "./routes/legacy.js";
 import { linkedService } from "./linked-service.js";
 import { legacyService } from "./legacy-service.js";
+import { groupRoutes } from "./routes/groups.js";
+import { groupsService, type GroupsService } from "./groups/service.js";
+import { Autoscaler, autoscaleJobs } from "./groups/autoscaler.js";
+import { findGroup } from "./groups/repo.js";
 import * as repo from "./repo.js";
 
 export interface AppsConfig {
@@ -22,12 +26,16 @@ export interface AppsConfig {
   drainMs: number;
   healthTimeoutMs: number;
   maxCrashes: number;
+  autoscaleMs: number;
+  autoscaleCooldownMs: number;
 }
 
 export interface AppsState {
   runtime: RuntimeProvider;
   volumes: VolumeStore;
   pods: PodsService;
+  groups: GroupsService;
+  autoscaler: Autoscaler;
   worker: PodWorker;
   config: AppsConfig;
 }
@@ -58,6 +66,9 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     drainMs: int(env, "APPS_DRAIN_MS", 2000, 0, 600_000),
     healthTimeoutMs: int(env, "APPS_HEALTH_TIMEOUT_MS", 60_000, 1000, 3_600_000),
     maxCrashes: int(env, "APPS_MAX_CRASHES", 5, 1, 100),
+    // pod groups: how often each worker host samples its members' CPU, and how long a group waits to shrink
+    autoscaleMs: int(env, "APPS_AUTOSCALE_MS", 15_000, 200, 600_000),
+    autoscaleCooldownMs: int(env, "APPS_AUTOSCALE_COOLDOWN_MS", 60_000, 0, 3_600_000),
   }),
   setup: (p, config) => {
     const runtime = createRuntime(p.env);
@@ -90,24 +101,40 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       runtime,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
+    const groups = groupsService({ db: p.db, secrets: p.secrets, kernel: p.kernel, pods });
+    const autoscaler = new Autoscaler({
+      db: p.db,
+      runtime,
+      groups,
+      hostId,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+      log: p.log,
+      intervalMs: config.autoscaleMs,
+      cooldownMs: config.autoscaleCooldownMs,
+    });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
-    return { runtime, volumes, pods, worker, config };
+    return { runtime, volumes, pods, groups, autoscaler, worker, config };
   },
   routes: (app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
     podRoutes(app, deps);
+    groupRoutes(app, { groups: s.groups, urls: deps.urls });
     linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
     legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
   },
-  jobs: (_p, s) => podJobs(s.worker),
+  jobs: (_p, s) => [...podJobs(s.worker), ...autoscaleJobs(s.autoscaler)],
   metering: () => podMetering(),
   lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
   instances: (p) => ({
     resource: "pods",
     find: async (owner, ref) => {
       const pod = await repo.findPod(p.db, owner, ref);
-      if (!pod) return null;
+      if (!pod) {
+        // a group is a pods instance too (its id covers its members)
+        const group = await findGroup(p.db, owner, ref);
+        return group && { id: group.id, slug: group.slug };
+      }
       const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
       return { id: pod.id, slug: pod.slug, covers: group };
     },
@@ -120,6 +147,10 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       .sweep()
       .catch((err) => p.log.error({ err }, "start-up pod sweep failed; the periodic sweep retries"));
     s.worker.start();
+    s.autoscaler.start();
   },
-  stop: async (_p, s) => s.worker.stop(),
+  stop: async (_p, s) => {
+    await s.autoscaler.stop();
+    await s.worker.stop();
+  },
 });
