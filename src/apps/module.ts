@@ -9,6 +9,14 @@ import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
 import { podRoutes } from "./routes/pods.js";
 import * as repo from "./repo.js";
+import { volumesService, type VolumesService } from "./volumes/service.js";
+import { resumeVolumes, volumeJobs } from "./volumes/jobs.js";
+import { volumeMetering } from "./volumes/metering.js";
+import { findVolume } from "./volumes/repo.js";
+import { volumeRoutes } from "./routes/volumes.js";
+import { templatesService, type TemplatesService } from "./templates/service.js";
+import { findTemplate } from "./templates/repo.js";
+import { templateRoutes } from "./routes/templates.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -24,6 +32,8 @@ export interface AppsState {
   volumes: VolumeStore;
   pods: PodsService;
   worker: PodWorker;
+  volumeService: VolumesService;
+  templates: TemplatesService;
   config: AppsConfig;
 }
 
@@ -83,26 +93,55 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
-    return { runtime, volumes, pods, worker, config };
+    const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
+    const templates = templatesService({
+      db: p.db,
+      secrets: p.secrets,
+      kernel: p.kernel,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+    });
+    return { runtime, volumes, pods, worker, volumeService, templates, config };
   },
   routes: (app, _ctx, s) => {
     podRoutes(app, { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } });
+    volumeRoutes(app, { volumes: s.volumeService });
+    templateRoutes(app, { templates: s.templates });
   },
-  jobs: (_p, s) => podJobs(s.worker),
-  metering: () => podMetering(),
+  jobs: (p, s) => [
+    ...podJobs(s.worker),
+    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log }),
+  ],
+  metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
-  instances: (p) => ({
-    resource: "pods",
-    find: async (owner, ref) => {
-      const pod = await repo.findPod(p.db, owner, ref);
-      if (!pod) return null;
-      const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-      return { id: pod.id, slug: pod.slug, covers: group };
+  instances: (p) => [
+    {
+      resource: "pods",
+      find: async (owner, ref) => {
+        const pod = await repo.findPod(p.db, owner, ref);
+        if (!pod) return null;
+        const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
+        return { id: pod.id, slug: pod.slug, covers: group };
+      },
     },
-  }),
+    {
+      resource: "volumes",
+      find: async (owner, ref) => {
+        const v = await findVolume(p.db, owner, ref);
+        return v && { id: v.id, slug: v.name };
+      },
+    },
+    {
+      resource: "pod-templates",
+      find: async (owner, ref) => {
+        const t = await findTemplate(p.db, owner, ref);
+        return t && { id: t.id, slug: t.name };
+      },
+    },
+  ],
   // adopt what runs already (a restart never starts a duplicate), then keep watching
   start: async (p, s) => {
     if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    await resumeVolumes(p.db, p.jobs, p.kernel.hosts.local.id);
     if (await s.runtime.unavailable()) return;
     await s.worker
       .sweep()
