@@ -55,6 +55,12 @@ export async function isLiveAccount(q: Queryable, accountId: string): Promise<bo
   return (await repo.findLiveAccount(q, accountId)) !== null;
 }
 
+/** A live account by e-mail (id, email), for other areas (linked apps deployed on behalf of an e-mail user). */
+export async function liveAccountByEmail(q: Queryable, email: string): Promise<{ id: string; email: string } | null> {
+  const a = await repo.findLiveAccountByEmail(q, email);
+  return a && { id: a.id, email: a.email };
+}
+
 /**
  * Accounts: sign-up and sign-in (no principal yet), and everything a signed-in caller does to its own
  * account. Every change made for a caller commits its audit row in the same transaction

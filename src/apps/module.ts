@@ -7,7 +7,12 @@ import { podsService, type PodsService } from "./service.js";
 import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
+import { podEdgeRoutes } from "./edge-routes.js";
 import { podRoutes } from "./routes/pods.js";
+import { linkedRoutes } from "./routes/linked.js";
+import { legacyRoutes } from "./routes/legacy.js";
+import { linkedService } from "./linked-service.js";
+import { legacyService } from "./legacy-service.js";
 import * as repo from "./repo.js";
 import { volumesService, type VolumesService } from "./volumes/service.js";
 import { resumeVolumes, volumeJobs } from "./volumes/jobs.js";
@@ -52,6 +57,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
     { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },
     { name: "pod-templates", description: "Saved pod specs, deployed with POST /v1/pods {template}." },
+    { name: "linked-apps", description: "Apps a linked service deployed on behalf of the account's e-mail user." },
   ],
   config: (env) => ({
     // apps are served at <slug>.<APPS_DOMAIN> by the edge on EDGE_PORT
@@ -93,6 +99,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
+    p.kernel.addEdgeRoutes(podEdgeRoutes());
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
       db: p.db,
@@ -102,8 +109,11 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     return { runtime, volumes, pods, worker, volumeService, templates, config };
   },
-  routes: (app, _ctx, s) => {
-    podRoutes(app, { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } });
+  routes: (app, p, s) => {
+    const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
+    podRoutes(app, deps);
+    linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
+    legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
     volumeRoutes(app, { volumes: s.volumeService });
     templateRoutes(app, { templates: s.templates });
   },

@@ -282,3 +282,66 @@ export async function groupRefs(q: Queryable, groupId: string): Promise<string[]
   ]);
   return rows.flatMap((r) => [r.id, r.slug]);
 }
+
+/** The linked app (deployed on behalf of the e-mail user) among the owner's pods. */
+export async function findLinkedPod(q: Queryable, owner: Owner, ref: string): Promise<PodRow | null> {
+  const pod = await findPod(q, owner, ref);
+  return pod && pod.linked_email !== null && pod.desired_state !== "removed" ? pod : null;
+}
+
+export interface RolloutRow {
+  id: string;
+  pod_id: string;
+  generation: number;
+  image: string;
+  reason: string;
+  state: string;
+  restarts: number;
+  created_at: Date;
+  serving_at: Date | null;
+  ended_at: Date | null;
+}
+
+/** A rollout of one of the owner's pods, by rollout id; a pod id (or slug) names its newest rollout. */
+export async function findRollout(q: Queryable, owner: Owner, ref: string): Promise<RolloutRow | null> {
+  const { rows } = await q.query<RolloutRow>(
+    `SELECT r.* FROM pod_rollouts r JOIN pods p ON p.id = r.pod_id
+      WHERE p.owner_kind = $1 AND p.owner_id = $2
+        AND (r.id::text = $3 OR p.id::text = $3 OR (p.slug = $3 AND p.desired_state <> 'removed'))
+      ORDER BY (r.id::text = $3) DESC, r.generation DESC LIMIT 1`,
+    [owner.kind, owner.id, ref],
+  );
+  return rows[0] ?? null;
+}
+
+/** What the edge serves at <slug>: a live pod, or a group's running members. */
+export async function edgeTargetRows(
+  q: Queryable,
+  slug: string,
+): Promise<{
+  kind: "pod" | "group";
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  addresses: string[];
+} | null> {
+  const { rows } = await q.query<{
+    kind: "pod" | "group";
+    id: string;
+    owner_kind: Owner["kind"];
+    owner_id: string;
+    addresses: string[];
+  }>(
+    `SELECT 'pod' AS kind, id, owner_kind, owner_id,
+            CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
+       FROM pods WHERE slug = $1 AND desired_state <> 'removed'
+     UNION ALL
+     SELECT 'group', g.id, g.owner_kind, g.owner_id,
+            COALESCE(array_agg(p.address) FILTER (WHERE p.state = 'running' AND p.address IS NOT NULL AND p.desired_state = 'running'), ARRAY[]::text[])
+       FROM pod_groups g LEFT JOIN pods p ON p.group_id = g.id
+      WHERE g.slug = $1 AND g.desired_state <> 'removed' GROUP BY g.id
+     LIMIT 1`,
+    [slug],
+  );
+  return rows[0] ?? null;
+}

@@ -1,8 +1,10 @@
 import type { Db } from "../store/db.js";
 import type { SecretBox } from "../kernel/secrets.js";
+import type { Owner } from "../kernel/owner.js";
 import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
 import { instanceSpec, SEALED, type DatabasesDeps } from "./service.js";
 import * as repo from "./repo.js";
+import { appNetworks, effectiveAllowlist, type AppsSide } from "./attachments.js";
 
 /*
  * The server side of each database command, run by the command job (jobs.ts) under the instance's lock.
@@ -15,6 +17,8 @@ type ExecutorOutput = {
   /** System commands queued once this one is recorded as succeeded (e.g. a base backup after provisioning). */
   followUps?: string[];
 };
+const ownerOf = (row: repo.DatabaseRow): Owner => ({ kind: row.owner_kind, id: row.owner_id });
+
 type Executor = (row: repo.DatabaseRow, params: Record<string, unknown>) => Promise<ExecutorOutput>;
 
 /** What each command does to the server, and what the store records once it has happened. */
@@ -23,6 +27,7 @@ export function executors(
   db: Db,
   config: DatabasesDeps["config"],
   secrets: SecretBox,
+  apps: AppsSide,
 ): Record<string, Executor> {
   const recordBackup = async (row: repo.DatabaseRow, b: BackupInfo) => {
     await repo.upsertBackup(db, row.account_id, {
@@ -90,17 +95,20 @@ export function executors(
       await recordBackup(row, b);
       return { result: { backup_id: b.id } };
     },
+    // the password in force is kept (sealed) for attached apps, recorded with the command's success
     rotate_password: async (row, params) => {
-      await provider.rotatePassword(row.id, "owner", secrets.open(String(params.password), SEALED.commandPassword));
-      return {};
+      const password = secrets.open(String(params.password), SEALED.commandPassword);
+      await provider.rotatePassword(row.id, "owner", password);
+      return { patch: { app_password: secrets.seal(password, SEALED.appPassword) } };
     },
+    // a non-empty allowlist also admits the owner's app networks as they are now (attachments.ts)
     allowlist: async (row) => {
-      await provider.setAllowlist(
-        row.id,
-        row.allowlist.map((e) => e.cidr),
-      );
-      return {};
+      const nets = row.allowlist.length ? await appNetworks(db, apps.attachments, ownerOf(row)) : [];
+      await provider.setAllowlist(row.id, effectiveAllowlist(row.allowlist, nets));
+      return { patch: { app_cidrs: row.allowlist.length ? nets : null } };
     },
+    // rolls the attached apps after a rotation, when doing so at once failed (service.ts rotatePassword)
+    refresh_apps: async (row) => ({ result: { apps: await apps.attachments.refresh(db, "databases", row.id) } }),
     extensions: async (row, params) => {
       const installed = await provider.ensureExtensions(row.id, params.names as string[], {
         shared: row.size === "dev",

@@ -8,6 +8,8 @@ import { executors } from "./command-executors.js";
 import * as repo from "./repo.js";
 import { watchDatabases } from "./watch.js";
 import { databasesOnHost, markCommandsOnUnavailableHosts, sendCommand } from "./placement.js";
+import { driftedAllowlists, NO_APPS, OWNER_NETWORKS_JOB, type AppsSide } from "./attachments.js";
+import type { Owner } from "../kernel/owner.js";
 
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
@@ -50,11 +52,16 @@ async function supersededReason(
 
 export function databaseJobs(
   queue: Pick<JobQueue, "send" | "hostAvailable">,
-  deps: Pick<DatabasesDeps, "db" | "config" | "provider" | "secrets"> & { hostId: string },
+  deps: Pick<DatabasesDeps, "db" | "config" | "provider" | "secrets"> & {
+    hostId: string;
+    /** the apps side of attachments (the kernel); none: no apps attach */
+    apps?: AppsSide;
+  },
 ): JobSpec<any>[] {
   const { db, provider, config, hostId } = deps;
+  const apps = deps.apps ?? NO_APPS;
   const specs: JobSpec<any>[] = [];
-  const run = executors(provider, db, config, deps.secrets);
+  const run = executors(provider, db, config, deps.secrets, apps);
 
   specs.push({
     name: COMMAND_JOB,
@@ -156,6 +163,16 @@ export function databaseJobs(
       await requeueLostCommands(db, queue);
       await reconcileStates(db, queue);
       await markCommandsOnUnavailableHosts(db, queue);
+      for (const id of await driftedAllowlists(db, apps)) await enqueueSystem(db, queue, id, "allowlist");
+    },
+  });
+
+  // the apps area sends it when an owner's app networks change (attachments.ts)
+  specs.push({
+    name: OWNER_NETWORKS_JOB,
+    retryLimit: 3,
+    handler: async ({ owner }: { owner: Owner }) => {
+      for (const id of await repo.allowlistedOf(db, owner)) await enqueueSystem(db, queue, id, "allowlist");
     },
   });
 

@@ -6,6 +6,7 @@ import { databaseJobs, reconcileNow } from "./jobs.js";
 import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
+import { databaseAttachable } from "./attachments.js";
 
 export type { DatabasesState } from "./state.js";
 
@@ -19,10 +20,14 @@ export const databasesArea = defineArea<DatabasesState>({
     },
     { name: "backups", description: "Base, WAL and snapshot backups of the caller's databases." },
   ],
-  setup: (p) => ({
-    provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
-    poolAvailable: () => findPgbouncer() !== null,
-  }),
+  setup: (p) => {
+    // what a pod attaching a database is given (DATABASE_URL); the apps area asks it through the kernel
+    p.kernel.addAttachable(databaseAttachable(p.secrets));
+    return {
+      provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
+      poolAvailable: () => findPgbouncer() !== null,
+    };
+  },
   routes: databaseRoutes,
   jobs: (p, s) =>
     databaseJobs(p.jobs, {
@@ -31,6 +36,7 @@ export const databasesArea = defineArea<DatabasesState>({
       provider: s.provider,
       secrets: p.secrets,
       hostId: p.kernel.hosts.local.id,
+      apps: p.kernel,
     }),
   metering: () => databaseMetering(),
   lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),

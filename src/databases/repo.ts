@@ -3,6 +3,7 @@ import type { Owner, OwnerKind } from "../kernel/owner.js";
 
 // database_backups has its own file; re-exported so `repo.*` names every table of the area
 export * from "./backups-repo.js";
+export * from "./attachments-repo.js";
 
 export interface DatabaseRow {
   id: string;
@@ -45,6 +46,10 @@ export interface DatabaseRow {
   /** The host holding the instance's files (migration 009; src/databases/placement.ts); null: not placed yet. */
   host_id?: string | null;
   standby_host_id?: string | null;
+  /** The owner role's current password, sealed, for attached apps (migration 016); null on older instances. */
+  app_password?: string | null;
+  /** The owner's app networks last applied beside a non-empty allowlist (migration 016). */
+  app_cidrs?: string[] | null;
 }
 
 /** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */
@@ -120,8 +125,8 @@ export async function listDatabases(q: Queryable, owner: Owner, refs: string[] |
 export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
   await q.query(
     `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-       db_name, db_user, initial_password, initial_superuser_password, host_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+       db_name, db_user, initial_password, initial_superuser_password, host_id, app_password)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
     [
       row.id,
       row.account_id,
@@ -141,6 +146,7 @@ export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<vo
       row.initial_password,
       row.initial_superuser_password,
       row.host_id ?? null,
+      row.app_password ?? null,
     ],
   );
 }

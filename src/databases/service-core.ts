@@ -41,6 +41,8 @@ export interface DatabasesDeps {
   secrets: SecretBox;
   /** placement: the host that holds a new instance (src/hosts) */
   hosts: Pick<Hosts, "local" | "place">;
+  /** the apps side of attachments (attached-apps, rolling apps after a rotation): the kernel, read at each call */
+  apps: Pick<Kernel, "attachments">;
 }
 
 export type Size = repo.DatabaseRow["size"];
@@ -66,6 +68,8 @@ export const SEALED = {
   password: "databases.initial_password",
   superuserPassword: "databases.initial_superuser_password",
   commandPassword: "database_commands.params.password",
+  /** the owner role's current password, for attached apps (attachments.ts) */
+  appPassword: "databases.app_password",
 } as const;
 
 export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["config"], secrets: SecretBox): InstanceSpec {

@@ -1,5 +1,6 @@
 import { ApiError, badRequest } from "../http/errors.js";
 import type { Principal } from "../auth/principal.js";
+import type { AttachedApp } from "../kernel/contracts.js";
 import { connectionUrl, DB_SIZES } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, normalizeCidr } from "./provider/local/index.js";
 import { statusOnHost } from "./placement.js";
@@ -11,7 +12,7 @@ import type { ComputeSettings, DatabasesDeps, HaAction, ServiceCore, Size, Stora
  * (service.ts); kept apart because none of it touches the instance's lifecycle.
  */
 export function settingsOperations(
-  { db, provider, admission, poolAvailable, hosts }: DatabasesDeps,
+  { db, provider, admission, poolAvailable, hosts, apps }: DatabasesDeps,
   { get, command, update, requireLive }: ServiceCore,
 ) {
   const setAllowlist = (p: Principal, ref: string, entries: { cidr: string; label?: string }[]) =>
@@ -124,10 +125,10 @@ export function settingsOperations(
 
   const rename = (p: Principal, ref: string, label: string) => update(p, ref, () => ({ label }));
 
-  /** Apps attached to the database: none until apps exist (the lookup still answers 404 for another owner's database). */
-  async function attachedApps(p: Principal, ref: string): Promise<{ id: string; slug: string }[]> {
-    await get(p, ref);
-    return [];
+  /** Apps attached to the database, as the apps area reports them (none without one); 404 for another owner's database. */
+  async function attachedApps(p: Principal, ref: string): Promise<AttachedApp[]> {
+    const row = await get(p, ref);
+    return apps.attachments.attachedTo(db, "databases", row.id);
   }
 
   return {

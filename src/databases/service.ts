@@ -43,7 +43,7 @@ export {
  * operations are in service-settings.ts, the shared machinery in service-core.ts.
  */
 export function databasesService(deps: DatabasesDeps) {
-  const { db, config, jobs, provider, admission, changes, secrets, hosts } = deps;
+  const { db, config, jobs, provider, admission, changes, secrets, hosts, apps } = deps;
   const core = serviceCore(deps);
   const { changed, get, locked, command, requireLive } = core;
   // lists are served from memory until the owner's next change (NOTIFY from a trigger, or this process's own write)
@@ -116,11 +116,13 @@ export function databasesService(deps: DatabasesDeps) {
           size,
           storageGb: row.storage_gb,
         });
-        // the passwords are kept sealed until the one-time reveal; this call's answer shows them from memory
+        // the passwords are kept sealed until the one-time reveal; this call's answer shows them from memory. The
+        // owner's is also kept as the current one for attached apps (attachments.ts), replaced by each rotation
         await repo.insertDatabase(tx, {
           ...row,
           initial_password: secrets.seal(row.initial_password!, SEALED.password),
           initial_superuser_password: secrets.seal(row.initial_superuser_password!, SEALED.superuserPassword),
+          app_password: secrets.seal(row.initial_password!, SEALED.appPassword),
         });
         if (!here) return repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "reserve", params: {} });
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance
@@ -240,7 +242,12 @@ export function databasesService(deps: DatabasesDeps) {
       };
     });
 
-  /** The new password is returned once; the job applies it, and this call waits so the old one is refused when it answers. */
+  /**
+   * The new password is returned once; the job applies it (and keeps it sealed for attached apps in the same
+   * transaction that records the command's success), and this call waits so the old one is refused when it
+   * answers. Then the attached apps are rolled with the new URL (`apps_restarting`): only after the rotation
+   * is committed, so a failure there never undoes it; it is retried by a `refresh_apps` command of its own.
+   */
   async function rotatePassword(p: Principal, ref: string) {
     const password = generatePassword();
     const { row, commandId } = await command(p, ref, async (row, tx) => {
@@ -256,7 +263,16 @@ export function databasesService(deps: DatabasesDeps) {
         "rotation_failed",
         done?.error ?? "The password rotation did not finish in time; the old password still works.",
       );
-    return { row, commandId, password };
+    // nothing past this point may fail the call: the user must see the password now in force
+    const appsRestarting = await apps.attachments.refresh(db, "databases", row.id).catch(async () => {
+      const retry = randomUUID();
+      await repo
+        .insertCommand(db, { id: retry, databaseId: row.id, kind: "refresh_apps", params: {} })
+        .then(() => sendCommand(db, jobs, COMMAND_JOB, retry))
+        .catch(() => {}); // pods started later resolve the current password anyway
+      return [] as string[];
+    });
+    return { row, commandId, password, appsRestarting };
   }
 
   /** The initial passwords, once; the row is locked while the store forgets them, in the transaction of the caller's audit row. */

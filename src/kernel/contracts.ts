@@ -106,3 +106,24 @@ export interface AttachmentConsumer {
   /** source networks (CIDR) the owner's apps connect from, so an allowlist can always admit them */
   sourceCidrs(q: Queryable, owner: Owner): Promise<string[]>;
 }
+
+/** What the edge serves for one host name: upstream replicas (or files) and the access rule. */
+export interface EdgeTarget {
+  kind: string;
+  id: string;
+  owner: Owner;
+  /** 127.0.0.1:<port> (or host:port) of every healthy replica; empty: none healthy now (503) */
+  upstreams: string[];
+  /** public: anyone; owner-only: a signed-in member of the owner (later: org visibility, partner locks) */
+  visibility: "public" | "owner-only";
+}
+
+/**
+ * An area whose resources the edge serves (apps now, static sites later). `channel` is the NOTIFY channel its
+ * route changes are announced on, so every edge process drops what it cached within a second.
+ */
+export interface EdgeRouteSource {
+  channel: string;
+  /** the target for a label under the apps domain (<slug>.<APPS_DOMAIN>), or null */
+  resolve(q: Queryable, slug: string): Promise<EdgeTarget | null>;
+}

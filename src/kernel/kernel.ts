@@ -5,6 +5,7 @@ import type {
   AdmissionRequest,
   Attachable,
   AttachmentConsumer,
+  EdgeRouteSource,
   ImageAccess,
   InstanceLookup,
   Lifecycle,
@@ -27,6 +28,8 @@ export class Kernel {
   private readonly attachables = new Map<Resource, Attachable>();
   private consumer: AttachmentConsumer | null = null;
   private images: ImageAccess = { pullFor: async () => null };
+  /** what the edge serves, per area (apps, later static sites) */
+  readonly edgeRoutes: EdgeRouteSource[] = [];
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -59,6 +62,10 @@ export class Kernel {
 
   get imageAccess(): ImageAccess {
     return this.images;
+  }
+
+  addEdgeRoutes(source: EdgeRouteSource): void {
+    this.edgeRoutes.push(source);
   }
 
   addAttachable(source: Attachable): void {

@@ -5,6 +5,7 @@ import { Body } from "../../http/schemas.js";
 import { backupView, commandView, databaseView } from "../view.js";
 import {
   Accepted,
+  AttachedApp,
   caller,
   Instance,
   InstanceWithCommand,
@@ -117,14 +118,24 @@ export function coreRoutes(app: FastifyInstance, { svc, config }: RouteDeps): vo
       schema: {
         operationId: "rotateDatabasePassword",
         tags,
-        summary: "Issue a new password (shown once); the old one is refused at once.",
+        summary:
+          "Issue a new password (shown once); the old one is refused at once. Attached apps are rolled with the new URL (apps_restarting).",
         params: Params,
-        response: { 200: InstanceWithCommand },
+        response: {
+          200: Type.Composite([
+            InstanceWithCommand,
+            Type.Object({
+              apps_restarting: Type.Array(Type.String(), {
+                description: "ids of the attached apps being restarted with the new password",
+              }),
+            }),
+          ]),
+        },
       },
     },
     async (request) => {
-      const { row, commandId, password } = await svc.rotatePassword(caller(request), request.params.id);
-      return { ...databaseView(row, config, { password }), command_id: commandId };
+      const { row, commandId, password, appsRestarting } = await svc.rotatePassword(caller(request), request.params.id);
+      return { ...databaseView(row, config, { password }), command_id: commandId, apps_restarting: appsRestarting };
     },
   );
 
@@ -196,9 +207,10 @@ export function coreRoutes(app: FastifyInstance, { svc, config }: RouteDeps): vo
       schema: {
         operationId: "listAttachedApps",
         tags,
-        summary: "Apps attached to the database (none until apps exist).",
+        summary:
+          "Apps (pods) attached to the database: they get its DATABASE_URL and are rolled when its password rotates.",
         params: Params,
-        response: { 200: Type.Array(Type.Object({ id: Type.String(), slug: Type.String() })) },
+        response: { 200: Type.Array(AttachedApp) },
       },
     },
     async (request) => svc.attachedApps(caller(request), request.params.id),

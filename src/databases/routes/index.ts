@@ -21,6 +21,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, stat
     changes: ctx.changes,
     secrets: ctx.secrets,
     hosts: ctx.kernel.hosts,
+    apps: ctx.kernel,
   });
   const deps: RouteDeps = { svc, config: ctx.config };
   for (const register of [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes]) register(app, deps);

@@ -101,3 +101,11 @@ export const Instance = Type.Object({
   commands: Type.Optional(Type.Array(Command)),
 });
 export const InstanceWithCommand = Type.Composite([Instance, Type.Object({ command_id: Type.String() })]);
+/** An app using the database, as the apps area reports it (kernel AttachedApp). */
+export const AttachedApp = Type.Object({
+  kind: Type.String({ description: "pod, pod-group…" }),
+  id: Type.String(),
+  name: Type.String(),
+  slug: Nullable(Type.String()),
+  state: Type.String(),
+});

@@ -169,7 +169,8 @@ async function canBind(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = net.createServer();
     srv.once("error", () => resolve(false));
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+    // every address, as the servers listen (settings.ts): a port taken on any one of them is taken
+    srv.listen(port, () => srv.close(() => resolve(true)));
   });
 }
 

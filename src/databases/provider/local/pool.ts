@@ -70,7 +70,7 @@ export function renderPoolIni(c: PoolConfig): string {
 * = host=${c.serverSocketDir} port=${c.serverPort}
 
 [pgbouncer]
-listen_addr = 127.0.0.1
+listen_addr = *
 listen_port = ${c.listenPort}
 unix_socket_dir =
 pool_mode = transaction

@@ -82,8 +82,11 @@ export function restoreCommand(archiveDir: string): string {
 export function nodeSettings(input: NodeSettingsInput): Record<string, string | number | boolean> {
   const p = SIZE_PROFILES[input.size];
   const s: Record<string, string | number | boolean> = {
-    // clients reach the loopback address; hba rules see their real source (127.0.0.2 etc.)
-    listen_addresses: "127.0.0.1",
+    // every address: local clients use loopback, app containers the host's address on their network (a gateway);
+    // pg_hba decides who gets in (hba.ts: TLS, the allowlist). A running server picks a change of this up only when
+    // it restarts (every start writes this file first), so servers started before listening on '*' stay on loopback
+    // until their next start, resize or host restart.
+    listen_addresses: "*",
     port: input.port,
     unix_socket_directories: input.socketDir,
     unix_socket_permissions: "0700",
