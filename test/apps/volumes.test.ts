@@ -229,6 +229,34 @@ describe("volumes API on real containers", () => {
     expectError(await createPod("vol-none", [{ volume: "nothing", path: "/data" }]), 404, "not_found");
     await volumeState(theirs.id, ["ready"]).catch(() => null);
     assert.equal((await del(`/v1/volumes/${theirs.id}`, other.token)).statusCode, 202);
+
+    // a volume that is not ready (here: failed, as when its file system could not be made) is refused, and
+    // deleting it still works and removes whatever was made
+    const broken = (await post("/v1/volumes", { name: "broken", size_gb: 1 })).json();
+    await volumeState(broken.id, ["ready"]);
+    await t.db.query("UPDATE volumes SET state = 'failed', state_reason = 'made up by the test' WHERE id = $1", [
+      broken.id,
+    ]);
+    const failed = (await get("/v1/volumes/broken")).json();
+    assert.equal(failed.state_reason, "made up by the test");
+    assert.equal(failed.used_bytes, null);
+    expectError(await createPod("vol-broken", [{ volume: "broken", path: "/data" }]), 409, "conflict");
+    assert.equal((await del("/v1/volumes/broken")).statusCode, 202);
+    const img = path.join(t.config.dataDir, "volumes", `${broken.id}.img`);
+    await until("the failed volume's files removed", async () => !existsSync(img));
+  });
+
+  test("a volume deleted while its deleted pod is still stopping is removed once the container is gone", async () => {
+    const v = (await post("/v1/volumes", { name: "quick", size_gb: 1 })).json();
+    await volumeState(v.id, ["ready"]);
+    const pod = (await createPod("vol-quick", [{ volume: "quick", path: "/data" }])).json();
+    await serving(pod.id);
+    assert.equal((await del(`/v1/pods/${pod.id}`)).statusCode, 202);
+    const res = await del("/v1/volumes/quick");
+    assert.equal(res.statusCode, 202, "a pod being deleted no longer holds its volume");
+    const img = path.join(t.config.dataDir, "volumes", `${v.id}.img`);
+    await until("the volume's files removed after the pod's container", async () => !existsSync(img), 90_000);
+    assert.equal((await get(`/v1/pods/${pod.id}`)).json().state, "removed");
   });
 
   test("scopes: a read key cannot create; an instance key sees only its volume", async () => {
