@@ -8,6 +8,7 @@ import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
+import { registryArea } from "./registry/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -22,6 +23,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   operatorArea,
   hostsArea,
   databasesArea,
+  registryArea,
   appsArea,
   billingArea,
   mcpArea,

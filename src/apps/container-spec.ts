@@ -19,6 +19,8 @@ export interface SpecDeps {
   secrets: SecretBox;
   hostId: string;
   gpuCatalogFile: string;
+  /** the owner's network is new or changed: the databases re-apply their allowlists (they admit its subnet) */
+  networkChanged: (owner: Owner) => void;
 }
 
 export const ENV_COLUMN = "pods.env";
@@ -38,8 +40,10 @@ export const networkNameOf = (owner: Owner): string =>
 export async function ownerNetwork(deps: SpecDeps, owner: Owner): Promise<OwnerNetworkRow> {
   const known = await findOwnerNetwork(deps.db, owner, deps.hostId);
   const made = await deps.runtime.ensureNetwork(known?.name ?? networkNameOf(owner));
-  if (!known || known.subnet !== made.subnet || known.gateway !== made.gateway)
+  if (!known || known.subnet !== made.subnet || known.gateway !== made.gateway) {
     await saveOwnerNetwork(deps.db, owner, deps.hostId, made);
+    deps.networkChanged(owner);
+  }
   return made;
 }
 
@@ -63,6 +67,7 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
     const found = source && (await source.resolve(deps.db, owner, ref));
     if (!found) throw new RuntimeError(`attached database ${ref} no longer exists`, "bad_spec");
     for (const [k, v] of Object.entries(found.env)) {
+      // the URL names the host-side address; from inside the container the host is the network's gateway
       const value = v.replace(/@(127\.0\.0\.1|localhost):/, `@${network.gateway}:`);
       const hostValue = k === "PGHOST" && (v === "127.0.0.1" || v === "localhost") ? network.gateway : value;
       if (i === 0) env[k] = hostValue;
@@ -72,7 +77,7 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
   const size = podSizes(deps.gpuCatalogFile).find((s) => s.id === pod.size);
   if (!size) throw new RuntimeError(`unknown size ${pod.size}`, "bad_spec");
   const mounts = [];
-  for (const v of pod.volumes) mounts.push({ source: await deps.volumes.ensureMounted(v.volume_id), target: v.path });
+  for (const v of pod.volumes) mounts.push({ source: (await deps.volumes.ensureMounted(v.volume_id)).path, target: v.path });
   return {
     name: containerName(pod.id, pod.generation),
     image: pod.image,

@@ -9,7 +9,7 @@ import { RECONCILE_JOB } from "./service.js";
  */
 export class PodWorker {
   private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<void> | null = null;
+  private sweeping: Promise<Awaited<ReturnType<typeof sweepHost>>> | null = null;
   private readonly retries = new Map<string, NodeJS.Timeout>();
   readonly deps: ReconcilerDeps;
 
@@ -38,7 +38,7 @@ export class PodWorker {
       .catch(() => null);
   }
 
-  sweep(): Promise<void> {
+  sweep(): Promise<Awaited<ReturnType<typeof sweepHost>>> {
     this.sweeping ??= sweepHost(this.deps, this.reconcile).finally(() => (this.sweeping = null));
     return this.sweeping;
   }

@@ -82,6 +82,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         secrets: p.secrets,
         hostId,
         gpuCatalogFile: p.config.gpuCatalogFile,
+        // the databases area's job (src/databases/attachments.ts): allowlists admit the owner's new subnet
+        networkChanged: (owner) => void p.jobs.send("databases.owner-networks", { owner }).catch(() => null),
         log: p.log,
         drainMs: config.drainMs,
         healthTimeoutMs: config.healthTimeoutMs,

@@ -171,7 +171,10 @@ async function removeContainer(deps: ReconcilerDeps, name: string) {
  * get a reconcile, containers of pods the store does not know (or removed) are orphans and go. Run at
  * start (adoption after a restart) and every few seconds (crash detection).
  */
-export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string) => Promise<void>): Promise<void> {
+export async function sweepHost(
+  deps: ReconcilerDeps,
+  reconcile: (podId: string) => Promise<void>,
+): Promise<{ pods: number; containers: number; reconciled: number; orphans: number }> {
   const [pods, containers] = await Promise.all([
     repo.podsOnHost(deps.db, deps.hostId),
     deps.runtime.list({ [LABEL_HOST]: deps.hostId }),
@@ -182,7 +185,12 @@ export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string)
     if (id) byPod.set(id, [...(byPod.get(id) ?? []), c]);
   }
   const known = new Set(pods.map((p) => p.id));
-  for (const [id, cs] of byPod) if (!known.has(id)) for (const c of cs) await removeContainer(deps, c.name);
+  let orphans = 0;
+  for (const [id, cs] of byPod) {
+    if (known.has(id)) continue;
+    for (const c of cs) await removeContainer(deps, c.name);
+    orphans += cs.length;
+  }
   const due = pods.filter((p) => {
     const cs = byPod.get(p.id) ?? [];
     if (p.desired_state !== "running")
@@ -201,4 +209,5 @@ export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string)
         });
     }),
   );
+  return { pods: pods.length, containers: containers.length, reconciled: due.length, orphans };
 }
