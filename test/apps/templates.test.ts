@@ -1,7 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { call, createTestApp, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
+import { call, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
+import { createAppsTestApp } from "./lib.js";
 import type { AppsState } from "../../src/apps/module.js";
 import { LABEL_POD } from "../../src/apps/container-spec.js";
 
@@ -39,10 +40,7 @@ describe("pod templates API", () => {
   before(async () => {
     image = await testImage("TEST_IMAGE_HTTPD_V1");
     image2 = await testImage("TEST_IMAGE_HTTPD_V2");
-    t = await createTestApp({
-      startJobs: true,
-      env: { APPS_ALLOW_LOCAL_IMAGES: "1", APPS_SWEEP_MS: "500", APPS_DRAIN_MS: "0" },
-    });
+    t = await createAppsTestApp({ env: { APPS_DRAIN_MS: "0" } });
     user = await signup(t.app);
   });
 

@@ -45,7 +45,14 @@ export function volumeRoutes(app: FastifyInstance, { volumes }: { volumes: Volum
       config: {
         auth: { scope: "volumes:write", instance: "create" },
         validationCodes: { "/name": "bad_slug" },
-        errors: ["bad_slug", "slug_taken", "insufficient_funds", "deploy_rule_violation", "host_unavailable"],
+        errors: [
+          "bad_slug",
+          "slug_taken",
+          "insufficient_funds",
+          "deploy_rule_violation",
+          "host_unavailable",
+          "runtime_unavailable",
+        ],
         summaryKo: "고정 크기 볼륨을 만듭니다(준비되면 state가 ready).",
       },
       schema: {

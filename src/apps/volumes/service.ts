@@ -40,6 +40,9 @@ export function volumesService(deps: VolumesDeps) {
           storageGb: input.size_gb,
         });
         const hostId = await kernel.hosts.place(tx, { kind: "volume", owner: p.owner });
+        // this host cannot make volumes (not root, no mkfs.ext4): 503 with how to fix it, nothing recorded
+        const missing = hostId === kernel.hosts.local.id ? await deps.store.unavailable() : null;
+        if (missing) throw new ApiError("runtime_unavailable", `Volumes cannot be created here: ${missing}.`);
         await repo.insertVolume(tx, {
           id,
           owner_kind: p.owner.kind,
