@@ -18,6 +18,14 @@ import { groupsService, type GroupsService } from "./groups/service.js";
 import { Autoscaler, autoscaleJobs } from "./groups/autoscaler.js";
 import { findGroup } from "./groups/repo.js";
 import * as repo from "./repo.js";
+import { volumesService, type VolumesService } from "./volumes/service.js";
+import { resumeVolumes, volumeJobs } from "./volumes/jobs.js";
+import { volumeMetering } from "./volumes/metering.js";
+import { findVolume } from "./volumes/repo.js";
+import { volumeRoutes } from "./routes/volumes.js";
+import { templatesService, type TemplatesService } from "./templates/service.js";
+import { findTemplate } from "./templates/repo.js";
+import { templateRoutes } from "./routes/templates.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -37,6 +45,8 @@ export interface AppsState {
   groups: GroupsService;
   autoscaler: Autoscaler;
   worker: PodWorker;
+  volumeService: VolumesService;
+  templates: TemplatesService;
   config: AppsConfig;
 }
 
@@ -114,7 +124,14 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
-    return { runtime, volumes, pods, groups, autoscaler, worker, config };
+    const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
+    const templates = templatesService({
+      db: p.db,
+      secrets: p.secrets,
+      kernel: p.kernel,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+    });
+    return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, config };
   },
   routes: (app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
@@ -122,29 +139,56 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     groupRoutes(app, { groups: s.groups, urls: deps.urls });
     linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
     legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
+    volumeRoutes(app, { volumes: s.volumeService });
+    templateRoutes(app, { templates: s.templates });
   },
-  jobs: (_p, s) => [...podJobs(s.worker), ...autoscaleJobs(s.autoscaler)],
-  metering: () => podMetering(),
+  jobs: (p, s) => [
+    ...podJobs(s.worker),
+    ...autoscaleJobs(s.autoscaler),
+    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log }),
+  ],
+  metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
-  instances: (p) => ({
-    resource: "pods",
-    find: async (owner, ref) => {
-      const pod = await repo.findPod(p.db, owner, ref);
-      if (!pod) {
-        // a group is a pods instance too (its id covers its members)
-        const group = await findGroup(p.db, owner, ref);
-        return group && { id: group.id, slug: group.slug };
-      }
-      const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-      return { id: pod.id, slug: pod.slug, covers: group };
+  instances: (p) => [
+    {
+      resource: "pods",
+      find: async (owner, ref) => {
+        const pod = await repo.findPod(p.db, owner, ref);
+        if (!pod) {
+          // a group is a pods instance too (its id covers its members)
+          const group = await findGroup(p.db, owner, ref);
+          return group && { id: group.id, slug: group.slug };
+        }
+        const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
+        return { id: pod.id, slug: pod.slug, covers: group };
+      },
     },
-  }),
+    {
+      resource: "volumes",
+      find: async (owner, ref) => {
+        const v = await findVolume(p.db, owner, ref);
+        return v && { id: v.id, slug: v.name };
+      },
+    },
+    {
+      resource: "pod-templates",
+      find: async (owner, ref) => {
+        const t = await findTemplate(p.db, owner, ref);
+        return t && { id: t.id, slug: t.name };
+      },
+    },
+  ],
   // adopt what runs already (a restart never starts a duplicate), then keep watching
   start: async (p, s) => {
     if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    await resumeVolumes(p.db, p.jobs, p.kernel.hosts.local.id);
     if (await s.runtime.unavailable()) return;
+    const started = Date.now();
     await s.worker
       .sweep()
+      .then((r) =>
+        p.log.info({ ...r, ms: Date.now() - started }, "pods adopted: the host's containers match the store"),
+      )
       .catch((err) => p.log.error({ err }, "start-up pod sweep failed; the periodic sweep retries"));
     s.worker.start();
     s.autoscaler.start();
