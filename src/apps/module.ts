@@ -7,7 +7,7 @@ import { podsService, type PodsService } from "./service.js";
 import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
-import { podEdgeRoutes } from "./edge-routes.js";
+import { podEdgeRoutes } from "./edge-source.js";
 import { podRoutes } from "./routes/pods.js";
 import { linkedRoutes } from "./routes/linked.js";
 import { legacyRoutes } from "./routes/legacy.js";
