@@ -74,6 +74,8 @@ test("kill -9 of the platform leaves pods serving; after restart they are adopte
       "nofile=20000:20000",
       "--ulimit",
       "nproc=20000:20000",
+      "--name",
+      `pod-${orphanPod.replace(/-/g, "").slice(0, 16)}-g1`,
       "--label",
       `platform.pod=${orphanPod}`,
       "--label",
