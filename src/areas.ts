@@ -7,6 +7,7 @@ import { cliArea } from "./cli/module.js";
 import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
+import { sandboxesArea } from "./sandboxes/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -21,6 +22,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   operatorArea,
   hostsArea,
   databasesArea,
+  sandboxesArea,
   billingArea,
   mcpArea,
   consoleArea,
