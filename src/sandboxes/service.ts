@@ -25,6 +25,8 @@ import * as repo from "./repo.js";
 export const DEFAULT_SANDBOX_IMAGE = "localhost/platform/sandbox:busybox";
 /** stdout and stderr of one exec are each cut here */
 export const OUTPUT_LIMIT = 64 * 1024;
+/** commands one sandbox runs at once through this process (each holds a podman client on the host) */
+export const MAX_CONCURRENT_EXECS = 8;
 export const REAP_JOB = "sandboxes.reap";
 export const EXPIRE_JOB = "sandboxes.expire";
 /** the host's static busybox, mounted read-only so any image (even one without `sleep`) can be kept alive */
@@ -127,6 +129,7 @@ function platformImage(): Promise<string> {
  */
 export function sandboxesService(deps: SandboxesDeps) {
   const { db, runtime, kernel, config, log } = deps;
+  const execs = new Map<string, number>();
 
   async function requireRuntime(): Promise<void> {
     const why = await runtime.unavailable();
@@ -224,6 +227,10 @@ export function sandboxesService(deps: SandboxesDeps) {
       truncated: true,
       timedOut: true,
     });
+    const busy = execs.get(row.id) ?? 0;
+    if (busy >= MAX_CONCURRENT_EXECS)
+      throw new ApiError("conflict", `The sandbox already runs ${busy} commands; wait for one to finish.`);
+    execs.set(row.id, busy + 1);
     try {
       const res = await runtime.exec(name, command, { timeoutMs, maxBytes: OUTPUT_LIMIT });
       return !res.timedOut && res.exitCode !== 0 && (await endedWithSandbox()) ? outOfTime(res) : res;
@@ -235,6 +242,10 @@ export function sandboxesService(deps: SandboxesDeps) {
         await repo.markExpired(db, row.id, "its container stopped before the sandbox's timeout");
       }
       throw new ApiError("conflict", "The sandbox has expired.");
+    } finally {
+      const left = (execs.get(row.id) ?? 1) - 1;
+      if (left > 0) execs.set(row.id, left);
+      else execs.delete(row.id);
     }
   }
 

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, createTestApp, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
+import { MAX_CONCURRENT_EXECS } from "../../src/sandboxes/service.js";
 import { cleanupSandboxes, exec, hostId, post } from "./lib.js";
 
 /**
@@ -60,7 +61,7 @@ describe("sandboxes: scopes, owners, limits and a missing runtime", () => {
     await del(user.token, b.id);
   });
 
-  test("an owner runs at most SANDBOX_MAX_PER_OWNER at once: the next is refused until one is deleted", async () => {
+  test("an owner runs at most SANDBOX_MAX_PER_OWNER at once, a sandbox at most 8 commands at once", async () => {
     const one = (await post(t, user.token, "/v1/sandboxes", { timeout_s: 60 })).json();
     const two = (await post(t, user.token, "/v1/sandboxes", { timeout_s: 60 })).json();
     const refused = await post(t, user.token, "/v1/sandboxes", { timeout_s: 60 });
@@ -72,6 +73,13 @@ describe("sandboxes: scopes, owners, limits and a missing runtime", () => {
     await del(user.token, one.id);
     const three = await post(t, user.token, "/v1/sandboxes", { timeout_s: 60 });
     assert.equal(three.statusCode, 201);
+    // and one sandbox runs at most MAX_CONCURRENT_EXECS commands at once
+    const answers = await Promise.all(
+      Array.from({ length: MAX_CONCURRENT_EXECS + 1 }, () => exec(t, user.token, two.id, ["sleep", "2"])),
+    );
+    const codes = answers.map((r) => r.statusCode).sort();
+    assert.deepEqual(codes, [...Array(MAX_CONCURRENT_EXECS).fill(200), 409]);
+    assert.equal((await exec(t, user.token, two.id, ["true"])).statusCode, 200, "free again afterwards");
     for (const [token, id] of [
       [user.token, two.id],
       [user.token, three.json().id],
