@@ -9,6 +9,7 @@ import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
+import { sandboxesArea } from "./sandboxes/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -25,6 +26,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   databasesArea,
   registryArea,
   appsArea,
+  sandboxesArea,
   billingArea,
   mcpArea,
   consoleArea,

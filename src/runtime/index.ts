@@ -3,7 +3,9 @@
  * RUNTIME, `local` (rootful podman on this host) by default. The contract is provider.ts; the choices
  * and the Kubernetes mapping are in README.md.
  */
+import { createHash } from "node:crypto";
 import { ConfigError } from "../config/config.js";
+import { ownerKey, type Owner } from "../kernel/owner.js";
 import type { RuntimeProvider } from "./provider.js";
 import { PodmanRuntime } from "./podman/runtime.js";
 import type { VolumeStore } from "./volumes.js";
@@ -40,3 +42,10 @@ export function createRuntime(env: Record<string, string | undefined>): RuntimeP
 export function createVolumeStore(dataDir: string): VolumeStore {
   return new LocalVolumeStore(dataDir);
 }
+
+/**
+ * The owner's network on a host: one per owner, isolated from every other (pods and networked sandboxes of
+ * the owner share it). Names are short and [a-z0-9-], as podman wants them.
+ */
+export const ownerNetworkName = (owner: Owner): string =>
+  `plat-${createHash("sha256").update(ownerKey(owner)).digest("hex").slice(0, 16)}`;

@@ -65,6 +65,9 @@ export interface ContainerInfo {
   reason?: string | null;
 }
 
+/** The exit code an exec reports when its command was stopped at the time bound (as coreutils' timeout does). */
+export const TIMED_OUT_EXIT_CODE = 124;
+
 export interface ExecResult {
   exitCode: number;
   stdout: string;

@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { RuntimeError, type ExecResult } from "../provider.js";
+import { RuntimeError, TIMED_OUT_EXIT_CODE, type ExecResult } from "../provider.js";
 import { lastError } from "./cli.js";
 
-/** The exit code reported for a command stopped at its time bound (as coreutils' timeout does). */
-export const TIMED_OUT_EXIT_CODE = 124;
+export { TIMED_OUT_EXIT_CODE };
 
 /** A marker every process of one exec session inherits, so a timed-out session can be found and killed. */
 const MARKER = "PLATFORM_EXEC_ID";
