@@ -1,5 +1,5 @@
 import { defineArea } from "../kernel/area.js";
-import { ConfigError } from "../config/config.js";
+import { int } from "../config/config.js";
 import { createRuntime, createVolumeStore } from "../runtime/index.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import type { VolumeStore } from "../runtime/volumes.js";
@@ -48,14 +48,6 @@ export interface AppsState {
   volumeService: VolumesService;
   templates: TemplatesService;
   config: AppsConfig;
-}
-
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(name, `must be a whole number ${min}-${max}`);
-  return n;
 }
 
 /** Apps: pods, pod groups, volumes, templates on real containers (src/runtime; README "Apps"). */

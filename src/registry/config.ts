@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigError } from "../config/config.js";
+import { ConfigError, int } from "../config/config.js";
+
+type Env = Record<string, string | undefined>;
 
 /** The registry area's settings (README: src/registry/README.md). */
 export interface RegistryConfig {
@@ -16,17 +18,6 @@ export interface RegistryConfig {
   pullTtlSeconds: number;
   /** APPS_ALLOW_LOCAL_IMAGES=1: `localhost/...` images (the host's local store) may be deployed */
   allowLocalImages: boolean;
-}
-
-type Env = Record<string, string | undefined>;
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
-  return n;
 }
 
 /** A bare command name is looked up on PATH, as a shell would. */
