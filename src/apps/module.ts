@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { defineArea } from "../kernel/area.js";
 import { int } from "../config/config.js";
 import { createRuntime, createVolumeStore } from "../runtime/index.js";
@@ -76,6 +77,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     const runtime = createRuntime(p.env);
     const volumes = createVolumeStore(p.config.dataDir);
     const hostId = p.kernel.hosts.local.id;
+    const fallbackProcessId = randomUUID();
     const worker = new PodWorker(
       {
         db: p.db,
@@ -86,6 +88,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         hostId,
         gpuCatalogFile: p.config.gpuCatalogFile,
         // the databases area's job (src/databases/attachments.ts): allowlists admit the owner's new subnet
+        // before the lease is held (start-up) a random id: its claims look abandoned to others, which is safe (idempotent steps)
+        processId: () => p.kernel.hosts.leaseId() ?? fallbackProcessId,
         networkChanged: (owner) => void p.jobs.send("databases.owner-networks", { owner }).catch(() => null),
         log: p.log,
         drainMs: config.drainMs,
