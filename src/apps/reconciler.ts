@@ -65,6 +65,8 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     return false;
   }
   if (!current) {
+    // failed for good: only a new generation (update, restart) resets crash_count and tries again
+    if (pod.state === "failed" && pod.crash_count >= deps.maxCrashes) return false;
     if (pod.next_restart_at && pod.next_restart_at.getTime() > Date.now()) {
       deps.again(pod.id, (pod.next_restart_at.getTime() - Date.now()) / 1000);
       return false;
