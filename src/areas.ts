@@ -8,6 +8,8 @@ import { operatorArea } from "./operator/module.js";
 import { hostsArea } from "./hosts/module.js";
 import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
+import { registryArea } from "./registry/module.js";
+import { sandboxesArea } from "./sandboxes/module.js";
 import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
@@ -23,7 +25,9 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   operatorArea,
   hostsArea,
   databasesArea,
+  registryArea,
   appsArea,
+  sandboxesArea,
   edgeArea,
   billingArea,
   mcpArea,

@@ -10,6 +10,7 @@ import PgBoss from "pg-boss";
 import { startEmbeddedServer, ensureDatabase } from "../src/store/embedded.js";
 import { createPool } from "../src/store/db.js";
 import { migrate } from "../src/store/migrate.js";
+import { buildTestImages, IMAGE_TEST_DIRS } from "./helpers/images.js";
 
 export const TEMPLATE_DB = "platform_template";
 
@@ -47,6 +48,9 @@ if (files.some((f) => f.startsWith(path.join("test", "console")))) {
     process.exit(built.status ?? 1);
   }
 }
+// container tests share images built once per run (test/helpers/images.ts), named through the environment
+if (files.some((f) => IMAGE_TEST_DIRS.some((d) => f.startsWith(path.join("test", d) + path.sep))))
+  Object.assign(process.env, await buildTestImages().catch((err) => (console.error(`no test images: ${err}`), {})));
 const child = spawn(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],

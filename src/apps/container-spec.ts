@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { ownerKey, type Owner } from "../kernel/owner.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { ContainerSpec, RuntimeProvider } from "../runtime/provider.js";
 import { RuntimeError } from "../runtime/provider.js";
+import { ownerNetworkName } from "../runtime/index.js";
 import type { VolumeStore } from "../runtime/volumes.js";
 import type { PodRow } from "./repo.js";
 import { findOwnerNetwork, saveOwnerNetwork, type OwnerNetworkRow } from "./networks-repo.js";
@@ -32,14 +32,10 @@ export const LABEL_HOST = "platform.host";
 export const containerName = (podId: string, generation: number): string =>
   `pod-${podId.replace(/-/g, "").slice(0, 16)}-g${generation}`;
 
-/** One isolated network per owner and host (podman network names are short and [a-z0-9-]). */
-export const networkNameOf = (owner: Owner): string =>
-  `plat-${createHash("sha256").update(ownerKey(owner)).digest("hex").slice(0, 16)}`;
-
 /** The owner's network on this host, created once and remembered (the databases' allowlist admits its subnet). */
 export async function ownerNetwork(deps: SpecDeps, owner: Owner): Promise<OwnerNetworkRow> {
   const known = await findOwnerNetwork(deps.db, owner, deps.hostId);
-  const made = await deps.runtime.ensureNetwork(known?.name ?? networkNameOf(owner));
+  const made = await deps.runtime.ensureNetwork(known?.name ?? ownerNetworkName(owner));
   if (!known || known.subnet !== made.subnet || known.gateway !== made.gateway) {
     await saveOwnerNetwork(deps.db, owner, deps.hostId, made);
     deps.networkChanged(owner);
@@ -77,7 +73,8 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
   const size = podSizes(deps.gpuCatalogFile).find((s) => s.id === pod.size);
   if (!size) throw new RuntimeError(`unknown size ${pod.size}`, "bad_spec");
   const mounts = [];
-  for (const v of pod.volumes) mounts.push({ source: await deps.volumes.ensureMounted(v.volume_id), target: v.path });
+  for (const v of pod.volumes)
+    mounts.push({ source: (await deps.volumes.ensureMounted(v.volume_id)).path, target: v.path });
   return {
     name: containerName(pod.id, pod.generation),
     image: pod.image,

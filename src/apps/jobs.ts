@@ -9,7 +9,7 @@ import { RECONCILE_JOB } from "./service.js";
  */
 export class PodWorker {
   private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<void> | null = null;
+  private sweeping: Promise<Awaited<ReturnType<typeof sweepHost>>> | null = null;
   private readonly retries = new Map<string, NodeJS.Timeout>();
   readonly deps: ReconcilerDeps;
 
@@ -21,7 +21,25 @@ export class PodWorker {
     this.deps = { ...base, again: (podId, seconds) => this.again(podId, seconds) };
   }
 
-  reconcile = (podId: string): Promise<void> => reconcilePod(this.deps, podId);
+  private readonly inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
+
+  /** one reconcile per pod in this process; asking while one runs makes it go once more when it ends */
+  reconcile = (podId: string): Promise<void> => {
+    const running = this.inFlight.get(podId);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = (async () => {
+      do {
+        entry.again = false;
+        await reconcilePod(this.deps, podId);
+      } while (entry.again);
+    })().finally(() => this.inFlight.delete(podId));
+    this.inFlight.set(podId, entry);
+    return entry.done;
+  };
 
   /** a back-off restart: a timer here, and a delayed job in case this process dies meanwhile */
   private again(podId: string, seconds: number) {
@@ -38,7 +56,7 @@ export class PodWorker {
       .catch(() => null);
   }
 
-  sweep(): Promise<void> {
+  sweep(): Promise<Awaited<ReturnType<typeof sweepHost>>> {
     this.sweeping ??= sweepHost(this.deps, this.reconcile).finally(() => (this.sweeping = null));
     return this.sweeping;
   }

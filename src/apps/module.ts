@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { defineArea } from "../kernel/area.js";
-import { ConfigError } from "../config/config.js";
+import { int } from "../config/config.js";
 import { createRuntime, createVolumeStore } from "../runtime/index.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import type { VolumeStore } from "../runtime/volumes.js";
@@ -7,13 +8,25 @@ import { podsService, type PodsService } from "./service.js";
 import { PodWorker, podJobs } from "./jobs.js";
 import { podLifecycle, podMetering } from "./metering.js";
 import { podAttachments } from "./attachments.js";
-import { podEdgeRoutes } from "./edge-routes.js";
+import { podEdgeRoutes } from "./edge-source.js";
 import { podRoutes } from "./routes/pods.js";
 import { linkedRoutes } from "./routes/linked.js";
 import { legacyRoutes } from "./routes/legacy.js";
 import { linkedService } from "./linked-service.js";
 import { legacyService } from "./legacy-service.js";
+import { groupRoutes } from "./routes/groups.js";
+import { groupsService, type GroupsService } from "./groups/service.js";
+import { Autoscaler, autoscaleJobs } from "./groups/autoscaler.js";
+import { findGroup } from "./groups/repo.js";
 import * as repo from "./repo.js";
+import { volumesService, type VolumesService } from "./volumes/service.js";
+import { resumeVolumes, volumeJobs } from "./volumes/jobs.js";
+import { volumeMetering } from "./volumes/metering.js";
+import { findVolume } from "./volumes/repo.js";
+import { volumeRoutes } from "./routes/volumes.js";
+import { templatesService, type TemplatesService } from "./templates/service.js";
+import { findTemplate } from "./templates/repo.js";
+import { templateRoutes } from "./routes/templates.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -22,22 +35,20 @@ export interface AppsConfig {
   drainMs: number;
   healthTimeoutMs: number;
   maxCrashes: number;
+  autoscaleMs: number;
+  autoscaleCooldownMs: number;
 }
 
 export interface AppsState {
   runtime: RuntimeProvider;
   volumes: VolumeStore;
   pods: PodsService;
+  groups: GroupsService;
+  autoscaler: Autoscaler;
   worker: PodWorker;
+  volumeService: VolumesService;
+  templates: TemplatesService;
   config: AppsConfig;
-}
-
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(name, `must be a whole number ${min}-${max}`);
-  return n;
 }
 
 /** Apps: pods, pod groups, volumes, templates on real containers (src/runtime; README "Apps"). */
@@ -58,11 +69,15 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     drainMs: int(env, "APPS_DRAIN_MS", 2000, 0, 600_000),
     healthTimeoutMs: int(env, "APPS_HEALTH_TIMEOUT_MS", 60_000, 1000, 3_600_000),
     maxCrashes: int(env, "APPS_MAX_CRASHES", 5, 1, 100),
+    // pod groups: how often each worker host samples its members' CPU, and how long a group waits to shrink
+    autoscaleMs: int(env, "APPS_AUTOSCALE_MS", 15_000, 200, 600_000),
+    autoscaleCooldownMs: int(env, "APPS_AUTOSCALE_COOLDOWN_MS", 60_000, 0, 3_600_000),
   }),
   setup: (p, config) => {
     const runtime = createRuntime(p.env);
     const volumes = createVolumeStore(p.config.dataDir);
     const hostId = p.kernel.hosts.local.id;
+    const fallbackProcessId = randomUUID();
     const worker = new PodWorker(
       {
         db: p.db,
@@ -73,6 +88,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         hostId,
         gpuCatalogFile: p.config.gpuCatalogFile,
         // the databases area's job (src/databases/attachments.ts): allowlists admit the owner's new subnet
+        // before the lease is held (start-up) a random id: its claims look abandoned to others, which is safe (idempotent steps)
+        processId: () => p.kernel.hosts.leaseId() ?? fallbackProcessId,
         networkChanged: (owner) => void p.jobs.send("databases.owner-networks", { owner }).catch(() => null),
         log: p.log,
         drainMs: config.drainMs,
@@ -90,36 +107,90 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       runtime,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
+    const groups = groupsService({ db: p.db, secrets: p.secrets, kernel: p.kernel, pods });
+    const autoscaler = new Autoscaler({
+      db: p.db,
+      runtime,
+      groups,
+      hostId,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+      log: p.log,
+      intervalMs: config.autoscaleMs,
+      cooldownMs: config.autoscaleCooldownMs,
+    });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
-    return { runtime, volumes, pods, worker, config };
+    const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
+    const templates = templatesService({
+      db: p.db,
+      secrets: p.secrets,
+      kernel: p.kernel,
+      gpuCatalogFile: p.config.gpuCatalogFile,
+    });
+    return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, config };
   },
   routes: (app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
     podRoutes(app, deps);
+    groupRoutes(app, { groups: s.groups, urls: deps.urls });
     linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
     legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
+    volumeRoutes(app, { volumes: s.volumeService });
+    templateRoutes(app, { templates: s.templates });
   },
-  jobs: (_p, s) => podJobs(s.worker),
-  metering: () => podMetering(),
+  jobs: (p, s) => [
+    ...podJobs(s.worker),
+    ...autoscaleJobs(s.autoscaler),
+    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log }),
+  ],
+  metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
-  instances: (p) => ({
-    resource: "pods",
-    find: async (owner, ref) => {
-      const pod = await repo.findPod(p.db, owner, ref);
-      if (!pod) return null;
-      const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-      return { id: pod.id, slug: pod.slug, covers: group };
+  instances: (p) => [
+    {
+      resource: "pods",
+      find: async (owner, ref) => {
+        const pod = await repo.findPod(p.db, owner, ref);
+        if (!pod) {
+          // a group is a pods instance too (its id covers its members)
+          const group = await findGroup(p.db, owner, ref);
+          return group && { id: group.id, slug: group.slug };
+        }
+        const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
+        return { id: pod.id, slug: pod.slug, covers: group };
+      },
     },
-  }),
+    {
+      resource: "volumes",
+      find: async (owner, ref) => {
+        const v = await findVolume(p.db, owner, ref);
+        return v && { id: v.id, slug: v.name };
+      },
+    },
+    {
+      resource: "pod-templates",
+      find: async (owner, ref) => {
+        const t = await findTemplate(p.db, owner, ref);
+        return t && { id: t.id, slug: t.name };
+      },
+    },
+  ],
   // adopt what runs already (a restart never starts a duplicate), then keep watching
   start: async (p, s) => {
     if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    await resumeVolumes(p.db, p.jobs, p.kernel.hosts.local.id);
     if (await s.runtime.unavailable()) return;
+    const started = Date.now();
     await s.worker
       .sweep()
+      .then((r) =>
+        p.log.info({ ...r, ms: Date.now() - started }, "pods adopted: the host's containers match the store"),
+      )
       .catch((err) => p.log.error({ err }, "start-up pod sweep failed; the periodic sweep retries"));
     s.worker.start();
+    s.autoscaler.start();
   },
-  stop: async (_p, s) => s.worker.stop(),
+  stop: async (_p, s) => {
+    await s.autoscaler.stop();
+    await s.worker.stop();
+  },
 });

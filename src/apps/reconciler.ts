@@ -8,8 +8,8 @@ import { containerSpecOf, LABEL_GENERATION, LABEL_HOST, LABEL_POD, type SpecDeps
  * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
  * observed state. Every step can be cut by a crash and simply runs again: creation is idempotent by name, a
  * generation's container is found by label after a restart (adoption), and an older generation keeps serving
- * until the new one answers its health check (rolling update). Only one reconcile runs per pod at a time
- * (a session advisory lock, so two worker processes on a host never interleave on one pod).
+ * until the new one answers its health check (rolling update). Only one reconcile runs per pod at a time: one
+ * per process (PodWorker), and a claim on the row across the host's processes (repo.claimReconcile).
  */
 export interface ReconcilerDeps extends SpecDeps {
   log: FastifyBaseLogger;
@@ -18,6 +18,8 @@ export interface ReconcilerDeps extends SpecDeps {
   healthTimeoutMs: number;
   /** crashes in a row, each restarted with back-off, before the pod is failed */
   maxCrashes: number;
+  /** this process's lease id (src/hosts): claims of a dead process are taken over at once */
+  processId: () => string;
   /** asks for another reconcile of the pod after `seconds` (back-off restarts) */
   again: (podId: string, seconds: number) => void;
 }
@@ -29,21 +31,13 @@ const STABLE_MS = 60_000;
 const backoffSeconds = (crashes: number) => Math.min(60, 2 ** (crashes - 1));
 
 export async function reconcilePod(deps: ReconcilerDeps, podId: string): Promise<void> {
-  const lockClient = await deps.db.connect();
+  const me = deps.processId();
+  if (!(await repo.claimReconcile(deps.db, podId, me))) return; // another live process is on it
   try {
-    const { rows } = await lockClient.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_lock(hashtext('pod:' || $1::text)) AS ok",
-      [podId],
-    );
-    if (!rows[0]!.ok) return; // another process is on it; it reads the newest row when it finishes its step
-    try {
-      // a change made while a step ran bumps the generation: go again until the row stands still
-      for (let i = 0; i < 5; i++) if (!(await step(deps, podId))) break;
-    } finally {
-      await lockClient.query("SELECT pg_advisory_unlock(hashtext('pod:' || $1::text))", [podId]);
-    }
+    // a change made while a step ran bumps the generation: go again until the row stands still
+    for (let i = 0; i < 5; i++) if (!(await step(deps, podId))) break;
   } finally {
-    lockClient.release();
+    await repo.releaseReconcile(deps.db, podId, me);
   }
 }
 
@@ -71,6 +65,8 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     return false;
   }
   if (!current) {
+    // failed for good: only a new generation (update, restart) resets crash_count and tries again
+    if (pod.state === "failed" && pod.crash_count >= deps.maxCrashes) return false;
     if (pod.next_restart_at && pod.next_restart_at.getTime() > Date.now()) {
       deps.again(pod.id, (pod.next_restart_at.getTime() - Date.now()) / 1000);
       return false;
@@ -171,7 +167,10 @@ async function removeContainer(deps: ReconcilerDeps, name: string) {
  * get a reconcile, containers of pods the store does not know (or removed) are orphans and go. Run at
  * start (adoption after a restart) and every few seconds (crash detection).
  */
-export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string) => Promise<void>): Promise<void> {
+export async function sweepHost(
+  deps: ReconcilerDeps,
+  reconcile: (podId: string) => Promise<void>,
+): Promise<{ pods: number; containers: number; reconciled: number; orphans: number }> {
   const [pods, containers] = await Promise.all([
     repo.podsOnHost(deps.db, deps.hostId),
     deps.runtime.list({ [LABEL_HOST]: deps.hostId }),
@@ -182,7 +181,15 @@ export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string)
     if (id) byPod.set(id, [...(byPod.get(id) ?? []), c]);
   }
   const known = new Set(pods.map((p) => p.id));
-  for (const [id, cs] of byPod) if (!known.has(id)) for (const c of cs) await removeContainer(deps, c.name);
+  let orphans = 0;
+  for (const [id, cs] of byPod) {
+    if (known.has(id)) continue;
+    for (const c of cs)
+      await removeContainer(deps, c.name).then(
+        () => orphans++,
+        (err) => deps.log.error({ err, container: c.name }, "orphan container could not be removed"),
+      );
+  }
   const due = pods.filter((p) => {
     const cs = byPod.get(p.id) ?? [];
     if (p.desired_state !== "running")
@@ -201,4 +208,5 @@ export async function sweepHost(deps: ReconcilerDeps, reconcile: (podId: string)
         });
     }),
   );
+  return { pods: pods.length, containers: containers.length, reconciled: due.length, orphans };
 }

@@ -345,3 +345,25 @@ export async function edgeTargetRows(
   );
   return rows[0] ?? null;
 }
+
+/**
+ * Claims the pod for one reconcile by this process: free, ours, expired, or held by a process whose lease lock is
+ * free (it died). The claim is a row, not a session lock, so a reconcile holds no store connection while it waits
+ * for containers.
+ */
+export async function claimReconcile(q: Queryable, podId: string, processId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE pods SET reconcile_process = $2, reconcile_until = now() + interval '5 minutes'
+      WHERE id = $1 AND (reconcile_process IS NULL OR reconcile_process = $2 OR reconcile_until < now()
+        OR pg_try_advisory_xact_lock(hashtext('process:' || reconcile_process::text)))`,
+    [podId, processId],
+  );
+  return rowCount === 1;
+}
+
+export async function releaseReconcile(q: Queryable, podId: string, processId: string): Promise<void> {
+  await q.query(
+    "UPDATE pods SET reconcile_process = NULL, reconcile_until = NULL WHERE id = $1 AND reconcile_process = $2",
+    [podId, processId],
+  );
+}

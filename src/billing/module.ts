@@ -4,6 +4,7 @@ import { paymentRoutes } from "./payment-routes.js";
 import { billingService } from "./service.js";
 import { billingJobs } from "./metering/jobs.js";
 import { fundsCheck } from "./metering/admission.js";
+import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
 
 /**
@@ -39,5 +40,12 @@ export const billingArea = defineArea({
     }),
     ...paymentJobs({ db: p.db, config: p.config, secrets: p.secrets }),
   ],
-  admission: () => fundsCheck(),
+  admission: (p) => {
+    const funds = fundsCheck();
+    const caps = spendCapCheck(p.config);
+    return async (q, r) => {
+      await funds(q, r);
+      await caps(q, r);
+    };
+  },
 });

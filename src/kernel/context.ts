@@ -60,10 +60,12 @@ export interface AreaModule<S = unknown, C = unknown> {
   setup?: (platform: Platform, config: C) => S | Promise<S>;
   routes?: (app: FastifyInstance, ctx: AppContext, state: S) => void | Promise<void>;
   jobs?: (platform: Platform, state: S) => JobSpec<any>[];
-  metering?: (platform: Platform, state: S) => MeteringSource;
+  /** one source per priced kind (an area with several kinds returns several) */
+  metering?: (platform: Platform, state: S) => MeteringSource | MeteringSource[];
   lifecycle?: (platform: Platform, state: S) => Lifecycle;
   admission?: (platform: Platform, state: S) => AdmissionCheck;
-  instances?: (platform: Platform, state: S) => InstanceLookup;
+  /** one lookup per instance-limited resource of the area */
+  instances?: (platform: Platform, state: S) => InstanceLookup | InstanceLookup[];
   /** after the job queue started, before the API listens (e.g. reconcile servers to their recorded state) */
   start?: (platform: Platform, state: S) => Promise<void>;
   /** at shutdown, after the API stopped taking requests */

@@ -64,6 +64,15 @@ export interface AdmissionRequest {
   kind: string;
   size: string;
   storageGb?: number;
+  /**
+   * growth of something already running (an autoscaled group adding a member), not a creation the user
+   * asked for: refused with 402 spend_cap_reached once the account or app spend cap is reached
+   */
+  growth?: boolean;
+  /** the app that grows (a pod group's id) */
+  resourceId?: string;
+  /** the resources whose metered usage is that app's spend (a group's member pods, past ones too); default [resourceId] */
+  meteredIds?: string[];
 }
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */

@@ -33,10 +33,10 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
       infra.jobs.define(job);
       if (job.cron) platform.schedules.push({ name: job.name, cron: job.cron });
     }
-    if (area.metering) platform.kernel.addMetering(area.metering(platform, state));
+    for (const source of [area.metering?.(platform, state) ?? []].flat()) platform.kernel.addMetering(source);
     if (area.lifecycle) platform.kernel.addLifecycle(area.name, area.lifecycle(platform, state));
     if (area.admission) platform.kernel.addAdmission(area.admission(platform, state));
-    if (area.instances) platform.kernel.addInstances(area.instances(platform, state));
+    for (const lookup of [area.instances?.(platform, state) ?? []].flat()) platform.kernel.addInstances(lookup);
   }
   return platform;
 }

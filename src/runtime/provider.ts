@@ -22,20 +22,29 @@ export interface ContainerSpec {
   /** unique, [a-z0-9-], chosen by the platform; the container is found again by this name */
   name: string;
   image: string;
-  /** overrides the image's CMD (ENTRYPOINT stays) */
+  /** overrides the image's CMD (ENTRYPOINT stays unless `entrypoint` is given) */
   command?: string[] | null;
+  /** overrides the image's ENTRYPOINT (sandboxes run `sleep` whatever the image's own program is) */
+  entrypoint?: string[] | null;
   env: Record<string, string>;
   /** the port the process listens on inside the container; published on 127.0.0.1 at a free host port */
   port?: number | null;
   limits: Limits;
   /** the owner's network (one per owner, so tenants cannot reach each other); null: no network at all */
   network: string | null;
-  /** host directories mounted read-write */
-  mounts: { source: string; target: string }[];
+  /** host directories mounted into the container (read-write unless readOnly) */
+  mounts: { source: string; target: string; readOnly?: boolean }[];
   /** labels the platform finds its containers by (pod id, generation, owner) */
   labels: Record<string, string>;
   /** registry credentials for pulling this image, if it needs them */
   pullAuth?: { username: string; password: string } | null;
+  /**
+   * the runtime itself kills the container this many seconds after it starts, whether or not the platform
+   * is running then (sandboxes); null: no limit
+   */
+  timeoutSeconds?: number | null;
+  /** the runtime deletes the container once it exits (sandboxes); pods keep theirs for logs and adoption */
+  autoRemove?: boolean;
 }
 
 export type ContainerStatus = "created" | "running" | "exited" | "unknown";
@@ -49,11 +58,15 @@ export interface ContainerInfo {
   /** the container's address on its owner network */
   networkAddress: string | null;
   exitCode: number | null;
-  /** how many times the container has exited since it was created (kept by the provider's own restarts) */
   startedAt: Date | null;
   finishedAt: Date | null;
   labels: Record<string, string>;
+  /** why it stopped when the runtime knows more than the exit code ("out of memory", an OCI error) */
+  reason?: string | null;
 }
+
+/** The exit code an exec reports when its command was stopped at the time bound (as coreutils' timeout does). */
+export const TIMED_OUT_EXIT_CODE = 124;
 
 export interface ExecResult {
   exitCode: number;

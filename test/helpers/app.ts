@@ -15,6 +15,7 @@ import path from "node:path";
 import { rm } from "node:fs/promises";
 import { type LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore, type RateLimitStore } from "../../src/http/rate-limit.js";
+import { cleanupHost } from "./host-cleanup.js";
 
 export const OPERATOR_TOKEN = "test-operator-token-0123456789";
 export const FLEET_TOKEN = "test-fleet-token-0123456789abc";
@@ -78,7 +79,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PLATFORM_SECRET_KEY: TEST_SECRET_KEY,
     DB_MAX_INSTANCES: "20",
     DATA_DIR: providerDir,
-    // a free port: test files run side by side, and only edge tests read which one
+    // apps started in parallel must not share the registry's or the edge's default port (edge tests read the edge's)
+    REGISTRY_PORT: "0",
     EDGE_PORT: "0",
     ...opts.env,
   };
@@ -121,6 +123,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
       for (const r of rows) await databases.purge(r.id).catch(() => {});
       await databases.idle(); // a warm-pool initdb still running
+      await cleanupHost(db, platform.kernel.hosts.local.id, providerDir);
       await rm(providerDir, { recursive: true, force: true });
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();

@@ -47,7 +47,7 @@ export function podRoutes(app: FastifyInstance, { pods, urls }: RouteDeps): void
     {
       config: {
         auth: { scope: "pods:write", instance: "create" },
-        validationCodes: { "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
+        validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
         errors: [...CREATE_ERRORS],
         summaryKo: "팟(컨테이너 앱)을 만듭니다. template을 주면 저장된 사양에 주어진 필드를 덮어씁니다.",
       },

@@ -19,6 +19,7 @@ export const Env = Type.Record(
   Type.String({ maxLength: 32768 }),
   {
     description: "environment variables; names are letters, digits and _",
+    additionalProperties: false,
   },
 );
 export const Command = Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 64 });

@@ -26,11 +26,52 @@ export interface TemplateSpec {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function findTemplate(q: Queryable, owner: Owner, ref: string): Promise<TemplateRow | null> {
+/** The owner's live template by id or name. */
+export async function findTemplate(
+  q: Queryable,
+  owner: Owner,
+  ref: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<TemplateRow | null> {
   const { rows } = await q.query<TemplateRow>(
     `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND ${UUID.test(ref) ? "id = $3::uuid" : "name = $3"}
-        AND removed_at IS NULL`,
+        AND removed_at IS NULL ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [owner.kind, owner.id, ref],
   );
   return rows[0] ?? null;
+}
+
+export async function insertTemplate(
+  q: Queryable,
+  row: Pick<TemplateRow, "id" | "owner_kind" | "owner_id" | "account_id" | "name" | "spec">,
+): Promise<TemplateRow> {
+  const { rows } = await q.query<TemplateRow>(
+    `INSERT INTO pod_templates (id, owner_kind, owner_id, account_id, name, spec)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [row.id, row.owner_kind, row.owner_id, row.account_id, row.name, JSON.stringify(row.spec)],
+  );
+  return rows[0]!;
+}
+
+/** The owner's live templates, oldest first; `refs` narrows them to an instance-limited key's ids and names. */
+export async function listTemplates(q: Queryable, owner: Owner, refs: string[] | null): Promise<TemplateRow[]> {
+  const { rows } = await q.query<TemplateRow>(
+    `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL
+        AND ($3::text[] IS NULL OR id::text = ANY($3) OR name = ANY($3))
+      ORDER BY created_at`,
+    [owner.kind, owner.id, refs],
+  );
+  return rows;
+}
+
+export async function updateTemplate(q: Queryable, id: string, name: string, spec: TemplateSpec): Promise<TemplateRow> {
+  const { rows } = await q.query<TemplateRow>(
+    "UPDATE pod_templates SET name = $2, spec = $3, updated_at = now() WHERE id = $1 RETURNING *",
+    [id, name, JSON.stringify(spec)],
+  );
+  return rows[0]!;
+}
+
+export async function removeTemplate(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE pod_templates SET removed_at = now() WHERE id = $1", [id]);
 }

@@ -40,3 +40,115 @@ export async function podsUsingVolume(q: Queryable, volumeId: string, exceptPod:
   );
   return rows.map((r) => r.id);
 }
+
+/** The volume's row with the live pod mounting it (at most one: attach.ts), for the public view. */
+export type VolumeWithPod = VolumeRow & { attached_to: string | null };
+
+const WITH_POD = `SELECT v.*, (SELECT p.id FROM pods p WHERE p.volumes @> jsonb_build_array(jsonb_build_object('volume_id', v.id::text))
+    AND p.desired_state <> 'removed' ORDER BY p.created_at LIMIT 1) AS attached_to FROM volumes v`;
+
+export async function insertVolume(
+  q: Queryable,
+  row: Pick<VolumeRow, "id" | "owner_kind" | "owner_id" | "account_id" | "name" | "size_gb" | "host_id">,
+): Promise<void> {
+  await q.query(
+    `INSERT INTO volumes (id, owner_kind, owner_id, account_id, name, size_gb, host_id, state)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'creating')`,
+    [row.id, row.owner_kind, row.owner_id, row.account_id, row.name, row.size_gb, row.host_id],
+  );
+}
+
+export async function volumeWithPod(q: Queryable, id: string): Promise<VolumeWithPod | null> {
+  const { rows } = await q.query<VolumeWithPod>(`${WITH_POD} WHERE v.id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function volumeById(q: Queryable, id: string): Promise<VolumeRow | null> {
+  const { rows } = await q.query<VolumeRow>("SELECT * FROM volumes WHERE id = $1", [id]);
+  return rows[0] ?? null;
+}
+
+/** The owner's live volumes, oldest first; `refs` narrows them to an instance-limited key's ids and names. */
+export async function listVolumes(q: Queryable, owner: Owner, refs: string[] | null): Promise<VolumeWithPod[]> {
+  const { rows } = await q.query<VolumeWithPod>(
+    `${WITH_POD} WHERE v.owner_kind = $1 AND v.owner_id = $2 AND v.state <> 'removed'
+        AND ($3::text[] IS NULL OR v.id::text = ANY($3) OR v.name = ANY($3))
+      ORDER BY v.created_at`,
+    [owner.kind, owner.id, refs],
+  );
+  return rows;
+}
+
+/** The host's worker finished (or failed) creating the file system; false when the row left `creating` meanwhile. */
+export async function finishCreate(
+  q: Queryable,
+  id: string,
+  outcome: { state: "ready" } | { state: "failed"; reason: string },
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    "UPDATE volumes SET state = $2, state_reason = $3 WHERE id = $1 AND state = 'creating'",
+    [id, outcome.state, outcome.state === "failed" ? outcome.reason : null],
+  );
+  return rowCount === 1;
+}
+
+export async function markRemoved(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE volumes SET state = 'removed', state_reason = NULL, removed_at = now() WHERE id = $1", [id]);
+}
+
+/** Pods whose containers may still hold the volume mounted: any pod naming it whose containers are not gone yet. */
+export async function podsHoldingVolume(q: Queryable, volumeId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM pods WHERE volumes @> $1::jsonb AND state <> 'removed'",
+    [JSON.stringify([{ volume_id: volumeId }])],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Volumes of the host still waiting for their file system (a lost job is sent again at start). */
+export async function creatingOnHost(q: Queryable, hostId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>("SELECT id FROM volumes WHERE host_id = $1 AND state = 'creating'", [
+    hostId,
+  ]);
+  return rows.map((r) => r.id);
+}
+
+/** Billing: a volume holds its storage from creation until it is removed (a failed one holds none). */
+export interface BillableVolume {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  size_gb: number;
+}
+
+export async function billableVolumes(
+  q: Queryable,
+  page: { createdBefore: Date; after: [string, string] | null; limit: number },
+): Promise<BillableVolume[]> {
+  const { rows } = await q.query<BillableVolume>(
+    `SELECT id, owner_kind, owner_id, account_id, size_gb FROM volumes
+      WHERE state IN ('creating', 'ready') AND created_at < $1
+        AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id::text) > ($2, $3))
+      ORDER BY owner_kind || ':' || owner_id::text, id::text LIMIT $4`,
+    [page.createdBefore, page.after?.[0] ?? null, page.after?.[1] ?? null, page.limit],
+  );
+  return rows;
+}
+
+export async function billableVolumesOf(q: Queryable, owner: Owner): Promise<BillableVolume[]> {
+  const { rows } = await q.query<BillableVolume>(
+    `SELECT id, owner_kind, owner_id, account_id, size_gb FROM volumes
+      WHERE state IN ('creating', 'ready') AND owner_kind = $1 AND owner_id = $2`,
+    [owner.kind, owner.id],
+  );
+  return rows;
+}
+
+export async function volumeNames(q: Queryable, ids: string[]): Promise<Map<string, { name: string; slug: string }>> {
+  const { rows } = await q.query<{ id: string; name: string }>(
+    "SELECT id, name FROM volumes WHERE id = ANY($1::uuid[])",
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, { name: r.name, slug: r.name }]));
+}

@@ -176,3 +176,14 @@ export async function usageByResource(q: Queryable, owner: Owner, from: Date, to
   );
   return rows;
 }
+
+/** Exact micro-won the owner spent in [from, to), over every resource or only the given ones. */
+export async function spentMicro(q: Queryable, owner: Owner, from: Date, to: Date, ids: string[] | null) {
+  const { rows } = await q.query<{ micro: string | null }>(
+    `SELECT sum(instance_micro + storage_micro)::bigint AS micro FROM usage_records
+      WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4
+        AND ($5::uuid[] IS NULL OR resource_id = ANY($5::uuid[]))`,
+    [owner.kind, owner.id, from, to, ids],
+  );
+  return Number(rows[0]?.micro ?? 0);
+}

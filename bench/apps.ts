@@ -1,0 +1,218 @@
+/**
+ * `npm run bench:apps`: pods through the platform beside bare podman, in the same run.
+ *
+ *  - create → serving: POST /v1/pods, then GET until state running and the pod's address answers HTTP
+ *    (BENCH_PODS, default 20, one after another), beside `podman run -d` of the same image with the same
+ *    flags the runtime uses until its published port answers, the two interleaved;
+ *  - adoption: BENCH_ADOPT (default 50) pods running, the platform killed with SIGKILL and started again;
+ *    the time its start-up sweep took to match every container to the store (logged by the apps area),
+ *    and that no container was started again (same container ids before and after).
+ *
+ * The platform runs as a real process (src/main.ts) over an embedded control store.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { chmod, mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
+import { startEmbeddedServer } from "../src/store/embedded.js";
+import { createPool } from "../src/store/db.js";
+import { migrate } from "../src/store/migrate.js";
+import { freePort } from "../src/pgserver/cluster.js";
+import { buildBusyboxImage } from "../src/runtime/images.js";
+import { ms, pct, printTable } from "./lib/report.js";
+
+const run = promisify(execFile);
+const PODS = Number(process.env.BENCH_PODS ?? 20);
+const ADOPT = Number(process.env.BENCH_ADOPT ?? 50);
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
+
+const root = await mkdtemp(path.join(os.tmpdir(), "bench-apps-"));
+await chmod(root, 0o755);
+const store = await startEmbeddedServer(path.join(root, "store"), "platform");
+const pool = createPool(store.url, 2);
+await migrate(pool);
+await pool.end();
+const image = "localhost/platform-bench/httpd:1";
+await buildBusyboxImage({
+  tag: image,
+  files: { "/www/index.html": "ok\n" },
+  cmd: ["/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/www"],
+});
+
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const env = {
+  PATH: process.env.PATH!,
+  DATABASE_URL: store.url,
+  DATA_DIR: path.join(root, "platform"),
+  PORT: String(port),
+  EDGE_PORT: String(await freePort()),
+  REGISTRY_PORT: "0",
+  LOG_LEVEL: "info",
+  RATE_LIMIT_RPS: "1000000",
+  APPS_ALLOW_LOCAL_IMAGES: "1",
+};
+let adoptLog: Record<string, number> | null = null;
+function launch(): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let buf = "";
+  child.stdout!.on("data", (d) => {
+    buf += d;
+    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.includes("pods adopted")) adoptLog = JSON.parse(line);
+    }
+  });
+  return child;
+}
+async function api(method: string, url: string, token?: string, body?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out: ${what}`);
+}
+const answers = async (address: string) => (await fetch(`http://${address}/`)).status === 200;
+
+let platform = launch();
+await until("the API", async () => ((await api("GET", "/v1/edition")).status === 200 ? true : undefined), 60_000, 100);
+const token = (
+  await api("POST", "/v1/auth/signup", undefined, { email: "bench@example.com", password: "long enough pw" })
+).json.token;
+
+async function platformCreate(i: number): Promise<number> {
+  const t0 = performance.now();
+  const res = await api("POST", "/v1/pods", token, { name: `bench-pod-${i}`, image, port: 8080 });
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.json)}`);
+  const pod = await until("running", async () => {
+    const p = (await api("GET", `/v1/pods/${res.json.id}`, token)).json;
+    return p.state === "running" && p.address && (await answers(p.address)) ? p : undefined;
+  });
+  const took = performance.now() - t0;
+  await api("DELETE", `/v1/pods/${pod.id}`, token);
+  return took;
+}
+async function bareCreate(i: number): Promise<number> {
+  const name = `bench-bare-${process.pid}-${i}`;
+  const t0 = performance.now();
+  await run("podman", [
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--runtime",
+    "runc",
+    "--ulimit",
+    "nofile=20000:20000",
+    "--ulimit",
+    "nproc=20000:20000",
+    "--cpus",
+    "0.25",
+    "--memory",
+    "256m",
+    "--pids-limit",
+    "512",
+    "-p",
+    "127.0.0.1::8080",
+    image,
+  ]);
+  const { stdout } = await run("podman", ["port", name, "8080/tcp"]);
+  const address = stdout.trim().split("\n")[0]!;
+  await until("bare answers", async () => ((await answers(address)) ? true : undefined));
+  const took = performance.now() - t0;
+  await run("podman", ["rm", "-f", "-t", "0", name]);
+  return took;
+}
+
+const bare: number[] = [];
+const plat: number[] = [];
+for (let i = 0; i < PODS; i++) {
+  bare.push(await bareCreate(i));
+  plat.push(await platformCreate(i));
+  log(`create ${i + 1}/${PODS}: platform ${Math.round(plat.at(-1)!)} ms, bare ${Math.round(bare.at(-1)!)} ms`);
+}
+
+log(`starting ${ADOPT} pods for the adoption run`);
+const ids: string[] = [];
+for (let i = 0; i < ADOPT; i++)
+  ids.push((await api("POST", "/v1/pods", token, { name: `adopt-pod-${i}`, image, port: 8080 })).json.id);
+await until(
+  "all running",
+  async () => {
+    const list = (await api("GET", "/v1/pods", token)).json as any[];
+    return list.filter((p) => p.state === "running").length === ADOPT ? true : undefined;
+  },
+  600_000,
+  500,
+);
+const containerIds = async () =>
+  (
+    JSON.parse(
+      (await run("podman", ["ps", "-q", "--filter", "label=platform.pod", "--format", "json"])).stdout || "[]",
+    ) as { Id: string }[]
+  )
+    .map((c) => c.Id)
+    .sort();
+const before = await containerIds();
+platform.kill("SIGKILL");
+await new Promise((r) => platform.once("exit", r));
+adoptLog = null;
+const t0 = performance.now();
+platform = launch();
+await until("the adoption sweep", async () => adoptLog ?? undefined, 300_000, 20);
+const restartToAdopted = performance.now() - t0;
+const after = await containerIds();
+const same = before.length === after.length && before.every((id, i) => id === after[i]);
+
+for (const id of ids) await api("DELETE", `/v1/pods/${id}`, token);
+await until("removed", async () => ((await containerIds()).length === 0 ? true : undefined), 300_000, 500);
+platform.kill("SIGTERM");
+await new Promise((r) => platform.once("exit", r));
+await store.stop();
+
+console.log(`\nbench:apps on ${os.cpus().length} cores, image ${image}\n`);
+printTable(
+  ["figure", "platform", "bare podman run", "ratio"],
+  [
+    [
+      `create → serving p50 (n=${PODS})`,
+      ms(pct(plat, 50)!),
+      ms(pct(bare, 50)!),
+      `${(pct(plat, 50)! / pct(bare, 50)!).toFixed(2)}×`,
+    ],
+    [
+      `create → serving p95 (n=${PODS})`,
+      ms(pct(plat, 95)!),
+      ms(pct(bare, 95)!),
+      `${(pct(plat, 95)! / pct(bare, 95)!).toFixed(2)}×`,
+    ],
+    [`adopt ${ADOPT} running pods: start-up sweep`, ms(adoptLog!.ms!), "", ""],
+    [`adopt ${ADOPT}: process start → adopted`, ms(restartToAdopted), "", ""],
+    [
+      `containers kept (no duplicate, none restarted)`,
+      same ? `${after.length}/${before.length} same ids` : `CHANGED ${before.length}→${after.length}`,
+      "",
+      "",
+    ],
+  ],
+);

@@ -1,0 +1,216 @@
+import type { Db, Queryable } from "../../store/db.js";
+import type { Owner } from "../../kernel/owner.js";
+import type { PodRow } from "../repo.js";
+
+/** The member pods' spec as a group keeps it (env sealed like a pod's); volumes are per pod, so none. */
+export interface GroupSpec {
+  image: string;
+  port: number | null;
+  command: string[] | null;
+  env_sealed: string;
+  size: string;
+  databases: string[];
+}
+
+/** A pod group as stored: the members' spec, the replica bounds and what the autoscaler decided. */
+export interface GroupRow {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  name: string;
+  slug: string;
+  spec: GroupSpec;
+  replica_min: number;
+  replica_max: number;
+  target_cpu_percent: number;
+  desired_replicas: number;
+  desired_state: "running" | "stopped" | "removed";
+  scale_hold: string | null;
+  last_scaled_at: Date | null;
+  created_at: Date;
+  removed_at: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function insertGroup(q: Queryable, g: Omit<GroupRow, "created_at" | "removed_at">): Promise<GroupRow> {
+  const { rows } = await q.query<GroupRow>(
+    `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,
+       target_cpu_percent, desired_replicas, desired_state, scale_hold, last_scaled_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+    [
+      g.id,
+      g.owner_kind,
+      g.owner_id,
+      g.account_id,
+      g.name,
+      g.slug,
+      JSON.stringify(g.spec),
+      g.replica_min,
+      g.replica_max,
+      g.target_cpu_percent,
+      g.desired_replicas,
+      g.desired_state,
+      g.scale_hold,
+      g.last_scaled_at,
+    ],
+  );
+  return rows[0]!;
+}
+
+/** The owner's group by id or slug (a live one before removed ones, newest first). */
+export async function findGroup(
+  q: Queryable,
+  owner: Owner,
+  ref: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<GroupRow | null> {
+  const byId = UUID.test(ref);
+  const { rows } = await q.query<GroupRow>(
+    `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
+      ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id, ref],
+  );
+  return rows[0] ?? null;
+}
+
+export async function groupById(
+  q: Queryable,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<GroupRow | null> {
+  const { rows } = await q.query<GroupRow>(
+    `SELECT * FROM pod_groups WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** The owner's live groups, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
+export async function listGroups(q: Queryable, owner: Owner, refs: string[] | null): Promise<GroupRow[]> {
+  const { rows } = await q.query<GroupRow>(
+    `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND desired_state <> 'removed'
+        AND ($3::text[] IS NULL OR id::text = ANY($3) OR slug = ANY($3))
+      ORDER BY created_at`,
+    [owner.kind, owner.id, refs],
+  );
+  return rows;
+}
+
+/** A group's live member pods, oldest first. */
+export async function membersOf(q: Queryable, groupId: string): Promise<PodRow[]> {
+  const { rows } = await q.query<PodRow>(
+    "SELECT * FROM pods WHERE group_id = $1 AND desired_state <> 'removed' ORDER BY created_at, id",
+    [groupId],
+  );
+  return rows;
+}
+
+/** Live members of many groups at once (list views). */
+export async function membersOfMany(q: Queryable, groupIds: string[]): Promise<Map<string, PodRow[]>> {
+  const { rows } = await q.query<PodRow>(
+    "SELECT * FROM pods WHERE group_id = ANY($1::uuid[]) AND desired_state <> 'removed' ORDER BY created_at, id",
+    [groupIds],
+  );
+  const out = new Map<string, PodRow[]>(groupIds.map((id) => [id, []]));
+  for (const r of rows) out.get(r.group_id!)!.push(r);
+  return out;
+}
+
+/** Every pod that ever was a member (removed ones too): their metered usage is the group's spend. */
+export async function everMemberIds(q: Queryable, groupId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>("SELECT id FROM pods WHERE group_id = $1", [groupId]);
+  return rows.map((r) => r.id);
+}
+
+/** Whether a live pod holds the slug (pods and groups share the <slug>.<APPS_DOMAIN> names). */
+export async function podSlugTaken(q: Queryable, slug: string): Promise<boolean> {
+  const { rows } = await q.query("SELECT 1 FROM pods WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
+  return rows.length > 0;
+}
+
+export type GroupChange = Partial<
+  Pick<
+    GroupRow,
+    | "spec"
+    | "replica_min"
+    | "replica_max"
+    | "target_cpu_percent"
+    | "desired_replicas"
+    | "desired_state"
+    | "scale_hold"
+    | "last_scaled_at"
+  >
+>;
+
+export async function updateGroup(q: Queryable, id: string, change: GroupChange): Promise<GroupRow> {
+  const sets: string[] = [];
+  const values: unknown[] = [id];
+  for (const [k, v] of Object.entries(change)) {
+    if (v === undefined) continue;
+    values.push(k === "spec" ? JSON.stringify(v) : v);
+    sets.push(`${k} = $${values.length}`);
+  }
+  if (change.desired_state === "removed") sets.push("removed_at = now()");
+  const { rows } = await q.query<GroupRow>(
+    `UPDATE pod_groups SET ${sets.length ? sets.join(", ") : "id = id"} WHERE id = $1 RETURNING *`,
+    values,
+  );
+  return rows[0]!;
+}
+
+/** Live groups with at least one live member on the host: the ones this host's autoscaler samples. */
+export async function groupsOnHost(q: Queryable, hostId: string): Promise<GroupRow[]> {
+  const { rows } = await q.query<GroupRow>(
+    `SELECT g.* FROM pod_groups g
+      WHERE g.desired_state = 'running'
+        AND EXISTS (SELECT 1 FROM pods p WHERE p.group_id = g.id AND p.host_id = $1 AND p.desired_state <> 'removed')
+      ORDER BY g.created_at`,
+    [hostId],
+  );
+  return rows;
+}
+
+/**
+ * Groups whose live members are not what they want: a running group with a member count other than
+ * desired_replicas (a failed creation, a member removed on its own), a removed one with members left.
+ */
+export async function groupsOffTarget(q: Queryable): Promise<GroupRow[]> {
+  const { rows } = await q.query<GroupRow>(
+    `SELECT g.* FROM pod_groups g
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM pods p
+                            WHERE p.group_id = g.id AND p.desired_state <> 'removed') m
+      WHERE (g.desired_state = 'running' AND g.desired_replicas <> m.n) OR (g.desired_state = 'removed' AND m.n > 0)
+      ORDER BY g.created_at`,
+  );
+  return rows;
+}
+
+/**
+ * Runs fn holding the group's session advisory lock (one converge or autoscaling step per group at a
+ * time, across processes and hosts). `wait: false` gives up at once when another holds it (returns null).
+ */
+export async function withGroupLock<T>(
+  db: Db,
+  groupId: string,
+  wait: boolean,
+  fn: () => Promise<T>,
+): Promise<T | null> {
+  const lock = await db.connect();
+  try {
+    const key = "hashtext('pod-group:' || $1::text)";
+    if (wait) await lock.query(`SELECT pg_advisory_lock(${key})`, [groupId]);
+    else {
+      const { rows } = await lock.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS ok`, [groupId]);
+      if (!rows[0]!.ok) return null;
+    }
+    try {
+      return await fn();
+    } finally {
+      await lock.query(`SELECT pg_advisory_unlock(${key})`, [groupId]);
+    }
+  } finally {
+    lock.release();
+  }
+}

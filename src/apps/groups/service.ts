@@ -1,0 +1,280 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { isUniqueViolation, type Db } from "../../store/db.js";
+import { ApiError, asApiError, notFound } from "../../http/errors.js";
+import type { InstanceFilter, Principal } from "../../auth/principal.js";
+import type { Kernel } from "../../kernel/kernel.js";
+import type { SecretBox } from "../../kernel/secrets.js";
+import { auditedTransaction } from "../../audit/record.js";
+import type { PodsService } from "../service.js";
+import type { PodRow } from "../repo.js";
+import type { PodInput } from "../types.js";
+import { openEnv, sealEnv } from "../container-spec.js";
+import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
+import * as repo from "./repo.js";
+
+export interface GroupInput {
+  name: string;
+  slug?: string;
+  image: string;
+  port?: number | null;
+  command?: string[] | null;
+  env?: Record<string, string>;
+  size?: string;
+  databases?: string[];
+  replica_min: number;
+  replica_max: number;
+  target_cpu_percent?: number;
+}
+
+export type GroupPatch = Partial<
+  Pick<GroupInput, "replica_min" | "replica_max" | "target_cpu_percent" | "image" | "env" | "size" | "port" | "command">
+>;
+
+export interface GroupsDeps {
+  db: Db;
+  secrets: SecretBox;
+  kernel: Pick<Kernel, "admit" | "imageAccess">;
+  pods: PodsService;
+}
+
+export const DEFAULT_TARGET_CPU = 70;
+const REPLICA_CEILING = 20;
+
+/** A group with its live members, as every read answers it. */
+export interface GroupWithMembers {
+  group: repo.GroupRow;
+  members: PodRow[];
+}
+
+function checkBounds(min: number, max: number): void {
+  if (min < 1 || max > REPLICA_CEILING || max < min)
+    throw new ApiError(
+      "invalid_request",
+      `replica_min (${min}) and replica_max (${max}) must satisfy 1 <= replica_min <= replica_max <= ${REPLICA_CEILING}.`,
+    );
+}
+
+/**
+ * Pod groups: replicas of one spec between replica_min and replica_max. Members are ordinary pods made
+ * through the pods service (admission, placement, the reconciler, metering); the group keeps their spec,
+ * the bounds and the number the autoscaler decided (desired_replicas), and converges its members to it.
+ */
+export function groupsService(deps: GroupsDeps) {
+  const { db, secrets, kernel, pods } = deps;
+
+  const memberInput = (g: repo.GroupRow): PodInput => ({
+    name: g.name,
+    // members are reached through the group's name; their own slug says whose they are
+    slug: `${g.slug.slice(0, 33)}-${randomBytes(3).toString("hex")}`,
+    image: g.spec.image,
+    port: g.spec.port,
+    command: g.spec.command,
+    env: openEnv(secrets, g.spec.env_sealed),
+    size: g.spec.size,
+    databases: g.spec.databases,
+  });
+
+  /** which member goes first when the group shrinks: one not serving, then the newest */
+  const removalOrder = (members: PodRow[]) =>
+    [...members].sort(
+      (a, b) =>
+        Number(a.state === "running") - Number(b.state === "running") ||
+        b.created_at.getTime() - a.created_at.getTime(),
+    );
+
+  /**
+   * Makes the live members as many as desired_replicas (none for a removed group): missing ones are
+   * created (each through admission), extra ones removed. The caller holds the group's lock; the row is
+   * read again under it, so a decision made meanwhile is what counts. Returns the members now.
+   */
+  async function convergeHeld(p: Principal, groupId: string): Promise<PodRow[]> {
+    const g = await repo.groupById(db, groupId);
+    if (!g) return [];
+    const target = g.desired_state === "removed" ? 0 : g.desired_replicas;
+    const members = await repo.membersOf(db, g.id);
+    for (let i = members.length; i < target; i++) members.push(await pods.create(p, memberInput(g), { groupId: g.id }));
+    if (members.length > target) {
+      const extra = removalOrder(members).slice(0, members.length - target);
+      for (const m of extra) await pods.transition(p, m.id, "delete");
+      return members.filter((m) => !extra.includes(m));
+    }
+    return members;
+  }
+
+  const converge = async (p: Principal, groupId: string): Promise<PodRow[]> =>
+    (await repo.withGroupLock(db, groupId, true, () => convergeHeld(p, groupId)))!;
+
+  async function live(p: Principal, ref: string): Promise<repo.GroupRow> {
+    const g = await repo.findGroup(db, p.owner, ref);
+    if (!g || g.desired_state === "removed") throw notFound("pod group");
+    return g;
+  }
+
+  async function create(p: Principal, input: GroupInput): Promise<GroupWithMembers> {
+    await pods.requireRuntime();
+    checkBounds(input.replica_min, input.replica_max);
+    const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
+    await kernel.imageAccess.pullFor(p.owner, input.image);
+    // refused before anything is recorded (every member is admitted again as it is created)
+    await kernel.admit(db, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+    const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
+    if (await repo.podSlugTaken(db, slug)) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
+    const id = randomUUID();
+    const insert = () =>
+      auditedTransaction(db, p, (tx) =>
+        repo.insertGroup(tx, {
+          id,
+          owner_kind: p.owner.kind,
+          owner_id: p.owner.id,
+          account_id: p.accountId,
+          name: input.name,
+          slug,
+          spec: {
+            image: input.image,
+            port: input.port ?? null,
+            command: input.command ?? null,
+            env_sealed: sealEnv(secrets, input.env ?? {}),
+            size: size.id,
+            databases: input.databases ?? [],
+          },
+          replica_min: input.replica_min,
+          replica_max: input.replica_max,
+          target_cpu_percent: input.target_cpu_percent ?? DEFAULT_TARGET_CPU,
+          desired_replicas: input.replica_min,
+          desired_state: "running",
+          scale_hold: null,
+          last_scaled_at: null,
+        }),
+      );
+    let inserted = false;
+    try {
+      // the group's lock from before it exists: the autoscaler never makes its first members beside us
+      return (await repo.withGroupLock(db, id, true, async () => {
+        const group = await insert();
+        inserted = true;
+        return { group, members: await convergeHeld(p, id) };
+      }))!;
+    } catch (err) {
+      if (isUniqueViolation(err, "pod_groups_slug_live"))
+        throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
+      // a member refused (a database that is not there, funds gone meanwhile): the group is not left half made
+      if (inserted) await removeIn(p, id).catch(() => null);
+      throw err;
+    }
+  }
+
+  async function list(p: Principal, filter: InstanceFilter): Promise<GroupWithMembers[]> {
+    const groups = await repo.listGroups(db, p.owner, filter);
+    const members = await repo.membersOfMany(
+      db,
+      groups.map((g) => g.id),
+    );
+    return groups.map((g) => ({ group: g, members: members.get(g.id) ?? [] }));
+  }
+
+  async function get(p: Principal, ref: string): Promise<GroupWithMembers> {
+    const g = await repo.findGroup(db, p.owner, ref);
+    if (!g) throw notFound("pod group");
+    return { group: g, members: g.desired_state === "removed" ? [] : await repo.membersOf(db, g.id) };
+  }
+
+  /** bounds and target change the group only; a spec change rolls every member (a rolling update each) */
+  async function update(p: Principal, ref: string, patch: GroupPatch): Promise<GroupWithMembers> {
+    const specChange =
+      patch.image !== undefined ||
+      patch.env !== undefined ||
+      patch.size !== undefined ||
+      patch.port !== undefined ||
+      patch.command !== undefined;
+    if (specChange) await pods.requireRuntime();
+    const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
+    if (patch.image !== undefined) await kernel.imageAccess.pullFor(p.owner, patch.image);
+    const group = await auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.findGroup(tx, p.owner, ref, { forUpdate: true });
+      if (!cur || cur.desired_state === "removed") throw notFound("pod group");
+      const min = patch.replica_min ?? cur.replica_min;
+      const max = patch.replica_max ?? cur.replica_max;
+      checkBounds(min, max);
+      if (size && size.id !== cur.spec.size)
+        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+      return repo.updateGroup(tx, cur.id, {
+        replica_min: min,
+        replica_max: max,
+        target_cpu_percent: patch.target_cpu_percent,
+        desired_replicas: Math.min(max, Math.max(min, cur.desired_replicas)),
+        spec: specChange
+          ? {
+              image: patch.image ?? cur.spec.image,
+              port: patch.port !== undefined ? patch.port : cur.spec.port,
+              command: patch.command !== undefined ? patch.command : cur.spec.command,
+              env_sealed: patch.env !== undefined ? sealEnv(secrets, { ...patch.env }) : cur.spec.env_sealed,
+              size: size?.id ?? cur.spec.size,
+              databases: cur.spec.databases,
+            }
+          : undefined,
+      });
+    });
+    if (specChange) {
+      const memberPatch = {
+        image: patch.image,
+        env: patch.env,
+        size: size?.id,
+        port: patch.port,
+        command: patch.command,
+      };
+      for (const m of await repo.membersOf(db, group.id)) await pods.update(p, m.id, memberPatch);
+    }
+    return { group, members: await converge(p, group.id) };
+  }
+
+  /** the group and its members go in one transaction; the members' hosts then remove the containers */
+  async function removeIn(p: Principal, groupId: string): Promise<GroupWithMembers> {
+    const tx = (fn: () => Promise<GroupWithMembers>) => repo.withGroupLock(db, groupId, true, fn);
+    const done = (await tx(() => removeHeld(p, groupId)))!;
+    for (const m of done.members) await pods.kick(m);
+    return done;
+  }
+
+  function removeHeld(p: Principal, groupId: string): Promise<GroupWithMembers> {
+    return auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.groupById(tx, groupId, { forUpdate: true });
+      if (!cur) throw notFound("pod group");
+      const removed: PodRow[] = [];
+      for (const m of await repo.membersOf(tx, cur.id)) removed.push(await pods.transitionIn(tx, p, m.id, "delete"));
+      return { group: await repo.updateGroup(tx, cur.id, { desired_state: "removed" }), members: removed };
+    });
+  }
+
+  async function remove(p: Principal, ref: string): Promise<GroupWithMembers> {
+    return removeIn(p, (await live(p, ref)).id);
+  }
+
+  /**
+   * Whether the group may grow by one member now: admission with `growth` (funds, the account and app
+   * spend caps). Null when admitted, else the refusal's message (what scale_hold shows).
+   */
+  async function growthRefusal(g: repo.GroupRow): Promise<string | null> {
+    try {
+      await kernel.admit(db, {
+        owner: { kind: g.owner_kind, id: g.owner_id },
+        accountId: g.account_id,
+        kind: POD_KIND,
+        size: g.spec.size,
+        growth: true,
+        resourceId: g.id,
+        meteredIds: await repo.everMemberIds(db, g.id),
+      });
+      return null;
+    } catch (err) {
+      const api = asApiError(err);
+      if (!api) throw err;
+      return `${api.code}: ${api.message}`;
+    }
+  }
+
+  const envOf = (g: repo.GroupRow) => openEnv(secrets, g.spec.env_sealed);
+
+  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf };
+}
+
+export type GroupsService = ReturnType<typeof groupsService>;

@@ -1,0 +1,48 @@
+import type { GroupWithMembers } from "./service.js";
+import type { PodRow } from "../repo.js";
+
+export type GroupState = "creating" | "running" | "stopped" | "failed" | "removed";
+
+/** running once a member serves; stopped when billing holds every member; failed when every one failed */
+export function groupState(desired: string, members: PodRow[]): GroupState {
+  if (desired === "removed") return "removed";
+  if (members.some((m) => m.state === "running")) return "running";
+  if (members.length && members.every((m) => m.desired_state === "stopped")) return "stopped";
+  if (members.length && members.every((m) => m.state === "failed")) return "failed";
+  return "creating";
+}
+
+/** The public shape of a pod group; env is shown to its owner, like a pod's. */
+export function groupView(
+  { group: g, members }: GroupWithMembers,
+  env: Record<string, string>,
+  urls: { appsDomain: string; edgePort: number },
+) {
+  const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
+  return {
+    id: g.id,
+    name: g.name,
+    slug: g.slug,
+    image: g.spec.image,
+    port: g.spec.port,
+    command: g.spec.command,
+    env,
+    size: g.spec.size,
+    databases: g.spec.databases,
+    replica_min: g.replica_min,
+    replica_max: g.replica_max,
+    target_cpu_percent: g.target_cpu_percent,
+    desired_replicas: g.desired_state === "removed" ? 0 : g.desired_replicas,
+    replicas: members.map((m) => ({
+      id: m.id,
+      slug: m.slug,
+      state: m.state,
+      address: m.state === "running" ? m.address : null,
+      host_id: m.host_id,
+    })),
+    state: groupState(g.desired_state, members),
+    scale_hold: g.scale_hold,
+    url: `http://${g.slug}.${urls.appsDomain}${port}`,
+    created_at: g.created_at.toISOString(),
+  };
+}

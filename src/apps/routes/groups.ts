@@ -1,0 +1,181 @@
+import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
+import { callerOf } from "../../auth/principal.js";
+import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import type { GroupsService, GroupWithMembers } from "../groups/service.js";
+import { groupView } from "../groups/view.js";
+import { Command, Env, Image, Params, read, SLUG, tags, write } from "./schemas.js";
+
+const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
+const TargetCpu = (extra: { default?: number } = {}) =>
+  Type.Integer({
+    minimum: 10,
+    maximum: 100,
+    description: "average CPU of the members, percent of what their size allots, the autoscaler keeps them near",
+    ...extra,
+  });
+
+export const PodGroup = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  image: Type.String(),
+  port: Nullable(Type.Integer()),
+  command: Nullable(Type.Array(Type.String())),
+  env: Type.Record(Type.String(), Type.String()),
+  size: Type.String(),
+  databases: Type.Array(Type.String()),
+  replica_min: Type.Integer(),
+  replica_max: Type.Integer(),
+  target_cpu_percent: Type.Integer(),
+  desired_replicas: Type.Integer({
+    description: "members the autoscaler wants now, within [replica_min, replica_max]",
+  }),
+  replicas: Type.Array(
+    Type.Object({
+      id: Type.String({ description: "the member pod's id (GET /v1/pods/{id})" }),
+      slug: Type.String(),
+      state: Type.String(),
+      address: Nullable(Type.String()),
+      host_id: Nullable(Type.String()),
+    }),
+  ),
+  state: Type.Union(
+    ["creating", "running", "stopped", "failed", "removed"].map((s) => Type.Literal(s)),
+    {
+      description:
+        "running once a member runs; stopped while billing holds every member (overdue); failed when every member failed",
+    },
+  ),
+  scale_hold: Nullable(
+    Type.String({ description: "why autoscaling does not grow the group now (a spend cap reached); null when it may" }),
+  ),
+  url: Type.String({ description: "the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
+  created_at: Timestamp,
+});
+
+const SpecErrors = ["bad_size", "bad_image", "image_forbidden", "insufficient_funds", "provision_failed"] as const;
+
+/** Pod groups: autoscaled members of one spec; a group's id covers its members for instance-limited keys. */
+export function groupRoutes(
+  app: FastifyInstance,
+  { groups, urls }: { groups: GroupsService; urls: { appsDomain: string; edgePort: number } },
+): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls);
+
+  r.post(
+    "/v1/pod-groups",
+    {
+      config: {
+        auth: { scope: "pods:write", instance: "create" },
+        validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
+        errors: ["invalid_request", "bad_slug", "slug_taken", "not_found", "runtime_unavailable", ...SpecErrors],
+        summaryKo: "자동 확장되는 팟 그룹을 만듭니다(replica_min개의 팟으로 시작).",
+      },
+      schema: {
+        operationId: "createPodGroup",
+        tags,
+        summary:
+          "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max (a member removed on its own is replaced), and stops growing at the account or app spend cap.",
+        body: Body({
+          name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
+          slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+          image: Image,
+          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+          command: Type.Optional(Nullable(Command)),
+          env: Type.Optional(Env),
+          size: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" }),
+          ),
+          databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+          replica_min: ReplicaCount,
+          replica_max: ReplicaCount,
+          target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
+        }),
+        response: { 201: PodGroup },
+      },
+    },
+    async (request, reply) => reply.code(201).send(view(await groups.create(callerOf(request), request.body))),
+  );
+
+  r.get(
+    "/v1/pod-groups",
+    {
+      config: {
+        auth: { scope: "pods:read", instance: "list" },
+        errors: [],
+        summaryKo: "팟 그룹 목록(삭제된 것 제외).",
+      },
+      schema: {
+        operationId: "listPodGroups",
+        tags,
+        summary: "The caller's pod groups, removed ones excluded; instance-limited keys see only their groups.",
+        response: { 200: Type.Array(PodGroup) },
+      },
+    },
+    async (request) => (await groups.list(callerOf(request), request.instanceFilter)).map(view),
+  );
+
+  r.get(
+    "/v1/pod-groups/:id",
+    {
+      config: { auth: read, errors: ["not_found"], summaryKo: "팟 그룹 하나(id 또는 slug)와 그 팟들." },
+      schema: {
+        operationId: "getPodGroup",
+        tags,
+        summary: "One pod group by id or slug: its members, desired replicas and why it holds (scale_hold).",
+        params: Params,
+        response: { 200: PodGroup },
+      },
+    },
+    async (request) => view(await groups.get(callerOf(request), request.params.id)),
+  );
+
+  r.patch(
+    "/v1/pod-groups/:id",
+    {
+      config: {
+        auth: write,
+        validationCodes: { "/size": "bad_size", "/image": "bad_image" },
+        errors: ["not_found", "invalid_request", "runtime_unavailable", ...SpecErrors],
+        summaryKo: "복제 수 범위, 목표 CPU, 이미지·환경 변수·크기를 바꿉니다(팟마다 롤링 업데이트).",
+      },
+      schema: {
+        operationId: "updatePodGroup",
+        tags,
+        summary:
+          "Change replica bounds and the CPU target, or the members' image, env, size, port or command: each member rolls (a rolling update per pod).",
+        params: Params,
+        body: Body({
+          replica_min: Type.Optional(ReplicaCount),
+          replica_max: Type.Optional(ReplicaCount),
+          target_cpu_percent: Type.Optional(TargetCpu()),
+          image: Type.Optional(Image),
+          env: Type.Optional(Env),
+          size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+          command: Type.Optional(Nullable(Command)),
+        }),
+        response: { 200: PodGroup },
+      },
+    },
+    async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
+  );
+
+  r.delete(
+    "/v1/pod-groups/:id",
+    {
+      config: { auth: write, errors: ["not_found"], summaryKo: "팟 그룹과 그 팟들을 지웁니다." },
+      schema: {
+        operationId: "deletePodGroup",
+        tags,
+        summary: "Remove the group and its member pods (their containers go). 202 with the group (state removed).",
+        params: Params,
+        response: { 202: PodGroup },
+      },
+    },
+    async (request, reply) => reply.code(202).send(view(await groups.remove(callerOf(request), request.params.id))),
+  );
+}

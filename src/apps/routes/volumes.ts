@@ -1,0 +1,126 @@
+import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
+import { callerOf } from "../../auth/principal.js";
+import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import type { VolumesService } from "../volumes/service.js";
+import type { VolumeWithPod } from "../volumes/repo.js";
+import { SLUG } from "./schemas.js";
+
+const tags = ["volumes"];
+const read = { scope: "volumes:read", instance: { param: "id" } } as const;
+const write = { scope: "volumes:write", instance: { param: "id" } } as const;
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "volume id or name" }) });
+
+const Volume = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  size_gb: Type.Integer(),
+  state: Type.Union(["creating", "ready", "failed", "removed"].map((s) => Type.Literal(s))),
+  state_reason: Nullable(Type.String()),
+  host_id: Nullable(Type.String()),
+  attached_to: Nullable(Type.String({ description: "the live pod mounting the volume (one at a time)" })),
+  used_bytes: Nullable(Type.Integer({ description: "bytes in use; null until ready or when measured elsewhere" })),
+  created_at: Timestamp,
+});
+
+/** Volumes: fixed-size file systems that pods mount; the data outlives pod restarts, updates and re-creation. */
+export function volumeRoutes(app: FastifyInstance, { volumes }: { volumes: VolumesService }): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const view = async (v: VolumeWithPod) => ({
+    id: v.id,
+    name: v.name,
+    size_gb: v.size_gb,
+    state: v.state,
+    state_reason: v.state_reason,
+    host_id: v.host_id,
+    attached_to: v.attached_to,
+    used_bytes: await volumes.usedBytes(v),
+    created_at: v.created_at.toISOString(),
+  });
+
+  r.post(
+    "/v1/volumes",
+    {
+      config: {
+        auth: { scope: "volumes:write", instance: "create" },
+        validationCodes: { "/name": "bad_slug" },
+        errors: [
+          "bad_slug",
+          "slug_taken",
+          "insufficient_funds",
+          "deploy_rule_violation",
+          "host_unavailable",
+          "runtime_unavailable",
+        ],
+        summaryKo: "고정 크기 볼륨을 만듭니다(준비되면 state가 ready).",
+      },
+      schema: {
+        operationId: "createVolume",
+        tags,
+        summary:
+          "Create a fixed-size volume (201, state creating; ready once the host made its file system). Storage is paid per GB-hour until it is deleted.",
+        body: Body({
+          name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40, description: "unique among your volumes" }),
+          size_gb: Type.Integer({ minimum: 1, maximum: 1024 }),
+        }),
+        response: { 201: Volume },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await view(await volumes.create(callerOf(request), request.body))),
+  );
+
+  r.get(
+    "/v1/volumes",
+    {
+      config: {
+        auth: { scope: "volumes:read", instance: "list" },
+        errors: [],
+        summaryKo: "볼륨 목록(삭제된 것 제외).",
+      },
+      schema: {
+        operationId: "listVolumes",
+        tags,
+        summary: "The caller's volumes, removed ones excluded; instance-limited keys see their volumes.",
+        response: { 200: Type.Array(Volume) },
+      },
+    },
+    async (request) => Promise.all((await volumes.list(callerOf(request), request.instanceFilter)).map(view)),
+  );
+
+  r.get(
+    "/v1/volumes/:id",
+    {
+      config: { auth: read, errors: ["not_found"], summaryKo: "볼륨 하나(id 또는 이름)와 사용량." },
+      schema: {
+        operationId: "getVolume",
+        tags,
+        summary: "One volume by id or name: state, the pod mounting it, bytes used.",
+        params: Params,
+        response: { 200: Volume },
+      },
+    },
+    async (request) => view(await volumes.get(callerOf(request), request.params.id)),
+  );
+
+  r.delete(
+    "/v1/volumes/:id",
+    {
+      config: {
+        auth: write,
+        errors: ["not_found", "volume_in_use"],
+        summaryKo: "볼륨과 그 데이터를 지웁니다. 팟이 마운트 중이면 409입니다.",
+      },
+      schema: {
+        operationId: "deleteVolume",
+        tags,
+        summary:
+          "Delete the volume and its data (202, state removed); 409 volume_in_use while a pod mounts it: delete the pod first.",
+        params: Params,
+        response: { 202: Volume },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await view(await volumes.remove(callerOf(request), request.params.id))),
+  );
+}

@@ -1,0 +1,78 @@
+import { defineArea } from "../kernel/area.js";
+import type { Platform } from "../kernel/context.js";
+import { registryConfig, type RegistryConfig } from "./config.js";
+import { binaryMissing, RegistryProcess } from "./process.js";
+import { LoopbackRealm } from "./realm.js";
+import { registryRoutes } from "./routes.js";
+import { RegistryService } from "./service.js";
+
+export interface RegistryState {
+  config: RegistryConfig;
+  svc: RegistryService;
+  process: RegistryProcess;
+  realm: LoopbackRealm;
+  /** running: this process runs the registry; problem: why not, when it tried */
+  status: { running: boolean; problem: string | null };
+}
+
+/**
+ * The image registry (issue 10, README: src/registry/README.md): docker-registry on loopback with
+ * token authentication by the platform, a namespace per owner, short-lived credentials, and the
+ * kernel's image access rule for deployments.
+ */
+export const registryArea = defineArea<RegistryState, RegistryConfig>({
+  name: "registry",
+  tags: [{ name: "registry", description: "The image registry: owner namespaces, login credentials, repositories." }],
+  config: registryConfig,
+  setup: (p, config) => {
+    const server = new RegistryProcess({ bin: config.bin, dataDir: p.config.dataDir, port: config.port, log: p.log });
+    const status = { running: false, problem: null as string | null };
+    const worker = p.kernel.hosts.local.roles.includes("worker");
+    const svc = new RegistryService({
+      db: p.db,
+      secrets: p.secrets,
+      config,
+      hosts: p.kernel.hosts,
+      local: () => (status.running ? server.address : null),
+      // a host without the worker role never runs one: its binary is no one's concern
+      localProblem: () => status.problem ?? (worker ? binaryMissing(config.bin) : null),
+    });
+    const realm = new LoopbackRealm((authorization, query) => svc.issueToken(authorization, query));
+    p.kernel.setImageAccess(svc.imageAccess());
+    return { config, svc, process: server, realm, status };
+  },
+  routes: (app, _ctx, state) => registryRoutes(app, state.svc),
+  // the registry runs where the worker role is; a failure leaves its endpoints answering 503, nothing else
+  start: async (p, s) => {
+    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    const missing = binaryMissing(s.config.bin);
+    if (missing) {
+      p.log.warn(missing);
+      return;
+    }
+    try {
+      await startRegistry(p, s);
+    } catch (err) {
+      s.status.problem = `The image registry failed to start on this host: ${err instanceof Error ? err.message : String(err)}`;
+      p.log.error({ err }, "registry did not start; registry endpoints answer 503");
+      await s.process.stop().catch(() => {});
+      await s.realm.stop().catch(() => {});
+    }
+  },
+  stop: async (p, s) => {
+    const wasRunning = s.status.running;
+    s.status.running = false;
+    await s.process.stop();
+    await s.realm.stop();
+    if (wasRunning) await s.svc.forgetServer(p.kernel.hosts.local.id).catch(() => {});
+  },
+});
+
+async function startRegistry(p: Platform, s: RegistryState): Promise<void> {
+  const realm = s.config.tokenRealm ?? (await s.realm.start());
+  const address = await s.process.start({ realm, certificate: await s.svc.certificate() });
+  await s.svc.recordServer(p.kernel.hosts.local.id, address);
+  s.status.running = true;
+  s.status.problem = null;
+  p.log.info({ address, realm }, "image registry running");
+}

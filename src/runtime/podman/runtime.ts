@@ -1,0 +1,267 @@
+import { existsSync } from "node:fs";
+import net from "node:net";
+import {
+  RuntimeError,
+  type ContainerInfo,
+  type ContainerSpec,
+  type ContainerStats,
+  type ExecResult,
+  type RuntimeProvider,
+} from "../provider.js";
+import { isImageMissing, isNameInUse, isNoSuchContainer, isNoSuchNetwork, lastError, PodmanCli } from "./cli.js";
+import { boundedExec } from "./exec.js";
+import { detectGpus, gpuArgs, type HostGpus } from "./gpu.js";
+import { ImagePuller } from "./images.js";
+import { containerInfo, mergeLogs, type PodmanInspect } from "./inspect.js";
+import { checkName, runArgs } from "./spec.js";
+
+export const INSTALL_HINT =
+  "install with: apt-get install podman runc netavark aardvark-dns catatonit buildah busybox-static, and run the platform as root (rootful podman)";
+
+/** where Debian's podman finds catatonit for --init */
+const INIT_PATHS = ["/usr/libexec/podman/catatonit", "/usr/bin/catatonit"];
+
+export interface PodmanOptions {
+  /** the podman binary (PODMAN_BIN); default "podman" from PATH */
+  bin?: string;
+  /** OCI runtime; runc (crun refuses cgroup v1/hybrid hosts) */
+  ociRuntime?: string;
+}
+
+/**
+ * The local runtime: rootful podman on this host, driven through its CLI (no shell). Containers are
+ * started detached under conmon, so they outlive the platform's process; their labels let a restarted
+ * platform find them again. See src/runtime/README.md for the choices.
+ */
+export class PodmanRuntime implements RuntimeProvider {
+  readonly name = "local";
+  readonly cli: PodmanCli;
+  private readonly ociRuntime: string;
+  private readonly images: ImagePuller;
+  private probe: { result: Promise<string | null>; failedAt: number | null } | null = null;
+  private gpus: Promise<HostGpus> | null = null;
+  private readonly init = INIT_PATHS.some((p) => existsSync(p));
+  /** the previous CPU sample per container, so stats report CPU over the interval since the last call */
+  private cpuSamples = new Map<string, { cpuNano: number; systemNano: number }>();
+
+  constructor(opts: PodmanOptions = {}) {
+    this.ociRuntime = opts.ociRuntime ?? "runc";
+    this.cli = new PodmanCli(opts.bin ?? "podman", this.ociRuntime);
+    this.images = new ImagePuller(this.cli);
+  }
+
+  /** null once podman answered `info` as root with runc (kept for the process's life); a failure is probed again after 30 s. */
+  unavailable(): Promise<string | null> {
+    const p = this.probe;
+    if (p && (p.failedAt === null || Date.now() - p.failedAt < 30_000)) return p.result;
+    const entry: { result: Promise<string | null>; failedAt: number | null } = { result: this.check(), failedAt: null };
+    void entry.result.then((r) => {
+      if (r !== null) entry.failedAt = Date.now();
+    });
+    this.probe = entry;
+    return entry.result;
+  }
+
+  private async check(): Promise<string | null> {
+    const unavailable = (why: string) =>
+      `The container runtime is not available on this host: ${why}; ${INSTALL_HINT}.`;
+    try {
+      const res = await this.cli.run(["info", "--format", "json"], { timeoutMs: 30_000 });
+      if (res.code !== 0) return unavailable(`podman info failed (${lastError(res.stderr)})`);
+      const info = JSON.parse(res.stdout) as { host?: { security?: { rootless?: boolean } } };
+      if (info.host?.security?.rootless) return unavailable("podman runs rootless here");
+      return null;
+    } catch (err) {
+      return unavailable((err as Error).message);
+    }
+  }
+
+  async ensureNetwork(networkName: string): Promise<{ name: string; subnet: string; gateway: string }> {
+    checkName(networkName);
+    const found = await this.networkInspect(networkName);
+    if (found) return found;
+    // isolate=true: netavark drops traffic between isolated networks, so one owner's containers never reach another's
+    const res = await this.cli.run(["network", "create", "--opt", "isolate=true", networkName]);
+    if (res.code !== 0 && !isNameInUse(res.stderr))
+      throw new RuntimeError(`creating network ${networkName}: ${lastError(res.stderr)}`);
+    const made = await this.networkInspect(networkName);
+    if (!made) throw new RuntimeError(`network ${networkName} vanished right after its creation`);
+    return made;
+  }
+
+  private async networkInspect(name: string): Promise<{ name: string; subnet: string; gateway: string } | null> {
+    const res = await this.cli.run(["network", "inspect", name]);
+    if (res.code !== 0) {
+      if (isNoSuchNetwork(res.stderr)) return null;
+      throw new RuntimeError(`inspecting network ${name}: ${lastError(res.stderr)}`);
+    }
+    const [n] = JSON.parse(res.stdout) as { subnets?: { subnet: string; gateway: string }[] }[];
+    const s = n?.subnets?.[0];
+    if (!s) throw new RuntimeError(`network ${name} has no subnet`);
+    return { name, subnet: s.subnet, gateway: s.gateway };
+  }
+
+  async removeNetwork(networkName: string): Promise<void> {
+    checkName(networkName);
+    const res = await this.cli.run(["network", "rm", networkName]);
+    if (res.code !== 0 && !isNoSuchNetwork(res.stderr))
+      throw new RuntimeError(`removing network ${networkName}: ${lastError(res.stderr)}`);
+  }
+
+  async create(spec: ContainerSpec): Promise<ContainerInfo> {
+    let devices: string[] = [];
+    if (spec.limits.gpu) devices = gpuArgs(spec.limits.gpu, await (this.gpus ??= detectGpus()));
+    const { args, env } = runArgs(spec, { init: this.init, devices }); // validates everything before podman runs
+    // the platform's registry checks the owner's credentials at every start; other images are pulled when missing
+    if (spec.pullAuth) await this.images.ensure(spec.image, spec.pullAuth);
+    let res = await this.cli.run(args, { env, timeoutMs: 120_000 });
+    if (res.code !== 0 && !spec.pullAuth && isImageMissing(res.stderr)) {
+      // podman checks the image before the name: a container of that name may exist all the same
+      const existing = await this.inspect(spec.name);
+      if (existing) return existing;
+      await this.images.ensure(spec.image, null);
+      res = await this.cli.run(args, { env, timeoutMs: 120_000 });
+    }
+    if (res.code !== 0) {
+      // a container of that name exists (created earlier, or concurrently): that container is the answer
+      if (isNameInUse(res.stderr)) {
+        const existing = await this.inspect(spec.name);
+        if (existing) return existing;
+      }
+      // a container created but not started (bad command, runtime error) would block a retry under the same name
+      await this.cli.run(["rm", "--force", "--ignore", "--time", "0", spec.name]).catch(() => {});
+      throw new RuntimeError(
+        `starting ${spec.name}: ${lastError(res.stderr)}`,
+        res.code === 127 ? "bad_spec" : "internal",
+      );
+    }
+    const info = await this.inspect(spec.name);
+    if (info) return info;
+    // an auto-removed container whose program already ended
+    return {
+      name: spec.name,
+      id: res.stdout.trim(),
+      status: "exited",
+      address: null,
+      networkAddress: null,
+      exitCode: null,
+      startedAt: null,
+      finishedAt: null,
+      labels: { ...spec.labels },
+    };
+  }
+
+  async start(name: string): Promise<ContainerInfo> {
+    checkName(name);
+    await this.cli.ok(["start", name], `starting ${name}`);
+    const info = await this.inspect(name);
+    if (!info) throw new RuntimeError(`container ${name} vanished after start`);
+    return info;
+  }
+
+  async stop(name: string, timeoutSeconds = 10): Promise<void> {
+    checkName(name);
+    const res = await this.cli.run(
+      ["stop", "--ignore", "--time", String(Math.max(0, Math.floor(timeoutSeconds))), name],
+      {
+        timeoutMs: (timeoutSeconds + 30) * 1000,
+      },
+    );
+    if (res.code !== 0 && !isNoSuchContainer(res.stderr))
+      throw new RuntimeError(`stopping ${name}: ${lastError(res.stderr)}`);
+  }
+
+  async remove(name: string): Promise<void> {
+    checkName(name);
+    this.cpuSamples.delete(name);
+    const res = await this.cli.run(["rm", "--force", "--ignore", "--time", "2", name], { timeoutMs: 60_000 });
+    if (res.code !== 0 && !isNoSuchContainer(res.stderr) && (await this.inspect(name)) !== null)
+      throw new RuntimeError(`removing ${name}: ${lastError(res.stderr)}`);
+  }
+
+  async inspect(name: string): Promise<ContainerInfo | null> {
+    checkName(name);
+    const res = await this.cli.run(["container", "inspect", name]);
+    if (res.code !== 0) {
+      if (isNoSuchContainer(res.stderr)) return null;
+      throw new RuntimeError(`inspecting ${name}: ${lastError(res.stderr)}`);
+    }
+    const [found] = JSON.parse(res.stdout) as PodmanInspect[];
+    return found ? containerInfo(found) : null;
+  }
+
+  async list(labels: Record<string, string>): Promise<ContainerInfo[]> {
+    const filters = Object.entries(labels).flatMap(([k, v]) => ["--filter", `label=${k}=${v}`]);
+    const ps = await this.cli.ok(["ps", "--all", "--format", "json", ...filters], "listing containers");
+    const names = (JSON.parse(ps || "[]") as { Names: string[] }[]).map((c) => c.Names[0]).filter(Boolean);
+    if (!names.length) return [];
+    // one inspect for all of them; a container removed in between is simply not in the answer
+    const res = await this.cli.run(["container", "inspect", ...names]);
+    const text = res.stdout.trim();
+    if (!text) return [];
+    return (JSON.parse(text) as PodmanInspect[]).map(containerInfo);
+  }
+
+  async logs(name: string, tail: number): Promise<string[]> {
+    checkName(name);
+    const n = Math.max(1, Math.min(10_000, Math.floor(tail)));
+    const res = await this.cli.run(["logs", "--tail", String(n), "--timestamps", name]);
+    if (res.code !== 0) {
+      if (isNoSuchContainer(res.stderr)) return [];
+      throw new RuntimeError(`logs of ${name}: ${lastError(res.stderr)}`);
+    }
+    return mergeLogs(res.stdout, res.stderr, n);
+  }
+
+  exec(name: string, command: string[], opts: { timeoutMs: number; maxBytes: number }): Promise<ExecResult> {
+    checkName(name);
+    return boundedExec(this.cli.bin, this.ociRuntime, name, command, opts);
+  }
+
+  async stats(name: string): Promise<ContainerStats | null> {
+    checkName(name);
+    const res = await this.cli.run(["stats", "--no-stream", "--format", "{{json .ContainerStats}}", name]);
+    if (res.code !== 0) return null;
+    const s = JSON.parse(res.stdout.trim().split("\n")[0] || "null") as {
+      CPU: number;
+      CPUNano: number;
+      SystemNano: number;
+      MemUsage: number;
+      MemLimit: number;
+      PIDs: number;
+    } | null;
+    if (!s || !s.SystemNano) return null; // not running
+    const prev = this.cpuSamples.get(name);
+    this.cpuSamples.set(name, { cpuNano: s.CPUNano, systemNano: s.SystemNano });
+    // podman's own figure without a previous sample is the average since the container started
+    const cpuPercent =
+      prev && s.SystemNano > prev.systemNano && s.CPUNano >= prev.cpuNano
+        ? ((s.CPUNano - prev.cpuNano) / (s.SystemNano - prev.systemNano)) * 100
+        : s.CPU;
+    return { cpuPercent, memoryBytes: s.MemUsage, memoryLimitBytes: s.MemLimit, pids: s.PIDs };
+  }
+
+  async health(name: string): Promise<boolean> {
+    const info = await this.inspect(name);
+    if (!info || info.status !== "running") return false;
+    if (!info.address) return true;
+    return tcpAnswers(info.address, 1000);
+  }
+}
+
+/** Whether host:port accepts a TCP connection within the time. */
+export function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
+  const i = address.lastIndexOf(":");
+  const host = address.slice(0, i);
+  const port = Number(address.slice(i + 1));
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
