@@ -76,6 +76,15 @@ export class EdgeProxy {
         if (flight) flight.timedOut = true;
       });
     });
+    // the upstream half of an upgraded connection: when the visitor's side closes, the library only half-closes
+    // it; an upstream that never closes its side is cut after a grace period, and at shutdown
+    this.proxy.on("proxyReqWs", (proxyReq, _req, socket) => {
+      proxyReq.once("upgrade", (_res, upstreamSocket: Duplex) => {
+        this.upgraded.add(upstreamSocket);
+        upstreamSocket.once("close", () => this.upgraded.delete(upstreamSocket));
+        socket.once("close", () => setTimeout(() => upstreamSocket.destroy(), 5000).unref());
+      });
+    });
     this.proxy.on("proxyRes", (proxyRes, _req, res) => {
       const h = proxyRes.headers;
       // hop-by-hop from the upstream stays there; this hop's connection is the edge's to keep

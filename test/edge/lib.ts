@@ -55,7 +55,13 @@ export async function upstream(name: string): Promise<Upstream> {
       res.end(JSON.stringify({ name, url: req.url, headers: req.headers, body }));
     });
   });
-  server.on("upgrade", (req, socket: Duplex) => wsEcho(name, req, socket));
+  // upgraded sockets leave the server's bookkeeping: kept here so close() can cut them
+  const upgraded = new Set<Duplex>();
+  server.on("upgrade", (req, socket: Duplex) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
+    wsEcho(name, req, socket);
+  });
   server.keepAliveTimeout = 5000;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const port = (server.address() as AddressInfo).port;
@@ -68,6 +74,7 @@ export async function upstream(name: string): Promise<Upstream> {
     close: async () => {
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
+      for (const socket of upgraded) socket.destroy();
       await closed;
     },
   };
@@ -97,6 +104,7 @@ function wsEcho(name: string, req: http.IncomingMessage, socket: Duplex): void {
     }
   });
   socket.on("error", () => {});
+  socket.on("end", () => socket.end()); // the other side closed: so do we (HTTP servers allow half-open sockets)
 }
 
 function frameOf(text: string, masked: boolean): Buffer {
