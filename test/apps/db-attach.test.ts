@@ -1,7 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, signup, type TestApp } from "../helpers/app.js";
-import { createRunning, waitCommand } from "../databases/lib.js";
+import type pg from "pg";
+import { connect, createRunning, waitCommand } from "../databases/lib.js";
 import { containersOf, createAppsTestApp, createPod, httpGet, waitPod } from "./lib.js";
 import { buildNodePgImage } from "./node-pg-image.js";
 
@@ -10,8 +11,10 @@ import { buildNodePgImage } from "./node-pg-image.js";
  * an app that holds one connection (test/apps/node-pg-image.ts). The pod gets DATABASE_URL with the host rewritten
  * to its network's gateway, connects through an allowlist that admits nothing else (its owner's pod network is
  * always admitted, another owner's is not), is listed under attached-apps, and keeps answering while a password
- * rotation rolls it onto a replica started with the new password.
+ * rotation rolls it onto a replica started with the new password: the rotation ends every other session of the
+ * old password at once, those from the owner's app networks after DB_APP_SESSION_GRACE_S.
  */
+const GRACE_S = 20;
 describe("a database attached to a pod on real containers", () => {
   let t: TestApp;
   let user: { token: string; id: string };
@@ -19,16 +22,23 @@ describe("a database attached to a pod on real containers", () => {
   let image: string;
   let db: any;
   let pod: any;
+  /** the host as the owner's pods see it (their network's gateway) */
+  let gateway: string;
+  /** sessions of the first password: from loopback (opened before the allowlist) and from the owner's network */
+  let outsider: pg.Client;
+  let fromAppNetwork: pg.Client;
 
   before(async () => {
     image = await buildNodePgImage();
     // the drain is the edge's switch-over time: long enough for a client that re-reads the address each request
-    t = await createAppsTestApp({ env: { APPS_DRAIN_MS: "1000" } });
+    t = await createAppsTestApp({ env: { APPS_DRAIN_MS: "1000", DB_APP_SESSION_GRACE_S: String(GRACE_S) } });
     user = await signup(t.app);
     other = await signup(t.app);
     db = await createRunning(t, user.token, { name: "attached-db" });
+    outsider = await connect(db.database_url);
   });
   after(async () => {
+    for (const c of [outsider, fromAppNetwork]) await c?.end().catch(() => {});
     for (const u of [user, other])
       for (const p of (await call(t.app, { url: "/v1/pods", token: u.token })).json())
         await call(t.app, { method: "DELETE", url: `/v1/pods/${p.id}`, token: u.token });
@@ -73,6 +83,7 @@ describe("a database attached to a pod on real containers", () => {
     assert.match(pghost!, /^\d+\.\d+\.\d+\.\d+$/);
     assert.notEqual(pghost, "127.0.0.1");
     assert.equal(new URL(url!).hostname, pghost);
+    gateway = pghost!;
     const probe = await exec(user.token, pod.id, ["/usr/local/bin/node", "/app/probe.js", viaGateway()]);
     assert.equal(probe.exit_code, 0, probe.stdout + probe.stderr);
     assert.equal(probe.stdout.trim(), `connected via ${pghost}`);
@@ -100,6 +111,10 @@ describe("a database attached to a pod on real containers", () => {
   });
 
   test("rotate-password rolls the pod onto the new password while every request keeps answering", async () => {
+    // a session of the owner's network that no attached app holds: the host's own address on that network
+    const u = new URL(db.database_url);
+    u.hostname = gateway;
+    fromAppNetwork = await connect(u.toString(), { from: gateway });
     const before = (await call(t.app, { url: `/v1/pods/${pod.id}`, token: user.token })).json();
     assert.equal(before.serving_generation, before.generation);
     const failures: string[] = [];
@@ -132,6 +147,9 @@ describe("a database attached to a pod on real containers", () => {
     assert.ok(servedNewAt !== null, "a new generation never served");
     assert.deepEqual(failures.slice(0, 10), [], `${failures.length} of ${failures.length + answered} requests failed`);
     assert.ok(answered > 10, `only ${answered} requests answered`);
+    // the old password's other sessions ended at once; the owner's app network keeps its own for the grace
+    await assert.rejects(outsider.query("SELECT 1"), /terminat|connection/i);
+    assert.deepEqual((await fromAppNetwork.query("SELECT 1 AS one")).rows, [{ one: 1 }]);
 
     const after = await waitPod(t, user.token, pod.id, (p) => p.state === "running");
     assert.ok(after.generation > before.generation, `generation ${before.generation} → ${after.generation}`);
@@ -146,5 +164,19 @@ describe("a database attached to a pod on real containers", () => {
     while ((await containersOf(pod.id)).length !== 1 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     assert.equal((await containersOf(pod.id)).length, 1);
+
+    // after the grace the old sessions from the app network end too; the new replica's session stays
+    const until = Date.now() + (GRACE_S + 15) * 1000;
+    let ended: unknown = null;
+    while (!ended && Date.now() < until) {
+      ended = await fromAppNetwork.query("SELECT 1").then(
+        () => null,
+        (err) => err,
+      );
+      if (!ended) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.ok(ended, "a session of the old password outlived the grace");
+    const still = await httpGet(`http://${after.address}/`);
+    assert.equal(still.status, 200, still.body);
   });
 });
