@@ -10,6 +10,7 @@ import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
+import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -27,6 +28,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   registryArea,
   appsArea,
   sandboxesArea,
+  edgeArea,
   billingArea,
   mcpArea,
   consoleArea,

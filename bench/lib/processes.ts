@@ -127,6 +127,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ child: Chi
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL || "warn", // request logging at info would dominate the profile
     RATE_LIMIT_RPS: String(opts.rateLimitRps),
     SIGNUP: "open",
+    EDGE_PORT: "0", // the edge listens beside the API; any free port
   };
   delete env.DATABASE_URL; // always the embedded store, never a developer's database
   delete env.REDIS_URL;

@@ -16,7 +16,7 @@ const TSX = path.resolve("node_modules/.bin/tsx");
 
 function startServer(env: Record<string, string>) {
   const child = spawn(TSX, [MAIN], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: "info", ...env },
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "info", EDGE_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

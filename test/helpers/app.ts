@@ -79,8 +79,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PLATFORM_SECRET_KEY: TEST_SECRET_KEY,
     DB_MAX_INSTANCES: "20",
     DATA_DIR: providerDir,
-    // apps started in parallel must not share the registry's default port
+    // apps started in parallel must not share the registry's or the edge's default port (edge tests read the edge's)
     REGISTRY_PORT: "0",
+    EDGE_PORT: "0",
     ...opts.env,
   };
   const config = loadConfig(env);

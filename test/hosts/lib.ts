@@ -17,8 +17,8 @@ export interface Proc {
 export function launch(name: string, env: Record<string, string>): Proc {
   // node itself, not a wrapper, so SIGKILL and SIGSTOP hit the platform process
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    // REGISTRY_PORT 0: processes on one machine must not fight over the registry's default port
-    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", REGISTRY_PORT: "0", ...env },
+    // REGISTRY_PORT and EDGE_PORT 0: processes on one machine must not fight over the default ports
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", REGISTRY_PORT: "0", EDGE_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let err = "";

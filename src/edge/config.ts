@@ -1,0 +1,86 @@
+import { ConfigError } from "../config/config.js";
+
+/** The edge's settings (README "Edge"); every one has a default, so `npm start` runs an edge with none set. */
+export interface EdgeConfig {
+  /** EDGE_PORT (8081; 0 = a free port, read back from the area state) */
+  port: number;
+  /** EDGE_HOST (127.0.0.1): the address the listener binds */
+  host: string;
+  /** APPS_DOMAIN (apps.<BASE_DOMAIN>): <slug>.<APPS_DOMAIN> is an app; the apps area reads the same variable */
+  appsDomain: string;
+  /** EDGE_ROUTE_TTL_MS (5000): how long a resolved route is trusted without a NOTIFY */
+  routeTtlMs: number;
+  /** EDGE_NEGATIVE_TTL_MS (2000): how long an unknown host stays unknown without a NOTIFY */
+  negativeTtlMs: number;
+  /** EDGE_UPSTREAM_TIMEOUT_MS (120000): an upstream silent this long is a 502 */
+  upstreamTimeoutMs: number;
+  /** EDGE_REQUEST_TIMEOUT_MS (300000): a client must have sent its whole request within this */
+  requestTimeoutMs: number;
+  /** EDGE_DRAIN_MS (10000): at shutdown, in-flight requests get this long before connections are cut */
+  drainMs: number;
+  /** EDGE_LOGIN_URL: where a visitor without a session is sent for owner-only apps (302 with ?next=); unset: 401 page */
+  loginUrl: string | null;
+}
+
+type Env = Record<string, string | undefined>;
+
+function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return Number(raw);
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export function edgeConfig(env: Env): EdgeConfig {
+  const appsDomain = (env.APPS_DOMAIN || `apps.${env.BASE_DOMAIN || "localhost"}`).toLowerCase().replace(/\.$/, "");
+  if (!DOMAIN.test(appsDomain)) throw new ConfigError("APPS_DOMAIN", `is not a domain name: "${appsDomain}"`);
+  const host = env.EDGE_HOST || "127.0.0.1";
+  if (!/^[\w.:-]{1,253}$/.test(host)) throw new ConfigError("EDGE_HOST", `is not an address: "${host}"`);
+  let loginUrl: string | null = null;
+  if (env.EDGE_LOGIN_URL) {
+    try {
+      const url = new URL(env.EDGE_LOGIN_URL);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+      loginUrl = url.toString();
+    } catch {
+      throw new ConfigError("EDGE_LOGIN_URL", `must be an http(s) URL, got "${env.EDGE_LOGIN_URL}"`);
+    }
+  }
+  return {
+    port: whole(env, "EDGE_PORT", 8081, 0, 65535),
+    host,
+    appsDomain,
+    routeTtlMs: whole(env, "EDGE_ROUTE_TTL_MS", 5000, 0, 600_000),
+    negativeTtlMs: whole(env, "EDGE_NEGATIVE_TTL_MS", 2000, 0, 600_000),
+    upstreamTimeoutMs: whole(env, "EDGE_UPSTREAM_TIMEOUT_MS", 120_000, 100, 3_600_000),
+    requestTimeoutMs: whole(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
+    drainMs: whole(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
+    loginUrl,
+  };
+}
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The host name a request asks for: lower case, without port and trailing dot; null when it is not a name. */
+export function hostName(header: string | undefined): string | null {
+  if (!header) return null;
+  let host = header.trim().toLowerCase();
+  const colon = host.lastIndexOf(":");
+  if (colon >= 0) {
+    if (!/^\d{1,5}$/.test(host.slice(colon + 1))) return null; // IPv6 literals and junk name no app
+    host = host.slice(0, colon);
+  }
+  if (host.endsWith(".")) host = host.slice(0, -1);
+  return DOMAIN.test(host) ? host : null;
+}
+
+/** The app label of a host under the apps domain (`<label>.<APPS_DOMAIN>`, one label only), or null. */
+export function appLabel(host: string, appsDomain: string): string | null {
+  const suffix = `.${appsDomain}`;
+  if (!host.endsWith(suffix)) return null;
+  const label = host.slice(0, -suffix.length);
+  return LABEL.test(label) ? label : null;
+}

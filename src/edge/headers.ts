@@ -1,0 +1,73 @@
+import type { IncomingMessage } from "node:http";
+import type { TLSSocket } from "node:tls";
+import { CSRF_COOKIE, SESSION_COOKIE } from "../http/session-cookie.js";
+
+/** The platform's own cookies: they authenticate to the platform and never reach an app, nor come from one. */
+const PLATFORM_COOKIES = new Set([SESSION_COOKIE, CSRF_COOKIE]);
+
+/** One cookie's value from a Cookie header (the first of that name), URI-decoded when it can be. */
+export function cookieValue(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 1 || part.slice(0, eq).trim() !== name) continue;
+    const raw = part.slice(eq + 1).trim();
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return null;
+}
+
+/** The Cookie header without the platform's cookies (undefined when nothing is left). */
+export function withoutPlatformCookies(header: string | undefined): string | undefined {
+  if (!header || !header.includes("platform_")) return header;
+  const kept = header
+    .split(";")
+    .filter((part) => !PLATFORM_COOKIES.has(part.slice(0, Math.max(0, part.indexOf("="))).trim()))
+    .map((part) => part.trim())
+    .filter(Boolean);
+  return kept.length ? kept.join("; ") : undefined;
+}
+
+/** Set-Cookie values an app may send: none that would set or shadow the platform's session (login CSRF). */
+export function appSetCookies(values: string[] | undefined): string[] | undefined {
+  if (!values) return values;
+  return values.filter((v) => !PLATFORM_COOKIES.has(v.slice(0, Math.max(0, v.indexOf("="))).trim()));
+}
+
+const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "upgrade"];
+
+/**
+ * Prepares the request headers for an upstream: the edge is the front door, so forwarding headers a client
+ * sent are replaced, never extended (X-Forwarded-For/Proto/Host/Port); hop-by-hop headers stay on this hop
+ * (except the upgrade handshake's); the platform's cookies are removed.
+ */
+export function prepareUpstreamHeaders(req: IncomingMessage, upgrade: boolean): void {
+  const h = req.headers;
+  if (!upgrade) {
+    const named = typeof h.connection === "string" ? h.connection.split(",").map((s) => s.trim().toLowerCase()) : [];
+    for (const name of [...HOP_BY_HOP, ...named]) if (name && name !== "te") delete h[name];
+  } else {
+    delete h["proxy-connection"];
+    delete h["proxy-authorization"];
+  }
+  delete h.forwarded;
+  const remote = req.socket.remoteAddress ?? "";
+  h["x-forwarded-for"] = remote.startsWith("::ffff:") ? remote.slice(7) : remote;
+  h["x-forwarded-proto"] = (req.socket as TLSSocket).encrypted ? "https" : "http";
+  h["x-forwarded-host"] = h.host ?? "";
+  h["x-forwarded-port"] = String(req.socket.localPort ?? "");
+  const cookie = withoutPlatformCookies(h.cookie);
+  if (cookie === undefined) delete h.cookie;
+  else h.cookie = cookie;
+}
+
+/** A request the edge may send twice: idempotent and without a body, so nothing of it was consumed. */
+export function replayable(req: IncomingMessage): boolean {
+  if (req.method !== "GET" && req.method !== "HEAD") return false;
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] === undefined && (length === undefined || length === "0");
+}

@@ -1,0 +1,20 @@
+import { defineArea } from "../kernel/area.js";
+import { edgeConfig, type EdgeConfig } from "./config.js";
+import { Edge } from "./edge.js";
+
+export type { Edge } from "./edge.js";
+
+/**
+ * The edge (issues 10 and 11; README.md here): the HTTP front door for what users deploy, on EDGE_PORT beside
+ * the API, or alone on a host with ROLES=edge against the same store. Listed after every area that registers
+ * route sources (kernel.addEdgeRoutes), since it LISTENs on their channels at start.
+ */
+export const edgeArea = defineArea<Edge, EdgeConfig>({
+  name: "edge",
+  config: edgeConfig,
+  setup: (p, config) => new Edge(p, config),
+  start: async (p, edge) => {
+    if (p.kernel.hosts.local.roles.includes("edge")) await edge.start();
+  },
+  stop: async (_p, edge) => edge.stop(),
+});
