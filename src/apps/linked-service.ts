@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
 import { ApiError, notFound } from "../http/errors.js";
 import type { AuditDraft, Principal } from "../auth/principal.js";
@@ -14,6 +15,9 @@ import type { PodInput } from "./types.js";
  * belongs to that user's account, which sees it read-only under /v1/linked-apps: logs, and a restart of a
  * running or failed app. It is not in GET /v1/pods (the user did not deploy it and cannot change it).
  */
+/** audit_log.token_id is a uuid: the operator's requests are recorded under the nil uuid (their action names the operator route) */
+export const OPERATOR_TOKEN_ID = "00000000-0000-0000-0000-000000000000";
+
 export function linkedService(deps: { db: Db; pods: PodsService; runtime: RuntimeProvider }) {
   const { db, pods } = deps;
 
@@ -24,7 +28,7 @@ export function linkedService(deps: { db: Db; pods: PodsService; runtime: Runtim
     return {
       accountId: account.id,
       owner: accountOwner(account.id),
-      tokenId: "operator",
+      tokenId: OPERATOR_TOKEN_ID,
       kind: "full",
       grants: [],
       scopes: [],
@@ -65,7 +69,16 @@ export function linkedService(deps: { db: Db; pods: PodsService; runtime: Runtim
       if (!cur || cur.linked_email === null || cur.desired_state === "removed") throw notFound("linked app");
       if (cur.state !== "running" && cur.state !== "failed")
         throw new ApiError("invalid_state", `The app is ${cur.state}; only running or failed apps can be restarted.`);
-      return repo.setDesired(tx, cur.id, "running", { bump: true, reason: null });
+      const next = await repo.setDesired(tx, cur.id, "running", { bump: true, reason: null });
+      // a rollout like any restart: the legacy deployment endpoints and the reconciler's records name it
+      await repo.recordRollout(tx, {
+        id: randomUUID(),
+        podId: cur.id,
+        generation: next.generation,
+        image: next.image,
+        reason: "restart",
+      });
+      return next;
     });
     await pods.kick(pod);
     return pod;

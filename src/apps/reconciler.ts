@@ -34,7 +34,7 @@ export async function reconcilePod(deps: ReconcilerDeps, podId: string): Promise
   const me = deps.processId();
   if (!(await repo.claimReconcile(deps.db, podId, me))) return; // another live process is on it
   try {
-    // a change made while a step ran bumps the generation: go again until the row stands still
+    // a change made while a step ran (a new generation, or a stop) refuses its write: go again until the row stands still
     for (let i = 0; i < 5; i++) if (!(await step(deps, podId))) break;
   } finally {
     await repo.releaseReconcile(deps.db, podId, me);
@@ -50,7 +50,7 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   if (pod.desired_state !== "running") {
     for (const c of containers) await removeContainer(deps, c.name);
     const state = pod.desired_state === "removed" ? "removed" : "stopped";
-    const written = await repo.recordObserved(deps.db, pod.id, gen, {
+    const written = await repo.recordObserved(deps.db, pod, {
       state,
       address: null,
       network_address: null,
@@ -80,7 +80,7 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       const serving = older.some((c) => c.status === "running");
       const crashes = pod.crash_count + 1;
       const failed = crashes >= deps.maxCrashes;
-      await repo.recordObserved(deps.db, pod.id, gen, {
+      await repo.recordObserved(deps.db, pod, {
         crash_count: crashes,
         state: serving ? "running" : failed ? "failed" : "creating",
         state_reason: `generation ${gen} could not start: ${message}${failed ? "" : "; retrying"}`,
@@ -98,14 +98,14 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     return false;
   }
   if (healthy === "timeout") {
-    await repo.recordObserved(deps.db, pod.id, gen, {
+    await repo.recordObserved(deps.db, pod, {
       state_reason: `generation ${gen} does not answer on port ${pod.port} yet`,
     });
     deps.again(pod.id, 5);
     return false;
   }
   const info = (await deps.runtime.inspect(current.name)) ?? current;
-  const switched = await repo.recordObserved(deps.db, pod.id, gen, {
+  const switched = await repo.recordObserved(deps.db, pod, {
     state: "running",
     state_reason: null,
     address: info.address,
@@ -145,7 +145,7 @@ async function crashed(deps: ReconcilerDeps, pod: repo.PodRow, c: ContainerInfo,
   const failed = crashes >= deps.maxCrashes;
   const last = tail.length ? `; last log lines: ${tail.join(" | ").slice(-400)}` : "";
   const reason = `exited with code ${c.exitCode ?? "?"} (${crashes} crash${crashes > 1 ? "es" : ""} in a row)${last}`;
-  await repo.recordObserved(deps.db, pod.id, pod.generation, {
+  await repo.recordObserved(deps.db, pod, {
     crash_count: crashes,
     restart_count: pod.restart_count + 1,
     state: failed && !serving ? "failed" : serving ? "running" : "creating",

@@ -173,11 +173,13 @@ export async function setDesired(
   return rows[0]!;
 }
 
-/** What the reconciler observed; written only for the generation it worked on (a newer change wins). */
+/**
+ * What the reconciler observed; written only while the row is still what it worked on: the same generation
+ * and the same desired state (a stop or a billing pause does not bump the generation; a newer change wins).
+ */
 export async function recordObserved(
   q: Queryable,
-  id: string,
-  generation: number,
+  seen: Pick<PodRow, "id" | "generation" | "desired_state">,
   observed: Partial<
     Pick<
       PodRow,
@@ -193,7 +195,7 @@ export async function recordObserved(
   >,
 ): Promise<boolean> {
   const sets: string[] = [];
-  const values: unknown[] = [id, generation];
+  const values: unknown[] = [seen.id, seen.generation, seen.desired_state];
   for (const [k, v] of Object.entries(observed)) {
     if (v === undefined) continue;
     values.push(v);
@@ -201,7 +203,7 @@ export async function recordObserved(
   }
   if (!sets.length) return true;
   const { rowCount } = await q.query(
-    `UPDATE pods SET ${sets.join(", ")}, updated_at = now() WHERE id = $1 AND generation = $2`,
+    `UPDATE pods SET ${sets.join(", ")}, updated_at = now() WHERE id = $1 AND generation = $2 AND desired_state = $3`,
     values,
   );
   return rowCount === 1;

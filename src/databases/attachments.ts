@@ -30,6 +30,14 @@ export const NO_APPS: AppsSide = {
  */
 export const OWNER_NETWORKS_JOB = "databases.owner-networks";
 
+/**
+ * Sent to the instance's host by a rotation that left the owner's app sessions alive: `{ databaseId, role, before }`
+ * (ISO time). A rotation ends every session of the old password at once except direct ones from the owner's app
+ * networks, so an attached app keeps answering on its held connection until its new replica (started with the
+ * new password) serves; this job, `DB_APP_SESSION_GRACE_S` later, ends those that began before the change.
+ */
+export const END_OLD_SESSIONS_JOB = "databases.end-old-sessions";
+
 /** What an attached app is given: the owner role's current password, kept sealed for this (migration 016). */
 export function databaseAttachable(secrets: SecretBox): Attachable {
   return {

@@ -28,6 +28,8 @@ export function executors(
   config: DatabasesDeps["config"],
   secrets: SecretBox,
   apps: AppsSide,
+  /** ends, after the grace the owner's apps have to roll, the sessions a rotation left them (jobs.ts) */
+  endOldSessionsLater: (row: repo.DatabaseRow, changedAt: Date) => Promise<void> = async () => {},
 ): Record<string, Executor> {
   const recordBackup = async (row: repo.DatabaseRow, b: BackupInfo) => {
     await repo.upsertBackup(db, row.account_id, {
@@ -95,10 +97,13 @@ export function executors(
       await recordBackup(row, b);
       return { result: { backup_id: b.id } };
     },
-    // the password in force is kept (sealed) for attached apps, recorded with the command's success
+    // the password in force is kept (sealed) for attached apps, recorded with the command's success; sessions
+    // from the owner's app networks last until their apps are rolled onto it (attachments.ts)
     rotate_password: async (row, params) => {
       const password = secrets.open(String(params.password), SEALED.commandPassword);
-      await provider.rotatePassword(row.id, "owner", password);
+      const keepFrom = await appNetworks(db, apps.attachments, ownerOf(row)).catch(() => []);
+      const { changedAt } = await provider.rotatePassword(row.id, "owner", password, { keepFrom });
+      if (keepFrom.length) await endOldSessionsLater(row, changedAt);
       return { patch: { app_password: secrets.seal(password, SEALED.appPassword) } };
     },
     // a non-empty allowlist also admits the owner's app networks as they are now (attachments.ts)

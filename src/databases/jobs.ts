@@ -8,8 +8,11 @@ import { executors } from "./command-executors.js";
 import * as repo from "./repo.js";
 import { watchDatabases } from "./watch.js";
 import { databasesOnHost, markCommandsOnUnavailableHosts, sendCommand } from "./placement.js";
-import { driftedAllowlists, NO_APPS, OWNER_NETWORKS_JOB, type AppsSide } from "./attachments.js";
+import { driftedAllowlists, END_OLD_SESSIONS_JOB, NO_APPS, OWNER_NETWORKS_JOB, type AppsSide } from "./attachments.js";
 import type { Owner } from "../kernel/owner.js";
+
+/** How long a rotation leaves the owner's app sessions of the old password alive by default (DB_APP_SESSION_GRACE_S). */
+export const DEFAULT_APP_SESSION_GRACE_S = 120;
 
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
@@ -56,12 +59,23 @@ export function databaseJobs(
     hostId: string;
     /** the apps side of attachments (the kernel); none: no apps attach */
     apps?: AppsSide;
+    /** how long a rotation leaves the old sessions of the owner's apps alive, for their roll (default 120 s) */
+    appSessionGraceS?: number;
   },
 ): JobSpec<any>[] {
   const { db, provider, config, hostId } = deps;
   const apps = deps.apps ?? NO_APPS;
   const specs: JobSpec<any>[] = [];
-  const run = executors(provider, db, config, deps.secrets, apps);
+  const grace = deps.appSessionGraceS ?? DEFAULT_APP_SESSION_GRACE_S;
+  // when the job cannot be queued the sessions end at once: the old password must not live on unbounded
+  const endOldSessionsLater = async (row: repo.DatabaseRow, changedAt: Date) => {
+    const data = { databaseId: row.id, role: "owner", before: changedAt.toISOString() };
+    const sent = await queue
+      .send(END_OLD_SESSIONS_JOB, data, { host: row.host_id ?? hostId, startAfterSeconds: grace })
+      .catch(() => null);
+    if (!sent) await provider.endSessionsBefore(row.id, "owner", changedAt);
+  };
+  const run = executors(provider, db, config, deps.secrets, apps, endOldSessionsLater);
 
   specs.push({
     name: COMMAND_JOB,
@@ -164,6 +178,20 @@ export function databaseJobs(
       await reconcileStates(db, queue);
       await markCommandsOnUnavailableHosts(db, queue);
       for (const id of await driftedAllowlists(db, apps)) await enqueueSystem(db, queue, id, "allowlist");
+    },
+  });
+
+  // a rotation's grace for the owner's app sessions is over (attachments.ts); a server that is down has none left
+  specs.push({
+    name: END_OLD_SESSIONS_JOB,
+    perHost: true,
+    retryLimit: 3,
+    handler: async ({ databaseId, role, before }: { databaseId: string; role: "owner"; before: string }) => {
+      const row = await repo.findDatabaseById(db, databaseId);
+      if (!row || row.host_id !== hostId) return;
+      await provider.endSessionsBefore(databaseId, role, new Date(before)).catch((err) => {
+        if (!isProviderError(err, "not_running") && !isProviderError(err, "not_found")) throw err;
+      });
     },
   });
 

@@ -2,7 +2,8 @@ import { defineArea } from "../kernel/area.js";
 import type { DatabasesState } from "./state.js";
 import { findPgbouncer, LocalDatabaseProvider } from "./provider/local/index.js";
 import { databaseRoutes } from "./routes/index.js";
-import { databaseJobs, reconcileNow } from "./jobs.js";
+import { ConfigError } from "../config/config.js";
+import { databaseJobs, DEFAULT_APP_SESSION_GRACE_S, reconcileNow } from "./jobs.js";
 import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
@@ -11,7 +12,7 @@ import { databaseAttachable } from "./attachments.js";
 export type { DatabasesState } from "./state.js";
 
 /** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
-export const databasesArea = defineArea<DatabasesState>({
+export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: number }>({
   name: "databases",
   tags: [
     {
@@ -20,12 +21,21 @@ export const databasesArea = defineArea<DatabasesState>({
     },
     { name: "backups", description: "Base, WAL and snapshot backups of the caller's databases." },
   ],
-  setup: (p) => {
+  config: (env) => {
+    // how long a password rotation leaves the owner's apps their old sessions, while they are rolled (attachments.ts)
+    const raw = env.DB_APP_SESSION_GRACE_S;
+    const appSessionGraceS = raw === undefined || raw === "" ? DEFAULT_APP_SESSION_GRACE_S : Number(raw);
+    if (!Number.isInteger(appSessionGraceS) || appSessionGraceS < 0 || appSessionGraceS > 3600)
+      throw new ConfigError("DB_APP_SESSION_GRACE_S", "must be a whole number of seconds 0-3600");
+    return { appSessionGraceS };
+  },
+  setup: (p, config) => {
     // what a pod attaching a database is given (DATABASE_URL); the apps area asks it through the kernel
     p.kernel.addAttachable(databaseAttachable(p.secrets));
     return {
       provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
       poolAvailable: () => findPgbouncer() !== null,
+      appSessionGraceS: config.appSessionGraceS,
     };
   },
   routes: databaseRoutes,
@@ -37,6 +47,7 @@ export const databasesArea = defineArea<DatabasesState>({
       secrets: p.secrets,
       hostId: p.kernel.hosts.local.id,
       apps: p.kernel,
+      appSessionGraceS: s.appSessionGraceS,
     }),
   metering: () => databaseMetering(),
   lifecycle: (p) => databaseLifecycle({ jobs: p.jobs }),

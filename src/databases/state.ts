@@ -5,4 +5,6 @@ export interface DatabasesState {
   provider: DatabaseProvider;
   /** whether this platform's hosts can pool connections (PgBouncer installed) */
   poolAvailable: () => boolean;
+  /** seconds a password rotation leaves the old sessions of the owner's apps alive (DB_APP_SESSION_GRACE_S) */
+  appSessionGraceS?: number;
 }

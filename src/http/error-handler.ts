@@ -51,7 +51,9 @@ export function toErrorResponse(
     const context = fe.validationContext ?? "request";
     const issue = describeIssue(context, fe.validation[0]);
     const codes = request.routeOptions?.config?.validationCodes ?? {};
-    const code = codes[`/${issue.field.split(".")[0]}`] ?? "invalid_request";
+    // the field's whole path (a nested "/pod/name"), else its top-level field
+    const code =
+      codes[`/${issue.field.replace(/\./g, "/")}`] ?? codes[`/${issue.field.split(".")[0]}`] ?? "invalid_request";
     return { status: 400, code, message: `${issue.message}.`, headers: {} };
   }
   switch (fe.code) {

@@ -175,8 +175,19 @@ export interface DatabaseProvider {
   /** Deletes data, WAL archive and backups for good. */
   purge(id: string): Promise<void>;
   status(id: string): Promise<InstanceStatus>;
-  /** Old password refused at once; sessions of that role are terminated. */
-  rotatePassword(id: string, role: "owner" | "superuser", newPassword: string): Promise<void>;
+  /**
+   * Old password refused at once; sessions of that role are terminated, except direct ones from `keepFrom`
+   * (CIDRs: the owner's app networks, whose attached apps are rolled onto the new password right after), which
+   * the caller ends with `endSessionsBefore(changedAt)` once the apps had time to roll.
+   */
+  rotatePassword(
+    id: string,
+    role: "owner" | "superuser",
+    newPassword: string,
+    opts?: { keepFrom?: string[] },
+  ): Promise<{ changedAt: Date }>;
+  /** Ends the role's sessions that began before the time (logged in with a password rotated since); answers how many. */
+  endSessionsBefore(id: string, role: "owner" | "superuser", startedBefore: Date): Promise<number>;
   /** Server settings for the size, applied with a restart. */
   applySize(id: string, size: DbSize): Promise<void>;
   setStorageQuota(id: string, storageGb: number): Promise<StorageState>;

@@ -28,30 +28,45 @@ async function setPassword(c: pg.Client, name: string, password: string): Promis
   return verifier;
 }
 
-async function terminateSessions(c: pg.Client, role: string): Promise<void> {
-  await c.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()",
-    [role],
+/** Ends the role's sessions, except those from `keepFrom` (CIDRs) and, with `startedBefore`, those begun since. */
+async function terminateSessions(
+  c: pg.Client,
+  role: string,
+  opts: { keepFrom?: string[]; startedBefore?: Date } = {},
+): Promise<number> {
+  const { rows } = await c.query<{ n: number }>(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+      WHERE usename = $1 AND pid <> pg_backend_pid()
+        AND NOT coalesce(client_addr <<= ANY($2::inet[]), false)
+        AND ($3::timestamptz IS NULL OR backend_start < $3)`,
+    [role, opts.keepFrom ?? [], opts.startedBefore ?? null],
   );
+  return rows[0].n;
 }
 
 /**
  * New password for the owner or the customer's superuser; its verifier is kept so a recovery re-applies
  * it. Every session that logged in with the old password ends — direct ones on both servers and pooled
- * ones in PgBouncer — before this returns; new logins with the new password work at once.
+ * ones in PgBouncer — before this returns; new logins with the new password work at once. Direct sessions
+ * on the primary from `keepFrom` (the owner's app networks: apps being rolled onto the new password) are
+ * left to `endSessionsBefore(changedAt)`, which the caller runs once they had time to roll.
  */
 export async function rotatePassword(
   ctx: InstanceContext,
   role: "owner" | "superuser",
   newPassword: string,
-): Promise<void> {
+  keepFrom: string[] = [],
+): Promise<{ changedAt: Date }> {
   await ctx.requireRunning();
   const name = role === "owner" ? ctx.record.user : CUSTOMER_SUPERUSER;
-  const { verifier, lsn } = await ctx.withPrimary(async (c) => {
+  const { verifier, lsn, changedAt } = await ctx.withPrimary(async (c) => {
     const v = await setPassword(c, name, newPassword);
-    await terminateSessions(c, name);
+    // a session begun before this instant may have logged in with the old password; none after it can
+    const at = (await c.query<{ at: Date }>("SELECT clock_timestamp() AS at")).rows[0].at;
+    await terminateSessions(c, name, { keepFrom });
     return {
       verifier: v,
+      changedAt: at,
       lsn: (await c.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0].lsn,
     };
   });
@@ -60,6 +75,18 @@ export async function rotatePassword(
   if (ctx.record.pool) await endPooledSessions(ctx, name);
   const sb = ctx.standbyNode();
   if (sb && (await isRunning(ctx.cluster(sb)))) await endStandbySessions(ctx, sb, name, lsn);
+  return { changedAt };
+}
+
+/** Ends the role's direct sessions on the primary that began before `startedBefore`; answers how many. */
+export async function endSessionsBefore(
+  ctx: InstanceContext,
+  role: "owner" | "superuser",
+  startedBefore: Date,
+): Promise<number> {
+  await ctx.requireRunning();
+  const name = role === "owner" ? ctx.record.user : CUSTOMER_SUPERUSER;
+  return ctx.withPrimary((c) => terminateSessions(c, name, { startedBefore }));
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 import { walBackups } from "./archive.js";
 import { findBackup, listStoredBackups, takeBackup, verifyStoredBackup } from "./backup.js";
 import { type InstanceContext } from "./context.js";
-import { rotatePassword } from "./credentials.js";
+import { endSessionsBefore, rotatePassword } from "./credentials.js";
 import { DEFAULT_EXTENSIONS, checkExtensions, installExtensions, shareDir } from "./extensions.js";
 import { normalizeCidrs } from "./hba.js";
 import { ProviderHost, type LocalProviderOptions } from "./host.js";
@@ -94,10 +94,20 @@ export class LocalDatabaseProvider implements DatabaseProvider {
 
   // ---------------------------------------------------------------- credentials (credentials.ts)
 
-  async rotatePassword(id: string, role: "owner" | "superuser", newPassword: string): Promise<void> {
+  async rotatePassword(
+    id: string,
+    role: "owner" | "superuser",
+    newPassword: string,
+    opts: { keepFrom?: string[] } = {},
+  ): Promise<{ changedAt: Date }> {
     if (!newPassword || newPassword.length < 8)
       throw new ProviderError("bad_spec", "passwords must have at least 8 characters");
-    await this.withInstance(id, (ctx) => rotatePassword(ctx, role, newPassword));
+    const keepFrom = normalizeCidrs(opts.keepFrom ?? []);
+    return this.withInstance(id, (ctx) => rotatePassword(ctx, role, newPassword, keepFrom));
+  }
+
+  async endSessionsBefore(id: string, role: "owner" | "superuser", startedBefore: Date): Promise<number> {
+    return this.withInstance(id, (ctx) => endSessionsBefore(ctx, role, startedBefore));
   }
 
   // ---------------------------------------------------------------- size, storage, access (reconfigure.ts)
