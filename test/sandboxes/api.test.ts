@@ -19,7 +19,7 @@ describe("sandboxes API: create, exec, delete, network", () => {
   let port: number;
 
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ env: { APPS_ALLOW_LOCAL_IMAGES: "1" } }); // the host store holds the test images
     user = await signup(t.app);
     // a service on every interface of the host: what a sandbox with a network may reach through its gateway
     server = http.createServer((_req, res) => res.end("host says hi\n"));
