@@ -62,12 +62,17 @@ function launch(): ChildProcess {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let buf = "";
+  child.on("exit", (code, signal) => {
+    if (signal !== "SIGKILL" && signal !== "SIGTERM")
+      log(`platform exited: code ${code} signal ${signal}; last output: ${buf.slice(-1500)}`);
+  });
   child.stdout!.on("data", (d) => {
     buf += d;
     for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
       if (line.includes("pods adopted")) adoptLog = JSON.parse(line);
+      else if (/"level":(40|50|60)/.test(line)) log(`platform: ${line.slice(0, 2000)}`);
     }
   });
   return child;
@@ -181,6 +186,13 @@ const t0 = performance.now();
 platform = launch();
 await until("the adoption sweep", async () => adoptLog ?? undefined, 300_000, 20);
 const restartToAdopted = performance.now() - t0;
+// the sweep runs before the API listens again
+await until(
+  "the API again",
+  async () => ((await api("GET", "/v1/edition")).status === 200 ? true : undefined),
+  60_000,
+  50,
+);
 const after = await containerIds();
 const same = before.length === after.length && before.every((id, i) => id === after[i]);
 
