@@ -1,3 +1,4 @@
+import { isolateSubnet, unisolateSubnet } from "./isolation.js";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import {
@@ -79,13 +80,17 @@ export class PodmanRuntime implements RuntimeProvider {
   async ensureNetwork(networkName: string): Promise<{ name: string; subnet: string; gateway: string }> {
     checkName(networkName);
     const found = await this.networkInspect(networkName);
-    if (found) return found;
+    if (found) {
+      await isolateSubnet(found.subnet);
+      return found;
+    }
     // isolate=true: netavark drops traffic between isolated networks, so one owner's containers never reach another's
     const res = await this.cli.run(["network", "create", "--opt", "isolate=true", networkName]);
     if (res.code !== 0 && !isNameInUse(res.stderr))
       throw new RuntimeError(`creating network ${networkName}: ${lastError(res.stderr)}`);
     const made = await this.networkInspect(networkName);
     if (!made) throw new RuntimeError(`network ${networkName} vanished right after its creation`);
+    await isolateSubnet(made.subnet);
     return made;
   }
 
@@ -103,9 +108,11 @@ export class PodmanRuntime implements RuntimeProvider {
 
   async removeNetwork(networkName: string): Promise<void> {
     checkName(networkName);
+    const found = await this.networkInspect(networkName).catch(() => null);
     const res = await this.cli.run(["network", "rm", networkName]);
     if (res.code !== 0 && !isNoSuchNetwork(res.stderr))
       throw new RuntimeError(`removing network ${networkName}: ${lastError(res.stderr)}`);
+    if (found && res.code === 0) await unisolateSubnet(found.subnet);
   }
 
   async create(spec: ContainerSpec): Promise<ContainerInfo> {
