@@ -369,3 +369,9 @@ export async function releaseReconcile(q: Queryable, podId: string, processId: s
     [podId, processId],
   );
 }
+
+/** Whether a live pod group holds the slug (pods and groups share the <slug>.<APPS_DOMAIN> names). */
+export async function groupSlugTaken(q: Queryable, slug: string): Promise<boolean> {
+  const { rowCount } = await q.query("SELECT 1 FROM pod_groups WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
+  return (rowCount ?? 0) > 0;
+}

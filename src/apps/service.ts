@@ -85,6 +85,9 @@ export function podsService(deps: PodsDeps) {
     try {
       const pod = await auditedTransaction(db, p, async (tx) => {
         await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+        // a group's members carry slugs of their own; a standalone pod may not take a live group's name
+        if (!opts.groupId && (await repo.groupSlugTaken(tx, slug)))
+          throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
         const volumes = await checkVolumes(tx, p.owner, input.volumes ?? [], null);
         const hostId =
           volumes.hostId ??

@@ -96,6 +96,11 @@ describe("pod groups", () => {
     assert.equal(g.state, "running");
     for (const r of g.replicas) assert.equal(await (await fetch(`http://${r.address}/`)).text(), "v1\n");
 
+    // pods and groups share <slug>.<APPS_DOMAIN>: a pod cannot take the group's slug
+    const clash = await api(u.token, "POST", "/v1/pods", { name: "clash", slug: g.slug, image, port: 8080 });
+    assert.equal(clash.statusCode, 409, clash.body);
+    assert.equal(clash.json().error.code, "slug_taken");
+
     // a plain pod beside it, which the group's key must not see
     const solo = await api(u.token, "POST", "/v1/pods", { name: "solo", image, port: 8080 });
     assert.equal(solo.statusCode, 201, solo.body);
