@@ -3,7 +3,7 @@ import type { AttachmentConsumer } from "../kernel/area.js";
 import type { JobQueue } from "../jobs/queue.js";
 import * as repo from "./repo.js";
 import { ownerSubnets } from "./networks-repo.js";
-import { RECONCILE_JOB } from "./service.js";
+import { sendReconcile } from "./service.js";
 
 /**
  * The apps side of attachments, registered with the kernel: the databases area lists a database's apps,
@@ -33,7 +33,7 @@ export function podAttachments(jobs: Pick<JobQueue, "send">): AttachmentConsumer
           image: p.image,
           reason: "database credentials rotated",
         });
-        if (p.host_id) await jobs.send(RECONCILE_JOB, { podId: p.id }, { host: p.host_id }).catch(() => null);
+        if (p.host_id) await sendReconcile(jobs, p.id, p.host_id);
       }
       return pods.map((p) => p.id);
     },

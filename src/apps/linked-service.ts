@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
 import { ApiError, notFound } from "../http/errors.js";
-import type { AuditDraft, Principal } from "../auth/principal.js";
+import { systemPrincipal, type AuditDraft, type Principal } from "../auth/principal.js";
 import { accountOwner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import { liveAccountByEmail } from "../accounts/service.js";
@@ -15,9 +15,6 @@ import type { PodInput } from "./types.js";
  * belongs to that user's account, which sees it read-only under /v1/linked-apps: logs, and a restart of a
  * running or failed app. It is not in GET /v1/pods (the user did not deploy it and cannot change it).
  */
-/** audit_log.token_id is a uuid: the operator's requests are recorded under the nil uuid (their action names the operator route) */
-export const OPERATOR_TOKEN_ID = "00000000-0000-0000-0000-000000000000";
-
 export function linkedService(deps: { db: Db; pods: PodsService; runtime: RuntimeProvider }) {
   const { db, pods } = deps;
 
@@ -25,26 +22,13 @@ export function linkedService(deps: { db: Db; pods: PodsService; runtime: Runtim
   async function onBehalfOf(email: string, audit: AuditDraft): Promise<Principal> {
     const account = await liveAccountByEmail(db, email);
     if (!account) throw new ApiError("not_found", `No account with the e-mail ${email}.`);
-    return {
+    return systemPrincipal({
       accountId: account.id,
       owner: accountOwner(account.id),
-      tokenId: OPERATOR_TOKEN_ID,
-      kind: "full",
-      grants: [],
-      scopes: [],
-      expiresAt: null,
-      account: {
-        id: account.id,
-        email: account.email,
-        display_name: null,
-        locale: "en",
-        has_password: false,
-        account_spend_cap_krw: null,
-        app_spend_cap_krw: null,
-        created_at: new Date(0),
-      },
+      email: account.email,
+      displayName: null,
       audit,
-    };
+    });
   }
 
   async function deploy(input: { email: string; service: string; pod: PodInput }, audit: AuditDraft) {

@@ -3,7 +3,7 @@ import type { Lifecycle, MeteredResource, MeteringSource } from "../kernel/area.
 import type { Owner } from "../kernel/owner.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { POD_KIND } from "./sizes.js";
-import { RECONCILE_JOB } from "./service.js";
+import { sendReconcile } from "./service.js";
 
 /*
  * What billing meters of apps: a pod pays its size's hourly price while it is meant to run (desired running,
@@ -70,7 +70,7 @@ export function podLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): Lifecy
       "SELECT id, host_id FROM pods WHERE id = ANY($1::uuid[]) AND host_id IS NOT NULL",
       [ids],
     );
-    for (const r of rows) await jobs.send(RECONCILE_JOB, { podId: r.id }, { host: r.host_id }).catch(() => null);
+    for (const r of rows) await sendReconcile(jobs, r.id, r.host_id);
   };
   return {
     pause: async (q, owner, reason) => {

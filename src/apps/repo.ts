@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { type Queryable, isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
@@ -38,8 +38,6 @@ export interface PodRow {
   removed_at: Date | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The owner's pod by id or slug (removed ones too, newest first, so a GET after DELETE answers removed). */
 export async function findPod(
   q: Queryable,
@@ -47,7 +45,7 @@ export async function findPod(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<PodRow | null> {
-  const byId = UUID.test(ref);
+  const byId = isUuid(ref);
   const { rows } = await q.query<PodRow>(
     `SELECT * FROM pods WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
       ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,

@@ -18,6 +18,10 @@ import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 
 export const RECONCILE_JOB = "apps.reconcile";
 
+/** Asks the pod's host to reconcile it; a lost send is made good by that host's sweep, so it never fails the caller. */
+export const sendReconcile = (jobs: Pick<JobQueue, "send">, podId: string, hostId: string) =>
+  jobs.send(RECONCILE_JOB, { podId }, { host: hostId }).catch(() => null);
+
 export interface PodsDeps {
   db: Db;
   secrets: SecretBox;
@@ -49,8 +53,7 @@ export function podsService(deps: PodsDeps) {
   }
 
   /** the reconciler on the pod's host takes it from here (a lost send is made good by the host's sweep) */
-  const kick = (pod: repo.PodRow) =>
-    pod.host_id ? jobs.send(RECONCILE_JOB, { podId: pod.id }, { host: pod.host_id }).catch(() => null) : null;
+  const kick = (pod: repo.PodRow) => (pod.host_id ? sendReconcile(jobs, pod.id, pod.host_id) : null);
 
   async function locked(tx: Queryable, p: Principal, ref: string): Promise<repo.PodRow> {
     const pod = await repo.findPod(tx, p.owner, ref, { forUpdate: true });

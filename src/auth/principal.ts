@@ -55,3 +55,40 @@ export function callerOf(request: { principal: Principal | null }): Principal {
   if (!request.principal) throw new Error("callerOf: the route's auth rule does not require a token");
   return request.principal;
 }
+
+/** The token id of work the platform does itself (operator routes, the autoscaler): no token row backs it. */
+export const SYSTEM_TOKEN_ID = "00000000-0000-0000-0000-000000000000";
+
+/**
+ * A principal for work the platform does on an account's behalf (an operator's linked deploy, the autoscaler):
+ * full rights within the owner, no scopes to check, the given audit row. Nothing on these paths reads the
+ * account snapshot beyond id and e-mail (admission and caps read the store).
+ */
+export function systemPrincipal(a: {
+  accountId: string;
+  owner: Owner;
+  email: string;
+  displayName: string | null;
+  audit: AuditDraft;
+}): Principal {
+  return {
+    accountId: a.accountId,
+    owner: a.owner,
+    tokenId: SYSTEM_TOKEN_ID,
+    kind: "full",
+    grants: [],
+    scopes: [],
+    expiresAt: null,
+    account: {
+      id: a.accountId,
+      email: a.email,
+      display_name: a.displayName,
+      locale: "en",
+      has_password: false,
+      account_spend_cap_krw: null,
+      app_spend_cap_krw: null,
+      created_at: new Date(0),
+    },
+    audit: a.audit,
+  };
+}

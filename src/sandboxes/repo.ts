@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { type Queryable, isUuid } from "../store/db.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
 
 export interface SandboxRow {
@@ -27,11 +27,9 @@ export interface SandboxRow {
 const READ = `*, CASE WHEN state = 'running' AND expires_at <= now() THEN 'expired' ELSE state END AS shown_state,
   greatest(0, extract(epoch FROM expires_at - now()) * 1000)::float8 AS remaining_ms`;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** One sandbox of the owner by id (sandboxes have no slug); removed ones included. */
 export async function findSandbox(q: Queryable, owner: Owner, id: string): Promise<SandboxRow | null> {
-  if (!UUID.test(id)) return null;
+  if (!isUuid(id)) return null;
   const { rows } = await q.query<SandboxRow>(
     `SELECT ${READ} FROM sandboxes WHERE owner_kind = $1 AND owner_id = $2 AND id = $3::uuid`,
     [owner.kind, owner.id, id],
@@ -126,7 +124,7 @@ export async function runningOnHost(q: Queryable, hostId: string): Promise<Sandb
 }
 
 export async function sandboxesByIds(q: Queryable, ids: string[]): Promise<Map<string, SandboxRow>> {
-  const valid = ids.filter((id) => UUID.test(id));
+  const valid = ids.filter((id) => isUuid(id));
   if (!valid.length) return new Map();
   const { rows } = await q.query<SandboxRow>("SELECT * FROM sandboxes WHERE id = ANY($1::uuid[])", [valid]);
   return new Map(rows.map((r) => [r.id, r]));

@@ -37,3 +37,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string };
   return e?.code === "23505" && (!constraint || e.constraint === constraint);
 }
+
+/** Whether a path ref is a UUID (an id) rather than a slug or name. */
+export const isUuid = (ref: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);

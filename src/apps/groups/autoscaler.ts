@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../../store/db.js";
-import type { Principal } from "../../auth/principal.js";
+import { systemPrincipal, type Principal } from "../../auth/principal.js";
 import type { JobSpec } from "../../kernel/area.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import { auditedTransaction } from "../../audit/record.js";
@@ -14,7 +14,6 @@ import * as repo from "./repo.js";
 export const AUTOSCALE_JOB = "apps.autoscale";
 
 /** The autoscaler acts for the group's owner, as its creator; audit rows name it (action, ip "autoscaler"). */
-export const AUTOSCALER_TOKEN_ID = "00000000-0000-0000-0000-000000000000";
 
 export interface AutoscalerDeps {
   db: Db;
@@ -35,25 +34,11 @@ export interface AutoscalerDeps {
  * autoscaler did it (action autoscalePodGroup, ip and request id "autoscaler").
  */
 export function autoscalerPrincipal(g: repo.GroupRow, status: number): Principal {
-  return {
+  return systemPrincipal({
     accountId: g.account_id,
     owner: { kind: g.owner_kind, id: g.owner_id },
-    tokenId: AUTOSCALER_TOKEN_ID,
-    kind: "full",
-    grants: [],
-    scopes: [],
-    expiresAt: null,
-    // nothing on the autoscaler's paths reads the account snapshot (admission reads the store)
-    account: {
-      id: g.account_id,
-      email: "",
-      display_name: "autoscaler",
-      locale: "en",
-      has_password: false,
-      account_spend_cap_krw: null,
-      app_spend_cap_krw: null,
-      created_at: g.created_at,
-    },
+    email: "",
+    displayName: "autoscaler",
     audit: {
       action: "autoscalePodGroup",
       target: g.id,
@@ -62,7 +47,7 @@ export function autoscalerPrincipal(g: repo.GroupRow, status: number): Principal
       status,
       written: false,
     },
-  };
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from "../../store/db.js";
+import { type Db, type Queryable, isUuid } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { PodRow } from "../repo.js";
 
@@ -32,8 +32,6 @@ export interface GroupRow {
   removed_at: Date | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function insertGroup(q: Queryable, g: Omit<GroupRow, "created_at" | "removed_at">): Promise<GroupRow> {
   const { rows } = await q.query<GroupRow>(
     `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,
@@ -66,7 +64,7 @@ export async function findGroup(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<GroupRow | null> {
-  const byId = UUID.test(ref);
+  const byId = isUuid(ref);
   const { rows } = await q.query<GroupRow>(
     `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
       ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,

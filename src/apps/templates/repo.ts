@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { type Queryable, isUuid } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 /** A saved pod spec; env inside `spec` is sealed (env_sealed). */
@@ -24,8 +24,6 @@ export interface TemplateSpec {
   databases?: string[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The owner's live template by id or name. */
 export async function findTemplate(
   q: Queryable,
@@ -34,7 +32,7 @@ export async function findTemplate(
   opts: { forUpdate?: boolean } = {},
 ): Promise<TemplateRow | null> {
   const { rows } = await q.query<TemplateRow>(
-    `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND ${UUID.test(ref) ? "id = $3::uuid" : "name = $3"}
+    `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
         AND removed_at IS NULL ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [owner.kind, owner.id, ref],
   );

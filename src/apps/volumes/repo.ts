@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { type Queryable, isUuid } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 export interface VolumeRow {
@@ -15,8 +15,6 @@ export interface VolumeRow {
   removed_at: Date | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The owner's live volume by id or name. */
 export async function findVolume(
   q: Queryable,
@@ -25,7 +23,7 @@ export async function findVolume(
   opts: { forUpdate?: boolean } = {},
 ): Promise<VolumeRow | null> {
   const { rows } = await q.query<VolumeRow>(
-    `SELECT * FROM volumes WHERE owner_kind = $1 AND owner_id = $2 AND ${UUID.test(ref) ? "id = $3::uuid" : "name = $3"}
+    `SELECT * FROM volumes WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
         AND state <> 'removed' ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [owner.kind, owner.id, ref],
   );
