@@ -25,7 +25,7 @@ export const sendReconcile = (jobs: Pick<JobQueue, "send">, podId: string, hostI
 export interface PodsDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts">;
+  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts" | "appSlugTakenElsewhere">;
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
   gpuCatalogFile: string;
@@ -89,7 +89,10 @@ export function podsService(deps: PodsDeps) {
       const pod = await auditedTransaction(db, p, async (tx) => {
         await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
         // a group's members carry slugs of their own; a standalone pod may not take a live group's name
-        if (!opts.groupId && (await repo.groupSlugTaken(tx, slug)))
+        if (
+          !opts.groupId &&
+          ((await repo.groupSlugTaken(tx, slug)) || (await kernel.appSlugTakenElsewhere(tx, slug, "pod_routes")))
+        )
           throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
         const volumes = await checkVolumes(tx, p.owner, input.volumes ?? [], null);
         const hostId =

@@ -41,9 +41,18 @@ export class Edge {
     return this.listener?.port ?? null;
   }
 
-  /** What a host name is: `<label>.<APPS_DOMAIN>` asks each route source in turn (later: verified custom domains). */
+  /**
+   * What a host name is: `<label>.<APPS_DOMAIN>` asks each route source in turn; any other host is asked of the
+   * host sources (verified custom domains), whose answer is an app slug resolved the same way.
+   */
   private async resolve(host: string): Promise<Resolved> {
-    const label = appLabel(host, this.config.appsDomain);
+    let label = appLabel(host, this.config.appsDomain);
+    if (!label && !host.endsWith(`.${this.config.appsDomain}`)) {
+      for (const hosts of this.p.kernel.edgeHosts) {
+        label = await hosts.appSlug(this.p.db, host);
+        if (label) break;
+      }
+    }
     if (!label) return UNKNOWN;
     for (const source of this.p.kernel.edgeRoutes) {
       const target = await source.resolve(this.p.db, label);
@@ -53,9 +62,11 @@ export class Edge {
   }
 
   async start(): Promise<void> {
-    const channels = [...new Set(this.p.kernel.edgeRoutes.map((s) => s.channel))];
+    const { edgeRoutes, edgeHosts } = this.p.kernel;
+    const channels = [...new Set([...edgeRoutes, ...edgeHosts].map((s) => s.channel))];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel) => {
-      this.routes.invalidate(channel);
+      // a custom domain's entry carries its app's channel, so a domain change drops every entry
+      this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
       this.access.invalidate();
     });
     await this.feed.start();

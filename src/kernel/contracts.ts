@@ -125,6 +125,55 @@ export interface EdgeTarget {
   upstreams: string[];
   /** public: anyone; owner-only: a signed-in member of the owner (later: org visibility, partner locks) */
   visibility: "public" | "owner-only";
+  /** a static site: the edge serves the files of its live deployment (null: nothing finalized yet, 503) */
+  site?: StaticSiteTarget;
+}
+
+export interface StaticSiteTarget {
+  deploymentId: string | null;
+  /** unknown paths without an extension answer /index.html (single-page apps) */
+  spa: boolean;
+  /** a file of the deployment answered with 404 for unknown paths (e.g. "404.html"), or null: the edge's page */
+  notFoundPage: string | null;
+}
+
+/** One file of a static deployment; `hash` (sha256 hex) names its content, shared between deployments. */
+export interface StaticFileEntry {
+  hash: string;
+  size: number;
+  contentType: string;
+}
+
+/**
+ * The files of static sites, for the edge (the static area sets it). A finalized deployment never changes and a
+ * hash always names the same bytes, so the edge caches both without invalidation.
+ */
+export interface StaticFiles {
+  /** every file of a deployment by path ("index.html", "assets/app.js"); empty for an unknown deployment */
+  manifest(q: Queryable, deploymentId: string): Promise<Map<string, StaticFileEntry>>;
+  /** the bytes of one file content, or null when no such content is stored */
+  content(q: Queryable, hash: string): Promise<Buffer | null>;
+}
+
+/**
+ * Host names outside the apps domain (custom domains): the app slug a verified host serves, then resolved by the
+ * route sources like <slug>.<APPS_DOMAIN>. `channel` announces changes (verification, deletion).
+ */
+export interface EdgeHostSource {
+  channel: string;
+  appSlug(q: Queryable, host: string): Promise<string | null>;
+}
+
+/** The certificates area, for the edge's HTTPS listener and the areas that add host names (custom domains). */
+export interface TlsCertificates {
+  /** NOTIFY channel announcing a stored or renewed certificate */
+  channel: string;
+  /** asks for a certificate for host; idempotent, issued by a job (ACME) */
+  request(q: Queryable, host: string): Promise<void>;
+  /** the current certificate and key (PEM) for host, or null */
+  load(q: Queryable, host: string): Promise<{ certPem: string; keyPem: string; notAfter: Date } | null>;
+  /** the key authorization for an ACME HTTP-01 token, or null (served at /.well-known/acme-challenge/<token>) */
+  challenge(q: Queryable, token: string): Promise<string | null>;
 }
 
 /**

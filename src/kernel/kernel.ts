@@ -5,11 +5,14 @@ import type {
   AdmissionRequest,
   Attachable,
   AttachmentConsumer,
+  EdgeHostSource,
   EdgeRouteSource,
   ImageAccess,
   InstanceLookup,
   Lifecycle,
   MeteringSource,
+  StaticFiles,
+  TlsCertificates,
 } from "./contracts.js";
 import type { Owner } from "./owner.js";
 import type { Hosts } from "./hosts.js";
@@ -28,8 +31,12 @@ export class Kernel {
   private readonly attachables = new Map<Resource, Attachable>();
   private consumer: AttachmentConsumer | null = null;
   private images: ImageAccess = { pullFor: async () => null };
-  /** what the edge serves, per area (apps, later static sites) */
+  /** what the edge serves, per area (apps, static sites) */
   readonly edgeRoutes: EdgeRouteSource[] = [];
+  /** host names outside the apps domain (custom domains) */
+  readonly edgeHosts: EdgeHostSource[] = [];
+  private files: StaticFiles | null = null;
+  private certs: TlsCertificates | null = null;
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -66,6 +73,41 @@ export class Kernel {
 
   addEdgeRoutes(source: EdgeRouteSource): void {
     this.edgeRoutes.push(source);
+  }
+
+  addEdgeHosts(source: EdgeHostSource): void {
+    this.edgeHosts.push(source);
+  }
+
+  /**
+   * Pods, pod groups and static sites share <slug>.<APPS_DOMAIN>. Inside the creating transaction: takes the
+   * slug's lock (held to commit, so two areas cannot claim it at once) and says whether a route source other
+   * than `ownChannel` already serves it (the area checks its own tables, with its own unique index).
+   */
+  async appSlugTakenElsewhere(tx: Queryable, slug: string, ownChannel: string): Promise<boolean> {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('app-slug:' || $1))", [slug]);
+    for (const source of this.edgeRoutes) {
+      if (source.channel !== ownChannel && (await source.resolve(tx, slug))) return true;
+    }
+    return false;
+  }
+
+  setStaticFiles(files: StaticFiles): void {
+    this.files = files;
+  }
+
+  /** the static area's files; null without that area */
+  get staticFiles(): StaticFiles | null {
+    return this.files;
+  }
+
+  setCertificates(certs: TlsCertificates): void {
+    this.certs = certs;
+  }
+
+  /** the certificates area; null without it (the edge then serves plain HTTP only) */
+  get certificates(): TlsCertificates | null {
+    return this.certs;
   }
 
   addAttachable(source: Attachable): void {

@@ -33,7 +33,7 @@ export type GroupPatch = Partial<
 export interface GroupsDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "admit" | "imageAccess">;
+  kernel: Pick<Kernel, "admit" | "imageAccess" | "appSlugTakenElsewhere">;
   pods: PodsService;
 }
 
@@ -121,8 +121,10 @@ export function groupsService(deps: GroupsDeps) {
     if (await repo.podSlugTaken(db, slug)) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
     const id = randomUUID();
     const insert = () =>
-      auditedTransaction(db, p, (tx) =>
-        repo.insertGroup(tx, {
+      auditedTransaction(db, p, async (tx) => {
+        if (await kernel.appSlugTakenElsewhere(tx, slug, "pod_routes"))
+          throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
+        return repo.insertGroup(tx, {
           id,
           owner_kind: p.owner.kind,
           owner_id: p.owner.id,
@@ -144,8 +146,8 @@ export function groupsService(deps: GroupsDeps) {
           desired_state: "running",
           scale_hold: null,
           last_scaled_at: null,
-        }),
-      );
+        });
+      });
     let inserted = false;
     try {
       // the group's lock from before it exists: the autoscaler never makes its first members beside us
