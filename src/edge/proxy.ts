@@ -25,6 +25,8 @@ export interface EdgeObservation {
   target: EdgeTarget | null;
   status: number;
   ms: number;
+  /** bytes written to the visitor for this answer, headers included */
+  bytes: number;
 }
 
 export interface EdgeProxyOptions {
@@ -102,8 +104,15 @@ export class EdgeProxy {
     const started = performance.now();
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {
+      // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
+      const written = req.socket.bytesWritten;
       res.once("finish", () =>
-        this.opts.observe?.({ ...routed, status: res.statusCode, ms: performance.now() - started }),
+        this.opts.observe?.({
+          ...routed,
+          status: res.statusCode,
+          ms: performance.now() - started,
+          bytes: Math.max(0, req.socket.bytesWritten - written),
+        }),
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);

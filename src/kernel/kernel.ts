@@ -159,6 +159,16 @@ export class Kernel {
     return ids;
   }
 
+  /** The owner's instance named by ref (id or slug) in another area, or null (no lookup, or not the owner's). */
+  async findInstance(
+    resource: Resource,
+    owner: Owner,
+    ref: string,
+  ): Promise<{ id: string; slug: string | null; covers?: string[] } | null> {
+    const lookup = this.lookups.get(resource);
+    return lookup ? lookup.find(owner, ref) : null;
+  }
+
   /** True when the instance named by ref is one of the permitted refs, matching by id or slug. */
   async permits(resource: Resource, owner: Owner, ref: string, permitted: string[]): Promise<boolean> {
     if (permitted.includes(ref)) return true;
