@@ -20,6 +20,8 @@ export interface EdgeConfig {
   drainMs: number;
   /** EDGE_LOGIN_URL: where a visitor without a session is sent for owner-only apps (302 with ?next=); unset: 401 page */
   loginUrl: string | null;
+  /** EDGE_STATIC_CACHE_MB (128): static sites' file contents kept in memory per edge process, in bytes */
+  staticCacheBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -59,6 +61,7 @@ export function edgeConfig(env: Env): EdgeConfig {
     requestTimeoutMs: whole(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
     drainMs: whole(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
     loginUrl,
+    staticCacheBytes: whole(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
   };
 }
 

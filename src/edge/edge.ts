@@ -6,6 +6,7 @@ import { EdgeProxy, type EdgeObservation } from "./proxy.js";
 import { RouteCache, type Resolved } from "./route-cache.js";
 import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
+import { StaticServe } from "./static-serve.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -71,10 +72,14 @@ export class Edge {
     });
     await this.feed.start();
     await this.tokens.start();
+    const files = this.p.kernel.staticFiles;
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
       observe: this.observe,
+      files: files
+        ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
+        : undefined,
     });
     this.listener = new EdgeListener(proxy, {
       port: this.config.port,

@@ -8,6 +8,7 @@ import type { RouteCache } from "./route-cache.js";
 import { appSetCookies, prepareUpstreamHeaders, replayable } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
+import type { StaticServe } from "./static-serve.js";
 
 /** One request on its way: the target it was routed to, what was tried, whether it may be sent again. */
 interface Flight {
@@ -33,6 +34,8 @@ export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
   log: FastifyBaseLogger;
   observe?: (o: EdgeObservation) => void;
+  /** static sites' files (targets with `site`); without it such a target has no upstream (503) */
+  files?: StaticServe;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -123,6 +126,7 @@ export class EdgeProxy {
         const decision = await this.access.decide(found.target, req, found.url);
         if (decision.kind === "deny") return sendPage(res, decision, req.method);
         if (decision.kind === "redirect") return sendRedirect(res, decision.location);
+        if (found.target.site && this.opts.files) return this.opts.files.serve(req, res, found.target.site);
         prepareUpstreamHeaders(req, false);
         const flight: Flight = {
           host: found.host,

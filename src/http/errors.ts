@@ -39,6 +39,7 @@ export const ERROR_CATALOG = {
   unknown_department: [400, "department_code is not in the chart."],
   tenant_required: [400, "Locking a site needs a tenant_ref."],
   bad_image: [400, "The image reference is not valid."],
+  bad_archive: [400, "The upload is not a usable tar, tar.gz or zip archive; the message names the entry."],
   // 401
   auth_required: [401, "The bearer token is missing, invalid, expired or revoked."],
   invalid_credentials: [401, "Wrong e-mail or password."],
@@ -80,6 +81,7 @@ export const ERROR_CATALOG = {
   domain_in_use: [409, "The domain's app still exists."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
+  not_uploaded: [409, "The deployment has no files yet; upload them first."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431
   terms_required: [412, "The current on-premises terms are not accepted."],
