@@ -66,11 +66,11 @@ export function spool(body: Readable, file: string, limits: Limits): Promise<num
     };
     body.on("data", onData);
     body.once("end", () => out.end(() => finish(null)));
-    body.once("error", (err) => finish(err));
+    body.on("error", (err) => finish(err));
     body.once("close", () => {
       if (!body.readableEnded) finish(new ApiError("invalid_request", "The upload was cut off before its end."));
     });
-    out.once("error", (err) => finish(err));
+    out.on("error", (err) => finish(err));
   });
 }
 
@@ -205,6 +205,8 @@ async function unpackTar(file: string, c: Collector): Promise<void> {
   const parser = new Parser({ strict: true, maxDecompressionRatio: Number.MAX_SAFE_INTEGER });
   let failure: unknown = null;
   const stores: Promise<void>[] = [];
+  // an entry being read when the parse fails (truncated or damaged input) never ends by itself
+  const reading = new Set<ReadEntry>();
   const fail = (err: unknown) => {
     failure ??= err;
     parser.abort(err instanceof Error ? err : new Error(String(err)));
@@ -217,26 +219,36 @@ async function unpackTar(file: string, c: Collector): Promise<void> {
       if (refused) throw bad(`The entry ${JSON.stringify(entry.path)} ${refused}; only files and folders are taken.`);
       if (TAR_SKIPPED.has(entry.type) || !TAR_FILES.has(entry.type) || where === null) return void entry.resume();
       c.expect(entry.size);
-      stores.push(c.store(c.slot(), where, entry as unknown as Readable).catch(fail));
+      const slot = c.slot();
+      reading.add(entry);
+      entry.once("end", () => reading.delete(entry));
+      stores.push(c.store(slot, where, entry as unknown as Readable).catch(fail));
     } catch (err) {
       entry.resume();
       fail(err);
     }
   });
   const parsed = new Promise<void>((resolve, reject) => {
-    parser.once("error", reject);
+    // a damaged archive may raise several errors (one per bad header, then the abort): every one is handled
+    parser.on("error", reject);
     parser.once("end", () => resolve());
     const input = createReadStream(file);
-    input.once("error", reject);
+    input.on("error", reject);
     input.pipe(parser as unknown as NodeJS.WritableStream);
   });
   const outcome = await parsed.then(
     () => null,
     (err: Error) => err,
   );
+  for (const entry of reading) {
+    entry.on("error", () => {});
+    entry.destroy(new Error("the archive ended inside this entry"));
+  }
   await Promise.allSettled(stores);
-  if (failure) throw failure;
+  // an entry's own refusal names it; else the parser's complaint says what is wrong with the archive
+  if (failure instanceof ApiError) throw failure;
   if (outcome) throw bad(`The archive is not a valid tar or tar.gz file (${outcome.message}).`);
+  if (failure) throw failure;
 }
 
 const S_IFMT = 0o170000;
@@ -257,7 +269,7 @@ async function unpackZip(file: string, c: Collector): Promise<void> {
   }
   try {
     await new Promise<void>((resolve, reject) => {
-      zip.once("error", (err: Error) => reject(bad(`The zip file is damaged (${err.message}).`)));
+      zip.on("error", (err: Error) => reject(bad(`The zip file is damaged (${err.message}).`)));
       zip.once("end", () => resolve());
       zip.on("entry", (entry: yauzl.Entry) => {
         zipEntry(zip, entry, c).then(() => zip.readEntry(), reject);
