@@ -1811,6 +1811,182 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/static": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's static sites, deleted ones excluded; instance-limited keys see their sites.
+     * @description The caller's static sites, deleted ones excluded; instance-limited keys see their sites.
+     */
+    get: operations["listStaticSites"];
+    put?: never;
+    /**
+     * Create a static site (201), served at http://<slug>.<APPS_DOMAIN> once a deployment is finalized; the slug is shared with pods and pod groups.
+     * @description Create a static site (201), served at http://<slug>.<APPS_DOMAIN> once a deployment is finalized; the slug is shared with pods and pod groups.
+     */
+    post: operations["createStaticSite"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One static site by slug or id, with its live deployment.
+     * @description One static site by slug or id, with its live deployment.
+     */
+    get: operations["getStaticSite"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete the site: the edge stops serving it at once and its slug is free again; deployments and files are removed by the sweep.
+     * @description Delete the site: the edge stops serving it at once and its slug is free again; deployments and files are removed by the sweep.
+     */
+    delete: operations["deleteStaticSite"];
+    options?: never;
+    head?: never;
+    /**
+     * Change the name, the SPA fallback or the 404 page; the edge follows at once. The slug stays.
+     * @description Change the name, the SPA fallback or the 404 page; the edge follows at once. The slug stays.
+     */
+    patch: operations["updateStaticSite"];
+    trace?: never;
+  };
+  "/v1/static/{slug}/deployments": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The site's deployments, newest first (at most 100).
+     * @description The site's deployments, newest first (at most 100).
+     */
+    get: operations["listStaticDeployments"];
+    put?: never;
+    /**
+     * Start a deployment (201): PUT the archive to its upload_url, then finalize it.
+     * @description Start a deployment (201): PUT the archive to its upload_url, then finalize it.
+     */
+    post: operations["createStaticDeployment"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}/deployments/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One deployment: status, file count, bytes, when it was uploaded and finalized.
+     * @description One deployment: status, file count, bytes, when it was uploaded and finalized.
+     */
+    get: operations["getStaticDeployment"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}/deployments/{id}/files": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Upload the deployment's files as one archive in the raw body (tar, tar.gz or zip; told by its first bytes). Refused whole (400 bad_archive, naming the entry) for absolute paths, `..`, links or devices; 413 beyond max_bytes or max_files. One top-level folder holding every file (e.g. dist/) is dropped.
+     * @description Upload the deployment's files as one archive in the raw body (tar, tar.gz or zip; told by its first bytes). Refused whole (400 bad_archive, naming the entry) for absolute paths, `..`, links or devices; 413 beyond max_bytes or max_files. One top-level folder holding every file (e.g. dist/) is dropped.
+     */
+    put: operations["uploadStaticFiles"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}/deployments/{id}/finalize": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make an uploaded deployment live, atomically: every edge serves it within a second. 409 not_uploaded before its upload; finalizing the live one again answers it unchanged.
+     * @description Make an uploaded deployment live, atomically: every edge serves it within a second. 409 not_uploaded before its upload; finalizing the live one again answers it unchanged.
+     */
+    post: operations["finalizeStaticDeployment"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}/rollback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make an earlier finalized deployment live again (the last 20 finalized ones are kept); the edge follows within a second.
+     * @description Make an earlier finalized deployment live again (the last 20 finalized ones are kept); the edge follows within a second.
+     */
+    post: operations["rollbackStaticSite"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/deployments/{id}/finalize": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Finalize addressed by the deployment id alone; a key limited to static:write:<site slug> covers its site's deployments.
+     * @description Finalize addressed by the deployment id alone; a key limited to static:write:<site slug> covers its site's deployments.
+     */
+    post: operations["finalizeStaticDeploymentById"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/token": {
     parameters: {
       query?: never;
@@ -32617,6 +32793,3591 @@ export interface operations {
                * @enum {string}
                */
               code: "service_unavailable" | "runtime_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listStaticSites: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** @description the deployment served now; null: nothing finalized yet */
+            live_deployment_id: string | null;
+            name: string;
+            not_found_page: string | null;
+            slug: string;
+            /** @description unknown paths without an extension answer index.html (single-page apps) */
+            spa: boolean;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            /** @enum {string} */
+            visibility: "public";
+          }[];
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createStaticSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /** @description a file of the deployment answered with 404 for unknown paths, e.g. "404.html"; null: the edge's page */
+          not_found_page?: string | null;
+          slug?: string;
+          /** @description unknown paths without an extension answer index.html */
+          spa?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** @description the deployment served now; null: nothing finalized yet */
+            live_deployment_id: string | null;
+            name: string;
+            not_found_page: string | null;
+            slug: string;
+            /** @description unknown paths without an extension answer index.html (single-page apps) */
+            spa: boolean;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            /** @enum {string} */
+            visibility: "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json" | "bad_slug";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      402: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "insufficient_funds";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "deploy_rule_violation";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "slug_taken" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getStaticSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** @description the deployment served now; null: nothing finalized yet */
+            live_deployment_id: string | null;
+            name: string;
+            not_found_page: string | null;
+            slug: string;
+            /** @description unknown paths without an extension answer index.html (single-page apps) */
+            spa: boolean;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            /** @enum {string} */
+            visibility: "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteStaticSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  updateStaticSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          /** @description a file of the deployment answered with 404 for unknown paths, e.g. "404.html"; null: the edge's page */
+          not_found_page?: string | null;
+          spa?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** @description the deployment served now; null: nothing finalized yet */
+            live_deployment_id: string | null;
+            name: string;
+            not_found_page: string | null;
+            slug: string;
+            /** @description unknown paths without an extension answer index.html (single-page apps) */
+            spa: boolean;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            /** @enum {string} */
+            visibility: "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json" | "bad_slug";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listStaticDeployments: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          }[];
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createStaticDeployment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getStaticDeployment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description deployment id */
+        id: string;
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  uploadStaticFiles: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description deployment id */
+        id: string;
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/gzip": string;
+        "application/octet-stream": string;
+        "application/x-gzip": string;
+        "application/x-tar": string;
+        "application/x-zip-compressed": string;
+        "application/zip": string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json" | "bad_archive";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  finalizeStaticDeployment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description deployment id */
+        id: string;
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress" | "not_uploaded";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  rollbackStaticSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the site's slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          deployment_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  finalizeStaticDeploymentById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description deployment id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int64
+             * @description the files' total size, unpacked
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            file_count: number;
+            /** Format: date-time */
+            finalized_at: string | null;
+            id: string;
+            /**
+             * Format: int64
+             * @description the largest archive, and unpacked total, accepted
+             */
+            max_bytes: number;
+            /** Format: int64 */
+            max_files: number;
+            site_id: string;
+            site_slug: string;
+            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+            upload_url: string | null;
+            /** Format: date-time */
+            uploaded_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress" | "not_uploaded";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
