@@ -125,6 +125,9 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
             "unsupported_media_type",
             `Send the archive itself as the body, with Content-Type ${ARCHIVE_TYPES.slice(0, 3).join(", ")} or application/zip.`,
           );
+        // a declared length over the limit is refused before a byte is read (node drops the unread rest)
+        if (Number(request.headers["content-length"]) > config.maxBytes)
+          throw new ApiError("payload_too_large", `The archive is larger than ${config.maxBytes} bytes.`);
         const type = request.headers["content-type"]?.split(";")[0].trim().toLowerCase();
         const { slug, id } = request.params;
         return view(request, await svc.upload(callerOf(request), slug, id, body.stream, type));

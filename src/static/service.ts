@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import type pg from "pg";
 import type { Db } from "../store/db.js";
-import { isUniqueViolation } from "../store/db.js";
+import { isUniqueViolation, isUuid } from "../store/db.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
@@ -65,6 +65,8 @@ export function staticService(deps: StaticDeps) {
   async function create(p: Principal, input: SiteInput) {
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
     if (RESERVED_SLUGS.has(slug)) throw new ApiError("bad_slug", `The slug "${slug}" is reserved.`);
+    // paths take a slug or an id: a slug shaped like an id could never be named
+    if (isUuid(slug)) throw new ApiError("bad_slug", "A slug cannot have the shape of an id (a UUID).");
     const notFoundPage = page(input.not_found_page) ?? null;
     try {
       return await auditedTransaction(db, p, async (tx) => {

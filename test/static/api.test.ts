@@ -82,6 +82,16 @@ describe("sites", () => {
       400,
       "bad_slug",
     );
+    expectError(
+      await call(s.t.app, {
+        method: "POST",
+        url: "/v1/static",
+        token: user.token,
+        body: { name: "uuid-like", slug: "0f8fad5b-d9cb-469f-a165-70867728950e" },
+      }),
+      400,
+      "bad_slug",
+    );
     await createSite(s.t, user.token, { name: "taken", slug: "taken-slug" });
     expectError(
       await call(s.t.app, {
