@@ -153,10 +153,10 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         if (!pod) {
           // a group is a pods instance too (its id covers its members)
           const group = await findGroup(p.db, owner, ref);
-          return group && { id: group.id, slug: group.slug };
+          return group && { id: group.id, slug: group.slug, kind: "group" };
         }
         const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-        return { id: pod.id, slug: pod.slug, covers: group };
+        return { id: pod.id, slug: pod.slug, covers: group, kind: "pod" };
       },
     },
     {

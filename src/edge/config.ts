@@ -20,6 +20,10 @@ export interface EdgeConfig {
   drainMs: number;
   /** EDGE_LOGIN_URL: where a visitor without a session is sent for owner-only apps (302 with ?next=); unset: 401 page */
   loginUrl: string | null;
+  /** EDGE_STATS_FLUSH_MS (10000): statistics are added to the store this often; a crash loses at most this much */
+  statsFlushMs: number;
+  /** EDGE_STATS_KEEP_DAYS (400): statistics older than this are pruned daily */
+  statsKeepDays: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -59,6 +63,8 @@ export function edgeConfig(env: Env): EdgeConfig {
     requestTimeoutMs: whole(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
     drainMs: whole(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
     loginUrl,
+    statsFlushMs: whole(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
+    statsKeepDays: whole(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
   };
 }
 

@@ -6,6 +6,8 @@ import { EdgeProxy, type EdgeObservation } from "./proxy.js";
 import { RouteCache, type Resolved } from "./route-cache.js";
 import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
+import { StatsAggregator } from "./stats/aggregator.js";
+import { addStats } from "./stats/repo.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -20,7 +22,9 @@ export class Edge {
   private readonly tokens: TokenResolver;
   private feed: RouteFeed | null = null;
   private listener: EdgeListener | null = null;
-  /** statistics (issue 11) set this before start; without it nothing is observed per request */
+  /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
+  readonly stats: StatsAggregator;
+  /** set before start to see every answered request too (after the statistics counted it) */
   observe: ((o: EdgeObservation) => void) | undefined = undefined;
 
   constructor(
@@ -34,6 +38,11 @@ export class Edge {
       live: () => this.feed?.live ?? false,
     });
     this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
+    this.stats = new StatsAggregator({
+      flushMs: config.statsFlushMs,
+      write: (rows) => addStats(p.db, rows),
+      log: p.log,
+    });
   }
 
   /** the listener's bound port; null when this process serves no edge */
@@ -74,8 +83,12 @@ export class Edge {
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
-      observe: this.observe,
+      observe: (o) => {
+        this.stats.record(o);
+        this.observe?.(o);
+      },
     });
+    this.stats.start();
     this.listener = new EdgeListener(proxy, {
       port: this.config.port,
       host: this.config.host,
@@ -90,6 +103,7 @@ export class Edge {
   async stop(): Promise<void> {
     await this.listener?.close();
     this.listener = null;
+    await this.stats.stop(); // after the drain: what the last requests added is stored too
     await this.feed?.close();
     this.feed = null;
     await this.tokens.close();

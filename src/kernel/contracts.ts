@@ -52,8 +52,14 @@ export interface Lifecycle {
 /** Finds one of the area's instances by id or slug within an owner, for instance-limited keys. */
 export interface InstanceLookup {
   resource: Resource;
-  /** `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it */
-  find(owner: Owner, ref: string): Promise<{ id: string; slug: string | null; covers?: string[] } | null>;
+  /**
+   * `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it.
+   * `kind`: which kind of instance, when one resource has several (pods: "pod" or "group", as EdgeTarget.kind).
+   */
+  find(
+    owner: Owner,
+    ref: string,
+  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null>;
 }
 
 /** What a creation path asks admission: who will own it, what kind, which size. */

@@ -164,7 +164,7 @@ export class Kernel {
     resource: Resource,
     owner: Owner,
     ref: string,
-  ): Promise<{ id: string; slug: string | null; covers?: string[] } | null> {
+  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null> {
     const lookup = this.lookups.get(resource);
     return lookup ? lookup.find(owner, ref) : null;
   }
