@@ -10,7 +10,7 @@ import { call, createTestApp, signup, type TestApp } from "../helpers/app.js";
 import type { EdgeRouteSource, EdgeTarget } from "../../src/kernel/area.js";
 
 const { Packet } = dns2;
-const NXDOMAIN = (Packet as unknown as { RCODE: { NXDOMAIN: number } }).RCODE.NXDOMAIN;
+const { NXDOMAIN, SERVFAIL } = (Packet as unknown as { RCODE: { NXDOMAIN: number; SERVFAIL: number } }).RCODE;
 type Answer = (typeof Packet.prototype.answers)[number];
 
 export const APPS_DOMAIN = "apps.domains.test";
@@ -23,6 +23,8 @@ type Rr = { type: "TXT" | "CNAME" | "NS" | "A"; value: string };
 export class TestDns {
   readonly records = new Map<string, Rr[]>();
   readonly silent = new Set<string>();
+  /** names answered with SERVFAIL */
+  readonly failing = new Set<string>();
   readonly asked: { name: string; type: number }[] = [];
   port = 0;
   private server = dns2.createServer({
@@ -33,6 +35,10 @@ export class TestDns {
       const name = q.name.toLowerCase().replace(/\.$/, "");
       this.asked.push({ name, type: q.type });
       if (this.silent.has(name)) return; // no answer at all: the client times out
+      if (this.failing.has(name)) {
+        response.header.rcode = SERVFAIL;
+        return send(response);
+      }
       const rrs = this.records.get(name);
       if (!rrs) {
         response.header.rcode = NXDOMAIN;
