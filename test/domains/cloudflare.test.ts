@@ -5,7 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { call, expectError, scopedKey, type TestApp } from "../helpers/app.js";
 import { CloudflareClient } from "../../src/domains/cloudflare.js";
-import { ApiError } from "../../src/http/errors.js";
+import type { ApiError } from "../../src/http/errors.js";
 import { addDomain, APPS_DOMAIN, domainsApp, FakeCloudflare, TestDns, type TestApps, user, verify } from "./lib.js";
 
 const TOKEN = `cf-${randomBytes(18).toString("hex")}`;
