@@ -78,6 +78,7 @@ export const ERROR_CATALOG = {
   payment_key_mismatch: [409, "The payment key does not match the top-up."],
   card_save_in_progress: [409, "A card is being saved."],
   domain_in_use: [409, "The domain's app still exists."],
+  domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
