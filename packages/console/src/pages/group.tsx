@@ -65,7 +65,7 @@ export function GroupPage({ id }: { id: string }) {
         </div>
       </div>
       <HoldNote hold={g.scale_hold} />
-      <div className="grid two">
+      <div className="grid halves">
         <Card title={t("groups.members")}>
           {g.replicas.length === 0 ? (
             <p className="empty">{t("groups.noMembers")}</p>
@@ -107,6 +107,8 @@ export function GroupPage({ id }: { id: string }) {
             </dd>
           </dl>
         </Card>
+      </div>
+      <div className="grid halves">
         <Scaling group={g} onSaved={(next) => group.setData(next)} />
         <Card title={t("groups.delete")}>
           <TypeToConfirm

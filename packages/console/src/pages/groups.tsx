@@ -50,7 +50,7 @@ export function GroupsPage() {
                   <th>{t("pods.state")}</th>
                   <th>{t("groups.replicas")}</th>
                   <th>{t("pods.image")}</th>
-                  <th>{t("pods.created")}</th>
+                  <th className="hide-sm">{t("pods.created")}</th>
                 </tr>
               </thead>
               <tbody>
@@ -74,7 +74,7 @@ export function GroupsPage() {
                         {g.image}
                       </code>
                     </td>
-                    <td>{when(locale, g.created_at)}</td>
+                    <td className="hide-sm">{when(locale, g.created_at)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -104,7 +104,7 @@ export function PodPage({ id }: { id: string }) {
             <dd>{p.port ?? "—"}</dd>
             {p.command && (
               <>
-                <dt>{t("pods.command")}</dt>
+                <dt>{t("pods.execCommand")}</dt>
                 <dd>
                   <code>{joinArgs(p.command)}</code>
                 </dd>

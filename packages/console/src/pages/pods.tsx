@@ -42,8 +42,8 @@ export function PodsPage() {
                   <th>{t("pods.name")}</th>
                   <th>{t("pods.state")}</th>
                   <th>{t("pods.image")}</th>
-                  <th>{t("pods.size")}</th>
-                  <th>{t("pods.created")}</th>
+                  <th className="hide-sm">{t("pods.size")}</th>
+                  <th className="hide-sm">{t("pods.created")}</th>
                 </tr>
               </thead>
               <tbody>
@@ -61,8 +61,8 @@ export function PodsPage() {
                         {p.image}
                       </code>
                     </td>
-                    <td>{p.size}</td>
-                    <td>{when(locale, p.created_at)}</td>
+                    <td className="hide-sm">{p.size}</td>
+                    <td className="hide-sm">{when(locale, p.created_at)}</td>
                   </tr>
                 ))}
               </tbody>
