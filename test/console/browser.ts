@@ -48,6 +48,8 @@ export function watchErrors(page: Page): string[] {
 export async function shot(page: Page, name: string): Promise<string> {
   mkdirSync(SHOTS_DIR, { recursive: true });
   const file = path.join(SHOTS_DIR, `${name}.png`);
+  // from the top, so the sticky top bar sits where a reader sees it rather than where the last click scrolled to
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

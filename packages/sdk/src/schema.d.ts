@@ -425,6 +425,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/billing/checkout-config": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What a browser needs to finish a top-up in the provider's checkout UI: each configured provider's public key (Stripe publishable key, Toss client key) and script URL, null when not offered, and the top-up limits. Public: it holds no secret.
+     * @description What a browser needs to finish a top-up in the provider's checkout UI: each configured provider's public key (Stripe publishable key, Toss client key) and script URL, null when not offered, and the top-up limits. Public: it holds no secret.
+     */
+    get: operations["getCheckoutConfig"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/billing/stripe/webhook": {
     parameters: {
       query?: never;
@@ -9199,6 +9219,178 @@ export interface operations {
                * @enum {string}
                */
               code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getCheckoutConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            stripe: {
+              /** @description where Stripe.js loads from */
+              js_url: string;
+              /** @description Stripe publishable key (pk_…) for Stripe.js */
+              publishable_key: string;
+            } | null;
+            topup_limits: {
+              krw: {
+                /** Format: int64 */
+                max: number;
+                /** Format: int64 */
+                min: number;
+              };
+              usd_cents: {
+                /** Format: int64 */
+                max: number;
+                /** Format: int64 */
+                min: number;
+              };
+            };
+            toss: {
+              /** @description Toss Payments client key for the payment widget */
+              client_key: string;
+              /** @description where the Toss Payments SDK v2 loads from */
+              js_url: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
