@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { defineArea } from "../kernel/area.js";
-import type { JobSpec } from "../kernel/contracts.js";
 import { ConfigError } from "../config/config.js";
 import { AcmeIssuer, configureAcmeHttp } from "./acme.js";
 import { certificatesConfig, type CertificatesConfig } from "./config.js";
@@ -41,7 +40,7 @@ export const certificatesArea = defineArea<Certificates, CertificatesConfig>({
     p.kernel.setCertificates(certificates);
     return certificates;
   },
-  jobs: (_p, certificates): JobSpec<any>[] => [
+  jobs: (_p, certificates) => [
     {
       name: ISSUE_JOB,
       // failures are the row's business (recorded, retried with back-off); a throw here is the store failing
