@@ -10,6 +10,7 @@ import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
+import { certificatesArea } from "./certificates/module.js";
 import { domainsArea } from "./domains/module.js";
 import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
@@ -29,6 +30,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   registryArea,
   appsArea,
   sandboxesArea,
+  certificatesArea,
   domainsArea,
   edgeArea,
   billingArea,

@@ -4,6 +4,11 @@ import { ConfigError } from "../config/config.js";
 export interface EdgeConfig {
   /** EDGE_PORT (8081; 0 = a free port, read back from the area state) */
   port: number;
+  /**
+   * EDGE_TLS_PORT: the HTTPS listener (8443; 0 = a free port, the default when EDGE_PORT is 0; null = off);
+   * certificates from kernel.certificates by SNI, a self-signed fallback otherwise (src/certificates/README.md)
+   */
+  tlsPort: number | null;
   /** EDGE_HOST (127.0.0.1): the address the listener binds */
   host: string;
   /** APPS_DOMAIN (apps.<BASE_DOMAIN>): <slug>.<APPS_DOMAIN> is an app; the apps area reads the same variable */
@@ -53,8 +58,11 @@ export function edgeConfig(env: Env): EdgeConfig {
       throw new ConfigError("EDGE_LOGIN_URL", `must be an http(s) URL, got "${env.EDGE_LOGIN_URL}"`);
     }
   }
+  const port = whole(env, "EDGE_PORT", 8081, 0, 65535);
   return {
-    port: whole(env, "EDGE_PORT", 8081, 0, 65535),
+    port,
+    // several processes on one machine with EDGE_PORT=0 (tests) must not fight over 8443 either
+    tlsPort: env.EDGE_TLS_PORT === "off" ? null : whole(env, "EDGE_TLS_PORT", port === 0 ? 0 : 8443, 0, 65535),
     host,
     appsDomain,
     routeTtlMs: whole(env, "EDGE_ROUTE_TTL_MS", 5000, 0, 600_000),

@@ -8,6 +8,8 @@ import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
 import { StatsAggregator } from "./stats/aggregator.js";
 import { addStats } from "./stats/repo.js";
+import { EdgeTlsListener } from "./tls-listener.js";
+import { fallbackCertificate } from "./fallback-cert.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -22,6 +24,8 @@ export class Edge {
   private readonly tokens: TokenResolver;
   private feed: RouteFeed | null = null;
   private listener: EdgeListener | null = null;
+  private tls: EdgeTlsListener | null = null;
+  private proxy: EdgeProxy | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
   readonly stats: StatsAggregator;
   /** set before start to see every answered request too (after the statistics counted it) */
@@ -50,6 +54,11 @@ export class Edge {
     return this.listener?.port ?? null;
   }
 
+  /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
+  get tlsPort(): number | null {
+    return this.tls?.port ?? null;
+  }
+
   /**
    * What a host name is: `<label>.<APPS_DOMAIN>` asks each route source in turn; any other host is asked of the
    * host sources (verified custom domains), whose answer is an app slug resolved the same way.
@@ -71,9 +80,14 @@ export class Edge {
   }
 
   async start(): Promise<void> {
-    const { edgeRoutes, edgeHosts } = this.p.kernel;
-    const channels = [...new Set([...edgeRoutes, ...edgeHosts].map((s) => s.channel))];
-    this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel) => {
+    const { edgeRoutes, edgeHosts, certificates } = this.p.kernel;
+    const channels = [
+      ...new Set([...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel)),
+    ];
+    this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
+      // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
+      if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      if (channel === null) this.tls?.invalidate(null);
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
       this.access.invalidate();
@@ -87,22 +101,40 @@ export class Edge {
         this.stats.record(o);
         this.observe?.(o);
       },
+      challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
     });
     this.stats.start();
-    this.listener = new EdgeListener(proxy, {
+    this.proxy = proxy;
+    const listening = {
       port: this.config.port,
       host: this.config.host,
       requestTimeoutMs: this.config.requestTimeoutMs,
       drainMs: this.config.drainMs,
       http: this.p.config.http,
       log: this.p.log,
-    });
+    };
+    this.listener = new EdgeListener(proxy, listening);
     await this.listener.listen();
+    if (this.config.tlsPort === null) return;
+    const feed = this.feed;
+    this.tls = new EdgeTlsListener(proxy, {
+      ...listening,
+      port: this.config.tlsPort,
+      db: this.p.db,
+      certificates,
+      fallback: await fallbackCertificate(this.p.config.dataDir, this.config.appsDomain),
+      routed: async (host) => (await this.routes.get(host)).target !== null,
+      live: () => feed.live,
+    });
+    await this.tls.listen();
   }
 
   async stop(): Promise<void> {
-    await this.listener?.close();
+    await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
+    this.tls = null;
+    this.proxy?.close();
+    this.proxy = null;
     await this.stats.stop(); // after the drain: what the last requests added is stored too
     await this.feed?.close();
     this.feed = null;

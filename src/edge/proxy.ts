@@ -8,6 +8,7 @@ import type { RouteCache } from "./route-cache.js";
 import { appSetCookies, prepareUpstreamHeaders, replayable } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
+import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
 
 /** One request on its way: the target it was routed to, what was tried, whether it may be sent again. */
 interface Flight {
@@ -33,6 +34,8 @@ export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
   log: FastifyBaseLogger;
   observe?: (o: EdgeObservation) => void;
+  /** ACME HTTP-01: the key authorization for a token (kernel.certificates.challenge), for any host */
+  challenge?: (token: string) => Promise<string | null>;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -101,6 +104,8 @@ export class EdgeProxy {
 
   /** A plain HTTP request on the edge's listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.opts.challenge && req.method === "GET" && req.url?.startsWith(ACME_CHALLENGE))
+      return answerChallenge(req.url, res, this.opts.challenge, this.opts.log);
     const started = performance.now();
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {
