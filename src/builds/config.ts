@@ -54,7 +54,7 @@ export function buildsConfig(env: Env): BuildsConfig {
     maxSourceBytes: int(env, "BUILD_MAX_SOURCE_MB", 100, 1, 10_240) * 1024 * 1024,
     maxContextBytes: int(env, "BUILD_MAX_CONTEXT_MB", 1024, 1, 102_400) * 1024 * 1024,
     uploadTtlSeconds: int(env, "BUILD_UPLOAD_TTL_SECONDS", 600, 10, 86_400),
-    memoryMb: int(env, "BUILD_MEMORY_MB", 2048, 64, 1_048_576),
+    memoryMb: int(env, "BUILD_MEMORY_MB", 2048, 256, 1_048_576),
     cpus,
     pids: int(env, "BUILD_PIDS", 1024, 16, 1_000_000),
     nice: int(env, "BUILD_NICE", 10, 0, 19),
