@@ -95,12 +95,19 @@ async function removeDirs(dirs: string[]): Promise<void> {
   }
 }
 
+/** The groups of a build a dead platform left behind (their processes killed), if any. */
+export async function removeLeftoverCgroup(id: string): Promise<void> {
+  const dirs = [path.join(ROOT, PARENT, id), ...["memory", "cpu", "pids"].map((c) => path.join(ROOT, c, PARENT, id))];
+  await removeDirs(dirs.filter((d) => existsSync(d)));
+}
+
 /** The build's control group, or the reason there is none. */
 export async function makeCgroup(id: string, limits: Limits): Promise<BuildCgroup | { problem: string }> {
   try {
     const v2 = existsSync(path.join(ROOT, "cgroup.controllers"));
     return await (v2 ? makeV2 : makeV1)(id, limits);
   } catch (err) {
+    await removeLeftoverCgroup(id).catch(() => {});
     return { problem: `no control group for builds (${(err as Error).message}); only rlimits and the timeout apply` };
   }
 }

@@ -1,6 +1,7 @@
 import { readdir, rm } from "node:fs/promises";
 import { inTransaction } from "../store/db.js";
 import { killLeftover } from "./buildah.js";
+import { removeLeftoverCgroup } from "./cgroup.js";
 import { runBuild, workDirOf, type Abort, type Control, type JobDeps } from "./build-job.js";
 import * as repo from "./repo.js";
 
@@ -114,6 +115,7 @@ export class BuildRunner {
     const orphans = await inTransaction(this.d.db, (tx) => repo.failOrphans(tx, this.d.hostId, STOPPED_REASON));
     for (const row of orphans) {
       const killed = row.runner_pid ? await killLeftover(row.runner_pid, workDirOf(this.d.root, row.id)) : false;
+      await removeLeftoverCgroup(row.id).catch(() => {});
       this.d.log.warn(
         { build: row.id, killedLeftover: killed },
         "build was running when its platform stopped; marked failed",
