@@ -113,6 +113,7 @@ export async function findBuild(
 }
 
 export async function buildById(q: Queryable, id: string): Promise<BuildRow | null> {
+  if (!isUuid(id)) return null;
   const { rows } = await q.query<BuildRow>("SELECT * FROM builds WHERE id = $1", [id]);
   return rows[0] ?? null;
 }
