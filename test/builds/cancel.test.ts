@@ -99,6 +99,17 @@ describe("builds: cancel, queue, timeout, memory limit", () => {
     assert.match(done.status_reason, /building failed/);
   });
 
+  test("processes together beyond BUILD_MEMORY_MB are stopped by the build's memory cgroup, and the reason says so", async () => {
+    const hog = await busyboxContext(
+      `FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "sh", "-c", "echo; /bin/busybox cat /proc/self/cgroup; for i in 1 2 3; do /bin/busybox dd if=/dev/zero of=/dev/null bs=150M count=40 & eval p$i=$!; done; wait $p1 && wait $p2 && wait $p3"]\n`,
+    );
+    const a = await startBuild(t, alice.token, hog);
+    const done = await waitBuild(t, alice.token, a.id, ended, 60_000);
+    assert.equal(done.status, "failed", done.logs);
+    if (/no control group for builds/.test(done.logs)) return;
+    assert.match(done.status_reason, /out of memory: the build.s limit is 256 MiB/, done.logs);
+  });
+
   test("client events are recorded with the build, the newest kept", async () => {
     const a = await startBuild(t, alice.token, archive);
     const ev = await call(t.app, {
