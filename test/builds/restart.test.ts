@@ -40,7 +40,7 @@ test("kill -9 during a build: after restart the build is failed, its leftover bu
     const archive = await busyboxContext(
       `FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "sh", "-c", "echo sleeping; /bin/busybox sleep 300"]\n`,
     );
-    const put = await fetch(build.upload_url, { method: "PUT", body: archive });
+    const put = await fetch(build.upload_url, { method: "PUT", body: new Uint8Array(archive) });
     assert.equal(put.status, 200, await put.text());
     assert.equal((await api(platform, "POST", `/v1/builds/${build.id}/start`, token)).status, 202);
     await until("the RUN step sleeping", async () => {
