@@ -91,6 +91,38 @@ describe("builds: built offline, pushed, deployed and served", () => {
     assert.equal((await httpGet(`http://${rolled.address}/`)).body, "built v2\n");
   });
 
+  test("a pod group updated from source: named by a member's slug, every member rolls to the new image", async () => {
+    const res = await call(t.app, {
+      method: "POST",
+      url: "/v1/pod-groups",
+      token: alice.token,
+      body: { name: "built-group", image: first.image, port: 8080, replica_min: 1, replica_max: 1 },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const group = res.json();
+    const member = group.replicas[0];
+    await waitPod(t, alice.token, member.id, (p) => p.state === "running");
+    const archive = contextTarGz({
+      Dockerfile: `FROM ${first.image}\nCOPY index.html /www/index.html\n`,
+      "index.html": "group v2\n",
+    });
+    const build = await startBuild(t, alice.token, archive, { app: member.slug });
+    assert.deepEqual(build.app, { kind: "group", id: group.id, slug: group.slug });
+    const done = await waitBuild(t, alice.token, build.id, ended);
+    assert.equal(done.status, "succeeded", `${done.status_reason}\n${done.logs}`);
+    pulled.push(done.image);
+    const g = (await call(t.app, { url: `/v1/pod-groups/${group.id}`, token: alice.token })).json();
+    assert.equal(g.image, done.image);
+    const rolled = await waitPod(
+      t,
+      alice.token,
+      g.replicas[0].id,
+      (p) => p.image === done.image && p.state === "running" && p.serving_generation === p.generation,
+    );
+    assert.equal((await httpGet(`http://${rolled.address}/`)).body, "group v2\n");
+    await call(t.app, { method: "DELETE", url: `/v1/pod-groups/${group.id}`, token: alice.token });
+  });
+
   test("a RUN step has no network: the host's loopback (the control store, the registry) is out of reach", async () => {
     const registry = first.image.split("/")[0];
     const archive = await busyboxContext(
