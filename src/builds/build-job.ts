@@ -183,7 +183,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       if (!local && source !== image) await step("pulling", ["tag", source, image], false);
     }
 
-    note("building (no network; RUN steps are limited by rlimits, the build's cgroup and its timeout)");
+    note(`building (no network in RUN steps; limits: rlimits${cgroup ? ", the build's cgroup" : ""}, the timeout)`);
     await step(
       "building",
       [
