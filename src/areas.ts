@@ -12,6 +12,7 @@ import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
 import { certificatesArea } from "./certificates/module.js";
 import { domainsArea } from "./domains/module.js";
+import { buildsArea } from "./builds/module.js";
 import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
@@ -32,6 +33,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   sandboxesArea,
   certificatesArea,
   domainsArea,
+  buildsArea,
   edgeArea,
   billingArea,
   mcpArea,

@@ -27,6 +27,7 @@ import { volumeRoutes } from "./routes/volumes.js";
 import { templatesService, type TemplatesService } from "./templates/service.js";
 import { findTemplate } from "./templates/repo.js";
 import { templateRoutes } from "./routes/templates.js";
+import { appImages } from "./build-target.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -120,6 +121,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
+    p.kernel.setAppImages(appImages(pods, groups));
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
       db: p.db,

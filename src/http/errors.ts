@@ -107,6 +107,7 @@ export const ERROR_CATALOG = {
   runtime_unavailable: [503, "The container runtime (podman) is not installed or not working on this host."],
   runtime_failed: [502, "The container runtime failed; the message says how."],
   registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
+  builder_unavailable: [503, "The image builder (buildah) is not installed or not working on this host."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

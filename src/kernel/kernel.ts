@@ -3,6 +3,7 @@ import type { Resource } from "../auth/scopes.js";
 import type {
   AdmissionCheck,
   AdmissionRequest,
+  AppImages,
   Attachable,
   AttachmentConsumer,
   EdgeHostSource,
@@ -37,6 +38,7 @@ export class Kernel {
   readonly edgeHosts: EdgeHostSource[] = [];
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
+  private apps: AppImages | null = null;
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -108,6 +110,15 @@ export class Kernel {
   /** the certificates area; null without it (the edge then serves plain HTTP only) */
   get certificates(): TlsCertificates | null {
     return this.certs;
+  }
+
+  setAppImages(apps: AppImages): void {
+    this.apps = apps;
+  }
+
+  /** the apps area's pods and groups, for builds that deploy; null without that area */
+  get appImages(): AppImages | null {
+    return this.apps;
   }
 
   addAttachable(source: Attachable): void {
