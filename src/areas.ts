@@ -11,6 +11,9 @@ import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
 import { staticArea } from "./static/module.js";
+import { certificatesArea } from "./certificates/module.js";
+import { domainsArea } from "./domains/module.js";
+import { buildsArea } from "./builds/module.js";
 import { edgeArea } from "./edge/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
@@ -30,6 +33,9 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   appsArea,
   sandboxesArea,
   staticArea,
+  certificatesArea,
+  domainsArea,
+  buildsArea,
   edgeArea,
   billingArea,
   mcpArea,

@@ -10,6 +10,7 @@ import { resolveOperatorToken } from "./operator/token.js";
 import { createPlatform, startPlatform, stopPlatform } from "./kernel/platform.js";
 import { AREAS } from "./areas.js";
 import { loadSecretBox } from "./kernel/secrets.js";
+import { EdgeChild, edgeRunsApart, ROLES_BESIDE_EDGE } from "./edge/process.js";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = pino({ level: config.logLevel });
+  const edgeApart = edgeRunsApart(process.env);
+  if (edgeApart) process.env.ROLES = ROLES_BESIDE_EDGE;
 
   let embedded: EmbeddedServer | null = null;
   let databaseUrl = config.databaseUrl;
@@ -61,6 +64,10 @@ async function main(): Promise<void> {
   await startPlatform(platform);
   // ROLES without api: a worker host that serves no HTTP
   if (platform.kernel.hosts.local.roles.includes("api")) await app.listen({ port: config.port, host: config.host });
+  const edgeChild = edgeApart
+    ? new EdgeChild({ databaseUrl, dataDir: config.dataDir, operatorToken: operator.token, log })
+    : null;
+  await edgeChild?.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -70,6 +77,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 60_000);
     force.unref();
     await app.close(); // stops accepting, waits for in-flight requests
+    await edgeChild?.stop();
     await stopPlatform(platform);
     await rateLimit.close();
     await db.end();
@@ -79,6 +87,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // a forked edge (edge/process.ts) goes when the process that forked it is gone, even after a kill -9
+  if (process.connected) process.on("disconnect", () => void shutdown("parent gone"));
 }
 
 main().catch((err) => {

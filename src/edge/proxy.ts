@@ -9,6 +9,7 @@ import { appSetCookies, prepareUpstreamHeaders, replayable } from "./headers.js"
 import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
+import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
 
 /** One request on its way: the target it was routed to, what was tried, whether it may be sent again. */
 interface Flight {
@@ -36,6 +37,8 @@ export interface EdgeProxyOptions {
   observe?: (o: EdgeObservation) => void;
   /** static sites' files (targets with `site`); without it such a target has no upstream (503) */
   files?: StaticServe;
+  /** ACME HTTP-01: the key authorization for a token (kernel.certificates.challenge), for any host */
+  challenge?: (token: string) => Promise<string | null>;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -104,6 +107,8 @@ export class EdgeProxy {
 
   /** A plain HTTP request on the edge's listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.opts.challenge && req.method === "GET" && req.url?.startsWith(ACME_CHALLENGE))
+      return answerChallenge(req.url, res, this.opts.challenge, this.opts.log);
     const started = performance.now();
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {

@@ -79,6 +79,7 @@ export const ERROR_CATALOG = {
   payment_key_mismatch: [409, "The payment key does not match the top-up."],
   card_save_in_progress: [409, "A card is being saved."],
   domain_in_use: [409, "The domain's app still exists."],
+  domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
   not_uploaded: [409, "The deployment has no files yet; upload them first."],
@@ -108,6 +109,7 @@ export const ERROR_CATALOG = {
   runtime_unavailable: [503, "The container runtime (podman) is not installed or not working on this host."],
   runtime_failed: [502, "The container runtime failed; the message says how."],
   registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
+  builder_unavailable: [503, "The image builder (buildah) is not installed or not working on this host."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
