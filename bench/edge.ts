@@ -190,6 +190,8 @@ async function deployStatic(base: string, token: string, dir: string, html: stri
 interface Row {
   label: string;
   sample: Sample | null;
+  /** the CPU group doing the proxying or serving: its CPU time per answer is the figure contention moves least */
+  server?: string;
   note?: string;
 }
 const rows: Row[] = [];
@@ -199,13 +201,16 @@ const cpuLine = (s: Sample) =>
     .map(([n, p]) => `${n} ${Math.max(0, p).toFixed(0)}%`)
     .join(", ");
 
-async function bench(label: string, url: string, host: string, probe: CpuProbe): Promise<Sample> {
+/** CPU microseconds the serving process spent per 2xx answer */
+const cpuPerAnswer = (s: Sample, server: string) => ((s.cpu[server] ?? NaN) / 100 / s.rps) * 1e6;
+
+async function bench(label: string, server: string, url: string, host: string, probe: CpuProbe): Promise<Sample> {
   const s = await measure(url, { host }, load, probe);
   const bad = s.non2xx || s.errors ? `  non2xx=${s.non2xx} errors=${s.errors} codes=[${s.statusCodes}]` : "";
   log(
     `  ${label.padEnd(20)} ${s.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(s.p50).padStart(3)} ms  p99 ${fmtMs(s.p99).padStart(3)} ms  cpu: ${cpuLine(s)}${bad}`,
   );
-  rows.push({ label, sample: s });
+  rows.push({ label, sample: s, server });
   return s;
 }
 
@@ -323,24 +328,27 @@ async function main(): Promise<void> {
     platform: { pid: platform.child.proc.pid },
     postgres: { pid: postmasterPid(dataDir), withChildren: true },
     nginx: { pid: nginx.child.proc.pid, withChildren: true },
-    pod: { pid: podPid },
+    // the pod runs under podman-init: its app is a child
+    pod: { pid: podPid, withChildren: true },
   });
   log("\nmeasuring (cpu in % of one core; elsewhere = the machine's other busy time):");
   // a fresh edge and a fresh upstream pool answer their first seconds slower: one discarded run first
   await measure(edgeUrl, { host: podHost }, { ...load, duration: Math.max(1, load.warmup), warmup: 0 });
-  const nginxPod = await bench("nginx → pod", nginx.proxyUrl, podHost, probe);
-  const edgePod = await bench("edge → pod", edgeUrl, podHost, probe);
+  const nginxPod = await bench("nginx → pod", "nginx", nginx.proxyUrl, podHost, probe);
+  const edgePod = await bench("edge → pod", "platform", edgeUrl, podHost, probe);
   let nginxStatic: Sample | null = null;
   let edgeStatic: Sample | null = null;
   if (site) {
-    nginxStatic = await bench("nginx static file", nginx.staticUrl, "localhost", probe);
-    edgeStatic = await bench("edge static file", edgeUrl, siteHost, probe);
+    nginxStatic = await bench("nginx static file", "nginx", nginx.staticUrl, "localhost", probe);
+    edgeStatic = await bench("edge static file", "platform", edgeUrl, siteHost, probe);
   } else {
     rows.push({ label: "nginx static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
     rows.push({ label: "edge static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
   }
 
-  log(`\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}`);
+  log(
+    `\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}${"cpu µs/answer".padStart(15)}`,
+  );
   for (const r of rows) {
     const s = r.sample;
     if (!s) log(`${r.label.padEnd(20)}  ${r.note}`);
@@ -350,7 +358,8 @@ async function main(): Promise<void> {
           s.rps.toFixed(0).padStart(8) +
           fmtMs(s.p50).padStart(7) +
           fmtMs(s.p99).padStart(7) +
-          String(s.non2xx + s.errors).padStart(8),
+          String(s.non2xx + s.errors).padStart(8) +
+          `${cpuPerAnswer(s, r.server!).toFixed(0)} (${r.server})`.padStart(15),
       );
   }
   log(`\ntargets at ${load.connections} connections:`);
