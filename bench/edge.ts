@@ -174,7 +174,10 @@ async function deployStatic(base: string, token: string, dir: string, html: stri
   writeFileSync(path.join(src, "index.html"), html);
   const archive = path.join(dir, "site.tar.gz");
   await tarCreate({ gzip: true, file: archive, cwd: src, portable: true }, ["index.html"]);
-  const dep = await expect(base, "POST", `/v1/static/${site}/deployments`, 201, token, {});
+  const made2 = await api(base, "POST", `/v1/static/${site}/deployments`, token, {});
+  if (made2.status < 200 || made2.status > 299)
+    throw new Error(`POST /v1/static/${site}/deployments: ${made2.status} ${JSON.stringify(made2.json)}`);
+  const dep = made2.json;
   const put = await fetch(new URL(dep.upload_url, base), {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/gzip" },
