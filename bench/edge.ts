@@ -164,7 +164,7 @@ const containersOf = async (podId: string) =>
 /** Static site through /v1/static (the edge's static half); null when the platform has none yet. */
 async function deployStatic(base: string, token: string, dir: string, html: string): Promise<string | null> {
   const slug = `bench-site-${process.pid}`;
-  const made = await api(base, "POST", "/v1/static", token, { name: "bench site", slug });
+  const made = await api(base, "POST", "/v1/static", token, { name: "bench-site", slug });
   if (made.status === 404) return null;
   if (made.status !== 201 && made.status !== 200)
     throw new Error(`POST /v1/static: ${made.status} ${JSON.stringify(made.json)}`);
