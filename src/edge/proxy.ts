@@ -117,10 +117,11 @@ export class EdgeProxy {
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
-    // the common case without a wait: a cached route to a public target goes straight to its upstream
+    // the common case without a wait: a cached route to a public app goes straight to its upstream (static sites
+    // and other visibilities take the path below)
     const host = hostName(req.headers.host);
     const cached = host ? this.routes.peek(host) : undefined;
-    if (cached?.target && cached.target.visibility === "public") {
+    if (cached?.target && cached.target.visibility === "public" && !cached.target.site) {
       routed = { host: host!, target: cached.target };
       return this.forward(req, res, host!, cached.target);
     }
