@@ -62,6 +62,7 @@ export class EdgeProxy {
     scheduling: "lifo",
   });
   private readonly rr = new Map<string, number>();
+  private readonly targets = new Map<string, URL>();
   private readonly ejected = new Map<string, number>();
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
   private readonly upgraded = new Set<Duplex>();
@@ -124,6 +125,14 @@ export class EdgeProxy {
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    // the common case without a wait: a cached route to a public app goes straight to its upstream (static sites
+    // and other visibilities take the path below)
+    const host = hostName(req.headers.host);
+    const cached = host ? this.routes.peek(host) : undefined;
+    if (cached?.target && cached.target.visibility === "public" && !cached.target.site) {
+      routed = { host: host!, target: cached.target };
+      return this.forward(req, res, host!, cached.target);
+    }
     void this.route(req)
       .then(async (found) => {
         if ("page" in found) return sendPage(res, found.page, req.method);
@@ -131,24 +140,21 @@ export class EdgeProxy {
         const decision = await this.access.decide(found.target, req, found.url);
         if (decision.kind === "deny") return sendPage(res, decision, req.method);
         if (decision.kind === "redirect") return sendRedirect(res, decision.location);
-        if (found.target.site && this.opts.files) return this.opts.files.serve(req, res, found.target.site);
-        prepareUpstreamHeaders(req, false);
-        const flight: Flight = {
-          host: found.host,
-          target: found.target,
-          tried: new Set(),
-          attempt: 0,
-          replay: replayable(req),
-          timedOut: false,
-        };
-        this.flights.set(req, flight);
-        this.send(req, res, flight);
+        this.forward(req, res, found.host, found.target);
       })
       .catch((err) => {
         this.opts.log.error({ err }, "edge request failed before reaching an upstream");
         sendPage(res, pages.storeDown(), req.method);
       });
   };
+
+  private forward(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
+    if (target.site && this.opts.files) return this.opts.files.serve(req, res, target.site);
+    prepareUpstreamHeaders(req, false);
+    const flight: Flight = { host, target, tried: new Set(), attempt: 0, replay: replayable(req), timedOut: false };
+    this.flights.set(req, flight);
+    this.send(req, res, flight);
+  }
 
   /** An upgrade request (WebSocket): routed and decided like any request, then piped both ways. */
   upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -204,7 +210,11 @@ export class EdgeProxy {
     this.proxy.web(
       req,
       res,
-      { target: `http://${upstream}`, agent: this.agent, buffer: flight.replay ? NO_BODY() : undefined },
+      {
+        target: this.targetUrl(upstream),
+        agent: this.agent,
+        buffer: flight.replay && attempt > 1 ? NO_BODY() : undefined,
+      },
       (err) => this.failed(req, res, flight, attempt, upstream, err),
     );
   }
@@ -264,6 +274,17 @@ export class EdgeProxy {
       return up;
     }
     return fallback;
+  }
+
+  /** the parsed URL of an upstream address, kept (the library would parse the string on every request) */
+  private targetUrl(upstream: string): URL {
+    let url = this.targets.get(upstream);
+    if (!url) {
+      if (this.targets.size > 10_000) this.targets.clear();
+      url = new URL(`http://${upstream}`);
+      this.targets.set(upstream, url);
+    }
+    return url;
   }
 
   private eject(upstream: string): void {
