@@ -125,11 +125,11 @@ export class EdgeProxy {
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
-    // the common case without a wait: a cached route to a public app goes straight to its upstream (static sites
-    // and other visibilities take the path below)
+    // the common case without a wait: a cached route to a public app or site goes straight to its upstream or
+    // files (other visibilities take the path below, through the access decision)
     const host = hostName(req.headers.host);
     const cached = host ? this.routes.peek(host) : undefined;
-    if (cached?.target && cached.target.visibility === "public" && !cached.target.site) {
+    if (cached?.target && cached.target.visibility === "public") {
       routed = { host: host!, target: cached.target };
       return this.forward(req, res, host!, cached.target);
     }
