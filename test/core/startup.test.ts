@@ -120,7 +120,10 @@ describe("process lifecycle", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ email: "late@example.com", password: "long enough pw" }),
       });
-      await new Promise((r) => setTimeout(r, 5));
+      // SIGTERM once the server has the request (a fixed pause is too short while the forked edge starts beside it)
+      const deadline = Date.now() + 10_000;
+      while (!/"url":"\/v1\/auth\/signup"[^\n]*"incoming request"/.test(s.output()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 2));
       s.child.kill("SIGTERM");
       const res = await inflight;
       assert.equal(res.status, 201);
