@@ -85,7 +85,7 @@ export function BuildPage({ id }: { id: string }) {
                 "—"
               )}
             </dd>
-            <dt>{t("build.app")}</dt>
+            <dt>{t("build.appShort")}</dt>
             <dd>
               {b.app ? (
                 <>

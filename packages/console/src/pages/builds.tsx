@@ -64,7 +64,7 @@ export function BuildsPage() {
                 <tr>
                   <th>{t("build.build")}</th>
                   <th>{t("sites.status")}</th>
-                  <th>{t("build.app")}</th>
+                  <th>{t("build.appShort")}</th>
                   <th className="hide-sm">{t("pods.image")}</th>
                   <th className="hide-sm">{t("build.duration")}</th>
                 </tr>
@@ -145,9 +145,12 @@ export function NewBuildPage() {
         );
       }
       setProgress({ phase: "uploading", sent: 0, total: archive.size });
+      const started = Date.now();
       await putArchive(build.upload_url, archive, "application/gzip", (sent, total) =>
         setProgress({ phase: "uploading", sent, total }),
       );
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      await note(build.id, "uploading", `uploaded ${bytes(archive.size)} in ${secs} s`);
       setProgress({ phase: "starting", sent: archive.size, total: archive.size });
       await unwrap(api.POST("/v1/builds/{id}/start", { params: { path: { id: build.id } } }));
       navigate(`/builds/${build.id}`);

@@ -53,8 +53,8 @@ function Bars({
   const totals = days.map((d) => segments(d).reduce((s, x) => s + x.value, 0));
   const max = Math.max(1, ...totals);
   const slot = (W - PAD.l - PAD.r) / Math.max(1, days.length);
-  // a date every day, week or half month, as many as fit (a label takes about 44 px)
-  const every = [1, 7, 15, 30].find((n) => (days.length / n) * 44 <= W - PAD.l - PAD.r) ?? 30;
+  // a date every day, week or half month, as many as fit (a label takes about 40 px)
+  const every = [1, 7, 15, 30].find((n) => (days.length / n) * 40 <= W - PAD.l - PAD.r) ?? 30;
   const scale = (v: number) => (v / max) * (H - PAD.t - PAD.b);
   return (
     <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label}>
