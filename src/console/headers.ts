@@ -57,4 +57,11 @@ export const CONSOLE_PAGES = [
   "/pod-groups/:id",
   "/volumes",
   "/templates",
+  "/builds",
+  "/builds/new",
+  "/builds/:id",
+  "/sites",
+  "/sites/new",
+  "/sites/:slug",
+  "/domains",
 ];

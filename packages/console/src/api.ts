@@ -52,3 +52,18 @@ export type Volume = Get<"/v1/volumes/{id}">;
 export type Template = Get<"/v1/pod-templates/{id}">;
 export type CheckoutConfig = Get<"/v1/billing/checkout-config">;
 export type Topup = Get<"/v1/billing/topups/{id}">;
+
+type Post<P extends keyof paths> = paths[P] extends {
+  post: { responses: { 200: { content: { "application/json": infer T } } } };
+}
+  ? T
+  : never;
+export type Site = Get<"/v1/static/{slug}">;
+export type Deployment = Get<"/v1/static/{slug}/deployments/{id}">;
+export type AppStats = Get<"/v1/static/{slug}/stats">;
+export type Domain = Get<"/v1/domains">[number];
+export type DnsProvider = Get<"/v1/apps/{slug}/domains/{id}/dns-provider">;
+export type DomainCheck = Post<"/v1/apps/{slug}/domains/{id}/verify">;
+export type Autosetup = Post<"/v1/apps/{slug}/domains/{id}/cf-autosetup">;
+export type Build = Get<"/v1/builds">[number];
+export type BuildDetail = Get<"/v1/builds/{id}">;

@@ -15,6 +15,11 @@ import { GroupsPage, NewGroupPage } from "./pages/groups";
 import { GroupPage } from "./pages/group";
 import { VolumesPage } from "./pages/volumes";
 import { TemplatesPage } from "./pages/templates";
+import { NewSitePage, SitesPage } from "./pages/sites";
+import { SitePage } from "./pages/site";
+import { DomainsPage } from "./pages/all-domains";
+import { BuildsPage, NewBuildPage } from "./pages/builds";
+import { BuildPage } from "./pages/build";
 
 export interface Me {
   id: string;
@@ -89,7 +94,9 @@ function Shell() {
   };
 
   const nav: [string, string, string[]?][] = [
-    ["/pods", t("nav.apps"), ["/pod-groups", "/volumes", "/templates"]],
+    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/volumes", "/templates"]],
+    ["/sites", t("nav.sites")],
+    ["/domains", t("nav.domains")],
     ["/databases", t("nav.databases")],
     ["/keys", t("nav.keys")],
     ["/billing", t("nav.billing")],
@@ -161,6 +168,15 @@ function Page({
   if (path === "/pod-groups/new") return <NewGroupPage />;
   const group = /^\/pod-groups\/([^/]+)$/.exec(path);
   if (group) return <GroupPage id={decodeURIComponent(group[1])} />;
+  if (path === "/builds") return <BuildsPage />;
+  if (path === "/builds/new") return <NewBuildPage />;
+  const build = /^\/builds\/([^/]+)$/.exec(path);
+  if (build) return <BuildPage id={decodeURIComponent(build[1])} />;
+  if (path === "/sites") return <SitesPage />;
+  if (path === "/sites/new") return <NewSitePage />;
+  const site = /^\/sites\/([^/]+)$/.exec(path);
+  if (site) return <SitePage slug={decodeURIComponent(site[1])} />;
+  if (path === "/domains") return <DomainsPage />;
   if (path === "/volumes") return <VolumesPage />;
   if (path === "/templates") return <TemplatesPage />;
   if (path === "/keys") return <KeysPage />;

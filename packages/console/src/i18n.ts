@@ -1,5 +1,8 @@
 import { createContext, useContext } from "react";
 import { appsEn, appsKo } from "./i18n-apps";
+import { buildsEn, buildsKo } from "./i18n-builds";
+import { domainsEn, domainsKo } from "./i18n-domains";
+import { sitesEn, sitesKo } from "./i18n-sites";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
 const en = {
@@ -167,6 +170,9 @@ const en = {
   "bill.status": "Status",
   notFound: "This page does not exist.",
   ...appsEn,
+  ...sitesEn,
+  ...domainsEn,
+  ...buildsEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -337,6 +343,9 @@ const ko: Record<MessageKey, string> = {
   "bill.status": "상태",
   notFound: "없는 페이지입니다.",
   ...appsKo,
+  ...sitesKo,
+  ...domainsKo,
+  ...buildsKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };

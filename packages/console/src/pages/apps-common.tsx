@@ -7,12 +7,13 @@ export const SLUG = /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/;
 export const IMAGE = /^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,511}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
-/** The apps section's own tabs: pods, groups, volumes, templates. */
+/** The apps section's own tabs: pods, groups, builds, volumes, templates. */
 export function AppsTabs() {
   const { t } = useI18n();
   const tabs: [string, string][] = [
     ["/pods", t("apps.pods")],
     ["/pod-groups", t("apps.groups")],
+    ["/builds", t("apps.builds")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];

@@ -5,6 +5,7 @@ import { Link, useRouter } from "../router";
 import { Card, ErrorNote, Notice, Spinner, StateBadge, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
 import { AppsTabs } from "./apps-common";
 import { BoundsFields, checkBounds, groupBusy } from "./groups";
+import { DomainsCard } from "./domains";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -108,6 +109,7 @@ export function GroupPage({ id }: { id: string }) {
           </dl>
         </Card>
       </div>
+      <DomainsCard slug={g.slug} />
       <div className="grid halves">
         <Scaling group={g} onSaved={(next) => group.setData(next)} />
         <Card title={t("groups.delete")}>

@@ -14,7 +14,18 @@ interface Key {
 }
 
 /** Resources a key may reach, each readable and writable; databases can be limited to instances here. */
-const RESOURCES = ["databases", "backups", "pods", "volumes", "pod-templates", "registry", "billing"] as const;
+const RESOURCES = [
+  "databases",
+  "backups",
+  "pods",
+  "volumes",
+  "pod-templates",
+  "builds",
+  "static",
+  "domains",
+  "registry",
+  "billing",
+] as const;
 const EXPIRIES = ["never", "7", "30", "90", "365"] as const;
 
 export function KeysPage() {

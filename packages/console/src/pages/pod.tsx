@@ -5,6 +5,7 @@ import { Link, useRouter } from "../router";
 import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
 import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
+import { DomainsCard } from "./domains";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -148,6 +149,8 @@ export function PodPage({ id }: { id: string }) {
       </div>
       <PodLogs pod={p} />
       <PodExec pod={p} />
+      {/* a group's member is reached through its group: domains belong to the group */}
+      {!p.group_id && <DomainsCard slug={p.slug} />}
       <Card title={t("pods.delete")}>
         <TypeToConfirm
           expected={p.name}

@@ -1,0 +1,258 @@
+import { useState } from "react";
+import { api, unwrap, type Build, type Pod, type PodGroup } from "../api";
+import { useI18n, when, type MessageKey } from "../i18n";
+import { Link, useRouter } from "../router";
+import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { bytes, packFolder, putArchive } from "../upload";
+import { AppsTabs } from "./apps-common";
+import { ArchivePicker, UploadProgress, type Phase, type Source } from "./archive-picker";
+
+export const buildEnded = (b: Pick<Build, "status">) => ["succeeded", "failed", "cancelled"].includes(b.status);
+
+/** A build's status in words, with a spinner while it waits or runs. */
+export function BuildBadge({ build }: { build: Pick<Build, "status"> }) {
+  const { t } = useI18n();
+  return (
+    <span className={`badge state-${build.status}`} data-state={build.status}>
+      {!buildEnded(build) && <span className="spinner tiny" aria-hidden="true" />}
+      {t(`build.status.${build.status}` as MessageKey)}
+    </span>
+  );
+}
+
+/** How long a build ran (or has been running), as "1 min 12 s". */
+export function duration(b: Pick<Build, "started_at" | "finished_at">): string {
+  if (!b.started_at) return "—";
+  const s = Math.max(
+    0,
+    Math.round(((b.finished_at ? Date.parse(b.finished_at) : Date.now()) - Date.parse(b.started_at)) / 1000),
+  );
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+}
+
+export function BuildsPage() {
+  const { t, locale } = useI18n();
+  const list = useLoad(
+    async () => (await unwrap(api.GET("/v1/builds"))) as Build[],
+    [],
+    (builds) => (builds.some((b) => !buildEnded(b)) ? 2000 : null),
+  );
+  return (
+    <>
+      <AppsTabs />
+      <div className="page-head">
+        <div>
+          <h1>{t("build.title")}</h1>
+          <p className="muted">{t("build.intro")}</p>
+        </div>
+        <Link to="/builds/new" className="btn primary">
+          {t("build.create")}
+        </Link>
+      </div>
+      <ErrorNote error={list.error} />
+      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
+      {list.data && list.data.length === 0 && (
+        <Card>
+          <p className="empty">{t("build.empty")}</p>
+        </Card>
+      )}
+      {list.data && list.data.length > 0 && (
+        <Card>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th>{t("build.build")}</th>
+                  <th>{t("sites.status")}</th>
+                  <th>{t("build.appShort")}</th>
+                  <th className="hide-sm">{t("pods.image")}</th>
+                  <th className="hide-sm">{t("build.duration")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((b) => (
+                  <tr key={b.id}>
+                    <td>
+                      <Link to={`/builds/${b.id}`}>
+                        <code>{b.id.slice(0, 8)}</code>
+                      </Link>
+                      <div className="muted small">{when(locale, b.created_at)}</div>
+                    </td>
+                    <td>
+                      <BuildBadge build={b} />
+                    </td>
+                    <td>{b.app ? b.app.slug : <span className="muted">{t("build.noApp")}</span>}</td>
+                    <td className="hide-sm">
+                      {b.image ? (
+                        <code className="clip" title={b.image}>
+                          {b.image.split("/").slice(-2).join("/")}
+                        </code>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
+                    <td className="hide-sm num">{duration(b)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </Card>
+      )}
+    </>
+  );
+}
+
+/** A path inside the build context: relative, without "..", backslashes or control characters. */
+const checkPath = (p: string) => !p || (!p.startsWith("/") && !p.includes("\\") && !p.split("/").includes(".."));
+
+export function NewBuildPage() {
+  const { t } = useI18n();
+  const { navigate } = useRouter();
+  const [app, setApp] = useState(() => new URLSearchParams(window.location.search).get("app") ?? "");
+  const [dockerfile, setDockerfile] = useState("Dockerfile");
+  const [context, setContext] = useState("");
+  const [source, setSource] = useState<Source | null>(null);
+  const [errors, setErrors] = useState<{ dockerfile?: string; context?: string; source?: string }>({});
+  const [progress, setProgress] = useState<{ phase: Phase; sent: number; total: number } | null>(null);
+  const [created, setCreated] = useState<string | null>(null);
+  const apps = useLoad(async () => {
+    const [pods, groups] = await Promise.all([unwrap(api.GET("/v1/pods")), unwrap(api.GET("/v1/pod-groups"))]);
+    return { pods: (pods as Pod[]).filter((p) => !p.group_id), groups: groups as PodGroup[] };
+  }, []);
+  const note = (id: string, phase: string, message: string) =>
+    api.POST("/v1/builds/{id}/events", { params: { path: { id } }, body: { phase, message } }).catch(() => {});
+  const action = useAction(async () => {
+    if (!source) return;
+    setCreated(null);
+    try {
+      const body = {
+        ...(app ? { app } : {}),
+        ...(dockerfile.trim() && dockerfile.trim() !== "Dockerfile" ? { dockerfile: dockerfile.trim() } : {}),
+        ...(context.trim() ? { context_path: context.trim() } : {}),
+      };
+      const build = await unwrap(api.POST("/v1/builds", { body }));
+      setCreated(build.id);
+      let archive: Blob = source.kind === "file" ? source.file : new Blob();
+      if (source.kind === "folder") {
+        setProgress({ phase: "packing", sent: 0, total: 0 });
+        archive = await packFolder(source.folder, true);
+        const n = source.folder.files.length;
+        await note(
+          build.id,
+          "packing",
+          `packed ${n} files (${bytes(source.folder.bytes)}) into ${bytes(archive.size)}`,
+        );
+      }
+      setProgress({ phase: "uploading", sent: 0, total: archive.size });
+      const started = Date.now();
+      await putArchive(build.upload_url, archive, "application/gzip", (sent, total) =>
+        setProgress({ phase: "uploading", sent, total }),
+      );
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      await note(build.id, "uploading", `uploaded ${bytes(archive.size)} in ${secs} s`);
+      setProgress({ phase: "starting", sent: archive.size, total: archive.size });
+      await unwrap(api.POST("/v1/builds/{id}/start", { params: { path: { id: build.id } } }));
+      navigate(`/builds/${build.id}`);
+    } finally {
+      setProgress(null);
+    }
+  });
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    const df = dockerfile.trim() || "Dockerfile";
+    const ctx = context.trim().replace(/\/+$/, "");
+    const inContext = ctx ? `${ctx}/${df}` : df;
+    const errs = {
+      dockerfile: checkPath(df) ? undefined : t("v.contextPath"),
+      context: checkPath(ctx) ? undefined : t("v.contextPath"),
+      source: !source
+        ? t("up.required")
+        : source.kind === "folder" && !source.folder.files.some((f) => f.path === inContext)
+          ? t("build.noDockerfile", { path: inContext })
+          : undefined,
+    };
+    setErrors(errs);
+    if (!Object.values(errs).some(Boolean)) void action.run();
+  };
+  return (
+    <>
+      <AppsTabs />
+      <div className="page-head">
+        <h1>{t("build.create")}</h1>
+        <Link to="/builds" className="btn ghost">
+          {t("common.back")}
+        </Link>
+      </div>
+      <Card>
+        <form className="narrow wide" noValidate onSubmit={submit}>
+          <Field label={t("build.app")} hint={t("build.appHint")}>
+            {({ id, describedBy }) => (
+              <select id={id} aria-describedby={describedBy} value={app} onChange={(e) => setApp(e.target.value)}>
+                <option value="">{t("build.noAppOption")}</option>
+                {(apps.data?.pods ?? []).map((p) => (
+                  <option key={p.id} value={p.slug}>
+                    {p.name} · {t("build.kind.pod")}
+                  </option>
+                ))}
+                {(apps.data?.groups ?? []).map((g) => (
+                  <option key={g.id} value={g.slug}>
+                    {g.name} · {t("build.kind.group")}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <ErrorNote error={apps.error} />
+          <ArchivePicker
+            accept=".tar.gz,.tgz,application/gzip"
+            folderHint={t("build.folderHint")}
+            fileHint={t("build.fileHint")}
+            source={source}
+            onChange={(s) => setSource(s)}
+            error={errors.source}
+          />
+          <div className="field-pair">
+            <Field label={t("build.dockerfile")} error={errors.dockerfile} hint={t("build.dockerfileHint")}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  className="mono"
+                  spellCheck={false}
+                  autoComplete="off"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={dockerfile}
+                  onChange={(e) => setDockerfile(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label={t("build.context")} error={errors.context} hint={t("build.contextHint")}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  className="mono"
+                  placeholder="."
+                  spellCheck={false}
+                  autoComplete="off"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={context}
+                  onChange={(e) => setContext(e.target.value)}
+                />
+              )}
+            </Field>
+          </div>
+          {progress && <UploadProgress {...progress} />}
+          <ErrorNote error={action.error} />
+          {action.error && created ? (
+            <p className="small">
+              <Link to={`/builds/${created}`}>{t("build.seeBuild")}</Link>
+            </p>
+          ) : null}
+          <Submit busy={action.busy}>{t("build.start")}</Submit>
+        </form>
+      </Card>
+    </>
+  );
+}

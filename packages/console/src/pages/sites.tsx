@@ -1,0 +1,207 @@
+import { useState } from "react";
+import { api, unwrap, type Site } from "../api";
+import { useI18n, when, type Translate } from "../i18n";
+import { Link, useRouter } from "../router";
+import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { SLUG } from "./apps-common";
+
+/** A 404 page is a file path inside the site: no leading "/", no "..", no backslashes. */
+export function checkNotFoundPage(page: string, t: Translate): string | undefined {
+  const p = page.trim();
+  if (!p) return undefined;
+  if (p.startsWith("/") || p.includes("\\") || p.split("/").includes("..") || p.length > 1024) return t("v.sitePath");
+  return undefined;
+}
+
+/** Whether a site serves anything yet, as a badge. */
+export function LiveBadge({ site }: { site: Site }) {
+  const { t } = useI18n();
+  return site.live_deployment_id ? (
+    <span className="badge state-running" data-state="live">
+      {t("sites.live")}
+    </span>
+  ) : (
+    <span className="badge" data-state="empty">
+      {t("sites.notLive")}
+    </span>
+  );
+}
+
+export function SitesPage() {
+  const { t, locale } = useI18n();
+  const list = useLoad(async () => (await unwrap(api.GET("/v1/static"))) as Site[], []);
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1>{t("sites.title")}</h1>
+          <p className="muted">{t("sites.intro")}</p>
+        </div>
+        <Link to="/sites/new" className="btn primary">
+          {t("sites.create")}
+        </Link>
+      </div>
+      <ErrorNote error={list.error} />
+      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
+      {list.data && list.data.length === 0 && (
+        <Card>
+          <p className="empty">{t("sites.empty")}</p>
+        </Card>
+      )}
+      {list.data && list.data.length > 0 && (
+        <Card>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th>{t("sites.name")}</th>
+                  <th>{t("sites.status")}</th>
+                  <th>{t("sites.url")}</th>
+                  <th className="hide-sm">{t("sites.created")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((s) => (
+                  <tr key={s.id}>
+                    <td>
+                      <Link to={`/sites/${s.slug === "new" ? s.id : s.slug}`}>{s.name}</Link>
+                      {s.spa && <span className="chip">SPA</span>}
+                    </td>
+                    <td>
+                      <LiveBadge site={s} />
+                    </td>
+                    <td>
+                      <a className="clip" href={s.url} target="_blank" rel="noreferrer noopener">
+                        {s.url.replace(/^https?:\/\//, "")}
+                      </a>
+                    </td>
+                    <td className="hide-sm">{when(locale, s.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </Card>
+      )}
+    </>
+  );
+}
+
+export function NewSitePage() {
+  const { t } = useI18n();
+  const { navigate } = useRouter();
+  const [name, setName] = useState("");
+  const [slug, setSlug] = useState("");
+  const [spa, setSpa] = useState(false);
+  const [notFound, setNotFound] = useState("");
+  const [errors, setErrors] = useState<{ name?: string; slug?: string; notFound?: string }>({});
+  const action = useAction(async () => {
+    const body = {
+      name,
+      ...(slug ? { slug } : {}),
+      spa,
+      ...(notFound.trim() ? { not_found_page: notFound.trim() } : {}),
+    };
+    const created = await unwrap(api.POST("/v1/static", { body }));
+    navigate(`/sites/${created.slug}`);
+  });
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    const errs = {
+      name: !name ? t("v.required") : SLUG.test(name) ? undefined : t("v.slug"),
+      slug: !slug || SLUG.test(slug) ? undefined : t("v.slug"),
+      notFound: checkNotFoundPage(notFound, t),
+    };
+    setErrors(errs);
+    if (!Object.values(errs).some(Boolean)) void action.run();
+  };
+  return (
+    <>
+      <div className="page-head">
+        <h1>{t("sites.create")}</h1>
+        <Link to="/sites" className="btn ghost">
+          {t("common.back")}
+        </Link>
+      </div>
+      <Card>
+        <form className="narrow wide" noValidate onSubmit={submit}>
+          <div className="field-pair">
+            <Field label={t("sites.name")} error={errors.name} hint={t("pods.nameHint")}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  name="site-name"
+                  autoComplete="off"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={name}
+                  onChange={(e) => setName(e.target.value.toLowerCase())}
+                />
+              )}
+            </Field>
+            <Field label={t("pods.slug")} error={errors.slug} hint={t("sites.slugHint")}>
+              {({ id, describedBy, invalid }) => (
+                <input
+                  id={id}
+                  name="slug"
+                  autoComplete="off"
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  value={slug}
+                  onChange={(e) => setSlug(e.target.value.toLowerCase())}
+                />
+              )}
+            </Field>
+          </div>
+          <SiteOptions
+            spa={spa}
+            setSpa={setSpa}
+            notFound={notFound}
+            setNotFound={setNotFound}
+            error={errors.notFound}
+          />
+          <ErrorNote error={action.error} />
+          <Submit busy={action.busy}>{t("sites.create")}</Submit>
+        </form>
+      </Card>
+    </>
+  );
+}
+
+/** The SPA fallback and the custom 404 page, shared by the create form and the site's settings. */
+export function SiteOptions(props: {
+  spa: boolean;
+  setSpa: (v: boolean) => void;
+  notFound: string;
+  setNotFound: (v: string) => void;
+  error?: string;
+}) {
+  const { t } = useI18n();
+  return (
+    <>
+      <div className="field">
+        <label className="check">
+          <input type="checkbox" checked={props.spa} onChange={(e) => props.setSpa(e.target.checked)} />
+          {t("sites.spa")}
+        </label>
+        <p className="hint">{t("sites.spaHint")}</p>
+      </div>
+      <Field label={t("sites.notFound")} error={props.error} hint={t("sites.notFoundHint")}>
+        {({ id, describedBy, invalid }) => (
+          <input
+            id={id}
+            name="not-found-page"
+            className="mono"
+            placeholder="404.html"
+            spellCheck={false}
+            autoComplete="off"
+            aria-describedby={describedBy}
+            aria-invalid={invalid}
+            value={props.notFound}
+            onChange={(e) => props.setNotFound(e.target.value)}
+          />
+        )}
+      </Field>
+    </>
+  );
+}
