@@ -11,6 +11,7 @@ import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
 import { edgeArea } from "./edge/module.js";
+import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -29,6 +30,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   appsArea,
   sandboxesArea,
   edgeArea,
+  bucketsArea,
   billingArea,
   mcpArea,
   consoleArea,

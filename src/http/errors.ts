@@ -80,6 +80,7 @@ export const ERROR_CATALOG = {
   domain_in_use: [409, "The domain's app still exists."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
+  bucket_not_empty: [409, "The bucket holds objects or uploads; delete them first or pass ?force=1."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431
   terms_required: [412, "The current on-premises terms are not accepted."],

@@ -1,0 +1,109 @@
+import { defineArea } from "../kernel/area.js";
+import type { Platform } from "../kernel/context.js";
+import * as repo from "./repo.js";
+import { bucketsConfig, type BucketsConfig } from "./config.js";
+import { bucketRequestMetering, bucketStorageMetering } from "./metering.js";
+import { bucketRoutes } from "./routes.js";
+import { BucketsService } from "./service.js";
+import { FilesystemBlobStore } from "./storage/filesystem.js";
+import { S3BlobStore } from "./storage/s3.js";
+import type { BlobStore } from "./storage/types.js";
+import { S3Gateway } from "./gateway/server.js";
+import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
+import { purgeMeteredRequests } from "./gateway/repo.js";
+
+export interface BucketsState {
+  config: BucketsConfig;
+  store: BlobStore;
+  svc: BucketsService;
+  gateway: S3Gateway;
+  counter: RequestCounter;
+  /** the sweep of orphan blobs, hourly while the gateway runs here */
+  sweepTimer: NodeJS.Timeout | null;
+  sweeping: Promise<void> | null;
+  /** the endpoint buckets show */
+  endpoint(): string;
+}
+
+const SWEEP_EVERY_MS = 3600_000;
+
+/**
+ * Buckets (issue 12, README: src/buckets/README.md): S3-compatible buckets and access keys through the API, an
+ * S3 gateway of the platform's own on S3_PORT (on hosts with the s3 role), object bytes in a storage backend
+ * (filesystem or an external S3 service), metered by stored GB-hours and by requests.
+ */
+export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
+  name: "buckets",
+  tags: [{ name: "buckets", description: "S3-compatible buckets and their access keys; the S3 gateway serves them." }],
+  config: bucketsConfig,
+  setup: (p, config) => {
+    const store: BlobStore =
+      config.storage === "s3"
+        ? new S3BlobStore(config.upstream!)
+        : new FilesystemBlobStore(config.storageDir, p.kernel.hosts.local.id);
+    const counter = new RequestCounter(p.db, p.log);
+    const gateway = new S3Gateway({
+      db: p.db,
+      secrets: p.secrets,
+      store,
+      config,
+      log: p.log,
+      count: (id) => counter.count(id),
+    });
+    const svc = new BucketsService({ db: p.db, kernel: p.kernel, secrets: p.secrets, store, log: p.log });
+    const endpoint = () => {
+      if (config.publicUrl) return config.publicUrl;
+      const port = gateway.address?.port ?? config.port;
+      const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    };
+    return { config, store, svc, gateway, counter, sweepTimer: null, sweeping: null, endpoint };
+  },
+  routes: (app, _ctx, s) =>
+    bucketRoutes(app, s.svc, { url: s.endpoint, region: s.config.region, domain: s.config.domain }),
+  metering: () => [bucketStorageMetering(), bucketRequestMetering()],
+  instances: (p) => ({
+    resource: "buckets",
+    find: async (owner, ref) => {
+      const row = await repo.findBucket(p.db, owner, ref);
+      return row && { id: row.id, slug: row.name };
+    },
+  }),
+  // the gateway runs where the s3 role is; a port that cannot be bound leaves the API working and says why
+  start: async (p, s) => {
+    if (!p.kernel.hosts.local.roles.includes("s3")) return;
+    const cleared = await s.store.clearTemp();
+    if (cleared) p.log.info({ cleared }, "removed temp files of uploads interrupted by the last stop");
+    try {
+      const address = await s.gateway.start(s.config.host, s.config.port);
+      p.log.info({ address, storage: s.config.storage }, "S3 gateway listening");
+    } catch (err) {
+      p.log.error({ err }, "the S3 gateway did not start; buckets keep working through the API only");
+      return;
+    }
+    s.counter.start();
+    const sweep = () => {
+      s.sweeping ??= upkeep(p, s).finally(() => (s.sweeping = null));
+    };
+    sweep();
+    s.sweepTimer = setInterval(sweep, SWEEP_EVERY_MS);
+    s.sweepTimer.unref();
+  },
+  stop: async (_p, s) => {
+    if (s.sweepTimer) clearInterval(s.sweepTimer);
+    s.sweepTimer = null;
+    await s.sweeping;
+    await s.gateway.stop();
+    await s.counter.stop();
+  },
+});
+
+async function upkeep(p: Platform, s: BucketsState): Promise<void> {
+  try {
+    const removed = await sweepOrphans(p.db, s.store, s.config.orphanGraceSeconds);
+    if (removed) p.log.info({ removed }, "removed blobs no object names");
+    await purgeMeteredRequests(p.db);
+  } catch (err) {
+    p.log.warn({ err }, "bucket storage sweep failed; it runs again within the hour");
+  }
+}
