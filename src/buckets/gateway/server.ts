@@ -53,8 +53,44 @@ export function address(
 
 const has = (ctx: S3Context, name: string) => ctx.query[name] !== undefined;
 
+/** Sub-resources of S3 this gateway does not offer (ACLs, tagging, versioning, ...): NotImplemented, never misread. */
+const UNSUPPORTED = [
+  "acl",
+  "tagging",
+  "versioning",
+  "versions",
+  "versionId",
+  "policy",
+  "cors",
+  "lifecycle",
+  "website",
+  "logging",
+  "notification",
+  "replication",
+  "encryption",
+  "retention",
+  "legal-hold",
+  "object-lock",
+  "torrent",
+  "restore",
+  "select",
+  "attributes",
+  "accelerate",
+  "analytics",
+  "inventory",
+  "metrics",
+  "ownershipControls",
+  "publicAccessBlock",
+  "requestPayment",
+  "intelligent-tiering",
+  "partNumber",
+];
+
 async function dispatch(ctx: S3Context, resolveSource: (name: string) => Promise<repo.BucketRef>): Promise<void> {
   const m = ctx.method;
+  const unsupported = UNSUPPORTED.find((name) => has(ctx, name) && !(name === "partNumber" && has(ctx, "uploadId")));
+  if (unsupported)
+    throw new S3Error("NotImplemented", `The ${unsupported} sub-resource is not implemented by this gateway.`);
   if (ctx.bucketName === null) {
     if (m === "GET") return listBuckets(ctx);
     throw new S3Error("MethodNotAllowed", "The specified method is not allowed against this resource.");
@@ -73,13 +109,12 @@ async function dispatch(ctx: S3Context, resolveSource: (name: string) => Promise
     )
       return listObjects(ctx, false);
     if (m === "POST" && has(ctx, "delete")) return deleteObjects(ctx);
-    if (m === "PUT" && Object.keys(ctx.query).length === 0)
+    if (m === "PUT")
       throw new S3Error(
         "BucketAlreadyOwnedByYou",
         "Your previous request to create the named bucket succeeded and you already own it.",
       );
-    if (m === "DELETE" && Object.keys(ctx.query).length === 0)
-      throw accessDenied("Buckets are deleted through the platform API (DELETE /v1/buckets/{id}).");
+    if (m === "DELETE") throw accessDenied("Buckets are deleted through the platform API (DELETE /v1/buckets/{id}).");
     throw new S3Error(
       "NotImplemented",
       "A header or query you provided implies functionality that is not implemented.",
@@ -87,7 +122,7 @@ async function dispatch(ctx: S3Context, resolveSource: (name: string) => Promise
   }
   if (m === "PUT" && has(ctx, "uploadId")) return uploadPart(ctx);
   if (m === "PUT" && ctx.req.headers["x-amz-copy-source"] !== undefined) return copyObject(ctx, resolveSource);
-  if (m === "PUT" && Object.keys(ctx.query).every((k) => k.startsWith("X-Amz-") || k === "x-id")) return putObject(ctx);
+  if (m === "PUT") return putObject(ctx);
   if (m === "POST" && has(ctx, "uploads")) return createUpload(ctx);
   if (m === "POST" && has(ctx, "uploadId")) return completeUpload(ctx);
   if (m === "DELETE" && has(ctx, "uploadId")) return abortUpload(ctx);
