@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { S3Client } from "@aws-sdk/client-s3";
+import { Hash } from "@smithy/hash-node";
+import { SignatureV4 } from "@smithy/signature-v4";
 import type { FastifyInstance } from "fastify";
 import { call, createTestApp, type TestApp, type TestAppOptions } from "../helpers/app.js";
 import type { BucketsState } from "../../src/buckets/module.js";
@@ -56,4 +58,27 @@ export async function s3Error(p: Promise<unknown>): Promise<{ code: string; stat
     return { code: e.Code ?? e.name, status: e.$metadata?.httpStatusCode };
   }
   throw new Error("expected the call to fail");
+}
+
+/** Signs a request with the AWS signer as a client would (path style; host is host:port). */
+export async function signRequest(
+  key: { accessKeyId: string; secretAccessKey: string },
+  r: { method: string; host: string; path: string; headers?: Record<string, string>; payloadHash?: string },
+): Promise<Record<string, string>> {
+  const signer = new SignatureV4({
+    service: "s3",
+    region: "us-east-1",
+    credentials: key,
+    sha256: Hash.bind(null, "sha256"),
+    uriEscapePath: false,
+  });
+  const signed = await signer.sign({
+    method: r.method,
+    protocol: "http:",
+    hostname: r.host,
+    path: r.path,
+    query: {},
+    headers: { host: r.host, "x-amz-content-sha256": r.payloadHash ?? "UNSIGNED-PAYLOAD", ...r.headers },
+  });
+  return signed.headers;
 }
