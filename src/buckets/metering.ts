@@ -39,7 +39,8 @@ const metered = (r: Row, kind: string, quantity: number): MeteredResource => ({
   state: "running",
 });
 
-const STORED = `b.size_bytes + COALESCE((SELECT sum(p.size) FROM bucket_upload_parts p WHERE p.bucket_id = b.id), 0)`;
+const STORED = `b.size_bytes + COALESCE((SELECT sum(d.bytes) FROM bucket_usage_deltas d WHERE d.bucket_id = b.id), 0)
+  + COALESCE((SELECT sum(p.size) FROM bucket_upload_parts p WHERE p.bucket_id = b.id), 0)`;
 const OWNER_ORDER = "b.owner_kind || ':' || b.owner_id::text";
 
 export function bucketStorageMetering(): MeteringSource {

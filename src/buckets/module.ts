@@ -10,7 +10,7 @@ import { S3BlobStore } from "./storage/s3.js";
 import type { BlobStore } from "./storage/types.js";
 import { S3Gateway } from "./gateway/server.js";
 import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
-import { purgeMeteredRequests } from "./gateway/repo.js";
+import { foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
 
 export interface BucketsState {
   config: BucketsConfig;
@@ -18,14 +18,12 @@ export interface BucketsState {
   svc: BucketsService;
   gateway: S3Gateway;
   counter: RequestCounter;
-  /** the sweep of orphan blobs, hourly while the gateway runs here */
+  /** upkeep (deltas folded every minute, orphan blobs swept hourly) while the gateway runs here */
   sweepTimer: NodeJS.Timeout | null;
   sweeping: Promise<void> | null;
   /** the endpoint buckets show */
   endpoint(): string;
 }
-
-const SWEEP_EVERY_MS = 3600_000;
 
 /**
  * Buckets (issue 12, README: src/buckets/README.md): S3-compatible buckets and access keys through the API, an
@@ -82,11 +80,12 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       return;
     }
     s.counter.start();
-    const sweep = () => {
-      s.sweeping ??= upkeep(p, s).finally(() => (s.sweeping = null));
+    let minutes = 0;
+    const tick = () => {
+      s.sweeping ??= upkeep(p, s, minutes++ % 60 === 0).finally(() => (s.sweeping = null));
     };
-    sweep();
-    s.sweepTimer = setInterval(sweep, SWEEP_EVERY_MS);
+    tick();
+    s.sweepTimer = setInterval(tick, 60_000);
     s.sweepTimer.unref();
   },
   stop: async (_p, s) => {
@@ -98,12 +97,15 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   },
 });
 
-async function upkeep(p: Platform, s: BucketsState): Promise<void> {
+/** Every minute: fold the size deltas; every hour (and at start): sweep orphan blobs, purge billed request counts. */
+async function upkeep(p: Platform, s: BucketsState, sweep: boolean): Promise<void> {
   try {
+    await foldUsageDeltas(p.db);
+    if (!sweep) return;
     const removed = await sweepOrphans(p.db, s.store, s.config.orphanGraceSeconds);
     if (removed) p.log.info({ removed }, "removed blobs no object names");
     await purgeMeteredRequests(p.db);
   } catch (err) {
-    p.log.warn({ err }, "bucket storage sweep failed; it runs again within the hour");
+    p.log.warn({ err }, "bucket upkeep failed; it runs again in a minute");
   }
 }

@@ -14,14 +14,17 @@ export interface BucketRow {
   created_at: Date;
 }
 
-const BUCKET = "id, name, owner_kind, owner_id, account_id, size_bytes, object_count, created_at";
+const BUCKET = `id, name, owner_kind, owner_id, account_id, created_at,
+  size_bytes + COALESCE((SELECT sum(d.bytes) FROM bucket_usage_deltas d WHERE d.bucket_id = buckets.id), 0)::bigint AS size_bytes,
+  object_count + COALESCE((SELECT sum(d.objects) FROM bucket_usage_deltas d WHERE d.bucket_id = buckets.id), 0)::bigint AS object_count`;
 
 export async function insertBucket(
   q: Queryable,
   b: { name: string; owner: Owner; accountId: string },
 ): Promise<BucketRow> {
   const { rows } = await q.query<BucketRow>(
-    `INSERT INTO buckets (name, owner_kind, owner_id, account_id) VALUES ($1, $2, $3, $4) RETURNING ${BUCKET}`,
+    `INSERT INTO buckets (name, owner_kind, owner_id, account_id) VALUES ($1, $2, $3, $4)
+     RETURNING id, name, owner_kind, owner_id, account_id, created_at, size_bytes, object_count`,
     [b.name, b.owner.kind, b.owner.id, b.accountId],
   );
   return rows[0];
@@ -67,6 +70,7 @@ export async function deleteBucket(q: Queryable, bucketId: string): Promise<stri
     [bucketId],
   );
   await q.query("DELETE FROM bucket_uploads WHERE bucket_id = $1", [bucketId]);
+  await q.query("DELETE FROM bucket_usage_deltas WHERE bucket_id = $1", [bucketId]);
   await q.query("UPDATE buckets SET deleted_at = now(), size_bytes = 0, object_count = 0 WHERE id = $1", [bucketId]);
   return rows.map((r) => r.blob);
 }

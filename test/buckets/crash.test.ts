@@ -77,7 +77,12 @@ describe("buckets: crash safety of the filesystem backend", () => {
     const port = await startChild();
     const host = `127.0.0.1:${port}`;
     const size = 64 * MiB;
-    const headers = await signRequest(key, { method: "PUT", host, path: `/${bucket}/killed.bin`, headers: { "content-length": String(size) } });
+    const headers = await signRequest(key, {
+      method: "PUT",
+      host,
+      path: `/${bucket}/killed.bin`,
+      headers: { "content-length": String(size) },
+    });
     const req = http.request({ host: "127.0.0.1", port, method: "PUT", path: `/${bucket}/killed.bin`, headers });
     req.on("error", () => {}); // the server dies under it
     const piece = Buffer.alloc(MiB, 9);

@@ -19,7 +19,17 @@ const db = createPool(url, 5);
 const log = pino({ level: "silent" });
 const secrets = (await loadSecretBox(env, config.dataDir)).box;
 const platform = await createPlatform(
-  { config, db, databaseUrl: url, rateLimit: new MemoryRateLimitStore(), jobs: new JobQueue(url, log, false), operatorToken: "x".repeat(32), log, env, secrets },
+  {
+    config,
+    db,
+    databaseUrl: url,
+    rateLimit: new MemoryRateLimitStore(),
+    jobs: new JobQueue(url, log, false),
+    operatorToken: "x".repeat(32),
+    log,
+    env,
+    secrets,
+  },
   AREAS,
 );
 await startPlatform(platform, { schedule: false });

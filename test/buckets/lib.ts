@@ -16,7 +16,11 @@ export async function bucketsApp(opts: TestAppOptions = {}): Promise<TestApp & {
 
 export const uniqueName = (prefix = "b") => `${prefix}-${randomBytes(5).toString("hex")}`;
 
-export async function createBucket(app: FastifyInstance, token: string, name = uniqueName()): Promise<{ id: string; name: string }> {
+export async function createBucket(
+  app: FastifyInstance,
+  token: string,
+  name = uniqueName(),
+): Promise<{ id: string; name: string }> {
   const res = await call(app, { method: "POST", url: "/v1/buckets", token, body: { name } });
   if (res.statusCode !== 201) throw new Error(`bucket create failed: ${res.statusCode} ${res.body}`);
   return res.json();

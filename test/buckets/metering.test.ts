@@ -47,9 +47,13 @@ describe("bucket metering", () => {
       [[b.id, 1]],
       "the empty bucket is not billed",
     );
-    const perGbInterval = (catalog.resources.bucket.sizes.standard.storage_microkrw_per_gb_hour * catalog.meter_interval_seconds) / 3600;
+    const perGbInterval =
+      (catalog.resources.bucket.sizes.standard.storage_microkrw_per_gb_hour * catalog.meter_interval_seconds) / 3600;
     assert.equal(storage[0].storage_micro, perGbInterval);
-    const { rows } = await t.db.query<{ requests_meter_id: string }>("SELECT requests_meter_id FROM buckets WHERE id = $1", [b.id]);
+    const { rows } = await t.db.query<{ requests_meter_id: string }>(
+      "SELECT requests_meter_id FROM buckets WHERE id = $1",
+      [b.id],
+    );
     const requests = await records("bucket-requests");
     assert.deepEqual(
       requests.map((r) => [r.resource_id, r.storage_gb]),
@@ -72,7 +76,10 @@ describe("bucket metering", () => {
     );
     // the burn rate counts the stored GB (requests are no rate); usage reports name both kinds by the bucket
     const balance = (await call(t.app, { url: "/v1/billing/balance", token: u.token })).json();
-    assert.equal(balance.burn_rate_microkrw_per_hour, catalog.resources.bucket.sizes.standard.storage_microkrw_per_gb_hour);
+    assert.equal(
+      balance.burn_rate_microkrw_per_hour,
+      catalog.resources.bucket.sizes.standard.storage_microkrw_per_gb_hour,
+    );
     for (const source of sources.filter((s) => s.kind.startsWith("bucket"))) {
       const names = await source.describe!(t.db, [b.id, rows[0].requests_meter_id]);
       assert.equal(names.get(b.id)?.name, b.name);

@@ -50,7 +50,10 @@ describe("S3 gateway with the minio client", () => {
   });
 
   test("putObject, statObject with metadata, getObject, getPartialObject", async () => {
-    const up = await mc.putObject(bucket, "dir/a.txt", "hello from minio", undefined, { "Content-Type": "text/plain", "X-Amz-Meta-Color": "blue" });
+    const up = await mc.putObject(bucket, "dir/a.txt", "hello from minio", undefined, {
+      "Content-Type": "text/plain",
+      "X-Amz-Meta-Color": "blue",
+    });
     assert.ok(up.etag);
     const st = await mc.statObject(bucket, "dir/a.txt");
     assert.equal(st.size, 16);
@@ -62,7 +65,12 @@ describe("S3 gateway with the minio client", () => {
 
   test("a 12 MiB stream goes up as a multipart upload and comes back whole", async () => {
     const data = randomBytes(12 * 1024 * 1024);
-    await mc.putObject(bucket, "big/stream.bin", Readable.from([data.subarray(0, 7_000_000), data.subarray(7_000_000)]), data.length);
+    await mc.putObject(
+      bucket,
+      "big/stream.bin",
+      Readable.from([data.subarray(0, 7_000_000), data.subarray(7_000_000)]),
+      data.length,
+    );
     const st = await mc.statObject(bucket, "big/stream.bin");
     assert.equal(st.size, data.length);
     assert.match(st.etag, /-[2-9]$/); // a multipart object

@@ -64,11 +64,14 @@ describe("S3 gateway, signed by hand: chunked uploads, virtual hosts", () => {
   function send(r: Raw, headers: Record<string, string>): Promise<{ status: number; body: string }> {
     const qs = new URLSearchParams(r.query ?? {}).toString();
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port, method: r.method, path: qs ? `${r.path}?${qs}` : r.path, headers }, (res) => {
-        let body = "";
-        res.on("data", (c) => (body += c));
-        res.on("end", () => resolve({ status: res.statusCode!, body }));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port, method: r.method, path: qs ? `${r.path}?${qs}` : r.path, headers },
+        (res) => {
+          let body = "";
+          res.on("data", (c) => (body += c));
+          res.on("end", () => resolve({ status: res.statusCode!, body }));
+        },
+      );
       req.on("error", reject);
       req.end(r.body);
     });
@@ -101,12 +104,21 @@ describe("S3 gateway, signed by hand: chunked uploads, virtual hosts", () => {
       previous = await signer.sign(toSign, { signingDate: date });
       const data = tamper && chunk.length ? Buffer.from(chunk) : chunk;
       if (tamper && data.length) data[0] ^= 1;
-      parts.push(Buffer.from(`${chunk.length.toString(16)};chunk-signature=${previous}\r\n`), data, Buffer.from("\r\n"));
+      parts.push(
+        Buffer.from(`${chunk.length.toString(16)};chunk-signature=${previous}\r\n`),
+        data,
+        Buffer.from("\r\n"),
+      );
     }
     return send({ ...r, body: Buffer.concat(parts) }, signed.headers);
   }
 
-  async function get(objectKey: string, host = `127.0.0.1:${port}`, path = `/${bucket}/${objectKey}`, query?: Record<string, string>) {
+  async function get(
+    objectKey: string,
+    host = `127.0.0.1:${port}`,
+    path = `/${bucket}/${objectKey}`,
+    query?: Record<string, string>,
+  ) {
     const r: Raw = { method: "GET", path, host, query };
     return send(r, (await sign(r, EMPTY)).headers);
   }
@@ -129,7 +141,13 @@ describe("S3 gateway, signed by hand: chunked uploads, virtual hosts", () => {
 
   test("a payload whose SHA-256 differs from x-amz-content-sha256 is refused", async () => {
     const host = `127.0.0.1:${port}`;
-    const r: Raw = { method: "PUT", path: `/${bucket}/hashed`, host, body: Buffer.from("actual body"), headers: { "content-length": "11" } };
+    const r: Raw = {
+      method: "PUT",
+      path: `/${bucket}/hashed`,
+      host,
+      body: Buffer.from("actual body"),
+      headers: { "content-length": "11" },
+    };
     const signed = await sign(r, sha("other body"));
     const res = await send(r, signed.headers);
     assert.equal(res.status, 400);
@@ -141,7 +159,13 @@ describe("S3 gateway, signed by hand: chunked uploads, virtual hosts", () => {
 
   test("virtual-host style: <bucket>.<S3_DOMAIN> addresses the bucket, the path the key", async () => {
     const host = `${bucket}.s3.localhost:${port}`;
-    const r: Raw = { method: "PUT", path: "/vhost/key.txt", host, body: Buffer.from("by host"), headers: { "content-length": "7" } };
+    const r: Raw = {
+      method: "PUT",
+      path: "/vhost/key.txt",
+      host,
+      body: Buffer.from("by host"),
+      headers: { "content-length": "7" },
+    };
     assert.equal((await send(r, (await sign(r, sha("by host"))).headers)).status, 200);
     const got = await get("", host, "/vhost/key.txt");
     assert.equal(got.body, "by host");

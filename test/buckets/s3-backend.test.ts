@@ -57,12 +57,17 @@ describe("buckets: the s3 storage backend over the platform's own gateway", () =
   });
 
   const upstreamKeys = async () =>
-    ((await operator.send(new ListObjectsV2Command({ Bucket: upstreamBucket }))).Contents ?? []).map((o) => o.Key!).sort();
+    ((await operator.send(new ListObjectsV2Command({ Bucket: upstreamBucket }))).Contents ?? [])
+      .map((o) => o.Key!)
+      .sort();
   const blobsOf = async (key: string) =>
-    (await t.db.query<{ blobs: string[] }>("SELECT blobs FROM bucket_objects WHERE key = $1", [key])).rows[0]?.blobs ?? [];
+    (await t.db.query<{ blobs: string[] }>("SELECT blobs FROM bucket_objects WHERE key = $1", [key])).rows[0]?.blobs ??
+    [];
 
   test("put, get, range, copy, list and delete through B; the bytes live in A under the prefix", async () => {
-    await c.send(new PutObjectCommand({ Bucket: bucket, Key: "x/one.txt", Body: "stored upstream", Metadata: { k: "v" } }));
+    await c.send(
+      new PutObjectCommand({ Bucket: bucket, Key: "x/one.txt", Body: "stored upstream", Metadata: { k: "v" } }),
+    );
     const blobs = await blobsOf("x/one.txt");
     assert.equal(blobs.length, 1);
     assert.deepEqual(await upstreamKeys(), [`blobs/${blobs[0]}`]);
@@ -72,9 +77,15 @@ describe("buckets: the s3 storage backend over the platform's own gateway", () =
     const part = await c.send(new GetObjectCommand({ Bucket: bucket, Key: "x/one.txt", Range: "bytes=7-14" }));
     assert.equal(await part.Body!.transformToString(), "upstream");
     await c.send(new CopyObjectCommand({ Bucket: bucket, Key: "x/two.txt", CopySource: `${bucket}/x/one.txt` }));
-    assert.equal(await (await c.send(new GetObjectCommand({ Bucket: bucket, Key: "x/two.txt" }))).Body!.transformToString(), "stored upstream");
+    assert.equal(
+      await (await c.send(new GetObjectCommand({ Bucket: bucket, Key: "x/two.txt" }))).Body!.transformToString(),
+      "stored upstream",
+    );
     const listed = await c.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "x/" }));
-    assert.deepEqual(listed.Contents?.map((o) => o.Key), ["x/one.txt", "x/two.txt"]);
+    assert.deepEqual(
+      listed.Contents?.map((o) => o.Key),
+      ["x/one.txt", "x/two.txt"],
+    );
     assert.equal((await upstreamKeys()).length, 2);
     await c.send(new DeleteObjectCommand({ Bucket: bucket, Key: "x/one.txt" }));
     await c.send(new DeleteObjectCommand({ Bucket: bucket, Key: "x/two.txt" }));
@@ -89,13 +100,28 @@ describe("buckets: the s3 storage backend over the platform's own gateway", () =
     const { UploadId } = await c.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "mp.bin" }));
     const etags = [];
     for (const [i, body] of parts.entries())
-      etags.push((await c.send(new UploadPartCommand({ Bucket: bucket, Key: "mp.bin", UploadId, PartNumber: i + 1, Body: body }))).ETag);
+      etags.push(
+        (
+          await c.send(
+            new UploadPartCommand({ Bucket: bucket, Key: "mp.bin", UploadId, PartNumber: i + 1, Body: body }),
+          )
+        ).ETag,
+      );
     await c.send(
-      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: "mp.bin", UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }),
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: "mp.bin",
+        UploadId,
+        MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+      }),
     );
-    const bytes = Buffer.from(await (await c.send(new GetObjectCommand({ Bucket: bucket, Key: "mp.bin" }))).Body!.transformToByteArray());
+    const bytes = Buffer.from(
+      await (await c.send(new GetObjectCommand({ Bucket: bucket, Key: "mp.bin" }))).Body!.transformToByteArray(),
+    );
     assert.ok(bytes.equals(Buffer.concat(parts)));
-    const across = await c.send(new GetObjectCommand({ Bucket: bucket, Key: "mp.bin", Range: `bytes=${5 * MiB - 2}-${5 * MiB + 1}` }));
+    const across = await c.send(
+      new GetObjectCommand({ Bucket: bucket, Key: "mp.bin", Range: `bytes=${5 * MiB - 2}-${5 * MiB + 1}` }),
+    );
     assert.ok(Buffer.from(await across.Body!.transformToByteArray()).equals(bytes.subarray(5 * MiB - 2, 5 * MiB + 2)));
     assert.deepEqual(await upstreamKeys(), (await blobsOf("mp.bin")).map((b) => `blobs/${b}`).sort());
   });
@@ -103,7 +129,9 @@ describe("buckets: the s3 storage backend over the platform's own gateway", () =
   test("B's sweep lists the upstream bucket and removes blobs no row of B names", async () => {
     const stray = randomUUID();
     await operator.send(new PutObjectCommand({ Bucket: upstreamBucket, Key: `blobs/${stray}`, Body: "stray" }));
-    await operator.send(new PutObjectCommand({ Bucket: upstreamBucket, Key: "not-a-blob.txt", Body: "operator's own" }));
+    await operator.send(
+      new PutObjectCommand({ Bucket: upstreamBucket, Key: "not-a-blob.txt", Body: "operator's own" }),
+    );
     const later = new Date(Date.now() + 2 * 3600_000);
     assert.equal(await sweepOrphans(t.db, t.s3.store, 3600, later), 1);
     const left = await upstreamKeys();

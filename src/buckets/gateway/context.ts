@@ -5,7 +5,7 @@ import type { Db } from "../../store/db.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import type { BucketsConfig } from "../config.js";
 import type { BlobStore } from "../storage/types.js";
-import type { BucketRef, KeyRow } from "./repo.js";
+import type { BucketRef, KeyRow, ObjectRow } from "./repo.js";
 import type { SigningContext } from "./sigv4.js";
 import { S3Error } from "./errors.js";
 import { xmlDocument } from "./xml.js";
@@ -38,6 +38,8 @@ export interface S3Context {
     signing: SigningContext;
     payloadHash: string;
   };
+  /** GET and HEAD: the object as read with the key (null: no such key); undefined for other requests */
+  object?: ObjectRow | null;
 }
 
 export const q1 = (ctx: S3Context, name: string): string | undefined => {

@@ -25,23 +25,34 @@ export interface BucketRef {
   created_at: Date;
 }
 
-/** The key (revoked ones too, so the answer can say so) and the named bucket, in one round trip. */
+/**
+ * The key (revoked ones too, so the answer can say so), the named bucket and, for reads, the named object: one
+ * round trip for what most requests need.
+ */
 export async function keyAndBucket(
   q: Queryable,
   accessKeyId: string,
   bucket: string | null,
-): Promise<{ key: KeyRow | null; bucket: BucketRef | null }> {
-  const { rows } = await q.query<{ key: KeyRow | null; bucket: BucketRef | null }>(
-    `SELECT (SELECT row_to_json(k) FROM (SELECT id, access_key_id, secret_sealed, owner_kind, owner_id, permission,
+  objectKey: string | null = null,
+): Promise<{ key: KeyRow | null; bucket: BucketRef | null; object: ObjectRow | null }> {
+  const { rows } = await q.query<{
+    key: KeyRow | null;
+    bucket: BucketRef | null;
+    object: (ObjectRow & { blob_sizes: unknown[] }) | null;
+  }>(
+    `WITH b AS (SELECT id, name, owner_kind, owner_id, created_at FROM buckets WHERE name = $2 AND deleted_at IS NULL)
+     SELECT (SELECT row_to_json(k) FROM (SELECT id, access_key_id, secret_sealed, owner_kind, owner_id, permission,
                     bucket_ids, revoked_at FROM bucket_keys WHERE access_key_id = $1) k) AS key,
-            (SELECT row_to_json(b) FROM (SELECT id, name, owner_kind, owner_id, created_at FROM buckets
-                    WHERE name = $2 AND deleted_at IS NULL) b) AS bucket`,
-    [accessKeyId, bucket],
+            (SELECT row_to_json(b) FROM b) AS bucket,
+            (SELECT row_to_json(o) FROM (SELECT ${OBJECT_COLUMNS} FROM bucket_objects
+                    WHERE $3::text IS NOT NULL AND bucket_id = (SELECT id FROM b) AND key = $3) o) AS object`,
+    [accessKeyId, bucket, objectKey],
   );
   const r = rows[0];
   return {
     key: r.key && { ...r.key, revoked_at: r.key.revoked_at && new Date(r.key.revoked_at) },
     bucket: r.bucket && { ...r.bucket, created_at: new Date(r.bucket.created_at) },
+    object: r.object && { ...objectRow(r.object), last_modified: new Date(r.object.last_modified) },
   };
 }
 
@@ -122,15 +133,27 @@ export async function deleteObjectRow(q: Queryable, bucketId: string, key: strin
 }
 
 /**
- * Keeps the bucket's size and count; always run, because its row lock is what orders an object change against
- * the bucket's deletion: a change committing after the bucket was deleted finds no live row and rolls back.
+ * Records the change of the bucket's size and count as a delta row (folded later, so writers of one bucket never
+ * queue on its row). The share lock on the bucket's row is what orders an object change against the bucket's
+ * deletion: a change committing after the bucket was deleted finds no live row and rolls back.
  */
 async function adjustBucket(q: Queryable, bucketId: string, bytes: number, count: number): Promise<void> {
   const { rowCount } = await q.query(
-    "UPDATE buckets SET size_bytes = size_bytes + $2, object_count = object_count + $3 WHERE id = $1 AND deleted_at IS NULL",
+    `WITH live AS (SELECT id FROM buckets WHERE id = $1 AND deleted_at IS NULL FOR SHARE)
+     INSERT INTO bucket_usage_deltas (bucket_id, bytes, objects) SELECT id, $2, $3 FROM live`,
     [bucketId, bytes, count],
   );
   if (!rowCount) throw new BucketGone();
+}
+
+/** Folds the deltas into the buckets' rows (one statement: readers see either side of it, never both). */
+export async function foldUsageDeltas(q: Queryable): Promise<void> {
+  await q.query(
+    `WITH d AS (DELETE FROM bucket_usage_deltas RETURNING bucket_id, bytes, objects),
+          s AS (SELECT bucket_id, sum(bytes) AS bytes, sum(objects) AS objects FROM d GROUP BY bucket_id)
+     UPDATE buckets b SET size_bytes = b.size_bytes + s.bytes, object_count = b.object_count + s.objects
+       FROM s WHERE b.id = s.bucket_id`,
+  );
 }
 
 /** The bucket was deleted while the request ran (the gateway answers NoSuchBucket). */

@@ -139,6 +139,16 @@ const covers = (key: repo.KeyRow, b: repo.BucketRef) =>
   key.owner_id === b.owner_id &&
   (key.bucket_ids === null || key.bucket_ids.includes(b.id));
 
+/** last_used_at of keys, written at most once a minute per key and process */
+const touched = new Map<string, number>();
+function touch(deps: GatewayDeps, keyId: string): void {
+  const now = Date.now();
+  if ((touched.get(keyId) ?? 0) > now - 60_000) return;
+  if (touched.size > 10_000) touched.clear();
+  touched.set(keyId, now);
+  repo.touchKey(deps.db, keyId).catch(() => {});
+}
+
 async function authenticate(
   deps: GatewayDeps,
   req: IncomingMessage,
@@ -160,7 +170,13 @@ async function authenticate(
   const incoming = { method, rawPath, query, headers: req.headers };
   const claim = parseSignature(incoming);
   if (!claim) throw accessDenied("Anonymous access is not allowed; sign requests with a bucket access key.");
-  const { key, bucket } = await repo.keyAndBucket(deps.db, claim.accessKeyId, addressed.bucket);
+  const reads = (method === "GET" || method === "HEAD") && addressed.key !== null && !query.uploadId;
+  const { key, bucket, object } = await repo.keyAndBucket(
+    deps.db,
+    claim.accessKeyId,
+    addressed.bucket,
+    reads ? addressed.key : null,
+  );
   if (!key || key.revoked_at)
     throw new S3Error("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.");
   const signing = await verifySignature(
@@ -168,7 +184,7 @@ async function authenticate(
     claim,
     deps.secrets.open(key.secret_sealed, "bucket_keys.secret_sealed"),
   );
-  repo.touchKey(deps.db, key.id).catch(() => {});
+  touch(deps, key.id);
   if (addressed.bucket !== null) {
     if (!bucket) throw noSuchBucket(addressed.bucket);
     if (!covers(key, bucket)) throw accessDenied();
@@ -184,6 +200,7 @@ async function authenticate(
     bucketName: addressed.bucket,
     key: addressed.key,
     auth: { key, bucket, signing, payloadHash: claim.payloadHash },
+    ...(reads ? { object } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type { Readable } from "node:stream";
 import { isBlobId, type BlobStore } from "./types.js";
 
 const BATCH_BYTES = 1024 * 1024;
+const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
 
 async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, "r");
@@ -69,8 +70,11 @@ export class FilesystemBlobStore implements BlobStore {
     const fh = await open(tmp, "wx");
     let size = 0;
     try {
-      // one write in flight while the next batch arrives
+      // one write in flight while the next batch arrives; a large blob is flushed to disk as it grows (datasync
+      // in the background), so the final fsync has little left to wait for
       let inflight: Promise<void> = Promise.resolve();
+      let syncing: Promise<void> | null = null;
+      let unsynced = 0;
       let batch: Buffer[] = [];
       let batchBytes = 0;
       for await (const chunk of body) {
@@ -80,11 +84,18 @@ export class FilesystemBlobStore implements BlobStore {
         if (batchBytes >= BATCH_BYTES) {
           await inflight;
           inflight = writeAll(fh, batch);
+          unsynced += batchBytes;
           batch = [];
           batchBytes = 0;
+          if (unsynced >= SYNC_EVERY_BYTES && !syncing) {
+            unsynced = 0;
+            const started = inflight.then(() => fh.datasync());
+            syncing = started.finally(() => (syncing = null));
+          }
         }
       }
       await inflight;
+      await syncing;
       if (batch.length) await writeAll(fh, batch);
       await fh.sync();
       await fh.close();

@@ -9,9 +9,9 @@ CREATE TABLE buckets (
   owner_kind text NOT NULL CHECK (owner_kind IN ('account', 'org', 'partner_child')),
   owner_id uuid NOT NULL,
   account_id uuid NOT NULL REFERENCES accounts (id),
-  -- kept with every object change, in its transaction
-  size_bytes bigint NOT NULL DEFAULT 0 CHECK (size_bytes >= 0),
-  object_count bigint NOT NULL DEFAULT 0 CHECK (object_count >= 0),
+  -- with the unfolded rows of bucket_usage_deltas: the bytes and objects stored
+  size_bytes bigint NOT NULL DEFAULT 0,
+  object_count bigint NOT NULL DEFAULT 0,
   -- the id the bucket's request counts are metered under (usage records are unique per resource id and interval)
   requests_meter_id uuid NOT NULL UNIQUE DEFAULT gen_random_uuid(),
   created_at timestamptz NOT NULL DEFAULT now(),
@@ -84,6 +84,16 @@ CREATE TABLE bucket_upload_parts (
 );
 CREATE INDEX bucket_upload_parts_blob ON bucket_upload_parts (blob);
 CREATE INDEX bucket_upload_parts_bucket ON bucket_upload_parts (bucket_id);
+
+-- Changes of a bucket's size and count, appended by each object change (no hot row for writers of one bucket to
+-- queue on) and folded into buckets.size_bytes / object_count every minute; readers add what is not folded yet.
+CREATE TABLE bucket_usage_deltas (
+  id bigserial PRIMARY KEY,
+  bucket_id uuid NOT NULL,
+  bytes bigint NOT NULL,
+  objects bigint NOT NULL
+);
+CREATE INDEX bucket_usage_deltas_bucket ON bucket_usage_deltas (bucket_id);
 
 -- Requests the gateways counted, flushed every few seconds; metering claims them for one interval (metered_for).
 CREATE TABLE bucket_requests (
