@@ -68,7 +68,7 @@ async function api(method: string, url: string, token?: string, body?: unknown) 
     },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, json: (await res.json().catch(() => null)) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, json: (await res.json().catch(() => null)) as any };
 }
 
 try {
