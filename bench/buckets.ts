@@ -4,8 +4,10 @@
  *  - PUT and GET throughput (MB/s) of 1 MiB objects (BENCH_SMALL_COUNT, default 64) and 64 MiB objects
  *    (BENCH_LARGE_COUNT, default 4), one request at a time, signed with AWS Signature V4 (UNSIGNED-PAYLOAD, as
  *    SDKs send over HTTPS) by the AWS signer;
- *  - small-object operations per second: 4 KiB PUTs, then GETs, BENCH_CONCURRENCY (default 16) at once for
- *    BENCH_SECONDS (default 5) each;
+ *  - small-object operations per second: 4 KiB PUTs, then GETs of random ones, BENCH_CONCURRENCY (default 16) at
+ *    once for BENCH_SECONDS (default 5) each;
+ *  - gateway and files take turns (object by object; one-second slices for small objects), so load from
+ *    anything else on the machine slows both alike;
  *  - the same bytes written to files with fsync (what the gateway guarantees before it answers) and read back,
  *    and the small files the same way at the same concurrency.
  *
@@ -32,6 +34,8 @@ const SMALL_COUNT = Number(process.env.BENCH_SMALL_COUNT ?? 64);
 const LARGE_COUNT = Number(process.env.BENCH_LARGE_COUNT ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+if (![SMALL_COUNT, LARGE_COUNT, CONCURRENCY, SECONDS].every((n) => Number.isInteger(n) && n > 0))
+  throw new Error("BENCH_SMALL_COUNT, BENCH_LARGE_COUNT, BENCH_CONCURRENCY and BENCH_SECONDS are positive integers");
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 const root = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), "bench-buckets-"));
@@ -52,8 +56,8 @@ const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     S3_PORT: String(s3Port),
     ROLES: "api,s3",
     LOG_LEVEL: "warn",
-    S3_TRACE: process.env.S3_TRACE ?? "",
     RATE_LIMIT_RPS: "1000000",
+    ...(process.env.S3_DIGEST_WORKERS ? { S3_DIGEST_WORKERS: process.env.S3_DIGEST_WORKERS } : {}),
   },
   stdio: ["ignore", "inherit", "inherit"],
 });
@@ -125,12 +129,14 @@ try {
 
   const rows: string[][] = [];
   const mbps = (bytes: number, ms: number) => bytes / MiB / (ms / 1000);
-  const timed = async (fn: () => Promise<void>) => {
+  const timed = async (fn: () => Promise<unknown>) => {
     const t0 = performance.now();
     await fn();
     return performance.now() - t0;
   };
+  const ratio = (g: number, f: number) => `${(g / f).toFixed(2)}×`;
 
+  // gateway and files interleaved object by object, so a busy machine slows both alike
   for (const [label, size, count] of [
     ["1 MiB", MiB, SMALL_COUNT],
     ["64 MiB", 64 * MiB, LARGE_COUNT],
@@ -138,73 +144,78 @@ try {
     const data = randomBytes(size);
     const total = size * count;
     log(`${label}: ${count} objects`);
-    const gwPut = await timed(async () => {
-      for (let i = 0; i < count; i++) await s3("PUT", `obj-${size}-${i}`, data);
-    });
-    const fsPut = await timed(async () => {
-      for (let i = 0; i < count; i++) await plainWrite(`obj-${size}-${i}`, data);
-    });
-    const gwGet = await timed(async () => {
-      for (let i = 0; i < count; i++) if ((await s3("GET", `obj-${size}-${i}`)) !== size) throw new Error("short read");
-    });
-    const fsGet = await timed(async () => {
-      for (let i = 0; i < count; i++)
-        if ((await readFile(path.join(plainDir, `obj-${size}-${i}`))).length !== size) throw new Error("short read");
-    });
-    for (const [op, gw, fs] of [
-      ["PUT", gwPut, fsPut],
-      ["GET", gwGet, fsGet],
-    ] as const) {
-      const g = mbps(total, gw);
-      const f = mbps(total, fs);
-      rows.push([`${op} ${label} (MB/s)`, g.toFixed(0), f.toFixed(0), `${(g / f).toFixed(2)}×`]);
+    let gwPut = 0;
+    let fsPut = 0;
+    let gwGet = 0;
+    let fsGet = 0;
+    for (let i = 0; i < count; i++) {
+      gwPut += await timed(() => s3("PUT", `obj-${size}-${i}`, data));
+      fsPut += await timed(() => plainWrite(`obj-${size}-${i}`, data));
     }
+    for (let i = 0; i < count; i++) {
+      gwGet += await timed(async () => {
+        if ((await s3("GET", `obj-${size}-${i}`)) !== size) throw new Error("short read");
+      });
+      fsGet += await timed(async () => {
+        if ((await readFile(path.join(plainDir, `obj-${size}-${i}`))).length !== size) throw new Error("short read");
+      });
+    }
+    rows.push([
+      `PUT ${label} (MB/s)`,
+      mbps(total, gwPut).toFixed(0),
+      mbps(total, fsPut).toFixed(0),
+      ratio(fsPut, gwPut),
+    ]);
+    rows.push([
+      `GET ${label} (MB/s)`,
+      mbps(total, gwGet).toFixed(0),
+      mbps(total, fsGet).toFixed(0),
+      ratio(fsGet, gwGet),
+    ]);
   }
 
-  // small objects: operations per second at CONCURRENCY
+  // small objects: operations per second at CONCURRENCY, one-second slices of each in turn
   const small = randomBytes(4096);
-  async function opsPerSecond(fn: (worker: number, i: number) => Promise<unknown>): Promise<number> {
+  async function slice(fn: (worker: number) => Promise<unknown>): Promise<[number, number]> {
     let done = 0;
-    const until = performance.now() + SECONDS * 1000;
     const t0 = performance.now();
+    const until = t0 + 1000;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async (_, w) => {
-        for (let i = 0; performance.now() < until; i++) {
-          await fn(w, i);
+        while (performance.now() < until) {
+          await fn(w);
           done++;
         }
       }),
     );
-    return done / ((performance.now() - t0) / 1000);
+    return [done, performance.now() - t0];
   }
-  const written = new Map<number, number>();
-  log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
-  const gwSmallPut = await opsPerSecond(async (w, i) => {
-    await s3("PUT", `small/${w}/${i}`, small);
-    written.set(w, i + 1);
-  });
-  const gwSmallGet = await opsPerSecond((w, i) => s3("GET", `small/${w}/${i % (written.get(w) ?? 1)}`));
-  const fsWritten = new Map<number, number>();
+  const gwCount = new Map<number, number>();
+  const fsCount = new Map<number, number>();
+  const next = (m: Map<number, number>, w: number) => {
+    const i = m.get(w) ?? 0;
+    m.set(w, i + 1);
+    return i;
+  };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => mkdir(path.join(plainDir, `small-${w}`))));
-  const fsSmallPut = await opsPerSecond(async (w, i) => {
-    await plainWrite(`small-${w}/${i}`, small);
-    fsWritten.set(w, i + 1);
-  });
-  const fsSmallGet = await opsPerSecond((w, i) =>
-    readFile(path.join(plainDir, `small-${w}`, String(i % (fsWritten.get(w) ?? 1)))),
-  );
-  rows.push([
-    "PUT 4 KiB (ops/s)",
-    gwSmallPut.toFixed(0),
-    fsSmallPut.toFixed(0),
-    `${(gwSmallPut / fsSmallPut).toFixed(2)}×`,
-  ]);
-  rows.push([
-    "GET 4 KiB (ops/s)",
-    gwSmallGet.toFixed(0),
-    fsSmallGet.toFixed(0),
-    `${(gwSmallGet / fsSmallGet).toFixed(2)}×`,
-  ]);
+  log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
+  const tally = { gwPut: [0, 0], fsPut: [0, 0], gwGet: [0, 0], fsGet: [0, 0] };
+  const add = (k: keyof typeof tally, [n, ms]: [number, number]) => {
+    tally[k][0] += n;
+    tally[k][1] += ms;
+  };
+  for (let s = 0; s < SECONDS; s++) {
+    add("gwPut", await slice((w) => s3("PUT", `small/${w}/${next(gwCount, w)}`, small)));
+    add("fsPut", await slice((w) => plainWrite(`small-${w}/${next(fsCount, w)}`, small)));
+  }
+  const pick = (m: Map<number, number>, w: number) => Math.floor(Math.random() * (m.get(w) ?? 1));
+  for (let s = 0; s < SECONDS; s++) {
+    add("gwGet", await slice((w) => s3("GET", `small/${w}/${pick(gwCount, w)}`)));
+    add("fsGet", await slice((w) => readFile(path.join(plainDir, `small-${w}`, String(pick(fsCount, w))))));
+  }
+  const ops = (k: keyof typeof tally) => tally[k][0] / (tally[k][1] / 1000);
+  rows.push(["PUT 4 KiB (ops/s)", ops("gwPut").toFixed(0), ops("fsPut").toFixed(0), ratio(ops("gwPut"), ops("fsPut"))]);
+  rows.push(["GET 4 KiB (ops/s)", ops("gwGet").toFixed(0), ops("fsGet").toFixed(0), ratio(ops("gwGet"), ops("fsGet"))]);
 
   console.log(`\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, one run:\n`);
   printTable(["case", "gateway", "files", "gateway / files"], rows);

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { ConfigError, int } from "../config/config.js";
 
@@ -32,6 +33,8 @@ export interface BucketsConfig {
   orphanGraceSeconds: number;
   /** S3_MAX_OBJECT_BYTES: the largest single PUT or part (S3: 5 GiB) */
   maxObjectBytes: number;
+  /** S3_DIGEST_WORKERS: threads hashing uploads of 1 MiB and more (default: cores - 1, at least 1); 0: inline */
+  digestWorkers: number;
 }
 
 function httpUrl(env: Env, name: string): string | null {
@@ -83,5 +86,6 @@ export function bucketsConfig(env: Env): BucketsConfig {
     upstream: storage === "s3" ? upstreamConfig(env) : null,
     orphanGraceSeconds: int(env, "S3_ORPHAN_GRACE_SECONDS", 3600, 0, 30 * 86_400),
     maxObjectBytes: int(env, "S3_MAX_OBJECT_BYTES", 5 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),
+    digestWorkers: int(env, "S3_DIGEST_WORKERS", Math.max(1, os.availableParallelism() - 1), 0, 64),
   };
 }

@@ -46,6 +46,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       store,
       config,
       log: p.log,
+      digests: null,
       count: (id) => counter.count(id),
     });
     const svc = new BucketsService({ db: p.db, kernel: p.kernel, secrets: p.secrets, store, log: p.log });

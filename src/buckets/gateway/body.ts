@@ -9,13 +9,17 @@ import { decodeChunked, STREAMING_MODES, STREAMING_SIGNED, STREAMING_SIGNED_TRAI
 import { requestedChecksums, UploadDigests, verifyChecksums, type ChecksumAlgorithm } from "./checksums.js";
 import { S3Error } from "./errors.js";
 import type { S3Context } from "./context.js";
+import type { DigestResult } from "./digest-pool.js";
+
+/** uploads from this size on are hashed on a worker thread (digest-pool.ts) */
+const REMOTE_DIGEST_BYTES = 1024 * 1024;
 
 export interface UploadBody {
   stream: AsyncIterable<Buffer>;
   /** the payload size the client announced (decoded size for aws-chunked) */
   size: number;
   /** after the stream ended: verifies the claims; the MD5 (hex) and the checksums to keep */
-  finish(): { md5: string; checksums: Record<string, string> };
+  finish(): Promise<{ md5: string; checksums: Record<string, string> }>;
 }
 
 const header = (ctx: S3Context, name: string): string | undefined => {
@@ -57,48 +61,55 @@ export function uploadBody(
   const digests = new UploadDigests({
     sha256: hexPayload,
     algorithms: [...requested.algorithms, ...(opts.extraAlgorithms ?? [])],
+    pool: size >= REMOTE_DIGEST_BYTES ? ctx.deps.digests : null,
   });
   const signed = payloadHash === STREAMING_SIGNED || payloadHash === STREAMING_SIGNED_TRAILER;
   let trailers: Record<string, string> = {};
   const source: AsyncIterable<Buffer> = chunked
     ? decodeChunked(ctx.req, { signing: signed ? ctx.auth.signing : null, onTrailers: (t) => (trailers = t) })
     : ctx.req;
+  let result: Promise<DigestResult> | null = null;
   const stream = (async function* () {
-    for await (const chunk of source) {
-      digests.update(chunk);
-      if (digests.size > size) throw new S3Error("IncompleteBody", "The body is longer than its announced length.");
-      yield chunk;
+    try {
+      for await (const chunk of source) {
+        digests.update(chunk);
+        if (digests.size > size) throw new S3Error("IncompleteBody", "The body is longer than its announced length.");
+        yield chunk;
+      }
+      if (digests.size !== size)
+        throw new S3Error(
+          "IncompleteBody",
+          "You did not provide the number of bytes specified by the Content-Length HTTP header.",
+        );
+      result = digests.result();
+    } finally {
+      if (!result) digests.drop();
     }
-    if (digests.size !== size)
-      throw new S3Error(
-        "IncompleteBody",
-        "You did not provide the number of bytes specified by the Content-Length HTTP header.",
-      );
   })();
-  let finished: { md5: string; checksums: Record<string, string> } | null = null;
+  let finished: Promise<{ md5: string; checksums: Record<string, string> }> | null = null;
+  const verify = async () => {
+    if (!result) throw new Error("finish before the body ended");
+    const r = await result;
+    if (r.sha256 !== null && r.sha256 !== payloadHash)
+      throw new S3Error(
+        "XAmzContentSHA256Mismatch",
+        "The provided 'x-amz-content-sha256' header does not match what was computed.",
+      );
+    if (md5Header !== undefined && !r.md5.equals(Buffer.from(md5Header, "base64")))
+      throw new S3Error("BadDigest", "The Content-MD5 you specified did not match what we received.");
+    const expected = new Map(requested.expected);
+    if (requested.trailer) {
+      const value = trailers[`x-amz-checksum-${requested.trailer}`];
+      if (value === undefined)
+        throw new S3Error("InvalidRequest", `The trailer x-amz-checksum-${requested.trailer} is missing.`);
+      expected.set(requested.trailer, value);
+    }
+    return { md5: r.md5.toString("hex"), checksums: verifyChecksums(r, expected) };
+  };
   return {
     stream,
     size,
-    finish() {
-      if (finished) return finished;
-      if (digests.sha256 && digests.sha256.digest("hex") !== payloadHash)
-        throw new S3Error(
-          "XAmzContentSHA256Mismatch",
-          "The provided 'x-amz-content-sha256' header does not match what was computed.",
-        );
-      const md5 = digests.md5.digest();
-      if (md5Header !== undefined && !md5.equals(Buffer.from(md5Header, "base64")))
-        throw new S3Error("BadDigest", "The Content-MD5 you specified did not match what we received.");
-      const expected = new Map(requested.expected);
-      if (requested.trailer) {
-        const value = trailers[`x-amz-checksum-${requested.trailer}`];
-        if (value === undefined)
-          throw new S3Error("InvalidRequest", `The trailer x-amz-checksum-${requested.trailer} is missing.`);
-        expected.set(requested.trailer, value);
-      }
-      finished = { md5: md5.toString("hex"), checksums: verifyChecksums(digests, expected) };
-      return finished;
-    },
+    finish: () => (finished ??= verify()),
   };
 }
 
@@ -107,6 +118,6 @@ export async function readSmallBody(ctx: S3Context, maxBytes = 2 * 1024 * 1024):
   const body = uploadBody(ctx, { maxBytes });
   const chunks: Buffer[] = [];
   for await (const c of body.stream) chunks.push(c);
-  body.finish();
+  await body.finish();
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -6,6 +6,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { S3Error } from "./errors.js";
+import type { DigestPool, DigestResult, RemoteDigests } from "./digest-pool.js";
 
 export const CHECKSUM_ALGORITHMS = ["crc32", "crc32c", "sha1", "sha256"] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
@@ -66,21 +67,46 @@ export function compositeChecksum(algorithm: ChecksumAlgorithm, parts: string[])
   return `${c.digest().toString("base64")}-${parts.length}`;
 }
 
-/** Everything computed over one upload's bytes as they pass. */
+/** Everything computed over one upload's bytes as they pass: inline, or on a worker of the pool for large ones. */
 export class UploadDigests {
-  readonly md5 = createHash("md5");
-  readonly sha256: Hash | null;
-  readonly checksums = new Map<ChecksumAlgorithm, Checksum>();
   size = 0;
-  constructor(opts: { sha256: boolean; algorithms: Iterable<ChecksumAlgorithm> }) {
+  private readonly md5: Hash | null = null;
+  private readonly sha256: Hash | null = null;
+  private readonly checksums = new Map<ChecksumAlgorithm, Checksum>();
+  private readonly remote: RemoteDigests | null = null;
+
+  constructor(opts: { sha256: boolean; algorithms: Iterable<ChecksumAlgorithm>; pool?: DigestPool | null }) {
+    const algorithms = [...new Set(opts.algorithms)];
+    if (opts.pool) {
+      this.remote = opts.pool.open({ sha256: opts.sha256, algorithms });
+      return;
+    }
+    this.md5 = createHash("md5");
     this.sha256 = opts.sha256 ? createHash("sha256") : null;
-    for (const a of opts.algorithms) this.checksums.set(a, new Checksum(a));
+    for (const a of algorithms) this.checksums.set(a, new Checksum(a));
   }
+
   update(data: Buffer): void {
     this.size += data.length;
-    this.md5.update(data);
+    if (this.remote) return this.remote.update(data);
+    this.md5!.update(data);
     this.sha256?.update(data);
     for (const c of this.checksums.values()) c.update(data);
+  }
+
+  /** Once, after the last byte. */
+  async result(): Promise<DigestResult> {
+    if (this.remote) return this.remote.finish();
+    return {
+      md5: this.md5!.digest(),
+      sha256: this.sha256?.digest("hex") ?? null,
+      checksums: new Map([...this.checksums].map(([a, c]) => [a, c.digest()])),
+    };
+  }
+
+  /** The upload failed: nothing more will come. */
+  drop(): void {
+    this.remote?.drop();
   }
 }
 
@@ -119,12 +145,12 @@ export function requestedChecksums(headers: Record<string, string | string[] | u
 
 /** Compares what the client said with what passed; BadDigest names the algorithm. Returns the checksums to keep. */
 export function verifyChecksums(
-  digests: UploadDigests,
+  result: DigestResult,
   expected: Map<ChecksumAlgorithm, string>,
 ): Record<string, string> {
   const kept: Record<string, string> = {};
-  for (const [a, c] of digests.checksums) {
-    const got = c.digest().toString("base64");
+  for (const [a, digest] of result.checksums) {
+    const got = digest.toString("base64");
     const want = expected.get(a);
     if (want !== undefined && want !== got)
       throw new S3Error("BadDigest", `The ${a.toUpperCase()} you specified did not match the calculated checksum.`);

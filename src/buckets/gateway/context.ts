@@ -8,6 +8,7 @@ import type { BlobStore } from "../storage/types.js";
 import type { BucketRef, KeyRow, ObjectRow } from "./repo.js";
 import type { SigningContext } from "./sigv4.js";
 import { S3Error } from "./errors.js";
+import type { DigestPool } from "./digest-pool.js";
 import { xmlDocument } from "./xml.js";
 
 export interface GatewayDeps {
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   store: BlobStore;
   config: BucketsConfig;
   log: FastifyBaseLogger;
+  /** worker threads hashing large uploads; null: everything is hashed inline */
+  digests: DigestPool | null;
   /** counts one request against a bucket (flushed to the store every few seconds) */
   count(bucketId: string): void;
 }

@@ -70,7 +70,7 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   const body = uploadBody(ctx, { maxBytes: ctx.deps.config.maxObjectBytes, extraAlgorithms: extra });
   const blob = randomUUID();
   await ctx.deps.store.write(blob, body.stream, { size: body.size, beforePublish: () => body.finish() });
-  const { md5, checksums } = body.finish();
+  const { md5, checksums } = await body.finish();
   let replaced: string | null;
   try {
     replaced = await inTransaction(ctx.deps.db, async (tx) => {

@@ -71,7 +71,7 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const body = uploadBody(ctx, { maxBytes: ctx.deps.config.maxObjectBytes });
   const blob = randomUUID();
   await ctx.deps.store.write(blob, body.stream, { size: body.size, beforePublish: () => body.finish() });
-  const { md5, checksums } = body.finish();
+  const { md5, checksums } = await body.finish();
   await commitObject(ctx, {
     bucket_id: bucket.id,
     key,

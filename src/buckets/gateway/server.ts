@@ -9,6 +9,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { S3Error, accessDenied, noSuchBucket } from "./errors.js";
 import { errorDocument } from "./xml.js";
+import { DigestPool } from "./digest-pool.js";
 import { parseSignature, verifySignature } from "./sigv4.js";
 import * as repo from "./repo.js";
 import type { GatewayDeps, S3Context } from "./context.js";
@@ -258,6 +259,7 @@ export class S3Gateway {
   constructor(private readonly deps: GatewayDeps) {}
 
   async start(host: string, port: number): Promise<AddressInfo> {
+    if (this.deps.config.digestWorkers > 0) this.deps.digests ??= new DigestPool(this.deps.config.digestWorkers);
     const server = http.createServer({ requestTimeout: 0, keepAliveTimeout: 65_000 }, (req, res) => {
       void handleS3(this.deps, req, res);
     });
@@ -285,5 +287,7 @@ export class S3Gateway {
     const cut = setTimeout(() => server.closeAllConnections(), 2000);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(cut);
+    await this.deps.digests?.close();
+    this.deps.digests = null;
   }
 }

@@ -64,7 +64,7 @@ export class FilesystemBlobStore implements BlobStore {
     await fsyncDir(path.dirname(final));
   }
 
-  async write(id: string, body: AsyncIterable<Buffer>, opts: { beforePublish?: () => void }): Promise<number> {
+  async write(id: string, body: AsyncIterable<Buffer>, opts: { beforePublish?: () => unknown }): Promise<number> {
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, id);
     const fh = await open(tmp, "wx");
@@ -99,7 +99,7 @@ export class FilesystemBlobStore implements BlobStore {
       if (batch.length) await writeAll(fh, batch);
       await fh.sync();
       await fh.close();
-      opts.beforePublish?.();
+      await opts.beforePublish?.();
       await this.publish(tmp, id);
       return size;
     } catch (err) {

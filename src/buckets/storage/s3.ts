@@ -96,7 +96,7 @@ export class S3BlobStore implements BlobStore {
   async write(
     id: string,
     body: AsyncIterable<Buffer>,
-    opts: { size: number | null; beforePublish?: () => void },
+    opts: { size: number | null; beforePublish?: () => unknown },
   ): Promise<number> {
     if (opts.size === null) throw new Error("the s3 backend needs the size of a blob before writing it");
     let size = 0;
@@ -116,7 +116,7 @@ export class S3BlobStore implements BlobStore {
     res.resume();
     try {
       if (size !== opts.size) throw new Error(`blob ${id}: ${size} bytes arrived, ${opts.size} announced`);
-      opts.beforePublish?.();
+      await opts.beforePublish?.();
     } catch (err) {
       await this.remove([id]).catch(() => {});
       throw err;

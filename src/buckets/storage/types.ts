@@ -14,7 +14,7 @@ export interface BlobStore {
   write(
     id: string,
     body: AsyncIterable<Buffer>,
-    opts: { size: number | null; beforePublish?: () => void },
+    opts: { size: number | null; beforePublish?: () => unknown },
   ): Promise<number>;
   /** The bytes of blob `id`, or of [start, end] (inclusive) of it. */
   read(id: string, range?: { start: number; end: number }): Promise<Readable>;
