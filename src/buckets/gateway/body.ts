@@ -6,10 +6,15 @@
  */
 import { UNSIGNED_PAYLOAD } from "@smithy/signature-v4";
 import { decodeChunked, STREAMING_MODES, STREAMING_SIGNED, STREAMING_SIGNED_TRAILER } from "./chunked.js";
-import { requestedChecksums, UploadDigests, verifyChecksums, type ChecksumAlgorithm } from "./checksums.js";
+import {
+  requestedChecksums,
+  UploadDigests,
+  verifyChecksums,
+  type ChecksumAlgorithm,
+  type DigestResult,
+} from "./checksums.js";
 import { S3Error } from "./errors.js";
 import type { S3Context } from "./context.js";
-import type { DigestResult } from "./digest-pool.js";
 
 /** uploads from this size on are hashed on a worker thread (digest-pool.ts) */
 const REMOTE_DIGEST_BYTES = 1024 * 1024;

@@ -6,7 +6,6 @@
 import { createHash, type Hash } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { S3Error } from "./errors.js";
-import type { DigestPool, DigestResult, RemoteDigests } from "./digest-pool.js";
 
 export const CHECKSUM_ALGORITHMS = ["crc32", "crc32c", "sha1", "sha256"] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
@@ -67,6 +66,22 @@ export function compositeChecksum(algorithm: ChecksumAlgorithm, parts: string[])
   return `${c.digest().toString("base64")}-${parts.length}`;
 }
 
+export interface DigestResult {
+  md5: Buffer;
+  sha256: string | null;
+  checksums: Map<ChecksumAlgorithm, Buffer>;
+}
+
+/** Hashing elsewhere (the worker threads of digest-pool.ts). */
+export interface RemoteHasher {
+  open(opts: { sha256: boolean; algorithms: ChecksumAlgorithm[] }): RemoteDigests;
+}
+export interface RemoteDigests {
+  update(chunk: Buffer): void;
+  finish(): Promise<DigestResult>;
+  drop(): void;
+}
+
 /** Everything computed over one upload's bytes as they pass: inline, or on a worker of the pool for large ones. */
 export class UploadDigests {
   size = 0;
@@ -75,7 +90,7 @@ export class UploadDigests {
   private readonly checksums = new Map<ChecksumAlgorithm, Checksum>();
   private readonly remote: RemoteDigests | null = null;
 
-  constructor(opts: { sha256: boolean; algorithms: Iterable<ChecksumAlgorithm>; pool?: DigestPool | null }) {
+  constructor(opts: { sha256: boolean; algorithms: Iterable<ChecksumAlgorithm>; pool?: RemoteHasher | null }) {
     const algorithms = [...new Set(opts.algorithms)];
     if (opts.pool) {
       this.remote = opts.pool.open({ sha256: opts.sha256, algorithms });

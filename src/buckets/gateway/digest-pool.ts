@@ -5,7 +5,7 @@
  * Small uploads hash inline (checksums.ts), where a round trip to a worker would cost more than it saves.
  */
 import { Worker } from "node:worker_threads";
-import type { ChecksumAlgorithm } from "./checksums.js";
+import type { ChecksumAlgorithm, DigestResult, RemoteDigests, RemoteHasher } from "./checksums.js";
 
 /** The worker: plain CommonJS evaluated in the thread, so it needs no TypeScript loader. */
 const WORKER_SOURCE = `
@@ -48,15 +48,9 @@ parentPort.on("message", (m) => {
 });
 `;
 
-export interface DigestResult {
-  md5: Buffer;
-  sha256: string | null;
-  checksums: Map<ChecksumAlgorithm, Buffer>;
-}
-
 const STAGE_BYTES = 1024 * 1024;
 
-export class DigestPool {
+export class DigestPool implements RemoteHasher {
   private readonly workers: Worker[] = [];
   private readonly waiting = new Map<number, { resolve: (r: DigestResult) => void; reject: (e: Error) => void }>();
   private seq = 0;
@@ -93,7 +87,7 @@ export class DigestPool {
     const id = ++this.seq;
     const worker = this.workers[id % this.workers.length];
     worker.postMessage({ op: "open", id, sha256: opts.sha256, algorithms: opts.algorithms });
-    return new RemoteDigests(id, worker, (resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    return new WorkerDigests(id, worker, (resolve, reject) => this.waiting.set(id, { resolve, reject }));
   }
 
   async close(): Promise<void> {
@@ -102,7 +96,7 @@ export class DigestPool {
 }
 
 /** One upload's bytes on their way to a worker, in batches. */
-export class RemoteDigests {
+class WorkerDigests implements RemoteDigests {
   private stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
   private used = 0;
   private done = false;
