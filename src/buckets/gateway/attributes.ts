@@ -1,7 +1,7 @@
 /** An object's attributes as headers: what a PUT stores, what GET and HEAD answer, and S3's conditional requests. */
 import type { IncomingHttpHeaders } from "node:http";
 import { S3Error } from "./errors.js";
-import type { ObjectRow } from "./repo.js";
+import type { ObjectRow, WriteConditions } from "./repo.js";
 
 const STORED_HEADERS = ["cache-control", "content-disposition", "content-encoding", "content-language", "expires"];
 const MAX_METADATA_BYTES = 2048;
@@ -114,26 +114,26 @@ export function checkConditions(o: ObjectRow, headers: IncomingHttpHeaders, pref
   if (ifNoneMatch === undefined && modifiedSince && modified <= modifiedSince.getTime()) throw notModified();
 }
 
-/**
- * Conditional writes: `If-None-Match: *` (only when no object has the key) and `If-Match: <etag>` (only over that
- * object), checked again under the key's lock when the new object commits.
- */
-export function checkWriteConditions(current: ObjectRow | null, headers: IncomingHttpHeaders): void {
+const preconditionFailed = (condition: string) =>
+  new S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.", {
+    Condition: condition,
+  });
+
+/** Conditional writes: `If-None-Match: *` (only when no object has the key) and `If-Match: <etag>` (only over it). */
+export function writeConditionsFrom(headers: IncomingHttpHeaders): WriteConditions {
   const ifNoneMatch = one(headers["if-none-match"]);
   const ifMatch = one(headers["if-match"]);
-  if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() !== "*") throw new S3Error("NotImplemented", "If-None-Match on a write takes only *.");
-    if (current)
-      throw new S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.", {
-        Condition: "If-None-Match",
-      });
-  }
-  if (ifMatch !== undefined) {
+  if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== "*")
+    throw new S3Error("NotImplemented", "If-None-Match on a write takes only *.");
+  return { ifNoneMatch: ifNoneMatch !== undefined, ifMatch: ifMatch === undefined ? null : etagList(ifMatch) };
+}
+
+/** Checks write conditions against the current object (checked again where the new object commits). */
+export function checkWriteConditions(current: ObjectRow | null, cond: WriteConditions): void {
+  if (cond.ifNoneMatch && current) throw preconditionFailed("If-None-Match");
+  if (cond.ifMatch !== null) {
     if (!current) throw new S3Error("NoSuchKey", "The specified key does not exist.");
-    if (!etagList(ifMatch).includes(current.etag))
-      throw new S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.", {
-        Condition: "If-Match",
-      });
+    if (!cond.ifMatch.includes(current.etag)) throw preconditionFailed("If-Match");
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { inTransaction } from "../../store/db.js";
-import { attributesFrom, checkWriteConditions, quoted } from "./attributes.js";
+import { attributesFrom, checkWriteConditions, quoted, writeConditionsFrom } from "./attributes.js";
 import { readSmallBody, uploadBody } from "./body.js";
 import { checksumAlgorithm, compositeChecksum, type ChecksumAlgorithm } from "./checksums.js";
 import { bucketOf, checkKey, h1, keyOf, q1, requireWrite, sendEmpty, sendXml, type S3Context } from "./context.js";
@@ -167,7 +167,7 @@ export async function completeUpload(ctx: S3Context): Promise<void> {
         chosen.map((p) => p.checksums[algorithm]),
       );
     const current = await repo.getObject(tx, bucket.id, key, true);
-    checkWriteConditions(current, ctx.req.headers);
+    checkWriteConditions(current, writeConditionsFrom(ctx.req.headers));
     const blobs = chosen.map((p) => p.blob);
     await repo.putObjectRow(
       tx,

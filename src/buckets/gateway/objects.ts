@@ -2,11 +2,11 @@
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { inTransaction } from "../../store/db.js";
 import {
   attributesFrom,
   checkConditions,
   checkWriteConditions,
+  writeConditionsFrom,
   objectHeaders,
   parseRange,
   quoted,
@@ -36,24 +36,30 @@ export function dropBlobs(deps: GatewayDeps, blobs: string[]): void {
 }
 
 /**
- * Commits a new object row over whatever the key holds, under the key's lock, checking the write conditions
- * again there. On failure the new blobs are removed; on success the replaced object's blobs are.
+ * Commits a new object row over whatever the key holds (one round trip: repo.putObject), checking the write
+ * conditions there. On failure the new blobs are removed; on success the replaced object's blobs are.
  */
-export async function commitObject(ctx: S3Context, o: repo.NewObject): Promise<Date> {
-  let replaced: repo.ObjectRow | null = null;
+export async function commitObject(ctx: S3Context, o: repo.NewObject, cond: repo.WriteConditions): Promise<Date> {
+  let result: Awaited<ReturnType<typeof repo.putObject>>;
   try {
-    const at = await inTransaction(ctx.deps.db, async (tx) => {
-      const current = await repo.getObject(tx, o.bucket_id, o.key, true);
-      checkWriteConditions(current, ctx.req.headers);
-      replaced = current;
-      return repo.putObjectRow(tx, o, current);
-    });
-    dropBlobs(ctx.deps, (replaced as repo.ObjectRow | null)?.blobs.filter((b) => !o.blobs.includes(b)) ?? []);
-    return at;
+    result = await repo.putObject(ctx.deps.db, o, cond);
   } catch (err) {
     dropBlobs(ctx.deps, o.blobs);
     throw err;
   }
+  if (result.outcome !== "ok") {
+    dropBlobs(ctx.deps, o.blobs);
+    if (result.outcome === "bucket_gone") throw new repo.BucketGone();
+    if (result.outcome === "no_such_key") throw noSuchKey(o.key);
+    throw new S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.", {
+      Condition: cond.ifNoneMatch ? "If-None-Match" : "If-Match",
+    });
+  }
+  dropBlobs(
+    ctx.deps,
+    result.replaced.filter((b) => !o.blobs.includes(b)),
+  );
+  return result.modified;
 }
 
 /** Headers answering the checksums the client sent or asked for. */
@@ -66,22 +72,26 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const key = keyOf(ctx);
   checkKey(key);
   const attrs = attributesFrom(ctx.req.headers);
-  if (h1(ctx, "if-none-match") !== undefined || h1(ctx, "if-match") !== undefined)
-    checkWriteConditions(await repo.getObject(ctx.deps.db, bucket.id, key), ctx.req.headers); // early; again at commit
+  const cond = writeConditionsFrom(ctx.req.headers);
+  if (cond.ifNoneMatch || cond.ifMatch) checkWriteConditions(await repo.getObject(ctx.deps.db, bucket.id, key), cond); // early; again at commit
   const body = uploadBody(ctx, { maxBytes: ctx.deps.config.maxObjectBytes });
   const blob = randomUUID();
   await ctx.deps.store.write(blob, body.stream, { size: body.size, beforePublish: () => body.finish() });
   const { md5, checksums } = await body.finish();
-  await commitObject(ctx, {
-    bucket_id: bucket.id,
-    key,
-    size: body.size,
-    etag: md5,
-    blobs: [blob],
-    blob_sizes: [body.size],
-    ...attrs,
-    checksums,
-  });
+  await commitObject(
+    ctx,
+    {
+      bucket_id: bucket.id,
+      key,
+      size: body.size,
+      etag: md5,
+      blobs: [blob],
+      blob_sizes: [body.size],
+      ...attrs,
+      checksums,
+    },
+    cond,
+  );
   sendEmpty(ctx, 200, { etag: quoted(md5), ...checksumHeaders(checksums) });
 }
 
@@ -134,12 +144,9 @@ export async function deleteObject(ctx: S3Context): Promise<void> {
   sendEmpty(ctx, 204);
 }
 
-/** Deletes one key under its lock; returns the blobs to remove (none when there was no such key). */
+/** Deletes one key; returns the blobs to remove (none when there was no such key). */
 export async function deleteKey(deps: GatewayDeps, bucketId: string, key: string): Promise<string[]> {
-  return inTransaction(deps.db, async (tx) => {
-    if (!(await repo.getObject(tx, bucketId, key, true))) return [];
-    return (await repo.deleteObjectRow(tx, bucketId, key))?.blobs ?? [];
-  });
+  return repo.deleteObject(deps.db, bucketId, key);
 }
 
 /** x-amz-copy-source: "/bucket/key" or "bucket/key", URL-encoded, maybe with ?versionId. */
@@ -194,18 +201,22 @@ export async function copyObject(
     if ((err as { code?: string }).code === "ENOENT") throw noSuchKey(src.key); // deleted while copying
     throw err;
   }
-  const at = await commitObject(ctx, {
-    bucket_id: bucket.id,
-    key,
-    size: source.size,
-    etag: source.etag,
-    blobs,
-    blob_sizes: source.blob_sizes,
-    content_type: attrs.content_type,
-    headers: attrs.headers,
-    metadata: attrs.metadata,
-    checksums: source.checksums,
-  });
+  const at = await commitObject(
+    ctx,
+    {
+      bucket_id: bucket.id,
+      key,
+      size: source.size,
+      etag: source.etag,
+      blobs,
+      blob_sizes: source.blob_sizes,
+      content_type: attrs.content_type,
+      headers: attrs.headers,
+      metadata: attrs.metadata,
+      checksums: source.checksums,
+    },
+    { ifNoneMatch: false, ifMatch: null },
+  );
   const sums = Object.fromEntries(Object.entries(source.checksums).map(([a, v]) => [`Checksum${a.toUpperCase()}`, v]));
   sendXml(ctx, 200, "CopyObjectResult", { ETag: quoted(source.etag), LastModified: isoDate(at), ...sums });
 }

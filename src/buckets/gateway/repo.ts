@@ -120,16 +120,56 @@ export async function putObjectRow(q: Queryable, o: NewObject, previous: ObjectR
   return rows[0].last_modified;
 }
 
-/** Deletes the object row; returns it (its blobs are the caller's to remove after commit), or null. */
-export async function deleteObjectRow(q: Queryable, bucketId: string, key: string): Promise<ObjectRow | null> {
-  const { rows } = await q.query(
-    `DELETE FROM bucket_objects WHERE bucket_id = $1 AND key = $2 RETURNING ${OBJECT_COLUMNS}`,
+/** What a conditional write asks (attributes.ts parses the headers into it). */
+export interface WriteConditions {
+  /** If-None-Match: * */
+  ifNoneMatch: boolean;
+  /** If-Match: the ETags accepted (unquoted); null: no condition */
+  ifMatch: string[] | null;
+}
+
+/**
+ * Writes an object in one round trip (the SQL function bucket_put_object of migration 022): the key's lock, the
+ * write conditions, the row and the size delta. Returns the outcome, the replaced object's blobs and the time.
+ */
+export async function putObject(
+  q: Queryable,
+  o: NewObject,
+  cond: WriteConditions,
+): Promise<{
+  outcome: "ok" | "bucket_gone" | "precondition_failed" | "no_such_key";
+  replaced: string[];
+  modified: Date;
+}> {
+  const { rows } = await q.query<{ outcome: "ok"; replaced: string[] | null; modified: Date }>(
+    "SELECT outcome, replaced, modified FROM bucket_put_object($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    [
+      o.bucket_id,
+      o.key,
+      o.size,
+      o.etag,
+      o.blobs,
+      o.blob_sizes,
+      o.content_type,
+      o.headers,
+      o.metadata,
+      o.checksums,
+      cond.ifNoneMatch,
+      cond.ifMatch,
+    ],
+  );
+  return { outcome: rows[0].outcome, replaced: rows[0].replaced ?? [], modified: rows[0].modified };
+}
+
+/** Deletes one key in one statement (the row lock orders it after a write in progress); returns its blobs. */
+export async function deleteObject(q: Queryable, bucketId: string, key: string): Promise<string[]> {
+  const { rows } = await q.query<{ blobs: string[] }>(
+    `WITH gone AS (DELETE FROM bucket_objects WHERE bucket_id = $1 AND key = $2 RETURNING blobs, size),
+          delta AS (INSERT INTO bucket_usage_deltas (bucket_id, bytes, objects) SELECT $1, -size, -1 FROM gone)
+     SELECT blobs FROM gone`,
     [bucketId, key],
   );
-  if (!rows[0]) return null;
-  const row = objectRow(rows[0]);
-  await adjustBucket(q, bucketId, -row.size, -1);
-  return row;
+  return rows[0]?.blobs ?? [];
 }
 
 /**

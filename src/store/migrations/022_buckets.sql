@@ -105,3 +105,54 @@ CREATE TABLE bucket_requests (
 );
 CREATE INDEX bucket_requests_pending ON bucket_requests (bucket_id) WHERE metered_for IS NULL;
 CREATE INDEX bucket_requests_metered ON bucket_requests (bucket_id, metered_for);
+
+-- An object write in one round trip (src/buckets/gateway/repo.ts putObject): under the key's lock (an advisory
+-- lock, since the row may not exist yet; the multipart completion takes the same one) and a share lock on the
+-- live bucket row (a bucket deleted meanwhile makes it 'bucket_gone'), checks the write conditions against the
+-- current object (If-None-Match: * -> p_if_none_match; If-Match -> p_if_match, the accepted ETags), writes the row
+-- and the size delta. Outcome: ok | bucket_gone | precondition_failed | no_such_key; replaced: the blobs of the
+-- object it replaced (the caller removes them after the commit).
+CREATE FUNCTION bucket_put_object(
+  p_bucket uuid, p_key text, p_size bigint, p_etag text, p_blobs uuid[], p_blob_sizes bigint[], p_content_type text,
+  p_headers jsonb, p_metadata jsonb, p_checksums jsonb, p_if_none_match boolean, p_if_match text[]
+) RETURNS TABLE (outcome text, replaced uuid[], modified timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+  cur_size bigint;
+  cur_etag text;
+  cur_blobs uuid[];
+  existed boolean;
+  at timestamptz;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_bucket::text || '/' || p_key, 7312022));
+  PERFORM 1 FROM buckets WHERE id = p_bucket AND deleted_at IS NULL FOR SHARE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'bucket_gone'::text, NULL::uuid[], NULL::timestamptz;
+    RETURN;
+  END IF;
+  SELECT o.size, o.etag, o.blobs INTO cur_size, cur_etag, cur_blobs
+    FROM bucket_objects o WHERE o.bucket_id = p_bucket AND o.key = p_key FOR UPDATE;
+  existed := FOUND;
+  IF existed AND p_if_none_match THEN
+    RETURN QUERY SELECT 'precondition_failed'::text, NULL::uuid[], NULL::timestamptz;
+    RETURN;
+  END IF;
+  IF p_if_match IS NOT NULL AND NOT existed THEN
+    RETURN QUERY SELECT 'no_such_key'::text, NULL::uuid[], NULL::timestamptz;
+    RETURN;
+  END IF;
+  IF p_if_match IS NOT NULL AND NOT (cur_etag = ANY (p_if_match)) THEN
+    RETURN QUERY SELECT 'precondition_failed'::text, NULL::uuid[], NULL::timestamptz;
+    RETURN;
+  END IF;
+  INSERT INTO bucket_objects AS o (bucket_id, key, size, etag, blobs, blob_sizes, content_type, headers, metadata, checksums)
+  VALUES (p_bucket, p_key, p_size, p_etag, p_blobs, p_blob_sizes, p_content_type, p_headers, p_metadata, p_checksums)
+  ON CONFLICT (bucket_id, key) DO UPDATE SET size = EXCLUDED.size, etag = EXCLUDED.etag, blobs = EXCLUDED.blobs,
+    blob_sizes = EXCLUDED.blob_sizes, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
+    metadata = EXCLUDED.metadata, checksums = EXCLUDED.checksums, last_modified = now()
+  RETURNING o.last_modified INTO at;
+  INSERT INTO bucket_usage_deltas (bucket_id, bytes, objects)
+  VALUES (p_bucket, p_size - COALESCE(cur_size, 0), CASE WHEN existed THEN 0 ELSE 1 END);
+  RETURN QUERY SELECT 'ok'::text, cur_blobs, at;
+END;
+$$;
