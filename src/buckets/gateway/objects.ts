@@ -111,29 +111,40 @@ async function* objectBytes(deps: GatewayDeps, o: repo.ObjectRow, start: number,
 export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const bucket = bucketOf(ctx);
   const key = keyOf(ctx);
-  const o = ctx.object !== undefined ? ctx.object : await repo.getObject(ctx.deps.db, bucket.id, key);
-  if (!o) throw noSuchKey(key);
-  checkConditions(o, ctx.req.headers);
-  const headers = objectHeaders(o, ctx.query, false);
-  const range = parseRange(h1(ctx, "range"), o.size);
-  if (!range && h1(ctx, "x-amz-checksum-mode")?.toUpperCase() === "ENABLED")
-    Object.assign(headers, objectHeaders(o, ctx.query, true));
-  const start = range?.start ?? 0;
-  const end = range?.end ?? o.size - 1;
-  headers["content-length"] = Math.max(0, end - start + 1);
-  if (range) headers["content-range"] = `bytes ${start}-${end}/${o.size}`;
-  if (head || o.size === 0) {
+  let o = ctx.object !== undefined ? ctx.object : await repo.getObject(ctx.deps.db, bucket.id, key);
+  for (let attempt = 0; ; attempt++) {
+    if (!o) throw noSuchKey(key);
+    checkConditions(o, ctx.req.headers);
+    const headers = objectHeaders(o, ctx.query, false);
+    const range = parseRange(h1(ctx, "range"), o.size);
+    if (!range && h1(ctx, "x-amz-checksum-mode")?.toUpperCase() === "ENABLED")
+      Object.assign(headers, objectHeaders(o, ctx.query, true));
+    const start = range?.start ?? 0;
+    const end = range?.end ?? o.size - 1;
+    headers["content-length"] = Math.max(0, end - start + 1);
+    if (range) headers["content-range"] = `bytes ${start}-${end}/${o.size}`;
+    if (head || o.size === 0) {
+      ctx.res.writeHead(range ? 206 : 200, headers);
+      ctx.res.end();
+      return;
+    }
+    let source: Readable;
+    try {
+      // a single blob is opened before the answer starts, so a missing one can still be answered
+      source =
+        o.blobs.length === 1
+          ? await ctx.deps.store.read(o.blobs[0], { start, end })
+          : Readable.from(objectBytes(ctx.deps, o, start, end));
+    } catch (err) {
+      // replaced or deleted since the row was read: read the row again, once
+      if ((err as { code?: string }).code !== "ENOENT" || attempt > 0) throw err;
+      o = await repo.getObject(ctx.deps.db, bucket.id, key);
+      continue;
+    }
     ctx.res.writeHead(range ? 206 : 200, headers);
-    ctx.res.end();
+    await pipeline(source, ctx.res);
     return;
   }
-  // a single blob is opened before the answer starts, so a missing one is still an error answer
-  const source =
-    o.blobs.length === 1
-      ? await ctx.deps.store.read(o.blobs[0], { start, end })
-      : Readable.from(objectBytes(ctx.deps, o, start, end));
-  ctx.res.writeHead(range ? 206 : 200, headers);
-  await pipeline(source, ctx.res);
 }
 
 export async function deleteObject(ctx: S3Context): Promise<void> {

@@ -234,12 +234,19 @@ function sendError(
   res.end(body);
 }
 
-export async function handleS3(deps: GatewayDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** One request; `expectContinue`: the client waits for 100 Continue, sent once the request is authenticated. */
+export async function handleS3(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  expectContinue = false,
+): Promise<void> {
   const requestId = randomBytes(8).toString("hex").toUpperCase();
   res.setHeader("x-amz-request-id", requestId);
   res.setHeader("server", "platform-s3");
   try {
     const ctx = await authenticate(deps, req, res, requestId);
+    if (expectContinue) res.writeContinue();
     const resolveSource = async (name: string) => {
       const { bucket } = await repo.keyAndBucket(deps.db, ctx.auth.key.access_key_id, name);
       if (!bucket) throw noSuchBucket(name);
@@ -263,6 +270,8 @@ export class S3Gateway {
     const server = http.createServer({ requestTimeout: 0, keepAliveTimeout: 65_000 }, (req, res) => {
       void handleS3(this.deps, req, res);
     });
+    // a refused upload is answered before its body is sent
+    server.on("checkContinue", (req, res) => void handleS3(this.deps, req, res, true));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(port, host, () => {
