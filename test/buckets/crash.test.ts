@@ -12,7 +12,7 @@ import { mkdir, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { signup, TEST_SECRET_KEY } from "../helpers/app.js";
 import { FilesystemBlobStore } from "../../src/buckets/storage/filesystem.js";
 import { sweepOrphans } from "../../src/buckets/gateway/upkeep.js";
@@ -42,13 +42,13 @@ describe("buckets: crash safety of the filesystem backend", () => {
   });
 
   /** A gateway of its own (ROLES=s3) over the test's store, data directory `dir` (the same host every start). */
-  async function startChild(): Promise<number> {
+  async function startChild(objects = storageDir): Promise<number> {
     const p = spawn(process.execPath, ["--import", "tsx", "test/buckets/gateway-child.ts"], {
       env: {
         ...process.env,
         DATABASE_URL: t.url,
         DATA_DIR: dir,
-        S3_STORAGE_DIR: storageDir,
+        S3_STORAGE_DIR: objects,
         S3_PORT: "0",
         ROLES: "s3",
         PLATFORM_SECRET_KEY: TEST_SECRET_KEY,
@@ -109,6 +109,26 @@ describe("buckets: crash safety of the filesystem backend", () => {
     await c2.send(new PutObjectCommand({ Bucket: bucket, Key: "after.bin", Body: Buffer.alloc(MiB, 1) }));
     assert.equal(await store.usedBytes(), MiB);
     assert.equal((await c2.send(new HeadObjectCommand({ Bucket: bucket, Key: "after.bin" }))).ContentLength, MiB);
+    child!.kill("SIGKILL");
+    child = null;
+  });
+
+  test("two gateway processes over one store and one storage directory serve the same objects", async () => {
+    const port = await startChild(t.s3.config.storageDir);
+    const other = s3Client(`http://127.0.0.1:${port}`, key);
+    const here = s3Client(t.endpoint, key);
+    await other.send(new PutObjectCommand({ Bucket: bucket, Key: "shared.txt", Body: "written there" }));
+    assert.equal(
+      await (await here.send(new GetObjectCommand({ Bucket: bucket, Key: "shared.txt" }))).Body!.transformToString(),
+      "written there",
+    );
+    await here.send(new PutObjectCommand({ Bucket: bucket, Key: "shared.txt", Body: "replaced here" }));
+    assert.equal(
+      await (await other.send(new GetObjectCommand({ Bucket: bucket, Key: "shared.txt" }))).Body!.transformToString(),
+      "replaced here",
+    );
+    await other.send(new DeleteObjectCommand({ Bucket: bucket, Key: "shared.txt" }));
+    assert.equal((await s3Error(here.send(new HeadObjectCommand({ Bucket: bucket, Key: "shared.txt" })))).status, 404);
     child!.kill("SIGKILL");
     child = null;
   });
