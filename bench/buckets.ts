@@ -128,6 +128,7 @@ try {
   }
 
   const rows: string[][] = [];
+  const loadAtStart = os.loadavg()[0].toFixed(1);
   const mbps = (bytes: number, ms: number) => bytes / MiB / (ms / 1000);
   const timed = async (fn: () => Promise<unknown>) => {
     const t0 = performance.now();
@@ -135,6 +136,19 @@ try {
     return performance.now() - t0;
   };
   const ratio = (g: number, f: number) => `${(g / f).toFixed(2)}×`;
+  // CPU the platform process spent (all its threads), read around the gateway's requests only
+  const cpu = { ms: 0 };
+  const cpuNow = async () => {
+    const f = (await readFile(`/proc/${child.pid}/stat`, "utf8")).split(") ")[1].split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in ticks of 10 ms
+  };
+  const gw = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const c0 = await cpuNow();
+    const out = await fn();
+    cpu.ms += (await cpuNow()) - c0;
+    return out;
+  };
+  const cpuCell = (ms: number, per: number, unit: string) => `${(ms / per).toFixed(unit === "ms/MiB" ? 2 : 0)} ${unit}`;
 
   // gateway and files interleaved object by object, so a busy machine slows both alike
   for (const [label, size, count] of [
@@ -146,16 +160,21 @@ try {
     log(`${label}: ${count} objects`);
     let gwPut = 0;
     let fsPut = 0;
+    cpu.ms = 0;
     let gwGet = 0;
     let fsGet = 0;
     for (let i = 0; i < count; i++) {
-      gwPut += await timed(() => s3("PUT", `obj-${size}-${i}`, data));
+      gwPut += await gw(() => timed(() => s3("PUT", `obj-${size}-${i}`, data)));
       fsPut += await timed(() => plainWrite(`obj-${size}-${i}`, data));
     }
+    const putCpu = cpu.ms;
+    cpu.ms = 0;
     for (let i = 0; i < count; i++) {
-      gwGet += await timed(async () => {
-        if ((await s3("GET", `obj-${size}-${i}`)) !== size) throw new Error("short read");
-      });
+      gwGet += await gw(() =>
+        timed(async () => {
+          if ((await s3("GET", `obj-${size}-${i}`)) !== size) throw new Error("short read");
+        }),
+      );
       fsGet += await timed(async () => {
         if ((await readFile(path.join(plainDir, `obj-${size}-${i}`))).length !== size) throw new Error("short read");
       });
@@ -165,12 +184,14 @@ try {
       mbps(total, gwPut).toFixed(0),
       mbps(total, fsPut).toFixed(0),
       ratio(fsPut, gwPut),
+      cpuCell(putCpu, total / MiB, "ms/MiB"),
     ]);
     rows.push([
       `GET ${label} (MB/s)`,
       mbps(total, gwGet).toFixed(0),
       mbps(total, fsGet).toFixed(0),
       ratio(fsGet, gwGet),
+      cpuCell(cpu.ms, total / MiB, "ms/MiB"),
     ]);
   }
 
@@ -200,25 +221,45 @@ try {
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => mkdir(path.join(plainDir, `small-${w}`))));
   log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
   const tally = { gwPut: [0, 0], fsPut: [0, 0], gwGet: [0, 0], fsGet: [0, 0] };
+  const smallCpu = { put: 0, get: 0 };
   const add = (k: keyof typeof tally, [n, ms]: [number, number]) => {
     tally[k][0] += n;
     tally[k][1] += ms;
   };
   for (let s = 0; s < SECONDS; s++) {
-    add("gwPut", await slice((w) => s3("PUT", `small/${w}/${next(gwCount, w)}`, small)));
+    cpu.ms = 0;
+    add("gwPut", await gw(() => slice((w) => s3("PUT", `small/${w}/${next(gwCount, w)}`, small))));
+    smallCpu.put += cpu.ms;
     add("fsPut", await slice((w) => plainWrite(`small-${w}/${next(fsCount, w)}`, small)));
   }
   const pick = (m: Map<number, number>, w: number) => Math.floor(Math.random() * (m.get(w) ?? 1));
   for (let s = 0; s < SECONDS; s++) {
-    add("gwGet", await slice((w) => s3("GET", `small/${w}/${pick(gwCount, w)}`)));
+    cpu.ms = 0;
+    add("gwGet", await gw(() => slice((w) => s3("GET", `small/${w}/${pick(gwCount, w)}`))));
+    smallCpu.get += cpu.ms;
     add("fsGet", await slice((w) => readFile(path.join(plainDir, `small-${w}`, String(pick(fsCount, w))))));
   }
   const ops = (k: keyof typeof tally) => tally[k][0] / (tally[k][1] / 1000);
-  rows.push(["PUT 4 KiB (ops/s)", ops("gwPut").toFixed(0), ops("fsPut").toFixed(0), ratio(ops("gwPut"), ops("fsPut"))]);
-  rows.push(["GET 4 KiB (ops/s)", ops("gwGet").toFixed(0), ops("fsGet").toFixed(0), ratio(ops("gwGet"), ops("fsGet"))]);
+  const perOp = (ms: number, k: "gwPut" | "gwGet") => cpuCell(ms * 1000, tally[k][0], "µs/op");
+  rows.push([
+    "PUT 4 KiB (ops/s)",
+    ops("gwPut").toFixed(0),
+    ops("fsPut").toFixed(0),
+    ratio(ops("gwPut"), ops("fsPut")),
+    perOp(smallCpu.put, "gwPut"),
+  ]);
+  rows.push([
+    "GET 4 KiB (ops/s)",
+    ops("gwGet").toFixed(0),
+    ops("fsGet").toFixed(0),
+    ratio(ops("gwGet"), ops("fsGet")),
+    perOp(smallCpu.get, "gwGet"),
+  ]);
 
-  console.log(`\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, one run:\n`);
-  printTable(["case", "gateway", "files", "gateway / files"], rows);
+  console.log(
+    `\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, load average ${loadAtStart} at start, ${os.loadavg()[0].toFixed(1)} at end:\n`,
+  );
+  printTable(["case", "gateway", "files", "gateway / files", "platform CPU"], rows);
   agent.destroy();
 } finally {
   child.kill("SIGTERM");
