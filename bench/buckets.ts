@@ -47,7 +47,9 @@ await pool.end();
 
 const port = await freePort();
 const s3Port = await freePort();
-const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+// BENCH_PROF=<dir>: the platform writes a CPU profile there when it stops
+const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
+const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
   env: {
     PATH: process.env.PATH!,
     DATABASE_URL: store.url,
