@@ -9,6 +9,11 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import {
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetBucketLocationCommand,
+  HeadBucketCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -276,5 +281,39 @@ describe("S3 gateway with the AWS SDK: objects", () => {
     const left = await c.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "del/" }));
     assert.deepEqual(left.Contents ?? [], []);
     await c.send(new DeleteObjectCommand({ Bucket: bucket, Key: "never" }));
+  });
+  test("HeadBucket, GetBucketLocation, ListObjects V1 with markers, url encoding, ListMultipartUploads", async () => {
+    assert.equal((await c.send(new HeadBucketCommand({ Bucket: bucket }))).$metadata.httpStatusCode, 200);
+    assert.equal((await s3Error(c.send(new HeadBucketCommand({ Bucket: "no-such-bucket-xyz" })))).status, 404);
+    assert.ok(!(await c.send(new GetBucketLocationCommand({ Bucket: bucket }))).LocationConstraint);
+    for (const key of ["v1/a", "v1/b c", "v1/d/e"])
+      await c.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: "x" }));
+    const page1 = await c.send(new ListObjectsCommand({ Bucket: bucket, Prefix: "v1/", MaxKeys: 2 }));
+    assert.deepEqual(
+      page1.Contents?.map((o) => o.Key),
+      ["v1/a", "v1/b c"],
+    );
+    assert.equal(page1.IsTruncated, true);
+    const page2 = await c.send(new ListObjectsCommand({ Bucket: bucket, Prefix: "v1/", Marker: "v1/b c" }));
+    assert.deepEqual(
+      page2.Contents?.map((o) => o.Key),
+      ["v1/d/e"],
+    );
+    const grouped = await c.send(new ListObjectsCommand({ Bucket: bucket, Prefix: "v1/", Delimiter: "/" }));
+    assert.deepEqual(
+      grouped.CommonPrefixes?.map((p) => p.Prefix),
+      ["v1/d/"],
+    );
+    const encoded = await c.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "v1/b", EncodingType: "url" }));
+    assert.deepEqual(
+      encoded.Contents?.map((o) => o.Key),
+      ["v1/b%20c"],
+    );
+    const { UploadId } = await c.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "pending/upload" }));
+    const uploads = await c.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "pending/" }));
+    assert.deepEqual(
+      uploads.Uploads?.map((u) => [u.Key, u.UploadId]),
+      [["pending/upload", UploadId]],
+    );
   });
 });
