@@ -33,6 +33,8 @@ export interface BucketsConfig {
   orphanGraceSeconds: number;
   /** S3_MAX_OBJECT_BYTES: the largest single PUT or part (S3: 5 GiB) */
   maxObjectBytes: number;
+  /** S3_UPLOAD_EXPIRY_DAYS: multipart uploads neither completed nor aborted are aborted this old (0: never) */
+  uploadExpiryDays: number;
   /** S3_DIGEST_WORKERS: threads hashing uploads of 1 MiB and more (default: cores - 1, at least 1); 0: inline */
   digestWorkers: number;
 }
@@ -86,6 +88,7 @@ export function bucketsConfig(env: Env): BucketsConfig {
     upstream: storage === "s3" ? upstreamConfig(env) : null,
     orphanGraceSeconds: int(env, "S3_ORPHAN_GRACE_SECONDS", 3600, 0, 30 * 86_400),
     maxObjectBytes: int(env, "S3_MAX_OBJECT_BYTES", 5 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),
+    uploadExpiryDays: int(env, "S3_UPLOAD_EXPIRY_DAYS", 7, 0, 3650),
     digestWorkers: int(env, "S3_DIGEST_WORKERS", Math.max(1, os.availableParallelism() - 1), 0, 64),
   };
 }

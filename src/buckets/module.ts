@@ -10,7 +10,7 @@ import { S3BlobStore } from "./storage/s3.js";
 import type { BlobStore } from "./storage/types.js";
 import { S3Gateway } from "./gateway/server.js";
 import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
-import { foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
+import { expireUploads, foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
 
 export interface BucketsState {
   config: BucketsConfig;
@@ -98,11 +98,16 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   },
 });
 
-/** Every minute: fold the size deltas; every hour (and at start): sweep orphan blobs, purge billed request counts. */
+/**
+ * Every minute: fold the size deltas; every hour (and at start): abort forgotten multipart uploads, sweep orphan
+ * blobs (theirs among them), purge billed request counts.
+ */
 async function upkeep(p: Platform, s: BucketsState, sweep: boolean): Promise<void> {
   try {
     await foldUsageDeltas(p.db);
     if (!sweep) return;
+    const expired = s.config.uploadExpiryDays ? await expireUploads(p.db, s.config.uploadExpiryDays) : 0;
+    if (expired) p.log.info({ expired }, "aborted multipart uploads left unfinished");
     const removed = await sweepOrphans(p.db, s.store, s.config.orphanGraceSeconds);
     if (removed) p.log.info({ removed }, "removed blobs no object names");
     await purgeMeteredRequests(p.db);

@@ -332,3 +332,12 @@ export async function touchKey(q: Queryable, keyId: string): Promise<void> {
 export async function purgeMeteredRequests(q: Queryable): Promise<void> {
   await q.query("DELETE FROM bucket_requests WHERE metered_for < now() - interval '7 days'");
 }
+
+/** Aborts multipart uploads started more than `days` ago (their parts' blobs become orphans for the sweep). */
+export async function expireUploads(q: Queryable, days: number): Promise<number> {
+  const { rowCount } = await q.query(
+    "DELETE FROM bucket_uploads WHERE created_at < now() - make_interval(days => $1)",
+    [days],
+  );
+  return rowCount ?? 0;
+}
