@@ -12,10 +12,19 @@ import { mkdir, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import {
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
 import { signup, TEST_SECRET_KEY } from "../helpers/app.js";
 import { FilesystemBlobStore } from "../../src/buckets/storage/filesystem.js";
 import { sweepOrphans } from "../../src/buckets/gateway/upkeep.js";
+import { expireUploads } from "../../src/buckets/gateway/repo.js";
 import { bucketsApp, createBucket, createKey, s3Client, s3Error, signRequest, type IssuedKey } from "./lib.js";
 
 const MiB = 1024 * 1024;
@@ -152,5 +161,25 @@ describe("buckets: crash safety of the filesystem backend", () => {
     assert.equal(await sweepOrphans(t.db, store, 3600, new Date(Date.now() + 2 * 3600_000)), 1);
     assert.ok(!existsSync(store.blobPath(young)));
     assert.equal((await c.send(new HeadObjectCommand({ Bucket: bucket, Key: "kept" }))).ContentLength, 4);
+  });
+  test("a multipart upload left unfinished is aborted after the expiry, and its parts' bytes swept", async () => {
+    const store = t.s3.store as FilesystemBlobStore;
+    const c = s3Client(t.endpoint, key);
+    const { UploadId } = await c.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "forgotten" }));
+    await c.send(
+      new UploadPartCommand({ Bucket: bucket, Key: "forgotten", UploadId, PartNumber: 1, Body: Buffer.alloc(5000) }),
+    );
+    const { rows } = await t.db.query<{ blob: string }>("SELECT blob FROM bucket_upload_parts WHERE upload_id = $1", [
+      UploadId,
+    ]);
+    assert.equal(await expireUploads(t.db, 7), 0);
+    await t.db.query("UPDATE bucket_uploads SET created_at = now() - interval '8 days' WHERE id = $1", [UploadId]);
+    assert.equal(await expireUploads(t.db, 7), 1);
+    await sweepOrphans(t.db, store, 3600, new Date(Date.now() + 2 * 3600_000));
+    assert.ok(!existsSync(store.blobPath(rows[0].blob)));
+    assert.equal(
+      (await s3Error(c.send(new ListPartsCommand({ Bucket: bucket, Key: "forgotten", UploadId })))).code,
+      "NoSuchUpload",
+    );
   });
 });
