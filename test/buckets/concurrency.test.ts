@@ -51,14 +51,17 @@ describe("buckets: concurrent writers", () => {
     assert.deepEqual(await shown(b.id), truth);
     await foldUsageDeltas(t.db);
     assert.deepEqual(await shown(b.id), truth);
-    const { rows } = await t.db.query("SELECT count(*)::int AS n FROM bucket_usage_deltas WHERE bucket_id = $1", [b.id]);
+    const { rows } = await t.db.query("SELECT count(*)::int AS n FROM bucket_usage_deltas WHERE bucket_id = $1", [
+      b.id,
+    ]);
     assert.equal(rows[0].n, 0);
   });
 
   test("a force delete racing with uploads leaves no rows and no bytes", async () => {
     const b = await createBucket(t.app, user.token);
     const store = t.s3.store as FilesystemBlobStore;
-    for (let i = 0; i < 5; i++) await c.send(new PutObjectCommand({ Bucket: b.name, Key: `pre${i}`, Body: Buffer.alloc(1000) }));
+    for (let i = 0; i < 5; i++)
+      await c.send(new PutObjectCommand({ Bucket: b.name, Key: `pre${i}`, Body: Buffer.alloc(1000) }));
     const before = await store.usedBytes();
     const uploads = Array.from({ length: 20 }, (_, i) =>
       c.send(new PutObjectCommand({ Bucket: b.name, Key: `race${i}`, Body: Buffer.alloc(2000 + i) })).then(
@@ -70,10 +73,14 @@ describe("buckets: concurrent writers", () => {
     const del = await call(t.app, { method: "DELETE", url: `/v1/buckets/${b.id}?force=1`, token: user.token });
     assert.equal(del.statusCode, 204);
     const outcomes = await Promise.all(uploads);
-    assert.ok(outcomes.every((o) => o === "stored" || o === "NoSuchBucket"), outcomes.join(","));
+    assert.ok(
+      outcomes.every((o) => o === "stored" || o === "NoSuchBucket"),
+      outcomes.join(","),
+    );
     assert.deepEqual(await actual(b.id), { bytes: 0, count: 0 });
     // removals after the commits are asynchronous: wait for the bytes to go
-    for (let i = 0; i < 50 && (await store.usedBytes()) > before - 5000; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await store.usedBytes()) > before - 5000; i++)
+      await new Promise((r) => setTimeout(r, 100));
     assert.equal(await store.usedBytes(), before - 5000);
   });
 });
