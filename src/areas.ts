@@ -10,6 +10,10 @@ import { databasesArea } from "./databases/module.js";
 import { appsArea } from "./apps/module.js";
 import { registryArea } from "./registry/module.js";
 import { sandboxesArea } from "./sandboxes/module.js";
+import { staticArea } from "./static/module.js";
+import { certificatesArea } from "./certificates/module.js";
+import { domainsArea } from "./domains/module.js";
+import { buildsArea } from "./builds/module.js";
 import { edgeArea } from "./edge/module.js";
 import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
@@ -29,6 +33,10 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   registryArea,
   appsArea,
   sandboxesArea,
+  staticArea,
+  certificatesArea,
+  domainsArea,
+  buildsArea,
   edgeArea,
   bucketsArea,
   billingArea,

@@ -110,6 +110,8 @@ export interface PlatformOptions {
   redisUrl?: string;
   /** extra node flags for the server, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof */
   nodeArgs?: string[];
+  /** extra environment for the server, set last (e.g. a fixed EDGE_PORT) */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -134,6 +136,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ child: Chi
   delete env.OPERATOR_TOKEN;
   delete env.FLEET_TOKEN;
   if (opts.redisUrl) env.REDIS_URL = opts.redisUrl;
+  Object.assign(env, opts.env);
 
   const child = new Child(
     `platform server${opts.redisUrl ? " (redis)" : ""}`,

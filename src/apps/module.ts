@@ -27,6 +27,7 @@ import { volumeRoutes } from "./routes/volumes.js";
 import { templatesService, type TemplatesService } from "./templates/service.js";
 import { findTemplate } from "./templates/repo.js";
 import { templateRoutes } from "./routes/templates.js";
+import { appImages } from "./build-target.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -120,6 +121,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
+    p.kernel.setAppImages(appImages(pods, groups));
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
       db: p.db,
@@ -153,10 +155,10 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         if (!pod) {
           // a group is a pods instance too (its id covers its members)
           const group = await findGroup(p.db, owner, ref);
-          return group && { id: group.id, slug: group.slug };
+          return group && { id: group.id, slug: group.slug, kind: "group" };
         }
         const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-        return { id: pod.id, slug: pod.slug, covers: group };
+        return { id: pod.id, slug: pod.slug, covers: group, kind: "pod" };
       },
     },
     {

@@ -41,8 +41,22 @@ export interface HttpTimeouts {
 
 /** Card providers, bank deposit account and amount limits (src/billing/payments, src/billing/bank). */
 export interface PaymentsConfig {
-  stripe: { apiBase: string; secretKey: string | null; webhookSecret: string | null; webhookToleranceSeconds: number };
-  toss: { apiBase: string; secretKey: string | null; webhookKey: string | null };
+  stripe: {
+    apiBase: string;
+    secretKey: string | null;
+    webhookSecret: string | null;
+    webhookToleranceSeconds: number;
+    /** the browser's key (pk_…) and where Stripe.js loads from, for the console's checkout */
+    publishableKey: string | null;
+    jsUrl: string;
+  };
+  toss: {
+    apiBase: string;
+    secretKey: string | null;
+    webhookKey: string | null;
+    clientKey: string | null;
+    jsUrl: string;
+  };
   /** top-up limits in provider units: KRW won, USD cents */
   topup: { minKrw: number; maxKrw: number; minUsdCents: number; maxUsdCents: number };
   bank: {
@@ -95,6 +109,14 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   }
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must use ${protocols.join(" or ")}, got ${parsed.protocol}`);
+  return raw;
+}
+
+/** A key meant for browsers (publishable, client key): public, but a plain token. */
+function publicKey(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  if (!/^[\w-]{8,200}$/.test(raw)) throw new ConfigError(name, "must be 8-200 letters, digits, _ or -");
   return raw;
 }
 
@@ -178,8 +200,16 @@ function paymentsConfig(env: Env): PaymentsConfig {
       secretKey: secret(env, "STRIPE_SECRET_KEY"),
       webhookSecret: secret(env, "STRIPE_WEBHOOK_SECRET"),
       webhookToleranceSeconds: int(env, "STRIPE_WEBHOOK_TOLERANCE_SECONDS", 300, 1, 86_400),
+      publishableKey: publicKey(env, "STRIPE_PUBLISHABLE_KEY"),
+      jsUrl: url(env, "STRIPE_JS_URL", ["https:", "http:"]) ?? "https://js.stripe.com/v3/",
     },
-    toss: { apiBase: tossBase, secretKey: secret(env, "TOSS_SECRET_KEY"), webhookKey: secret(env, "TOSS_WEBHOOK_KEY") },
+    toss: {
+      apiBase: tossBase,
+      secretKey: secret(env, "TOSS_SECRET_KEY"),
+      webhookKey: secret(env, "TOSS_WEBHOOK_KEY"),
+      clientKey: publicKey(env, "TOSS_CLIENT_KEY"),
+      jsUrl: url(env, "TOSS_JS_URL", ["https:", "http:"]) ?? "https://js.tosspayments.com/v2/standard",
+    },
     topup,
     bank,
     autoRechargeRetrySeconds: int(env, "AUTO_RECHARGE_RETRY_SECONDS", 300, 1, 86_400),

@@ -7,7 +7,8 @@ import { Body } from "../http/schemas.js";
 import { ApiError } from "../http/errors.js";
 import { CSRF_COOKIE, csrfCookie, csrfSatisfied, readCookies, setSessionCookies } from "../http/session-cookie.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
-import { CONSOLE_HEADERS, CONSOLE_PAGES } from "./headers.js";
+import { consoleHeaders, CONSOLE_PAGES } from "./headers.js";
+import { checkoutSources } from "../billing/payments/checkout.js";
 import type { ConsoleState } from "./assets.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
@@ -25,6 +26,8 @@ export async function consoleRoutes(app: FastifyInstance, ctx: AppContext, state
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
   const hidden = { hide: true } as const;
+  // the CSP allows the checkout scripts of the payment providers configured, and nothing else
+  const CONSOLE_HEADERS = consoleHeaders(checkoutSources(ctx.config.payments));
   const page = { config: { auth: { public: true } as const, errors: [] }, schema: hidden };
 
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {

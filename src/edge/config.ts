@@ -4,6 +4,11 @@ import { ConfigError } from "../config/config.js";
 export interface EdgeConfig {
   /** EDGE_PORT (8081; 0 = a free port, read back from the area state) */
   port: number;
+  /**
+   * EDGE_TLS_PORT: the HTTPS listener (8443; 0 = a free port, the default when EDGE_PORT is 0; null = off);
+   * certificates from kernel.certificates by SNI, a self-signed fallback otherwise (src/certificates/README.md)
+   */
+  tlsPort: number | null;
   /** EDGE_HOST (127.0.0.1): the address the listener binds */
   host: string;
   /** APPS_DOMAIN (apps.<BASE_DOMAIN>): <slug>.<APPS_DOMAIN> is an app; the apps area reads the same variable */
@@ -20,6 +25,12 @@ export interface EdgeConfig {
   drainMs: number;
   /** EDGE_LOGIN_URL: where a visitor without a session is sent for owner-only apps (302 with ?next=); unset: 401 page */
   loginUrl: string | null;
+  /** EDGE_STATIC_CACHE_MB (128): static sites' file contents kept in memory per edge process, in bytes */
+  staticCacheBytes: number;
+  /** EDGE_STATS_FLUSH_MS (10000): statistics are added to the store this often; a crash loses at most this much */
+  statsFlushMs: number;
+  /** EDGE_STATS_KEEP_DAYS (400): statistics older than this are pruned daily */
+  statsKeepDays: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -49,8 +60,11 @@ export function edgeConfig(env: Env): EdgeConfig {
       throw new ConfigError("EDGE_LOGIN_URL", `must be an http(s) URL, got "${env.EDGE_LOGIN_URL}"`);
     }
   }
+  const port = whole(env, "EDGE_PORT", 8081, 0, 65535);
   return {
-    port: whole(env, "EDGE_PORT", 8081, 0, 65535),
+    port,
+    // several processes on one machine with EDGE_PORT=0 (tests) must not fight over 8443 either
+    tlsPort: env.EDGE_TLS_PORT === "off" ? null : whole(env, "EDGE_TLS_PORT", port === 0 ? 0 : 8443, 0, 65535),
     host,
     appsDomain,
     routeTtlMs: whole(env, "EDGE_ROUTE_TTL_MS", 5000, 0, 600_000),
@@ -59,6 +73,9 @@ export function edgeConfig(env: Env): EdgeConfig {
     requestTimeoutMs: whole(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
     drainMs: whole(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
     loginUrl,
+    staticCacheBytes: whole(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
+    statsFlushMs: whole(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
+    statsKeepDays: whole(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
   };
 }
 

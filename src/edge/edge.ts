@@ -6,6 +6,11 @@ import { EdgeProxy, type EdgeObservation } from "./proxy.js";
 import { RouteCache, type Resolved } from "./route-cache.js";
 import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
+import { StaticServe } from "./static-serve.js";
+import { StatsAggregator } from "./stats/aggregator.js";
+import { addStats } from "./stats/repo.js";
+import { EdgeTlsListener } from "./tls-listener.js";
+import { fallbackCertificate } from "./fallback-cert.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -20,7 +25,11 @@ export class Edge {
   private readonly tokens: TokenResolver;
   private feed: RouteFeed | null = null;
   private listener: EdgeListener | null = null;
-  /** statistics (issue 11) set this before start; without it nothing is observed per request */
+  private tls: EdgeTlsListener | null = null;
+  private proxy: EdgeProxy | null = null;
+  /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
+  readonly stats: StatsAggregator;
+  /** set before start to see every answered request too (after the statistics counted it) */
   observe: ((o: EdgeObservation) => void) | undefined = undefined;
 
   constructor(
@@ -34,11 +43,21 @@ export class Edge {
       live: () => this.feed?.live ?? false,
     });
     this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
+    this.stats = new StatsAggregator({
+      flushMs: config.statsFlushMs,
+      write: (rows) => addStats(p.db, rows),
+      log: p.log,
+    });
   }
 
   /** the listener's bound port; null when this process serves no edge */
   get port(): number | null {
     return this.listener?.port ?? null;
+  }
+
+  /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
+  get tlsPort(): number | null {
+    return this.tls?.port ?? null;
   }
 
   /**
@@ -62,34 +81,66 @@ export class Edge {
   }
 
   async start(): Promise<void> {
-    const { edgeRoutes, edgeHosts } = this.p.kernel;
-    const channels = [...new Set([...edgeRoutes, ...edgeHosts].map((s) => s.channel))];
-    this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel) => {
+    const { edgeRoutes, edgeHosts, certificates } = this.p.kernel;
+    const channels = [
+      ...new Set([...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel)),
+    ];
+    this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
+      // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
+      if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      if (channel === null) this.tls?.invalidate(null);
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
       this.access.invalidate();
     });
     await this.feed.start();
     await this.tokens.start();
+    const files = this.p.kernel.staticFiles;
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
-      observe: this.observe,
+      observe: (o) => {
+        this.stats.record(o);
+        this.observe?.(o);
+      },
+      challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
+      files: files
+        ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
+        : undefined,
     });
-    this.listener = new EdgeListener(proxy, {
+    this.stats.start();
+    this.proxy = proxy;
+    const listening = {
       port: this.config.port,
       host: this.config.host,
       requestTimeoutMs: this.config.requestTimeoutMs,
       drainMs: this.config.drainMs,
       http: this.p.config.http,
       log: this.p.log,
-    });
+    };
+    this.listener = new EdgeListener(proxy, listening);
     await this.listener.listen();
+    if (this.config.tlsPort === null) return;
+    const feed = this.feed;
+    this.tls = new EdgeTlsListener(proxy, {
+      ...listening,
+      port: this.config.tlsPort,
+      db: this.p.db,
+      certificates,
+      fallback: await fallbackCertificate(this.p.config.dataDir, this.config.appsDomain),
+      routed: async (host) => (await this.routes.get(host)).target !== null,
+      live: () => feed.live,
+    });
+    await this.tls.listen();
   }
 
   async stop(): Promise<void> {
-    await this.listener?.close();
+    await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
+    this.tls = null;
+    this.proxy?.close();
+    this.proxy = null;
+    await this.stats.stop(); // after the drain: what the last requests added is stored too
     await this.feed?.close();
     this.feed = null;
     await this.tokens.close();

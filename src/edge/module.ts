@@ -1,6 +1,8 @@
 import { defineArea } from "../kernel/area.js";
 import { edgeConfig, type EdgeConfig } from "./config.js";
 import { Edge } from "./edge.js";
+import { statsRoutes } from "./stats/routes.js";
+import { statsJobs, statsService } from "./stats/service.js";
 
 export type { Edge } from "./edge.js";
 
@@ -11,8 +13,11 @@ export type { Edge } from "./edge.js";
  */
 export const edgeArea = defineArea<Edge, EdgeConfig>({
   name: "edge",
+  tags: [{ name: "stats", description: "Daily requests, errors, response times and traffic of apps, from the edge." }],
   config: edgeConfig,
   setup: (p, config) => new Edge(p, config),
+  routes: (app, p) => statsRoutes(app, statsService({ db: p.db, kernel: p.kernel })),
+  jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
   start: async (p, edge) => {
     if (p.kernel.hosts.local.roles.includes("edge")) await edge.start();
   },

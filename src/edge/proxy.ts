@@ -8,6 +8,8 @@ import type { RouteCache } from "./route-cache.js";
 import { appSetCookies, prepareUpstreamHeaders, replayable } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
+import type { StaticServe } from "./static-serve.js";
+import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
 
 /** One request on its way: the target it was routed to, what was tried, whether it may be sent again. */
 interface Flight {
@@ -33,6 +35,10 @@ export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
   log: FastifyBaseLogger;
   observe?: (o: EdgeObservation) => void;
+  /** static sites' files (targets with `site`); without it such a target has no upstream (503) */
+  files?: StaticServe;
+  /** ACME HTTP-01: the key authorization for a token (kernel.certificates.challenge), for any host */
+  challenge?: (token: string) => Promise<string | null>;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -56,6 +62,7 @@ export class EdgeProxy {
     scheduling: "lifo",
   });
   private readonly rr = new Map<string, number>();
+  private readonly targets = new Map<string, URL>();
   private readonly ejected = new Map<string, number>();
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
   private readonly upgraded = new Set<Duplex>();
@@ -101,6 +108,8 @@ export class EdgeProxy {
 
   /** A plain HTTP request on the edge's listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.opts.challenge && req.method === "GET" && req.url?.startsWith(ACME_CHALLENGE))
+      return answerChallenge(req.url, res, this.opts.challenge, this.opts.log);
     const started = performance.now();
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {
@@ -116,6 +125,14 @@ export class EdgeProxy {
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    // the common case without a wait: a cached route to a public app or site goes straight to its upstream or
+    // files (other visibilities take the path below, through the access decision)
+    const host = hostName(req.headers.host);
+    const cached = host ? this.routes.peek(host) : undefined;
+    if (cached?.target && cached.target.visibility === "public") {
+      routed = { host: host!, target: cached.target };
+      return this.forward(req, res, host!, cached.target);
+    }
     void this.route(req)
       .then(async (found) => {
         if ("page" in found) return sendPage(res, found.page, req.method);
@@ -123,23 +140,21 @@ export class EdgeProxy {
         const decision = await this.access.decide(found.target, req, found.url);
         if (decision.kind === "deny") return sendPage(res, decision, req.method);
         if (decision.kind === "redirect") return sendRedirect(res, decision.location);
-        prepareUpstreamHeaders(req, false);
-        const flight: Flight = {
-          host: found.host,
-          target: found.target,
-          tried: new Set(),
-          attempt: 0,
-          replay: replayable(req),
-          timedOut: false,
-        };
-        this.flights.set(req, flight);
-        this.send(req, res, flight);
+        this.forward(req, res, found.host, found.target);
       })
       .catch((err) => {
         this.opts.log.error({ err }, "edge request failed before reaching an upstream");
         sendPage(res, pages.storeDown(), req.method);
       });
   };
+
+  private forward(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
+    if (target.site && this.opts.files) return this.opts.files.serve(req, res, target.site);
+    prepareUpstreamHeaders(req, false);
+    const flight: Flight = { host, target, tried: new Set(), attempt: 0, replay: replayable(req), timedOut: false };
+    this.flights.set(req, flight);
+    this.send(req, res, flight);
+  }
 
   /** An upgrade request (WebSocket): routed and decided like any request, then piped both ways. */
   upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -195,7 +210,11 @@ export class EdgeProxy {
     this.proxy.web(
       req,
       res,
-      { target: `http://${upstream}`, agent: this.agent, buffer: flight.replay ? NO_BODY() : undefined },
+      {
+        target: this.targetUrl(upstream),
+        agent: this.agent,
+        buffer: flight.replay && attempt > 1 ? NO_BODY() : undefined,
+      },
       (err) => this.failed(req, res, flight, attempt, upstream, err),
     );
   }
@@ -255,6 +274,17 @@ export class EdgeProxy {
       return up;
     }
     return fallback;
+  }
+
+  /** the parsed URL of an upstream address, kept (the library would parse the string on every request) */
+  private targetUrl(upstream: string): URL {
+    let url = this.targets.get(upstream);
+    if (!url) {
+      if (this.targets.size > 10_000) this.targets.clear();
+      url = new URL(`http://${upstream}`);
+      this.targets.set(upstream, url);
+    }
+    return url;
   }
 
   private eject(upstream: string): void {

@@ -58,6 +58,12 @@ export class RouteCache {
     return pending;
   }
 
+  /** A fresh cached answer, without waiting (undefined: ask `get`). */
+  peek(host: string): Resolved | undefined {
+    const hit = this.entries.get(host);
+    return hit && hit.expires > Date.now() && this.opts.live() ? hit : undefined;
+  }
+
   private store(host: string, resolved: Resolved): void {
     const ttl = resolved.target ? this.opts.ttlMs : this.opts.negativeTtlMs;
     if (ttl <= 0) return;

@@ -1,4 +1,5 @@
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { FastifyBaseLogger } from "fastify";
 import type { HttpTimeouts } from "../config/config.js";
@@ -11,15 +12,17 @@ export interface ListenerOptions {
   drainMs: number;
   http: HttpTimeouts;
   log: FastifyBaseLogger;
+  /** HTTPS: the TLS options (SNICallback, fallback certificate) of tls-listener.ts */
+  tls?: https.ServerOptions;
 }
 
 /**
- * The edge's plain-HTTP listener: one node server handing requests and upgrades to the proxy. (The HTTPS
- * listener with SNI, issue 11, is a second server over the same two handlers.) Slow clients are dropped by the
- * same header and keep-alive limits as the API's; a whole request may take EDGE_REQUEST_TIMEOUT_MS (uploads).
+ * One of the edge's listeners: a node server (plain HTTP, or HTTPS with `tls`) handing requests and upgrades to
+ * the proxy they share. Slow clients are dropped by the same header and keep-alive limits as the API's; a whole
+ * request may take EDGE_REQUEST_TIMEOUT_MS (uploads).
  */
 export class EdgeListener {
-  private server: http.Server | null = null;
+  private server: http.Server | https.Server | null = null;
 
   constructor(
     private readonly proxy: EdgeProxy,
@@ -34,12 +37,13 @@ export class EdgeListener {
 
   async listen(): Promise<number> {
     const { http: t } = this.opts;
-    const server = http.createServer({
+    const limits: http.ServerOptions = {
       headersTimeout: t.headersTimeoutMs,
       requestTimeout: this.opts.requestTimeoutMs,
       keepAliveTimeout: t.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.headersTimeoutMs / 4))),
-    });
+    };
+    const server = this.opts.tls ? https.createServer({ ...limits, ...this.opts.tls }) : http.createServer(limits);
     server.on("request", this.proxy.handle);
     server.on("upgrade", this.proxy.upgrade);
     server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
@@ -55,16 +59,19 @@ export class EdgeListener {
       });
     });
     this.server = server;
-    this.opts.log.info({ port: this.port, host: this.opts.host }, "edge listening");
+    this.opts.log.info({ port: this.port, host: this.opts.host, tls: !!this.opts.tls }, "edge listening");
     return this.port!;
   }
 
-  /** Stops taking connections, lets in-flight requests finish for up to EDGE_DRAIN_MS, then cuts what is left. */
+  /**
+   * Stops taking connections, lets in-flight requests finish for up to EDGE_DRAIN_MS, then cuts what is left.
+   * The proxy is shared by the edge's listeners: its owner (Edge.stop) closes it once every listener drained.
+   */
   async close(): Promise<void> {
     const server = this.server;
     this.server = null;
     this.proxy.beginClose();
-    if (!server) return this.proxy.close();
+    if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const force = setTimeout(() => server.closeAllConnections(), this.opts.drainMs);
@@ -73,6 +80,5 @@ export class EdgeListener {
     await closed;
     clearTimeout(force);
     clearInterval(idle);
-    this.proxy.close();
   }
 }

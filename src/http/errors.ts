@@ -39,6 +39,7 @@ export const ERROR_CATALOG = {
   unknown_department: [400, "department_code is not in the chart."],
   tenant_required: [400, "Locking a site needs a tenant_ref."],
   bad_image: [400, "The image reference is not valid."],
+  bad_archive: [400, "The upload is not a usable tar, tar.gz or zip archive; the message names the entry."],
   // 401
   auth_required: [401, "The bearer token is missing, invalid, expired or revoked."],
   invalid_credentials: [401, "Wrong e-mail or password."],
@@ -78,9 +79,11 @@ export const ERROR_CATALOG = {
   payment_key_mismatch: [409, "The payment key does not match the top-up."],
   card_save_in_progress: [409, "A card is being saved."],
   domain_in_use: [409, "The domain's app still exists."],
+  domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
   bucket_not_empty: [409, "The bucket holds objects or uploads; delete them first or pass ?force=1."],
+  not_uploaded: [409, "The deployment has no files yet; upload them first."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431
   terms_required: [412, "The current on-premises terms are not accepted."],
@@ -107,6 +110,7 @@ export const ERROR_CATALOG = {
   runtime_unavailable: [503, "The container runtime (podman) is not installed or not working on this host."],
   runtime_failed: [502, "The container runtime failed; the message says how."],
   registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
+  builder_unavailable: [503, "The image builder (buildah) is not installed or not working on this host."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

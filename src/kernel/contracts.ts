@@ -1,6 +1,7 @@
 /** What areas hand the kernel: jobs, metering sources, lifecycle hooks, admission checks, instance lookups. */
 import type { Queryable } from "../store/db.js";
 import type { Resource } from "../auth/scopes.js";
+import type { Principal } from "../auth/principal.js";
 import type { JobDefinition } from "../jobs/queue.js";
 import type { Owner } from "./owner.js";
 
@@ -52,8 +53,14 @@ export interface Lifecycle {
 /** Finds one of the area's instances by id or slug within an owner, for instance-limited keys. */
 export interface InstanceLookup {
   resource: Resource;
-  /** `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it */
-  find(owner: Owner, ref: string): Promise<{ id: string; slug: string | null; covers?: string[] } | null>;
+  /**
+   * `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it.
+   * `kind`: which kind of instance, when one resource has several (pods: "pod" or "group", as EdgeTarget.kind).
+   */
+  find(
+    owner: Owner,
+    ref: string,
+  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null>;
 }
 
 /** What a creation path asks admission: who will own it, what kind, which size. */
@@ -86,6 +93,36 @@ export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promis
 export interface ImageAccess {
   /** throws ApiError bad_image / image_forbidden; returns credentials when the image needs them */
   pullFor(owner: Owner, image: string): Promise<{ username: string; password: string } | null>;
+  /**
+   * Push and pull credentials for one repository (a name under the owner's namespace) of the platform's own
+   * registry, minted for the platform's builder and never shown to users; throws 503 registry_unavailable.
+   * Absent: no registry to push to.
+   */
+  pushFor?(owner: Owner, repository: string): Promise<PushCredentials>;
+}
+
+export interface PushCredentials {
+  /** 127.0.0.1:<port> of the registry */
+  registry: string;
+  namespace: string;
+  username: string;
+  password: string;
+}
+
+/** An app a build can roll to its image: a pod, or a pod group (every member). */
+export interface AppRef {
+  kind: "pod" | "group";
+  id: string;
+  slug: string;
+}
+
+/**
+ * The apps side of builds (the apps area sets it): finding the caller's pod or pod group by id or slug, and
+ * rolling it to a new image the way `PATCH {image}` does (a rolling update; errors are ApiErrors).
+ */
+export interface AppImages {
+  find(p: Principal, ref: string): Promise<AppRef | null>;
+  deploy(p: Principal, app: AppRef, image: string): Promise<void>;
 }
 
 /** An app attached to a resource (a pod using a database), as the apps area reports it. */

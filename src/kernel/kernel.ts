@@ -3,6 +3,7 @@ import type { Resource } from "../auth/scopes.js";
 import type {
   AdmissionCheck,
   AdmissionRequest,
+  AppImages,
   Attachable,
   AttachmentConsumer,
   EdgeHostSource,
@@ -37,6 +38,7 @@ export class Kernel {
   readonly edgeHosts: EdgeHostSource[] = [];
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
+  private apps: AppImages | null = null;
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -110,6 +112,15 @@ export class Kernel {
     return this.certs;
   }
 
+  setAppImages(apps: AppImages): void {
+    this.apps = apps;
+  }
+
+  /** the apps area's pods and groups, for builds that deploy; null without that area */
+  get appImages(): AppImages | null {
+    return this.apps;
+  }
+
   addAttachable(source: Attachable): void {
     this.attachables.set(source.resource, source);
   }
@@ -164,7 +175,7 @@ export class Kernel {
     resource: Resource,
     owner: Owner,
     ref: string,
-  ): Promise<{ id: string; slug: string | null; covers?: string[] } | null> {
+  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null> {
     const lookup = this.lookups.get(resource);
     return lookup ? lookup.find(owner, ref) : null;
   }

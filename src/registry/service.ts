@@ -236,6 +236,20 @@ export class RegistryService {
         );
         return { username: issued.username, password: issued.password };
       },
+      // the builder's push: one repository of the owner's namespace, pull and push, as short-lived as a pull
+      pushFor: async (owner, repository) => {
+        const registry = await this.address();
+        const issued = await this.mint(
+          this.d.db,
+          owner,
+          null,
+          "runtime",
+          [repository],
+          ["pull", "push"],
+          this.d.config.pullTtlSeconds,
+        );
+        return { registry, namespace: issued.namespace, username: issued.username, password: issued.password };
+      },
     };
   }
 

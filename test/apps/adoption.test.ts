@@ -28,6 +28,7 @@ test("kill -9 of the platform leaves pods serving; after restart they are adopte
     DATA_DIR: dataDir,
     PORT: String(await freePort()),
     EDGE_PORT: String(await freePort()),
+    EDGE_TLS_PORT: "0",
     REGISTRY_PORT: "0",
     OPERATOR_TOKEN: "operator-token-for-adoption-test",
     APPS_ALLOW_LOCAL_IMAGES: "1",

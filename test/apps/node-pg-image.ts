@@ -106,8 +106,8 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-/** The node binary and its libraries at the paths the dynamic loader looks for them. */
-async function nodeFiles(): Promise<ImageFiles> {
+/** The node binary and its libraries at the paths the dynamic loader looks for them (test/edge/ws-echo.ts too). */
+export async function nodeFiles(): Promise<ImageFiles> {
   const node = process.execPath;
   const files: ImageFiles = { "/usr/local/bin/node": { content: await readFile(node), mode: 0o755 } };
   const { stdout } = await run("ldd", [node]);

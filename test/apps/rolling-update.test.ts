@@ -1,7 +1,7 @@
 /**
  * Pods behind the edge on real containers: a pod answers at its `url` through the edge (the Host names it, the
  * edge's own port carries it), and a rolling update under continuous traffic loses no request and ends serving
- * the new image (issues 10 and 11).
+ * the new image, switching once from the old image to the new one and never back (issues 10 and 11).
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -65,7 +65,7 @@ test("a pod created through the API answers at its url through the edge", async 
   assert.notEqual((await viaEdge(pod.url)).status, 200);
 });
 
-test("a rolling update under continuous traffic: 0 failed requests, ends serving v2", async (ctx) => {
+test("a rolling update under continuous traffic: 0 failed requests, switches to v2 once and never back", async (ctx) => {
   const pod = await createPod(t, user.token, { name: "rolling", image: v1, port: 8080 });
   await waitPod(t, user.token, pod.id, (p) => p.state === "running");
   const ready = Date.now() + 2000;
@@ -74,6 +74,8 @@ test("a rolling update under continuous traffic: 0 failed requests, ends serving
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   const seen = { v1: 0, v2: 0 };
   const failures: string[] = [];
+  // when each answer was asked for and arrived, and which version gave it (never go back: checked below)
+  const answered: { from: number; to: number; version: "v1" | "v2" }[] = [];
   let stop = false;
   let total = 0;
   const LIMIT = 30_000; // bounded, whatever happens
@@ -81,10 +83,13 @@ test("a rolling update under continuous traffic: 0 failed requests, ends serving
     while (!stop && total < LIMIT) {
       total++;
       try {
+        const from = performance.now();
         const r = await viaEdge(pod.url, agent);
-        if (r.status === 200 && r.body === "v1\n") seen.v1++;
-        else if (r.status === 200 && r.body === "v2\n") seen.v2++;
-        else failures.push(`${r.status} ${r.body.slice(0, 80)}`);
+        const version = r.status === 200 && (r.body === "v1\n" ? "v1" : r.body === "v2\n" ? "v2" : null);
+        if (version) {
+          seen[version]++;
+          answered.push({ from, to: performance.now(), version });
+        } else failures.push(`${r.status} ${r.body.slice(0, 80)}`);
       } catch (err) {
         failures.push((err as Error).message);
       }
@@ -117,6 +122,12 @@ test("a rolling update under continuous traffic: 0 failed requests, ends serving
   assert.deepEqual(failures, []);
   assert.ok(seen.v1 > 0 && seen.v2 > v2Before, JSON.stringify(seen));
   assert.ok(total < LIMIT, "the update finished before the traffic bound");
+  // the switch is one-way: once a v2 answer has arrived, no request asked for after it is answered by v1
+  const firstV2 = Math.min(...answered.filter((a) => a.version === "v2").map((a) => a.to));
+  const back = answered.filter((a) => a.version === "v1" && a.from >= firstV2);
+  const overlap = answered.filter((a) => a.version === "v1" && a.to > firstV2).length;
+  ctx.diagnostic(`v1 answers still arriving after the first v2 (asked for before it): ${overlap}`);
+  assert.equal(back.length, 0, `${back.length} requests asked for after the first v2 answer got v1`);
   // and it ends serving v2 only
   for (let i = 0; i < 10; i++) assert.equal((await viaEdge(pod.url)).body, "v2\n");
 });

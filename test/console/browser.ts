@@ -36,10 +36,21 @@ export async function launch(): Promise<{ browser: Browser; close: () => Promise
 export function watchErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on("console", (m) => {
-    // chromium logs every 4xx answer; a 401 while asking who is signed in, and the 409 the test provokes on purpose
-    // (shown on the page in words), are expected answers, not page errors
-    if (m.type() === "error" && !/Failed to load resource: .*status of (401|409)/.test(m.text()))
-      errors.push(`console: ${m.text()}`);
+    // chromium logs every failed load without its address: those are taken from the responses below instead
+    if (m.type() === "error" && !/^Failed to load resource/.test(m.text())) errors.push(`console: ${m.text()}`);
+  });
+  page.on("response", (r) => {
+    // a 401 while asking who is signed in, and the 409 the test provokes on purpose (shown on the page in words),
+    // are expected answers, not page errors
+    if (r.status() >= 400 && r.status() !== 401 && r.status() !== 409)
+      errors.push(`console: status of ${r.status()}: ${r.request().method()} ${new URL(r.url()).pathname}`);
+  });
+  page.on("requestfailed", (r) => {
+    // podman creating and removing networks for other tests changes this machine's interfaces, and chromium
+    // aborts what was in flight then: the machine's doing, not the page's
+    const failure = r.failure()?.errorText ?? "";
+    if (!/ERR_NETWORK_CHANGED|ERR_ABORTED/.test(failure))
+      errors.push(`console: ${failure}: ${r.method()} ${new URL(r.url()).pathname}`);
   });
   page.on("pageerror", (e) => errors.push(`exception: ${e.message}`));
   return errors;
@@ -48,6 +59,8 @@ export function watchErrors(page: Page): string[] {
 export async function shot(page: Page, name: string): Promise<string> {
   mkdirSync(SHOTS_DIR, { recursive: true });
   const file = path.join(SHOTS_DIR, `${name}.png`);
+  // from the top, so the sticky top bar sits where a reader sees it rather than where the last click scrolled to
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

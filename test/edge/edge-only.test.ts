@@ -32,6 +32,7 @@ test("ROLES=edge: a process with only the edge serves pods from the store and fo
     ROLES: "edge",
     PORT: String(apiPort),
     EDGE_PORT: String(edgePort),
+    EDGE_TLS_PORT: "0",
     APPS_DOMAIN,
   });
   try {

@@ -47,6 +47,7 @@ async function startForking(
     OPERATOR_TOKEN: "edge-process-operator-token-0123",
     PORT: String(port),
     EDGE_PORT: String(edgePort),
+    EDGE_TLS_PORT: "0",
     EDGE_PROCESS: "separate",
     APPS_DOMAIN: "apps.process.test",
   });

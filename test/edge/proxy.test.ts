@@ -88,6 +88,28 @@ test("an upstream that is gone: 502 page, with no trace of the upstream", async 
   }
 });
 
+test("a GET whose replica refuses is sent once to another replica; a request with a body is not", async () => {
+  const dead = `127.0.0.1:${await freePort()}`;
+  e.source.set("flaky", [dead, a.address]);
+  const before = a.seen.length;
+  // round robin starts on either replica: every GET is answered by a, whichever was tried first
+  for (let i = 0; i < 4; i++) {
+    const r = await request(e.port, `flaky.${APPS_DOMAIN}`, { path: `/get?i=${i}`, headers: { "x-test": "kept" } });
+    assert.equal(r.status, 200);
+    assert.equal(r.json().url, `/get?i=${i}`);
+    assert.equal(r.json().headers["x-test"], "kept");
+    assert.equal(r.json().body, "");
+  }
+  assert.equal(a.seen.length - before, 4, "each GET reached the live replica exactly once");
+  // a POST is never replayed: its first pick (a replica not yet seen failing, first in round robin) refuses: 502,
+  // and the live replica never sees it
+  e.source.set("flaky-post", [`127.0.0.1:${await freePort()}`, a.address]);
+  const posts = a.seen.length;
+  const post = await request(e.port, `flaky-post.${APPS_DOMAIN}`, { method: "POST", body: "once" });
+  assert.equal(post.status, 502);
+  assert.equal(a.seen.length, posts);
+});
+
 test("X-Forwarded-For/Proto/Host/Port are set by the edge, replacing what the client sent", async () => {
   const r = await request(e.port, `alpha.${APPS_DOMAIN}:${e.port}`, {
     headers: { "x-forwarded-for": "6.6.6.6", "x-forwarded-host": "evil.test", forwarded: "for=6.6.6.6" },

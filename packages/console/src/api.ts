@@ -1,4 +1,10 @@
-import { createPlatformClient, PlatformApiError, PlatformNetworkError, unwrap } from "@hosting-platform/sdk";
+import {
+  createPlatformClient,
+  PlatformApiError,
+  PlatformNetworkError,
+  unwrap,
+  type paths,
+} from "@hosting-platform/sdk";
 
 export { unwrap, PlatformApiError };
 
@@ -28,7 +34,21 @@ export async function session(path: "/console/session" | "/console/signup" | "/c
 export function describeError(err: unknown): { message: string; code: string | null } {
   if (err instanceof PlatformApiError) return { message: err.message, code: err.code };
   if (err instanceof PlatformNetworkError) return { message: err.message, code: "network" };
-  return { message: err instanceof Error ? err.message : String(err), code: null };
+  // a payment provider's error (Stripe.js, Toss Payments) carries its own code
+  const code = (err as { code?: unknown } | null)?.code;
+  return { message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : null };
 }
 
 export type { Database as Db } from "@hosting-platform/sdk";
+
+type Get<P extends keyof paths> = paths[P] extends {
+  get: { responses: { 200: { content: { "application/json": infer T } } } };
+}
+  ? T
+  : never;
+export type Pod = Get<"/v1/pods/{id}">;
+export type PodGroup = Get<"/v1/pod-groups/{id}">;
+export type Volume = Get<"/v1/volumes/{id}">;
+export type Template = Get<"/v1/pod-templates/{id}">;
+export type CheckoutConfig = Get<"/v1/billing/checkout-config">;
+export type Topup = Get<"/v1/billing/topups/{id}">;

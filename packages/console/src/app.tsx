@@ -9,6 +9,12 @@ import { KeysPage } from "./pages/keys";
 import { DatabasesPage, NewDatabasePage } from "./pages/databases";
 import { DatabasePage } from "./pages/database";
 import { BillingPage } from "./pages/billing";
+import { NewPodPage, PodsPage } from "./pages/pods";
+import { PodPage } from "./pages/pod";
+import { GroupsPage, NewGroupPage } from "./pages/groups";
+import { GroupPage } from "./pages/group";
+import { VolumesPage } from "./pages/volumes";
+import { TemplatesPage } from "./pages/templates";
 
 export interface Me {
   id: string;
@@ -82,7 +88,8 @@ function Shell() {
     navigate("/signin");
   };
 
-  const nav: [string, string][] = [
+  const nav: [string, string, string[]?][] = [
+    ["/pods", t("nav.apps"), ["/pod-groups", "/volumes", "/templates"]],
     ["/databases", t("nav.databases")],
     ["/keys", t("nav.keys")],
     ["/billing", t("nav.billing")],
@@ -110,8 +117,8 @@ function Shell() {
           {t("nav.menu")}
         </button>
         <nav id="nav" className={menuOpen ? "open" : ""} aria-label={t("nav.menu")}>
-          {nav.map(([to, label]) => (
-            <Link key={to} to={to}>
+          {nav.map(([to, label, also]) => (
+            <Link key={to} to={to} also={also}>
               {label}
             </Link>
           ))}
@@ -146,6 +153,16 @@ function Page({
   if (path === "/databases/new") return <NewDatabasePage />;
   const db = /^\/databases\/([^/]+)$/.exec(path);
   if (db) return <DatabasePage id={decodeURIComponent(db[1])} />;
+  if (path === "/pods") return <PodsPage />;
+  if (path === "/pods/new") return <NewPodPage />;
+  const pod = /^\/pods\/([^/]+)$/.exec(path);
+  if (pod) return <PodPage id={decodeURIComponent(pod[1])} />;
+  if (path === "/pod-groups") return <GroupsPage />;
+  if (path === "/pod-groups/new") return <NewGroupPage />;
+  const group = /^\/pod-groups\/([^/]+)$/.exec(path);
+  if (group) return <GroupPage id={decodeURIComponent(group[1])} />;
+  if (path === "/volumes") return <VolumesPage />;
+  if (path === "/templates") return <TemplatesPage />;
   if (path === "/keys") return <KeysPage />;
   if (path === "/billing") return <BillingPage />;
   if (path === "/account") return <AccountPage me={me} onChanged={onMeChanged} onDeleted={onDeleted} />;

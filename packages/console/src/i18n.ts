@@ -1,4 +1,5 @@
 import { createContext, useContext } from "react";
+import { appsEn, appsKo } from "./i18n-apps";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
 const en = {
@@ -152,7 +153,6 @@ const en = {
   "bill.topup": "Top up by card",
   "bill.provider": "Provider",
   "bill.topupGo": "Continue to checkout",
-  "bill.topupStarted": "Checkout started ({id}); finish it in the provider's window.",
   "bill.auto": "Auto-recharge",
   "bill.autoHint": "Charge the saved card when the balance falls below the threshold.",
   "bill.threshold": "Threshold (KRW)",
@@ -166,6 +166,7 @@ const en = {
   "bill.requests": "Transfer requests",
   "bill.status": "Status",
   notFound: "This page does not exist.",
+  ...appsEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -322,7 +323,6 @@ const ko: Record<MessageKey, string> = {
   "bill.topup": "카드로 충전",
   "bill.provider": "결제사",
   "bill.topupGo": "결제 계속",
-  "bill.topupStarted": "결제를 시작했습니다({id}). 결제사 창에서 마치세요.",
   "bill.auto": "자동 충전",
   "bill.autoHint": "잔액이 기준보다 낮아지면 저장된 카드로 충전합니다.",
   "bill.threshold": "기준 금액(원)",
@@ -336,6 +336,7 @@ const ko: Record<MessageKey, string> = {
   "bill.requests": "이체 신청 내역",
   "bill.status": "상태",
   notFound: "없는 페이지입니다.",
+  ...appsKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };

@@ -14,17 +14,25 @@ export function RouterProvider({ children }: { children: React.ReactNode }) {
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
   }, []);
+  // `to` may carry a query (?template=...); the route is its path, the page reads the query itself
   const navigate = (to: string) => {
-    if (to !== window.location.pathname) window.history.pushState(null, "", to);
-    setPath(to);
+    const url = new URL(to, window.location.origin);
+    if (url.pathname + url.search !== window.location.pathname + window.location.search)
+      window.history.pushState(null, "", to);
+    setPath(url.pathname);
     window.scrollTo(0, 0);
   };
   return <Path.Provider value={{ path, navigate }}>{children}</Path.Provider>;
 }
 
-export function Link({ to, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+/** `also`: other path prefixes under which this link counts as the current page (a section's sub-pages). */
+export function Link({
+  to,
+  also = [],
+  ...rest
+}: { to: string; also?: string[] } & AnchorHTMLAttributes<HTMLAnchorElement>) {
   const { navigate, path } = useRouter();
-  const current = path === to || (to !== "/" && path.startsWith(`${to}/`));
+  const current = [to, ...also].some((p) => path === p || (p !== "/" && path.startsWith(`${p}/`)));
   return (
     <a
       {...rest}

@@ -174,10 +174,11 @@ export function Secret({ label, value }: { label: string; value: string }) {
   );
 }
 
-export function StateBadge({ state }: { state: string }) {
+/** A resource's state in words; a spinner while it is creating, or while `busy` says it is changing. */
+export function StateBadge({ state, busy: changing = false }: { state: string; busy?: boolean }) {
   const { t } = useI18n();
   const key = `state.${state}` as MessageKey;
-  const busy = state === "creating";
+  const busy = state === "creating" || changing;
   return (
     <span className={`badge state-${state}`} data-state={state}>
       {busy && <span className="spinner tiny" aria-hidden="true" />}

@@ -20,6 +20,22 @@ import {
 const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
 const TopupParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+const Limits = Type.Object({ min: Type.Integer(), max: Type.Integer() });
+const CheckoutConfig = Type.Object({
+  stripe: Nullable(
+    Type.Object({
+      publishable_key: Type.String({ description: "Stripe publishable key (pk_…) for Stripe.js" }),
+      js_url: Type.String({ description: "where Stripe.js loads from" }),
+    }),
+  ),
+  toss: Nullable(
+    Type.Object({
+      client_key: Type.String({ description: "Toss Payments client key for the payment widget" }),
+      js_url: Type.String({ description: "where the Toss Payments SDK v2 loads from" }),
+    }),
+  ),
+  topup_limits: Type.Object({ krw: Limits, usd_cents: Limits }),
+});
 
 /** Top-ups, saved card, auto-recharge and the two provider webhooks. */
 export async function paymentRoutes(
@@ -28,6 +44,25 @@ export async function paymentRoutes(
   webhooks: ReturnType<typeof paymentWebhooks>,
 ) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    "/v1/billing/checkout-config",
+    {
+      config: {
+        errors: [],
+        auth: { public: true },
+        summaryKo: "브라우저 결제 위젯 설정: 사용할 수 있는 결제사와 공개 키, 스크립트 주소, 충전 한도.",
+      },
+      schema: {
+        operationId: "getCheckoutConfig",
+        tags: ["billing"],
+        summary:
+          "What a browser needs to finish a top-up in the provider's checkout UI: each configured provider's public key (Stripe publishable key, Toss client key) and script URL, null when not offered, and the top-up limits. Public: it holds no secret.",
+        response: { 200: CheckoutConfig },
+      },
+    },
+    async () => payments.checkoutConfig(),
+  );
 
   r.post(
     "/v1/billing/topups",

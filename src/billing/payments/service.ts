@@ -7,6 +7,7 @@ import { paymentHelpers, type PaymentDeps } from "./deps.js";
 import { topupsService } from "./topups.js";
 import { cardsService } from "./cards.js";
 import { autoRechargeSettingsService } from "./auto-recharge-settings.js";
+import { checkoutConfig } from "./checkout.js";
 
 export { AUTO_ORDER_NAME, ORDER_NAME, payerOf, type PaymentDeps } from "./deps.js";
 export { providerError } from "./errors.js";
@@ -17,6 +18,8 @@ export function paymentsService(deps: PaymentDeps) {
     ...cardsService(deps),
     ...autoRechargeSettingsService(deps),
     checkAmount: paymentHelpers(deps).checkAmount,
+    /** what the browser needs for the providers' checkout widgets (public) */
+    checkoutConfig: () => checkoutConfig(deps.config),
   };
 }
 

@@ -5,59 +5,6 @@ import { Card, ErrorNote, Field, Notice, Submit, useAction, useLoad } from "../u
 
 const whole = (s: string) => /^\d{1,12}$/.test(s.trim()) && Number(s) > 0;
 
-/** Starts a card top-up with the provider; its checkout then finishes in the provider's own window. */
-export function TopUp({ onDone }: { onDone: () => void }) {
-  const { t } = useI18n();
-  const [provider, setProvider] = useState<"toss" | "stripe">("toss");
-  const [amount, setAmount] = useState("10000");
-  const [invalid, setInvalid] = useState<string | null>(null);
-  const [started, setStarted] = useState<string | null>(null);
-  const action = useAction(async () => {
-    const currency = provider === "toss" ? "KRW" : "USD";
-    const topup = await unwrap(
-      api.POST("/v1/billing/topups", { body: { provider, currency, amount: Number(amount) } }),
-    );
-    setStarted(topup.id);
-    onDone();
-  });
-  return (
-    <Card title={t("bill.topup")}>
-      <form
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          setInvalid(whole(amount) ? null : t("v.positive"));
-          if (whole(amount)) void action.run();
-        }}
-      >
-        <Field label={t("bill.provider")}>
-          {({ id }) => (
-            <select id={id} value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
-              <option value="toss">Toss Payments (KRW)</option>
-              <option value="stripe">Stripe (USD cents)</option>
-            </select>
-          )}
-        </Field>
-        <Field label={t("bill.amount")} error={invalid}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={amount}
-              onChange={(e) => setAmount(e.target.value)}
-            />
-          )}
-        </Field>
-        <ErrorNote error={action.error} />
-        {started && <Notice>{t("bill.topupStarted", { id: started })}</Notice>}
-        <Submit busy={action.busy}>{t("bill.topupGo")}</Submit>
-      </form>
-    </Card>
-  );
-}
-
 export function AutoRecharge() {
   const { t } = useI18n();
   const current = useLoad(async () => await unwrap(api.GET("/v1/billing/auto-recharge")), []);
@@ -67,8 +14,10 @@ export function AutoRecharge() {
   const [errors, setErrors] = useState<{ threshold?: string; amount?: string }>({});
   const [done, setDone] = useState(false);
   const on = enabled ?? current.data?.enabled ?? false;
-  const th = threshold ?? String(current.data?.threshold ?? 10000);
-  const am = amount ?? String(current.data?.amount ?? 50000);
+  // amount 0: never set, so the form suggests values instead of showing zeros
+  const set = !!current.data?.amount;
+  const th = threshold ?? String(set ? current.data!.threshold : 10000);
+  const am = amount ?? String(set ? current.data!.amount : 50000);
   const action = useAction(async () => {
     await unwrap(
       api.PUT("/v1/billing/auto-recharge", { body: { enabled: on, threshold: Number(th), amount: Number(am) } }),

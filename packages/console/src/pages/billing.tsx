@@ -3,7 +3,8 @@ import { api, unwrap } from "../api";
 import { money, useI18n, when } from "../i18n";
 import { Card, ErrorNote, Spinner, useLoad } from "../ui";
 import { UsageChart } from "./usage-chart";
-import { AutoRecharge, BankTransfer, TopUp } from "./billing-forms";
+import { AutoRecharge, BankTransfer } from "./billing-forms";
+import { TopUp } from "./topup";
 
 interface Tx {
   id: string;

@@ -13,8 +13,8 @@ interface Key {
   created_at: string;
 }
 
-/** Resources this platform has today, each readable and writable; databases can be limited to instances. */
-const RESOURCES = ["databases", "backups", "billing"] as const;
+/** Resources a key may reach, each readable and writable; databases can be limited to instances here. */
+const RESOURCES = ["databases", "backups", "pods", "volumes", "pod-templates", "registry", "billing"] as const;
 const EXPIRIES = ["never", "7", "30", "90", "365"] as const;
 
 export function KeysPage() {

@@ -1,0 +1,393 @@
+/**
+ * `npm run bench:edge`: requests/s and latency through the edge, beside Debian's nginx doing the same work in the
+ * same run (issue 11, "Tests and figures"):
+ *
+ *  - edge → pod: GET / with `Host: <slug>.<APPS_DOMAIN>` on the edge's port, to a pod created through the API (a
+ *    node hello server in a container, keep-alive); nginx → pod: the same request to an nginx proxying to the
+ *    same pod's address over keep-alive upstream connections, setting the same forwarding headers;
+ *  - edge static: the same page (BENCH_STATIC_BYTES of HTML) deployed as a static site through /v1/static and
+ *    served by the edge; nginx static: that file from a `root`. Skipped with a line saying so while the platform
+ *    has no /v1/static (POST answers 404).
+ *
+ * nginx is configured by this benchmark (bench/lib/nginx.ts: `worker_processes auto`, access log off, upstream
+ * keepalive) in a temporary directory and stopped at the end. The platform runs as `npm start` does (API, jobs
+ * and edge in one node process over its embedded PostgreSQL). autocannon runs in this process. On a 2-core
+ * machine everything shares the same two cores: the ratio to nginx, measured a few seconds apart, is the figure
+ * to compare; each row prints where the CPU went (% of one core).
+ *
+ * Settings (environment): BENCH_DURATION (10 s per measured run), BENCH_WARMUP (2 s discarded before each),
+ * BENCH_CONNECTIONS (64; the targets are stated at 64), BENCH_STATIC_BYTES (8192), BENCH_POD_SIZE (cpu-small:
+ * the pod is not what limits either proxy; the account is credited through the operator API for it),
+ * BENCH_CPU_PROF_DIR (the platform runs with --cpu-prof and writes its profile there).
+ *
+ * Targets (PASS/MISS, never failing the run): the edge at least 0.5× nginx's requests/s, p99 under 20 ms.
+ * Any non-2xx answer or connection error during a measured run makes the run INVALID (exit 1).
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { create as tarCreate } from "tar";
+import { buildBusyboxImage } from "../src/runtime/images.js";
+import { nodeFiles } from "../test/apps/node-pg-image.js";
+import { measure, type LoadOptions, type Sample } from "./lib/measure.js";
+import { cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
+import { type Child, freePort, startPlatform } from "./lib/processes.js";
+import { nginxInstalled, startNginx } from "./lib/nginx.js";
+
+const run = promisify(execFile);
+const MIN_RATIO = 0.5;
+const MAX_P99_MS = 20;
+const APPS_DOMAIN = "apps.bench.test";
+const OPERATOR_TOKEN = randomBytes(24).toString("hex");
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) {
+    process.stderr.write(`${name} must be a number >= ${min}, got "${raw}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const load: LoadOptions = {
+  duration: envNumber("BENCH_DURATION", 10, 1),
+  warmup: envNumber("BENCH_WARMUP", 2, 0),
+  connections: Math.round(envNumber("BENCH_CONNECTIONS", 64, 1)),
+};
+const STATIC_BYTES = Math.round(envNumber("BENCH_STATIC_BYTES", 8192, 64));
+const POD_SIZE = process.env.BENCH_POD_SIZE || "cpu-small";
+const cpuProfDir = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
+const log = (msg: string) => console.log(msg);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- everything started here is stopped on every way out ----
+const children: Child[] = [];
+const tempDirs: string[] = [];
+let cleanupPods: (() => Promise<void>) | null = null;
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await cleanupPods?.().catch((err) => process.stderr.write(`removing the pod: ${err}\n`));
+    // the platform stops its embedded PostgreSQL on SIGTERM: wait for that before removing the data
+    await Promise.all(children.map((c) => c.stop()));
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    process.stderr.write(`\n${signal}: stopping servers and removing temporary data...\n`);
+    void cleanup().finally(() => process.exit(130));
+  });
+
+/** The pod: a node hello server on 8080, keep-alive (the same answer for every request). */
+const HELLO = `
+const http = require("node:http");
+const body = Buffer.from("hello from a pod\\n");
+const server = http.createServer((req, res) => {
+  res.writeHead(200, { "content-type": "text/plain", "content-length": body.length });
+  res.end(body);
+});
+server.keepAliveTimeout = 5000;
+server.listen(8080);
+process.on("SIGTERM", () => { server.close(); server.closeIdleConnections(); setTimeout(() => process.exit(0), 300).unref(); });
+`;
+const POD_IMAGE = "localhost/platform-bench/node-hello:1";
+
+/** The static page: BENCH_STATIC_BYTES of HTML, the same bytes for the edge and nginx. */
+function page(bytes: number): string {
+  const head = "<!doctype html>\n<html><head><meta charset=utf-8><title>bench</title></head><body>\n";
+  const tail = "</body></html>\n";
+  let body = "";
+  for (let i = 0; body.length < bytes - head.length - tail.length; i++) body += `<p>paragraph ${i} of the page</p>\n`;
+  return head + body.slice(0, Math.max(0, bytes - head.length - tail.length)) + tail;
+}
+
+async function api(base: string, method: string, url: string, token?: string, body?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json: any = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text
+  }
+  return { status: res.status, json };
+}
+async function expect(base: string, method: string, url: string, status: number, token?: string, body?: unknown) {
+  const r = await api(base, method, url, token, body);
+  if (r.status !== status)
+    throw new Error(`${method} ${url}: expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await sleep(100);
+  }
+}
+/** GET base + path with a Host header (node's fetch would send its own): status and body. */
+function get(base: string, host: string, p = "/"): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(base + p, { headers: { host }, agent: false, timeout: 5000 }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode!, body }));
+      res.on("error", reject);
+    });
+    req.on("timeout", () => req.destroy(new Error("timed out")));
+    req.on("error", reject);
+  });
+}
+const containersOf = async (podId: string) =>
+  JSON.parse(
+    (await run("podman", ["ps", "-a", "--filter", `label=platform.pod=${podId}`, "--format", "json"])).stdout || "[]",
+  ) as { Id: string }[];
+
+/** Static site through /v1/static (the edge's static half); null when the platform has none yet. */
+async function deployStatic(base: string, token: string, dir: string, html: string): Promise<string | null> {
+  const slug = `bench-site-${process.pid}`;
+  const made = await api(base, "POST", "/v1/static", token, { name: "bench-site", slug });
+  if (made.status === 404) return null;
+  if (made.status !== 201 && made.status !== 200)
+    throw new Error(`POST /v1/static: ${made.status} ${JSON.stringify(made.json)}`);
+  const site = made.json.slug ?? slug;
+  const src = path.join(dir, "site");
+  mkdirSync(src);
+  writeFileSync(path.join(src, "index.html"), html);
+  const archive = path.join(dir, "site.tar.gz");
+  await tarCreate({ gzip: true, file: archive, cwd: src, portable: true }, ["index.html"]);
+  const made2 = await api(base, "POST", `/v1/static/${site}/deployments`, token, {});
+  if (made2.status < 200 || made2.status > 299)
+    throw new Error(`POST /v1/static/${site}/deployments: ${made2.status} ${JSON.stringify(made2.json)}`);
+  const dep = made2.json;
+  const put = await fetch(new URL(dep.upload_url, base), {
+    method: "PUT",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/gzip" },
+    body: readFileSync(archive),
+  });
+  if (put.status < 200 || put.status > 299) throw new Error(`PUT upload_url: ${put.status} ${await put.text()}`);
+  const fin = await api(base, "POST", `/v1/static/${site}/deployments/${dep.id}/finalize`, token);
+  if (fin.status < 200 || fin.status > 299) throw new Error(`finalize: ${fin.status} ${JSON.stringify(fin.json)}`);
+  return site;
+}
+
+// ---- results ----
+interface Row {
+  label: string;
+  sample: Sample | null;
+  /** the CPU group doing the proxying or serving: its CPU time per answer is the figure contention moves least */
+  server?: string;
+  note?: string;
+}
+const rows: Row[] = [];
+const fmtMs = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2));
+const cpuLine = (s: Sample) =>
+  Object.entries(s.cpu)
+    .map(([n, p]) => `${n} ${Math.max(0, p).toFixed(0)}%`)
+    .join(", ");
+
+/** CPU microseconds the serving process spent per 2xx answer */
+const cpuPerAnswer = (s: Sample, server: string) => ((s.cpu[server] ?? NaN) / 100 / s.rps) * 1e6;
+
+async function bench(label: string, server: string, url: string, host: string, probe: CpuProbe): Promise<Sample> {
+  const s = await measure(url, { host }, load, probe);
+  const bad = s.non2xx || s.errors ? `  non2xx=${s.non2xx} errors=${s.errors} codes=[${s.statusCodes}]` : "";
+  log(
+    `  ${label.padEnd(20)} ${s.rps.toFixed(0).padStart(7)} rps  p50 ${fmtMs(s.p50).padStart(3)} ms  p99 ${fmtMs(s.p99).padStart(3)} ms  cpu: ${cpuLine(s)}${bad}`,
+  );
+  rows.push({ label, sample: s, server });
+  return s;
+}
+
+function verdict(edge: Sample, nginx: Sample): string {
+  const ratio = edge.rps / nginx.rps;
+  return (
+    `${ratio.toFixed(2)}× nginx (≥ ${MIN_RATIO}: ${ratio >= MIN_RATIO ? "PASS" : "MISS"}), ` +
+    `p99 ${fmtMs(edge.p99)} ms (< ${MAX_P99_MS} ms: ${edge.p99 < MAX_P99_MS ? "PASS" : "MISS"})`
+  );
+}
+
+async function main(): Promise<void> {
+  log(
+    `edge benchmark: ${load.connections} connections, ${load.duration} s per run after ${load.warmup} s warm-up; ` +
+      `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? "?"}) shared by autocannon, ` +
+      `the platform, nginx, the pod and PostgreSQL`,
+  );
+  if (loadavg()[0] > 1) log(`note: 1-minute load average is ${loadavg()[0].toFixed(2)}: the figures will be noisy`);
+  if (!nginxInstalled()) throw new Error("nginx is not installed (apt-get install nginx-light)");
+  const tmp = mkdtempSync(path.join(tmpdir(), "bench-edge-"));
+  tempDirs.push(tmp);
+  chmodSync(tmp, 0o755); // the embedded PostgreSQL and nginx's workers run unprivileged when we are root
+  const dataDir = path.join(tmp, "data");
+
+  log("building the pod image (this host's node, a hello server)...");
+  await buildBusyboxImage({
+    tag: POD_IMAGE,
+    files: { ...(await nodeFiles()), "/app/hello.js": HELLO },
+    cmd: ["/usr/local/bin/node", "/app/hello.js"],
+  });
+
+  const edgePort = await freePort();
+  const edgeUrl = `http://127.0.0.1:${edgePort}`;
+  let t0 = Date.now();
+  const platform = await startPlatform({
+    dataDir,
+    rateLimitRps: 10_000_000,
+    nodeArgs: cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [],
+    env: {
+      EDGE_PORT: String(edgePort),
+      APPS_DOMAIN,
+      APPS_ALLOW_LOCAL_IMAGES: "1",
+      OPERATOR_TOKEN,
+      REGISTRY_PORT: "0",
+    },
+  });
+  children.push(platform.child);
+  const base = platform.url;
+  log(`platform: API ${base}, edge ${edgeUrl} (ready in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+
+  const account = await expect(base, "POST", "/v1/auth/signup", 201, undefined, {
+    email: `bench-edge-${Date.now()}@example.com`,
+    password: "bench-password-0123456789",
+  });
+  const token: string = account.token;
+  await expect(base, "POST", `/v1/operator/accounts/${account.account.id}/credit`, 201, OPERATOR_TOKEN, {
+    amount: 100_000_000,
+    currency: "KRW",
+    reason: "bench:edge pod",
+  });
+  t0 = Date.now();
+  const pod = await expect(base, "POST", "/v1/pods", 201, token, {
+    name: "bench-edge",
+    image: POD_IMAGE,
+    port: 8080,
+    size: POD_SIZE,
+  });
+  cleanupPods = async () => {
+    await api(base, "DELETE", `/v1/pods/${pod.id}`, token);
+    await until("the pod's containers removed", 30_000, async () =>
+      (await containersOf(pod.id)).length === 0 ? true : undefined,
+    ).catch(async () => {
+      for (const c of await containersOf(pod.id)) await run("podman", ["rm", "-f", "-t", "0", c.Id]);
+    });
+  };
+  const running = await until("the pod running", 120_000, async () => {
+    const p = await api(base, "GET", `/v1/pods/${pod.id}`, token);
+    return p.json.state === "running" && p.json.address ? p.json : undefined;
+  });
+  const podHost = `${pod.slug}.${APPS_DOMAIN}`;
+  let last = "";
+  const hello = await until("the pod through the edge", 10_000, async () => {
+    const r = await get(edgeUrl, podHost).catch((err) => ({ status: 0, body: String(err) }));
+    last = `${r.status} ${r.body.slice(0, 200)}`;
+    return r.status === 200 ? r.body : undefined;
+  }).catch((err) => {
+    throw new Error(`${err.message}; last answer: ${last}; pod: ${JSON.stringify(running)}`);
+  });
+  const [container] = await containersOf(pod.id);
+  const podPid = Number((await run("podman", ["inspect", "--format", "{{.State.Pid}}", container.Id])).stdout.trim());
+  log(`pod ${pod.slug} (${POD_SIZE}) at ${running.address}, serving through the edge in ${Date.now() - t0} ms`);
+
+  const html = page(STATIC_BYTES);
+  const www = path.join(tmp, "www");
+  mkdirSync(www);
+  writeFileSync(path.join(www, "index.html"), html);
+  const site = await deployStatic(base, token, tmp, html);
+  const siteHost = site ? `${site}.${APPS_DOMAIN}` : "";
+  if (site) {
+    await until("the static site through the edge", 10_000, async () =>
+      (await get(edgeUrl, siteHost)).body === html ? true : undefined,
+    );
+    log(`static site ${site}: ${html.length} bytes of index.html, served by the edge`);
+  } else log("static sites: POST /v1/static answers 404 (not merged yet): the static rows are skipped");
+
+  const nginx = await startNginx(path.join(tmp, "nginx"), running.address, www);
+  children.push(nginx.child);
+  log(`nginx ${nginx.version}: proxy ${nginx.proxyUrl} → ${running.address}, static ${nginx.staticUrl}`);
+  // the same answers on both sides before anything is measured
+  if ((await get(nginx.proxyUrl, podHost)).body !== hello) throw new Error("nginx → pod answers differently");
+  if ((await get(nginx.staticUrl, "localhost")).body !== html) throw new Error("nginx static answers differently");
+
+  const probe = cpuProbe({
+    autocannon: { pid: process.pid },
+    platform: { pid: platform.child.proc.pid },
+    postgres: { pid: postmasterPid(dataDir), withChildren: true },
+    nginx: { pid: nginx.child.proc.pid, withChildren: true },
+    // the pod runs under podman-init: its app is a child
+    pod: { pid: podPid, withChildren: true },
+  });
+  log("\nmeasuring (cpu in % of one core; elsewhere = the machine's other busy time):");
+  // a fresh edge and a fresh upstream pool answer their first seconds slower: one discarded run first
+  await measure(edgeUrl, { host: podHost }, { ...load, duration: Math.max(1, load.warmup), warmup: 0 });
+  const nginxPod = await bench("nginx → pod", "nginx", nginx.proxyUrl, podHost, probe);
+  const edgePod = await bench("edge → pod", "platform", edgeUrl, podHost, probe);
+  let nginxStatic: Sample | null = null;
+  let edgeStatic: Sample | null = null;
+  if (site) {
+    nginxStatic = await bench("nginx static file", "nginx", nginx.staticUrl, "localhost", probe);
+    edgeStatic = await bench("edge static file", "platform", edgeUrl, siteHost, probe);
+  } else {
+    rows.push({ label: "nginx static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
+    rows.push({ label: "edge static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
+  }
+
+  log(
+    `\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}${"cpu µs/answer".padStart(15)}`,
+  );
+  for (const r of rows) {
+    const s = r.sample;
+    if (!s) log(`${r.label.padEnd(20)}  ${r.note}`);
+    else
+      log(
+        r.label.padEnd(20) +
+          s.rps.toFixed(0).padStart(8) +
+          fmtMs(s.p50).padStart(7) +
+          fmtMs(s.p99).padStart(7) +
+          String(s.non2xx + s.errors).padStart(8) +
+          `${cpuPerAnswer(s, r.server!).toFixed(0)} (${r.server})`.padStart(15),
+      );
+  }
+  log(`\ntargets at ${load.connections} connections:`);
+  log(`  edge → pod:       ${verdict(edgePod, nginxPod)}`);
+  log(`  edge static file: ${edgeStatic && nginxStatic ? verdict(edgeStatic, nginxStatic) : "not measured"}`);
+  const noisy = rows.filter((r) => (r.sample?.cpu.elsewhere ?? 0) > 25);
+  if (noisy.length)
+    log(
+      `\nNOISY: other work used up to ${Math.max(...noisy.map((r) => r.sample!.cpu.elsewhere)).toFixed(0)}% CPU during ${noisy.length} runs; re-run on a quiet machine.`,
+    );
+  const bad = rows.filter((r) => r.sample && (r.sample.non2xx > 0 || r.sample.errors > 0));
+  if (bad.length) {
+    log(
+      `\nINVALID: non-2xx answers or errors in: ${bad.map((r) => `${r.label} [${r.sample!.statusCodes}; errors ${r.sample!.errors}]`).join(", ")}`,
+    );
+    process.exitCode = 1;
+  }
+  if (cpuProfDir) log(`\nCPU profile of the platform (written when it stops): ${cpuProfDir}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

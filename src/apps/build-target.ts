@@ -1,0 +1,30 @@
+import type { AppImages, AppRef } from "../kernel/contracts.js";
+import type { Principal } from "../auth/principal.js";
+import { asApiError } from "../http/errors.js";
+import type { PodsService } from "./service.js";
+import type { GroupsService } from "./groups/service.js";
+
+/**
+ * What builds deploy to (kernel.appImages): the caller's live pod or pod group by id or slug; a pod that is a
+ * group's member stands for its group (its members share one spec). Deploying is the same rolling update as
+ * `PATCH /v1/pods/{id}` or `PATCH /v1/pod-groups/{id}` with `{image}`.
+ */
+export function appImages(pods: PodsService, groups: GroupsService): AppImages {
+  const missing = (err: unknown) => asApiError(err)?.code === "not_found";
+
+  async function find(p: Principal, ref: string): Promise<AppRef | null> {
+    const pod = await pods.get(p, ref).catch((err) => (missing(err) ? null : Promise.reject(err)));
+    if (pod && pod.desired_state !== "removed" && !pod.group_id) return { kind: "pod", id: pod.id, slug: pod.slug };
+    const groupRef = pod?.desired_state !== "removed" && pod?.group_id ? pod.group_id : ref;
+    const found = await groups.get(p, groupRef).catch((err) => (missing(err) ? null : Promise.reject(err)));
+    if (!found || found.group.desired_state === "removed") return null;
+    return { kind: "group", id: found.group.id, slug: found.group.slug };
+  }
+
+  async function deploy(p: Principal, app: AppRef, image: string): Promise<void> {
+    if (app.kind === "pod") await pods.update(p, app.id, { image });
+    else await groups.update(p, app.id, { image });
+  }
+
+  return { find, deploy };
+}

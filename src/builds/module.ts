@@ -1,0 +1,93 @@
+import path from "node:path";
+import { defineArea } from "../kernel/area.js";
+import { buildsConfig, type BuildsConfig } from "./config.js";
+import { buildsService, WAKE_JOB, type BuildsService } from "./service.js";
+import { BuildRunner } from "./runner.js";
+import { buildRoutes } from "./routes/builds.js";
+import { builderProblem } from "./buildah.js";
+import * as repo from "./repo.js";
+
+export interface BuildsState {
+  config: BuildsConfig;
+  service: BuildsService;
+  runner: BuildRunner;
+  /** whether this process runs the host's builds (worker role, buildah present) */
+  running: { on: boolean };
+}
+
+/**
+ * Builds (issue 12, README: src/builds/README.md): images built from an uploaded source archive with
+ * `buildah bud --isolation chroot` on the host that holds the build, pushed to the owner's registry
+ * namespace, and optionally rolled out to a pod or pod group.
+ */
+export const buildsArea = defineArea<BuildsState, BuildsConfig>({
+  name: "builds",
+  tags: [
+    {
+      name: "builds",
+      description:
+        "Server-side image builds from an uploaded source archive, pushed to the owner's registry namespace.",
+    },
+  ],
+  config: buildsConfig,
+  setup: (p, config) => {
+    const root = path.join(p.config.dataDir, "builds");
+    const running = { on: false };
+    const hostId = p.kernel.hosts.local.id;
+    const runner = new BuildRunner({
+      db: p.db,
+      kernel: p.kernel,
+      config,
+      log: p.log,
+      root,
+      hostId,
+      lease: () => p.kernel.hosts.leaseId(),
+    });
+    const service = buildsService({
+      db: p.db,
+      kernel: p.kernel,
+      jobs: p.jobs,
+      config,
+      root,
+      local: () => (running.on ? runner : null),
+    });
+    return { config, service, runner, running };
+  },
+  routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),
+  jobs: (_p, s) => [
+    {
+      // a build was started through another host's API: this host's runner looks for it now, not at its next poll
+      name: WAKE_JOB,
+      perHost: true,
+      retryLimit: 0,
+      expireInSeconds: 60,
+      handler: async () => {
+        if (s.running.on) s.runner.wake();
+      },
+    },
+  ],
+  instances: (p) => ({
+    resource: "builds",
+    find: async (owner, ref) => {
+      const row = await repo.findBuild(p.db, owner, ref);
+      return row && { id: row.id, slug: null };
+    },
+  }),
+  // builds left `building` by a platform that died are marked failed, then queued ones run
+  start: async (p, s) => {
+    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    const problem = await builderProblem(s.config.buildah);
+    if (problem) {
+      p.log.warn(`${problem}; build endpoints answer 503 builder_unavailable`);
+      await s.runner.recover().catch((err) => p.log.error({ err }, "builds left running were not marked failed"));
+      return;
+    }
+    await s.runner.start();
+    s.running.on = true;
+  },
+  stop: async (_p, s) => {
+    if (!s.running.on) return;
+    s.running.on = false;
+    await s.runner.stop();
+  },
+});

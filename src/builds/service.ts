@@ -1,0 +1,232 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import type { Db } from "../store/db.js";
+import type { Kernel } from "../kernel/kernel.js";
+import type { JobQueue } from "../jobs/queue.js";
+import type { InstanceFilter, Principal } from "../auth/principal.js";
+import { coverage } from "../auth/scopes.js";
+import { auditedTransaction } from "../audit/record.js";
+import { ApiError, notFound, scopeInsufficient } from "../http/errors.js";
+import type { AppRef } from "../kernel/contracts.js";
+import { builderProblem } from "./buildah.js";
+import { workDirOf } from "./build-job.js";
+import type { BuildsConfig } from "./config.js";
+import { findDockerfile, insidePath, unpackSource } from "./upload.js";
+import * as repo from "./repo.js";
+
+export const WAKE_JOB = "builds.wake";
+/** client events kept per build (the newest) */
+const EVENTS_KEPT = 500;
+
+export interface BuildsDeps {
+  db: Db;
+  kernel: Pick<Kernel, "appImages" | "imageAccess" | "hosts" | "permits">;
+  jobs: Pick<JobQueue, "send">;
+  config: BuildsConfig;
+  /** DATA_DIR/builds */
+  root: string;
+  /** the runner of this process, when it runs one (worker role) */
+  local: () => { wake(): void; cancelled(id: string): void } | null;
+}
+
+export interface CreateInput {
+  app?: string;
+  dockerfile?: string;
+  context_path?: string;
+}
+
+export interface EventInput {
+  phase: string;
+  level?: "debug" | "info" | "warn" | "error";
+  message: string;
+  detail?: unknown;
+}
+
+const hashToken = (token: string) => createHash("sha256").update(token).digest();
+
+/** A path inside the source archive given by the client: relative, no `..`, normalized. */
+function archivePath(value: string, field: string): string {
+  const p = path.posix.normalize(value.replace(/^\.\//, ""));
+  if (!insidePath(p) || p.startsWith("../"))
+    throw new ApiError("invalid_request", `${field} must be a relative path inside the source archive.`);
+  return p;
+}
+
+/**
+ * Builds for a caller: creation (with a single-use upload URL), the upload itself, start, cancel, client
+ * events, reads. Everything is within the principal's owner; the runner on the build's host does the work.
+ */
+export function buildsService(deps: BuildsDeps) {
+  const { db, kernel, config } = deps;
+
+  async function requireBuilder(): Promise<void> {
+    const problem = await builderProblem(config.buildah);
+    if (problem) throw new ApiError("builder_unavailable", problem);
+    if (!kernel.hosts.local.roles.includes("worker"))
+      throw new ApiError(
+        "builder_unavailable",
+        "This process runs no builds (ROLES without worker); send build requests to a process that does.",
+      );
+    if (!kernel.imageAccess.pushFor)
+      throw new ApiError("registry_unavailable", "There is no image registry on this platform to push builds to.");
+  }
+
+  /**
+   * The app a build will roll: the caller's pod or pod group. Updating it is a pods write, so a scoped key
+   * needs pods:write covering that app beside builds:write (which the route checked).
+   */
+  async function resolveApp(p: Principal, ref: string): Promise<AppRef> {
+    const apps = kernel.appImages;
+    const app = apps && (await apps.find(p, ref));
+    if (!app) throw new ApiError("not_found", `No pod or pod group "${ref}" for this account to deploy to.`);
+    if (p.kind === "scoped") {
+      const cov = coverage(p.grants, "pods", "write");
+      const ok =
+        cov.kind === "all" || (cov.kind === "instances" && (await kernel.permits("pods", p.owner, app.id, cov.refs)));
+      if (!ok)
+        throw scopeInsufficient(
+          `Updating ${app.kind} "${app.slug}" from source needs pods:write for it beside builds:write.`,
+        );
+    }
+    return app;
+  }
+
+  async function create(p: Principal, input: CreateInput) {
+    await requireBuilder();
+    const dockerfile = archivePath(input.dockerfile ?? "Dockerfile", "dockerfile");
+    const contextPath = archivePath(input.context_path ?? ".", "context_path");
+    const app = input.app ? await resolveApp(p, input.app) : null;
+    const token = randomBytes(32).toString("base64url");
+    const row = await auditedTransaction(db, p, async (tx) =>
+      repo.insertBuild(
+        tx,
+        {
+          id: randomUUID(),
+          owner_kind: p.owner.kind,
+          owner_id: p.owner.id,
+          account_id: p.accountId,
+          app_kind: app?.kind ?? null,
+          app_id: app?.id ?? null,
+          app_slug: app?.slug ?? null,
+          dockerfile,
+          context_path: contextPath,
+          host_id: await kernel.hosts.place(tx, { kind: "build", owner: p.owner }),
+          upload_token_hash: hashToken(token),
+        },
+        config.uploadTtlSeconds,
+      ),
+    );
+    return { row, token };
+  }
+
+  async function get(p: Principal, id: string): Promise<repo.BuildRow> {
+    const row = await repo.findBuild(db, p.owner, id);
+    if (!row) throw notFound("build");
+    return row;
+  }
+
+  const list = (p: Principal, filter: InstanceFilter, limit: number) => repo.listBuilds(db, p.owner, filter, limit);
+  const events = (row: repo.BuildRow) => repo.eventsOf(db, row.id);
+
+  /**
+   * The upload behind an upload URL: the token is checked and spent first (a URL works once, whatever
+   * happens next), then the archive is unpacked into the build's working directory as it arrives. A refused
+   * archive fails the build, with the reason.
+   */
+  async function upload(id: string, token: string, body: Readable) {
+    const hash = hashToken(token);
+    const known = await repo.buildById(db, id);
+    const matches =
+      known?.upload_token_hash && known.upload_token_hash.length === hash.length
+        ? timingSafeEqual(known.upload_token_hash, hash)
+        : false;
+    if (!known || !matches) {
+      body.resume();
+      throw new ApiError(
+        "auth_required",
+        "This upload URL is not valid: it was used already, has expired, or the build is gone. Create a new build.",
+      );
+    }
+    if (known.host_id !== kernel.hosts.local.id) {
+      body.resume();
+      throw new ApiError(
+        "host_unavailable",
+        `This build runs on host ${known.host_id}; upload its source through that host's API.`,
+      );
+    }
+    const claimed = await repo.claimUpload(db, id, hash);
+    if (!claimed) {
+      body.resume();
+      throw new ApiError("auth_required", "This upload URL was used already or has expired. Create a new build.");
+    }
+    const dir = path.join(workDirOf(deps.root, id), "context");
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    try {
+      const bytes = await unpackSource(body, dir, config);
+      await findDockerfile(path.join(dir, claimed.context_path), claimed.dockerfile);
+      const row = await repo.markUploaded(db, id, bytes);
+      if (!row) throw new ApiError("conflict", "The build was cancelled while its source was arriving.");
+      return row;
+    } catch (err) {
+      body.resume();
+      await rm(workDirOf(deps.root, id), { recursive: true, force: true }).catch(() => {});
+      await repo.finish(db, id, "failed", { reason: `source upload refused: ${(err as Error).message}` });
+      throw err;
+    }
+  }
+
+  /** Queues an uploaded build on its host; the host's runner starts it when a slot is free. */
+  async function start(p: Principal, id: string): Promise<repo.BuildRow> {
+    await requireBuilder();
+    const row = await auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.findBuild(tx, p.owner, id, { forUpdate: true });
+      if (!cur) throw notFound("build");
+      if (cur.status !== "awaiting_upload")
+        throw new ApiError("conflict", `The build is ${cur.status}; only a build awaiting its start can be started.`);
+      if (!cur.uploaded_at)
+        throw new ApiError(
+          "conflict",
+          "The source has not been uploaded yet: PUT the tar.gz archive to upload_url first.",
+        );
+      return repo.markQueued(tx, cur.id);
+    });
+    const local = deps.local();
+    if (local && row.host_id === kernel.hosts.local.id) local.wake();
+    else await deps.jobs.send(WAKE_JOB, {}, { host: row.host_id }).catch(() => null);
+    return row;
+  }
+
+  /** Stops a build that has not ended: a running one's processes are killed at once; the reason is recorded. */
+  async function cancel(p: Principal, id: string, why: { reason?: string; phase?: string; detail?: unknown }) {
+    const row = await auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.findBuild(tx, p.owner, id, { forUpdate: true });
+      if (!cur) throw notFound("build");
+      const done = await repo.finish(tx, cur.id, "cancelled", {
+        reason: why.reason ?? "cancelled by the user",
+        cancel: { reason: why.reason ?? null, phase: why.phase ?? cur.phase, detail: why.detail ?? null },
+      });
+      if (!done) throw new ApiError("conflict", `The build has ended already (${cur.status}).`);
+      return done;
+    });
+    deps.local()?.cancelled(row.id);
+    return row;
+  }
+
+  async function addEvent(p: Principal, id: string, e: EventInput) {
+    const row = await get(p, id);
+    return auditedTransaction(db, p, (tx) =>
+      repo.insertEvent(
+        tx,
+        { build_id: row.id, phase: e.phase, level: e.level ?? "info", message: e.message, detail: e.detail },
+        EVENTS_KEPT,
+      ),
+    );
+  }
+
+  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder };
+}
+
+export type BuildsService = ReturnType<typeof buildsService>;

@@ -1,0 +1,60 @@
+import { defineArea } from "../kernel/area.js";
+import type { EdgeHostSource } from "../kernel/area.js";
+import type { Kernel } from "../kernel/kernel.js";
+import { CloudflareClient } from "./cloudflare.js";
+import { domainsConfig, type DomainsConfig } from "./config.js";
+import { DnsLookup } from "./dns.js";
+import * as repo from "./repo.js";
+import { domainRoutes } from "./routes.js";
+import { appOf, domainsService, type DomainsState } from "./service.js";
+
+export type { DomainsState } from "./service.js";
+
+/**
+ * What the edge serves of custom domains: a verified domain answers its app's slug, while that slug names an app
+ * of the domain's owner (a deleted app's slug taken by another owner never gets the domain's traffic). Changes are
+ * announced on NOTIFY domain_routes (migration 019's triggers).
+ */
+export function domainEdgeHosts(kernel: Pick<Kernel, "edgeRoutes">): EdgeHostSource {
+  return {
+    channel: "domain_routes",
+    appSlug: async (q, host) => {
+      const row = await repo.verifiedDomain(q, host);
+      if (!row) return null;
+      const app = await appOf(kernel, q, { kind: row.owner_kind, id: row.owner_id }, row.app_slug);
+      return app ? row.app_slug : null;
+    },
+  };
+}
+
+/** Custom domains (issue 11; README.md here): add, verify by DNS, detect the DNS provider, Cloudflare autosetup. */
+export const domainsArea = defineArea<DomainsState, DomainsConfig>({
+  name: "domains",
+  tags: [
+    {
+      name: "domains",
+      description:
+        "Custom domains for apps (pods, pod groups, static sites): DNS verification, DNS provider detection, Cloudflare autosetup.",
+    },
+  ],
+  config: domainsConfig,
+  setup: (p, config) => {
+    p.kernel.addEdgeHosts(domainEdgeHosts(p.kernel));
+    const service = domainsService({
+      db: p.db,
+      kernel: p.kernel,
+      config,
+      dns: new DnsLookup(config.dnsServers, config.dnsTimeoutMs),
+      cloudflare: new CloudflareClient(config.cloudflareApiBase, config.cloudflareTimeoutMs),
+    });
+    return { service, config };
+  },
+  routes: domainRoutes,
+  instances: (p) => ({
+    resource: "domains",
+    find: async (owner, ref) => {
+      const row = await repo.findDomain(p.db, owner, ref);
+      return row && { id: row.id, slug: row.domain };
+    },
+  }),
+});

@@ -1,0 +1,148 @@
+import type { FastifyBaseLogger } from "fastify";
+import { isUuid } from "../../store/db.js";
+import type { EdgeObservation } from "../proxy.js";
+import { addInto, bucketOf, emptyHistogram } from "./histogram.js";
+import type { StatsRow } from "./repo.js";
+
+export interface AggregatorOptions {
+  /** EDGE_STATS_FLUSH_MS: how often counts go to the store (and so at most how much a crash loses) */
+  flushMs: number;
+  /** adds one flush's rows to the store (repo.addStats); a throw keeps them for the next flush */
+  write: (rows: StatsRow[]) => Promise<void>;
+  log: FastifyBaseLogger;
+  /** apps × days held in memory at most; beyond it new keys are dropped (counted in `dropped`) */
+  maxKeys?: number;
+  now?: () => number;
+}
+
+const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Per-app, per-day counts of what the edge answered, kept in memory and added to the store every `flushMs` in one
+ * statement (no write per request). Only requests routed to an app count (an unknown host's 404 names none).
+ *
+ * Losses: a crash loses what arrived since the last successful flush, at most one flush interval while the store
+ * answers. A failed flush puts its counts back, merged with what arrived meanwhile, for the next flush; while the
+ * store stays down memory is bounded by `maxKeys` apps × days (new keys beyond it are dropped and counted; keys
+ * already held keep counting). A stop (shutdown after the listener drained) flushes once more.
+ */
+export class StatsAggregator {
+  private pending = new Map<string, StatsRow>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private readonly maxKeys: number;
+  private readonly now: () => number;
+  /** observations not counted because memory was full (apps × days beyond maxKeys) */
+  dropped = 0;
+  /** flushes that failed (their counts were kept) */
+  failures = 0;
+
+  constructor(private readonly opts: AggregatorOptions) {
+    this.maxKeys = opts.maxKeys ?? 50_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Counts one answered request (Edge.observe). */
+  record(o: EdgeObservation): void {
+    const t = o.target;
+    // ids and owners are store ids (uuid); a target of another shape (a test's) cannot be stored
+    if (!t || !isUuid(t.id) || !isUuid(t.owner.id)) return;
+    const day = utcDay(this.now());
+    const key = `${t.kind}\u0000${t.id}\u0000${day}`;
+    let row = this.pending.get(key);
+    if (!row) {
+      if (this.pending.size >= this.maxKeys) {
+        this.dropped++;
+        return;
+      }
+      row = {
+        kind: t.kind,
+        id: t.id,
+        day,
+        owner: t.owner,
+        requests: 0,
+        status4xx: 0,
+        status5xx: 0,
+        bytesOut: 0,
+        latency: emptyHistogram(),
+      };
+      this.pending.set(key, row);
+    }
+    row.owner = t.owner;
+    row.requests++;
+    if (o.status >= 400 && o.status < 500) row.status4xx++;
+    else if (o.status >= 500) row.status5xx++;
+    row.bytesOut += o.bytes;
+    row.latency[bucketOf(o.ms)]++;
+  }
+
+  /** Flushes every `flushMs` until stop. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), this.opts.flushMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Writes what is held now; resolves when that is stored or, on failure, put back for the next flush (never
+   * rejects). A flush asked for while one runs waits for it and then runs again (what arrived meanwhile).
+   */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (!this.pending.size) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushing = this.opts
+      .write([...batch.values()])
+      .catch((err) => {
+        this.failures++;
+        this.restore(batch);
+        this.opts.log.warn(
+          { err, rows: batch.size, held: this.pending.size },
+          "edge statistics flush failed; counts kept for the next flush",
+        );
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    await this.flushing;
+  }
+
+  /** Puts a failed batch back under what arrived since (its keys first), within maxKeys. */
+  private restore(batch: Map<string, StatsRow>): void {
+    const merged = new Map<string, StatsRow>();
+    for (const [key, row] of batch) {
+      const newer = this.pending.get(key);
+      if (newer) {
+        row.owner = newer.owner;
+        row.requests += newer.requests;
+        row.status4xx += newer.status4xx;
+        row.status5xx += newer.status5xx;
+        row.bytesOut += newer.bytesOut;
+        addInto(row.latency, newer.latency);
+      }
+      merged.set(key, row);
+    }
+    for (const [key, row] of this.pending) {
+      if (merged.has(key)) continue;
+      if (merged.size >= this.maxKeys) {
+        this.dropped += row.requests;
+        continue;
+      }
+      merged.set(key, row);
+    }
+    this.pending = merged;
+  }
+
+  /** Apps × days held in memory now (not yet stored). */
+  get held(): number {
+    return this.pending.size;
+  }
+
+  /** Stops the timer and flushes what is left once (the listener has drained: nothing more arrives). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}

@@ -1,0 +1,133 @@
+import type { Queryable } from "../../store/db.js";
+import type { Owner } from "../../kernel/owner.js";
+
+/** One app's counts for one UTC day, as a flush adds them or a read returns them (migration 021). */
+export interface StatsRow {
+  kind: string;
+  id: string;
+  /** YYYY-MM-DD, UTC */
+  day: string;
+  owner: Owner;
+  requests: number;
+  status4xx: number;
+  status5xx: number;
+  bytesOut: number;
+  /** counts per latency bucket (histogram.ts) */
+  latency: number[];
+}
+
+interface DbRow {
+  target_kind: string;
+  target_id: string;
+  day: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  requests: number;
+  status_4xx: number;
+  status_5xx: number;
+  bytes_out: number;
+  latency: (string | number)[];
+}
+
+const fromDb = (r: DbRow): StatsRow => ({
+  kind: r.target_kind,
+  id: r.target_id,
+  day: r.day,
+  owner: { kind: r.owner_kind, id: r.owner_id },
+  requests: r.requests,
+  status4xx: r.status_4xx,
+  status5xx: r.status_5xx,
+  bytesOut: r.bytes_out,
+  // int8[] elements arrive as text
+  latency: r.latency.map(Number),
+});
+
+const COLUMNS = `target_kind, target_id::text, day::text, owner_kind, owner_id::text, requests, status_4xx, status_5xx,
+  bytes_out, latency`;
+
+/**
+ * Adds a flush's counts in one statement, whatever the number of rows: counters add, latency buckets add
+ * element-wise, the owner follows the newest flush (an app moved to another owner). Rows go in key order, so
+ * two edge processes flushing the same apps at once lock them in the same order (no deadlock).
+ */
+export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
+  if (!rows.length) return;
+  const sorted = [...rows].sort((a, b) =>
+    a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.day < b.day ? -1 : 1,
+  );
+  await q.query(
+    `INSERT INTO site_stats AS s (target_kind, target_id, day, owner_kind, owner_id, requests, status_4xx, status_5xx,
+                                   bytes_out, latency)
+     SELECT kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency::bigint[]
+       FROM unnest($1::text[], $2::uuid[], $3::date[], $4::text[], $5::uuid[], $6::bigint[], $7::bigint[],
+                   $8::bigint[], $9::bigint[], $10::text[]) WITH ORDINALITY
+            AS u(kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency, n)
+      ORDER BY n
+     ON CONFLICT (target_kind, target_id, day) DO UPDATE SET
+       owner_kind = EXCLUDED.owner_kind,
+       owner_id = EXCLUDED.owner_id,
+       requests = s.requests + EXCLUDED.requests,
+       status_4xx = s.status_4xx + EXCLUDED.status_4xx,
+       status_5xx = s.status_5xx + EXCLUDED.status_5xx,
+       bytes_out = s.bytes_out + EXCLUDED.bytes_out,
+       latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
+                    FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i)),
+       updated_at = now()`,
+    [
+      sorted.map((r) => r.kind),
+      sorted.map((r) => r.id),
+      sorted.map((r) => r.day),
+      sorted.map((r) => r.owner.kind),
+      sorted.map((r) => r.owner.id),
+      sorted.map((r) => r.requests),
+      sorted.map((r) => r.status4xx),
+      sorted.map((r) => r.status5xx),
+      sorted.map((r) => r.bytesOut),
+      sorted.map((r) => `{${r.latency.join(",")}}`),
+    ],
+  );
+}
+
+/** One app's days from `from` to `to` (inclusive, YYYY-MM-DD); quiet days have no row. */
+export async function targetDaily(
+  q: Queryable,
+  target: { kind: string; id: string },
+  from: string,
+  to: string,
+): Promise<StatsRow[]> {
+  const { rows } = await q.query<DbRow>(
+    `SELECT ${COLUMNS} FROM site_stats
+      WHERE target_kind = $1 AND target_id = $2 AND day BETWEEN $3::date AND $4::date ORDER BY day`,
+    [target.kind, target.id, from, to],
+  );
+  return rows.map(fromDb);
+}
+
+/**
+ * Every app of an owner, day by day from `from` to `to` (inclusive), optionally only some kinds: one range of the
+ * owner index. For organizations (spec `GET /v1/org/stats/sites`, `/v1/org/stats/sites/{slug}`): an organization
+ * owner's apps in one query; the caller names the apps (kernel.findInstance) and sums or charts them
+ * (histogram.ts `addInto`/`percentile` for response times across apps). Rows are in (kind, id, day) order.
+ */
+export async function ownerDaily(
+  q: Queryable,
+  owner: Owner,
+  from: string,
+  to: string,
+  kinds: string[] | null = null,
+): Promise<StatsRow[]> {
+  const { rows } = await q.query<DbRow>(
+    `SELECT ${COLUMNS} FROM site_stats
+      WHERE owner_kind = $1 AND owner_id = $2 AND day BETWEEN $3::date AND $4::date
+        AND ($5::text[] IS NULL OR target_kind = ANY($5::text[]))
+      ORDER BY target_kind, target_id, day`,
+    [owner.kind, owner.id, from, to, kinds],
+  );
+  return rows.map(fromDb);
+}
+
+/** Drops days before `before` (YYYY-MM-DD); returns how many rows went. */
+export async function pruneStats(q: Queryable, before: string): Promise<number> {
+  const { rowCount } = await q.query("DELETE FROM site_stats WHERE day < $1::date", [before]);
+  return rowCount ?? 0;
+}

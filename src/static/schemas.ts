@@ -1,0 +1,89 @@
+import { Type } from "@sinclair/typebox";
+import type { Readable } from "node:stream";
+import { Nullable, Timestamp } from "../http/schemas.js";
+import type { StaticConfig } from "./config.js";
+import type { StaticService } from "./service.js";
+
+/** What the route files get from the module. */
+export interface StaticRouteDeps {
+  svc: StaticService;
+  config: StaticConfig;
+}
+
+export const tags = ["static"];
+export const read = { scope: "static:read", instance: { param: "slug" } } as const;
+export const write = { scope: "static:write", instance: { param: "slug" } } as const;
+export const SLUG = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
+
+export const SiteParams = Type.Object({
+  slug: Type.String({ minLength: 1, maxLength: 64, description: "the site's slug or id" }),
+});
+export const DeploymentParams = Type.Object({
+  slug: Type.String({ minLength: 1, maxLength: 64, description: "the site's slug or id" }),
+  id: Type.String({ minLength: 1, maxLength: 64, description: "deployment id" }),
+});
+
+export const NotFoundPage = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'a file of the deployment answered with 404 for unknown paths, e.g. "404.html"; null: the edge\'s page',
+});
+
+export const Site = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  url: Type.String({ description: "the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
+  spa: Type.Boolean({ description: "unknown paths without an extension answer index.html (single-page apps)" }),
+  not_found_page: Nullable(Type.String()),
+  visibility: Type.Literal("public"),
+  live_deployment_id: Nullable(Type.String({ description: "the deployment served now; null: nothing finalized yet" })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const Deployment = Type.Object({
+  id: Type.String(),
+  site_id: Type.String(),
+  site_slug: Type.String(),
+  status: Type.Union(
+    ["awaiting_upload", "uploaded", "live", "superseded"].map((s) => Type.Literal(s)),
+    {
+      description: "awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier",
+    },
+  ),
+  upload_url: Nullable(
+    Type.String({ description: "PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded" }),
+  ),
+  max_bytes: Type.Integer({ description: "the largest archive, and unpacked total, accepted" }),
+  max_files: Type.Integer(),
+  file_count: Type.Integer(),
+  bytes: Type.Integer({ description: "the files' total size, unpacked" }),
+  created_at: Timestamp,
+  uploaded_at: Nullable(Timestamp),
+  finalized_at: Nullable(Timestamp),
+});
+
+/** Media types an archive may be sent as; the format itself is told by its first bytes. */
+export const ARCHIVE_TYPES = [
+  "application/x-tar",
+  "application/gzip",
+  "application/x-gzip",
+  "application/zip",
+  "application/x-zip-compressed",
+  "application/octet-stream",
+];
+
+/**
+ * An upload's body: the request stream, unread, handed through by the route's content-type parser. No own
+ * enumerable fields, so the HTTP layer's body checks (unknown fields, unstorable text) see nothing to check.
+ */
+export class RawUpload {
+  readonly #stream: Readable;
+  constructor(stream: Readable) {
+    this.#stream = stream;
+  }
+  get stream(): Readable {
+    return this.#stream;
+  }
+}
