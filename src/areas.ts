@@ -15,6 +15,7 @@ import { certificatesArea } from "./certificates/module.js";
 import { domainsArea } from "./domains/module.js";
 import { buildsArea } from "./builds/module.js";
 import { edgeArea } from "./edge/module.js";
+import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -37,6 +38,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   domainsArea,
   buildsArea,
   edgeArea,
+  bucketsArea,
   billingArea,
   mcpArea,
   consoleArea,

@@ -82,6 +82,7 @@ export const ERROR_CATALOG = {
   domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
   host_in_use: [409, "A pod runs on the host."],
   volume_in_use: [409, "The volume is attached to a pod."],
+  bucket_not_empty: [409, "The bucket holds objects or uploads; delete them first or pass ?force=1."],
   not_uploaded: [409, "The deployment has no files yet; upload them first."],
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431

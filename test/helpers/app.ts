@@ -82,6 +82,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     // apps started in parallel must not share the registry's or the edge's default port (edge tests read the edge's)
     REGISTRY_PORT: "0",
     EDGE_PORT: "0",
+    S3_PORT: "0",
     ...opts.env,
   };
   const config = loadConfig(env);

@@ -1,0 +1,271 @@
+/**
+ * `npm run bench:buckets`: the S3 gateway beside plain file writes and reads of the same bytes, in the same run.
+ *
+ *  - PUT and GET throughput (MB/s) of 1 MiB objects (BENCH_SMALL_COUNT, default 64) and 64 MiB objects
+ *    (BENCH_LARGE_COUNT, default 4), one request at a time, signed with AWS Signature V4 (UNSIGNED-PAYLOAD, as
+ *    SDKs send over HTTPS) by the AWS signer;
+ *  - small-object operations per second: 4 KiB PUTs, then GETs of random ones, BENCH_CONCURRENCY (default 16) at
+ *    once for BENCH_SECONDS (default 5) each;
+ *  - gateway and files take turns (object by object; one-second slices for small objects), so load from
+ *    anything else on the machine slows both alike;
+ *  - the same bytes written to files with fsync (what the gateway guarantees before it answers) and read back,
+ *    and the small files the same way at the same concurrency.
+ *
+ * The platform runs as a real process (src/main.ts, ROLES=api,s3) over an embedded control store; its storage
+ * directory and the plain files share one filesystem.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, mkdtemp, open, readFile, rm } from "node:fs/promises";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { Hash } from "@smithy/hash-node";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { startEmbeddedServer } from "../src/store/embedded.js";
+import { createPool } from "../src/store/db.js";
+import { migrate } from "../src/store/migrate.js";
+import { freePort } from "../src/pgserver/cluster.js";
+import { printTable } from "./lib/report.js";
+
+const MiB = 1024 * 1024;
+const SMALL_COUNT = Number(process.env.BENCH_SMALL_COUNT ?? 64);
+const LARGE_COUNT = Number(process.env.BENCH_LARGE_COUNT ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+if (![SMALL_COUNT, LARGE_COUNT, CONCURRENCY, SECONDS].every((n) => Number.isInteger(n) && n > 0))
+  throw new Error("BENCH_SMALL_COUNT, BENCH_LARGE_COUNT, BENCH_CONCURRENCY and BENCH_SECONDS are positive integers");
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+const root = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), "bench-buckets-"));
+await chmod(root, 0o755); // the embedded store's system user passes through
+const store = await startEmbeddedServer(path.join(root, "store"), "platform");
+const pool = createPool(store.url, 2);
+await migrate(pool);
+await pool.end();
+
+const port = await freePort();
+const s3Port = await freePort();
+// BENCH_PROF=<dir>: the platform writes a CPU profile there when it stops
+const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
+const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
+  env: {
+    PATH: process.env.PATH!,
+    DATABASE_URL: store.url,
+    DATA_DIR: path.join(root, "platform"),
+    PORT: String(port),
+    S3_PORT: String(s3Port),
+    ROLES: "api,s3",
+    LOG_LEVEL: "warn",
+    RATE_LIMIT_RPS: "1000000",
+    ...(process.env.S3_DIGEST_WORKERS ? { S3_DIGEST_WORKERS: process.env.S3_DIGEST_WORKERS } : {}),
+  },
+  stdio: ["ignore", "inherit", "inherit"],
+});
+const base = `http://127.0.0.1:${port}`;
+
+async function api(method: string, url: string, token?: string, body?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}
+
+try {
+  for (let i = 0; ; i++) {
+    if ((await fetch(`${base}/v1/edition`).catch(() => null))?.status === 200) break;
+    if (i > 600) throw new Error("the platform did not start");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const token = (
+    await api("POST", "/v1/auth/signup", undefined, { email: "bench@example.com", password: "long enough pw" })
+  ).json.token;
+  const bucket = (await api("POST", "/v1/buckets", token, { name: "bench-bucket" })).json.name as string;
+  const key = (await api("POST", "/v1/buckets/keys", token, { name: "bench", permission: "read_write" })).json;
+  const signer = new SignatureV4({
+    service: "s3",
+    region: "us-east-1",
+    credentials: { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+    sha256: Hash.bind(null, "sha256"),
+    uriEscapePath: false,
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const host = `127.0.0.1:${s3Port}`;
+
+  /** One signed request; resolves with the status and the number of body bytes received. */
+  async function s3(method: "PUT" | "GET", objectKey: string, body?: Buffer): Promise<number> {
+    const p = `/${bucket}/${objectKey}`;
+    const headers: Record<string, string> = { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" };
+    if (body) headers["content-length"] = String(body.length);
+    const signed = await signer.sign({ method, protocol: "http:", hostname: host, path: p, query: {}, headers });
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: "127.0.0.1", port: s3Port, method, path: p, headers: signed.headers, agent },
+        (res) => {
+          let n = 0;
+          res.on("data", (c: Buffer) => (n += c.length));
+          res.on("end", () =>
+            res.statusCode === 200 ? resolve(n) : reject(new Error(`${method} ${p}: ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  const plainDir = path.join(root, "plain");
+  await mkdir(plainDir, { recursive: true });
+  async function plainWrite(name: string, data: Buffer): Promise<void> {
+    const fh = await open(path.join(plainDir, name), "w");
+    await fh.writeFile(data);
+    await fh.sync();
+    await fh.close();
+  }
+
+  const rows: string[][] = [];
+  const loadAtStart = os.loadavg()[0].toFixed(1);
+  const mbps = (bytes: number, ms: number) => bytes / MiB / (ms / 1000);
+  const timed = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await fn();
+    return performance.now() - t0;
+  };
+  const ratio = (g: number, f: number) => `${(g / f).toFixed(2)}×`;
+  // CPU the platform process spent (all its threads), read around the gateway's requests only
+  const cpu = { ms: 0 };
+  const cpuNow = async () => {
+    const f = (await readFile(`/proc/${child.pid}/stat`, "utf8")).split(") ")[1].split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in ticks of 10 ms
+  };
+  const gw = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const c0 = await cpuNow();
+    const out = await fn();
+    cpu.ms += (await cpuNow()) - c0;
+    return out;
+  };
+  const cpuCell = (ms: number, per: number, unit: string) => `${(ms / per).toFixed(unit === "ms/MiB" ? 2 : 0)} ${unit}`;
+
+  // gateway and files interleaved object by object, so a busy machine slows both alike
+  for (const [label, size, count] of [
+    ["1 MiB", MiB, SMALL_COUNT],
+    ["64 MiB", 64 * MiB, LARGE_COUNT],
+  ] as const) {
+    const data = randomBytes(size);
+    const total = size * count;
+    log(`${label}: ${count} objects`);
+    let gwPut = 0;
+    let fsPut = 0;
+    cpu.ms = 0;
+    let gwGet = 0;
+    let fsGet = 0;
+    for (let i = 0; i < count; i++) {
+      gwPut += await gw(() => timed(() => s3("PUT", `obj-${size}-${i}`, data)));
+      fsPut += await timed(() => plainWrite(`obj-${size}-${i}`, data));
+    }
+    const putCpu = cpu.ms;
+    cpu.ms = 0;
+    for (let i = 0; i < count; i++) {
+      gwGet += await gw(() =>
+        timed(async () => {
+          if ((await s3("GET", `obj-${size}-${i}`)) !== size) throw new Error("short read");
+        }),
+      );
+      fsGet += await timed(async () => {
+        if ((await readFile(path.join(plainDir, `obj-${size}-${i}`))).length !== size) throw new Error("short read");
+      });
+    }
+    rows.push([
+      `PUT ${label} (MB/s)`,
+      mbps(total, gwPut).toFixed(0),
+      mbps(total, fsPut).toFixed(0),
+      ratio(fsPut, gwPut),
+      cpuCell(putCpu, total / MiB, "ms/MiB"),
+    ]);
+    rows.push([
+      `GET ${label} (MB/s)`,
+      mbps(total, gwGet).toFixed(0),
+      mbps(total, fsGet).toFixed(0),
+      ratio(fsGet, gwGet),
+      cpuCell(cpu.ms, total / MiB, "ms/MiB"),
+    ]);
+  }
+
+  // small objects: operations per second at CONCURRENCY, one-second slices of each in turn
+  const small = randomBytes(4096);
+  async function slice(fn: (worker: number) => Promise<unknown>): Promise<[number, number]> {
+    let done = 0;
+    const t0 = performance.now();
+    const until = t0 + 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, w) => {
+        while (performance.now() < until) {
+          await fn(w);
+          done++;
+        }
+      }),
+    );
+    return [done, performance.now() - t0];
+  }
+  const gwCount = new Map<number, number>();
+  const fsCount = new Map<number, number>();
+  const next = (m: Map<number, number>, w: number) => {
+    const i = m.get(w) ?? 0;
+    m.set(w, i + 1);
+    return i;
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => mkdir(path.join(plainDir, `small-${w}`))));
+  log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
+  const tally = { gwPut: [0, 0], fsPut: [0, 0], gwGet: [0, 0], fsGet: [0, 0] };
+  const smallCpu = { put: 0, get: 0 };
+  const add = (k: keyof typeof tally, [n, ms]: [number, number]) => {
+    tally[k][0] += n;
+    tally[k][1] += ms;
+  };
+  for (let s = 0; s < SECONDS; s++) {
+    cpu.ms = 0;
+    add("gwPut", await gw(() => slice((w) => s3("PUT", `small/${w}/${next(gwCount, w)}`, small))));
+    smallCpu.put += cpu.ms;
+    add("fsPut", await slice((w) => plainWrite(`small-${w}/${next(fsCount, w)}`, small)));
+  }
+  const pick = (m: Map<number, number>, w: number) => Math.floor(Math.random() * (m.get(w) ?? 1));
+  for (let s = 0; s < SECONDS; s++) {
+    cpu.ms = 0;
+    add("gwGet", await gw(() => slice((w) => s3("GET", `small/${w}/${pick(gwCount, w)}`))));
+    smallCpu.get += cpu.ms;
+    add("fsGet", await slice((w) => readFile(path.join(plainDir, `small-${w}`, String(pick(fsCount, w))))));
+  }
+  const ops = (k: keyof typeof tally) => tally[k][0] / (tally[k][1] / 1000);
+  const perOp = (ms: number, k: "gwPut" | "gwGet") => cpuCell(ms * 1000, tally[k][0], "µs/op");
+  rows.push([
+    "PUT 4 KiB (ops/s)",
+    ops("gwPut").toFixed(0),
+    ops("fsPut").toFixed(0),
+    ratio(ops("gwPut"), ops("fsPut")),
+    perOp(smallCpu.put, "gwPut"),
+  ]);
+  rows.push([
+    "GET 4 KiB (ops/s)",
+    ops("gwGet").toFixed(0),
+    ops("fsGet").toFixed(0),
+    ratio(ops("gwGet"), ops("fsGet")),
+    perOp(smallCpu.get, "gwGet"),
+  ]);
+
+  console.log(
+    `\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, load average ${loadAtStart} at start, ${os.loadavg()[0].toFixed(1)} at end:\n`,
+  );
+  printTable(["case", "gateway", "files", "gateway / files", "platform CPU"], rows);
+  agent.destroy();
+} finally {
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+  await store.stop();
+  await rm(root, { recursive: true, force: true });
+}

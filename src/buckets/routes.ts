@@ -1,0 +1,225 @@
+import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Principal } from "../auth/principal.js";
+import { Body, NoContent, Nullable, Timestamp } from "../http/schemas.js";
+import type { BucketsService } from "./service.js";
+import type { BucketRow, KeyRow } from "./repo.js";
+
+const tags = ["buckets"];
+const caller = (request: FastifyRequest): Principal => request.principal!;
+const read = { scope: "buckets:read", instance: { param: "id" } } as const;
+const write = { scope: "buckets:write", instance: { param: "id" } } as const;
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or name" }) });
+
+/** Where clients reach the gateway, for the bucket views. */
+export interface S3Endpoint {
+  /** the path-style endpoint (S3_PUBLIC_URL, or this gateway's listener) */
+  url(): string;
+  region: string;
+  /** virtual-host style: https?://<bucket>.<domain>[:port] */
+  domain: string;
+}
+
+const Bucket = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  endpoint: Type.String({ description: "S3 endpoint for path-style clients (forcePathStyle)" }),
+  virtual_host: Type.String({ description: "the bucket's virtual-host-style address" }),
+  region: Type.String(),
+  size_bytes: Type.Integer({ description: "bytes of the bucket's objects" }),
+  object_count: Type.Integer(),
+  created_at: Timestamp,
+  uploads_in_progress: Type.Optional(Type.Integer()),
+  upload_bytes: Type.Optional(Type.Integer({ description: "bytes held by parts of uploads in progress" })),
+});
+
+const AccessKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  access_key_id: Type.String(),
+  permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
+  bucket_ids: Nullable(
+    Type.Array(Type.String(), { description: "null: every bucket of the owner, present and future" }),
+  ),
+  created_at: Timestamp,
+  last_used_at: Nullable(Timestamp),
+  secret_access_key: Type.Optional(Type.String({ description: "shown once, at creation" })),
+  endpoint: Type.String(),
+  region: Type.String(),
+});
+
+export function bucketRoutes(app: FastifyInstance, svc: BucketsService, s3: S3Endpoint): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const view = (b: BucketRow & { uploads_in_progress?: number; upload_bytes?: number }) => {
+    const endpoint = s3.url();
+    const u = new URL(endpoint);
+    return {
+      id: b.id,
+      name: b.name,
+      endpoint,
+      virtual_host: `${u.protocol}//${b.name}.${s3.domain}${u.port ? `:${u.port}` : ""}`,
+      region: s3.region,
+      size_bytes: b.size_bytes,
+      object_count: b.object_count,
+      created_at: b.created_at.toISOString(),
+      ...(b.uploads_in_progress !== undefined
+        ? { uploads_in_progress: b.uploads_in_progress, upload_bytes: b.upload_bytes }
+        : {}),
+    };
+  };
+  const keyView = (k: KeyRow, secret?: string) => ({
+    id: k.id,
+    name: k.name,
+    access_key_id: k.access_key_id,
+    permission: k.permission,
+    bucket_ids: k.bucket_ids,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+    ...(secret !== undefined ? { secret_access_key: secret } : {}),
+    endpoint: s3.url(),
+    region: s3.region,
+  });
+
+  r.get(
+    "/v1/buckets",
+    {
+      config: { auth: { scope: "buckets:read", instance: "list" }, errors: [], summaryKo: "버킷 목록." },
+      schema: {
+        operationId: "listBuckets",
+        tags,
+        summary: "The caller's buckets with their S3 endpoint, region and size.",
+        response: { 200: Type.Array(Bucket) },
+      },
+    },
+    async (request) => (await svc.list(caller(request), request.instanceFilter)).map(view),
+  );
+
+  r.post(
+    "/v1/buckets",
+    {
+      config: {
+        auth: { scope: "buckets:write", instance: "create" },
+        errors: ["invalid_request", "slug_taken", "insufficient_funds"],
+        summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
+      },
+      schema: {
+        operationId: "createBucket",
+        tags,
+        summary:
+          "Create an S3-compatible bucket; the name follows S3 naming rules and is unique platform-wide (409 when taken).",
+        body: Body({ name: Type.String({ minLength: 3, maxLength: 63 }) }),
+        response: { 201: Bucket },
+      },
+    },
+    async (request, reply) => reply.code(201).send(view(await svc.create(caller(request), request.body))),
+  );
+
+  r.get(
+    "/v1/buckets/keys",
+    {
+      config: {
+        auth: { scope: "buckets:read", instance: "list" },
+        errors: [],
+        summaryKo: "S3 액세스 키 목록(비밀 키 제외).",
+      },
+      schema: {
+        operationId: "listBucketKeys",
+        tags,
+        summary: "The caller's live S3 access keys (secrets are never shown again).",
+        response: { 200: Type.Array(AccessKey) },
+      },
+    },
+    async (request) => (await svc.listKeys(caller(request), request.instanceFilter)).map((k) => keyView(k)),
+  );
+
+  r.post(
+    "/v1/buckets/keys",
+    {
+      config: {
+        auth: { scope: "buckets:write", instance: "create" },
+        errors: ["not_found"],
+        summaryKo: "S3 액세스 키를 발급합니다(비밀 키는 한 번만 표시).",
+      },
+      schema: {
+        operationId: "createBucketKey",
+        tags,
+        summary:
+          "Issue an S3 access key for some buckets (bucket_ids: ids or names) or all of the owner's (omitted), read or read_write; the secret is shown once.",
+        body: Body({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          bucket_ids: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }),
+          ),
+          permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
+        }),
+        response: { 201: AccessKey },
+      },
+    },
+    async (request, reply) => {
+      const { row, secret } = await svc.createKey(caller(request), request.body);
+      return reply.code(201).send(keyView(row, secret));
+    },
+  );
+
+  r.delete(
+    "/v1/buckets/keys/:id",
+    {
+      config: {
+        auth: { scope: "buckets:write", instance: "create" },
+        errors: ["not_found"],
+        summaryKo: "S3 액세스 키를 폐기합니다(게이트웨이가 즉시 거부).",
+      },
+      schema: {
+        operationId: "revokeBucketKey",
+        tags,
+        summary: "Revoke an S3 access key; the gateway refuses it from the next request on.",
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await svc.revokeKey(caller(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  r.get(
+    "/v1/buckets/:id",
+    {
+      config: { auth: read, errors: ["not_found"], summaryKo: "버킷 상세(엔드포인트, 리전, 크기)." },
+      schema: {
+        operationId: "getBucket",
+        tags,
+        summary: "One bucket by id or name: S3 endpoint, region, size and object count, uploads in progress.",
+        params: Params,
+        response: { 200: Bucket },
+      },
+    },
+    async (request) => view(await svc.detail(caller(request), request.params.id)),
+  );
+
+  r.delete(
+    "/v1/buckets/:id",
+    {
+      config: {
+        auth: write,
+        errors: ["not_found", "bucket_not_empty"],
+        summaryKo: "버킷을 삭제합니다(비어 있지 않으면 ?force=1 필요).",
+      },
+      schema: {
+        operationId: "deleteBucket",
+        tags,
+        summary:
+          "Delete a bucket; one holding objects or uploads in progress answers 409 bucket_not_empty unless ?force=1.",
+        params: Params,
+        querystring: Type.Object({ force: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])) }),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await svc.remove(caller(request), request.params.id, request.query.force === "1");
+      return reply.code(204).send(null);
+    },
+  );
+}
