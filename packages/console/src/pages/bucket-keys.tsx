@@ -66,8 +66,7 @@ function KeyTable(props: { keys: AccessKey[]; buckets: Bucket[]; busy: boolean; 
         <thead>
           <tr>
             <th>{t("bk.keyName")}</th>
-            <th>{t("bk.permission")}</th>
-            <th>{t("bk.scope")}</th>
+            <th>{t("bk.access")}</th>
             <th className="hide-sm">{t("bk.lastUsed")}</th>
             <th>
               <span className="sr-only">{t("bk.revoke")}</span>
@@ -79,28 +78,28 @@ function KeyTable(props: { keys: AccessKey[]; buckets: Bucket[]; busy: boolean; 
             <tr key={k.id} data-key={k.access_key_id}>
               <td>
                 {k.name}
-                <code className="muted small block">{k.access_key_id}</code>
+                <code className="muted small sub">{k.access_key_id}</code>
               </td>
-              <td>
+              <td className="key-access">
                 <span className={`badge perm-${k.permission}`}>{t(`bk.perm.${k.permission}` as MessageKey)}</span>
-              </td>
-              <td>
-                {k.bucket_ids === null ? (
-                  <span className="muted">{t("bk.allBuckets")}</span>
-                ) : (
-                  k.bucket_ids.map((id) => {
-                    const b = byId.get(id);
-                    return b ? (
-                      <Link key={id} to={bucketPath(b)} className="chip">
-                        {b.name}
-                      </Link>
-                    ) : (
-                      <span key={id} className="chip">
-                        {id.slice(0, 8)}
-                      </span>
-                    );
-                  })
-                )}
+                <div className="key-buckets">
+                  {k.bucket_ids === null ? (
+                    <span className="muted small">{t("bk.allBuckets")}</span>
+                  ) : (
+                    k.bucket_ids.map((id) => {
+                      const b = byId.get(id);
+                      return b ? (
+                        <Link key={id} to={bucketPath(b)} className="chip">
+                          {b.name}
+                        </Link>
+                      ) : (
+                        <span key={id} className="chip">
+                          {id.slice(0, 8)}
+                        </span>
+                      );
+                    })
+                  )}
+                </div>
               </td>
               <td className="hide-sm">{k.last_used_at ? when(locale, k.last_used_at) : t("common.never")}</td>
               <td className="right">
@@ -208,7 +207,7 @@ function IssueKey({ buckets, onIssued }: { buckets: Bucket[] | null; onIssued: (
                 <input type="radio" name="permission" checked={permission === p} onChange={() => setPermission(p)} />
                 <span>
                   {t(`bk.perm.${p}` as MessageKey)}
-                  <span className="hint block">{t(`bk.permHint.${p}` as MessageKey)}</span>
+                  <span className="hint sub">{t(`bk.permHint.${p}` as MessageKey)}</span>
                 </span>
               </label>
             ))}

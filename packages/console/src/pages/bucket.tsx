@@ -32,39 +32,49 @@ export function BucketPage({ id }: { id: string }) {
           {t("bk.issueFor")}
         </Link>
       </div>
-      <div className="grid halves">
-        <Card title={t("bk.details")}>
-          <dl className="props">
-            <dt>{t("bk.endpoint")}</dt>
-            <dd className="copy-line">
-              <code data-testid="endpoint">{b.endpoint}</code>
-              <CopyButton text={b.endpoint} label={t("bk.endpoint")} />
-            </dd>
-            <dt>{t("bk.virtualHost")}</dt>
-            <dd className="copy-line">
-              <code>{b.virtual_host}</code>
-              <CopyButton text={b.virtual_host} label={t("bk.virtualHost")} />
-            </dd>
-            <dt>{t("bk.region")}</dt>
-            <dd>
-              <code>{b.region}</code>
-            </dd>
-            <dt>{t("bk.size")}</dt>
-            <dd data-testid="bucket-size">{bytes(b.size_bytes, locale)}</dd>
-            <dt>{t("bk.objects")}</dt>
-            <dd data-testid="bucket-objects">{b.object_count}</dd>
-            {uploads > 0 && (
-              <>
-                <dt>{t("bk.uploads")}</dt>
-                <dd>{t("bk.uploadsValue", { n: uploads, size: bytes(b.upload_bytes ?? 0, locale) })}</dd>
-              </>
-            )}
-            <dt>{t("bk.created")}</dt>
-            <dd>{when(locale, b.created_at)}</dd>
-          </dl>
-        </Card>
-        <UsageCard bucket={b} />
-      </div>
+      <Card title={t("bk.details")}>
+        <div className="mini-stats">
+          <div>
+            <span className="muted small">{t("bk.size")}</span>
+            <span className="mini-value" data-testid="bucket-size">
+              {bytes(b.size_bytes, locale)}
+            </span>
+          </div>
+          <div>
+            <span className="muted small">{t("bk.objects")}</span>
+            <span className="mini-value" data-testid="bucket-objects">
+              {b.object_count}
+            </span>
+          </div>
+          <div>
+            <span className="muted small">{t("bk.region")}</span>
+            <span className="mini-value mono-value">{b.region}</span>
+          </div>
+          <div>
+            <span className="muted small">{t("bk.created")}</span>
+            <span className="mini-value small-value">{when(locale, b.created_at)}</span>
+          </div>
+        </div>
+        <dl className="props flush bucket-props">
+          <dt>{t("bk.endpoint")}</dt>
+          <dd className="copy-line">
+            <code data-testid="endpoint">{b.endpoint}</code>
+            <CopyButton text={b.endpoint} label={t("bk.endpoint")} />
+          </dd>
+          <dt>{t("bk.virtualHost")}</dt>
+          <dd className="copy-line">
+            <code>{b.virtual_host}</code>
+            <CopyButton text={b.virtual_host} label={t("bk.virtualHost")} />
+          </dd>
+          {uploads > 0 && (
+            <>
+              <dt>{t("bk.uploads")}</dt>
+              <dd>{t("bk.uploadsValue", { n: uploads, size: bytes(b.upload_bytes ?? 0, locale) })}</dd>
+            </>
+          )}
+        </dl>
+      </Card>
+      <UsageCard bucket={b} />
       <DeleteCard bucket={b} onRefused={bucket.reload} />
     </>
   );
@@ -80,9 +90,11 @@ function snippet(tool: (typeof TOOLS)[number], b: Bucket): string {
       "export AWS_ACCESS_KEY_ID=<access key id>",
       "export AWS_SECRET_ACCESS_KEY=<secret access key>",
       `export AWS_DEFAULT_REGION=${b.region}`,
+      `export AWS_ENDPOINT_URL=${b.endpoint}`,
+      "aws configure set default.s3.addressing_style path",
       "",
-      `aws --endpoint-url ${b.endpoint} s3 cp ./photo.jpg s3://${b.name}/photo.jpg`,
-      `aws --endpoint-url ${b.endpoint} s3 ls s3://${b.name}/`,
+      `aws s3 cp ./photo.jpg s3://${b.name}/photo.jpg`,
+      `aws s3 ls s3://${b.name}/`,
     ].join("\n");
   if (tool === "js")
     return [

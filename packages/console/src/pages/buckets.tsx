@@ -99,7 +99,7 @@ export function BucketsPage() {
                       <td className="hide-sm">{b.region}</td>
                       <td className="right num">
                         <span className="size">{bytes(b.size_bytes, locale)}</span>
-                        <span className="muted small block">{objectsText(t, b.object_count)}</span>
+                        <span className="muted small sub">{objectsText(t, b.object_count)}</span>
                       </td>
                       <td className="hide-sm">{when(locale, b.created_at)}</td>
                     </tr>
