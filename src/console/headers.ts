@@ -64,4 +64,7 @@ export const CONSOLE_PAGES = [
   "/sites/new",
   "/sites/:slug",
   "/domains",
+  "/buckets",
+  "/buckets/keys",
+  "/buckets/:id",
 ];

@@ -20,6 +20,9 @@ import { SitePage } from "./pages/site";
 import { DomainsPage } from "./pages/all-domains";
 import { BuildsPage, NewBuildPage } from "./pages/builds";
 import { BuildPage } from "./pages/build";
+import { BucketsPage } from "./pages/buckets";
+import { BucketPage } from "./pages/bucket";
+import { BucketKeysPage } from "./pages/bucket-keys";
 
 export interface Me {
   id: string;
@@ -96,6 +99,7 @@ function Shell() {
   const nav: [string, string, string[]?][] = [
     ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/volumes", "/templates"]],
     ["/sites", t("nav.sites")],
+    ["/buckets", t("nav.buckets")],
     ["/domains", t("nav.domains")],
     ["/databases", t("nav.databases")],
     ["/keys", t("nav.keys")],
@@ -177,6 +181,10 @@ function Page({
   const site = /^\/sites\/([^/]+)$/.exec(path);
   if (site) return <SitePage slug={decodeURIComponent(site[1])} />;
   if (path === "/domains") return <DomainsPage />;
+  if (path === "/buckets") return <BucketsPage />;
+  if (path === "/buckets/keys") return <BucketKeysPage />;
+  const bucket = /^\/buckets\/([^/]+)$/.exec(path);
+  if (bucket) return <BucketPage id={decodeURIComponent(bucket[1])} />;
   if (path === "/volumes") return <VolumesPage />;
   if (path === "/templates") return <TemplatesPage />;
   if (path === "/keys") return <KeysPage />;

@@ -1,5 +1,6 @@
 import { createContext, useContext } from "react";
 import { appsEn, appsKo } from "./i18n-apps";
+import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { sitesEn, sitesKo } from "./i18n-sites";
@@ -173,6 +174,7 @@ const en = {
   ...sitesEn,
   ...domainsEn,
   ...buildsEn,
+  ...bucketsEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -346,6 +348,7 @@ const ko: Record<MessageKey, string> = {
   ...sitesKo,
   ...domainsKo,
   ...buildsKo,
+  ...bucketsKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };

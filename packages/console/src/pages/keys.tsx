@@ -23,6 +23,7 @@ const RESOURCES = [
   "builds",
   "static",
   "domains",
+  "buckets",
   "registry",
   "billing",
 ] as const;
