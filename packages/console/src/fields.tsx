@@ -1,4 +1,5 @@
 import type { InputHTMLAttributes } from "react";
+import { useI18n } from "./i18n";
 import { Card, CopyButton, Field, TypeToConfirm } from "./ui";
 
 /**
@@ -78,5 +79,39 @@ export function CopyField(props: {
         )}
       </dd>
     </>
+  );
+}
+
+/** A new app's name and optional slug, side by side. */
+export function NameAndSlug(props: {
+  label: string;
+  inputName: string;
+  name: string;
+  setName: (v: string) => void;
+  slug: string;
+  setSlug: (v: string) => void;
+  slugHint: string;
+  errors: { name?: string; slug?: string };
+}) {
+  const { t } = useI18n();
+  return (
+    <div className="field-pair">
+      <NameField
+        label={props.label}
+        name={props.inputName}
+        value={props.name}
+        onValue={props.setName}
+        error={props.errors.name}
+        hint={t("pods.nameHint")}
+      />
+      <NameField
+        label={t("pods.slug")}
+        name="slug"
+        value={props.slug}
+        onValue={props.setSlug}
+        error={props.errors.slug}
+        hint={props.slugHint}
+      />
+    </div>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api, unwrap, type Pod, type Template } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { NameField } from "../fields";
+import { NameAndSlug } from "../fields";
 import { ListPage, PageHead } from "../lists";
 import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, podBusy, SLUG } from "./apps-common";
@@ -106,24 +106,16 @@ export function NewPodPage() {
               )}
             </Field>
           )}
-          <div className="field-pair">
-            <NameField
-              label={t("pods.name")}
-              name="pod-name"
-              value={name}
-              onValue={setName}
-              error={errors.name}
-              hint={t("pods.nameHint")}
-            />
-            <NameField
-              label={t("pods.slug")}
-              name="slug"
-              value={slug}
-              onValue={setSlug}
-              error={errors.slug}
-              hint={t("pods.slugHint")}
-            />
-          </div>
+          <NameAndSlug
+            label={t("pods.name")}
+            inputName="pod-name"
+            name={name}
+            setName={setName}
+            slug={slug}
+            setSlug={setSlug}
+            slugHint={t("pods.slugHint")}
+            errors={errors}
+          />
           <SpecFields spec={spec} set={set} errors={errors} optionalImage={!!template} />
           <ErrorNote error={action.error} />
           <Submit busy={action.busy}>{t("pods.create")}</Submit>

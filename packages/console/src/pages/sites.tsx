@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api, unwrap, type Site } from "../api";
 import { useI18n, when, type Translate } from "../i18n";
 import { Link, useRouter } from "../router";
-import { NameField, TextField } from "../fields";
+import { NameAndSlug, TextField } from "../fields";
 import { ListPage, PageHead } from "../lists";
 import { Card, ErrorNote, Submit, useAction, useLoad } from "../ui";
 import { SLUG } from "./apps-common";
@@ -97,24 +97,16 @@ export function NewSitePage() {
       <PageHead title={t("sites.create")} back="/sites" />
       <Card>
         <form className="narrow wide" noValidate onSubmit={submit}>
-          <div className="field-pair">
-            <NameField
-              label={t("sites.name")}
-              name="site-name"
-              value={name}
-              onValue={setName}
-              error={errors.name}
-              hint={t("pods.nameHint")}
-            />
-            <NameField
-              label={t("pods.slug")}
-              name="slug"
-              value={slug}
-              onValue={setSlug}
-              error={errors.slug}
-              hint={t("sites.slugHint")}
-            />
-          </div>
+          <NameAndSlug
+            label={t("sites.name")}
+            inputName="site-name"
+            name={name}
+            setName={setName}
+            slug={slug}
+            setSlug={setSlug}
+            slugHint={t("sites.slugHint")}
+            errors={errors}
+          />
           <SiteOptions
             spa={spa}
             setSpa={setSpa}
