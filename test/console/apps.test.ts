@@ -6,7 +6,7 @@ import { call, OPERATOR_TOKEN } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { listeningApp } from "../clients/lib.js";
 import { Podman, run } from "../registry/lib.js";
-import { haveChromium, launch, shot, watchErrors } from "./browser.js";
+import { haveChromium, launch, openPage, shot, signUp, waitUntil } from "./browser.js";
 
 const APPS_ENV = {
   APPS_ALLOW_LOCAL_IMAGES: "1", // the shared test images live in the host's local store
@@ -39,23 +39,14 @@ describe("console apps pages in chromium", { skip: haveChromium ? false : "chrom
 
   const api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, body?: unknown) =>
     call(t.app, { method, url, token, body });
-  const waitFor = async (what: () => Promise<boolean>, ms = 60_000) => {
-    const deadline = Date.now() + ms;
-    while (!(await what())) {
-      if (Date.now() > deadline) assert.fail("timed out");
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  const waitFor = (what: () => Promise<boolean>) => waitUntil(what, 60_000);
 
   before(async () => {
     [v1, v2] = [await testImage("TEST_IMAGE_HTTPD_V1"), await testImage("TEST_IMAGE_HTTPD_V2")];
     t = await listeningApp({ startJobs: true, env: APPS_ENV });
     ({ browser, close: closeBrowser } = await launch());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on("dialog", (d) => void d.accept()); // the volume and template delete confirmations
-    errors = watchErrors(page);
+    // dialogs: the volume and template delete confirmations
+    ({ page, errors } = await openPage(browser, { acceptDialogs: true }));
   });
   after(async () => {
     await closeBrowser?.();
@@ -70,11 +61,7 @@ describe("console apps pages in chromium", { skip: haveChromium ? false : "chrom
   });
 
   test("sign up, open Apps, and create a pod: the form validates, then the pod becomes running live", async () => {
-    await page.goto(`${t.baseUrl}/signup`);
-    await page.getByLabel("E-mail").fill(email);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL("**/databases");
+    await signUp(page, t.baseUrl, email, password);
     token = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password } })).json().token;
     await page.getByRole("link", { name: "Apps" }).click();
     await page.getByRole("heading", { name: "Pods", level: 1 }).waitFor();

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -63,4 +64,36 @@ export async function shot(page: Page, name: string): Promise<string> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** A page in a new desktop-sized English context, with its errors watched; dialogs (delete confirmations) accepted. */
+export async function openPage(
+  browser: Browser,
+  opts: { timeout?: number; acceptDialogs?: boolean; clipboardOrigin?: string } = {},
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
+  if (opts.clipboardOrigin)
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: opts.clipboardOrigin });
+  const page = await context.newPage();
+  page.setDefaultTimeout(opts.timeout ?? 20_000);
+  if (opts.acceptDialogs) page.on("dialog", (d) => void d.accept());
+  return { page, errors: watchErrors(page) };
+}
+
+/** Signs up on the console's page and waits for the landing page (databases). */
+export async function signUp(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/signup`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.waitForURL("**/databases");
+}
+
+/** Polls until `what` holds, failing the test after `ms`. */
+export async function waitUntil(what: () => Promise<boolean>, ms: number, every = 250): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > deadline) assert.fail("timed out");
+    await new Promise((r) => setTimeout(r, every));
+  }
 }

@@ -9,7 +9,7 @@ import { listeningApp } from "../clients/lib.js";
 import { run } from "../registry/lib.js";
 import { httpGet, waitPod } from "../apps/lib.js";
 import { BUSYBOX } from "../builds/lib.js";
-import { haveChromium, launch, shot, watchErrors } from "./browser.js";
+import { haveChromium, launch, openPage, shot, signUp } from "./browser.js";
 
 /** A FROM scratch image around busybox-static: nothing is downloaded. Browsers send no file modes, hence --chmod. */
 const httpd = (extra = "") => `FROM scratch
@@ -69,10 +69,7 @@ describe("console builds pages in chromium", { skip: haveChromium ? false : "chr
       },
     });
     ({ browser, close: closeBrowser } = await launch());
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
-    page = await ctx.newPage();
-    page.setDefaultTimeout(20_000);
-    errors = watchErrors(page);
+    ({ page, errors } = await openPage(browser));
   });
   after(async () => {
     await closeBrowser?.();
@@ -87,11 +84,7 @@ describe("console builds pages in chromium", { skip: haveChromium ? false : "chr
   });
 
   test("a folder with a Dockerfile is packed in the page, built with its log live, image and digest shown", async () => {
-    await page.goto(`${t.baseUrl}/signup`);
-    await page.getByLabel("E-mail").fill(email);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL("**/databases");
+    await signUp(page, t.baseUrl, email, password);
     token = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password } })).json().token;
     await page.getByRole("link", { name: "Apps" }).click();
     await page.getByRole("link", { name: "Builds", exact: true }).click();

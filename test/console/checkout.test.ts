@@ -7,7 +7,7 @@ import { startPaymentsApp, type PaymentsTestApp } from "../fakes/payments-app.js
 import { loadConfig } from "../../src/config/config.js";
 import { checkoutSources } from "../../src/billing/payments/checkout.js";
 import { consoleCsp } from "../../src/console/headers.js";
-import { haveChromium, launch, shot, watchErrors } from "./browser.js";
+import { haveChromium, launch, openPage, shot, signUp } from "./browser.js";
 import { startFakeCheckoutScripts, type FakeCheckoutScripts } from "./fake-checkout.js";
 
 /** The CSP sources of the real providers' default script URLs: their documented origins, nothing else. */
@@ -75,10 +75,7 @@ describe("console checkout in chromium", { skip: haveChromium ? false : "chromiu
     await p.t.app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(p.t.app.server.address() as AddressInfo).port}`;
     ({ browser, close: closeBrowser } = await launch());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    errors = watchErrors(page);
+    ({ page, errors } = await openPage(browser, { timeout: 15_000 }));
   });
   after(async () => {
     await closeBrowser?.();
@@ -104,11 +101,7 @@ describe("console checkout in chromium", { skip: haveChromium ? false : "chromiu
   });
 
   test("Stripe: the Payment Element takes the card, Stripe redirects back, the top-up is confirmed", async () => {
-    await page.goto(`${base}/signup`);
-    await page.getByLabel("E-mail").fill(email);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL("**/databases");
+    await signUp(page, base, email, "correct horse battery");
     const { rows } = await p.t.db.query<{ id: string }>("SELECT id FROM accounts WHERE email = $1", [email]);
     accountId = rows[0].id;
 

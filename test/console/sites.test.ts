@@ -10,7 +10,7 @@ import { listeningApp } from "../clients/lib.js";
 import { APPS_DOMAIN, get } from "../static/lib.js";
 import { FakeCloudflare, TestDns } from "../domains/lib.js";
 import type { Edge } from "../../src/edge/module.js";
-import { haveChromium, launch, shot, watchErrors } from "./browser.js";
+import { haveChromium, launch, openPage, shot, signUp, waitUntil } from "./browser.js";
 
 const CF_TOKEN = `cf-${randomBytes(18).toString("hex")}`;
 
@@ -50,13 +50,7 @@ describe(
     const email = `sites-${Date.now()}@example.com`;
     const password = "correct horse battery";
 
-    const waitFor = async (what: () => Promise<boolean>, ms = 20_000) => {
-      const deadline = Date.now() + ms;
-      while (!(await what())) {
-        if (Date.now() > deadline) assert.fail("timed out");
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    };
+    const waitFor = (what: () => Promise<boolean>) => waitUntil(what, 20_000, 150);
     const served = async (label: string, body: RegExp) =>
       waitFor(async () => body.test((await get(edgePort, label, "/")).text));
 
@@ -80,12 +74,8 @@ describe(
       });
       edgePort = t.platform.state<Edge>("edge").port!;
       ({ browser, close: closeBrowser } = await launch());
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US" });
-      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.baseUrl });
-      page = await context.newPage();
-      page.setDefaultTimeout(20_000);
-      page.on("dialog", (d) => void d.accept()); // the domain delete confirmations
-      errors = watchErrors(page);
+      // dialogs: the domain delete confirmations
+      ({ page, errors } = await openPage(browser, { acceptDialogs: true, clipboardOrigin: t.baseUrl }));
     });
     after(async () => {
       await closeBrowser?.();
@@ -96,11 +86,7 @@ describe(
     });
 
     test("sign up, open Sites, create a site: the form validates first", async () => {
-      await page.goto(`${t.baseUrl}/signup`);
-      await page.getByLabel("E-mail").fill(email);
-      await page.getByLabel("Password").fill(password);
-      await page.getByRole("button", { name: "Create account" }).click();
-      await page.waitForURL("**/databases");
+      await signUp(page, t.baseUrl, email, password);
       token = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password } })).json().token;
       await page.getByRole("link", { name: "Sites" }).click();
       await page.getByRole("heading", { name: "Static sites", level: 1 }).waitFor();

@@ -2,7 +2,8 @@ import { useState } from "react";
 import { api, session, unwrap } from "../api";
 import { useI18n, money, type Locale } from "../i18n";
 import type { Me } from "../app";
-import { Card, ErrorNote, Field, Notice, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
+import { DeleteByName, TextField } from "../fields";
+import { Card, ErrorNote, Field, Notice, Submit, useAction, useLoad } from "../ui";
 
 interface Caps {
   account_spend_cap_krw: number;
@@ -30,18 +31,16 @@ export function AccountPage({
         <Profile me={me} onChanged={onChanged} />
         <Password />
         <SpendCaps />
-        <Card title={t("account.danger")}>
-          <TypeToConfirm
-            expected={me.email}
-            hint={t("account.dangerHint")}
-            label={t("account.danger")}
-            onConfirm={async () => {
-              await unwrap(api.POST("/v1/me/delete"));
-              await session("/console/signout").catch(() => {});
-              onDeleted();
-            }}
-          />
-        </Card>
+        <DeleteByName
+          title={t("account.danger")}
+          name={me.email}
+          hint={t("account.dangerHint")}
+          onConfirm={async () => {
+            await unwrap(api.POST("/v1/me/delete"));
+            await session("/console/signout").catch(() => {});
+            onDeleted();
+          }}
+        />
       </div>
     </>
   );
@@ -74,17 +73,7 @@ function Profile({ me, onChanged }: { me: Me; onChanged: (m: Me) => void }) {
           void action.run();
         }}
       >
-        <Field label={t("account.displayName")} error={invalid}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField label={t("account.displayName")} error={invalid} value={name} onValue={setName} />
         <Field label={t("account.locale")}>
           {({ id }) => (
             <select id={id} name="locale" value={locale} onChange={(e) => setLoc(e.target.value as Locale)}>
@@ -128,32 +117,23 @@ function Password() {
           if (!errs.current && !errs.next) void action.run();
         }}
       >
-        <Field label={t("account.current")} error={errors.current}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="password"
-              autoComplete="current-password"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={current}
-              onChange={(e) => setCurrent(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label={t("account.new")} error={errors.next} hint={t("auth.passwordHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="password"
-              autoComplete="new-password"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={next}
-              onChange={(e) => setNext(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("account.current")}
+          error={errors.current}
+          type="password"
+          autoComplete="current-password"
+          value={current}
+          onValue={setCurrent}
+        />
+        <TextField
+          label={t("account.new")}
+          error={errors.next}
+          hint={t("auth.passwordHint")}
+          type="password"
+          autoComplete="new-password"
+          value={next}
+          onValue={setNext}
+        />
         <ErrorNote error={action.error} />
         {done && <Notice>{t("account.passwordChanged")}</Notice>}
         <Submit busy={action.busy}>{t("common.save")}</Submit>
@@ -198,38 +178,22 @@ function SpendCaps() {
           if (!errs.account && !errs.app) void action.run();
         }}
       >
-        <Field
+        <TextField
           label={t("account.accountCap")}
           error={errors.account}
           hint={note(caps.data?.account_spend_cap_is_default, caps.data?.account_spend_cap_krw)}
-        >
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={a}
-              onChange={(e) => setAccountCap(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+          inputMode="numeric"
+          value={a}
+          onValue={setAccountCap}
+        />
+        <TextField
           label={t("account.appCap")}
           error={errors.app}
           hint={note(caps.data?.app_spend_cap_is_default, caps.data?.app_spend_cap_krw)}
-        >
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={p}
-              onChange={(e) => setAppCap(e.target.value)}
-            />
-          )}
-        </Field>
+          inputMode="numeric"
+          value={p}
+          onValue={setAppCap}
+        />
         <ErrorNote error={action.error} />
         {done && <Notice>{t("common.saved")}</Notice>}
         <Submit busy={action.busy}>{t("common.save")}</Submit>

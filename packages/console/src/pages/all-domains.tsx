@@ -1,7 +1,8 @@
 import { api, unwrap, type Domain } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link } from "../router";
-import { Card, ErrorNote, Spinner, useAction, useLoad } from "../ui";
+import { DeleteButton, ListPage, srOnly } from "../lists";
+import { useAction, useLoad } from "../ui";
 
 /** Where an app's page is, by the kind the domain recorded. */
 export function appPath(app: Domain["app"]): string {
@@ -26,84 +27,57 @@ export function DomainsPage() {
   });
   const orphans = (list.data ?? []).filter((d) => !d.app_exists).length;
   return (
-    <>
-      <div className="page-head">
-        <div>
-          <h1>{t("alld.title")}</h1>
-          <p className="muted">{t("alld.intro")}</p>
-        </div>
-      </div>
-      <ErrorNote error={list.error || remove.error} />
-      {orphans > 0 && (
-        <p className="note warn">{orphans === 1 ? t("alld.orphan") : t("alld.orphans", { n: orphans })}</p>
-      )}
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("alld.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table data-testid="all-domains">
-              <thead>
-                <tr>
-                  <th>{t("alld.domain")}</th>
-                  <th>{t("alld.app")}</th>
-                  <th>{t("sites.status")}</th>
-                  <th className="hide-sm">{t("alld.added")}</th>
-                  <th>
-                    <span className="sr-only">{t("db.actions")}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((d) => (
-                  <tr key={d.id} data-domain={d.domain}>
-                    <td>
-                      <code>{d.domain}</code>
-                    </td>
-                    <td>
-                      <span className="muted small">{t(`alld.kind.${d.app.kind}` as MessageKey)} </span>
-                      {d.app_exists ? (
-                        <Link to={appPath(d.app)}>{d.app.slug}</Link>
-                      ) : (
-                        <>
-                          <span>{d.app.slug}</span>{" "}
-                          <span className="badge state-failed" data-state="app-gone">
-                            {t("dom.appGone")}
-                          </span>
-                        </>
-                      )}
-                    </td>
-                    <td>
-                      <span
-                        className={`badge ${d.status === "verified" ? "state-running" : "state-queued"}`}
-                        data-state={d.status}
-                      >
-                        {t(`dom.${d.status}` as MessageKey)}
-                      </span>
-                    </td>
-                    <td className="hide-sm">{when(locale, d.created_at)}</td>
-                    <td className="right">
-                      <button
-                        type="button"
-                        className="btn small danger"
-                        disabled={remove.busy}
-                        aria-label={`${t("common.delete")} ${d.domain}`}
-                        onClick={() => void remove.run(d)}
-                      >
-                        {t("common.delete")}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
-    </>
+    <ListPage
+      title={t("alld.title")}
+      intro={t("alld.intro")}
+      list={list}
+      error={list.error || remove.error}
+      note={
+        orphans > 0 && (
+          <p className="note warn">{orphans === 1 ? t("alld.orphan") : t("alld.orphans", { n: orphans })}</p>
+        )
+      }
+      empty={t("alld.empty")}
+      testId="all-domains"
+      rowData={(d) => ({ "data-domain": d.domain })}
+      columns={[
+        { head: t("alld.domain"), cell: (d) => <code>{d.domain}</code> },
+        {
+          head: t("alld.app"),
+          cell: (d) => (
+            <>
+              <span className="muted small">{t(`alld.kind.${d.app.kind}` as MessageKey)} </span>
+              {d.app_exists ? (
+                <Link to={appPath(d.app)}>{d.app.slug}</Link>
+              ) : (
+                <>
+                  <span>{d.app.slug}</span>{" "}
+                  <span className="badge state-failed" data-state="app-gone">
+                    {t("dom.appGone")}
+                  </span>
+                </>
+              )}
+            </>
+          ),
+        },
+        {
+          head: t("sites.status"),
+          cell: (d) => (
+            <span
+              className={`badge ${d.status === "verified" ? "state-running" : "state-queued"}`}
+              data-state={d.status}
+            >
+              {t(`dom.${d.status}` as MessageKey)}
+            </span>
+          ),
+        },
+        { head: t("alld.added"), className: "hide-sm", cell: (d) => when(locale, d.created_at) },
+        {
+          head: srOnly(t("db.actions")),
+          cellClass: "right",
+          cell: (d) => <DeleteButton target={d.domain} busy={remove.busy} onClick={() => void remove.run(d)} />,
+        },
+      ]}
+    />
   );
 }

@@ -2,7 +2,8 @@ import { useState } from "react";
 import { session } from "../api";
 import { useI18n } from "../i18n";
 import { Link } from "../router";
-import { ErrorNote, Field, Submit, useAction } from "../ui";
+import { TextField } from "../fields";
+import { ErrorNote, Submit, useAction } from "../ui";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -39,38 +40,25 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
         <h1>{title}</h1>
         <p className="muted">{t("auth.welcome")}</p>
         <form onSubmit={submit} noValidate>
-          <Field label={t("auth.email")} error={errors.email}>
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                name="email"
-                type="email"
-                autoComplete="email"
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field
+          <TextField
+            label={t("auth.email")}
+            error={errors.email}
+            name="email"
+            type="email"
+            autoComplete="email"
+            value={email}
+            onValue={setEmail}
+          />
+          <TextField
             label={t("auth.password")}
             error={errors.password}
             hint={mode === "signup" ? t("auth.passwordHint") : undefined}
-          >
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                name="password"
-                type="password"
-                autoComplete={mode === "signup" ? "new-password" : "current-password"}
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-              />
-            )}
-          </Field>
+            name="password"
+            type="password"
+            autoComplete={mode === "signup" ? "new-password" : "current-password"}
+            value={password}
+            onValue={setPassword}
+          />
           <ErrorNote error={action.error} />
           <Submit busy={action.busy}>{title}</Submit>
         </form>

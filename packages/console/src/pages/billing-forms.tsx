@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { api, unwrap } from "../api";
 import { money, useI18n, when } from "../i18n";
-import { Card, ErrorNote, Field, Notice, Submit, useAction, useLoad } from "../ui";
+import { TextField } from "../fields";
+import { Card, ErrorNote, Notice, Submit, useAction, useLoad } from "../ui";
 
 const whole = (s: string) => /^\d{1,12}$/.test(s.trim()) && Number(s) > 0;
 
@@ -45,30 +46,20 @@ export function AutoRecharge() {
           <input type="checkbox" checked={on} onChange={(e) => setEnabled(e.target.checked)} />
           {t("bill.enabled")}
         </label>
-        <Field label={t("bill.threshold")} error={errors.threshold}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={th}
-              onChange={(e) => setThreshold(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label={t("bill.autoAmount")} error={errors.amount}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={am}
-              onChange={(e) => setAmount(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("bill.threshold")}
+          error={errors.threshold}
+          inputMode="numeric"
+          value={th}
+          onValue={setThreshold}
+        />
+        <TextField
+          label={t("bill.autoAmount")}
+          error={errors.amount}
+          inputMode="numeric"
+          value={am}
+          onValue={setAmount}
+        />
         <ErrorNote error={action.error || current.error} />
         {done && <Notice>{t("common.saved")}</Notice>}
         <Submit busy={action.busy}>{t("common.save")}</Submit>
@@ -125,29 +116,14 @@ export function BankTransfer() {
               if (!errs.amount && !errs.depositor) void action.run();
             }}
           >
-            <Field label={t("bill.amount")} error={errors.amount}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  inputMode="numeric"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={amount}
-                  onChange={(e) => setAmount(e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label={t("bill.depositor")} error={errors.depositor}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={depositor}
-                  onChange={(e) => setDepositor(e.target.value)}
-                />
-              )}
-            </Field>
+            <TextField
+              label={t("bill.amount")}
+              error={errors.amount}
+              inputMode="numeric"
+              value={amount}
+              onValue={setAmount}
+            />
+            <TextField label={t("bill.depositor")} error={errors.depositor} value={depositor} onValue={setDepositor} />
             <ErrorNote error={action.error} />
             <Submit busy={action.busy}>{t("bill.bankRequest")}</Submit>
           </form>

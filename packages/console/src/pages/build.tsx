@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from "react";
 import { api, unwrap, type BuildDetail } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link } from "../router";
-import { Card, CopyButton, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { CopyField } from "../fields";
+import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
 import { bytes } from "../upload";
 import { appPath } from "./all-domains";
 import { AppsTabs } from "./apps-common";
@@ -63,28 +64,8 @@ export function BuildPage({ id }: { id: string }) {
       <div className="grid halves">
         <Card title={t("pods.details")}>
           <dl className="props">
-            <dt>{t("pods.image")}</dt>
-            <dd className="copy-line" data-testid="build-image">
-              {b.image ? (
-                <>
-                  <code>{b.image}</code>
-                  <CopyButton text={b.image} label={t("pods.image")} />
-                </>
-              ) : (
-                "—"
-              )}
-            </dd>
-            <dt>{t("build.digest")}</dt>
-            <dd className="copy-line" data-testid="build-digest">
-              {b.digest ? (
-                <>
-                  <code>{b.digest}</code>
-                  <CopyButton text={b.digest} label={t("build.digest")} />
-                </>
-              ) : (
-                "—"
-              )}
-            </dd>
+            <CopyField term={t("pods.image")} value={b.image} testId="build-image" />
+            <CopyField term={t("build.digest")} value={b.digest} testId="build-digest" />
             <dt>{t("build.appShort")}</dt>
             <dd>
               {b.app ? (

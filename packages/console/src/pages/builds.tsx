@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Build, type Pod, type PodGroup } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { TextField } from "../fields";
+import { ListPage, PageHead } from "../lists";
+import { Card, ErrorNote, Field, Submit, useAction, useLoad } from "../ui";
 import { bytes, packFolder, putArchive } from "../upload";
 import { AppsTabs } from "./apps-common";
 import { ArchivePicker, UploadProgress, type Phase, type Source } from "./archive-picker";
@@ -40,65 +42,44 @@ export function BuildsPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <div>
-          <h1>{t("build.title")}</h1>
-          <p className="muted">{t("build.intro")}</p>
-        </div>
-        <Link to="/builds/new" className="btn primary">
-          {t("build.create")}
-        </Link>
-      </div>
-      <ErrorNote error={list.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("build.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("build.build")}</th>
-                  <th>{t("sites.status")}</th>
-                  <th>{t("build.appShort")}</th>
-                  <th className="hide-sm">{t("pods.image")}</th>
-                  <th className="hide-sm">{t("build.duration")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((b) => (
-                  <tr key={b.id}>
-                    <td>
-                      <Link to={`/builds/${b.id}`}>
-                        <code>{b.id.slice(0, 8)}</code>
-                      </Link>
-                      <div className="muted small">{when(locale, b.created_at)}</div>
-                    </td>
-                    <td>
-                      <BuildBadge build={b} />
-                    </td>
-                    <td>{b.app ? b.app.slug : <span className="muted">{t("build.noApp")}</span>}</td>
-                    <td className="hide-sm">
-                      {b.image ? (
-                        <code className="clip" title={b.image}>
-                          {b.image.split("/").slice(-2).join("/")}
-                        </code>
-                      ) : (
-                        "—"
-                      )}
-                    </td>
-                    <td className="hide-sm num">{duration(b)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
+      <ListPage
+        title={t("build.title")}
+        intro={t("build.intro")}
+        create={{ to: "/builds/new", label: t("build.create") }}
+        list={list}
+        empty={t("build.empty")}
+        columns={[
+          {
+            head: t("build.build"),
+            cell: (b) => (
+              <>
+                <Link to={`/builds/${b.id}`}>
+                  <code>{b.id.slice(0, 8)}</code>
+                </Link>
+                <div className="muted small">{when(locale, b.created_at)}</div>
+              </>
+            ),
+          },
+          { head: t("sites.status"), cell: (b) => <BuildBadge build={b} /> },
+          {
+            head: t("build.appShort"),
+            cell: (b) => (b.app ? b.app.slug : <span className="muted">{t("build.noApp")}</span>),
+          },
+          {
+            head: t("pods.image"),
+            className: "hide-sm",
+            cell: (b) =>
+              b.image ? (
+                <code className="clip" title={b.image}>
+                  {b.image.split("/").slice(-2).join("/")}
+                </code>
+              ) : (
+                "—"
+              ),
+          },
+          { head: t("build.duration"), className: "hide-sm", cellClass: "hide-sm num", cell: (b) => duration(b) },
+        ]}
+      />
     </>
   );
 }
@@ -178,12 +159,7 @@ export function NewBuildPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <h1>{t("build.create")}</h1>
-        <Link to="/builds" className="btn ghost">
-          {t("common.back")}
-        </Link>
-      </div>
+      <PageHead title={t("build.create")} back="/builds" />
       <Card>
         <form className="narrow wide" noValidate onSubmit={submit}>
           <Field label={t("build.app")} hint={t("build.appHint")}>
@@ -213,35 +189,27 @@ export function NewBuildPage() {
             error={errors.source}
           />
           <div className="field-pair">
-            <Field label={t("build.dockerfile")} error={errors.dockerfile} hint={t("build.dockerfileHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  className="mono"
-                  spellCheck={false}
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={dockerfile}
-                  onChange={(e) => setDockerfile(e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label={t("build.context")} error={errors.context} hint={t("build.contextHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  className="mono"
-                  placeholder="."
-                  spellCheck={false}
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={context}
-                  onChange={(e) => setContext(e.target.value)}
-                />
-              )}
-            </Field>
+            <TextField
+              label={t("build.dockerfile")}
+              error={errors.dockerfile}
+              hint={t("build.dockerfileHint")}
+              className="mono"
+              spellCheck={false}
+              autoComplete="off"
+              value={dockerfile}
+              onValue={setDockerfile}
+            />
+            <TextField
+              label={t("build.context")}
+              error={errors.context}
+              hint={t("build.contextHint")}
+              className="mono"
+              placeholder="."
+              spellCheck={false}
+              autoComplete="off"
+              value={context}
+              onValue={setContext}
+            />
           </div>
           {progress && <UploadProgress {...progress} />}
           <ErrorNote error={action.error} />

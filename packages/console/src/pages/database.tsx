@@ -2,7 +2,8 @@ import { useState } from "react";
 import { api, unwrap, type Db } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Secret, Spinner, StateBadge, TypeToConfirm, useAction, useLoad } from "../ui";
+import { DeleteByName } from "../fields";
+import { Card, ErrorNote, Secret, Spinner, StateBadge, useAction, useLoad } from "../ui";
 import { BUSY_STATES, justCreated } from "./databases";
 import { AllowlistEditor, HaAndPool } from "./database-settings";
 
@@ -164,17 +165,15 @@ export function DatabasePage({ id }: { id: string }) {
         </Card>
         <AllowlistEditor db={d} onSaved={db.reload} />
         <HaAndPool db={d} />
-        <Card title={t("db.delete")}>
-          <TypeToConfirm
-            expected={d.name}
-            hint={t("db.deleteHint", { name: d.name })}
-            label={t("db.delete")}
-            onConfirm={async () => {
-              await unwrap(api.DELETE("/v1/databases/{id}", path(id)));
-              navigate("/databases");
-            }}
-          />
-        </Card>
+        <DeleteByName
+          title={t("db.delete")}
+          name={d.name}
+          hint={t("db.deleteHint", { name: d.name })}
+          onConfirm={async () => {
+            await unwrap(api.DELETE("/v1/databases/{id}", path(id)));
+            navigate("/databases");
+          }}
+        />
       </div>
     </>
   );

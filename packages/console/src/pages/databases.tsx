@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Db } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { NameField, TextField } from "../fields";
+import { ListPage, PageHead } from "../lists";
+import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
 
 export const BUSY_STATES = ["creating"];
 const SLUG = /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/;
@@ -20,55 +22,19 @@ export function DatabasesPage() {
     (dbs) => (dbs.some((d) => BUSY_STATES.includes(d.state)) ? 1500 : null),
   );
   return (
-    <>
-      <div className="page-head">
-        <h1>{t("db.title")}</h1>
-        <Link to="/databases/new" className="btn primary">
-          {t("db.create")}
-        </Link>
-      </div>
-      <ErrorNote error={list.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("db.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("db.name")}</th>
-                  <th>{t("db.state")}</th>
-                  <th>{t("db.size")}</th>
-                  <th>{t("db.version")}</th>
-                  <th>{t("db.created")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((d) => (
-                  <tr key={d.id}>
-                    <td>
-                      <Link to={`/databases/${d.id}`}>{d.name}</Link>
-                    </td>
-                    <td>
-                      <StateBadge state={d.state} />
-                    </td>
-                    <td>
-                      {d.size} · {d.storage_gb} GB
-                    </td>
-                    <td>PostgreSQL {d.version}</td>
-                    <td>{when(locale, d.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
-    </>
+    <ListPage
+      title={t("db.title")}
+      create={{ to: "/databases/new", label: t("db.create") }}
+      list={list}
+      empty={t("db.empty")}
+      columns={[
+        { head: t("db.name"), cell: (d) => <Link to={`/databases/${d.id}`}>{d.name}</Link> },
+        { head: t("db.state"), cell: (d) => <StateBadge state={d.state} /> },
+        { head: t("db.size"), cell: (d) => `${d.size} · ${d.storage_gb} GB` },
+        { head: t("db.version"), cell: (d) => `PostgreSQL ${d.version}` },
+        { head: t("db.created"), cell: (d) => when(locale, d.created_at) },
+      ]}
+    />
   );
 }
 
@@ -89,12 +55,7 @@ export function NewDatabasePage() {
   });
   return (
     <>
-      <div className="page-head">
-        <h1>{t("db.create")}</h1>
-        <Link to="/databases" className="btn ghost">
-          {t("common.back")}
-        </Link>
-      </div>
+      <PageHead title={t("db.create")} back="/databases" />
       <Card>
         <form
           className="narrow"
@@ -110,19 +71,14 @@ export function NewDatabasePage() {
             if (!errs.name && !errs.storage) void action.run();
           }}
         >
-          <Field label={t("db.name")} error={errors.name} hint={t("db.nameHint")}>
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                name="db-name"
-                autoComplete="off"
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                value={name}
-                onChange={(e) => setName(e.target.value.toLowerCase())}
-              />
-            )}
-          </Field>
+          <NameField
+            label={t("db.name")}
+            name="db-name"
+            value={name}
+            onValue={setName}
+            error={errors.name}
+            hint={t("db.nameHint")}
+          />
           <Field label={t("db.size")}>
             {({ id }) => (
               <select id={id} name="size" value={size} onChange={(e) => setSize(e.target.value as typeof size)}>
@@ -147,19 +103,14 @@ export function NewDatabasePage() {
               </select>
             )}
           </Field>
-          <Field label={t("db.storage")} error={errors.storage}>
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                name="storage"
-                inputMode="numeric"
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                value={storage}
-                onChange={(e) => setStorage(e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label={t("db.storage")}
+            error={errors.storage}
+            name="storage"
+            inputMode="numeric"
+            value={storage}
+            onValue={setStorage}
+          />
           <ErrorNote error={action.error} />
           <Submit busy={action.busy}>{t("db.create")}</Submit>
         </form>

@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { api, unwrap, type Autosetup, type DnsProvider, type Domain, type DomainCheck } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
-import { CopyButton, ErrorNote, Field, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
+import { CopyField, TextField } from "../fields";
+import { ErrorNote, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
 
 type Check = NonNullable<DomainCheck["checks"]>["txt"];
 
@@ -27,6 +28,7 @@ const PROVIDERS: Record<string, string> = {
 /** One record to create at the DNS provider: its type, name and value, each with a copy button. */
 function RecordBox({ type, name, value, note }: { type: string; name: string; value: string; note: string }) {
   const { t } = useI18n();
+  const valueTerm = type === "CNAME" ? t("dom.target") : t("dom.value");
   return (
     <div className="record" data-record={type}>
       <div className="record-head">
@@ -34,16 +36,8 @@ function RecordBox({ type, name, value, note }: { type: string; name: string; va
         <span className="muted small">{note}</span>
       </div>
       <dl className="record-fields">
-        <dt>{t("dom.name")}</dt>
-        <dd>
-          <code>{name}</code>
-          <CopyButton text={name} label={`${type} ${t("dom.name")}`} />
-        </dd>
-        <dt>{type === "CNAME" ? t("dom.target") : t("dom.value")}</dt>
-        <dd>
-          <code>{value}</code>
-          <CopyButton text={value} label={`${type} ${type === "CNAME" ? t("dom.target") : t("dom.value")}`} />
-        </dd>
+        <CopyField term={t("dom.name")} value={name} copyLabel={`${type} ${t("dom.name")}`} plain />
+        <CopyField term={valueTerm} value={value} copyLabel={`${type} ${valueTerm}`} plain />
       </dl>
     </div>
   );
@@ -226,21 +220,16 @@ function CloudflareSetup({ slug, domain: d, onDone }: { slug: string; domain: Do
         }}
       >
         <p className="hint">{t("dom.cfHint")}</p>
-        <Field label={t("dom.cfToken")} error={invalid}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="password"
-              name="cf-token"
-              autoComplete="off"
-              spellCheck={false}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={token}
-              onChange={(e) => setToken(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("dom.cfToken")}
+          error={invalid}
+          type="password"
+          name="cf-token"
+          autoComplete="off"
+          spellCheck={false}
+          value={token}
+          onValue={setToken}
+        />
         <label className="check">
           <input type="checkbox" checked={proxied} onChange={(e) => setProxied(e.target.checked)} />
           {t("dom.cfProxied")}

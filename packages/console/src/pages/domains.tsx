@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { api, unwrap, type Domain } from "../api";
 import { useI18n, type Translate } from "../i18n";
-import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { TextField } from "../fields";
+import { Card, ErrorNote, Spinner, Submit, useAction, useLoad } from "../ui";
 import { DomainRow } from "./domain-row";
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -57,23 +58,19 @@ export function DomainsCard({ slug }: { slug: string }) {
           if ("domain" in checked) void add.run(checked.domain);
         }}
       >
-        <Field label={t("dom.add")} error={invalid} hint={t("dom.addHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="domain"
-              className="mono"
-              placeholder="www.example.com"
-              spellCheck={false}
-              autoComplete="off"
-              inputMode="url"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("dom.add")}
+          error={invalid}
+          hint={t("dom.addHint")}
+          name="domain"
+          className="mono"
+          placeholder="www.example.com"
+          spellCheck={false}
+          autoComplete="off"
+          inputMode="url"
+          value={name}
+          onValue={setName}
+        />
         <Submit busy={add.busy}>{t("dom.addButton")}</Submit>
       </form>
       <ErrorNote error={add.error || list.error} />

@@ -2,7 +2,8 @@ import { useState } from "react";
 import { api, unwrap, type PodGroup } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Notice, Spinner, StateBadge, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
+import { DeleteByName } from "../fields";
+import { Card, ErrorNote, Notice, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs } from "./apps-common";
 import { BoundsFields, checkBounds, groupBusy } from "./groups";
 import { DomainsCard } from "./domains";
@@ -112,17 +113,15 @@ export function GroupPage({ id }: { id: string }) {
       <DomainsCard slug={g.slug} />
       <div className="grid halves">
         <Scaling group={g} onSaved={(next) => group.setData(next)} />
-        <Card title={t("groups.delete")}>
-          <TypeToConfirm
-            expected={g.name}
-            hint={t("groups.deleteHint", { name: g.name })}
-            label={t("groups.delete")}
-            onConfirm={async () => {
-              await unwrap(api.DELETE("/v1/pod-groups/{id}", path(id)));
-              navigate("/pod-groups");
-            }}
-          />
-        </Card>
+        <DeleteByName
+          title={t("groups.delete")}
+          name={g.name}
+          hint={t("groups.deleteHint", { name: g.name })}
+          onConfirm={async () => {
+            await unwrap(api.DELETE("/v1/pod-groups/{id}", path(id)));
+            navigate("/pod-groups");
+          }}
+        />
       </div>
     </>
   );

@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type PodGroup } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { NameField } from "../fields";
+import { ListPage, PageHead } from "../lists";
+import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, SLUG } from "./apps-common";
 import { checkSpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
 
@@ -24,64 +26,35 @@ export function GroupsPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <div>
-          <h1>{t("groups.title")}</h1>
-          <p className="muted">{t("groups.intro")}</p>
-        </div>
-        <Link to="/pod-groups/new" className="btn primary">
-          {t("groups.create")}
-        </Link>
-      </div>
-      <ErrorNote error={list.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("groups.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("pods.name")}</th>
-                  <th>{t("pods.state")}</th>
-                  <th>{t("groups.replicas")}</th>
-                  <th>{t("pods.image")}</th>
-                  <th className="hide-sm">{t("pods.created")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((g) => (
-                  <tr key={g.id}>
-                    <td>
-                      <Link to={`/pod-groups/${g.id}`}>{g.name}</Link>
-                    </td>
-                    <td>
-                      <StateBadge state={g.state} busy={groupBusy(g)} />
-                    </td>
-                    <td>
-                      {t("groups.count", {
-                        n: g.replicas.filter((r) => r.state === "running").length,
-                        min: g.replica_min,
-                        max: g.replica_max,
-                      })}
-                    </td>
-                    <td>
-                      <code className="clip" title={g.image}>
-                        {g.image}
-                      </code>
-                    </td>
-                    <td className="hide-sm">{when(locale, g.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
+      <ListPage
+        title={t("groups.title")}
+        intro={t("groups.intro")}
+        create={{ to: "/pod-groups/new", label: t("groups.create") }}
+        list={list}
+        empty={t("groups.empty")}
+        columns={[
+          { head: t("pods.name"), cell: (g) => <Link to={`/pod-groups/${g.id}`}>{g.name}</Link> },
+          { head: t("pods.state"), cell: (g) => <StateBadge state={g.state} busy={groupBusy(g)} /> },
+          {
+            head: t("groups.replicas"),
+            cell: (g) =>
+              t("groups.count", {
+                n: g.replicas.filter((r) => r.state === "running").length,
+                min: g.replica_min,
+                max: g.replica_max,
+              }),
+          },
+          {
+            head: t("pods.image"),
+            cell: (g) => (
+              <code className="clip" title={g.image}>
+                {g.image}
+              </code>
+            ),
+          },
+          { head: t("pods.created"), className: "hide-sm", cell: (g) => when(locale, g.created_at) },
+        ]}
+      />
     </>
   );
 }
@@ -153,12 +126,7 @@ export function NewGroupPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <h1>{t("groups.create")}</h1>
-        <Link to="/pod-groups" className="btn ghost">
-          {t("common.back")}
-        </Link>
-      </div>
+      <PageHead title={t("groups.create")} back="/pod-groups" />
       <Card>
         <form
           className="narrow wide"
@@ -174,19 +142,14 @@ export function NewGroupPage() {
             if (!Object.values(errs).some(Boolean)) void action.run();
           }}
         >
-          <Field label={t("pods.name")} error={errors.name} hint={t("pods.nameHint")}>
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                name="group-name"
-                autoComplete="off"
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                value={name}
-                onChange={(e) => setName(e.target.value.toLowerCase())}
-              />
-            )}
-          </Field>
+          <NameField
+            label={t("pods.name")}
+            name="group-name"
+            value={name}
+            onValue={setName}
+            error={errors.name}
+            hint={t("pods.nameHint")}
+          />
           <BoundsFields b={bounds} set={setBounds} errors={errors} />
           <SpecFields spec={spec} set={set} errors={errors} />
           <ErrorNote error={action.error} />

@@ -1,6 +1,8 @@
 import { useState } from "react";
 import { api, unwrap } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
+import { TextField } from "../fields";
+import { Loaded, ResourceTable, srOnly } from "../lists";
 import { Card, ErrorNote, Field, Secret, Submit, useAction, useLoad } from "../ui";
 
 interface Key {
@@ -57,50 +59,43 @@ export function KeysPage() {
         )}
       </div>
       <Card title={t("keys.title")}>
-        <ErrorNote error={keys.error || revoke.error} />
-        {keys.data && keys.data.length === 0 && <p className="empty">{t("keys.empty")}</p>}
-        {keys.data && keys.data.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("keys.name")}</th>
-                  <th>{t("keys.prefix")}</th>
-                  <th>{t("keys.scopes")}</th>
-                  <th>{t("keys.expiry")}</th>
-                  <th>{t("keys.lastUsed")}</th>
-                  <th>
-                    <span className="sr-only">{t("db.actions")}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.map((k) => (
-                  <tr key={k.id}>
-                    <td>{k.name}</td>
-                    <td>
-                      <code>{k.prefix}…</code>
-                    </td>
-                    <td>
-                      {k.scopes.map((s) => (
-                        <span className="chip" key={s}>
-                          {s}
-                        </span>
-                      ))}
-                    </td>
-                    <td>{k.expires_at ? when(locale, k.expires_at) : t("common.never")}</td>
-                    <td>{k.last_used_at ? when(locale, k.last_used_at) : t("common.never")}</td>
-                    <td className="right">
-                      <button type="button" className="btn small danger" onClick={() => void revoke.run(k)}>
-                        {t("keys.revoke")}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Loaded list={keys} error={keys.error || revoke.error} empty={t("keys.empty")} spinner={false}>
+          {(rows) => (
+            <ResourceTable
+              rows={rows}
+              columns={[
+                { head: t("keys.name"), cell: (k) => k.name },
+                { head: t("keys.prefix"), cell: (k) => <code>{k.prefix}…</code> },
+                {
+                  head: t("keys.scopes"),
+                  cell: (k) =>
+                    k.scopes.map((s) => (
+                      <span className="chip" key={s}>
+                        {s}
+                      </span>
+                    )),
+                },
+                {
+                  head: t("keys.expiry"),
+                  cell: (k) => (k.expires_at ? when(locale, k.expires_at) : t("common.never")),
+                },
+                {
+                  head: t("keys.lastUsed"),
+                  cell: (k) => (k.last_used_at ? when(locale, k.last_used_at) : t("common.never")),
+                },
+                {
+                  head: srOnly(t("db.actions")),
+                  cellClass: "right",
+                  cell: (k) => (
+                    <button type="button" className="btn small danger" onClick={() => void revoke.run(k)}>
+                      {t("keys.revoke")}
+                    </button>
+                  ),
+                },
+              ]}
+            />
+          )}
+        </Loaded>
       </Card>
     </>
   );
@@ -145,18 +140,7 @@ function IssueKey({ onIssued }: { onIssued: (k: { name: string; key: string }) =
           if (!errs.name && !errs.scopes) void action.run();
         }}
       >
-        <Field label={t("keys.name")} error={errors.name}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="key-name"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField label={t("keys.name")} error={errors.name} name="key-name" value={name} onValue={setName} />
         <fieldset className={errors.scopes ? "invalid" : ""}>
           <legend>{t("keys.scopes")}</legend>
           <div className="scope-grid">

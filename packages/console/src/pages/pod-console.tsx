@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 import { api, unwrap, type Pod } from "../api";
 import { useI18n } from "../i18n";
-import { Card, ErrorNote, Field, Submit, useAction } from "../ui";
+import { TextField } from "../fields";
+import { Card, ErrorNote, Submit, useAction } from "../ui";
 import { splitArgs } from "./apps-common";
 
 const TAIL = 200;
@@ -133,22 +134,17 @@ export function PodExec({ pod }: { pod: Pod }) {
           if (!bad) void action.run(args!);
         }}
       >
-        <Field label={t("pods.execCommand")} error={invalid}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="exec"
-              className="mono"
-              spellCheck={false}
-              autoComplete="off"
-              placeholder="ls -l /"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={line}
-              onChange={(e) => setLine(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("pods.execCommand")}
+          error={invalid}
+          name="exec"
+          className="mono"
+          spellCheck={false}
+          autoComplete="off"
+          placeholder="ls -l /"
+          value={line}
+          onValue={setLine}
+        />
         <Submit busy={action.busy}>{t("pods.execRun")}</Submit>
       </form>
       <ErrorNote error={action.error} />

@@ -2,7 +2,8 @@ import { useState } from "react";
 import { api, unwrap, type Pod } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
+import { DeleteByName, TextField } from "../fields";
+import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
@@ -151,17 +152,15 @@ export function PodPage({ id }: { id: string }) {
       <PodExec pod={p} />
       {/* a group's member is reached through its group: domains belong to the group */}
       {!p.group_id && <DomainsCard slug={p.slug} />}
-      <Card title={t("pods.delete")}>
-        <TypeToConfirm
-          expected={p.name}
-          hint={t("pods.deleteHint", { name: p.name })}
-          label={t("pods.delete")}
-          onConfirm={async () => {
-            await unwrap(api.DELETE("/v1/pods/{id}", path(id)));
-            navigate("/pods");
-          }}
-        />
-      </Card>
+      <DeleteByName
+        title={t("pods.delete")}
+        name={p.name}
+        hint={t("pods.deleteHint", { name: p.name })}
+        onConfirm={async () => {
+          await unwrap(api.DELETE("/v1/pods/{id}", path(id)));
+          navigate("/pods");
+        }}
+      />
     </>
   );
 }
@@ -186,21 +185,17 @@ function ChangeImage({ pod, onChanged }: { pod: Pod; onChanged: (p: Pod) => void
           if (!bad) void action.run();
         }}
       >
-        <Field label={t("pods.image")} error={invalid} hint={t("pods.changeImageHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="new-image"
-              spellCheck={false}
-              autoComplete="off"
-              placeholder={pod.image}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={image}
-              onChange={(e) => setImage(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("pods.image")}
+          error={invalid}
+          hint={t("pods.changeImageHint")}
+          name="new-image"
+          spellCheck={false}
+          autoComplete="off"
+          placeholder={pod.image}
+          value={image}
+          onValue={setImage}
+        />
         <ErrorNote error={action.error} />
         <Submit busy={action.busy}>{t("pods.deploy")}</Submit>
       </form>

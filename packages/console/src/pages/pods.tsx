@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Pod, type Template } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { NameAndSlug } from "../fields";
+import { ListPage, PageHead } from "../lists";
+import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, podBusy, SLUG } from "./apps-common";
 import { checkSpec, emptySpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
 
@@ -17,59 +19,35 @@ export function PodsPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <div>
-          <h1>{t("pods.title")}</h1>
-          <p className="muted">{t("pods.intro")}</p>
-        </div>
-        <Link to="/pods/new" className="btn primary">
-          {t("pods.create")}
-        </Link>
-      </div>
-      <ErrorNote error={list.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("pods.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("pods.name")}</th>
-                  <th>{t("pods.state")}</th>
-                  <th>{t("pods.image")}</th>
-                  <th className="hide-sm">{t("pods.size")}</th>
-                  <th className="hide-sm">{t("pods.created")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <Link to={`/pods/${p.id}`}>{p.name}</Link>
-                      {p.group_id && <span className="chip">{t("pods.group")}</span>}
-                    </td>
-                    <td>
-                      <StateBadge state={p.state} busy={podBusy(p)} />
-                    </td>
-                    <td>
-                      <code className="clip" title={p.image}>
-                        {p.image}
-                      </code>
-                    </td>
-                    <td className="hide-sm">{p.size}</td>
-                    <td className="hide-sm">{when(locale, p.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
+      <ListPage
+        title={t("pods.title")}
+        intro={t("pods.intro")}
+        create={{ to: "/pods/new", label: t("pods.create") }}
+        list={list}
+        empty={t("pods.empty")}
+        columns={[
+          {
+            head: t("pods.name"),
+            cell: (p) => (
+              <>
+                <Link to={`/pods/${p.id}`}>{p.name}</Link>
+                {p.group_id && <span className="chip">{t("pods.group")}</span>}
+              </>
+            ),
+          },
+          { head: t("pods.state"), cell: (p) => <StateBadge state={p.state} busy={podBusy(p)} /> },
+          {
+            head: t("pods.image"),
+            cell: (p) => (
+              <code className="clip" title={p.image}>
+                {p.image}
+              </code>
+            ),
+          },
+          { head: t("pods.size"), className: "hide-sm", cell: (p) => p.size },
+          { head: t("pods.created"), className: "hide-sm", cell: (p) => when(locale, p.created_at) },
+        ]}
+      />
     </>
   );
 }
@@ -102,12 +80,7 @@ export function NewPodPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <h1>{t("pods.create")}</h1>
-        <Link to="/pods" className="btn ghost">
-          {t("common.back")}
-        </Link>
-      </div>
+      <PageHead title={t("pods.create")} back="/pods" />
       <Card>
         <form className="narrow wide" noValidate onSubmit={submit}>
           {(templates.data ?? []).length > 0 && (
@@ -133,34 +106,16 @@ export function NewPodPage() {
               )}
             </Field>
           )}
-          <div className="field-pair">
-            <Field label={t("pods.name")} error={errors.name} hint={t("pods.nameHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name="pod-name"
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={name}
-                  onChange={(e) => setName(e.target.value.toLowerCase())}
-                />
-              )}
-            </Field>
-            <Field label={t("pods.slug")} error={errors.slug} hint={t("pods.slugHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name="slug"
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={slug}
-                  onChange={(e) => setSlug(e.target.value.toLowerCase())}
-                />
-              )}
-            </Field>
-          </div>
+          <NameAndSlug
+            label={t("pods.name")}
+            inputName="pod-name"
+            name={name}
+            setName={setName}
+            slug={slug}
+            setSlug={setSlug}
+            slugHint={t("pods.slugHint")}
+            errors={errors}
+          />
           <SpecFields spec={spec} set={set} errors={errors} optionalImage={!!template} />
           <ErrorNote error={action.error} />
           <Submit busy={action.busy}>{t("pods.create")}</Submit>

@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { api, unwrap, type Deployment } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
-import { Card, ErrorNote, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
+import { Loaded, ResourceTable, RowButton, srOnly } from "../lists";
+import { Card, ErrorNote, Notice, Submit, useAction, useLoad } from "../ui";
 import { archiveType, bytes, packFolder, putArchive } from "../upload";
 import { ArchivePicker, UploadProgress, type Phase, type Source } from "./archive-picker";
 
@@ -121,69 +122,69 @@ export function DeploymentsCard({
   });
   return (
     <Card title={t("sites.deployments")}>
-      <ErrorNote error={list.error || act.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && <p className="empty">{t("sites.noDeployments")}</p>}
-      {list.data && list.data.length > 0 && (
-        <div className="table-wrap">
-          <table data-testid="deployments">
-            <thead>
-              <tr>
-                <th>{t("sites.deployment")}</th>
-                <th>{t("sites.status")}</th>
-                <th>{t("sites.files")}</th>
-                <th className="hide-sm">{t("sites.uploaded")}</th>
-                <th>
-                  <span className="sr-only">{t("db.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((d) => (
-                <tr key={d.id} data-deployment={d.id}>
-                  <td>
+      <Loaded list={list} error={list.error || act.error} empty={t("sites.noDeployments")}>
+        {(rows) => (
+          <ResourceTable
+            rows={rows}
+            testId="deployments"
+            rowData={(d) => ({ "data-deployment": d.id })}
+            columns={[
+              {
+                head: t("sites.deployment"),
+                cell: (d) => (
+                  <>
                     <code title={d.id}>{d.id.slice(0, 8)}</code>
                     <div className="muted small">{when(locale, d.created_at)}</div>
-                  </td>
-                  <td>
-                    <span className={`badge dep-${d.status}`} data-state={d.status}>
-                      {t(`dep.${d.status}` as MessageKey)}
-                    </span>
-                  </td>
-                  <td className="num">
-                    {d.file_count} · {bytes(d.bytes, locale)}
-                  </td>
-                  <td className="hide-sm">{when(locale, d.finalized_at ?? d.uploaded_at)}</td>
-                  <td className="right">
+                  </>
+                ),
+              },
+              {
+                head: t("sites.status"),
+                cell: (d) => (
+                  <span className={`badge dep-${d.status}`} data-state={d.status}>
+                    {t(`dep.${d.status}` as MessageKey)}
+                  </span>
+                ),
+              },
+              {
+                head: t("sites.files"),
+                cellClass: "num",
+                cell: (d) => `${d.file_count} · ${bytes(d.bytes, locale)}`,
+              },
+              {
+                head: t("sites.uploaded"),
+                className: "hide-sm",
+                cell: (d) => when(locale, d.finalized_at ?? d.uploaded_at),
+              },
+              {
+                head: srOnly(t("db.actions")),
+                cellClass: "right",
+                cell: (d) => (
+                  <>
                     {d.status === "uploaded" && (
-                      <button
-                        type="button"
-                        className="btn small primary"
-                        disabled={act.busy}
-                        aria-label={`${t("sites.finalize")} ${d.id.slice(0, 8)}`}
+                      <RowButton
+                        label={t("sites.finalize")}
+                        target={d.id.slice(0, 8)}
+                        kind="primary"
+                        busy={act.busy}
                         onClick={() => void act.run("finalize", d)}
-                      >
-                        {t("sites.finalize")}
-                      </button>
+                      />
                     )}
                     {d.status === "superseded" && (
-                      <button
-                        type="button"
-                        className="btn small"
-                        disabled={act.busy}
-                        aria-label={`${t("sites.rollback")} ${d.id.slice(0, 8)}`}
+                      <RowButton
+                        label={t("sites.rollback")}
+                        target={d.id.slice(0, 8)}
+                        busy={act.busy}
                         onClick={() => void act.run("rollback", d)}
-                      >
-                        {t("sites.rollback")}
-                      </button>
+                      />
                     )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+                  </>
+                ),
+              },
+            ]}
+          />
+        )}
+      </Loaded>
     </Card>
   );
 }

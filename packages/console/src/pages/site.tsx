@@ -2,7 +2,8 @@ import { useState } from "react";
 import { api, unwrap, type AppStats, type Site } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, CopyButton, ErrorNote, Field, Notice, Spinner, Submit, TypeToConfirm, useAction, useLoad } from "../ui";
+import { CopyField, DeleteByName, NameField } from "../fields";
+import { Card, ErrorNote, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
 import { SLUG } from "./apps-common";
 import { DomainsCard } from "./domains";
 import { DeployCard, DeploymentsCard } from "./site-deploy";
@@ -45,11 +46,7 @@ export function SitePage({ slug }: { slug: string }) {
       <div className="grid halves">
         <Card title={t("pods.details")}>
           <dl className="props">
-            <dt>{t("pods.url")}</dt>
-            <dd className="copy-line">
-              <code>{s.url}</code>
-              <CopyButton text={s.url} label={t("pods.url")} />
-            </dd>
+            <CopyField term={t("pods.url")} value={s.url} />
             <dt>SPA</dt>
             <dd>{s.spa ? t("common.on") : t("common.off")}</dd>
             <dt>{t("sites.notFoundShort")}</dt>
@@ -73,17 +70,15 @@ export function SitePage({ slug }: { slug: string }) {
         }
       />
       <DomainsCard slug={s.slug} />
-      <Card title={t("sites.delete")}>
-        <TypeToConfirm
-          expected={s.name}
-          hint={t("sites.deleteHint", { name: s.name })}
-          label={t("sites.delete")}
-          onConfirm={async () => {
-            await unwrap(api.DELETE("/v1/static/{slug}", path(s.slug)));
-            navigate("/sites");
-          }}
-        />
-      </Card>
+      <DeleteByName
+        title={t("sites.delete")}
+        name={s.name}
+        hint={t("sites.deleteHint", { name: s.name })}
+        onConfirm={async () => {
+          await unwrap(api.DELETE("/v1/static/{slug}", path(s.slug)));
+          navigate("/sites");
+        }}
+      />
     </>
   );
 }
@@ -116,19 +111,7 @@ function Settings({ site, onSaved }: { site: Site; onSaved: (s: Site) => void })
           if (!Object.values(errs).some(Boolean)) void action.run();
         }}
       >
-        <Field label={t("sites.name")} error={errors.name}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="site-name"
-              autoComplete="off"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value.toLowerCase())}
-            />
-          )}
-        </Field>
+        <NameField label={t("sites.name")} name="site-name" value={name} onValue={setName} error={errors.name} />
         <SiteOptions spa={spa} setSpa={setSpa} notFound={notFound} setNotFound={setNotFound} error={errors.notFound} />
         <ErrorNote error={action.error} />
         {done && <Notice>{t("common.saved")}</Notice>}

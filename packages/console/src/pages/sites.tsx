@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Site } from "../api";
 import { useI18n, when, type Translate } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { NameAndSlug, TextField } from "../fields";
+import { ListPage, PageHead } from "../lists";
+import { Card, ErrorNote, Submit, useAction, useLoad } from "../ui";
 import { SLUG } from "./apps-common";
 
 /** A 404 page is a file path inside the site: no leading "/", no "..", no backslashes. */
@@ -31,59 +33,34 @@ export function SitesPage() {
   const { t, locale } = useI18n();
   const list = useLoad(async () => (await unwrap(api.GET("/v1/static"))) as Site[], []);
   return (
-    <>
-      <div className="page-head">
-        <div>
-          <h1>{t("sites.title")}</h1>
-          <p className="muted">{t("sites.intro")}</p>
-        </div>
-        <Link to="/sites/new" className="btn primary">
-          {t("sites.create")}
-        </Link>
-      </div>
-      <ErrorNote error={list.error} />
-      {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-      {list.data && list.data.length === 0 && (
-        <Card>
-          <p className="empty">{t("sites.empty")}</p>
-        </Card>
-      )}
-      {list.data && list.data.length > 0 && (
-        <Card>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("sites.name")}</th>
-                  <th>{t("sites.status")}</th>
-                  <th>{t("sites.url")}</th>
-                  <th className="hide-sm">{t("sites.created")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <Link to={`/sites/${s.slug === "new" ? s.id : s.slug}`}>{s.name}</Link>
-                      {s.spa && <span className="chip">SPA</span>}
-                    </td>
-                    <td>
-                      <LiveBadge site={s} />
-                    </td>
-                    <td>
-                      <a className="clip" href={s.url} target="_blank" rel="noreferrer noopener">
-                        {s.url.replace(/^https?:\/\//, "")}
-                      </a>
-                    </td>
-                    <td className="hide-sm">{when(locale, s.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </Card>
-      )}
-    </>
+    <ListPage
+      title={t("sites.title")}
+      intro={t("sites.intro")}
+      create={{ to: "/sites/new", label: t("sites.create") }}
+      list={list}
+      empty={t("sites.empty")}
+      columns={[
+        {
+          head: t("sites.name"),
+          cell: (s) => (
+            <>
+              <Link to={`/sites/${s.slug === "new" ? s.id : s.slug}`}>{s.name}</Link>
+              {s.spa && <span className="chip">SPA</span>}
+            </>
+          ),
+        },
+        { head: t("sites.status"), cell: (s) => <LiveBadge site={s} /> },
+        {
+          head: t("sites.url"),
+          cell: (s) => (
+            <a className="clip" href={s.url} target="_blank" rel="noreferrer noopener">
+              {s.url.replace(/^https?:\/\//, "")}
+            </a>
+          ),
+        },
+        { head: t("sites.created"), className: "hide-sm", cell: (s) => when(locale, s.created_at) },
+      ]}
+    />
   );
 }
 
@@ -117,42 +94,19 @@ export function NewSitePage() {
   };
   return (
     <>
-      <div className="page-head">
-        <h1>{t("sites.create")}</h1>
-        <Link to="/sites" className="btn ghost">
-          {t("common.back")}
-        </Link>
-      </div>
+      <PageHead title={t("sites.create")} back="/sites" />
       <Card>
         <form className="narrow wide" noValidate onSubmit={submit}>
-          <div className="field-pair">
-            <Field label={t("sites.name")} error={errors.name} hint={t("pods.nameHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name="site-name"
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={name}
-                  onChange={(e) => setName(e.target.value.toLowerCase())}
-                />
-              )}
-            </Field>
-            <Field label={t("pods.slug")} error={errors.slug} hint={t("sites.slugHint")}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name="slug"
-                  autoComplete="off"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={slug}
-                  onChange={(e) => setSlug(e.target.value.toLowerCase())}
-                />
-              )}
-            </Field>
-          </div>
+          <NameAndSlug
+            label={t("sites.name")}
+            inputName="site-name"
+            name={name}
+            setName={setName}
+            slug={slug}
+            setSlug={setSlug}
+            slugHint={t("sites.slugHint")}
+            errors={errors}
+          />
           <SiteOptions
             spa={spa}
             setSpa={setSpa}
@@ -186,22 +140,18 @@ export function SiteOptions(props: {
         </label>
         <p className="hint">{t("sites.spaHint")}</p>
       </div>
-      <Field label={t("sites.notFound")} error={props.error} hint={t("sites.notFoundHint")}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            name="not-found-page"
-            className="mono"
-            placeholder="404.html"
-            spellCheck={false}
-            autoComplete="off"
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            value={props.notFound}
-            onChange={(e) => props.setNotFound(e.target.value)}
-          />
-        )}
-      </Field>
+      <TextField
+        label={t("sites.notFound")}
+        error={props.error}
+        hint={t("sites.notFoundHint")}
+        name="not-found-page"
+        className="mono"
+        placeholder="404.html"
+        spellCheck={false}
+        autoComplete="off"
+        value={props.notFound}
+        onValue={props.setNotFound}
+      />
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { api, unwrap, type Db } from "../api";
 import { useI18n, type MessageKey } from "../i18n";
+import { TextField } from "../fields";
 import { Field, useLoad } from "../ui";
 import {
   EnvEditor,
@@ -80,25 +81,17 @@ export function SpecFields({
   const registry = useRegistryImages();
   return (
     <>
-      <Field
+      <TextField
         label={t("pods.image")}
         error={errors.image}
         hint={optionalImage ? t("pods.templateHint") : t("pods.imageHint")}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            name="image"
-            spellCheck={false}
-            autoComplete="off"
-            placeholder="nginx:1.27"
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            value={spec.image}
-            onChange={(e) => set({ image: e.target.value })}
-          />
-        )}
-      </Field>
+        name="image"
+        spellCheck={false}
+        autoComplete="off"
+        placeholder="nginx:1.27"
+        value={spec.image}
+        onValue={(v) => set({ image: v })}
+      />
       {registry.loaded && (
         <Field label={t("pods.fromRegistry")} hint={registry.images.length ? undefined : t("pods.registryNone")}>
           {({ id, describedBy }) => (
@@ -120,19 +113,15 @@ export function SpecFields({
         </Field>
       )}
       <div className="field-pair">
-        <Field label={t("pods.port")} error={errors.port} hint={t("pods.portHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="port"
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={spec.port}
-              onChange={(e) => set({ port: e.target.value })}
-            />
-          )}
-        </Field>
+        <TextField
+          label={t("pods.port")}
+          error={errors.port}
+          hint={t("pods.portHint")}
+          name="port"
+          inputMode="numeric"
+          value={spec.port}
+          onValue={(v) => set({ port: v })}
+        />
         <Field label={t("pods.size")}>
           {({ id }) => (
             <select id={id} name="size" value={spec.size} onChange={(e) => set({ size: e.target.value })}>
@@ -146,22 +135,18 @@ export function SpecFields({
           )}
         </Field>
       </div>
-      <Field label={t("pods.command")} error={errors.command} hint={t("pods.commandHint")}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            name="command"
-            spellCheck={false}
-            autoComplete="off"
-            className="mono"
-            placeholder="/bin/server --port 8080"
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            value={spec.command}
-            onChange={(e) => set({ command: e.target.value })}
-          />
-        )}
-      </Field>
+      <TextField
+        label={t("pods.command")}
+        error={errors.command}
+        hint={t("pods.commandHint")}
+        name="command"
+        spellCheck={false}
+        autoComplete="off"
+        className="mono"
+        placeholder="/bin/server --port 8080"
+        value={spec.command}
+        onValue={(v) => set({ command: v })}
+      />
       <EnvEditor rows={spec.env} onChange={(env) => set({ env })} error={errors.env} />
       {databases && <DatabasePicker chosen={spec.databases} onChange={(d) => set({ databases: d })} />}
     </>

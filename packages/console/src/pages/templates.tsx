@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Template } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link } from "../router";
-import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { NameField } from "../fields";
+import { DeleteButton, Loaded, PageHead } from "../lists";
+import { Card, ErrorNote, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, SLUG } from "./apps-common";
 import { checkSpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
 
@@ -17,46 +19,32 @@ export function TemplatesPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <div>
-          <h1>{t("tpl.title")}</h1>
-          <p className="muted">{t("tpl.intro")}</p>
-        </div>
-      </div>
+      <PageHead title={t("tpl.title")} intro={t("tpl.intro")} />
       <div className="grid side">
         <Card title={t("tpl.title")}>
-          <ErrorNote error={list.error || remove.error} />
-          {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-          {list.data && list.data.length === 0 && <p className="empty">{t("tpl.empty")}</p>}
-          {list.data && list.data.length > 0 && (
-            <ul className="rows">
-              {list.data.map((x) => (
-                <li key={x.id}>
-                  <div className="row-main">
-                    <strong>{x.name}</strong>
-                    <span className="muted">
-                      {[x.image, x.size, x.port && `:${x.port}`].filter(Boolean).join(" · ") || "—"}
-                    </span>
-                    <span className="muted small">{when(locale, x.updated_at)}</span>
-                  </div>
-                  <div className="actions">
-                    <Link to={`/pods/new?template=${encodeURIComponent(x.id)}`} className="btn small">
-                      {t("tpl.deploy")}
-                    </Link>
-                    <button
-                      type="button"
-                      className="btn small danger"
-                      disabled={remove.busy}
-                      aria-label={`${t("common.delete")} ${x.name}`}
-                      onClick={() => void remove.run(x)}
-                    >
-                      {t("common.delete")}
-                    </button>
-                  </div>
-                </li>
-              ))}
-            </ul>
-          )}
+          <Loaded list={list} error={list.error || remove.error} empty={t("tpl.empty")}>
+            {(rows) => (
+              <ul className="rows">
+                {rows.map((x) => (
+                  <li key={x.id}>
+                    <div className="row-main">
+                      <strong>{x.name}</strong>
+                      <span className="muted">
+                        {[x.image, x.size, x.port && `:${x.port}`].filter(Boolean).join(" · ") || "—"}
+                      </span>
+                      <span className="muted small">{when(locale, x.updated_at)}</span>
+                    </div>
+                    <div className="actions">
+                      <Link to={`/pods/new?template=${encodeURIComponent(x.id)}`} className="btn small">
+                        {t("tpl.deploy")}
+                      </Link>
+                      <DeleteButton target={x.name} busy={remove.busy} onClick={() => void remove.run(x)} />
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </Loaded>
         </Card>
         <NewTemplate onCreated={list.reload} />
       </div>
@@ -89,19 +77,14 @@ function NewTemplate({ onCreated }: { onCreated: () => void }) {
           if (!Object.values(errs).some(Boolean)) void action.run();
         }}
       >
-        <Field label={t("tpl.name")} error={errors.name} hint={t("pods.nameHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="template-name"
-              autoComplete="off"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value.toLowerCase())}
-            />
-          )}
-        </Field>
+        <NameField
+          label={t("tpl.name")}
+          name="template-name"
+          value={name}
+          onValue={setName}
+          error={errors.name}
+          hint={t("pods.nameHint")}
+        />
         <SpecFields spec={spec} set={set} errors={errors} />
         <ErrorNote error={action.error} />
         <Submit busy={action.busy}>{t("tpl.create")}</Submit>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { api, unwrap, type CheckoutConfig, type Topup } from "../api";
 import { money, useI18n } from "../i18n";
+import { TextField } from "../fields";
 import { Card, ErrorNote, Field, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
 import { StripeCheckout, TossCheckout } from "./checkout";
 
@@ -96,23 +97,15 @@ export function TopUp({ onDone }: { onDone: () => void }) {
                 </select>
               )}
             </Field>
-            <Field
+            <TextField
               label={provider === "stripe" ? t("bill.amountUsd") : t("bill.amountKrw")}
               error={invalid}
               hint={range ? t("bill.limits", { min: range[0], max: range[1] }) : undefined}
-            >
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name="topup-amount"
-                  inputMode="decimal"
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  value={amount}
-                  onChange={(e) => setAmount(e.target.value)}
-                />
-              )}
-            </Field>
+              name="topup-amount"
+              inputMode="decimal"
+              value={amount}
+              onValue={setAmount}
+            />
             <ErrorNote error={action.error} />
             <Submit busy={action.busy}>{t("bill.topupGo")}</Submit>
           </form>

@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Volume } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link } from "../router";
-import { Card, ErrorNote, Field, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { NameField, TextField } from "../fields";
+import { DeleteButton, Loaded, PageHead, ResourceTable, srOnly } from "../lists";
+import { Card, ErrorNote, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, SLUG } from "./apps-common";
 
 const bytes = (n: number | null) => {
@@ -32,64 +34,41 @@ export function VolumesPage() {
   return (
     <>
       <AppsTabs />
-      <div className="page-head">
-        <div>
-          <h1>{t("vol.title")}</h1>
-          <p className="muted">{t("vol.intro")}</p>
-        </div>
-      </div>
+      <PageHead title={t("vol.title")} intro={t("vol.intro")} />
       <div className="grid side">
         <Card title={t("vol.title")}>
-          <ErrorNote error={list.error || remove.error} />
-          {!list.data && !list.error && <Spinner label={t("common.loading")} />}
-          {list.data && list.data.length === 0 && <p className="empty">{t("vol.empty")}</p>}
-          {list.data && list.data.length > 0 && (
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t("vol.name")}</th>
-                    <th>{t("vol.state")}</th>
-                    <th className="right">{t("vol.size")}</th>
-                    <th className="right">{t("vol.used")}</th>
-                    <th>{t("vol.attached")}</th>
-                    <th>{t("pods.created")}</th>
-                    <th>
-                      <span className="sr-only">{t("common.delete")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((v) => (
-                    <tr key={v.id}>
-                      <td>{v.name}</td>
-                      <td>
+          <Loaded list={list} error={list.error || remove.error} empty={t("vol.empty")}>
+            {(rows) => (
+              <ResourceTable
+                rows={rows}
+                columns={[
+                  { head: t("vol.name"), cell: (v) => v.name },
+                  {
+                    head: t("vol.state"),
+                    cell: (v) => (
+                      <>
                         <StateBadge state={v.state} />
                         {v.state_reason && <span className="muted"> {v.state_reason}</span>}
-                      </td>
-                      <td className="right num">{v.size_gb} GB</td>
-                      <td className="right num">{bytes(v.used_bytes)}</td>
-                      <td>
-                        {v.attached_to ? <Link to={`/pods/${v.attached_to}`}>{v.attached_to.slice(0, 8)}</Link> : "—"}
-                      </td>
-                      <td>{when(locale, v.created_at)}</td>
-                      <td className="right">
-                        <button
-                          type="button"
-                          className="btn small danger"
-                          disabled={remove.busy}
-                          aria-label={`${t("common.delete")} ${v.name}`}
-                          onClick={() => void remove.run(v)}
-                        >
-                          {t("common.delete")}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+                      </>
+                    ),
+                  },
+                  { head: t("vol.size"), className: "right", cellClass: "right num", cell: (v) => `${v.size_gb} GB` },
+                  { head: t("vol.used"), className: "right", cellClass: "right num", cell: (v) => bytes(v.used_bytes) },
+                  {
+                    head: t("vol.attached"),
+                    cell: (v) =>
+                      v.attached_to ? <Link to={`/pods/${v.attached_to}`}>{v.attached_to.slice(0, 8)}</Link> : "—",
+                  },
+                  { head: t("pods.created"), cell: (v) => when(locale, v.created_at) },
+                  {
+                    head: srOnly(t("common.delete")),
+                    cellClass: "right",
+                    cell: (v) => <DeleteButton target={v.name} busy={remove.busy} onClick={() => void remove.run(v)} />,
+                  },
+                ]}
+              />
+            )}
+          </Loaded>
         </Card>
         <NewVolume onCreated={list.reload} />
       </div>
@@ -122,32 +101,22 @@ function NewVolume({ onCreated }: { onCreated: () => void }) {
           if (!errs.name && !errs.size) void action.run();
         }}
       >
-        <Field label={t("vol.name")} error={errors.name} hint={t("pods.nameHint")}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="volume-name"
-              autoComplete="off"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={name}
-              onChange={(e) => setName(e.target.value.toLowerCase())}
-            />
-          )}
-        </Field>
-        <Field label={t("vol.size")} error={errors.size}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              name="volume-size"
-              inputMode="numeric"
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={size}
-              onChange={(e) => setSize(e.target.value)}
-            />
-          )}
-        </Field>
+        <NameField
+          label={t("vol.name")}
+          name="volume-name"
+          value={name}
+          onValue={setName}
+          error={errors.name}
+          hint={t("pods.nameHint")}
+        />
+        <TextField
+          label={t("vol.size")}
+          error={errors.size}
+          name="volume-size"
+          inputMode="numeric"
+          value={size}
+          onValue={setSize}
+        />
         <ErrorNote error={action.error} />
         <Submit busy={action.busy}>{t("vol.create")}</Submit>
       </form>
