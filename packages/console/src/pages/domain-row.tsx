@@ -76,6 +76,8 @@ export function DomainRow({
   const { t, locale } = useI18n();
   const params = { params: { path: { slug, id: d.id } } };
   const [result, setResult] = useState<DomainCheck | null>(null);
+  // kept here, not in the setup form: the verification that follows a setup unmounts the pending block
+  const [setup, setSetup] = useState<Autosetup | null>(null);
   const verify = useAction(async () => {
     const r = (await unwrap(api.POST("/v1/apps/{slug}/domains/{id}/verify", params))) as DomainCheck;
     setResult(r);
@@ -129,7 +131,14 @@ export function DomainRow({
             <RecordBox type="TXT" {...d.verification.txt} note={t("dom.txtNote")} />
             <RecordBox type="CNAME" {...d.verification.cname} note={t("dom.cnameNote")} />
           </div>
-          <Provider slug={slug} domain={d} onSetUp={() => void verify.run()} />
+          <Provider
+            slug={slug}
+            domain={d}
+            onSetUp={(out) => {
+              setSetup(out);
+              void verify.run();
+            }}
+          />
           <div className="verify-row">
             <button type="button" className="btn primary" disabled={verify.busy} onClick={() => void verify.run()}>
               {verify.busy ? <Spinner label={t("dom.verifying")} /> : t("dom.verify")}
@@ -142,6 +151,20 @@ export function DomainRow({
           </div>
           <ErrorNote error={verify.error} />
         </>
+      )}
+      {setup && (
+        <div className="note ok" role="status">
+          <div>
+            <p className="flush">{t("dom.cfDone", { zone: setup.zone.name })}</p>
+            <ul className="checks">
+              {setup.records.map((r) => (
+                <li key={r.id}>
+                  <strong>{r.type}</strong> <code>{r.name}</code>: {t(`dom.cf.${r.action}`)}
+                </li>
+              ))}
+            </ul>
+          </div>
+        </div>
       )}
       {result && (
         <div data-testid="verify-result">
@@ -169,7 +192,7 @@ export function DomainRow({
 }
 
 /** The DNS provider found from the NS records, and for Cloudflare the form that writes both records. */
-function Provider({ slug, domain: d, onSetUp }: { slug: string; domain: Domain; onSetUp: () => void }) {
+function Provider({ slug, domain: d, onSetUp }: { slug: string; domain: Domain; onSetUp: (out: Autosetup) => void }) {
   const { t } = useI18n();
   const params = { params: { path: { slug, id: d.id } } };
   const found = useLoad(
@@ -194,17 +217,23 @@ function Provider({ slug, domain: d, onSetUp }: { slug: string; domain: Domain; 
 }
 
 /** The Cloudflare API token is sent once and dropped from the page at once; it is never kept. */
-function CloudflareSetup({ slug, domain: d, onDone }: { slug: string; domain: Domain; onDone: () => void }) {
+function CloudflareSetup({
+  slug,
+  domain: d,
+  onDone,
+}: {
+  slug: string;
+  domain: Domain;
+  onDone: (out: Autosetup) => void;
+}) {
   const { t } = useI18n();
   const [token, setToken] = useState("");
   const [proxied, setProxied] = useState(false);
   const [invalid, setInvalid] = useState<string | null>(null);
-  const [out, setOut] = useState<Autosetup | null>(null);
   const action = useAction(async (apiToken: string) => {
     const body = { api_token: apiToken, proxied };
     const params = { params: { path: { slug, id: d.id } } };
-    setOut((await unwrap(api.POST("/v1/apps/{slug}/domains/{id}/cf-autosetup", { ...params, body }))) as Autosetup);
-    onDone();
+    onDone((await unwrap(api.POST("/v1/apps/{slug}/domains/{id}/cf-autosetup", { ...params, body }))) as Autosetup);
   });
   return (
     <details className="cf-setup">
@@ -235,20 +264,6 @@ function CloudflareSetup({ slug, domain: d, onDone }: { slug: string; domain: Do
           {t("dom.cfProxied")}
         </label>
         <ErrorNote error={action.error} />
-        {out && (
-          <div className="note ok" role="status">
-            <div>
-              <p className="flush">{t("dom.cfDone", { zone: out.zone.name })}</p>
-              <ul className="checks">
-                {out.records.map((r) => (
-                  <li key={r.id}>
-                    <strong>{r.type}</strong> <code>{r.name}</code>: {t(`dom.cf.${r.action}`)}
-                  </li>
-                ))}
-              </ul>
-            </div>
-          </div>
-        )}
         <Submit busy={action.busy}>{t("dom.cfRun")}</Submit>
       </form>
     </details>
