@@ -27,7 +27,6 @@ export class Flight {
 export interface AttemptOwner {
   /** the edge is shutting down: answers close their connection */
   readonly closing: boolean;
-  readonly upstreamTimeoutMs: number;
   /** the attempt failed (before or after its answer started) */
   failed(attempt: Attempt, err: Error): void;
 }
@@ -39,19 +38,13 @@ export interface AttemptOwner {
  */
 export class Attempt implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
-  private timer: NodeJS.Timeout | null = null;
   private settled = false;
-  private answered = false;
 
   constructor(
     readonly flight: Flight,
     readonly upstream: string,
     private readonly owner: AttemptOwner,
-  ) {
-    // a request with a body has no headers timeout in the pool (an upload may take longer than it): the upstream's
-    // silence is timed here from the moment the whole body went through
-    if (flight.body) flight.req.once("end", this.startTimer);
-  }
+  ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -65,8 +58,6 @@ export class Attempt implements Dispatcher.DispatchHandler {
     statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // informational answers (103) are not relayed
-    this.answered = true;
-    this.clearTimer();
     const res = this.flight.res;
     prepareAnswerHeaders(headers, !this.owner.closing && res.shouldKeepAlive);
     try {
@@ -79,7 +70,7 @@ export class Attempt implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.flight.res.write(chunk)) {
       controller.pause();
-      this.flight.res.once("drain", this.resume);
+      this.flight.res.once("drain", () => controller.resume());
     }
   }
 
@@ -89,7 +80,6 @@ export class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.clearTimer();
     if (this.settled) return;
     this.settled = true;
     this.owner.failed(this, err);
@@ -98,21 +88,5 @@ export class Attempt implements Dispatcher.DispatchHandler {
   /** the visitor left: the upstream request is cut */
   abort(): void {
     this.controller?.abort(new errors.RequestAbortedError("the visitor left"));
-  }
-
-  private readonly resume = (): void => this.controller?.resume();
-
-  private readonly startTimer = (): void => {
-    if (this.settled || this.answered || this.timer) return;
-    this.timer = setTimeout(
-      () => this.controller?.abort(new errors.HeadersTimeoutError()),
-      this.owner.upstreamTimeoutMs,
-    );
-    this.timer.unref();
-  };
-
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
   }
 }

@@ -49,7 +49,6 @@ export class EdgeProxy implements AttemptOwner {
   private readonly rr = new Map<string, number>();
   private readonly ejected = new Map<string, number>();
   private readonly upgraded = new Set<Duplex>();
-  readonly upstreamTimeoutMs: number;
   closing = false;
 
   constructor(
@@ -57,7 +56,6 @@ export class EdgeProxy implements AttemptOwner {
     private readonly access: EdgeAccess,
     private readonly opts: EdgeProxyOptions,
   ) {
-    this.upstreamTimeoutMs = opts.upstreamTimeoutMs;
     this.pools = new UpstreamPools({ timeoutMs: opts.upstreamTimeoutMs });
     this.proxy = createProxyServer({ xfwd: false, proxyTimeout: opts.upstreamTimeoutMs });
     // errors without a callback of their own (a client socket of an upgrade failing): nothing to answer
@@ -206,9 +204,8 @@ export class EdgeProxy implements AttemptOwner {
         path: req.url ?? "/",
         method: req.method ?? "GET",
         headers: req.headers,
+        // the pool's headers timeout starts once the whole body went through (an upload may outlast it)
         body: flight.body ? req : null,
-        // a body's upload may outlast the timeout: the attempt times the upstream from the body's end instead
-        headersTimeout: flight.body ? 0 : undefined,
       },
       attempt,
     );

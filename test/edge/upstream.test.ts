@@ -157,13 +157,16 @@ test("an upload slower than EDGE_UPSTREAM_TIMEOUT_MS is no timeout: the upstream
     let n = 0;
     const tick = setInterval(() => {
       req.write("x".repeat(100));
-      if (++n === 8) {
+      if (++n === 12) {
         clearInterval(tick);
         req.end();
       }
-    }, 120); // about a second in all, twice the timeout
+    }, 150); // 1.8 s in all, over three times the timeout
   });
-  assert.equal(answer, `200 ${JSON.stringify({ size: 800, te: "chunked" })}`);
+  assert.equal(answer, `200 ${JSON.stringify({ size: 1200, te: "chunked" })}`);
+  // once it has the body, a silent upstream is timed out as any
+  const slow = await request(e.port, `alpha.${APPS_DOMAIN}`, { method: "POST", path: "/slow", body: "x".repeat(1000) });
+  assert.equal(slow.status, 504);
 });
 
 test("a visitor leaving mid-answer: the upstream's request is cut too", async () => {
