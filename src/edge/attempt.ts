@@ -82,7 +82,11 @@ export class Attempt implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.settled) return;
     this.settled = true;
-    this.owner.failed(this, err);
+    try {
+      this.owner.failed(this, err);
+    } catch {
+      this.flight.res.destroy(); // never a visitor left waiting (the pool swallows a handler's exceptions)
+    }
   }
 
   /** the visitor left: the upstream request is cut */

@@ -92,7 +92,7 @@ export class EdgeProxy implements AttemptOwner {
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {
       // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
-      // (the socket is kept: node lets go of it once the request is done and destroyed, as the pool does with bodies)
+      // (the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body)
       const socket = req.socket;
       const written = socket.bytesWritten;
       res.once("finish", () =>
@@ -220,7 +220,8 @@ export class EdgeProxy implements AttemptOwner {
     const timedOut = (err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT";
     if (isConnectError(err)) this.eject(attempt.upstream);
     if (res.headersSent) return void res.destroy(); // the answer was under way: cut it, never add to it
-    if (flight.gone || req.socket.destroyed) return; // the visitor left
+    // the visitor left (not req.socket: the pool lets go of it, `socket = null`, once it streamed a request's body)
+    if (flight.gone || res.destroyed) return;
     if (flight.replay && flight.tried.size === 1 && !timedOut) {
       const upstream = attempt.upstream;
       this.opts.log.debug({ err: err.message, upstream, host: flight.host }, "edge retrying on another replica");
