@@ -137,6 +137,41 @@ test("large bodies stream both ways, on one keep-alive connection of the visitor
   agent.destroy();
 });
 
+test("HEAD, Expect: 100-continue, and an HTTP/1.0 visitor of a chunked answer", async () => {
+  const head = await request(e.port, `alpha.${APPS_DOMAIN}`, { method: "HEAD" });
+  assert.equal(head.status, 200);
+  assert.equal(head.body, "");
+  assert.equal(head.headers["x-upstream"], "a");
+  // node answers the 100 itself; the upstream gets the body without the expectation
+  const expected = await new Promise<string>((resolve, reject) => {
+    const req = http.request({
+      port: e.port,
+      host: "127.0.0.1",
+      method: "PUT",
+      path: "/expect",
+      headers: { host: `special.${APPS_DOMAIN}`, expect: "100-continue", "content-length": "5" },
+    });
+    req.on("continue", () => req.end("12345"));
+    req.on("response", (r) => {
+      let text = "";
+      r.on("data", (c) => (text += c));
+      r.on("end", () => resolve(`${r.statusCode} ${text}`));
+    });
+    req.on("error", reject);
+  });
+  assert.equal(expected, `200 ${JSON.stringify({ size: 5, te: null })}`);
+  // HTTP/1.0 knows no chunks: the answer ends with the connection
+  const socket = net.connect(e.port, "127.0.0.1");
+  socket.write(`GET /stream HTTP/1.0\r\nHost: alpha.${APPS_DOMAIN}\r\n\r\n`);
+  let raw = "";
+  socket.on("data", (d) => (raw += d));
+  await new Promise((r) => socket.once("close", r));
+  assert.match(raw, /^HTTP\/1\.1 200/);
+  assert.match(raw, /\r\nconnection: close\r\n/i);
+  assert.doesNotMatch(raw, /transfer-encoding/i);
+  assert.ok(raw.endsWith("\r\n\r\nchunk0\nchunk1\nchunk2\n"), JSON.stringify(raw));
+});
+
 test("an upload slower than EDGE_UPSTREAM_TIMEOUT_MS is no timeout: the upstream is timed once it has the body", async () => {
   const answer = await new Promise<string>((resolve, reject) => {
     const req = http.request(
