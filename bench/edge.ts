@@ -34,7 +34,7 @@ import { create as tarCreate } from "tar";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { nodeFiles } from "../test/apps/node-pg-image.js";
 import { measure, type LoadOptions, type Sample } from "./lib/measure.js";
-import { cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
+import { childWithEnv, cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
 import { type Child, freePort, startPlatform } from "./lib/processes.js";
 import { nginxInstalled, startNginx } from "./lib/nginx.js";
 
@@ -326,9 +326,13 @@ async function main(): Promise<void> {
   if ((await get(nginx.proxyUrl, podHost)).body !== hello) throw new Error("nginx → pod answers differently");
   if ((await get(nginx.staticUrl, "localhost")).body !== html) throw new Error("nginx static answers differently");
 
+  // `npm start` forks the edge as a process of its own (src/edge/process.ts): its CPU is the edge's figure
+  const edgePid = childWithEnv(platform.child.proc.pid!, "ROLES=edge");
+  const edgeGroup = edgePid ? "edge" : "platform";
   const probe = cpuProbe({
     autocannon: { pid: process.pid },
     platform: { pid: platform.child.proc.pid },
+    ...(edgePid ? { edge: { pid: edgePid } } : {}),
     postgres: { pid: postmasterPid(dataDir), withChildren: true },
     nginx: { pid: nginx.child.proc.pid, withChildren: true },
     // the pod runs under podman-init: its app is a child
@@ -338,12 +342,12 @@ async function main(): Promise<void> {
   // a fresh edge and a fresh upstream pool answer their first seconds slower: one discarded run first
   await measure(edgeUrl, { host: podHost }, { ...load, duration: Math.max(1, load.warmup), warmup: 0 });
   const nginxPod = await bench("nginx → pod", "nginx", nginx.proxyUrl, podHost, probe);
-  const edgePod = await bench("edge → pod", "platform", edgeUrl, podHost, probe);
+  const edgePod = await bench("edge → pod", edgeGroup, edgeUrl, podHost, probe);
   let nginxStatic: Sample | null = null;
   let edgeStatic: Sample | null = null;
   if (site) {
     nginxStatic = await bench("nginx static file", "nginx", nginx.staticUrl, "localhost", probe);
-    edgeStatic = await bench("edge static file", "platform", edgeUrl, siteHost, probe);
+    edgeStatic = await bench("edge static file", edgeGroup, edgeUrl, siteHost, probe);
   } else {
     rows.push({ label: "nginx static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
     rows.push({ label: "edge static file", sample: null, note: "skipped: the platform has no /v1/static yet" });

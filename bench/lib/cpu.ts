@@ -92,3 +92,16 @@ export function cpuProbe(groups: Record<string, { pid: number | null | undefined
     },
   };
 }
+
+/** The direct child of pid whose environment holds `entry` (e.g. the edge `npm start` forks: ROLES=edge), or null. */
+export function childWithEnv(pid: number, entry: string): number | null {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || stat(Number(name))?.ppid !== pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(entry)) return Number(name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}

@@ -138,7 +138,7 @@ export class Edge {
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;
-    this.proxy?.close();
+    await this.proxy?.close();
     this.proxy = null;
     await this.stats.stop(); // after the drain: what the last requests added is stored too
     await this.feed?.close();

@@ -71,3 +71,22 @@ export function replayable(req: IncomingMessage): boolean {
   const length = req.headers["content-length"];
   return req.headers["transfer-encoding"] === undefined && (length === undefined || length === "0");
 }
+
+/** response headers that describe the upstream's connection, not the answer (and `transfer-encoding`: node frames the body again) */
+const HOP_BY_HOP_ANSWER = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
+
+/**
+ * Prepares an upstream's answer headers (lower-case names) for the visitor, in place: hop-by-hop headers (and
+ * those the upstream's Connection names) stay on the upstream's hop, `Connection` is this hop's (`close` when the
+ * edge or the visitor's connection ends after this answer), `Set-Cookie` loses the platform's cookies.
+ */
+export function prepareAnswerHeaders(h: Record<string, string | string[] | undefined>, keepAlive: boolean): void {
+  const named = h.connection;
+  if (typeof named === "string" && named.includes(","))
+    for (const name of named.split(",")) delete h[name.trim().toLowerCase()];
+  else if (typeof named === "string" && named !== "keep-alive" && named !== "close") delete h[named.toLowerCase()];
+  for (const name of HOP_BY_HOP_ANSWER) delete h[name];
+  h.connection = keepAlive ? "keep-alive" : "close";
+  const cookies = h["set-cookie"];
+  if (cookies !== undefined) h["set-cookie"] = appSetCookies(typeof cookies === "string" ? [cookies] : cookies);
+}

@@ -1,25 +1,17 @@
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { Readable, type Duplex } from "node:stream";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { createProxyServer, type ProxyServer } from "http-proxy-3";
 import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
-import { appSetCookies, prepareUpstreamHeaders, replayable } from "./headers.js";
+import { prepareUpstreamHeaders, replayable } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
 import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
-
-/** One request on its way: the target it was routed to, what was tried, whether it may be sent again. */
-interface Flight {
-  host: string;
-  target: EdgeTarget;
-  tried: Set<string>;
-  attempt: number;
-  replay: boolean;
-  timedOut: boolean;
-}
+import { Attempt, Flight, type AttemptOwner } from "./attempt.js";
+import { UpstreamPools } from "./upstream.js";
 
 /** What the edge saw of one answered request (statistics, issue 11, aggregate these in memory). */
 export interface EdgeObservation {
@@ -43,28 +35,19 @@ export interface EdgeProxyOptions {
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
 const EJECT_MS = 3000;
-const NO_BODY = () => Readable.from([]);
 
 /**
  * The proxying half of the edge: host → target (RouteCache) → access decision (EdgeAccess) → a replica by round
- * robin over keep-alive upstream connections (http-proxy-3 streams bodies and upgrades). A replayable request
- * (GET/HEAD without body) whose upstream failed before answering is sent once more, to another replica of a
- * freshly resolved target: a replica stopping during a rolling update loses no such request.
+ * robin over keep-alive upstream pools (undici, `upstream.ts`; bodies stream both ways, `attempt.ts`); WebSocket
+ * upgrades are piped by http-proxy-3. A replayable request (GET/HEAD without body) whose upstream failed before
+ * answering is sent once more, to another replica of a freshly resolved target: a replica stopping during a
+ * rolling update loses no such request.
  */
-export class EdgeProxy {
+export class EdgeProxy implements AttemptOwner {
   private readonly proxy: ProxyServer;
-  private readonly agent = new http.Agent({
-    keepAlive: true,
-    // idle upstream connections close before a typical server's 5 s keep-alive does, so none is reused as it closes
-    timeout: 4000,
-    maxSockets: 1024,
-    maxFreeSockets: 256,
-    scheduling: "lifo",
-  });
+  private readonly pools: UpstreamPools;
   private readonly rr = new Map<string, number>();
-  private readonly targets = new Map<string, URL>();
   private readonly ejected = new Map<string, number>();
-  private readonly flights = new WeakMap<IncomingMessage, Flight>();
   private readonly upgraded = new Set<Duplex>();
   closing = false;
 
@@ -73,17 +56,12 @@ export class EdgeProxy {
     private readonly access: EdgeAccess,
     private readonly opts: EdgeProxyOptions,
   ) {
+    this.pools = new UpstreamPools({ timeoutMs: opts.upstreamTimeoutMs });
     this.proxy = createProxyServer({ xfwd: false, proxyTimeout: opts.upstreamTimeoutMs });
     // errors without a callback of their own (a client socket of an upgrade failing): nothing to answer
     this.proxy.on("error", (err, _req, res) => {
       opts.log.debug({ err: err.message }, "edge proxy error");
       if (res && "destroy" in res) res.destroy();
-    });
-    this.proxy.on("proxyReq", (proxyReq, req) => {
-      proxyReq.on("timeout", () => {
-        const flight = this.flights.get(req);
-        if (flight) flight.timedOut = true;
-      });
     });
     // the upstream half of an upgraded connection: when the visitor's side closes, the library only half-closes
     // it; an upstream that never closes its side is cut after a grace period, and at shutdown
@@ -94,16 +72,16 @@ export class EdgeProxy {
         socket.once("close", () => setTimeout(() => upstreamSocket.destroy(), 5000).unref());
       });
     });
-    this.proxy.on("proxyRes", (proxyRes, _req, res) => {
-      const h = proxyRes.headers;
-      // hop-by-hop from the upstream stays there; this hop's connection is the edge's to keep
-      delete h["keep-alive"];
-      h.connection =
-        this.closing || !(res as ServerResponse & { shouldKeepAlive?: boolean }).shouldKeepAlive
-          ? "close"
-          : "keep-alive";
-      if (h["set-cookie"]) h["set-cookie"] = appSetCookies(h["set-cookie"]);
-    });
+  }
+
+  /** the upstream addresses with a connection pool now (tests) */
+  get upstreamPools(): string[] {
+    return this.pools.addresses;
+  }
+
+  /** closes the pools of upstreams unused since the previous sweep (every 30 s by itself; tests call it) */
+  sweepPools(): void {
+    this.pools.sweep();
   }
 
   /** A plain HTTP request on the edge's listener. */
@@ -114,13 +92,15 @@ export class EdgeProxy {
     let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
     if (this.opts.observe) {
       // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
-      const written = req.socket.bytesWritten;
+      // (the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body)
+      const socket = req.socket;
+      const written = socket.bytesWritten;
       res.once("finish", () =>
         this.opts.observe?.({
           ...routed,
           status: res.statusCode,
           ms: performance.now() - started,
-          bytes: Math.max(0, req.socket.bytesWritten - written),
+          bytes: Math.max(0, socket.bytesWritten - written),
         }),
       );
     }
@@ -150,10 +130,20 @@ export class EdgeProxy {
 
   private forward(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
     if (target.site && this.opts.files) return this.opts.files.serve(req, res, target.site);
+    const h = req.headers;
+    const replay = replayable(req);
+    const body = !replay && (h["transfer-encoding"] !== undefined || (h["content-length"] ?? "0") !== "0");
     prepareUpstreamHeaders(req, false);
-    const flight: Flight = { host, target, tried: new Set(), attempt: 0, replay: replayable(req), timedOut: false };
-    this.flights.set(req, flight);
-    this.send(req, res, flight);
+    // framing is the pool's own (a body arrives de-chunked and is framed again); node answered any 100-continue
+    delete h["transfer-encoding"];
+    delete h.expect;
+    const flight = new Flight(req, res, host, target, replay, body);
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      flight.gone = true;
+      flight.current?.abort();
+    });
+    this.send(flight);
   }
 
   /** An upgrade request (WebSocket): routed and decided like any request, then piped both ways. */
@@ -202,55 +192,53 @@ export class EdgeProxy {
     return { host, target, url: `${proto}://${req.headers.host}${req.url ?? "/"}` };
   }
 
-  private send(req: IncomingMessage, res: ServerResponse, flight: Flight): void {
+  private send(flight: Flight): void {
+    const { req, res } = flight;
     const upstream = this.pick(flight.target, flight.tried);
-    if (!upstream) return sendPage(res, flight.attempt === 0 ? pages.noReplica() : pages.badGateway(), req.method);
+    if (!upstream) return sendPage(res, flight.tried.size === 0 ? pages.noReplica() : pages.badGateway(), req.method);
     flight.tried.add(upstream);
-    const attempt = ++flight.attempt;
-    this.proxy.web(
-      req,
-      res,
+    const attempt = new Attempt(flight, upstream, this);
+    flight.current = attempt;
+    this.pools.get(upstream).dispatch(
       {
-        target: this.targetUrl(upstream),
-        agent: this.agent,
-        buffer: flight.replay && attempt > 1 ? NO_BODY() : undefined,
+        path: req.url ?? "/",
+        method: req.method ?? "GET",
+        headers: req.headers,
+        // the pool's headers timeout starts once the whole body went through (an upload may outlast it)
+        body: flight.body ? req : null,
       },
-      (err) => this.failed(req, res, flight, attempt, upstream, err),
+      attempt,
     );
   }
 
-  private failed(
-    req: IncomingMessage,
-    res: ServerResponse,
-    flight: Flight,
-    attempt: number,
-    upstream: string,
-    err: Error,
-  ): void {
-    if (attempt !== flight.attempt) return; // a late error of an attempt already replaced
-    flight.attempt++; // and this one is settled: its further errors are late too
-    const connect = isConnectError(err);
-    if (connect) this.eject(upstream);
+  /** An attempt failed: before its answer started, a replayable request goes once to another replica; else 502/504. */
+  failed(attempt: Attempt, err: Error): void {
+    const flight = attempt.flight;
+    if (flight.current !== attempt) return; // a late error of an attempt already replaced
+    flight.current = null;
+    const { req, res } = flight;
+    const timedOut = (err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT";
+    if (isConnectError(err)) this.eject(attempt.upstream);
     if (res.headersSent) return void res.destroy(); // the answer was under way: cut it, never add to it
-    if (req.socket.destroyed) return; // the visitor left
-    if (flight.replay && attempt === 1 && !flight.timedOut) {
+    // the visitor left (not req.socket: the pool lets go of it, `socket = null`, once it streamed a request's body)
+    if (flight.gone || res.destroyed) return;
+    if (flight.replay && flight.tried.size === 1 && !timedOut) {
+      const upstream = attempt.upstream;
       this.opts.log.debug({ err: err.message, upstream, host: flight.host }, "edge retrying on another replica");
       this.routes.drop(flight.host);
       void this.routes.get(flight.host, true).then(
         ({ target }) => {
           if (target && target.id === flight.target.id) flight.target = target;
-          flight.attempt = attempt;
-          this.send(req, res, flight);
+          if (!flight.gone) this.send(flight);
         },
         () => {
-          flight.attempt = attempt;
-          this.send(req, res, flight);
+          if (!flight.gone) this.send(flight);
         },
       );
       return;
     }
-    this.opts.log.warn({ err: err.message, upstream, host: flight.host }, "edge upstream failed");
-    sendPage(res, flight.timedOut ? pages.gatewayTimeout() : pages.badGateway(), req.method);
+    this.opts.log.warn({ err: err.message, upstream: attempt.upstream, host: flight.host }, "edge upstream failed");
+    sendPage(res, timedOut ? pages.gatewayTimeout() : pages.badGateway(), req.method);
   }
 
   /** Round robin over the target's replicas, skipping those already tried for this request and, while others remain, those just seen failing. */
@@ -276,17 +264,6 @@ export class EdgeProxy {
     return fallback;
   }
 
-  /** the parsed URL of an upstream address, kept (the library would parse the string on every request) */
-  private targetUrl(upstream: string): URL {
-    let url = this.targets.get(upstream);
-    if (!url) {
-      if (this.targets.size > 10_000) this.targets.clear();
-      url = new URL(`http://${upstream}`);
-      this.targets.set(upstream, url);
-    }
-    return url;
-  }
-
   private eject(upstream: string): void {
     if (this.ejected.size > 10_000) this.ejected.clear();
     this.ejected.set(upstream, Date.now() + EJECT_MS);
@@ -300,13 +277,23 @@ export class EdgeProxy {
   }
 
   /** Shutdown ends (in-flight requests drained): the upstream connections close. */
-  close(): void {
+  async close(): Promise<void> {
     this.beginClose();
-    this.agent.destroy();
+    await this.pools.close();
   }
 }
 
-const CONNECT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"]);
+/** failures to reach a replica or to keep its connection (undici's socket closed / connect timeout included) */
+const CONNECT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNABORTED",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 function isConnectError(err: Error): boolean {
   return CONNECT_CODES.has((err as NodeJS.ErrnoException).code ?? "");
