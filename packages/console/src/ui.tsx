@@ -187,12 +187,17 @@ export function StateBadge({ state, busy: changing = false }: { state: string; b
   );
 }
 
-/** A dangerous action that needs a name typed to confirm. */
+/**
+ * A dangerous action that needs a name typed to confirm. `children` are further fields shown before the error
+ * (a bucket's "delete all objects too"); `errorNote` renders an error in the page's own words.
+ */
 export function TypeToConfirm(props: {
   expected: string;
   hint: string;
   label: string;
   onConfirm: () => Promise<unknown>;
+  children?: ReactNode;
+  errorNote?: (error: unknown) => ReactNode;
 }) {
   const { t } = useI18n();
   const [typed, setTyped] = useState("");
@@ -217,11 +222,15 @@ export function TypeToConfirm(props: {
             aria-invalid={invalid}
             value={typed}
             autoComplete="off"
+            spellCheck={false}
             onChange={(e) => setTyped(e.target.value)}
           />
         )}
       </Field>
-      <ErrorNote error={action.error} />
+      {props.children}
+      {(action.error !== null && action.error !== undefined && props.errorNote?.(action.error)) || (
+        <ErrorNote error={action.error} />
+      )}
       <Submit busy={action.busy} kind="danger">
         {props.label}
       </Submit>

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api, unwrap, PlatformApiError } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
-import { Card, CopyButton, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { Card, CopyButton, ErrorNote, Spinner, TypeToConfirm, useLoad } from "../ui";
 import { bytes } from "../upload";
 import { BucketsTabs, objectsText, type Bucket } from "./buckets";
 
@@ -149,11 +149,9 @@ function UsageCard({ bucket }: { bucket: Bucket }) {
 function DeleteCard({ bucket: b, onRefused }: { bucket: Bucket; onRefused: () => void }) {
   const { t, locale } = useI18n();
   const { navigate } = useRouter();
-  const [typed, setTyped] = useState("");
-  const [invalid, setInvalid] = useState<string | null>(null);
   const [force, setForce] = useState(false);
   const [refused, setRefused] = useState(false);
-  const action = useAction(async () => {
+  const remove = async () => {
     try {
       await unwrap(
         api.DELETE("/v1/buckets/{id}", { params: { path: { id: b.id }, query: force ? { force: "1" } : {} } }),
@@ -166,34 +164,27 @@ function DeleteCard({ bucket: b, onRefused }: { bucket: Bucket; onRefused: () =>
       throw err;
     }
     navigate("/buckets");
-  });
+  };
   const notEmpty = b.object_count > 0 || (b.uploads_in_progress ?? 0) > 0 || refused;
-  const notEmptyError = action.error instanceof PlatformApiError && action.error.code === "bucket_not_empty";
   return (
     <Card title={t("bk.delete")}>
-      <form
-        className="danger-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (typed !== b.name) return setInvalid(t("v.confirmName"));
-          setInvalid(null);
-          void action.run();
-        }}
+      <TypeToConfirm
+        expected={b.name}
+        hint={t("bk.deleteHint", { name: b.name })}
+        label={t("bk.delete")}
+        onConfirm={remove}
+        errorNote={(error) =>
+          error instanceof PlatformApiError &&
+          error.code === "bucket_not_empty" && (
+            <div className="note error" role="alert" data-testid="not-empty">
+              <span>{t("bk.notEmpty")}</span>
+              <span className="code">
+                {t("common.errorCode")}: <code>bucket_not_empty</code>
+              </span>
+            </div>
+          )
+        }
       >
-        <Field label={t("bk.deleteHint", { name: b.name })} error={invalid}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              value={typed}
-              autoComplete="off"
-              spellCheck={false}
-              onChange={(e) => setTyped(e.target.value)}
-            />
-          )}
-        </Field>
         {notEmpty && (
           <div className="field">
             <label className="check">
@@ -205,20 +196,7 @@ function DeleteCard({ bucket: b, onRefused }: { bucket: Bucket; onRefused: () =>
             </p>
           </div>
         )}
-        {notEmptyError ? (
-          <div className="note error" role="alert" data-testid="not-empty">
-            <span>{t("bk.notEmpty")}</span>
-            <span className="code">
-              {t("common.errorCode")}: <code>bucket_not_empty</code>
-            </span>
-          </div>
-        ) : (
-          <ErrorNote error={action.error} />
-        )}
-        <Submit busy={action.busy} kind="danger">
-          {t("bk.delete")}
-        </Submit>
-      </form>
+      </TypeToConfirm>
     </Card>
   );
 }
