@@ -33,7 +33,7 @@ import { promisify } from "node:util";
 import { create as tarCreate } from "tar";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { nodeFiles } from "../test/apps/node-pg-image.js";
-import { measure, type LoadOptions, type Sample } from "./lib/measure.js";
+import { envNumber, loadFromEnv, measure, type LoadOptions, type Sample } from "./lib/measure.js";
 import { childWithEnv, cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
 import { type Child, freePort, startPlatform } from "./lib/processes.js";
 import { nginxInstalled, startNginx } from "./lib/nginx.js";
@@ -44,22 +44,7 @@ const MAX_P99_MS = 20;
 const APPS_DOMAIN = "apps.bench.test";
 const OPERATOR_TOKEN = randomBytes(24).toString("hex");
 
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) {
-    process.stderr.write(`${name} must be a number >= ${min}, got "${raw}"\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const load: LoadOptions = {
-  duration: envNumber("BENCH_DURATION", 10, 1),
-  warmup: envNumber("BENCH_WARMUP", 2, 0),
-  connections: Math.round(envNumber("BENCH_CONNECTIONS", 64, 1)),
-};
+const load: LoadOptions = loadFromEnv();
 const STATIC_BYTES = Math.round(envNumber("BENCH_STATIC_BYTES", 8192, 64));
 const POD_SIZE = process.env.BENCH_POD_SIZE || "cpu-small";
 const cpuProfDir = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;

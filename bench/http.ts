@@ -31,7 +31,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { measure, type LoadOptions, type Sample } from "./lib/measure.js";
+import { loadFromEnv, measure, type LoadOptions, type Sample } from "./lib/measure.js";
 import { cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
 import { type Child, redisServerInstalled, startBare, startPlatform, startRedis } from "./lib/processes.js";
 
@@ -42,22 +42,7 @@ const MAX_P99_MS = 25;
 // the configuration accepts (src/config/config.ts).
 const RAISED_RATE_LIMIT = 10_000_000;
 
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) {
-    process.stderr.write(`${name} must be a number >= ${min}, got "${raw}"\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const load: LoadOptions = {
-  duration: envNumber("BENCH_DURATION", 10, 1),
-  warmup: envNumber("BENCH_WARMUP", 2, 0),
-  connections: Math.round(envNumber("BENCH_CONNECTIONS", 64, 1)),
-};
+const load: LoadOptions = loadFromEnv();
 const cpuProfDir = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 
 // ---- everything started here is stopped on every way out ----

@@ -10,6 +10,27 @@ export interface LoadOptions {
   warmup: number;
 }
 
+/** A numeric setting of a benchmark from the environment; a bad value ends the run with a message. */
+export function envNumber(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) {
+    process.stderr.write(`${name} must be a number >= ${min}, got "${raw}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** BENCH_DURATION (10 s), BENCH_WARMUP (2 s), BENCH_CONNECTIONS (64): the load every HTTP benchmark applies. */
+export function loadFromEnv(): LoadOptions {
+  return {
+    duration: envNumber("BENCH_DURATION", 10, 1),
+    warmup: envNumber("BENCH_WARMUP", 2, 0),
+    connections: Math.round(envNumber("BENCH_CONNECTIONS", 64, 1)),
+  };
+}
+
 export interface Sample {
   /** 2xx responses per second of the measured run */
   rps: number;
