@@ -11,6 +11,7 @@ import "./http/types.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./http/error-handler.js";
 import { installValidators } from "./http/validation.js";
 import { authorize, identify, requireAuthDeclarations, type AuthDeps } from "./http/authenticate.js";
+import { ownerFieldOnCreateRoutes } from "./http/owner-context.js";
 import { ApiError, notFound } from "./http/errors.js";
 import { findUnstorable, storableText } from "./http/storable.js";
 import { catalogMarkdown, documentRoute, shareHeaders } from "./http/route-schema.js";
@@ -96,11 +97,14 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   requireAuthDeclarations(app);
   ctx.routeTable = collectRouteTable(app);
   // limits on every schema, error codes per status, rate-limit headers and security, decided here for every route
+  // create routes take {"owner": "me" | "org"} (http/owner-context.ts), added before the route is documented
+  app.addHook("onRoute", ownerFieldOnCreateRoutes({ kernel: platform.kernel, db }));
   app.addHook("onRoute", documentRoute);
 
   const authDeps: AuthDeps = {
     tokens: ctx.tokens,
     kernel: platform.kernel,
+    db,
     operatorToken: platform.operatorToken,
     fleetToken: config.fleetToken,
   };

@@ -7,10 +7,13 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { AuthRule } from "./auth-rule.js";
 import { isStorable } from "./storable.js";
 import { sessionToken } from "./session-cookie.js";
+import { applyOwnerContext, headerContext } from "./owner-context.js";
+import type { Queryable } from "../store/db.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
   kernel: Kernel;
+  db: Queryable;
   operatorToken: string;
   fleetToken: string | null;
 }
@@ -53,8 +56,10 @@ export async function authorize(request: FastifyRequest, deps: AuthDeps): Promis
   if ("operator" in rule) return checkSecret(request, deps.operatorToken, "operator");
   if ("fleet" in rule) return checkSecret(request, deps.fleetToken, "fleet");
 
+  if (!request.principal) throw authRequired(unauthenticatedReason(request));
+  const context = headerContext(request);
+  if (context) await applyOwnerContext(request, deps, context);
   const principal = request.principal;
-  if (!principal) throw authRequired(unauthenticatedReason(request));
   if ("token" in rule) return;
   if ("account" in rule) {
     if (principal.kind !== "full")

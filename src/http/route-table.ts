@@ -9,6 +9,8 @@ export interface RouteEntry {
   summaryKo: string | null;
   tag: string;
   auth: AuthRule;
+  /** the organization role a /v1/org route needs, if any */
+  orgRole: "member" | "admin" | "owner" | null;
 }
 
 /** Records every API route as it is registered: the manual and tests read the table, so neither can drift from the code. */
@@ -28,6 +30,7 @@ export function collectRouteTable(app: FastifyInstance): RouteEntry[] {
         summaryKo: route.config?.summaryKo ?? null,
         tag: schema.tags?.[0] ?? "other",
         auth: route.config!.auth!,
+        orgRole: route.config?.orgRole ?? null,
       });
     }
   });

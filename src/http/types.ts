@@ -14,6 +14,8 @@ declare module "fastify" {
     successStatus?: number;
     /** catalog codes the route can answer beyond the common ones (auth, validation, rate limit); listed in OpenAPI */
     errors?: ErrorCode[];
+    /** /v1/org routes: the organization role the caller needs (src/orgs/guard.ts enforces it; 403 forbidden_role) */
+    orgRole?: "member" | "admin" | "owner";
   }
   interface FastifyRequest {
     principal: Principal | null;

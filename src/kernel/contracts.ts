@@ -80,6 +80,17 @@ export interface AdmissionRequest {
   resourceId?: string;
   /** the resources whose metered usage is that app's spend (a group's member pods, past ones too); default [resourceId] */
   meteredIds?: string[];
+  /**
+   * What organization deploy rules and department deploy blocks look at (absent: not applicable to the kind).
+   * `update`: a new deployment or code/image change of an existing resource (a deploy block stops those too).
+   */
+  update?: boolean;
+  image?: string;
+  region?: string;
+  gpu?: number;
+  replicas?: number;
+  /** features the request turns on: "ha", "pooling", "autoscale", "volume", "public" ... */
+  features?: string[];
 }
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */

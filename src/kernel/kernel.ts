@@ -17,6 +17,7 @@ import type {
 } from "./contracts.js";
 import type { Owner } from "./owner.js";
 import type { Hosts } from "./hosts.js";
+import type { Mailer, OrgDirectory, OwnedResources, UsageTotals } from "./orgs.js";
 
 /**
  * The registries areas fill at start-up and everyone else reads: billing meters every source and pauses
@@ -39,6 +40,11 @@ export class Kernel {
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
   private apps: AppImages | null = null;
+  private directory: OrgDirectory | null = null;
+  private usageTotals: UsageTotals | null = null;
+  private mail: Mailer | null = null;
+  /** every area's resources for company-asset views and ownership moves (organizations) */
+  readonly owned: OwnedResources[] = [];
 
   /** This process's host, placement and host liveness (set by the hosts area at its setup). */
   get hosts(): Hosts {
@@ -119,6 +125,44 @@ export class Kernel {
   /** the apps area's pods and groups, for builds that deploy; null without that area */
   get appImages(): AppImages | null {
     return this.apps;
+  }
+
+  setOrgs(directory: OrgDirectory): void {
+    this.directory = directory;
+  }
+
+  /** the organizations area; null without it (then every owner is a personal account or a partner child) */
+  get orgs(): OrgDirectory | null {
+    return this.directory;
+  }
+
+  /** Whose wallet pays an owner's usage (kernel/orgs.ts, OrgDirectory.payer); the owner itself without organizations. */
+  async payer(q: Queryable, owner: Owner, accountId: string): Promise<Owner> {
+    return owner.kind === "org" && this.directory ? this.directory.payer(q, owner, accountId) : owner;
+  }
+
+  addOwned(source: OwnedResources): void {
+    if (this.owned.some((s) => s.kind === source.kind))
+      throw new Error(`two owned-resource sources for ${source.kind}`);
+    this.owned.push(source);
+  }
+
+  setUsageTotals(totals: UsageTotals): void {
+    this.usageTotals = totals;
+  }
+
+  /** billing's usage totals; null without a billing area */
+  get usage(): UsageTotals | null {
+    return this.usageTotals;
+  }
+
+  setMailer(mailer: Mailer): void {
+    this.mail = mailer;
+  }
+
+  /** outgoing mail; without a mail provider set, messages are only logged by their senders */
+  get mailer(): Mailer | null {
+    return this.mail;
   }
 
   addAttachable(source: Attachable): void {

@@ -1,0 +1,38 @@
+import { defineArea } from "../kernel/area.js";
+import { accountOwner } from "../kernel/owner.js";
+import { installOrgGuard } from "./guard.js";
+import * as repo from "./repo.js";
+import { coreRoutes } from "./routes.js";
+import { orgsService } from "./service.js";
+
+/**
+ * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
+ * the owner model, site visibility at the edge, budgets, deploy rules and the organization audit log. Listed before
+ * the areas whose creation paths its admission checks guard; it sets kernel.orgs at setup.
+ */
+export const orgsArea = defineArea<null>({
+  name: "orgs",
+  tags: [
+    {
+      name: "org",
+      description:
+        "Organizations: members, departments, invitations, company assets, visibility, budgets, rules, audit.",
+    },
+  ],
+  setup: (p) => {
+    p.kernel.setOrgs({
+      membership: (q, accountId) => repo.membership(q, accountId),
+      payer: async (q, owner, accountId) => {
+        if (owner.kind !== "org") return owner;
+        // personal billing: each company asset is paid by its responsible member
+        return (await repo.billingModeOf(q, owner.id)) === "personal" ? accountOwner(accountId) : owner;
+      },
+    });
+    return null;
+  },
+  routes: (app, ctx) => {
+    installOrgGuard(app, ctx.db);
+    const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
+    coreRoutes(app, svc);
+  },
+});

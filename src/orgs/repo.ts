@@ -1,0 +1,152 @@
+/** The organizations area's core SQL: organizations and memberships (departments, invites ... in their folders). */
+import type { Queryable } from "../store/db.js";
+import type { OrgMembership, OrgRole } from "../kernel/orgs.js";
+
+export type Visibility = "private" | "invited" | "department" | "company" | "public";
+export const VISIBILITIES: readonly Visibility[] = ["private", "invited", "department", "company", "public"];
+export const visibilityRank = (v: Visibility): number => VISIBILITIES.indexOf(v);
+
+export interface OrgRow {
+  id: string;
+  name: string;
+  owner_account_id: string;
+  default_visibility: Visibility;
+  max_visibility: Visibility;
+  shared_approval: boolean;
+  billing_mode: "personal" | "prepaid" | "card" | "suite";
+  image_refresh_policy: "off" | "notify" | "auto";
+  image_refresh_keep_days: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ORG_COLUMNS = `id, name, owner_account_id, default_visibility, max_visibility, shared_approval, billing_mode,
+  image_refresh_policy, image_refresh_keep_days, created_at, updated_at`;
+
+export async function membership(q: Queryable, accountId: string): Promise<OrgMembership | null> {
+  const { rows } = await q.query<{ org_id: string; role: OrgRole; department_id: string | null }>({
+    name: "org-membership",
+    text: "SELECT org_id, role, department_id FROM org_members WHERE account_id = $1",
+    values: [accountId],
+  });
+  const r = rows[0];
+  return r ? { orgId: r.org_id, role: r.role, departmentId: r.department_id } : null;
+}
+
+export async function findOrg(q: Queryable, id: string, lock = false): Promise<OrgRow | null> {
+  const { rows } = await q.query<OrgRow>(`SELECT ${ORG_COLUMNS} FROM orgs WHERE id = $1${lock ? " FOR UPDATE" : ""}`, [
+    id,
+  ]);
+  return rows[0] ?? null;
+}
+
+export async function billingModeOf(q: Queryable, id: string): Promise<OrgRow["billing_mode"] | null> {
+  const { rows } = await q.query<{ billing_mode: OrgRow["billing_mode"] }>({
+    name: "org-billing-mode",
+    text: "SELECT billing_mode FROM orgs WHERE id = $1",
+    values: [id],
+  });
+  return rows[0]?.billing_mode ?? null;
+}
+
+export async function insertOrg(
+  q: Queryable,
+  o: { id: string; name: string; ownerAccountId: string },
+): Promise<OrgRow> {
+  const { rows } = await q.query<OrgRow>(
+    `INSERT INTO orgs (id, name, owner_account_id) VALUES ($1, $2, $3) RETURNING ${ORG_COLUMNS}`,
+    [o.id, o.name, o.ownerAccountId],
+  );
+  return rows[0];
+}
+
+export type OrgSettings = Partial<
+  Pick<
+    OrgRow,
+    | "name"
+    | "default_visibility"
+    | "max_visibility"
+    | "shared_approval"
+    | "billing_mode"
+    | "image_refresh_policy"
+    | "image_refresh_keep_days"
+  >
+>;
+
+export async function updateOrg(q: Queryable, id: string, s: OrgSettings): Promise<OrgRow> {
+  const entries = Object.entries(s).filter(([, v]) => v !== undefined);
+  const sets = entries.map(([k], i) => `${k} = $${i + 2}`);
+  const { rows } = await q.query<OrgRow>(
+    `UPDATE orgs SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${ORG_COLUMNS}`,
+    [id, ...entries.map(([, v]) => v)],
+  );
+  return rows[0];
+}
+
+export async function deleteOrg(q: Queryable, id: string): Promise<void> {
+  await q.query("DELETE FROM orgs WHERE id = $1", [id]);
+}
+
+export async function addMember(
+  q: Queryable,
+  m: { orgId: string; accountId: string; role: OrgRole; departmentId: string | null },
+): Promise<void> {
+  await q.query("INSERT INTO org_members (org_id, account_id, role, department_id) VALUES ($1, $2, $3, $4)", [
+    m.orgId,
+    m.accountId,
+    m.role,
+    m.departmentId,
+  ]);
+}
+
+export async function removeMember(q: Queryable, orgId: string, accountId: string): Promise<boolean> {
+  const { rowCount } = await q.query("DELETE FROM org_members WHERE org_id = $1 AND account_id = $2", [
+    orgId,
+    accountId,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+export interface MemberRow {
+  account_id: string;
+  email: string;
+  display_name: string | null;
+  role: OrgRole;
+  department_id: string | null;
+  department_code: string | null;
+  department_name: string | null;
+  joined_at: Date;
+}
+
+const MEMBER_SELECT = `SELECT m.account_id, a.email, a.display_name, m.role, m.department_id, d.code AS department_code,
+         d.name AS department_name, m.joined_at
+    FROM org_members m JOIN accounts a ON a.id = m.account_id LEFT JOIN org_departments d ON d.id = m.department_id`;
+
+export async function listMembers(q: Queryable, orgId: string): Promise<MemberRow[]> {
+  const { rows } = await q.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.joined_at, a.email`, [
+    orgId,
+  ]);
+  return rows;
+}
+
+export async function findMember(q: Queryable, orgId: string, accountId: string): Promise<MemberRow | null> {
+  const { rows } = await q.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 AND m.account_id = $2`, [
+    orgId,
+    accountId,
+  ]);
+  return rows[0] ?? null;
+}
+
+export async function memberIds(q: Queryable, orgId: string): Promise<string[]> {
+  const { rows } = await q.query<{ account_id: string }>("SELECT account_id FROM org_members WHERE org_id = $1", [
+    orgId,
+  ]);
+  return rows.map((r) => r.account_id);
+}
+
+export async function countMembers(q: Queryable, orgId: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM org_members WHERE org_id = $1", [
+    orgId,
+  ]);
+  return rows[0].n;
+}
