@@ -160,8 +160,9 @@ export class Kernel {
     this.mail = mailer;
   }
 
-  /** outgoing mail; without a mail provider set, messages are only logged by their senders */
-  get mailer(): Mailer | null {
+  /** outgoing mail (src/mail: SMTP, or the log without SMTP_URL) */
+  get mailer(): Mailer {
+    if (!this.mail) throw new Error("no mailer set");
     return this.mail;
   }
 

@@ -3,6 +3,7 @@ import type { Infra, Platform } from "./context.js";
 import { Kernel } from "./kernel.js";
 import { OwnerChangeFeed } from "./change-feed.js";
 import { registerSecretKey } from "./secrets.js";
+import { createMailer } from "../mail/mailer.js";
 
 /**
  * Builds the platform from its infrastructure and the list of areas (src/areas.ts): each area's
@@ -24,6 +25,7 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
   };
   // settings first, so one bad variable stops start-up before anything is built
   const configs = areas.map((area) => area.config?.(infra.env));
+  platform.kernel.setMailer(createMailer(infra.env, infra.log));
   await registerSecretKey(infra.db, infra.secrets);
   await platform.changes.start();
   for (const [i, area] of areas.entries()) states.set(area.name, await area.setup?.(platform, configs[i]));

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from "fastify";
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from "fastify";
 import type { Queryable } from "../store/db.js";
 import { ApiError } from "../http/errors.js";
 import { roleAtLeast, type OrgMembership, type OrgRole } from "../kernel/orgs.js";
@@ -33,7 +33,7 @@ export async function membershipOf(q: Queryable, request: FastifyRequest): Promi
  * organization, so services, admission and the audit row (owner = the organization) follow.
  */
 export function installOrgGuard(app: FastifyInstance, db: Queryable): void {
-  const guard: preHandlerHookHandler = async (request) => {
+  const guard: preValidationHookHandler = async (request) => {
     const needed = request.routeOptions.config.orgRole as OrgRole;
     const m = await membershipOf(db, request);
     if (!m) throw new ApiError("not_found", "The caller is not a member of an organization.");
@@ -46,8 +46,8 @@ export function installOrgGuard(app: FastifyInstance, db: Queryable): void {
   app.addHook("onRoute", (route) => {
     if (!route.config?.orgRole) return;
     const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
-    // after the mutation hooks (idempotency), before the handler
-    route.preHandler = [...list(route.preHandler), guard];
+    // before body validation, so a caller below the role gets 403 whatever the body, and after the body checks
+    route.preValidation = [...list(route.preValidation), guard];
   });
 }
 
