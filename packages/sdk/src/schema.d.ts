@@ -1819,6 +1819,106 @@ export interface paths {
     patch: operations["updateOrg"];
     trace?: never;
   };
+  "/v1/org/approvals": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Pending sharing requests the caller decides: all for admins, their departments' for approvers.
+     * @description Pending sharing requests the caller decides: all for admins, their departments' for approvers.
+     */
+    get: operations["listOrgApprovals"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/approvals/{id}/approve": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve: the requested visibility applies (409 when already decided or superseded).
+     * @description Approve: the requested visibility applies (409 when already decided or superseded).
+     */
+    post: operations["approveOrgApproval"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/approvals/{id}/reject": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reject, with an optional note (409 when already decided or superseded).
+     * @description Reject, with an optional note (409 when already decided or superseded).
+     */
+    post: operations["rejectOrgApproval"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/deploy-control": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Admin. Policy (default and maximum visibility, deploy permission, approval), department deploy blocks, every company site's visibility.
+     * @description Admin. Policy (default and maximum visibility, deploy permission, approval), department deploy blocks, every company site's visibility.
+     */
+    get: operations["getOrgDeployControl"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/deploy-control/apply": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Admin. Apply one visibility to every current company site; only_wider: only sites narrower than it change. Never above max_visibility.
+     * @description Admin. Apply one visibility to every current company site; only_wider: only sites narrower than it change. Never above max_visibility.
+     */
+    post: operations["applyOrgDeployControl"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/org/leave": {
     parameters: {
       query?: never;
@@ -1854,6 +1954,70 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/sites/{slug}/access": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A company site's visibility (what the edge enforces), its invite list and pending approvals.
+     * @description A company site's visibility (what the edge enforces), its invite list and pending approvals.
+     */
+    get: operations["getOrgSiteAccess"];
+    /**
+     * Set the visibility (the responsible member or an admin; above max_visibility: 403 deploy_rule_violation). With shared_approval a non-admin's widening answers 202 pending until approved.
+     * @description Set the visibility (the responsible member or an admin; above max_visibility: 403 deploy_rule_violation). With shared_approval a non-admin's widening answers 202 pending until approved.
+     */
+    put: operations["setOrgSiteAccess"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/sites/{slug}/access/grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Invite an organization member by e-mail (seen by them while the visibility is invited or wider).
+     * @description Invite an organization member by e-mail (seen by them while the visibility is invited or wider).
+     */
+    post: operations["grantOrgSiteAccess"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/sites/{slug}/access/grants/{uid}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a member's invitation to the site (uid: their account id).
+     * @description Revoke a member's invitation to the site (uid: their account id).
+     */
+    delete: operations["revokeOrgSiteAccess"];
     options?: never;
     head?: never;
     patch?: never;
@@ -32710,6 +32874,1462 @@ export interface operations {
       };
     };
   };
+  listOrgApprovals: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              app_id: string;
+              created_at: string;
+              decided_at: string | null;
+              decided_by: string | null;
+              /** @description whose approver decides; null: the admins */
+              department_id: string | null;
+              /** @description private < invited < department < company < public */
+              from_visibility: "private" | "invited" | "department" | "company" | "public";
+              id: string;
+              /** @description site, pod or group */
+              kind: string;
+              note: string | null;
+              requested_by: string;
+              requested_by_email: string | null;
+              slug: string;
+              /** @description pending, approved, rejected or superseded */
+              status: string;
+              /** @description private < invited < department < company < public */
+              to_visibility: "private" | "invited" | "department" | "company" | "public";
+            }[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  approveOrgApproval: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_id: string;
+            created_at: string;
+            decided_at: string | null;
+            decided_by: string | null;
+            /** @description whose approver decides; null: the admins */
+            department_id: string | null;
+            /** @description private < invited < department < company < public */
+            from_visibility: "private" | "invited" | "department" | "company" | "public";
+            id: string;
+            /** @description site, pod or group */
+            kind: string;
+            note: string | null;
+            requested_by: string;
+            requested_by_email: string | null;
+            slug: string;
+            /** @description pending, approved, rejected or superseded */
+            status: string;
+            /** @description private < invited < department < company < public */
+            to_visibility: "private" | "invited" | "department" | "company" | "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role" | "deploy_rule_violation";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  rejectOrgApproval: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          note?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_id: string;
+            created_at: string;
+            decided_at: string | null;
+            decided_by: string | null;
+            /** @description whose approver decides; null: the admins */
+            department_id: string | null;
+            /** @description private < invited < department < company < public */
+            from_visibility: "private" | "invited" | "department" | "company" | "public";
+            id: string;
+            /** @description site, pod or group */
+            kind: string;
+            note: string | null;
+            requested_by: string;
+            requested_by_email: string | null;
+            slug: string;
+            /** @description pending, approved, rejected or superseded */
+            status: string;
+            /** @description private < invited < department < company < public */
+            to_visibility: "private" | "invited" | "department" | "company" | "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgDeployControl: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            departments: {
+              /** @description blocked itself or through a parent department */
+              blocked: boolean;
+              code: string;
+              deploy_blocked: boolean;
+              id: string;
+              name: string;
+              parent_id: string | null;
+            }[];
+            policy: {
+              /** @description private < invited < department < company < public */
+              default_visibility: "private" | "invited" | "department" | "company" | "public";
+              /** @description members: every member deploys company assets, except in blocked departments */
+              deploy_permission: string;
+              /** @description deploy guardrails are configured (GET /v1/org/deploy-rules) */
+              deploy_rules_set: boolean;
+              /** @description private < invited < department < company < public */
+              max_visibility: "private" | "invited" | "department" | "company" | "public";
+              /** @description a non-admin's widening waits for an approver */
+              shared_approval: boolean;
+            };
+            sites: {
+              id: string;
+              /** @description no visibility of its own: the organization's default_visibility applies */
+              inherited: boolean;
+              /** @description site (static), pod or group */
+              kind: string;
+              name: string | null;
+              responsible_account_id: string | null;
+              slug: string;
+              /** @description private < invited < department < company < public */
+              visibility: "private" | "invited" | "department" | "company" | "public";
+            }[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  applyOrgDeployControl: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          only_wider?: boolean;
+          /** @description private < invited < department < company < public */
+          visibility: "private" | "invited" | "department" | "company" | "public";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            changed: number;
+            only_wider: boolean;
+            /** Format: int64 */
+            unchanged: number;
+            /** @description private < invited < department < company < public */
+            visibility: "private" | "invited" | "department" | "company" | "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role" | "deploy_rule_violation";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
   leaveOrg: {
     parameters: {
       query?: never;
@@ -33137,6 +34757,1236 @@ export interface operations {
                * @enum {string}
                */
               code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgSiteAccess: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            grants: {
+              account_id: string;
+              created_at: string;
+              email: string;
+              granted_by: string;
+            }[];
+            id: string;
+            /** @description no visibility of its own: the organization's default_visibility applies */
+            inherited: boolean;
+            /** @description site (static), pod or group */
+            kind: string;
+            /** @description private < invited < department < company < public */
+            max_visibility: "private" | "invited" | "department" | "company" | "public";
+            pending_approvals: {
+              app_id: string;
+              created_at: string;
+              decided_at: string | null;
+              decided_by: string | null;
+              /** @description whose approver decides; null: the admins */
+              department_id: string | null;
+              /** @description private < invited < department < company < public */
+              from_visibility: "private" | "invited" | "department" | "company" | "public";
+              id: string;
+              /** @description site, pod or group */
+              kind: string;
+              note: string | null;
+              requested_by: string;
+              requested_by_email: string | null;
+              slug: string;
+              /** @description pending, approved, rejected or superseded */
+              status: string;
+              /** @description private < invited < department < company < public */
+              to_visibility: "private" | "invited" | "department" | "company" | "public";
+            }[];
+            responsible_account_id: string | null;
+            shared_approval: boolean;
+            slug: string;
+            /** @enum {string} */
+            status: "applied";
+            /** @description private < invited < department < company < public */
+            visibility: "private" | "invited" | "department" | "company" | "public";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  setOrgSiteAccess: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description private < invited < department < company < public */
+          visibility: "private" | "invited" | "department" | "company" | "public";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            grants: {
+              account_id: string;
+              created_at: string;
+              email: string;
+              granted_by: string;
+            }[];
+            id: string;
+            /** @description no visibility of its own: the organization's default_visibility applies */
+            inherited: boolean;
+            /** @description site (static), pod or group */
+            kind: string;
+            /** @description private < invited < department < company < public */
+            max_visibility: "private" | "invited" | "department" | "company" | "public";
+            pending_approvals: {
+              app_id: string;
+              created_at: string;
+              decided_at: string | null;
+              decided_by: string | null;
+              /** @description whose approver decides; null: the admins */
+              department_id: string | null;
+              /** @description private < invited < department < company < public */
+              from_visibility: "private" | "invited" | "department" | "company" | "public";
+              id: string;
+              /** @description site, pod or group */
+              kind: string;
+              note: string | null;
+              requested_by: string;
+              requested_by_email: string | null;
+              slug: string;
+              /** @description pending, approved, rejected or superseded */
+              status: string;
+              /** @description private < invited < department < company < public */
+              to_visibility: "private" | "invited" | "department" | "company" | "public";
+            }[];
+            responsible_account_id: string | null;
+            shared_approval: boolean;
+            slug: string;
+            /** @enum {string} */
+            status: "applied";
+            /** @description private < invited < department < company < public */
+            visibility: "private" | "invited" | "department" | "company" | "public";
+          };
+        };
+      };
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            approval: {
+              app_id: string;
+              created_at: string;
+              decided_at: string | null;
+              decided_by: string | null;
+              /** @description whose approver decides; null: the admins */
+              department_id: string | null;
+              /** @description private < invited < department < company < public */
+              from_visibility: "private" | "invited" | "department" | "company" | "public";
+              id: string;
+              /** @description site, pod or group */
+              kind: string;
+              note: string | null;
+              requested_by: string;
+              requested_by_email: string | null;
+              slug: string;
+              /** @description pending, approved, rejected or superseded */
+              status: string;
+              /** @description private < invited < department < company < public */
+              to_visibility: "private" | "invited" | "department" | "company" | "public";
+            };
+            approval_id: string;
+            /** @enum {string} */
+            status: "pending";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role" | "deploy_rule_violation";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  grantOrgSiteAccess: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          email: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            account_id: string;
+            created_at: string;
+            email: string;
+            granted_by: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  revokeOrgSiteAccess: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        slug: string;
+        /** @description the granted member's account id */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
