@@ -1,6 +1,7 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
 import { installOrgGuard } from "./guard.js";
+import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
@@ -34,5 +35,6 @@ export const orgsArea = defineArea<null>({
     installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
+    inviteRoutes(app, ctx);
   },
 });
