@@ -264,6 +264,19 @@ describe("invitations by e-mail", () => {
     assert.equal((await call(t.app, { url: "/v1/org", token: other.owner.token })).json().id, other.id);
   });
 
+  test("two members swapping organizations at once both arrive (the organizations are locked in one order)", async () => {
+    const [x, y] = [await makeOrg(t, { admins: 0, members: 1 }), await makeOrg(t, { admins: 0, members: 1 })];
+    const [toY, toX] = [
+      await invited(x.members[0].email, {}, y.owner.token),
+      await invited(y.members[0].email, {}, x.owner.token),
+    ];
+    const [a, b] = await Promise.all([accept(x.members[0].token, toY, true), accept(y.members[0].token, toX, true)]);
+    assert.equal(a.statusCode, 200, a.body);
+    assert.equal(b.statusCode, 200, b.body);
+    assert.equal((await call(t.app, { url: "/v1/org", token: x.members[0].token })).json().id, y.id);
+    assert.equal((await call(t.app, { url: "/v1/org", token: y.members[0].token })).json().id, x.id);
+  });
+
   test("two accepts of one link at once make one membership", async () => {
     const email = address("race");
     const token = await invited(email);

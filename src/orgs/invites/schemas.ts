@@ -43,7 +43,7 @@ export const Invite = Type.Object({
   department_code: Nullable(Type.String()),
   department_name: Nullable(Type.String()),
   invited_by: Type.Object({ id: Type.String(), email: Type.String(), display_name: Nullable(Type.String()) }),
-  status: Type.String({ description: "pending, accepted or withdrawn" }),
+  status: Type.Union([Type.Literal("pending"), Type.Literal("accepted"), Type.Literal("withdrawn")]),
   expired: Type.Boolean({ description: "pending but past expires_at: no longer accepted (inviting again renews it)" }),
   created_at: Type.String(),
   expires_at: Type.String(),
@@ -65,10 +65,13 @@ export const inviteView = (r: InviteRow) => ({
 
 export const InviteOutcome = Type.Object({
   email: Type.String(),
-  result: Type.String({
-    description:
-      "invited; renewed (a pending invitation got a new link, role and expiry); skipped (already a member, or listed twice); failed (the mail could not be sent)",
-  }),
+  result: Type.Union(
+    [Type.Literal("invited"), Type.Literal("renewed"), Type.Literal("skipped"), Type.Literal("failed")],
+    {
+      description:
+        "invited; renewed (a pending invitation got a new link, role and expiry); skipped (already a member, or listed twice); failed (the mail could not be sent)",
+    },
+  ),
   reason: Nullable(Type.String()),
   invite: Nullable(Invite),
   link: Type.Optional(
@@ -90,6 +93,11 @@ export const Preview = Type.Object({
   email: Type.String({ description: "the invited address, masked (a***@example.com)" }),
   role: InviteRole,
   department_name: Nullable(Type.String()),
-  status: Type.String({ description: "pending, expired, accepted or withdrawn" }),
+  status: Type.Union([
+    Type.Literal("pending"),
+    Type.Literal("expired"),
+    Type.Literal("accepted"),
+    Type.Literal("withdrawn"),
+  ]),
   expires_at: Type.String(),
 });

@@ -183,7 +183,12 @@ export function invitesService(d: InvitesDeps) {
             "forbidden_role",
             `This invitation is for ${maskEmail(r.email)}; sign in with that address to accept it.`,
           );
-        const org = await core.findOrg(tx, r.org_id, true);
+        // both organizations (joined, left) locked in id order: two accounts swapping organizations never deadlock
+        const seen = await core.membership(tx, p.accountId);
+        const locked = new Map<string, core.OrgRow | null>();
+        for (const id of [...new Set([r.org_id, seen?.orgId ?? r.org_id])].sort())
+          locked.set(id, await core.findOrg(tx, id, true));
+        const org = locked.get(r.org_id);
         if (!org) throw notFound();
         const current = await core.membership(tx, p.accountId);
         let left: { org_id: string; assets_handed_over: number } | null = null;
@@ -200,7 +205,7 @@ export function invitesService(d: InvitesDeps) {
               "conflict",
               "The account is in another organization (one at a time); accept with leave_current=true to leave it.",
             );
-          const previous = await core.findOrg(tx, current.orgId, true);
+          const previous = locked.get(current.orgId) ?? (await core.findOrg(tx, current.orgId, true));
           if (previous) left = { org_id: previous.id, ...(await removeFromOrg(tx, d, previous, p.accountId)) };
         }
         await core.addMember(tx, {
