@@ -173,8 +173,15 @@ export function invitesService(d: InvitesDeps) {
       return auditedTransaction(db, asOrg, async (tx) => {
         // the same lock as creating an organization: one membership change per account at a time
         await tx.query("SELECT pg_advisory_xact_lock(hashtext('org-member:' || $1))", [p.accountId]);
+        // organizations (joined, left) locked in id order, then the invitation, as deleting an organization does:
+        // two accounts swapping organizations, or an acceptance racing a deletion, never deadlock
+        const seen = await core.membership(tx, p.accountId);
+        const locked = new Map<string, core.OrgRow | null>();
+        for (const id of [...new Set([first.org_id, seen?.orgId ?? first.org_id])].sort())
+          locked.set(id, await core.findOrg(tx, id, true));
+        const org = locked.get(first.org_id);
         const r = await repo.findByTokenHash(tx, hash, true);
-        if (!r) throw notFound();
+        if (!org || !r) throw notFound();
         if (r.status !== "pending") throw new ApiError("conflict", `The invitation was ${r.status} already.`);
         if (isExpired(r)) throw new ApiError("conflict", "The invitation expired; ask the organization for a new one.");
         const mine = (await repo.accountEmail(tx, p.accountId)) ?? "";
@@ -183,13 +190,6 @@ export function invitesService(d: InvitesDeps) {
             "forbidden_role",
             `This invitation is for ${maskEmail(r.email)}; sign in with that address to accept it.`,
           );
-        // both organizations (joined, left) locked in id order: two accounts swapping organizations never deadlock
-        const seen = await core.membership(tx, p.accountId);
-        const locked = new Map<string, core.OrgRow | null>();
-        for (const id of [...new Set([r.org_id, seen?.orgId ?? r.org_id])].sort())
-          locked.set(id, await core.findOrg(tx, id, true));
-        const org = locked.get(r.org_id);
-        if (!org) throw notFound();
         const current = await core.membership(tx, p.accountId);
         let left: { org_id: string; assets_handed_over: number } | null = null;
         if (current?.orgId === org.id)
