@@ -1,6 +1,7 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
 import { installOrgGuard } from "./guard.js";
+import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
@@ -38,5 +39,6 @@ export const orgsArea = defineArea<null>({
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
     visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
+    inviteRoutes(app, ctx);
   },
 });
