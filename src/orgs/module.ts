@@ -4,6 +4,8 @@ import { installOrgGuard } from "./guard.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
+import { assetRoutes } from "./assets/routes.js";
+import { assetsService } from "./assets/service.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -34,5 +36,6 @@ export const orgsArea = defineArea<null>({
     installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
+    assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
   },
 });
