@@ -147,4 +147,30 @@ describe("company assets of apps and databases", () => {
       containers,
     );
   });
+  test("a pod group is one asset: designated with its member pods, the edge's route names the new owner", async () => {
+    const res = await req("POST", "/v1/pod-groups", member, {
+      name: "assets-group",
+      image,
+      port: 8080,
+      replica_min: 1,
+      replica_max: 1,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const group = res.json();
+    const memberPod = group.replicas[0].id as string;
+    await waitPod(t, member.token, memberPod, (p) => p.state === "running");
+    expectError(await req("POST", "/v1/org/assets", member, { kind: "pod", id: memberPod }), 404, "not_found");
+
+    const moved = await req("POST", "/v1/org/assets", member, { kind: "group", id: group.slug });
+    assert.equal(moved.statusCode, 201, moved.body);
+    assert.equal(moved.json().kind, "pod-group");
+    assert.equal(moved.json().state, "running");
+    assert.equal((await req("GET", `/v1/pod-groups/${group.slug}`, member, undefined, ORG)).statusCode, 200);
+    assert.equal((await req("GET", `/v1/pods/${memberPod}`, member, undefined, ORG)).statusCode, 200);
+    expectError(await req("GET", `/v1/pods/${memberPod}`, member), 404, "not_found");
+    const listed = (await req("GET", "/v1/org/resources?kind=pod", member)).json().items as { id: string }[];
+    assert.ok(!listed.some((a) => a.id === memberPod), "members are not listed apart from their group");
+    const source = t.platform.kernel.edgeRoutes.find((r) => r.channel === "pod_routes")!;
+    assert.deepEqual((await source.resolve(t.db, group.slug))?.owner, { kind: "org", id: org.id });
+  });
 });
