@@ -28,6 +28,7 @@ import { templatesService, type TemplatesService } from "./templates/service.js"
 import { findTemplate } from "./templates/repo.js";
 import { templateRoutes } from "./routes/templates.js";
 import { appImages } from "./build-target.js";
+import { appsOwned } from "./owned.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -122,6 +123,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
     p.kernel.addEdgeRoutes(podEdgeRoutes());
     p.kernel.setAppImages(appImages(pods, groups));
+    for (const source of appsOwned()) p.kernel.addOwned(source);
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
       db: p.db,

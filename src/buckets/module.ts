@@ -11,6 +11,7 @@ import type { BlobStore } from "./storage/types.js";
 import { S3Gateway } from "./gateway/server.js";
 import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
 import { expireUploads, foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
+import { bucketsOwned } from "./owned.js";
 
 export interface BucketsState {
   config: BucketsConfig;
@@ -50,6 +51,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       count: (id) => counter.count(id),
     });
     const svc = new BucketsService({ db: p.db, kernel: p.kernel, secrets: p.secrets, store, log: p.log });
+    p.kernel.addOwned(bucketsOwned());
     const endpoint = () => {
       if (config.publicUrl) return config.publicUrl;
       const port = gateway.address?.port ?? config.port;

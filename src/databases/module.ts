@@ -8,6 +8,7 @@ import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
 import { databaseAttachable } from "./attachments.js";
+import { databasesOwned } from "./owned.js";
 
 export type { DatabasesState } from "./state.js";
 
@@ -32,6 +33,8 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
   setup: (p, config) => {
     // what a pod attaching a database is given (DATABASE_URL); the apps area asks it through the kernel
     p.kernel.addAttachable(databaseAttachable(p.secrets));
+    // company assets and ownership moves (organizations)
+    p.kernel.addOwned(databasesOwned(p.changes));
     return {
       provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
       poolAvailable: () => findPgbouncer() !== null,

@@ -56,6 +56,11 @@ export interface OwnedResources {
   /** by id (or slug where the kind has one), whoever owns it; deleted resources are not found */
   find(q: Queryable, ref: string): Promise<OwnedResource | null>;
   reassign(q: Queryable, ids: string[], to: { owner: Owner; accountId: string }): Promise<void>;
+  /**
+   * Resources tied to `ref` (of any kind, this source's or another's) that must keep one owner with it: a pod's
+   * attached databases and volumes, a database's apps. A designation moves the tied ones along. Optional.
+   */
+  ties?(q: Queryable, ref: { kind: string; id: string }): Promise<{ kind: string; id: string }[]>;
 }
 
 export interface MailMessage {

@@ -7,6 +7,8 @@ import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
 import { visibilityRoutes } from "./visibility/routes.js";
 import { siteAccessPolicy } from "./visibility/sites.js";
+import { assetRoutes } from "./assets/routes.js";
+import { assetsService } from "./assets/service.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -40,5 +42,6 @@ export const orgsArea = defineArea<null>({
     coreRoutes(app, svc);
     visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
     inviteRoutes(app, ctx);
+    assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
   },
 });

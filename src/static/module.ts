@@ -7,6 +7,7 @@ import { siteEdgeRoutes, siteFiles } from "./edge-source.js";
 import { staticRoutes } from "./routes.js";
 import { staticJobs } from "./sweep.js";
 import { clearStaleWork } from "./upload.js";
+import { staticOwned } from "./owned.js";
 
 export interface StaticState {
   svc: StaticService;
@@ -34,6 +35,7 @@ export const staticArea = defineArea<StaticState, StaticConfig>({
     const svc = staticService({ db: p.db, kernel: p.kernel, config, workDir });
     p.kernel.addEdgeRoutes(siteEdgeRoutes());
     p.kernel.setStaticFiles(siteFiles());
+    p.kernel.addOwned(staticOwned());
     return { svc, config, workDir };
   },
   routes: (app, _ctx, s) => staticRoutes(app, { svc: s.svc, config: s.config }),

@@ -1,0 +1,162 @@
+import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance, preValidationHookHandler } from "fastify";
+import { callerOf } from "../../auth/principal.js";
+import { ApiError } from "../../http/errors.js";
+import { Body, Nullable } from "../../http/schemas.js";
+import { orgOf } from "../guard.js";
+import { read, tags, write } from "../schemas.js";
+import { ASSET_KINDS, KIND_ALIASES, type Asset, type AssetMove, type AssetsService } from "./service.js";
+
+const Kind = Type.Union(
+  [...ASSET_KINDS, ...Object.keys(KIND_ALIASES)].map((k) => Type.Literal(k)),
+  {
+    description:
+      "pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group",
+  },
+);
+
+const AssetView = Type.Object({
+  kind: Type.String({ description: "pod | pod-group | site | database | volume | bucket" }),
+  id: Type.String(),
+  name: Type.String(),
+  slug: Nullable(Type.String({ description: "the public name (a bucket's name); null for volumes" })),
+  creator: Type.Object(
+    {
+      id: Type.String(),
+      email: Nullable(Type.String({ description: "null when the account was deleted" })),
+    },
+    { description: "the member responsible for it (its creator, or whoever it was handed over to)" },
+  ),
+  state: Type.String(),
+  created_at: Type.String(),
+});
+
+const MoveView = Type.Object({
+  ...AssetView.properties,
+  moved_with: Type.Array(AssetView, {
+    description: "resources tied to it that moved with it (a pod's databases and volumes, a database's apps)",
+  }),
+});
+
+const view = (a: Asset) => ({
+  kind: a.kind,
+  id: a.id,
+  name: a.name,
+  slug: a.slug,
+  creator: { id: a.creator.id, email: a.creator.email },
+  state: a.state,
+  created_at: a.createdAt.toISOString(),
+});
+
+const moveView = (m: AssetMove) => ({ ...view(m.asset), moved_with: m.movedWith.map(view) });
+
+/** An organization key acts for the organization, not as a person: it cannot hand over someone's personal things. */
+const personalCallerOnly: preValidationHookHandler = async (request) => {
+  if (request.principal?.owner.kind === "org")
+    throw new ApiError(
+      "forbidden_role",
+      "An organization API key cannot designate personal resources; the member does it with their own token.",
+    );
+};
+
+/** Company assets: the caller's, designation and its removal, and the enterprise view of every one. */
+export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const list = { 200: Type.Object({ items: Type.Array(AssetView) }) };
+
+  r.get(
+    "/v1/org/assets",
+    {
+      config: {
+        auth: read,
+        orgRole: "member",
+        errors: ["not_found", "invalid_request"],
+        summaryKo: "내가 책임지는 회사 자산 목록.",
+      },
+      schema: {
+        operationId: "listOrgAssets",
+        tags,
+        summary: "The caller's company assets: the organization's resources the caller created or was handed.",
+        querystring: Type.Object({ kind: Type.Optional(Kind) }, { additionalProperties: false }),
+        response: list,
+      },
+    },
+    async (request) => ({
+      items: (await svc.own(callerOf(request), orgOf(request), request.query.kind)).map(view),
+    }),
+  );
+
+  r.post(
+    "/v1/org/assets",
+    {
+      preValidation: personalCallerOnly,
+      config: {
+        auth: write,
+        orgRole: "member",
+        errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
+        summaryKo: "내 개인 리소스를 회사 자산으로 지정합니다(연결된 DB·볼륨·앱도 함께).",
+      },
+      schema: {
+        operationId: "designateOrgAsset",
+        tags,
+        summary:
+          "Designate one of the caller's personal resources as a company asset (201), with what is tied to it; already the organization's: 200.",
+        body: Body({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100, description: "id or slug" }) }),
+        response: { 200: MoveView, 201: MoveView },
+      },
+    },
+    async (request, reply) => {
+      const moved = await svc.designate(callerOf(request), orgOf(request), request.body);
+      return reply.code(moved.moved ? 201 : 200).send(moveView(moved));
+    },
+  );
+
+  r.delete(
+    "/v1/org/assets/:kind/:id",
+    {
+      config: {
+        auth: write,
+        orgRole: "admin",
+        errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
+        summaryKo: "회사 자산 지정을 해제합니다(관리자). 만든 사람의 개인 소유로 돌아갑니다.",
+      },
+      schema: {
+        operationId: "releaseOrgAsset",
+        tags,
+        summary:
+          "Remove a designation (admin): the resource, with what is tied to it, returns to its creator's personal ownership.",
+        params: Type.Object({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: MoveView },
+      },
+    },
+    async (request) => moveView(await svc.release(callerOf(request), orgOf(request), request.params)),
+  );
+
+  r.get(
+    "/v1/org/resources",
+    {
+      config: {
+        auth: read,
+        orgRole: "member",
+        errors: ["not_found", "invalid_request"],
+        summaryKo: "회사 자산 전체: 파드, 사이트, 데이터베이스, 디스크, 버킷.",
+      },
+      schema: {
+        operationId: "listOrgResources",
+        tags,
+        summary:
+          "Every company asset (pods, pod groups, sites, databases, disks, buckets) with its responsible member.",
+        querystring: Type.Object(
+          {
+            kind: Type.Optional(Kind),
+            creator: Type.Optional(Type.String({ format: "uuid", description: "a member's account id" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: list,
+      },
+    },
+    async (request) => ({ items: (await svc.all(orgOf(request), request.query)).map(view) }),
+  );
+}
