@@ -44,7 +44,7 @@ const csv = (token: string, text: string) =>
   });
 const members = async () => {
   const res = await call(t.app, { url: "/v1/org/members", token: admin() });
-  return new Map((res.json().items as Record<string, any>[]).map((m) => [m.email, m]));
+  return new Map<string, any>((res.json().items as any[]).map((m) => [m.email, m]));
 };
 
 describe("member sync", () => {

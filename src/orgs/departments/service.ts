@@ -63,7 +63,9 @@ function chartView(rows: repo.DepartmentRow[]): DepartmentState[] {
   const children = new Map<string | null, repo.DepartmentRow[]>();
   for (const r of rows) {
     const parent = r.parent_id !== null && byId.has(r.parent_id) ? r.parent_id : null;
-    children.set(parent, [...(children.get(parent) ?? []), r]);
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(r);
+    else children.set(parent, [r]);
   }
   const out: DepartmentState[] = [];
   const stack = [...(children.get(null) ?? [])].reverse();
