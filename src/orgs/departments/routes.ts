@@ -5,11 +5,12 @@ import { callerOf } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
 import { Body } from "../../http/schemas.js";
 import { orgOf } from "../guard.js";
-import { account, IdParams, read, tags, write } from "../schemas.js";
+import { account, read, tags, write } from "../schemas.js";
 import { chartService, type ChartDeps, type ChartService } from "./service.js";
 import { SYNC_BODY_LIMIT } from "./limits.js";
 import {
   CodeParams,
+  RefParams,
   csvBody,
   Department,
   DepartmentFields,
@@ -106,7 +107,7 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
   );
 
   r.delete(
-    "/v1/org/departments/:id",
+    "/v1/org/departments/:code",
     {
       config: {
         auth: write,
@@ -119,7 +120,7 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
         tags,
         summary:
           "Delete a department by id or code (admin): its members become unassigned, its sub-departments move under its parent.",
-        params: IdParams,
+        params: RefParams,
         response: {
           200: Type.Object({
             deleted: Type.Boolean(),
@@ -130,11 +131,11 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
         },
       },
     },
-    async (request) => svc.remove(callerOf(request), orgOf(request), request.params.id),
+    async (request) => svc.remove(callerOf(request), orgOf(request), request.params.code),
   );
 
   r.patch(
-    "/v1/org/departments/:id/deploy-policy",
+    "/v1/org/departments/:code/deploy-policy",
     {
       config: {
         auth: write,
@@ -147,14 +148,14 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
         tags,
         summary:
           "Block or allow new deployments and code updates for a department (by id or code) and, by inheritance, its sub-departments (admin).",
-        params: IdParams,
+        params: RefParams,
         body: Body({ deploy_blocked: Type.Boolean() }),
         response: { 200: Department },
       },
     },
     async (request) =>
       departmentView(
-        await svc.setDeployBlocked(callerOf(request), orgOf(request), request.params.id, request.body.deploy_blocked),
+        await svc.setDeployBlocked(callerOf(request), orgOf(request), request.params.code, request.body.deploy_blocked),
       ),
   );
 

@@ -21,6 +21,13 @@ const Name = Type.String({ minLength: 1, maxLength: MAX_NAME });
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN });
 
 export const CodeParams = Type.Object({ code: Code });
+/**
+ * DELETE and deploy-policy name a department by code or id (the spec's `{id}`); one parameter name for the three
+ * paths, which OpenAPI requires of paths that differ only by it. An id wins over a code spelled like it.
+ */
+export const RefParams = Type.Object({
+  code: Type.String({ minLength: 1, maxLength: MAX_CODE, description: "the department's code, or its id" }),
+});
 
 export const DepartmentFields = {
   name: Name,
