@@ -13,7 +13,7 @@
 // Type-only imports (`import type`) ARE seen (tsPreCompilationDeps: true) and count, except in
 // the one rule that says otherwise (routes may name a repo's row type).
 
-const SHARED = ["http", "auth", "store", "jobs", "config", "kernel"];
+const SHARED = ["http", "auth", "store", "jobs", "config", "kernel", "mail"];
 const SHARED_RE = `(?:${SHARED.join("|")})`;
 
 // (Lists of simple patterns: dependency-cruiser refuses regexes with nested repetition.)

@@ -15,6 +15,7 @@ export function podEdgeRoutes(): EdgeRouteSource {
           kind: row.kind,
           id: row.id,
           owner: { kind: row.owner_kind, id: row.owner_id },
+          accountId: row.account_id,
           upstreams: row.addresses,
           visibility: "public",
         }

@@ -323,6 +323,7 @@ export async function edgeTargetRows(
   id: string;
   owner_kind: Owner["kind"];
   owner_id: string;
+  account_id: string;
   addresses: string[];
 } | null> {
   const { rows } = await q.query<{
@@ -330,13 +331,14 @@ export async function edgeTargetRows(
     id: string;
     owner_kind: Owner["kind"];
     owner_id: string;
+    account_id: string;
     addresses: string[];
   }>(
-    `SELECT 'pod' AS kind, id, owner_kind, owner_id,
+    `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
             CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
        FROM pods WHERE slug = $1 AND desired_state <> 'removed'
      UNION ALL
-     SELECT 'group', g.id, g.owner_kind, g.owner_id,
+     SELECT 'group', g.id, g.owner_kind, g.owner_id, g.account_id,
             COALESCE(array_agg(p.address) FILTER (WHERE p.state = 'running' AND p.address IS NOT NULL AND p.desired_state = 'running'), ARRAY[]::text[])
        FROM pod_groups g LEFT JOIN pods p ON p.group_id = g.id
       WHERE g.slug = $1 AND g.desired_state <> 'removed' GROUP BY g.id

@@ -1,14 +1,18 @@
 import type { IncomingMessage } from "node:http";
-import type { EdgeTarget } from "../kernel/area.js";
+import type { EdgeAccessPolicy, EdgeTarget } from "../kernel/area.js";
+import type { Queryable } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
 import { sameOwner } from "../kernel/owner.js";
 import { SESSION_COOKIE } from "../http/session-cookie.js";
 import { cookieValue } from "./headers.js";
 
-/** What the edge does with a request for a known target, decided before anything reaches an upstream. */
+/**
+ * What the edge does with a request for a known target, decided before anything reaches an upstream. A deny with
+ * `signIn` is the edge's sign-in page (a form posting to /.platform/sign-in, sign-in.ts), returning to `next`.
+ */
 export type Decision =
   | { kind: "allow" }
-  | { kind: "deny"; status: number; title: string; message: string }
+  | { kind: "deny"; status: number; title: string; message: string; signIn?: { next: string } }
   | { kind: "redirect"; location: string };
 
 /** Who is asking, resolved only when a rule needs it. */
@@ -23,9 +27,11 @@ export interface Visitor {
 }
 
 /**
- * One visibility's rule. `public` and `owner-only` are built in; organization visibility (company, department,
- * invited) and partner locks (tenant, department, invited refs, visitor sessions with their own cookie and a
- * 302 to a login URL) are further rules registered with `addRule` under their visibility names. `key` tells
+ * One visibility's rule. `public` and `owner-only` are built in; partner locks (tenant, department, invited refs,
+ * visitor sessions with their own cookie and a 302 to a login URL) are further rules registered with `addRule`
+ * under their visibility names. Organization visibility (company, department, invited, private) is not a target
+ * visibility: every target an organization owns goes to the organizations area's policy (`addPolicy`, from
+ * kernel.edgeAccess), since the edge route sources know nothing of organizations. `key` tells
  * the decision cache what the decision depends on beyond the target (null: do not cache, e.g. redirects that
  * carry the request's URL).
  */
@@ -64,6 +70,45 @@ export function ownerOnlyRule(): AccessRule {
   };
 }
 
+/** The edge's own sign-in page for a visitor without a session (401, never the content). */
+export function signInPage(url: string): Decision {
+  const u = new URL(url);
+  return {
+    kind: "deny",
+    status: 401,
+    title: "Sign in",
+    message: "This site is visible to members of its organization only; sign in with your platform account.",
+    signIn: { next: `${u.pathname}${u.search}` },
+  };
+}
+
+/**
+ * An owner kind's access policy (kernel.edgeAccess: organization visibility) as a rule: the target's visibility
+ * from the policy (cached per target, dropped with the decisions), "public" lets anyone in without looking at the
+ * session; otherwise a visitor without a session gets the sign-in page, a signed-in one the policy's answer.
+ */
+function policyRule(policy: EdgeAccessPolicy, q: Queryable, visibilityOf: (t: EdgeTarget) => Promise<string>) {
+  const rule: AccessRule = {
+    decide: async (target, visitor) => {
+      const visibility = await visibilityOf(target);
+      if (visibility === "public") return ALLOW;
+      const principal = await visitor.principal();
+      if (!principal) return signInPage(visitor.url);
+      return (await policy.admits(q, target, visibility, principal.accountId))
+        ? ALLOW
+        : deny(403, "Not shared with you", "This site is not shared with your account.");
+    },
+    key: async (target, visitor) => {
+      const visibility = await visibilityOf(target);
+      if (visibility === "public") return "public";
+      // no session: the sign-in page carries the request's path, so it is not kept
+      const principal = await visitor.principal();
+      return principal ? `${visibility}\0${principal.accountId}` : null;
+    },
+  };
+  return rule;
+}
+
 interface Cached {
   decision: Decision;
   expires: number;
@@ -77,7 +122,11 @@ interface Cached {
  */
 export class EdgeAccess {
   private readonly rules = new Map<string, AccessRule>();
+  /** owner kinds decided by a policy (kernel.edgeAccess) instead of the target's own visibility */
+  private readonly ownerRules = new Map<string, AccessRule>();
+  private readonly policyChannels = new Set<string>();
   private readonly cache = new Map<string, Cached>();
+  private readonly visibilities = new Map<string, { visibility: Promise<string>; expires: number }>();
 
   constructor(
     private readonly tokens: PrincipalSource,
@@ -92,14 +141,49 @@ export class EdgeAccess {
     this.invalidate();
   }
 
+  /**
+   * Targets of `policy.ownerKind` (organizations) go to the policy, whatever their own visibility says; the edge
+   * LISTENs on its channel and calls `invalidate` on every announcement.
+   */
+  addPolicy(policy: EdgeAccessPolicy, q: Queryable): void {
+    const visibilityOf = (target: EdgeTarget): Promise<string> => {
+      const key = `${target.kind}\0${target.id}`;
+      const hit = this.visibilities.get(key);
+      if (hit && hit.expires > Date.now()) return hit.visibility;
+      const visibility = policy.visibility(q, target);
+      // a failed load is not kept; a change announced meanwhile clears the map, so no stale load outlives it
+      visibility.catch(() => this.visibilities.get(key)?.visibility === visibility && this.visibilities.delete(key));
+      if (this.opts.ttlMs > 0) {
+        if (this.visibilities.size >= (this.opts.maxEntries ?? 50_000)) this.visibilities.clear();
+        this.visibilities.set(key, { visibility, expires: Date.now() + this.opts.ttlMs });
+      }
+      return visibility;
+    };
+    this.ownerRules.set(policy.ownerKind, policyRule(policy, q, visibilityOf));
+    this.policyChannels.add(policy.channel);
+    this.invalidate();
+  }
+
+  /** the NOTIFY channels of the policies (the edge LISTENs on them) */
+  get channels(): string[] {
+    return [...this.policyChannels];
+  }
+
+  /** Whether a target is served to anyone without a decision (the proxy's fast path): public and no policy's. */
+  open(target: EdgeTarget): boolean {
+    return target.visibility === "public" && !this.ownerRules.has(target.owner.kind);
+  }
+
   invalidate(): void {
     this.cache.clear();
+    this.visibilities.clear();
   }
 
   async decide(target: EdgeTarget, request: IncomingMessage, url: string): Promise<Decision> {
-    const visibility: string = target.visibility;
+    const owned = this.ownerRules.get(target.owner.kind);
+    const visibility: string = owned ? `owner:${target.owner.kind}` : target.visibility;
     if (visibility === "public") return ALLOW;
-    const rule = this.rules.get(visibility);
+    const rule = owned ?? this.rules.get(visibility);
     if (!rule)
       return deny(403, "Not available", "This app's visibility is not supported by this edge; it is not served.");
     const visitor = this.visitor(request, url);

@@ -11,6 +11,8 @@ import { StatsAggregator } from "./stats/aggregator.js";
 import { addStats } from "./stats/repo.js";
 import { EdgeTlsListener } from "./tls-listener.js";
 import { fallbackCertificate } from "./fallback-cert.js";
+import { accountsService } from "../accounts/service.js";
+import { answerSignIn, type SignInOptions } from "./sign-in.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -43,6 +45,8 @@ export class Edge {
       live: () => this.feed?.live ?? false,
     });
     this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
+    // owners whose areas decide who sees their targets (organizations: company sites' visibility)
+    for (const policy of p.kernel.edgeAccess) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
       flushMs: config.statsFlushMs,
       write: (rows) => addStats(p.db, rows),
@@ -82,12 +86,18 @@ export class Edge {
 
   async start(): Promise<void> {
     const { edgeRoutes, edgeHosts, certificates } = this.p.kernel;
+    const policyChannels = this.access.channels;
     const channels = [
-      ...new Set([...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel)),
+      ...new Set([
+        ...[...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel),
+        ...policyChannels,
+      ]),
     ];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
       // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
       if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      // an access policy's change (visibility, grants, memberships): only the decisions go
+      if (channel !== null && policyChannels.includes(channel)) return this.access.invalidate();
       if (channel === null) this.tls?.invalidate(null);
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
@@ -96,6 +106,7 @@ export class Edge {
     await this.feed.start();
     await this.tokens.start();
     const files = this.p.kernel.staticFiles;
+    const signIn = this.signIn();
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
@@ -104,6 +115,7 @@ export class Edge {
         this.observe?.(o);
       },
       challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
+      signIn: (req, res) => answerSignIn(req, res, signIn),
       files: files
         ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
         : undefined,
@@ -132,6 +144,18 @@ export class Edge {
       live: () => feed.live,
     });
     await this.tls.listen();
+  }
+
+  /** The sign-in form's backend: the accounts area's own login (as /v1/auth/login and the console use it). */
+  private signIn(): SignInOptions {
+    const accounts = accountsService(this.p.db, this.p.config, this.tokens);
+    return {
+      login: (email, password) => accounts.login(email, password),
+      maxAgeSeconds: this.p.config.sessionTtlDays * 86_400,
+      routed: async (host) => (await this.routes.get(host)).target !== null,
+      hit: (key) => this.p.rateLimit.hit(key),
+      log: this.p.log,
+    };
   }
 
   async stop(): Promise<void> {

@@ -8,6 +8,8 @@ export interface EdgePage {
   title: string;
   message: string;
   headers?: Record<string, string>;
+  /** the sign-in form (e-mail, password) posting to /.platform/sign-in on the same host, returning to `next` */
+  signIn?: { next: string; error?: string };
 }
 
 export const pages = {
@@ -49,14 +51,22 @@ export const pages = {
 const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+const signInForm = (f: { next: string; error?: string }) => `
+<form method="post" action="/.platform/sign-in">${f.error ? `<p class="error">${escape(f.error)}</p>` : ""}
+<input type="hidden" name="next" value="${escape(f.next)}">
+<label>E-mail<input name="email" type="email" autocomplete="username" required></label>
+<label>Password<input name="password" type="password" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button></form>`;
+
 function html(page: EdgePage): string {
   const title = `${page.status} ${escape(page.title)}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;margin:15vh auto;max-width:32rem;padding:0 1rem;color:#222}
-h1{font-size:1.4rem}p{color:#555}</style></head>
-<body><h1>${title}</h1><p>${escape(page.message)}</p></body></html>
+h1{font-size:1.4rem}p{color:#555}label{display:block;margin:.6rem 0}input{display:block;width:100%;padding:.4rem}
+.error{color:#b00}</style></head>
+<body><h1>${title}</h1><p>${escape(page.message)}</p>${page.signIn ? signInForm(page.signIn) : ""}</body></html>
 `;
 }
 
@@ -64,7 +74,7 @@ const BASE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
 };
 
 /** Answers a request with an edge page (HEAD gets the headers only). */

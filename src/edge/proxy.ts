@@ -10,6 +10,7 @@ import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
 import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
+import { isSignIn } from "./sign-in.js";
 import { Attempt, Flight, type AttemptOwner } from "./attempt.js";
 import { UpstreamPools } from "./upstream.js";
 
@@ -31,6 +32,8 @@ export interface EdgeProxyOptions {
   files?: StaticServe;
   /** ACME HTTP-01: the key authorization for a token (kernel.certificates.challenge), for any host */
   challenge?: (token: string) => Promise<string | null>;
+  /** POST /.platform/sign-in on any served host: the edge's sign-in form (sign-in.ts) */
+  signIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -105,11 +108,16 @@ export class EdgeProxy implements AttemptOwner {
       );
     }
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    if (this.opts.signIn && isSignIn(req))
+      return void this.opts.signIn(req, res).catch((err) => {
+        this.opts.log.error({ err }, "edge sign-in failed");
+        sendPage(res, pages.storeDown(), req.method);
+      });
     // the common case without a wait: a cached route to a public app or site goes straight to its upstream or
-    // files (other visibilities take the path below, through the access decision)
+    // files (other visibilities, and owners with an access policy, take the path below through the decision)
     const host = hostName(req.headers.host);
     const cached = host ? this.routes.peek(host) : undefined;
-    if (cached?.target && cached.target.visibility === "public") {
+    if (cached?.target && this.access.open(cached.target)) {
       routed = { host: host!, target: cached.target };
       return this.forward(req, res, host!, cached.target);
     }

@@ -171,8 +171,13 @@ export interface EdgeTarget {
   owner: Owner;
   /** 127.0.0.1:<port> (or host:port) of every healthy replica; empty: none healthy now (503) */
   upstreams: string[];
-  /** public: anyone; owner-only: a signed-in member of the owner (later: org visibility, partner locks) */
+  /**
+   * public: anyone; owner-only: a signed-in member of the owner. An owner kind with an access policy
+   * (kernel.edgeAccess: organizations) is decided by that policy instead, whatever this says.
+   */
   visibility: "public" | "owner-only";
+  /** the account responsible for it (its creator, or who took it over): organization visibility reads it */
+  accountId?: string;
   /** a static site: the edge serves the files of its live deployment (null: nothing finalized yet, 503) */
   site?: StaticSiteTarget;
 }
@@ -232,4 +237,21 @@ export interface EdgeRouteSource {
   channel: string;
   /** the target for a label under the apps domain (<slug>.<APPS_DOMAIN>), or null */
   resolve(q: Queryable, slug: string): Promise<EdgeTarget | null>;
+}
+
+/**
+ * Who may see the targets of one owner kind, decided by the area that knows those owners (organizations: the
+ * visibility of company sites), instead of the targets' own `visibility`. The edge asks `visibility` first (kept
+ * per target until `channel` announces a change) and lets anyone in when it is "public"; otherwise a visitor
+ * must be signed in (the edge's sign-in page) and `admits` decides (403 when not).
+ */
+export interface EdgeAccessPolicy {
+  /** the owner kind whose targets it decides ("org") */
+  ownerKind: Owner["kind"];
+  /** NOTIFY channel announcing any change of what it decides on; the edge drops its cached decisions */
+  channel: string;
+  /** the target's visibility now ("public": no sign-in needed) */
+  visibility(q: Queryable, target: EdgeTarget): Promise<string>;
+  /** whether the signed-in account may see the target of that visibility */
+  admits(q: Queryable, target: EdgeTarget, visibility: string, accountId: string): Promise<boolean>;
 }

@@ -6,6 +6,7 @@ import type {
   AppImages,
   Attachable,
   AttachmentConsumer,
+  EdgeAccessPolicy,
   EdgeHostSource,
   EdgeRouteSource,
   ImageAccess,
@@ -37,6 +38,8 @@ export class Kernel {
   readonly edgeRoutes: EdgeRouteSource[] = [];
   /** host names outside the apps domain (custom domains) */
   readonly edgeHosts: EdgeHostSource[] = [];
+  /** who may see the targets of some owner kinds (organizations), read by the edge at its setup */
+  readonly edgeAccess: EdgeAccessPolicy[] = [];
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
   private apps: AppImages | null = null;
@@ -85,6 +88,12 @@ export class Kernel {
 
   addEdgeHosts(source: EdgeHostSource): void {
     this.edgeHosts.push(source);
+  }
+
+  addEdgeAccess(policy: EdgeAccessPolicy): void {
+    if (this.edgeAccess.some((p) => p.ownerKind === policy.ownerKind))
+      throw new Error(`two edge access policies for ${policy.ownerKind}`);
+    this.edgeAccess.push(policy);
   }
 
   /**

@@ -5,6 +5,8 @@ import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { chartRoutes } from "./departments/routes.js";
 import { orgsService } from "./service.js";
+import { visibilityRoutes } from "./visibility/routes.js";
+import { siteAccessPolicy } from "./visibility/sites.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -29,12 +31,14 @@ export const orgsArea = defineArea<null>({
         return (await repo.billingModeOf(q, owner.id)) === "personal" ? accountOwner(accountId) : owner;
       },
     });
+    p.kernel.addEdgeAccess(siteAccessPolicy());
     return null;
   },
   routes: (app, ctx) => {
     installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
+    visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
   },
 });

@@ -17,6 +17,7 @@ export function siteEdgeRoutes(): EdgeRouteSource {
           kind: "site",
           id: site.id,
           owner: { kind: site.owner_kind, id: site.owner_id },
+          accountId: site.account_id,
           upstreams: [],
           visibility: "public",
           site: { deploymentId: site.live_deployment_id, spa: site.spa, notFoundPage: site.not_found_page },

@@ -13,6 +13,7 @@ export interface GlobalOptions {
   json?: boolean;
   profile?: string;
   apiUrl?: string;
+  org?: boolean;
 }
 
 /** What every command works with: output, the session (profile + environment) and an SDK client. */
@@ -36,6 +37,7 @@ export async function contextOf(cmd: Command): Promise<Context> {
   const client = createPlatformClient({
     baseUrl: session.apiUrl,
     token: session.token,
+    owner: opts.org || process.env.PLATFORM_OWNER === "org" ? "org" : undefined,
     headers: { "user-agent": `platform-cli/${VERSION} node/${process.versions.node}` },
     onRetry: (info) => {
       if (out.interactive)

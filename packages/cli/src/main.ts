@@ -20,6 +20,10 @@ export function buildProgram(): Command {
     .description("Command-line client of the hosting platform")
     .version(VERSION)
     .option("--json", "machine-readable JSON output")
+    .option(
+      "--org",
+      "act for your organization (X-Owner: org): what you create is a company asset ($PLATFORM_OWNER=org)",
+    )
     .option("--profile <name>", "configuration profile (default: $PLATFORM_PROFILE or default)")
     .option("--api-url <url>", "API address (default: $PLATFORM_API_URL, the profile's, or http://127.0.0.1:8080)")
     .showHelpAfterError()

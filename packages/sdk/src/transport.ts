@@ -15,6 +15,11 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** extra headers on every request (e.g. user-agent where the runtime allows it) */
   headers?: Record<string, string>;
+  /**
+   * whose resources the calls work on: "me" (default, the account's own) or "org", the caller's organization
+   * (sent as the X-Owner header: what is created then is a company asset)
+   */
+  owner?: "me" | "org";
   /** told before each retry: what failed and how long the client waits */
   onRetry?: (info: { attempt: number; delayMs: number; method: string; url: string; reason: string }) => void;
 }
@@ -54,6 +59,7 @@ export function platformFetch(
     const method = original.method.toUpperCase();
     const headers = new Headers(original.headers);
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (!headers.has(k)) headers.set(k, v);
+    if (opts.owner && !headers.has("x-owner")) headers.set("x-owner", opts.owner);
     const token = typeof opts.token === "function" ? opts.token() : opts.token;
     if (token && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
     if (method === "POST" && !headers.has("idempotency-key")) headers.set("idempotency-key", newKey());

@@ -59,7 +59,7 @@ function withoutGlobalOptions(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--json" || a.startsWith("--profile=") || a.startsWith("--api-url=")) continue;
+    if (a === "--json" || a === "--org" || a.startsWith("--profile=") || a.startsWith("--api-url=")) continue;
     if (a === "--profile" || a === "--api-url") {
       i++;
       continue;
