@@ -269,6 +269,15 @@ describe("departments", () => {
     assert.equal(res.json().counts.insert, 12_000);
     const again = await sync(other.admins[0].token, departments);
     assert.equal(again.json().counts.skip, 12_000);
+    // the same chart as a raw text/csv body of more than 1 MiB, parents first
+    const text = `code,name,parent_code\n${departments
+      .reverse()
+      .map((d) => `${d.code},"${d.name} (csv)",${d.parent_code ?? ""}`)
+      .join("\n")}\n`;
+    assert.ok(text.length > 1024 * 1024);
+    const viaCsv = await csv(other.admins[0].token, text);
+    assert.equal(viaCsv.statusCode, 200, viaCsv.body.slice(0, 500));
+    assert.equal(viaCsv.json().counts.update, 12_000);
   });
 
   test("who may: members read, writes are admins' (403 forbidden_role), outsiders get 404, scopes apply", async () => {
