@@ -4,6 +4,7 @@ import { installOrgGuard } from "./guard.js";
 import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
+import { chartRoutes } from "./departments/routes.js";
 import { orgsService } from "./service.js";
 import { visibilityRoutes } from "./visibility/routes.js";
 import { siteAccessPolicy } from "./visibility/sites.js";
@@ -43,5 +44,6 @@ export const orgsArea = defineArea<null>({
     visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
     inviteRoutes(app, ctx);
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
+    chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
   },
 });
