@@ -4,6 +4,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import { CloudflareClient } from "./cloudflare.js";
 import { domainsConfig, type DomainsConfig } from "./config.js";
 import { DnsLookup } from "./dns.js";
+import { domainsOwned } from "./owned.js";
 import * as repo from "./repo.js";
 import { domainRoutes } from "./routes.js";
 import { appOf, domainsService, type DomainsState } from "./service.js";
@@ -40,6 +41,8 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
   config: domainsConfig,
   setup: (p, config) => {
     p.kernel.addEdgeHosts(domainEdgeHosts(p.kernel));
+    // a custom domain keeps its app's owner when either moves (organizations' company assets)
+    p.kernel.addOwned(domainsOwned());
     const service = domainsService({
       db: p.db,
       kernel: p.kernel,

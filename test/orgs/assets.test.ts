@@ -110,7 +110,9 @@ describe("company assets", () => {
     } finally {
       await listener.end();
     }
-    const served = await edgeGet(s.port, site.slug);
+    // a company site has the organization's default visibility (company): members see it, anonymous visitors sign in
+    assert.equal((await edgeGet(s.port, site.slug)).status, 401);
+    const served = await edgeGet(s.port, site.slug, "/", { headers: { cookie: `platform_session=${member.token}` } });
     assert.equal(served.status, 200);
     assert.equal(served.text, "personal then company\n");
 

@@ -12,7 +12,7 @@ const Kind = Type.Union(
   [...ASSET_KINDS, ...Object.keys(KIND_ALIASES)].map((k) => Type.Literal(k)),
   {
     description:
-      "pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group",
+      "pod, pod-group, site, database, volume, bucket, domain (a custom domain moves with its app); aliases: disk = volume, static = site, group = pod-group",
   },
 );
 

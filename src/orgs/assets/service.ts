@@ -19,7 +19,7 @@ export interface AssetsDeps {
 }
 
 /** kinds the bodies and paths take: the sources' own, and the names the spec and console use for some */
-export const ASSET_KINDS = ["pod", "pod-group", "site", "database", "volume", "bucket"] as const;
+export const ASSET_KINDS = ["pod", "pod-group", "site", "database", "volume", "bucket", "domain"] as const;
 export const KIND_ALIASES: Record<string, string> = { disk: "volume", static: "site", group: "pod-group" };
 
 export interface Asset extends OwnedResource {
