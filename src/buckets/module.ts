@@ -49,7 +49,14 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       digests: null,
       count: (id) => counter.count(id),
     });
-    const svc = new BucketsService({ db: p.db, kernel: p.kernel, secrets: p.secrets, store, log: p.log });
+    const svc = new BucketsService({
+      db: p.db,
+      kernel: p.kernel,
+      secrets: p.secrets,
+      store,
+      log: p.log,
+      region: config.region,
+    });
     const endpoint = () => {
       if (config.publicUrl) return config.publicUrl;
       const port = gateway.address?.port ?? config.port;

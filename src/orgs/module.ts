@@ -4,6 +4,7 @@ import { installOrgGuard } from "./guard.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
+import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -34,5 +35,8 @@ export const orgsArea = defineArea<null>({
     installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
+    guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
   },
+  admission: (p) => guardrailAdmission(p.kernel),
+  jobs: (p) => guardrailJobs(p),
 });
