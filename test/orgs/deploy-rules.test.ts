@@ -8,9 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { call, createTestApp, expectError, type TestApp } from "../helpers/app.js";
+import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
 import { addMember, makeOrg, ORG, type TestOrg } from "./lib.js";
-import { signup } from "../helpers/app.js";
 
 let t: TestApp;
 let org: TestOrg;
