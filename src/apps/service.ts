@@ -87,7 +87,16 @@ export function podsService(deps: PodsDeps) {
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
     try {
       const pod = await auditedTransaction(db, p, async (tx) => {
-        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+        await kernel.admit(tx, {
+          owner: p.owner,
+          accountId: p.accountId,
+          kind: POD_KIND,
+          size: size.id,
+          image: input.image,
+          gpu: size.gpu ? 1 : 0,
+          features: input.volumes?.length ? ["volume"] : [],
+          ...(opts.groupId && { shape: "pod-group", partOf: opts.groupId }),
+        });
         // a group's members carry slugs of their own; a standalone pod may not take a live group's name
         if (
           !opts.groupId &&
@@ -157,15 +166,25 @@ export function podsService(deps: PodsDeps) {
     return pod;
   }
 
-  /** a spec change: admission for a new size, then a new generation rolled out by the reconciler */
+  /** a spec change: admission (a new size like a creation, else as an update), then a new generation rolled out */
   async function update(p: Principal, ref: string, patch: PodPatch): Promise<repo.PodRow> {
     await requireRuntime();
     const size = patch.size !== undefined ? sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.imageAccess.pullFor(p.owner, patch.image);
     const pod = await auditedTransaction(db, p, async (tx) => {
       const cur = await locked(tx, p, ref);
-      if (size && size.id !== cur.size)
-        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+      // every spec change is a new deployment (deploy rules, department blocks); a new size is admitted like a creation
+      const resized = !!size && size.id !== cur.size;
+      await kernel.admit(tx, {
+        owner: p.owner,
+        accountId: p.accountId,
+        kind: POD_KIND,
+        size: resized ? size.id : cur.size,
+        update: !resized,
+        image: patch.image ?? cur.image,
+        gpu: (resized ? size.gpu : cur.gpu) ? 1 : 0,
+        ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
+      });
       const env = patch.env === undefined ? undefined : sealEnv(secrets, { ...patch.env });
       const next = await repo.updatePodSpec(tx, cur.id, {
         image: patch.image,
@@ -258,7 +277,24 @@ export function podsService(deps: PodsDeps) {
 
   const envOf = (pod: repo.PodRow) => openEnv(secrets, pod.env_sealed);
 
-  return { create, list, get, update, transition, transitionIn, logs, exec, envOf, requireRuntime, kick, sizeOf };
+  /** a size by id without the host check (what an existing app holds) */
+  const knownSize = (id: string) => podSizes(deps.gpuCatalogFile).find((s) => s.id === id) ?? null;
+
+  return {
+    create,
+    list,
+    get,
+    update,
+    transition,
+    transitionIn,
+    logs,
+    exec,
+    envOf,
+    requireRuntime,
+    kick,
+    sizeOf,
+    knownSize,
+  };
 }
 
 export type PodsService = ReturnType<typeof podsService>;

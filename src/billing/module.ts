@@ -6,6 +6,7 @@ import { billingJobs } from "./metering/jobs.js";
 import { fundsCheck } from "./metering/admission.js";
 import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
+import { usageTotals } from "./metering/usage-totals.js";
 
 /**
  * Ledger, metering, balance and usage reports, payments and bank transfers. Billing meters every area's
@@ -20,6 +21,11 @@ export const billingArea = defineArea({
       description: "Balance, usage, transactions, top-ups, saved cards, auto-recharge and bank transfers.",
     },
   ],
+  // organization budgets read consumption through the kernel (kernel.usage), never usage_records
+  setup: (p) => {
+    p.kernel.setUsageTotals(usageTotals());
+    return null;
+  },
   routes: async (app, ctx) => {
     await billingRoutes(
       app,

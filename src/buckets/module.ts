@@ -50,7 +50,14 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       digests: null,
       count: (id) => counter.count(id),
     });
-    const svc = new BucketsService({ db: p.db, kernel: p.kernel, secrets: p.secrets, store, log: p.log });
+    const svc = new BucketsService({
+      db: p.db,
+      kernel: p.kernel,
+      secrets: p.secrets,
+      store,
+      log: p.log,
+      region: config.region,
+    });
     p.kernel.addOwned(bucketsOwned());
     const endpoint = () => {
       if (config.publicUrl) return config.publicUrl;

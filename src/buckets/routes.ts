@@ -100,7 +100,7 @@ export function bucketRoutes(app: FastifyInstance, svc: BucketsService, s3: S3En
     {
       config: {
         auth: { scope: "buckets:write", instance: "create" },
-        errors: ["invalid_request", "slug_taken", "insufficient_funds"],
+        errors: ["invalid_request", "slug_taken", "insufficient_funds", "deploy_rule_violation"],
         summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
       },
       schema: {

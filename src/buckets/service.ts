@@ -18,6 +18,8 @@ export interface BucketsServiceDeps {
   secrets: SecretBox;
   store: BlobStore;
   log: FastifyBaseLogger;
+  /** the S3 region buckets are in (S3_REGION), for organization deploy rules on regions */
+  region?: string;
 }
 
 export interface BucketDetail extends repo.BucketRow {
@@ -52,6 +54,7 @@ export class BucketsService {
           kind: BUCKET_KIND,
           size: "standard",
           storageGb: 0,
+          region: this.d.region,
         });
         return repo.insertBucket(tx, { name: body.name, owner: p.owner, accountId: p.accountId });
       });

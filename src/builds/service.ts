@@ -17,12 +17,14 @@ import { findDockerfile, insidePath, unpackSource } from "./upload.js";
 import * as repo from "./repo.js";
 
 export const WAKE_JOB = "builds.wake";
+/** the kind admission sees for a build (no price in the catalog: organization deploy rules and blocks apply) */
+export const BUILD_KIND = "build";
 /** client events kept per build (the newest) */
 const EVENTS_KEPT = 500;
 
 export interface BuildsDeps {
   db: Db;
-  kernel: Pick<Kernel, "appImages" | "imageAccess" | "hosts" | "permits">;
+  kernel: Pick<Kernel, "admit" | "appImages" | "imageAccess" | "hosts" | "permits">;
   jobs: Pick<JobQueue, "send">;
   config: BuildsConfig;
   /** DATA_DIR/builds */
@@ -99,8 +101,9 @@ export function buildsService(deps: BuildsDeps) {
     const contextPath = archivePath(input.context_path ?? ".", "context_path");
     const app = input.app ? await resolveApp(p, input.app) : null;
     const token = randomBytes(32).toString("base64url");
-    const row = await auditedTransaction(db, p, async (tx) =>
-      repo.insertBuild(
+    const row = await auditedTransaction(db, p, async (tx) => {
+      await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
+      return repo.insertBuild(
         tx,
         {
           id: randomUUID(),
@@ -116,8 +119,8 @@ export function buildsService(deps: BuildsDeps) {
           upload_token_hash: hashToken(token),
         },
         config.uploadTtlSeconds,
-      ),
-    );
+      );
+    });
     return { row, token };
   }
 

@@ -1,5 +1,6 @@
 import { ApiError, badRequest } from "../http/errors.js";
 import type { Principal } from "../auth/principal.js";
+import type { Queryable } from "../store/db.js";
 import type { AttachedApp } from "../kernel/contracts.js";
 import { connectionUrl, DB_SIZES } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, normalizeCidr } from "./provider/local/index.js";
@@ -54,13 +55,26 @@ export function settingsOperations(
       return { kind: "resize", params: { size, storage_gb: storageGb ?? row.storage_gb } };
     });
 
+  /** turning a feature on passes admission as an update (organization deploy rules: features.ha, features.pooling) */
+  const admitFeature = (tx: Queryable, p: Principal, row: { size: Size; storage_gb: number }, feature: string) =>
+    admission.admit(tx, {
+      owner: p.owner,
+      accountId: p.accountId,
+      kind: "database",
+      size: row.size,
+      storageGb: row.storage_gb,
+      update: true,
+      features: [feature],
+    });
+
   const ha = (p: Principal, ref: string, action: HaAction) =>
-    command(p, ref, (row) => {
+    command(p, ref, async (row, tx) => {
       requireLive(row);
       if (row.size === "dev") throw badRequest("ha_not_supported", "High availability needs size basic or above.");
       if (action !== "ha_enable" && !row.ha_enabled)
         throw badRequest("ha_not_enabled", "High availability is not enabled on this database.");
       if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}, not running.`);
+      if (action === "ha_enable") await admitFeature(tx, p, row, "ha");
       return {
         kind: action,
         patch: action === "ha_enable" ? { ha_enabled: true } : action === "ha_disable" ? { ha_enabled: false } : {},
@@ -82,13 +96,14 @@ export function settingsOperations(
   }
 
   const pool = (p: Principal, ref: string, enabled: boolean) =>
-    command(p, ref, (row) => {
+    command(p, ref, async (row, tx) => {
       requireLive(row);
       if (enabled && !poolAvailable())
         throw new ApiError(
           "pool_unavailable",
           "Connection pooling needs PgBouncer, which is not installed on this platform's hosts.",
         );
+      if (enabled) await admitFeature(tx, p, row, "pooling");
       return { kind: enabled ? "pool_enable" : "pool_disable", patch: { pool_enabled: enabled } };
     });
 

@@ -89,8 +89,15 @@ export interface AdmissionRequest {
   region?: string;
   gpu?: number;
   replicas?: number;
-  /** features the request turns on: "ha", "pooling", "autoscale", "volume", "public" ... */
+  /** features the request turns on: "ha", "pooling", "autoscale", "volume", "network" ... */
   features?: string[];
+  /** what deploy rules call it when that is not `kind` ("pod-group": a group and its members, admitted as kind pod) */
+  shape?: string;
+  /**
+   * the app (a pod group's id) whose own request was admitted before and this is a replica of (a member made as the
+   * group converges): deploy rules and department blocks judged the app, budgets and funds still apply
+   */
+  partOf?: string;
 }
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */

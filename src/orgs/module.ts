@@ -10,6 +10,7 @@ import { visibilityRoutes } from "./visibility/routes.js";
 import { siteAccessPolicy } from "./visibility/sites.js";
 import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
+import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -45,5 +46,8 @@ export const orgsArea = defineArea<null>({
     inviteRoutes(app, ctx);
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
+    guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
   },
+  admission: (p) => guardrailAdmission(p.kernel),
+  jobs: (p) => guardrailJobs(p),
 });

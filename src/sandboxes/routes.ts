@@ -55,7 +55,14 @@ export async function sandboxRoutes(app: FastifyInstance, _ctx: AppContext, stat
       config: {
         auth: { scope: "sandboxes:write", instance: "create" },
         validationCodes: { "/image": "bad_image" },
-        errors: ["bad_image", "image_forbidden", "provision_failed", "runtime_failed", ...unavailable],
+        errors: [
+          "bad_image",
+          "image_forbidden",
+          "provision_failed",
+          "runtime_failed",
+          "deploy_rule_violation",
+          ...unavailable,
+        ],
         summaryKo: "격리된 단기 컨테이너(샌드박스)를 만듭니다.",
       },
       schema: {

@@ -29,6 +29,8 @@ export const OUTPUT_LIMIT = 64 * 1024;
 export const MAX_CONCURRENT_EXECS = 8;
 export const REAP_JOB = "sandboxes.reap";
 export const EXPIRE_JOB = "sandboxes.expire";
+/** the kind admission sees for a sandbox (no price in the catalog: organization deploy rules and blocks apply) */
+export const SANDBOX_KIND = "sandbox";
 /** the host's static busybox, mounted read-only so any image (even one without `sleep`) can be kept alive */
 const HOST_BUSYBOX = "/bin/busybox";
 const KEEPER = "/.sandbox/busybox";
@@ -63,7 +65,7 @@ export interface SandboxesDeps {
   db: Db;
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
-  kernel: Pick<Kernel, "imageAccess" | "hosts">;
+  kernel: Pick<Kernel, "admit" | "imageAccess" | "hosts">;
   config: SandboxesConfig;
   log: FastifyBaseLogger;
 }
@@ -151,6 +153,15 @@ export function sandboxesService(deps: SandboxesDeps) {
 
   async function create(p: Principal, input: { image?: string; timeout_s?: number; network?: boolean }) {
     await requireRuntime();
+    // refused before anything is built or recorded; the image checked is the one the caller named
+    await kernel.admit(db, {
+      owner: p.owner,
+      accountId: p.accountId,
+      kind: SANDBOX_KIND,
+      size: "standard",
+      image: input.image,
+      features: input.network ? ["network"] : [],
+    });
     const hostId = kernel.hosts.local.id;
     let image = input.image ?? config.image;
     const pullAuth = image ? await kernel.imageAccess.pullFor(p.owner, image) : null;

@@ -36,7 +36,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
     {
       config: {
         auth: write,
-        errors: ["not_found"],
+        errors: ["not_found", "deploy_rule_violation"],
         summaryKo: "배포를 만듭니다: 업로드 주소(upload_url)를 돌려줍니다.",
       },
       schema: {
@@ -140,7 +140,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
     {
       config: {
         auth: write,
-        errors: ["not_found", "not_uploaded", "conflict"],
+        errors: ["not_found", "not_uploaded", "conflict", "deploy_rule_violation"],
         summaryKo: "업로드된 배포를 원자적으로 라이브로 만듭니다.",
       },
       schema: {
@@ -160,7 +160,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
     {
       config: {
         auth: { scope: "static:write", instance: { param: "id" } },
-        errors: ["not_found", "not_uploaded", "conflict"],
+        errors: ["not_found", "not_uploaded", "conflict", "deploy_rule_violation"],
         summaryKo: "배포 id만으로 라이브로 만듭니다(static:write:<slug> 키로 그 사이트의 배포를 확정).",
       },
       schema: {

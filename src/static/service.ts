@@ -111,9 +111,14 @@ export function staticService(deps: StaticDeps) {
     });
   }
 
+  /** a new deployment of a site, or making one live: what organization deploy rules and blocks call an update */
+  const admitDeploy = (tx: pg.PoolClient, p: Principal) =>
+    kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: SITE_KIND, size: "free", update: true });
+
   async function createDeployment(p: Principal, ref: string) {
     return auditedTransaction(db, p, async (tx) => {
       const site = await requireSite(tx, p, ref);
+      await admitDeploy(tx, p);
       const deployment = await repo.insertDeployment(tx, { id: randomUUID(), siteId: site.id, accountId: p.accountId });
       return { site, deployment };
     });
@@ -151,6 +156,7 @@ export function staticService(deps: StaticDeps) {
         `Deployment ${d.id} was finalized before and is superseded; make it live again with POST /v1/static/${site.slug}/rollback.`,
       );
     }
+    await admitDeploy(tx, p);
     const deployment = await repo.markFinalized(tx, d.id);
     return { site: await repo.setLive(tx, site.id, d.id), deployment };
   }

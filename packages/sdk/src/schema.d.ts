@@ -1923,6 +1923,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/org/budgets": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Monthly budgets with this month's consumption (company, department, member); admins see every budget, members those that apply to them.
+     * @description Monthly budgets with this month's consumption (company, department, member); admins see every budget, members those that apply to them.
+     */
+    get: operations["listOrgBudgets"];
+    /**
+     * Set a monthly budget in KRW (admin), one per target: company, a department (department_code or department_id; its sub-departments count in it) or a member (member_id or email); mode warn or block.
+     * @description Set a monthly budget in KRW (admin), one per target: company, a department (department_code or department_id; its sub-departments count in it) or a member (member_id or email); mode warn or block.
+     */
+    put: operations["putOrgBudget"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/budgets/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a budget (admin).
+     * @description Delete a budget (admin).
+     */
+    delete: operations["deleteOrgBudget"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/org/departments": {
     parameters: {
       query?: never;
@@ -2061,6 +2105,30 @@ export interface paths {
      * @description Admin. Apply one visibility to every current company site; only_wider: only sites narrower than it change. Never above max_visibility.
      */
     post: operations["applyOrgDeployControl"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/deploy-rules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Deploy guardrails of the company context (allowed shapes, maximum app size, GPU, database sizes, features, image prefixes, limits, regions, presets) and a summary for agents (generated when the admin wrote none).
+     * @description Deploy guardrails of the company context (allowed shapes, maximum app size, GPU, database sizes, features, image prefixes, limits, regions, presets) and a summary for agents (generated when the admin wrote none).
+     */
+    get: operations["getOrgDeployRules"];
+    /**
+     * Replace the deploy rules (admin); {} lifts every rule. A creation or update in the company context that breaks one gets 403 deploy_rule_violation naming it.
+     * @description Replace the deploy rules (admin); {} lifts every rule. A creation or update in the company context that breaks one gets 403 deploy_rule_violation naming it.
+     */
+    put: operations["putOrgDeployRules"];
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -12751,7 +12819,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -12765,7 +12833,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -14659,7 +14727,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -14673,7 +14741,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -17290,7 +17358,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -17304,14 +17372,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -17325,7 +17393,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -20429,7 +20497,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -20443,7 +20511,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -20747,7 +20815,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -20761,7 +20829,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -21044,7 +21112,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -21058,7 +21126,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -21362,7 +21430,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -21376,7 +21444,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -22332,7 +22400,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -22346,7 +22414,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -23010,7 +23078,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -23024,14 +23092,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -23045,7 +23113,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -34099,8 +34167,8 @@ export interface operations {
   listOrgAssets: {
     parameters: {
       query?: {
-        /** @description pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group */
-        kind?: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "disk" | "static" | "group";
+        /** @description pod, pod-group, site, database, volume, bucket, domain (a custom domain moves with its app); aliases: disk = volume, static = site, group = pod-group */
+        kind?: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "domain" | "disk" | "static" | "group";
       };
       header?: never;
       path?: never;
@@ -34336,8 +34404,9 @@ export interface operations {
         "application/json": {
           /** @description id or slug */
           id: string;
-          /** @description pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group */
-          kind: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "disk" | "static" | "group";
+          /** @description pod, pod-group, site, database, volume, bucket, domain (a custom domain moves with its app); aliases: disk = volume, static = site, group = pod-group */
+          kind:
+            "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "domain" | "disk" | "static" | "group";
         };
       };
     };
@@ -34706,8 +34775,8 @@ export interface operations {
       header?: never;
       path: {
         id: string;
-        /** @description pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group */
-        kind: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "disk" | "static" | "group";
+        /** @description pod, pod-group, site, database, volume, bucket, domain (a custom domain moves with its app); aliases: disk = volume, static = site, group = pod-group */
+        kind: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "domain" | "disk" | "static" | "group";
       };
       cookie?: never;
     };
@@ -34876,6 +34945,839 @@ export interface operations {
                * @enum {string}
                */
               code: "conflict";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgBudgets: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: int64 */
+              amount_krw: number;
+              /**
+               * Format: int64
+               * @description usage of company assets this month (whole KRW, rounded down)
+               */
+              consumed_krw: number;
+              created_at: string;
+              department_code: string | null;
+              department_id: string | null;
+              department_name: string | null;
+              email: string | null;
+              exceeded: boolean;
+              id: string;
+              member_id: string | null;
+              /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
+              mode: "warn" | "block";
+              /** @description the UTC calendar month consumption is counted in, YYYY-MM */
+              month: string;
+              /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
+              percent: number;
+              scope: "company" | "department" | "member";
+              updated_at: string;
+            }[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  putOrgBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int64 */
+          amount_krw: number;
+          department_code?: string;
+          department_id?: string;
+          email?: string;
+          member_id?: string;
+          /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
+          mode: "warn" | "block";
+          scope: "company" | "department" | "member";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            amount_krw: number;
+            /**
+             * Format: int64
+             * @description usage of company assets this month (whole KRW, rounded down)
+             */
+            consumed_krw: number;
+            created_at: string;
+            department_code: string | null;
+            department_id: string | null;
+            department_name: string | null;
+            email: string | null;
+            exceeded: boolean;
+            id: string;
+            member_id: string | null;
+            /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
+            mode: "warn" | "block";
+            /** @description the UTC calendar month consumption is counted in, YYYY-MM */
+            month: string;
+            /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
+            percent: number;
+            scope: "company" | "department" | "member";
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            amount_krw: number;
+            /**
+             * Format: int64
+             * @description usage of company assets this month (whole KRW, rounded down)
+             */
+            consumed_krw: number;
+            created_at: string;
+            department_code: string | null;
+            department_id: string | null;
+            department_name: string | null;
+            email: string | null;
+            exceeded: boolean;
+            id: string;
+            member_id: string | null;
+            /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
+            mode: "warn" | "block";
+            /** @description the UTC calendar month consumption is counted in, YYYY-MM */
+            month: string;
+            /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
+            percent: number;
+            scope: "company" | "department" | "member";
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json" | "unknown_department";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteOrgBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            deleted: boolean;
+            id: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -37277,6 +38179,646 @@ export interface operations {
                * @enum {string}
                */
               code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgDeployRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            rules: {
+              /** @description what members may create in the company context; absent: every shape */
+              allowed_shapes?: (
+                "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox"
+              )[];
+              /** @description database sizes allowed (dev, basic, pro, business) */
+              database_sizes?: string[];
+              /** @description false forbids the feature; absent or true allows it */
+              features?: {
+                autoscale?: boolean;
+                ha?: boolean;
+                network?: boolean;
+                pooling?: boolean;
+                volume?: boolean;
+              };
+              /** @description false: no GPU sizes */
+              gpu_allowed?: boolean;
+              /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
+              image_prefixes?: string[];
+              limits?: {
+                /**
+                 * Format: int32
+                 * @description a pod group's replica_max
+                 */
+                max_replicas?: number;
+                /**
+                 * Format: int32
+                 * @description storage of one database or volume
+                 */
+                max_storage_gb?: number;
+              };
+              /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
+              max_app_size?: string;
+              /**
+               * Format: int32
+               * @description GPUs one app may hold (a group: per replica × replica_max)
+               */
+              max_gpu?: number;
+              presets?: {
+                description?: string;
+                /** @description features the preset turns on */
+                features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
+                image?: string;
+                name: string;
+                /** Format: int32 */
+                replicas?: number;
+                /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
+                shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
+                size?: string;
+                /** Format: int32 */
+                storage_gb?: number;
+              }[];
+              /** @description regions allowed, for resources placed in a region */
+              regions?: string[];
+              /** @description the rules in words, for agents; generated when absent */
+              summary?: string;
+            };
+            /** @description the admin's summary, or one generated from the rules */
+            summary: string;
+            summary_generated: boolean;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  putOrgDeployRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description what members may create in the company context; absent: every shape */
+          allowed_shapes?: ("pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox")[];
+          /** @description database sizes allowed (dev, basic, pro, business) */
+          database_sizes?: string[];
+          /** @description false forbids the feature; absent or true allows it */
+          features?: {
+            autoscale?: boolean;
+            ha?: boolean;
+            network?: boolean;
+            pooling?: boolean;
+            volume?: boolean;
+          };
+          /** @description false: no GPU sizes */
+          gpu_allowed?: boolean;
+          /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
+          image_prefixes?: string[];
+          limits?: {
+            /**
+             * Format: int32
+             * @description a pod group's replica_max
+             */
+            max_replicas?: number;
+            /**
+             * Format: int32
+             * @description storage of one database or volume
+             */
+            max_storage_gb?: number;
+          };
+          /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
+          max_app_size?: string;
+          /**
+           * Format: int32
+           * @description GPUs one app may hold (a group: per replica × replica_max)
+           */
+          max_gpu?: number;
+          presets?: {
+            description?: string;
+            /** @description features the preset turns on */
+            features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
+            image?: string;
+            name: string;
+            /** Format: int32 */
+            replicas?: number;
+            /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
+            shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
+            size?: string;
+            /** Format: int32 */
+            storage_gb?: number;
+          }[];
+          /** @description regions allowed, for resources placed in a region */
+          regions?: string[];
+          /** @description the rules in words, for agents; generated when absent */
+          summary?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            rules: {
+              /** @description what members may create in the company context; absent: every shape */
+              allowed_shapes?: (
+                "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox"
+              )[];
+              /** @description database sizes allowed (dev, basic, pro, business) */
+              database_sizes?: string[];
+              /** @description false forbids the feature; absent or true allows it */
+              features?: {
+                autoscale?: boolean;
+                ha?: boolean;
+                network?: boolean;
+                pooling?: boolean;
+                volume?: boolean;
+              };
+              /** @description false: no GPU sizes */
+              gpu_allowed?: boolean;
+              /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
+              image_prefixes?: string[];
+              limits?: {
+                /**
+                 * Format: int32
+                 * @description a pod group's replica_max
+                 */
+                max_replicas?: number;
+                /**
+                 * Format: int32
+                 * @description storage of one database or volume
+                 */
+                max_storage_gb?: number;
+              };
+              /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
+              max_app_size?: string;
+              /**
+               * Format: int32
+               * @description GPUs one app may hold (a group: per replica × replica_max)
+               */
+              max_gpu?: number;
+              presets?: {
+                description?: string;
+                /** @description features the preset turns on */
+                features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
+                image?: string;
+                name: string;
+                /** Format: int32 */
+                replicas?: number;
+                /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
+                shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
+                size?: string;
+                /** Format: int32 */
+                storage_gb?: number;
+              }[];
+              /** @description regions allowed, for resources placed in a region */
+              regions?: string[];
+              /** @description the rules in words, for agents; generated when absent */
+              summary?: string;
+            };
+            /** @description the admin's summary, or one generated from the rules */
+            summary: string;
+            summary_generated: boolean;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -40551,8 +42093,8 @@ export interface operations {
       query?: {
         /** @description a member's account id */
         creator?: string;
-        /** @description pod, pod-group, site, database, volume, bucket; aliases: disk = volume, static = site, group = pod-group */
-        kind?: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "disk" | "static" | "group";
+        /** @description pod, pod-group, site, database, volume, bucket, domain (a custom domain moves with its app); aliases: disk = volume, static = site, group = pod-group */
+        kind?: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "domain" | "disk" | "static" | "group";
       };
       header?: never;
       path?: never;
@@ -42368,7 +43910,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -42382,14 +43924,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -42403,7 +43945,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient" | "image_forbidden";
+              code: "scope_insufficient" | "deploy_rule_violation" | "image_forbidden";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -43333,7 +44875,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -43347,14 +44889,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -43368,7 +44910,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient" | "image_forbidden";
+              code: "scope_insufficient" | "deploy_rule_violation" | "image_forbidden";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -45609,7 +47151,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -45623,7 +47165,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -46559,7 +48101,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -46573,14 +48115,14 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -46594,7 +48136,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient" | "image_forbidden";
+              code: "scope_insufficient" | "deploy_rule_violation" | "image_forbidden";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -49948,7 +51490,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -49962,7 +51504,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient" | "image_forbidden";
+              code: "scope_insufficient" | "deploy_rule_violation" | "image_forbidden";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -52764,7 +54306,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -52778,7 +54320,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -53706,7 +55248,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -53720,7 +55262,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -54703,7 +56245,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -54717,7 +56259,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "deploy_rule_violation";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -55424,7 +56966,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 402: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       402: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -55438,7 +56980,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "insufficient_funds";
+              code: "insufficient_funds" | "budget_exceeded";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };

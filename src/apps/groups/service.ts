@@ -37,6 +37,15 @@ export interface GroupsDeps {
   pods: PodsService;
 }
 
+/** what organization deploy rules look at in a group: its image, GPUs at replica_max, replicas, autoscaling */
+const groupRules = (image: string, gpu: string | null | undefined, min: number, max: number) => ({
+  shape: "pod-group",
+  image,
+  gpu: gpu ? max : 0,
+  replicas: max,
+  features: max > min ? ["autoscale"] : [],
+});
+
 export const DEFAULT_TARGET_CPU = 70;
 const REPLICA_CEILING = 20;
 
@@ -116,7 +125,13 @@ export function groupsService(deps: GroupsDeps) {
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.imageAccess.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
-    await kernel.admit(db, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+    await kernel.admit(db, {
+      owner: p.owner,
+      accountId: p.accountId,
+      kind: POD_KIND,
+      size: size.id,
+      ...groupRules(input.image, size.gpu, input.replica_min, input.replica_max),
+    });
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
     if (await repo.podSlugTaken(db, slug)) throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
     const id = randomUUID();
@@ -197,8 +212,16 @@ export function groupsService(deps: GroupsDeps) {
       const min = patch.replica_min ?? cur.replica_min;
       const max = patch.replica_max ?? cur.replica_max;
       checkBounds(min, max);
-      if (size && size.id !== cur.spec.size)
-        await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: POD_KIND, size: size.id });
+      // every change is admitted (deploy rules, department blocks); a new size like a creation, the rest as an update
+      const resized = !!size && size.id !== cur.spec.size;
+      await kernel.admit(tx, {
+        owner: p.owner,
+        accountId: p.accountId,
+        kind: POD_KIND,
+        size: resized ? size.id : cur.spec.size,
+        update: !resized,
+        ...groupRules(patch.image ?? cur.spec.image, (size ?? pods.knownSize(cur.spec.size))?.gpu, min, max),
+      });
       return repo.updateGroup(tx, cur.id, {
         replica_min: min,
         replica_max: max,

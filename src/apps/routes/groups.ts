@@ -55,7 +55,15 @@ export const PodGroup = Type.Object({
   created_at: Timestamp,
 });
 
-const SpecErrors = ["bad_size", "bad_image", "image_forbidden", "insufficient_funds", "provision_failed"] as const;
+const SpecErrors = [
+  "bad_size",
+  "bad_image",
+  "image_forbidden",
+  "insufficient_funds",
+  "budget_exceeded",
+  "deploy_rule_violation",
+  "provision_failed",
+] as const;
 
 /** Pod groups: autoscaled members of one spec; a group's id covers its members for instance-limited keys. */
 export function groupRoutes(

@@ -49,6 +49,7 @@ export function volumeRoutes(app: FastifyInstance, { volumes }: { volumes: Volum
           "bad_slug",
           "slug_taken",
           "insufficient_funds",
+          "budget_exceeded",
           "deploy_rule_violation",
           "host_unavailable",
           "runtime_unavailable",

@@ -187,3 +187,15 @@ export async function spentMicro(q: Queryable, owner: Owner, from: Date, to: Dat
   );
   return Number(rows[0]?.micro ?? 0);
 }
+
+/** Exact micro-won of the owner's usage in [from, to), of every creator or only the given ones (budgets). */
+export async function spentByCreators(q: Queryable, owner: Owner, from: Date, to: Date, accountIds: string[] | null) {
+  const { rows } = await q.query<{ micro: string | null }>({
+    name: "usage-spent-by-creators",
+    text: `SELECT sum(instance_micro + storage_micro)::bigint AS micro FROM usage_records
+            WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4
+              AND ($5::uuid[] IS NULL OR account_id = ANY($5::uuid[]))`,
+    values: [owner.kind, owner.id, from, to, accountIds],
+  });
+  return Number(rows[0]?.micro ?? 0);
+}

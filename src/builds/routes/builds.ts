@@ -21,7 +21,13 @@ export async function buildRoutes(app: FastifyInstance, svc: BuildsService, conf
     {
       config: {
         auth: { scope: "builds:write", instance: "create" },
-        errors: ["not_found", "builder_unavailable", "registry_unavailable", "host_unavailable"],
+        errors: [
+          "not_found",
+          "builder_unavailable",
+          "registry_unavailable",
+          "host_unavailable",
+          "deploy_rule_violation",
+        ],
         summaryKo:
           "이미지 빌드를 만듭니다. 응답의 upload_url로 소스(tar.gz)를 올린 뒤 start 하세요. app을 주면 빌드된 이미지로 그 앱을 롤링 업데이트합니다.",
       },

@@ -28,7 +28,16 @@ export function coreRoutes(app: FastifyInstance, { svc, config }: RouteDeps): vo
       config: {
         auth: { scope: "databases:write", instance: "create" },
         validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
-        errors: ["bad_slug", "bad_size", "bad_version", "slug_taken", "insufficient_funds", "provision_failed"],
+        errors: [
+          "bad_slug",
+          "bad_size",
+          "bad_version",
+          "slug_taken",
+          "insufficient_funds",
+          "budget_exceeded",
+          "deploy_rule_violation",
+          "provision_failed",
+        ],
         summaryKo: "데이터베이스를 만듭니다.",
       },
       schema: {
@@ -181,7 +190,15 @@ export function coreRoutes(app: FastifyInstance, { svc, config }: RouteDeps): vo
       config: {
         auth: write,
         validationCodes: { "/size": "bad_size" },
-        errors: ["not_found", "bad_size", "invalid_request", "database_removed", "insufficient_funds"],
+        errors: [
+          "not_found",
+          "bad_size",
+          "invalid_request",
+          "database_removed",
+          "insufficient_funds",
+          "budget_exceeded",
+          "deploy_rule_violation",
+        ],
         summaryKo: "크기를 바꿉니다(재시작).",
       },
       schema: {

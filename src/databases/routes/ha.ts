@@ -6,7 +6,14 @@ import type { HaAction } from "../service.js";
 import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
 
 const HaStatus = Type.Object({ enabled: Type.Boolean(), standby: Type.Unknown() });
-const HA_ERRORS: ErrorCode[] = ["not_found", "database_removed", "ha_not_supported", "ha_not_enabled", "not_running"];
+const HA_ERRORS: ErrorCode[] = [
+  "not_found",
+  "database_removed",
+  "ha_not_supported",
+  "ha_not_enabled",
+  "not_running",
+  "deploy_rule_violation",
+];
 
 /** High availability: a streaming standby, its status, rebuild and switchover. */
 export function haRoutes(app: FastifyInstance, { svc }: RouteDeps): void {

@@ -35,7 +35,7 @@ export function poolRoutes(app: FastifyInstance, { svc }: RouteDeps): void {
     {
       config: {
         auth: write,
-        errors: ["not_found", "database_removed", "pool_unavailable"],
+        errors: ["not_found", "database_removed", "pool_unavailable", "deploy_rule_violation"],
         summaryKo: "연결 풀을 켜거나 끕니다.",
       },
       schema: {
