@@ -233,3 +233,15 @@ export interface EdgeRouteSource {
   /** the target for a label under the apps domain (<slug>.<APPS_DOMAIN>), or null */
   resolve(q: Queryable, slug: string): Promise<EdgeTarget | null>;
 }
+
+/**
+ * The installation's own license (on-premises edition, LICENSE_FILE), as `/v1/edition` reports it; `valid` is
+ * computed at each call (a license expires while the platform runs).
+ */
+export interface EditionLicense {
+  license_id: string;
+  customer: string;
+  hosts: number;
+  not_after: string;
+  valid: boolean;
+}
