@@ -1,5 +1,7 @@
 import { ConfigError, int } from "../config/config.js";
+import type { KeyObject } from "node:crypto";
 import { checkInstallationLicense, type InstalledLicense } from "./installation.js";
+import { parsePrivateKey } from "./license.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -18,7 +20,7 @@ export interface OnpremConfig {
   termsVersion: string;
   termsUrl: string;
   /** ONPREM_SIGNING_KEY: the platform's Ed25519 signing key (PEM or base64 PKCS#8); null: generated in DATA_DIR */
-  signingKey: string | null;
+  signingKey: KeyObject | null;
   /** ONPREM_RELEASES_DIR: where published bundles are kept; null: $DATA_DIR/onprem-releases */
   releasesDir: string | null;
   /** ONPREM_DOWNLOAD_BASE_URL: the address download links start with; null: the address the request came to */
@@ -64,7 +66,7 @@ export function onpremConfig(env: Env): OnpremConfig {
     trialHosts: int(env, "ONPREM_TRIAL_HOSTS", 3, 1, 100_000),
     termsVersion,
     termsUrl: httpUrl(env, "ONPREM_TERMS_URL") ?? `https://${base}/onprem/terms/${termsVersion}`,
-    signingKey: env.ONPREM_SIGNING_KEY || null,
+    signingKey: env.ONPREM_SIGNING_KEY ? parsePrivateKey(env.ONPREM_SIGNING_KEY, "ONPREM_SIGNING_KEY") : null,
     releasesDir: env.ONPREM_RELEASES_DIR || null,
     downloadBaseUrl: httpUrl(env, "ONPREM_DOWNLOAD_BASE_URL"),
     installation: env.EDITION === "onprem" ? checkInstallationLicense(env) : null,

@@ -99,9 +99,9 @@ export function parsePublicKey(raw: string, name: string): KeyObject {
  * `$DATA_DIR/onprem-signing-key.pem` (0600). Several API hosts must share one (configure it), or their licenses
  * would verify with different public keys.
  */
-export async function loadSigningKey(configured: string | null, dataDir: string): Promise<SigningKey> {
+export async function loadSigningKey(configured: KeyObject | null, dataDir: string): Promise<SigningKey> {
   if (configured) {
-    const privateKey = parsePrivateKey(configured, "ONPREM_SIGNING_KEY");
+    const privateKey = configured;
     const publicKey = createPublicKey(privateKey);
     return { privateKey, publicKey, keyId: keyIdOf(publicKey), file: null };
   }
