@@ -23,7 +23,8 @@ export interface PodRow {
   databases: string[];
   generation: number;
   desired_state: "running" | "stopped" | "removed";
-  state: "creating" | "running" | "stopped" | "failed" | "removed";
+  /** unknown: the pod's organization external host is offline (src/orgs/hosts) */
+  state: "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
   state_reason: string | null;
   paused_reason: string | null;
   host_id: string | null;
@@ -374,4 +375,25 @@ export async function releaseReconcile(q: Queryable, podId: string, processId: s
 export async function groupSlugTaken(q: Queryable, slug: string): Promise<boolean> {
   const { rowCount } = await q.query("SELECT 1 FROM pod_groups WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
   return (rowCount ?? 0) > 0;
+}
+
+/** Organization external hosts (agent-feed.ts): live (not deleted) and active (meant to run) pods per host. */
+type HostPods = { live: number; active: number };
+export async function podCountsOnHosts(q: Queryable, hostIds: string[]): Promise<Map<string, HostPods>> {
+  const { rows } = await q.query<{ host_id: string; live: number; active: number }>(
+    `SELECT host_id, count(*)::int AS live, count(*) FILTER (WHERE desired_state = 'running')::int AS active
+       FROM pods WHERE host_id = ANY($1::text[]) AND desired_state <> 'removed' GROUP BY host_id`,
+    [hostIds],
+  );
+  return new Map(rows.map((r) => [r.host_id, { live: r.live, active: r.active }]));
+}
+
+/** An external host went offline: its pods that ran or were starting are `unknown` until its agent reports. */
+export async function markPodsUnknown(q: Queryable, hostId: string, reason: string): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE pods SET state = 'unknown', state_reason = $2, updated_at = now()
+      WHERE host_id = $1 AND state IN ('creating', 'running') AND desired_state <> 'removed'`,
+    [hostId, reason],
+  );
+  return rowCount ?? 0;
 }

@@ -25,7 +25,7 @@ export const sendReconcile = (jobs: Pick<JobQueue, "send">, podId: string, hostI
 export interface PodsDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts" | "appSlugTakenElsewhere">;
+  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts" | "appSlugTakenElsewhere" | "externalHosts">;
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
   gpuCatalogFile: string;
@@ -53,7 +53,12 @@ export function podsService(deps: PodsDeps) {
   }
 
   /** the reconciler on the pod's host takes it from here (a lost send is made good by the host's sweep) */
-  const kick = (pod: repo.PodRow) => (pod.host_id ? sendReconcile(jobs, pod.id, pod.host_id) : null);
+  const kick = async (pod: repo.PodRow) => {
+    if (!pod.host_id) return null;
+    // an organization external host's agent follows its pods by itself (long poll woken by the store): no job
+    if (await kernel.externalHosts?.isExternal(db, pod.host_id)) return null;
+    return sendReconcile(jobs, pod.id, pod.host_id);
+  };
 
   async function locked(tx: Queryable, p: Principal, ref: string): Promise<repo.PodRow> {
     const pod = await repo.findPod(tx, p.owner, ref, { forUpdate: true });
@@ -72,6 +77,22 @@ export function podsService(deps: PodsDeps) {
     return ids;
   }
 
+  /**
+   * `host_id` / `host_labels`: a company pod on one of the organization's external hosts (src/orgs/hosts). Its
+   * agent has no volumes or databases of this platform to give it, so those are refused there for now.
+   */
+  function externalPlacement(p: Principal, raw: PodInput, input: PodInput) {
+    if (raw.host_id === undefined && raw.host_labels === undefined) return null;
+    if (p.owner.kind !== "org")
+      throw new ApiError(
+        "invalid_request",
+        "host_id and host_labels place company pods on the organization's own hosts; act for the organization (X-Owner: org).",
+      );
+    if (input.volumes?.length || input.databases?.length)
+      throw new ApiError("invalid_request", "A pod on an external host cannot attach volumes or databases yet.");
+    return { hostId: raw.host_id, hostLabels: raw.host_labels };
+  }
+
   async function create(
     p: Principal,
     raw: PodInput,
@@ -81,6 +102,7 @@ export function podsService(deps: PodsDeps) {
     const input = raw.template ? await expandTemplate(db, secrets, p.owner, raw.template, raw) : raw;
     if (!input.image) throw new ApiError("invalid_request", "image is required (directly or through a template).");
     if (!input.name) throw new ApiError("invalid_request", "name is required (directly or through a template).");
+    const external = externalPlacement(p, raw, input);
     const size = sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.imageAccess.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
@@ -104,9 +126,10 @@ export function podsService(deps: PodsDeps) {
         )
           throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
         const volumes = await checkVolumes(tx, p.owner, input.volumes ?? [], null);
-        const hostId =
-          volumes.hostId ??
-          (await kernel.hosts.place(tx, { kind: "pod", owner: p.owner, size: size.id, gpu: !!size.gpu }));
+        const where = { kind: "pod", owner: p.owner, size: size.id, gpu: !!size.gpu, ...external };
+        const hostId = external
+          ? await kernel.hosts.place(tx, where)
+          : (volumes.hostId ?? (await kernel.hosts.place(tx, where)));
         const row: Omit<repo.PodRow, "created_at" | "updated_at"> = {
           id,
           owner_kind: p.owner.kind,

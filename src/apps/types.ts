@@ -12,6 +12,10 @@ export interface PodInput {
   size?: string;
   volumes?: VolumeRef[];
   databases?: string[];
+  /** an organization's external host (company pods only; src/orgs/hosts) */
+  host_id?: string;
+  /** or any online external host of the organization carrying all these labels */
+  host_labels?: Record<string, string>;
 }
 
 export type PodPatch = Pick<PodInput, "image" | "env" | "size" | "port" | "command">;

@@ -6,7 +6,14 @@ import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
 import { ConfigError } from "../config/config.js";
 import { ApiError } from "../http/errors.js";
-import { HOST_ROLES, type HostIdentity, type HostRole, type Hosts, type PlacementRequest } from "../kernel/hosts.js";
+import {
+  HOST_ROLES,
+  type ExternalHosts,
+  type HostIdentity,
+  type HostRole,
+  type Hosts,
+  type PlacementRequest,
+} from "../kernel/hosts.js";
 import type { Db, Queryable } from "../store/db.js";
 import * as repo from "./repo.js";
 
@@ -94,6 +101,8 @@ export class HostRegistry implements Hosts {
     private log: FastifyBaseLogger,
     readonly local: HostIdentity,
     readonly config: HostsConfig,
+    /** organization external hosts (kernel.externalHosts), asked when a placement names a host */
+    private readonly external: () => ExternalHosts | null = () => null,
   ) {}
 
   async register(capacity: Record<string, unknown>): Promise<void> {
@@ -152,7 +161,12 @@ export class HostRegistry implements Hosts {
   }
 
   async place(q: Queryable, request: PlacementRequest): Promise<string> {
-    // later: organization external hosts (request.owner), GPU hosts (request.gpu), capacity
+    // an organization's own machine, asked for by id or labels (src/orgs/hosts); later: GPU hosts, capacity
+    if (request.hostId !== undefined || request.hostLabels !== undefined) {
+      const external = this.external();
+      if (!external) throw new ApiError("not_found", "No such host for this owner.");
+      return external.place(q, request);
+    }
     if (this.local.roles.includes("worker")) return this.local.id;
     const id = await repo.pickAvailable(q, "worker", this.config.missedBeats);
     if (!id)

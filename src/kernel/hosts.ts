@@ -24,6 +24,22 @@ export interface PlacementRequest {
   size?: string;
   /** needs a GPU host (pods) */
   gpu?: boolean;
+  /** an organization's external host asked for by id (pods in the company context; src/orgs/hosts) */
+  hostId?: string;
+  /** or any of the organization's online external hosts carrying all these labels */
+  hostLabels?: Record<string, string>;
+}
+
+/**
+ * Organization external hosts (bring your own machine, src/orgs/hosts): machines that run the host agent
+ * (src/agent) and talk to the control plane over HTTPS with their own credential, never the store's. Pods
+ * placed there are reconciled by the agent, not by a worker process, so no per-host job is sent to them.
+ */
+export interface ExternalHosts {
+  /** the external host for a request naming hostId or hostLabels: 404 for another owner's, 503 host_unavailable when not online */
+  place(q: Queryable, request: PlacementRequest): Promise<string>;
+  /** whether the host id is an external host (its pods are driven by its agent) */
+  isExternal(q: Queryable, hostId: string): Promise<boolean>;
 }
 
 /**

@@ -18,7 +18,7 @@ import type {
   TlsCertificates,
 } from "./contracts.js";
 import type { Owner } from "./owner.js";
-import type { Hosts } from "./hosts.js";
+import type { ExternalHosts, Hosts } from "./hosts.js";
 import type { Mailer, OrgDirectory, OwnedResources, UsageTotals } from "./orgs.js";
 
 /**
@@ -32,6 +32,7 @@ export class Kernel {
   private readonly admissionChecks: AdmissionCheck[] = [];
   private readonly lookups = new Map<Resource, InstanceLookup>();
   private hostsRegistry: Hosts | null = null;
+  private externalHostsSource: ExternalHosts | null = null;
   private readonly attachables = new Map<Resource, Attachable>();
   private consumer: AttachmentConsumer | null = null;
   private images: ImageAccess = { pullFor: async () => null };
@@ -60,6 +61,15 @@ export class Kernel {
   setHosts(hosts: Hosts): void {
     if (this.hostsRegistry) throw new Error("two hosts registries");
     this.hostsRegistry = hosts;
+  }
+
+  /** organization external hosts (set by the organizations area); placement asks them for host_id / host_labels */
+  setExternalHosts(hosts: ExternalHosts): void {
+    this.externalHostsSource = hosts;
+  }
+
+  get externalHosts(): ExternalHosts | null {
+    return this.externalHostsSource;
   }
 
   addMetering(source: MeteringSource): void {

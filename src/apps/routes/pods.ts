@@ -36,6 +36,7 @@ const CREATE_ERRORS = [
   "deploy_rule_violation",
   "provision_failed",
   "runtime_unavailable",
+  "host_unavailable",
 ] as const;
 
 /** Pods: create, list, read, change (rolling update), start/stop/restart, delete, logs, exec. */
@@ -69,6 +70,20 @@ export function podRoutes(app: FastifyInstance, { pods, urls }: RouteDeps): void
           ),
           volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
           databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+          // organization external hosts (src/orgs/hosts): company pods only
+          host_id: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: "company pods: one of the organization's external hosts (GET /v1/org/hosts)",
+            }),
+          ),
+          host_labels: Type.Optional(
+            Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), {
+              maxProperties: 16,
+              description: "company pods: any online external host of the organization carrying all these labels",
+            }),
+          ),
         }),
         response: { 201: Pod },
       },

@@ -46,7 +46,8 @@ export const Pod = Type.Object({
   databases: Type.Array(Type.String()),
   group_id: Nullable(Type.String()),
   template_id: Nullable(Type.String()),
-  state: Type.Union(["creating", "running", "stopped", "failed", "removed"].map((s) => Type.Literal(s))),
+  // unknown: the pod's external host (src/orgs/hosts) is offline, so what its containers do is not known
+  state: Type.Union(["creating", "running", "stopped", "failed", "removed", "unknown"].map((s) => Type.Literal(s))),
   desired_state: Type.String(),
   state_reason: Nullable(Type.String()),
   url: Type.String({ description: "the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),

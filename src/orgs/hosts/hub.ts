@@ -1,0 +1,79 @@
+import pg from "pg";
+import type { FastifyBaseLogger } from "fastify";
+
+/** NOTIFY channel of migration 032: a pod placed on the host (payload: host id) changed what its agent must run. */
+export const DESIRED_CHANNEL = "org_host_desired";
+
+/**
+ * The agents' long polls in this API process: `GET /v1/agent/desired?wait=` parks here until the store announces a
+ * change for its host (one LISTEN connection per process, opened at the first wait) or the wait ends. A lost
+ * notification costs at most one wait, since every poll answers the current state when it ends.
+ */
+export class DesiredHub {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  private listen(): Promise<void> {
+    if (this.client || this.closed) return Promise.resolve();
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.databaseUrl });
+      client.on("notification", (n) => this.wake(n.payload ?? ""));
+      client.on("error", (err) => {
+        this.log.warn({ err }, "agent long-poll listener lost; polls fall back to their wait time");
+        if (this.client === client) this.client = null;
+        this.wakeAll(); // polls answer now and come back, re-opening the listener
+      });
+      await client.connect();
+      await client.query(`LISTEN ${DESIRED_CHANNEL}`);
+      if (this.closed) await client.end().catch(() => {});
+      else this.client = client;
+    })()
+      .catch((err) => this.log.warn({ err }, "agent long-poll listener not started; polls use their wait time"))
+      .finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  /** Resolves when the host's desired state may have changed, after `ms`, or at shutdown. */
+  async wait(hostId: string, ms: number): Promise<void> {
+    await this.listen();
+    if (this.closed) return;
+    await new Promise<void>((resolve) => {
+      const set = this.waiters.get(hostId) ?? new Set();
+      this.waiters.set(hostId, set);
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (!set.size && this.waiters.get(hostId) === set) this.waiters.delete(hostId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+
+  /** Wakes the host's polls (a change seen by this process, or the host deleted). */
+  wake(hostId: string): void {
+    for (const done of [...(this.waiters.get(hostId) ?? [])]) done();
+  }
+
+  private wakeAll(): void {
+    for (const id of [...this.waiters.keys()]) this.wake(id);
+  }
+
+  /** At shutdown (before the server waits for open requests): every poll answers at once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wakeAll();
+    await this.connecting;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+}
