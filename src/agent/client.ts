@@ -33,7 +33,7 @@ export class PlatformClient {
       signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
     });
     const text = await res.text();
-    let json: any = null;
+    let json: { error?: { code?: string; message?: string } } | null = null;
     try {
       json = text ? JSON.parse(text) : null;
     } catch {
