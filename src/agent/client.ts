@@ -20,11 +20,12 @@ export class PlatformClient {
   private async call<T>(
     method: "GET" | "POST",
     path: string,
-    opts: { body?: unknown; timeoutMs?: number; signal?: AbortSignal } = {},
+    opts: { body?: unknown; timeoutMs?: number; signal?: AbortSignal; bearer?: string } = {},
   ): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
-    if (this.credential) headers.authorization = `Bearer ${this.credential}`;
+    const bearer = opts.bearer ?? this.credential;
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
     const res = await fetch(this.baseUrl + path, {
       method,
@@ -48,8 +49,9 @@ export class PlatformClient {
     return json as T;
   }
 
-  register(body: RegisterRequest): Promise<RegisterResponse> {
-    return this.call("POST", "/v1/agent/register", { body });
+  /** with the one-time bootstrap token as the bearer; afterwards `credential` is the agent's own */
+  register(bootstrapToken: string, body: RegisterRequest): Promise<RegisterResponse> {
+    return this.call("POST", "/v1/agent/register", { body, bearer: bootstrapToken });
   }
 
   /** the long poll: waits up to `waitS` for a version other than `version` */

@@ -39,8 +39,7 @@ async function credentialOf(cfg: AgentConfig, client: PlatformClient): Promise<C
   if (!cfg.bootstrapToken) throw new Error(`no ${file} and no AGENT_BOOTSTRAP_TOKEN to register with`);
   for (let delay = 1000; ; delay = Math.min(30_000, delay * 2)) {
     try {
-      const r = await client.register({
-        token: cfg.bootstrapToken,
+      const r = await client.register(cfg.bootstrapToken, {
         machine_name: cfg.machineName,
         agent_version: AGENT_VERSION,
         gpu_slots: cfg.gpuSlots,

@@ -10,8 +10,8 @@ export const LABEL_POD = "platform.pod";
 export const LABEL_GENERATION = "platform.generation";
 export const LABEL_HOST = "platform.host";
 
+/** Sent with `Authorization: Bearer <bootstrap token>` (hbt_…), which registration uses up. */
 export interface RegisterRequest {
-  token: string;
   /** the machine's own name (shown beside the name the admin gave) */
   machine_name: string;
   agent_version: string;

@@ -40,8 +40,8 @@ const register = (token: string, extra: object = {}) =>
   call(t.app, {
     method: "POST",
     url: "/v1/agent/register",
+    headers: { authorization: `Bearer ${token}` },
     body: {
-      token,
       machine_name: "box-1",
       agent_version: "1",
       gpu_slots: 0,
@@ -141,6 +141,7 @@ describe("external hosts", () => {
     expectError(await register(late.bootstrap.token), 401, "auth_required");
     assert.equal((await getHost(late.host.id)).status, "pending");
     expectError(await desired("hac_not-a-credential"), 401, "auth_required");
+    expectError(await register(""), 401, "auth_required"); // no bearer at all
     expectError(await call(t.app, { url: "/v1/agent/desired" }), 401, "auth_required");
   });
 

@@ -51,8 +51,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The agent registers with its one-time bootstrap token (used up here) and receives its own long-lived credential; the host is then online.
-     * @description The agent registers with its one-time bootstrap token (used up here) and receives its own long-lived credential; the host is then online.
+     * The agent registers with its one-time bootstrap token as the bearer (used up here) and receives its own long-lived credential; the host is then online.
+     * @description The agent registers with its one-time bootstrap token as the bearer (used up here) and receives its own long-lived credential; the host is then online.
      */
     post: operations["agentRegister"];
     delete?: never;
@@ -3710,7 +3710,7 @@ export interface operations {
               /** Format: int64 */
               generation: number;
               pod_id: string;
-              /** @description the container spec of the current generation (src/runtime/provider.ts) */
+              /** @description the container spec of the current generation (src/runtime/provider.ts); null when not running */
               spec: unknown;
             }[];
             version: string;
@@ -4031,7 +4031,6 @@ export interface operations {
             [key: string]: string;
           };
           machine_name: string;
-          token: string;
         };
       };
     };

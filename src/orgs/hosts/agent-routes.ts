@@ -10,6 +10,8 @@ const publicRule = { public: true } as const;
 const bearer = (request: FastifyRequest) =>
   /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1] ?? null;
 
+/** the agent's own bearer (hbt_ bootstrap token to register, then its hac_ credential), checked by the service */
+const agentBearer = [{ bearer: [] }];
 const Label = Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), { maxProperties: 32 });
 const PodState = Type.Union([
   Type.Literal("creating"),
@@ -28,16 +30,16 @@ const DesiredState = Type.Object({
       pod_id: Type.String(),
       generation: Type.Integer(),
       desired_state: Type.String(),
-      spec: Nullable(
-        Type.Unknown({ description: "the container spec of the current generation (src/runtime/provider.ts)" }),
-      ),
+      spec: Type.Unknown({
+        description: "the container spec of the current generation (src/runtime/provider.ts); null when not running",
+      }),
     }),
   ),
 });
 
 /**
  * The host agent's protocol (src/agent; README "External hosts"), beyond the spec's rows. Public routes as far as
- * platform tokens go: register is authenticated by the bootstrap token in its body, the others by the agent's own
+ * platform tokens go: register is authenticated by the bootstrap token as the bearer, the others by the agent's own
  * credential (`Authorization: Bearer hac_…`), never by a user's token.
  */
 export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
@@ -71,9 +73,9 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         operationId: "agentRegister",
         tags,
         summary:
-          "The agent registers with its one-time bootstrap token (used up here) and receives its own long-lived credential; the host is then online.",
+          "The agent registers with its one-time bootstrap token as the bearer (used up here) and receives its own long-lived credential; the host is then online.",
+        security: agentBearer,
         body: Body({
-          token: Type.String({ minLength: 10, maxLength: 200 }),
           machine_name: Type.String({ minLength: 1, maxLength: 253 }),
           agent_version: Type.String({ minLength: 1, maxLength: 64 }),
           gpu_slots: Type.Integer({ minimum: 0, maximum: 64 }),
@@ -88,7 +90,7 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await svc.register(request.body)),
+    async (request, reply) => reply.code(201).send(await svc.register(bearer(request), request.body)),
   );
 
   r.get(
@@ -104,6 +106,7 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         tags,
         summary:
           "The pods the agent must run (long poll): answers at once when `version` is not the current one, else when it changes or after `wait` seconds. Counts as a heartbeat.",
+        security: agentBearer,
         querystring: Type.Object({
           version: Type.Optional(Type.String({ maxLength: 64 })),
           wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, default: 0 })),
@@ -130,6 +133,7 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         tags,
         summary:
           "The agent's heartbeat with what runs: each pod's state, reason and address for the generation it works on.",
+        security: agentBearer,
         body: Body({
           containers: Type.Integer({ minimum: 0, maximum: 100_000 }),
           pods: Type.Array(

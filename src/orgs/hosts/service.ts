@@ -135,9 +135,10 @@ export function orgHostsService(deps: OrgHostsDeps) {
 
   // ---- the agent's side: public routes authenticated by the bootstrap token, then by the agent credential ----
 
-  async function register(body: RegisterRequest): Promise<RegisterResponse> {
+  async function register(token: string | null, body: RegisterRequest): Promise<RegisterResponse> {
+    if (!token) throw authRequired("Registration takes the bootstrap token as the bearer.");
     const credential = secret("hac_");
-    const host = await repo.consumeBootstrap(db, sha256(body.token), {
+    const host = await repo.consumeBootstrap(db, sha256(token), {
       credentialHash: sha256(credential),
       machineName: body.machine_name,
       agentVersion: body.agent_version,
