@@ -31,6 +31,8 @@ interface Crashes {
 }
 
 const generationOf = (c: ContainerInfo) => Number(c.labels[LABEL_GENERATION] ?? 0);
+/** how long a pass waits for a container it just created to answer, before moving on to the next pod */
+const FRESH_WAIT_MS = 2000;
 const backoffMs = (crashes: number) => Math.min(60, 2 ** (crashes - 1)) * 1000;
 
 export class AgentReconciler {
@@ -124,6 +126,7 @@ export class AgentReconciler {
       crash = await this.crashed(pod, current);
       current = null;
     }
+    const fresh = !current;
     if (!current) {
       if (crash && crash.count >= this.o.maxCrashes) return fallback("failed", `${crash.reason}; not restarted again`);
       if (crash && crash.nextAt > Date.now()) return fallback("creating", `${crash.reason}; restarting`);
@@ -138,7 +141,7 @@ export class AgentReconciler {
         return fallback(c.count >= this.o.maxCrashes ? "failed" : "creating", c.reason);
       }
     }
-    if (!(await this.o.runtime.health(current.name))) {
+    if (!(await this.healthy(current.name, fresh ? FRESH_WAIT_MS : 0))) {
       const port = pod.spec.port ? ` on port ${pod.spec.port}` : "";
       return fallback("creating", `generation ${gen} does not answer${port} yet`);
     }
@@ -153,6 +156,18 @@ export class AgentReconciler {
       address: this.advertise(info.address),
       serving_generation: gen,
     });
+  }
+
+  /** a health check; a container just created gets a short wait (most answer within a second), others one probe */
+  private async healthy(name: string, waitMs: number): Promise<boolean> {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 25; ; delay = Math.min(250, delay * 2)) {
+      if (await this.o.runtime.health(name)) return true;
+      if (Date.now() + delay > deadline) return false;
+      const info = await this.o.runtime.inspect(name);
+      if (!info || info.status !== "running") return false; // exited: the next pass counts the crash
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 
   /** the current generation's container exited: remove it, count the crash, back off */
