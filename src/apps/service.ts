@@ -41,13 +41,14 @@ export function podsService(deps: PodsDeps) {
     if (missing) throw new ApiError("runtime_unavailable", missing);
   }
 
-  function sizeOf(id: string) {
+  /** `external`: the pod goes to an organization's own host, whose agent reported its GPUs (placement checks them) */
+  function sizeOf(id: string, external = false) {
     const size = podSizes(deps.gpuCatalogFile).find((s) => s.id === id);
     if (!size) {
       const known = podSizes(deps.gpuCatalogFile).map((s) => s.id);
       throw new ApiError("bad_size", `Unknown pod size "${id}"; sizes: ${known.join(", ")}.`);
     }
-    const unfit = hostFits(size);
+    const unfit = external ? null : hostFits(size);
     if (unfit) throw new ApiError("provision_failed", `No host can run this pod: ${unfit}.`);
     return size;
   }
@@ -103,7 +104,7 @@ export function podsService(deps: PodsDeps) {
     if (!input.image) throw new ApiError("invalid_request", "image is required (directly or through a template).");
     if (!input.name) throw new ApiError("invalid_request", "name is required (directly or through a template).");
     const external = externalPlacement(p, raw, input);
-    const size = sizeOf(input.size ?? DEFAULT_POD_SIZE);
+    const size = sizeOf(input.size ?? DEFAULT_POD_SIZE, !!external);
     await kernel.imageAccess.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
