@@ -87,23 +87,42 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(code), 50).unref();
   };
 
-  // reports: after every pass, and at least every heartbeat (one at a time)
+  // the host was deleted (only possible once no pod is placed there): what still carries its label is an orphan
+  let refusing: Promise<void> | null = null;
+  const refusedForGood = () =>
+    (refusing ??= (async () => {
+      log.error("the control plane refused the agent's credential (host deleted); removing its containers, stopping");
+      await rec.removeAll().catch((err) => log.warn({ err: String(err) }, "containers not all removed"));
+      stop(REFUSED);
+    })());
+
+  // reports: at every heartbeat, and after a pass whose report differs from the last one sent (one at a time)
+  let sentJson = "";
   let reporting: Promise<void> | null = null;
-  const report = () => {
-    reporting ??= (async () => {
-      const sent = rec.last;
-      try {
-        const r = await client.report(sent);
-        rec.delivered(sent.pods);
-        if (r.version !== version) poll?.abort(); // something changed: fetch it now
-      } catch (err) {
-        if (refused(err)) {
-          log.error("the control plane refused the agent's credential (host deleted?); stopping");
-          stop(REFUSED);
-        } else log.warn({ err: String(err) }, "report failed; the next heartbeat retries");
-      }
+  let reportAgain = false;
+  const changed = () => JSON.stringify(rec.last) !== sentJson;
+  const report = (beat: boolean): void => {
+    if (!beat && !changed()) return;
+    if (reporting) {
+      reportAgain = true;
+      return;
+    }
+    reporting = (async () => {
+      do {
+        reportAgain = false;
+        const sent = rec.last;
+        try {
+          const r = await client.report(sent);
+          sentJson = JSON.stringify(sent);
+          rec.delivered(sent.pods);
+          if (r.version !== version) poll?.abort(); // something changed: fetch it now
+        } catch (err) {
+          if (refused(err)) return void refusedForGood();
+          log.warn({ err: String(err) }, "report failed; the next heartbeat retries");
+          return;
+        }
+      } while (reportAgain && !stopping && changed());
     })().finally(() => (reporting = null));
-    return reporting;
   };
 
   // passes: one at a time; asking during one runs another right after
@@ -118,13 +137,13 @@ async function main(): Promise<void> {
       do {
         again = false;
         await rec.pass().catch((err) => log.warn({ err: String(err) }, "pass failed; retried"));
-        void report();
+        report(false);
       } while (again && !stopping);
     })().finally(() => (passing = null));
     return passing;
   };
 
-  const beat = setInterval(() => void report(), heartbeatMs);
+  const beat = setInterval(() => report(true), heartbeatMs);
   const checks = setInterval(() => void pass(), cfg.passMs);
   for (const sig of ["SIGTERM", "SIGINT"] as const)
     process.on(sig, () => {
@@ -149,8 +168,7 @@ async function main(): Promise<void> {
     } catch (err) {
       if (stopping) break;
       if (refused(err)) {
-        log.error("the control plane refused the agent's credential (host deleted?); stopping");
-        stop(REFUSED);
+        await refusedForGood();
         break;
       }
       if (poll.signal.aborted) continue; // a report saw a newer version: poll again at once

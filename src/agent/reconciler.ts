@@ -46,6 +46,12 @@ export class AgentReconciler {
 
   constructor(private readonly o: AgentReconcilerOptions) {}
 
+  /** every container of this host (its host was deleted; the control plane refused the credential) */
+  async removeAll(): Promise<void> {
+    for (const c of await this.o.runtime.list({ [LABEL_HOST]: this.o.hostId }))
+      await this.removeContainer(c.name, "host deleted");
+  }
+
   /** the control plane's desired state; until the first one arrives nothing is created or removed */
   setDesired(pods: DesiredPod[]): void {
     this.desired = pods;

@@ -55,6 +55,7 @@ function install(): ChildProcess {
       AGENT_LABELS: "zone=test",
       AGENT_PASS_MS: "250",
       AGENT_DRAIN_MS: "300",
+      AGENT_MAX_CRASHES: "2",
     },
   });
   for (const s of [child.stdout!, child.stderr!]) s.on("data", (d: Buffer) => output.push(d.toString()));
@@ -176,7 +177,7 @@ describe("host agent", () => {
     assert.equal((await containers(id))[0].State, "running");
 
     // back (the same install command: the token is used up, the stored credential is what counts): adopted
-    install();
+    const second = install();
     await until("online again", host, (h) => h.status === "online");
     const back = await until(
       "pod running again",
@@ -188,6 +189,32 @@ describe("host agent", () => {
     const after = await containers(id);
     assert.equal(after.length, 1);
     assert.equal(after[0].Id, cs[0].Id);
+
+    // a pod whose program exits is restarted with back-off, then failed with its exit code and last lines
+    const crashing = await call(t.app, {
+      method: "POST",
+      url: "/v1/pods",
+      token: org.members[0].token,
+      headers: ORG,
+      body: { name: "crashes", image, command: ["/bin/busybox", "sh", "-c", "echo boom; exit 3"], host_id: hostId },
+    });
+    assert.equal(crashing.statusCode, 201, crashing.body);
+    const failed = await until(
+      "pod failed",
+      () => pod(crashing.json().id),
+      (p) => p.state === "failed",
+      30_000,
+    );
+    assert.match(failed.state_reason, /exited with code 3.*boom.*not restarted again/);
+    assert.equal(failed.restart_count, 2);
+    assert.equal((await containers(crashing.json().id)).length, 0);
+    const removed = await call(t.app, {
+      method: "DELETE",
+      url: `/v1/pods/${crashing.json().id}`,
+      token: org.members[0].token,
+      headers: ORG,
+    });
+    assert.equal(removed.statusCode, 202, removed.body);
 
     // a new generation rolls on the agent too, then the pod is deleted and the host can go
     const patched = await call(t.app, {
@@ -227,5 +254,10 @@ describe("host agent", () => {
     );
     const gone = await call(t.app, { method: "DELETE", url: `/v1/org/hosts/${hostId}`, token: org.admins[0].token });
     assert.equal(gone.statusCode, 200, gone.body);
+    // its credential dies with it: the agent stops (exit 78, which the systemd unit does not restart)
+    const code = await new Promise<number | null>((r) =>
+      second.exitCode !== null ? r(second.exitCode) : second.on("exit", (c) => r(c)),
+    );
+    assert.equal(code, 78, output.join("").slice(-2000));
   });
 });
