@@ -63,14 +63,21 @@ export function podMetering(): MeteringSource {
  * Billing holding an owner's paid pods (overdue): they are stopped with the reason kept, and resume starts
  * only those this reason stopped. Free (nano) pods keep running.
  */
-export function podLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): Lifecycle {
+export function podLifecycle({
+  jobs,
+  isExternal = async () => false,
+}: {
+  jobs: Pick<JobQueue, "send">;
+  /** an organization external host: its agent follows the change by itself, no job (src/orgs/hosts) */
+  isExternal?: (q: Queryable, hostId: string) => Promise<boolean>;
+}): Lifecycle {
   const kick = async (q: Queryable, ids: string[]) => {
     if (!ids.length) return;
     const { rows } = await q.query<{ id: string; host_id: string }>(
       "SELECT id, host_id FROM pods WHERE id = ANY($1::uuid[]) AND host_id IS NOT NULL",
       [ids],
     );
-    for (const r of rows) await sendReconcile(jobs, r.id, r.host_id);
+    for (const r of rows) if (!(await isExternal(q, r.host_id))) await sendReconcile(jobs, r.id, r.host_id);
   };
   return {
     pause: async (q, owner, reason) => {

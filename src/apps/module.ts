@@ -148,7 +148,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log }),
   ],
   metering: () => [podMetering(), volumeMetering()],
-  lifecycle: (p) => podLifecycle({ jobs: p.jobs }),
+  lifecycle: (p) =>
+    podLifecycle({ jobs: p.jobs, isExternal: async (q, id) => !!(await p.kernel.externalHosts?.isExternal(q, id)) }),
   instances: (p) => [
     {
       resource: "pods",
