@@ -3,7 +3,8 @@
  * pointed at this checkout with AGENT_SOURCE_DIR, apt skipped, the agent in the foreground instead of a systemd
  * unit). It gets no store credentials, only PLATFORM_URL and the bootstrap token: it registers → online, runs a
  * company pod scheduled to it, is killed (SIGKILL) → offline and the pod unknown, and started again → online with
- * its container adopted, not duplicated. Prints the register→online and placement→running times.
+ * its container adopted, not duplicated; the edge serves the pod at the reported address, and stops while the host
+ * is offline. Prints the register→online and placement→running times.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +18,7 @@ import { promisify } from "node:util";
 import { call, createTestApp, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { ownerNetworkName } from "../../src/runtime/index.js";
+import { request } from "../edge/lib.js";
 import { makeOrg, ORG, type TestOrg } from "./lib.js";
 
 const run = promisify(execFile);
@@ -26,6 +28,8 @@ const PREFIX = `t-agent-${randomBytes(3).toString("hex")}-`;
 let t: TestApp;
 let org: TestOrg;
 let stateDir: string;
+let edgePort = 0;
+const APPS_DOMAIN = "apps.agent.test";
 let hostId = "";
 let shell = "";
 const agents: ChildProcess[] = [];
@@ -92,6 +96,7 @@ async function containers(podId: string): Promise<{ Id: string; Names: string[];
 
 before(async () => {
   const port = await freePort();
+  edgePort = await freePort();
   stateDir = await mkdtemp(path.join(os.tmpdir(), "agent-state-"));
   t = await createTestApp({
     startJobs: true,
@@ -100,10 +105,21 @@ before(async () => {
       HOST_HEARTBEAT_SECONDS: "1",
       HOST_MISSED_BEATS: "2",
       AGENT_PLATFORM_URL: `http://127.0.0.1:${port}`,
+      EDGE_PORT: String(edgePort),
+      EDGE_TLS_PORT: "0",
+      APPS_DOMAIN,
     },
   });
   await t.app.listen({ host: "127.0.0.1", port });
   org = await makeOrg(t, { admins: 1, members: 1 });
+  // company sites are public here, so the edge answers without a sign-in
+  const open = await call(t.app, {
+    method: "PATCH",
+    url: "/v1/org",
+    token: org.admins[0].token,
+    body: { default_visibility: "public" },
+  });
+  assert.equal(open.statusCode, 200, open.body);
 });
 
 after(async () => {
@@ -161,6 +177,15 @@ describe("host agent", () => {
     assert.ok(cs[0].Names[0].startsWith(PREFIX), cs[0].Names[0]);
     const served = await fetch(`http://${running.address}/`, { signal: AbortSignal.timeout(5000) });
     assert.equal((await served.text()).trim(), "v1");
+    // and through the edge, at the address the agent reported
+    const site = `${running.slug}.${APPS_DOMAIN}`;
+    const atEdge = await until(
+      "edge serves the pod",
+      () => request(edgePort, site),
+      (a) => a.status === 200,
+      10_000,
+    );
+    assert.equal(atEdge.body.trim(), "v1");
     assert.equal((await host()).active_pods, 1);
 
     // killed: the host turns offline, the pod unknown (not served); its container keeps running under conmon
@@ -175,6 +200,12 @@ describe("host agent", () => {
     assert.match(lost.state_reason, /offline/);
     assert.equal(lost.address, null);
     assert.equal((await containers(id))[0].State, "running");
+    await until(
+      "edge stops routing",
+      () => request(edgePort, site),
+      (a) => a.status === 503,
+      10_000,
+    );
 
     // back (the same install command: the token is used up, the stored credential is what counts): adopted
     const second = install();
@@ -185,6 +216,12 @@ describe("host agent", () => {
       (p) => p.state === "running",
     );
     assert.equal(back.address, running.address);
+    await until(
+      "edge serves again",
+      () => request(edgePort, site),
+      (a) => a.status === 200,
+      10_000,
+    );
     await sleep(1000); // a few passes more: still one container, the same one
     const after = await containers(id);
     assert.equal(after.length, 1);
