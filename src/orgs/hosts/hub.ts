@@ -13,7 +13,12 @@ export class DesiredHub {
   private readonly waiters = new Map<string, Set<() => void>>();
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
-  private closed = false;
+  private stopped = false;
+
+  /** shutting down: polls answer at once instead of waiting */
+  get closed(): boolean {
+    return this.stopped;
+  }
 
   constructor(
     private readonly databaseUrl: string,
@@ -69,7 +74,7 @@ export class DesiredHub {
 
   /** At shutdown (before the server waits for open requests): every poll answers at once. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopped = true;
     this.wakeAll();
     await this.connecting;
     const client = this.client;

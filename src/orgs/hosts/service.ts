@@ -165,7 +165,7 @@ export function orgHostsService(deps: OrgHostsDeps) {
     for (;;) {
       const now = await feed.desired(host.id);
       const left = deadline - Date.now();
-      if (now.version !== version || left <= 0 || !(await repo.isOrgHost(db, host.id)))
+      if (now.version !== version || left <= 0 || hub.closed || !(await repo.isOrgHost(db, host.id)))
         return { ...now, heartbeat_seconds: host.heartbeat_seconds };
       await hub.wait(host.id, left);
       if (Date.now() < deadline) await repo.beat(db, host.id, missed); // a long wait is a sign of life too
