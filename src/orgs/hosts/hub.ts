@@ -11,6 +11,8 @@ export const DESIRED_CHANNEL = "org_host_desired";
  */
 export class DesiredHub {
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** notifications seen per host: a poll compares it across its read of the state, so none falls in between */
+  private readonly seen = new Map<string, number>();
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private stopped = false;
@@ -24,6 +26,16 @@ export class DesiredHub {
     private readonly databaseUrl: string,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** Listening (or given up on it): call before reading the state a wait will compare against. */
+  ready(): Promise<void> {
+    return this.listen();
+  }
+
+  /** How many notifications this process saw for the host (pass it to wait). */
+  mark(hostId: string): number {
+    return this.seen.get(hostId) ?? 0;
+  }
 
   private listen(): Promise<void> {
     if (this.client || this.closed) return Promise.resolve();
@@ -45,10 +57,10 @@ export class DesiredHub {
     return this.connecting;
   }
 
-  /** Resolves when the host's desired state may have changed, after `ms`, or at shutdown. */
-  async wait(hostId: string, ms: number): Promise<void> {
+  /** Resolves when the host's desired state may have changed since `mark`, after `ms`, or at shutdown. */
+  async wait(hostId: string, ms: number, mark: number): Promise<void> {
     await this.listen();
-    if (this.closed) return;
+    if (this.closed || this.mark(hostId) !== mark) return;
     await new Promise<void>((resolve) => {
       const set = this.waiters.get(hostId) ?? new Set();
       this.waiters.set(hostId, set);
@@ -65,11 +77,12 @@ export class DesiredHub {
 
   /** Wakes the host's polls (a change seen by this process, or the host deleted). */
   wake(hostId: string): void {
+    this.seen.set(hostId, this.mark(hostId) + 1);
     for (const done of [...(this.waiters.get(hostId) ?? [])]) done();
   }
 
   private wakeAll(): void {
-    for (const id of [...this.waiters.keys()]) this.wake(id);
+    for (const id of new Set([...this.waiters.keys(), ...this.seen.keys()])) this.wake(id);
   }
 
   /** At shutdown (before the server waits for open requests): every poll answers at once. */

@@ -163,11 +163,14 @@ export function orgHostsService(deps: OrgHostsDeps) {
   async function desired(host: repo.OrgHostRow, version: string | undefined, waitS: number): Promise<DesiredState> {
     const deadline = Date.now() + waitS * 1000;
     for (;;) {
+      // listening before the read, and the notifications counted across it: a change made meanwhile is not missed
+      await hub.ready();
+      const mark = hub.mark(host.id);
       const now = await feed.desired(host.id);
       const left = deadline - Date.now();
       if (now.version !== version || left <= 0 || hub.closed || !(await repo.isOrgHost(db, host.id)))
         return { ...now, heartbeat_seconds: host.heartbeat_seconds };
-      await hub.wait(host.id, left);
+      await hub.wait(host.id, left, mark);
       if (Date.now() < deadline) await repo.beat(db, host.id, missed); // a long wait is a sign of life too
     }
   }
