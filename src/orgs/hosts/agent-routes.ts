@@ -10,8 +10,6 @@ const publicRule = { public: true } as const;
 const bearer = (request: FastifyRequest) =>
   /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1] ?? null;
 
-/** the agent's own bearer (hbt_ bootstrap token to register, then its hac_ credential), checked by the service */
-const agentBearer = [{ bearer: [] }];
 const Label = Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), { maxProperties: 32 });
 const PodState = Type.Union([
   Type.Literal("creating"),
@@ -74,7 +72,6 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         tags,
         summary:
           "The agent registers with its one-time bootstrap token as the bearer (used up here) and receives its own long-lived credential; the host is then online.",
-        security: agentBearer,
         body: Body({
           machine_name: Type.String({ minLength: 1, maxLength: 253 }),
           agent_version: Type.String({ minLength: 1, maxLength: 64 }),
@@ -106,7 +103,6 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         tags,
         summary:
           "The pods the agent must run (long poll): answers at once when `version` is not the current one, else when it changes or after `wait` seconds. Counts as a heartbeat.",
-        security: agentBearer,
         querystring: Type.Object({
           version: Type.Optional(Type.String({ maxLength: 64 })),
           wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, default: 0 })),
@@ -133,7 +129,6 @@ export function agentRoutes(app: FastifyInstance, svc: OrgHostsService): void {
         tags,
         summary:
           "The agent's heartbeat with what runs: each pod's state, reason and address for the generation it works on.",
-        security: agentBearer,
         body: Body({
           containers: Type.Integer({ minimum: 0, maximum: 100_000 }),
           pods: Type.Array(
