@@ -11,6 +11,10 @@ import { siteAccessPolicy } from "./visibility/sites.js";
 import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
 import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
+import { invoiceJobs, orgInvoiceRoutes } from "./invoices/index.js";
+import { orgBankRoutes } from "./bank/routes.js";
+import { orgStatsRoutes } from "./stats/routes.js";
+import { orgStatsService } from "./stats/service.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -47,7 +51,10 @@ export const orgsArea = defineArea<null>({
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
+    orgInvoiceRoutes(app, ctx);
+    orgBankRoutes(app, ctx);
+    orgStatsRoutes(app, orgStatsService({ db: ctx.db, kernel: ctx.kernel }));
   },
   admission: (p) => guardrailAdmission(p.kernel),
-  jobs: (p) => guardrailJobs(p),
+  jobs: (p) => [...guardrailJobs(p), ...invoiceJobs(p)],
 });
