@@ -90,15 +90,16 @@ export const invoicePaymentKey = (invoiceId: string) => `org-invoice:${invoiceId
 
 /**
  * A paid invoice: the money the card provider collected (payments-clearing, as a card top-up) credits the owner's
- * wallet by the invoice total, covering the usage already debited. Once per invoice (the ledger key).
+ * wallet by the invoice total, covering the usage already debited; a waived one is paid by the platform
+ * (adjustments). Once per invoice (the ledger key).
  */
 export async function creditInvoicePayment(
   q: Queryable,
   owner: Owner,
-  invoice: { id: string; amountKrw: number; memo: string },
+  invoice: { id: string; amountKrw: number; memo: string; waived?: boolean },
 ): Promise<string> {
   const wallet = await walletFor(q, walletOwnerOf(owner), "KRW");
-  const clearing = await systemWallet(q, "payments-clearing", "KRW");
+  const clearing = await systemWallet(q, invoice.waived ? "adjustments" : "payments-clearing", "KRW");
   const { transaction } = await post(q, {
     currency: "KRW",
     source: { type: "invoice", id: invoice.id },

@@ -10,7 +10,7 @@ import type pg from "pg";
 import type { Db } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import { periodUsage, savedCard, type PaymentDeps } from "../../billing/invoicing/index.js";
+import { creditInvoicePayment, periodUsage, savedCard, type PaymentDeps } from "../../billing/invoicing/index.js";
 import * as repo from "./repo.js";
 
 export interface FinalizeDeps {
@@ -44,10 +44,24 @@ export function duePeriods(
   return out;
 }
 
+/** The smallest total charged to a card (the providers' minimum, 100 KRW); a smaller one is waived. */
+export const MIN_CHARGE_KRW = 100;
+
+/** A total under the minimum charge: paid by the platform (billing's adjustments wallet), not the card. */
+async function waive(tx: pg.PoolClient, row: repo.InvoiceRow): Promise<repo.InvoiceRow> {
+  const txId = await creditInvoicePayment(tx, orgOwner(row.org_id), {
+    id: row.id,
+    amountKrw: row.total_krw,
+    memo: `invoice ${row.month} waived (under ${MIN_CHARGE_KRW} KRW)`,
+    waived: true,
+  });
+  return repo.updateInvoice(tx, row.id, { waived: true, payment_transaction_id: txId });
+}
+
 /**
  * Inside the caller's transaction, which holds the organization's lock: the invoices the registration still owes,
  * from the ledger's usage postings on the organization wallet and the usage records behind them. An invoice of 0
- * KRW is recorded paid; others wait for the charge job (due at once).
+ * KRW is recorded paid, one under the minimum charge paid and waived; others wait for the charge job (due at once).
  */
 export async function finalizeIn(
   tx: pg.PoolClient,
@@ -71,16 +85,16 @@ export async function finalizeIn(
       period_start: p.start,
       period_end: p.end,
       total_krw: usage.totalKrw,
-      status: usage.totalKrw > 0 ? "pending" : "paid",
-      next_attempt_at: usage.totalKrw > 0 ? now : null,
-      paid_at: usage.totalKrw > 0 ? null : now,
+      status: usage.totalKrw >= MIN_CHARGE_KRW ? "pending" : "paid",
+      next_attempt_at: usage.totalKrw >= MIN_CHARGE_KRW ? now : null,
+      paid_at: usage.totalKrw >= MIN_CHARGE_KRW ? null : now,
       card_provider: card?.provider ?? null,
       card_brand: card?.brand ?? null,
       card_last4: card?.last4 ?? null,
     });
     if (!row) continue;
     await repo.insertLines(tx, row.id, usage.lines);
-    created.push(row);
+    created.push(usage.totalKrw > 0 && usage.totalKrw < MIN_CHARGE_KRW ? await waive(tx, row) : row);
   }
   return created;
 }

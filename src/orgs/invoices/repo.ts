@@ -32,6 +32,7 @@ export interface InvoiceRow {
   card_last4: string | null;
   provider_ref: string | null;
   payment_transaction_id: string | null;
+  waived: boolean;
   paid_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -47,7 +48,7 @@ export interface LineRow {
 
 const COLS = `id, org_id, month, kind, period_start, period_end, total_krw, status, attempts, failures, next_attempt_at,
   charging_since, last_attempt_at, failure_code, failure_message, card_provider, card_brand, card_last4, provider_ref,
-  payment_transaction_id, paid_at, created_at, updated_at`;
+  payment_transaction_id, waived, paid_at, created_at, updated_at`;
 const ICOLS = COLS.split(",")
   .map((c) => `i.${c.trim()}`)
   .join(", ");
@@ -248,6 +249,7 @@ export type InvoicePatch = Partial<
     | "card_last4"
     | "provider_ref"
     | "payment_transaction_id"
+    | "waived"
     | "paid_at"
   >
 >;

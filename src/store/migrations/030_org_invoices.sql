@@ -40,6 +40,8 @@ CREATE TABLE org_invoices (
   card_last4 text,
   provider_ref text,
   payment_transaction_id uuid REFERENCES ledger_transactions (id),
+  -- a total under the card providers' minimum charge is not charged: the platform waives it (platform:adjustments pays)
+  waived boolean NOT NULL DEFAULT false,
   paid_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
