@@ -182,9 +182,10 @@ describe("organization card and invoices", () => {
     );
     assert.deepEqual(rows, [{ source_type: "invoice", source_id: inv.id }]);
 
-    // attempt 1 reached Toss, then its worker died before recording the answer: the stale claim is retried
+    // attempt 1 reached Toss with the card it pinned, then its worker died before recording the answer; another card
+    // is registered meanwhile: the stale claim is retried with the same keys on the same card, and Toss replays it
     const lost = await makeOrg(b.t, { admins: 0, members: 1 });
-    await registerCard(b, lost.owner, tossCard(b));
+    const first = await registerCard(b, lost.owner, tossCard(b, { number: "11112222****333*" }));
     await backdate(b.t, lost.id, prev);
     const lostMonth = await meter(b.t, companyAssets(lost), new Date(prev.getTime() + 48 * HOUR), 30);
     await finalizeDue(restarted.deps, now);
@@ -198,14 +199,16 @@ describe("organization card and invoices", () => {
         orderName: "x",
         metadata: {},
         known: null,
+        cardId: first.card.id,
       },
     );
     assert.equal(made.outcome.status, "paid");
     const claimedAt = new Date(now.getTime() - STALE_MS - 1000);
     await b.t.db.query(
-      "UPDATE org_invoices SET attempts = 1, charging_since = $2, last_attempt_at = $2 WHERE id = $1",
-      [pending.id, claimedAt],
+      "UPDATE org_invoices SET attempts = 1, charging_since = $2, last_attempt_at = $2, attempt_card_id = $3 WHERE id = $1",
+      [pending.id, claimedAt, first.card.id],
     );
+    await registerCard(b, lost.owner, tossCard(b, { number: "44445555****666*" }));
     await chargeDue(b.deps, new Date(now.getTime() - 60_000)); // not stale yet: left alone
     assert.equal((await invoicesOf(b.t, lost.id))[0].status, "pending");
     await chargeDue(restarted.deps, now);
@@ -214,6 +217,7 @@ describe("organization card and invoices", () => {
     assert.equal(settled.attempts, 1);
     assert.equal(tossPaymentsFor(b, pending.id).length, 1);
     assert.equal(tossPaymentsFor(b, pending.id)[0].totalAmount, lostMonth);
+    assert.equal((await req(lost.owner, "GET", `/v1/org/invoices/${pending.id}`)).json().card.last4, "333*");
     await restarted.t.close();
   });
 

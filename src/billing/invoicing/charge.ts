@@ -11,6 +11,7 @@ import type { Provider } from "../payments/money.js";
 import { isStripeError, type Stripe } from "../payments/stripe.js";
 import { TossError, type TossPayment } from "../payments/toss.js";
 import * as payRepo from "../payments/repo.js";
+import * as repo from "./repo.js";
 import { cardInfo, type CardInfo } from "./card-info.js";
 
 export interface InvoiceCharge {
@@ -23,6 +24,8 @@ export interface InvoiceCharge {
   metadata: Record<string, string>;
   /** the provider's payment of this attempt, when an earlier try of it learned one (a Stripe PaymentIntent id) */
   known: { provider: Provider; ref: string } | null;
+  /** the card this attempt charges (billing_cards.id, even if deleted since); null: the saved card */
+  cardId?: string | null;
 }
 
 export type ChargeOutcome =
@@ -38,13 +41,15 @@ const declined = (code: string, message: string, providerRef: string | null = nu
   providerRef,
 });
 
-/** Charges the owner's saved card; answers the card it used (null: none saved) and the outcome. */
+/** Charges the owner's saved card (or the given one); answers the card it used (null: none) and the outcome. */
 export async function chargeCard(
   deps: PaymentDeps,
   owner: Owner,
   c: InvoiceCharge,
 ): Promise<{ card: CardInfo | null; outcome: ChargeOutcome }> {
-  const card = await payRepo.liveCard(deps.db, owner, deps.secrets);
+  const card = c.cardId
+    ? await repo.cardById(deps.db, owner, c.cardId, deps.secrets)
+    : await payRepo.liveCard(deps.db, owner, deps.secrets);
   if (!card) return { card: null, outcome: declined("card_missing", "No card is saved for the organization.") };
   const outcome = card.provider === "stripe" ? await viaStripe(deps, card, c) : await viaToss(deps, card, c);
   return { card: cardInfo(card), outcome };

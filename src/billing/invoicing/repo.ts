@@ -3,6 +3,8 @@
  * debited) and from the usage records (by member and kind), and the wallet policy switch of card billing.
  */
 import type { Queryable } from "../../store/db.js";
+import type { SecretBox } from "../../kernel/secrets.js";
+import type { CardRow } from "../payments/repo.js";
 
 /**
  * Whole won the wallet's usage postings debited for meter intervals starting in [from, to): metering names each
@@ -51,4 +53,20 @@ export async function setCardPolicy(q: Queryable, walletId: string, card: boolea
          WHERE id = $1 AND policy = 'postpaid'`,
     [walletId],
   );
+}
+
+/** One of the owner's cards by id, deleted or not (a retry charges the card its attempt began with), reference opened. */
+export async function cardById(
+  q: Queryable,
+  owner: { kind: string; id: string },
+  id: string,
+  box: SecretBox,
+): Promise<CardRow | null> {
+  const { rows } = await q.query<CardRow>(
+    `SELECT id, account_id, owner_kind, owner_id, provider, provider_ref, customer_ref, brand, last4, exp_month, exp_year,
+            created_at, deleted_at
+       FROM billing_cards WHERE id = $1 AND owner_kind = $2 AND owner_id = $3`,
+    [id, owner.kind, owner.id],
+  );
+  return rows[0] ? { ...rows[0], provider_ref: box.open(rows[0].provider_ref, "billing_cards.provider_ref") } : null;
 }

@@ -12,6 +12,7 @@ import { inTransaction } from "../../store/db.js";
 import {
   chargeCard,
   creditInvoicePayment,
+  savedCard,
   type CardInfo,
   type ChargeOutcome,
   type PaymentDeps,
@@ -95,9 +96,19 @@ async function settle(
   });
 }
 
-/** Makes the claimed attempt: one charge call with the attempt's keys, then its settlement. */
+/**
+ * Makes the claimed attempt: one charge call with the attempt's keys, then its settlement. The card is pinned to the
+ * attempt before the call, so a retry of it charges the same card whatever was registered meanwhile.
+ */
 async function attempt(deps: ChargeDeps, inv: repo.InvoiceRow, now: Date): Promise<repo.InvoiceRow> {
-  const { card, outcome } = await chargeCard(deps.payments, orgOwner(inv.org_id), {
+  const owner = orgOwner(inv.org_id);
+  let cardId = inv.attempt_card_id;
+  if (!cardId) {
+    cardId = (await savedCard(deps.payments, owner))?.id ?? null;
+    if (cardId) await repo.pinAttemptCard(deps.db, inv.id, inv.attempts, cardId);
+  }
+  const { card, outcome } = await chargeCard(deps.payments, owner, {
+    cardId,
     amountKrw: inv.total_krw,
     ...attemptKeys(inv.id, inv.attempts),
     orderName: `Platform invoice ${inv.month}`,

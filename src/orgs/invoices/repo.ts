@@ -24,6 +24,7 @@ export interface InvoiceRow {
   failures: number;
   next_attempt_at: Date | null;
   charging_since: Date | null;
+  attempt_card_id: string | null;
   last_attempt_at: Date | null;
   failure_code: string | null;
   failure_message: string | null;
@@ -47,7 +48,7 @@ export interface LineRow {
 }
 
 const COLS = `id, org_id, month, kind, period_start, period_end, total_krw, status, attempts, failures, next_attempt_at,
-  charging_since, last_attempt_at, failure_code, failure_message, card_provider, card_brand, card_last4, provider_ref,
+  charging_since, attempt_card_id, last_attempt_at, failure_code, failure_message, card_provider, card_brand, card_last4, provider_ref,
   payment_transaction_id, waived, paid_at, created_at, updated_at`;
 const ICOLS = COLS.split(",")
   .map((c) => `i.${c.trim()}`)
@@ -209,7 +210,7 @@ export async function rearmUnpaid(q: Queryable, orgId: string, now: Date): Promi
 /**
  * Claims invoices to charge now: due ones start a new attempt (attempts + 1), ones whose attempt was claimed before
  * `staleBefore` and never answered retry that attempt (same number, so the same provider keys, and the provider
- * payment it learned). A new attempt forgets the last one's provider payment. Rows another
+ * payment and card it used). A new attempt forgets the last one's provider payment and card. Rows another
  * worker holds are skipped; the claim commits at once, so each attempt is made by one worker.
  */
 export async function claimDue(
@@ -228,11 +229,20 @@ export async function claimDue(
      UPDATE org_invoices i
         SET attempts = CASE WHEN i.charging_since IS NULL THEN i.attempts + 1 ELSE i.attempts END,
             provider_ref = CASE WHEN i.charging_since IS NULL THEN NULL ELSE i.provider_ref END,
+            attempt_card_id = CASE WHEN i.charging_since IS NULL THEN NULL ELSE i.attempt_card_id END,
             charging_since = $1, last_attempt_at = $1, updated_at = now()
        FROM due WHERE i.id = due.id RETURNING ${ICOLS}`,
     [now, staleBefore, limit, only ?? null],
   );
   return rows;
+}
+
+/** The card an attempt charges, recorded before the charge (only while that attempt is the invoice's current one). */
+export async function pinAttemptCard(q: Queryable, id: string, attempt: number, cardId: string): Promise<void> {
+  await q.query(
+    "UPDATE org_invoices SET attempt_card_id = $3 WHERE id = $1 AND attempts = $2 AND attempt_card_id IS NULL",
+    [id, attempt, cardId],
+  );
 }
 
 export type InvoicePatch = Partial<

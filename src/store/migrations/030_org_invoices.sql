@@ -34,6 +34,9 @@ CREATE TABLE org_invoices (
   last_attempt_at timestamptz,
   failure_code text,
   failure_message text,
+  -- the saved card (billing_cards.id) the attempt under way charges: a retry of the attempt charges the same card,
+  -- even if another was registered since, so the provider replays the first try instead of charging a second card
+  attempt_card_id uuid,
   -- the card of the last attempt (display data only) and the provider's payment (PaymentIntent id, paymentKey)
   card_provider text CHECK (card_provider IN ('stripe', 'toss')),
   card_brand text,
