@@ -5,6 +5,7 @@ import { intervalStartOf } from "../../src/billing/metering/meter.js";
 import { chargeCard } from "../../src/billing/invoicing/index.js";
 import { finalizeDue } from "../../src/orgs/invoices/finalize.js";
 import { attemptKeys, chargeDue, RETRY_HOURS, STALE_MS } from "../../src/orgs/invoices/charge.js";
+import { orgsArea } from "../../src/orgs/module.js";
 import { makeOrg, ORG, type Person } from "./lib.js";
 import {
   backdate,
@@ -289,6 +290,32 @@ describe("organization card and invoices", () => {
       [
         ["closing", "paid"],
         ["monthly", "paid"],
+      ],
+    );
+  });
+
+  test("jobs: finalize at 00:10 UTC on the 1st; the charge job (every 10 minutes) catches up missed months and charges", async () => {
+    const schedules = b.t.platform.schedules.filter((j) => j.name.startsWith("orgs.invoices-"));
+    assert.deepEqual(
+      schedules.sort((x, y) => x.name.localeCompare(y.name)),
+      [
+        { name: "orgs.invoices-charge", cron: "*/10 * * * *" },
+        { name: "orgs.invoices-finalize", cron: "10 0 1 * *" },
+      ],
+    );
+    const { prev } = months(new Date());
+    const org = await makeOrg(b.t, { admins: 0, members: 1 });
+    await registerCard(b, org.owner, tossCard(b));
+    await backdate(b.t, org.id, new Date(prev.getTime() - 20 * 24 * HOUR)); // the month before had no usage
+    const month = await meter(b.t, companyAssets(org), new Date(prev.getTime() + 5 * 24 * HOUR), 30);
+    const job = orgsArea.jobs!(b.t.platform, null).find((j) => j.name === "orgs.invoices-charge")!;
+    await job.handler({} as never, { id: "test", retryCount: 0 });
+    const rows = await invoicesOf(b.t, org.id);
+    assert.deepEqual(
+      rows.map((r) => [r.total_krw, r.status]),
+      [
+        [0, "paid"],
+        [month, "paid"],
       ],
     );
   });

@@ -72,10 +72,11 @@ export async function finalizeIn(
 ): Promise<repo.InvoiceRow[]> {
   const owner = orgOwner(billing.org_id);
   const have = await repo.periodStarts(tx, billing.org_id, billing.registered_at);
+  const missing = duePeriods(billing.registered_at, now, closing).filter((p) => !have.has(p.start.getTime()));
+  if (!missing.length) return [];
   const card = await savedCard(deps.payments, owner, tx);
   const created: repo.InvoiceRow[] = [];
-  for (const p of duePeriods(billing.registered_at, now, closing)) {
-    if (have.has(p.start.getTime())) continue;
+  for (const p of missing) {
     const usage = await periodUsage(tx, owner, p.start, p.end);
     const row = await repo.insertInvoice(tx, {
       id: randomUUID(),
@@ -105,14 +106,21 @@ export async function finalizeIn(
  */
 export async function finalizeDue(deps: FinalizeDeps, now = new Date()): Promise<{ created: number }> {
   let created = 0;
+  let failure: unknown = null;
   for (const candidate of await repo.cardOrgs(deps.db)) {
-    created += await inTransaction(deps.db, async (tx) => {
-      await repo.lockOrgBilling(tx, candidate.org_id);
-      // read again under the lock: the card may have been removed (its closing invoice made) meanwhile
-      const billing = await repo.findCardBilling(tx, candidate.org_id);
-      if (!billing) return 0;
-      return (await finalizeIn(tx, deps, billing, now)).length;
-    });
+    try {
+      created += await inTransaction(deps.db, async (tx) => {
+        await repo.lockOrgBilling(tx, candidate.org_id);
+        // read again under the lock: the card may have been removed (its closing invoice made) meanwhile
+        const billing = await repo.findCardBilling(tx, candidate.org_id);
+        if (!billing) return 0;
+        return (await finalizeIn(tx, deps, billing, now)).length;
+      });
+    } catch (err) {
+      // one organization's failure does not hold the others' invoices back; the run still fails (and is retried)
+      failure ??= err;
+    }
   }
+  if (failure) throw failure;
   return { created };
 }

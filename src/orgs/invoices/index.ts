@@ -40,8 +40,13 @@ export function invoiceJobs(p: Platform): JobSpec[] {
       retryLimit: 0,
       expireInSeconds: 900,
       handler: async () => {
-        await finalizeDue(deps);
+        // a month one organization could not finalise does not hold back the charges of the others
+        const caughtUp = await finalizeDue(deps).then(
+          () => null,
+          (err: unknown) => err,
+        );
         await chargeDue(deps);
+        if (caughtUp) throw caughtUp;
       },
     },
   ];
