@@ -3,6 +3,7 @@ import { accountOwner } from "../kernel/owner.js";
 import { installOrgGuard } from "./guard.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
+import { auditRoutes } from "./audit/routes.js";
 import { orgsService } from "./service.js";
 
 /**
@@ -34,5 +35,6 @@ export const orgsArea = defineArea<null>({
     installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
+    auditRoutes(app, { db: ctx.db, tokens: ctx.tokens });
   },
 });
