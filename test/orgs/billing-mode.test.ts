@@ -13,7 +13,7 @@ import { findWalletOf, post, systemWallet, walletFor } from "../../src/billing/l
 import { billingJobs, METER_JOB } from "../../src/billing/metering/jobs.js";
 import { intervalStartOf, meterInterval } from "../../src/billing/metering/meter.js";
 import { prices } from "../../src/billing/catalog.js";
-import { ApiError } from "../../src/http/errors.js";
+import type { ApiError } from "../../src/http/errors.js";
 import type { Owner } from "../../src/kernel/owner.js";
 import { makeOrg, ORG, type TestOrg } from "./lib.js";
 
