@@ -86,18 +86,41 @@ export interface OwnerAuditFilter {
  */
 const CLOCK_SLACK = "1 hour";
 
+/** Ids every row of a from/to range lies strictly between (null: no bound on that side). */
+export interface IdBounds {
+  after: string | null;
+  before: string | null;
+}
+
+/**
+ * The id bounds of a from/to range, in O(log n) through the created_at index (migration 025): any row written an
+ * hour or more after `to` has a larger id than every row before `to`, and any row written an hour or more before
+ * `from` a smaller id than every row from `from` on. Found first and passed as values, so the planner sees how many
+ * rows lie between them (a subquery's result it would have to guess).
+ */
+export async function idBounds(q: Queryable, owner: Owner, range: { from?: Date; to?: Date }): Promise<IdBounds> {
+  if (!range.from && !range.to) return { after: null, before: null };
+  const { rows } = await q.query<IdBounds>(
+    `SELECT (SELECT id::text FROM audit_log WHERE owner_kind = $1 AND owner_id = $2
+                AND created_at < $3::timestamptz - interval '${CLOCK_SLACK}' ORDER BY created_at DESC LIMIT 1) AS after,
+            (SELECT id::text FROM audit_log WHERE owner_kind = $1 AND owner_id = $2
+                AND created_at >= $4::timestamptz + interval '${CLOCK_SLACK}' ORDER BY created_at LIMIT 1) AS before`,
+    [owner.kind, owner.id, range.from ?? null, range.to ?? null],
+  );
+  return rows[0];
+}
+
 /**
  * An owner's audit rows, newest first, below the cursor id (keyset on id), with the filters that are set. Only the
  * set filters enter the SQL, so the planner picks the index made for them (migration 024: by actor, by action, by
- * resource kind, each ending in id DESC). A from/to range also becomes id bounds, found in O(log n) through the
- * created_at index (migration 025): any row written an hour or more after `to` has a larger id than every row
- * before `to`, and any row written an hour or more before `from` a smaller id than every row from `from` on; so the
- * id scan starts and stops near the range, wherever it lies in the log, and created_at still decides exactly.
+ * resource kind, each ending in id DESC). A from/to range also bounds the ids (`idBounds`), so the id scan starts
+ * and stops near the range, wherever it lies in the log; created_at still decides exactly.
  */
 export function ownerAuditQuery(
   owner: Owner,
   f: OwnerAuditFilter,
   page: { before: string | null; limit: number },
+  bounds: IdBounds = { after: null, before: null },
 ): { text: string; values: unknown[] } {
   const values: unknown[] = [owner.kind, owner.id];
   const arg = (v: unknown) => `$${values.push(v)}`;
@@ -110,18 +133,11 @@ export function ownerAuditQuery(
     );
   if (f.action !== undefined) where.push(`l.action = ${arg(f.action)}`);
   if (f.resourceKind !== undefined) where.push(`l.resource_kind = ${arg(f.resourceKind)}`);
-  const bound = (op: "<" | ">", created: string, order: "ASC" | "DESC") =>
-    `l.id ${op} coalesce((SELECT b.id FROM audit_log b WHERE b.owner_kind = $1 AND b.owner_id = $2 AND b.created_at ${created}
-        ORDER BY b.created_at ${order} LIMIT 1), ${op === "<" ? "'9223372036854775807'" : "0"}::bigint)`;
-  if (f.from) {
-    const from = arg(f.from);
-    where.push(`l.created_at >= ${from}`, bound(">", `< ${from}::timestamptz - interval '${CLOCK_SLACK}'`, "DESC"));
-  }
-  if (f.to) {
-    const to = arg(f.to);
-    where.push(`l.created_at < ${to}`, bound("<", `>= ${to}::timestamptz + interval '${CLOCK_SLACK}'`, "ASC"));
-  }
-  if (page.before !== null) where.push(`l.id < ${arg(page.before)}::bigint`);
+  if (f.from) where.push(`l.created_at >= ${arg(f.from)}`);
+  if (f.to) where.push(`l.created_at < ${arg(f.to)}`);
+  if (bounds.after !== null) where.push(`l.id > ${arg(bounds.after)}::bigint`);
+  const below = [page.before, bounds.before].filter((x): x is string => x !== null).map(BigInt);
+  if (below.length) where.push(`l.id < ${arg(String(below.reduce((m, x) => (x < m ? x : m))))}::bigint`);
   return {
     text: `SELECT l.id::text, l.account_id, a.email, l.token_id, l.token_kind, l.action, l.resource_kind, l.target, l.ip,
                   l.status, l.request_id, l.created_at
@@ -138,7 +154,8 @@ export async function listByOwner(
   f: OwnerAuditFilter,
   page: { before: string | null; limit: number },
 ): Promise<OwnerAuditRow[]> {
-  const { rows } = await q.query<OwnerAuditRow>(ownerAuditQuery(owner, f, page));
+  const bounds = await idBounds(q, owner, f);
+  const { rows } = await q.query<OwnerAuditRow>(ownerAuditQuery(owner, f, page, bounds));
   return rows;
 }
 
