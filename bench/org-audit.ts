@@ -11,8 +11,8 @@
  * ownerAuditQuery) with that query's execution time.
  *
  * Scenarios: the first page without filters; by actor (id, then e-mail); by action (common, then rare); by resource
- * kind; a one-day and a 30-day from/to window at random places in the year; actor + kind + 30 days; deep cursor
- * pages (random places in the log, then pages followed by next_cursor from one).
+ * kind; a 1-day, a 30-day and a 300-day from/to window at random places in the year; actor + kind and action + kind
+ * over 30 days; deep cursor pages (random places in the log, then pages followed by next_cursor from one).
  * Runs on its own embedded control store (or DATABASE_URL: an empty database it may fill).
  */
 import { chmod, mkdtemp, rm } from "node:fs/promises";
@@ -32,7 +32,7 @@ import { postgresRunAs } from "../src/pgserver/system-user.js";
 import { createPool } from "../src/store/db.js";
 import { startEmbeddedServer } from "../src/store/embedded.js";
 import { migrate } from "../src/store/migrate.js";
-import { idBounds, ownerAuditQuery, type OwnerAuditFilter } from "../src/audit/repo.js";
+import { auditRead, idBounds, ownerAuditQuery, type OwnerAuditFilter } from "../src/audit/repo.js";
 import { envNumber } from "./lib/measure.js";
 import { pct, printTable } from "./lib/report.js";
 
@@ -243,6 +243,15 @@ try {
       },
     ],
     [
+      "action + kind + 30 days",
+      () => {
+        const a = pick(ACTIONS);
+        const k = pick(KINDS);
+        return range(30, { action: a, resourceKind: k }, { action: a, resource_kind: k });
+      },
+    ],
+    ["from/to: 300 days", () => range(300)],
+    [
       "deep cursor (random place)",
       () => {
         const c = String(Math.floor(lo + rand() * (hi - lo)));
@@ -254,23 +263,26 @@ try {
   /** The indexes of the plan PostgreSQL picks for the repo's query of one case, and its execution time. */
   async function explainOf(c: Case): Promise<string> {
     const owner = { kind: "org" as const, id: orgId };
-    const t0 = performance.now();
-    const bounds = await idBounds(db, owner, c.filter);
-    const boundsMs = performance.now() - t0;
-    const q = ownerAuditQuery(owner, c.filter, { before: c.cursor, limit: 51 }, bounds);
-    const { rows } = await db.query<{ "QUERY PLAN": any[] }>({
-      text: `EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`,
-      values: q.values,
+    // as the service reads: bounds first, then the page, in auditRead's transaction settings
+    return auditRead(db, async (tx) => {
+      const t0 = performance.now();
+      const bounds = await idBounds(tx, owner, c.filter);
+      const boundsMs = performance.now() - t0;
+      const q = ownerAuditQuery(owner, c.filter, { before: c.cursor, limit: 51 }, bounds);
+      const { rows } = await tx.query<{ "QUERY PLAN": any[] }>({
+        text: `EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`,
+        values: q.values,
+      });
+      const top = rows[0]["QUERY PLAN"][0];
+      const indexes = new Set<string>();
+      const walk = (n: any) => {
+        if (n["Index Name"]) indexes.add(n["Index Name"]);
+        for (const child of n.Plans ?? []) walk(child);
+      };
+      walk(top.Plan);
+      const ranged = c.filter.from || c.filter.to ? ` + id bounds ${boundsMs.toFixed(2)} ms` : "";
+      return `${[...indexes].join(", ")} (${top["Execution Time"].toFixed(2)} ms${ranged})`;
     });
-    const top = rows[0]["QUERY PLAN"][0];
-    const indexes = new Set<string>();
-    const walk = (n: any) => {
-      if (n["Index Name"]) indexes.add(n["Index Name"]);
-      for (const child of n.Plans ?? []) walk(child);
-    };
-    walk(top.Plan);
-    const ranged = c.filter.from || c.filter.to ? ` + id bounds ${boundsMs.toFixed(2)} ms` : "";
-    return `${[...indexes].join(", ")} (${top["Execution Time"].toFixed(2)} ms${ranged})`;
   }
 
   const results: string[][] = [];

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface AuditRow {
@@ -113,8 +113,12 @@ export async function idBounds(q: Queryable, owner: Owner, range: { from?: Date;
 /**
  * An owner's audit rows, newest first, below the cursor id (keyset on id), with the filters that are set. Only the
  * set filters enter the SQL, so the planner picks the index made for them (migration 024: by actor, by action, by
- * resource kind, each ending in id DESC). A from/to range also bounds the ids (`idBounds`), so the id scan starts
- * and stops near the range, wherever it lies in the log; created_at still decides exactly.
+ * resource kind, each ending in id DESC). A from/to range bounds the ids (`idBounds`), so the id scan starts and
+ * stops near the range wherever it lies in the log, and created_at then decides exactly. That check sits outside
+ * the id-ordered subquery (OFFSET 0 keeps it there): inside, the planner would count the range twice (created_at
+ * and the id bounds say the same thing), expect almost no rows and sort a bitmap scan of the whole range instead
+ * of reading the first rows in id order. The subquery's order is what LIMIT takes (a scan of a subquery keeps its
+ * order; an ORDER BY at that level would make the planner plan the subquery for every row).
  */
 export function ownerAuditQuery(
   owner: Owner,
@@ -133,30 +137,49 @@ export function ownerAuditQuery(
     );
   if (f.action !== undefined) where.push(`l.action = ${arg(f.action)}`);
   if (f.resourceKind !== undefined) where.push(`l.resource_kind = ${arg(f.resourceKind)}`);
-  if (f.from) where.push(`l.created_at >= ${arg(f.from)}`);
-  if (f.to) where.push(`l.created_at < ${arg(f.to)}`);
   if (bounds.after !== null) where.push(`l.id > ${arg(bounds.after)}::bigint`);
   const below = [page.before, bounds.before].filter((x): x is string => x !== null).map(BigInt);
   if (below.length) where.push(`l.id < ${arg(String(below.reduce((m, x) => (x < m ? x : m))))}::bigint`);
+  const inner = `SELECT l.id, l.account_id, l.token_id, l.token_kind, l.action, l.resource_kind, l.target, l.ip,
+                        l.status, l.request_id, l.created_at
+                   FROM audit_log l WHERE ${where.join(" AND ")} ORDER BY l.id DESC`;
+  const times = [
+    ...(f.from ? [`f.created_at >= ${arg(f.from)}`] : []),
+    ...(f.to ? [`f.created_at < ${arg(f.to)}`] : []),
+  ];
+  const rows = times.length ? `SELECT * FROM (${inner} OFFSET 0) f WHERE ${times.join(" AND ")}` : inner;
   return {
-    text: `SELECT l.id::text, l.account_id, a.email, l.token_id, l.token_kind, l.action, l.resource_kind, l.target, l.ip,
-                  l.status, l.request_id, l.created_at
-             FROM audit_log l JOIN accounts a ON a.id = l.account_id
-            WHERE ${where.join(" AND ")}
-            ORDER BY l.id DESC LIMIT ${arg(page.limit)}`,
+    text: `SELECT s.id::text, s.account_id, a.email, s.token_id, s.token_kind, s.action, s.resource_kind, s.target, s.ip,
+                  s.status, s.request_id, s.created_at
+             FROM (${rows} LIMIT ${arg(page.limit)}) s JOIN accounts a ON a.id = s.account_id
+            ORDER BY s.id DESC`,
     values,
   };
 }
 
+/**
+ * Audit reads run in a read-only transaction without parallel plans: a keyset page reads a few dozen rows in index
+ * order, and a parallel plan (which the planner may pick for a sparse filter over a long range) only adds its
+ * workers' start-up and reads ahead of the limit.
+ */
+export function auditRead<T>(db: Db, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return inTransaction(db, async (tx) => {
+    await tx.query("SET TRANSACTION READ ONLY");
+    await tx.query("SET LOCAL max_parallel_workers_per_gather = 0");
+    return fn(tx);
+  });
+}
+
 export async function listByOwner(
-  q: Queryable,
+  db: Db,
   owner: Owner,
   f: OwnerAuditFilter,
   page: { before: string | null; limit: number },
 ): Promise<OwnerAuditRow[]> {
-  const bounds = await idBounds(q, owner, f);
-  const { rows } = await q.query<OwnerAuditRow>(ownerAuditQuery(owner, f, page, bounds));
-  return rows;
+  return auditRead(db, async (tx) => {
+    const bounds = await idBounds(tx, owner, f);
+    return (await tx.query<OwnerAuditRow>(ownerAuditQuery(owner, f, page, bounds))).rows;
+  });
 }
 
 /** The accounts an actor filter names: an account id as given, an e-mail every account that ever had it. */
