@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Request } from "playwright-core";
 import { call, signup, type TestApp } from "../helpers/app.js";
 import { listeningApp } from "../clients/lib.js";
 import { APPS_DOMAIN } from "../static/lib.js";
@@ -207,6 +207,40 @@ describe("console organization pages in chromium", { skip: haveChromium ? false 
     await page.getByRole("link", { name: "blog", exact: true }).waitFor();
     assert.equal(await page.getByRole("link", { name: "intranet", exact: true }).count(), 0);
     assert.equal(await page.evaluate(() => localStorage.getItem("platform.owner")), null);
+    assert.deepEqual(owner.errors, []);
+  });
+
+  test("every section loads in the organization context; each call says X-Owner: org but the personal ones", async () => {
+    const { page } = owner;
+    const calls: { path: string; owner: string | undefined }[] = [];
+    const record = (r: Request) => {
+      const url = new URL(r.url());
+      if (url.pathname.startsWith("/v1/")) calls.push({ path: url.pathname, owner: r.headers()["x-owner"] });
+    };
+    page.on("request", record);
+    await page.getByLabel("Working for").selectOption("org");
+    const sections: [string, string][] = [
+      ["Apps", "Pods"],
+      ["Buckets", "Buckets"],
+      ["Domains", "Domains"],
+      ["Databases", "Databases"],
+      ["API keys", "API keys"],
+      ["Billing", "Billing"],
+      ["Account", "Account"],
+      ["Organization", orgName],
+    ];
+    for (const [link, heading] of sections) {
+      await page.getByRole("link", { name: link, exact: true }).click();
+      await page.getByRole("heading", { name: heading, level: 1, exact: true }).waitFor();
+      await page.getByTestId("context-banner").waitFor();
+    }
+    await page.waitForLoadState("networkidle");
+    page.off("request", record);
+    const personal = /^\/v1\/(me|auth|api-keys|org)(\/|$)/;
+    const wrong = calls.filter((c) => (c.owner === "org") === personal.test(c.path));
+    assert.deepEqual(wrong, [], "X-Owner: org on every call but the account's and the organization routes'");
+    assert.ok(calls.some((c) => c.path === "/v1/databases" && c.owner === "org"));
+    await page.getByLabel("Working for").selectOption("me");
     assert.deepEqual(owner.errors, []);
   });
 

@@ -43,10 +43,11 @@ export function setOwnerContext(next: OwnerContext): void {
 }
 
 /**
- * Paths that are always the person's, whatever the context: the account, sign-in, and the organization routes
- * (they find the caller's organization themselves; creating one and accepting an invitation are personal acts).
+ * Paths that are always the person's, whatever the context: the account, sign-in, its API keys (organization keys
+ * are /v1/org/api-keys), and the organization routes (they find the caller's organization themselves; creating
+ * one and accepting an invitation are personal acts).
  */
-const PERSONAL = /^\/(?:v1\/(?:me|auth|org)(?:\/|$)|console\/)/;
+const PERSONAL = /^\/(?:v1\/(?:me|auth|api-keys|org)(?:\/|$)|console\/)/;
 
 const sameOrigin: typeof fetch = (input, init) => {
   const request = new Request(input, init);
