@@ -32,8 +32,13 @@ describe("console organization pages in chromium", { skip: haveChromium ? false 
   const bob = `bob-${tag}@example.com`;
   const links = new Map<string, string>();
 
-  const api = (method: "GET" | "POST", url: string, token: string, body?: unknown, headers?: Record<string, string>) =>
-    call(t.app, { method, url, token, body, headers });
+  const api = (
+    method: "GET" | "POST" | "PATCH",
+    url: string,
+    token: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => call(t.app, { method, url, token, body, headers });
   /** The link as shown, on this test server's address (the platform builds it from PUBLIC_URL or localhost). */
   const localLink = (link: string) => `${t.baseUrl}/invite${new URL(link).search}`;
   const signIn = async (page: Page, email: string) => {
@@ -241,6 +246,27 @@ describe("console organization pages in chromium", { skip: haveChromium ? false 
     assert.deepEqual(wrong, [], "X-Owner: org on every call but the account's and the organization routes'");
     assert.ok(calls.some((c) => c.path === "/v1/databases" && c.owner === "org"));
     await page.getByLabel("Working for").selectOption("me");
+    assert.deepEqual(owner.errors, []);
+  });
+
+  test("Korean at a phone's width: the switch in the menu, the band, the organization page", async () => {
+    const { page } = owner;
+    const locale = (l: string) => api("PATCH", "/v1/me", ownerToken, { locale: l });
+    assert.equal((await locale("ko")).statusCode, 200);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${t.baseUrl}/org`);
+    await page.getByText(/내 역할: 소유자 · 구성원 3명/).waitFor();
+    await page.getByRole("button", { name: "메뉴" }).click();
+    await page.getByLabel("작업 공간").selectOption("org");
+    await page.getByTestId("context-banner").getByText(`조직 작업 공간: ${orgName}`).waitFor();
+    await page.getByRole("heading", { name: "대기 중인 초대" }).waitFor();
+    await shot(page, "107-org-ko-phone");
+    await page.getByRole("button", { name: "개인으로 돌아가기" }).click();
+    assert.equal(await page.getByTestId("context-banner").count(), 0);
+    assert.equal((await locale("en")).statusCode, 200);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.reload();
+    await page.getByRole("heading", { name: orgName, level: 1 }).waitFor();
     assert.deepEqual(owner.errors, []);
   });
 
