@@ -17,7 +17,9 @@ const ORG = { "x-owner": "org" } as const;
  * public preview, signs in through it and accepts; the other is in another organization, gets the 409 in words
  * and leaves it to join; a wrong account gets the 403 in words. Both appear in the owner's members list. Then the
  * context switch: a company static site created through the API with X-Owner: org is listed in the organization
- * context only, the choice survives a reload, and a site created from the console there is the organization's.
+ * context only, the choice survives a reload, and a site created from the console there is the organization's;
+ * every section loads in that context with X-Owner: org on all but the personal calls; Korean at a phone's width;
+ * the owner deletes the organization with its name typed.
  */
 describe("console organization pages in chromium", { skip: haveChromium ? false : "chromium is not installed" }, () => {
   let t: TestApp & { baseUrl: string };
