@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 import type { KeyObject } from "node:crypto";
 import { checkInstallationLicense, type InstalledLicense } from "./installation.js";
 import { parsePrivateKey } from "./license.js";
@@ -40,18 +40,6 @@ function months(env: Env): number[] {
   return [...new Set(list.map(Number))].sort((a, b) => a - b);
 }
 
-function httpUrl(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return null;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(name, "is not a valid URL");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(name, "must be an http or https URL");
-  return raw.replace(/\/+$/, "");
-}
 
 export function onpremConfig(env: Env): OnpremConfig {
   const termsVersion = env.ONPREM_TERMS_VERSION || "2026-11-01";
