@@ -36,7 +36,8 @@ export async function tellObservers(
       id: row.id,
       owner: { kind: row.owner_kind, id: row.owner_id },
       accountId: row.account_id,
-      app: row.app_kind && row.app_id && row.app_slug ? { kind: row.app_kind, id: row.app_id, slug: row.app_slug } : null,
+      app:
+        row.app_kind && row.app_id && row.app_slug ? { kind: row.app_kind, id: row.app_id, slug: row.app_slug } : null,
       status,
       image: run.pushed?.image ?? null,
       digest: run.pushed?.digest ?? null,

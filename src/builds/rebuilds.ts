@@ -30,7 +30,11 @@ function builderVersion(bin: string): Promise<string | null> {
  * What the builds area offers others for base-image refresh (kernel.setRebuilds; issue 14): the current digest of a
  * base image (with the owner's pull access, as a build pulls it), rebuilds of kept sources, the builder's state.
  */
-export function rebuildsContract(svc: BuildsService, kernel: Pick<Kernel, "imageAccess">, config: BuildsConfig): Rebuilds {
+export function rebuildsContract(
+  svc: BuildsService,
+  kernel: Pick<Kernel, "imageAccess">,
+  config: BuildsConfig,
+): Rebuilds {
   return {
     digestOf: async (owner, image) => manifestDigest(image, await kernel.imageAccess.pullFor(owner, image)),
     rebuild: async (p, buildId) => {

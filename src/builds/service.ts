@@ -240,7 +240,10 @@ export function buildsService(deps: BuildsDeps) {
     const src = await repo.findBuild(db, p.owner, sourceId);
     if (!src) throw notFound("build");
     if (src.host_id !== kernel.hosts.local.id)
-      throw new ApiError("host_unavailable", `Build ${src.id} ran on host ${src.host_id}; rebuild it through that host's API.`);
+      throw new ApiError(
+        "host_unavailable",
+        `Build ${src.id} ran on host ${src.host_id}; rebuild it through that host's API.`,
+      );
     const kept = sourceDirOf(deps.root, src.id);
     if (!src.app_id || !(await stat(kept).catch(() => null))?.isDirectory())
       throw new ApiError(
