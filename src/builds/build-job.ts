@@ -131,6 +131,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
   // base-image refresh (issue 14): each base image's digest as resolved just before its pull, and what was pushed
   const bases: BuildBaseImage[] = [];
   let pushed: { image: string; digest: string | null } | null = null;
+  let told = false;
 
   const step = async (phase: string, argv: string[], isolateNetwork: boolean): Promise<void> => {
     if (ctl.aborted) throw new Stopped();
@@ -259,6 +260,8 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       await repo.recordDeploy(d.db, row.id, null);
     }
     note(`done: ${image}@${digest}`);
+    told = true; // base-image refresh: observers hear of the success before anyone can read it
+    await tellObservers(d, row, { bases, pushed, dir, status: "succeeded" });
     await repo.finish(d.db, row.id, "succeeded", { image, digest });
   } catch (err) {
     if (err instanceof Stopped || ctl.aborted) {
@@ -278,7 +281,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
     ctl.step?.kill();
     await log.close();
     await cgroup?.remove().catch(() => {});
-    await tellObservers(d, row, { bases, pushed, dir }); // may keep the source for rebuilds before it goes
+    if (!told) await tellObservers(d, row, { bases, pushed, dir }); // may keep the source for rebuilds before it goes
     await rm(dir, { recursive: true, force: true }).catch((err) =>
       d.log.warn({ err, build: row.id }, "build working directory not removed; the next start removes it"),
     );

@@ -8,7 +8,8 @@ import * as repo from "./repo.js";
 
 /**
  * Base-image refresh (issue 14; src/orgs/README.md, "Base-image refresh"): every ended build is told to the kernel's
- * build observers with its base images and their digests. A succeeded build of an app an observer asks to keep has
+ * build observers with its base images and their digests; a success just before its status is written (so whoever
+ * sees `succeeded` finds it recorded), any other end after. A succeeded build of an app an observer asks to keep has
  * its unpacked source moved to DATA_DIR/builds/sources/<id> instead of being removed, so `rebuild` can build it
  * again; the newest kept build of an app replaces its older ones (their sources are removed).
  */
@@ -26,11 +27,17 @@ export const sourceDirOf = (root: string, id: string) => path.join(root, "source
 export async function tellObservers(
   d: ObserveDeps,
   row: repo.BuildRow,
-  run: { bases: BuildBaseImage[]; pushed: { image: string; digest: string | null } | null; dir: string },
+  run: {
+    bases: BuildBaseImage[];
+    pushed: { image: string; digest: string | null } | null;
+    dir: string;
+    /** known before the row says so (a success is told before it is recorded); else read from the row */
+    status?: EndedBuild["status"];
+  },
 ): Promise<void> {
   if (!d.kernel.buildObservers.length) return;
   try {
-    const status = (await repo.statuses(d.db, [row.id])).get(row.id);
+    const status = run.status ?? (await repo.statuses(d.db, [row.id])).get(row.id);
     if (status !== "succeeded" && status !== "failed" && status !== "cancelled") return;
     const ended: EndedBuild = {
       id: row.id,
