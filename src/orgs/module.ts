@@ -12,6 +12,7 @@ import { siteAccessPolicy } from "./visibility/sites.js";
 import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
 import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
+import { refreshJob, refreshObserver, refreshRoutes } from "./refresh/index.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -37,6 +38,7 @@ export const orgsArea = defineArea<null>({
       },
     });
     p.kernel.addEdgeAccess(siteAccessPolicy());
+    p.kernel.addBuildObserver(refreshObserver({ db: p.db, kernel: p.kernel, log: p.log })); // base-image refresh
     return null;
   },
   routes: (app, ctx) => {
@@ -49,7 +51,8 @@ export const orgsArea = defineArea<null>({
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
     auditRoutes(app, { db: ctx.db, tokens: ctx.tokens });
+    refreshRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
   },
   admission: (p) => guardrailAdmission(p.kernel),
-  jobs: (p) => guardrailJobs(p),
+  jobs: (p) => [...guardrailJobs(p), refreshJob(p)],
 });
