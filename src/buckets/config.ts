@@ -43,7 +43,6 @@ export interface BucketsConfig {
   digestWorkers: number;
 }
 
-
 function upstreamConfig(env: Env): UpstreamConfig {
   const need = (name: string) => {
     const v = env[name];

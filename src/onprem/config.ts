@@ -40,7 +40,6 @@ function months(env: Env): number[] {
   return [...new Set(list.map(Number))].sort((a, b) => a - b);
 }
 
-
 export function onpremConfig(env: Env): OnpremConfig {
   const termsVersion = env.ONPREM_TERMS_VERSION || "2026-11-01";
   if (!VERSION.test(termsVersion))
