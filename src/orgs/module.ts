@@ -11,6 +11,7 @@ import { siteAccessPolicy } from "./visibility/sites.js";
 import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
 import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
+import { gitlabIntegrationRoutes, gitlabJobs } from "./gitlab/index.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -47,7 +48,8 @@ export const orgsArea = defineArea<null>({
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
+    gitlabIntegrationRoutes(app, ctx);
   },
   admission: (p) => guardrailAdmission(p.kernel),
-  jobs: (p) => guardrailJobs(p),
+  jobs: (p) => [...guardrailJobs(p), ...gitlabJobs(p)],
 });
