@@ -6,7 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { int } from "../../config/config.js";
 import type { AppContext, Platform } from "../../kernel/context.js";
-import { gitJobs } from "./jobs.js";
+import { gitJobs, type GitJobDeps } from "./jobs.js";
 import { gitlabRoutes } from "./routes.js";
 import { gitlabService } from "./service.js";
 
@@ -18,13 +18,15 @@ export function gitlabIntegrationRoutes(app: FastifyInstance, ctx: AppContext): 
   gitlabRoutes(app, gitlabService({ db: ctx.db, secrets: ctx.secrets, jobs: ctx.jobs, timeoutMs: timeoutMs(ctx.env) }));
 }
 
-export const gitlabJobs = (p: Platform) =>
-  gitJobs({
-    db: p.db,
-    kernel: p.kernel,
-    secrets: p.secrets,
-    jobs: p.jobs,
-    log: p.log,
-    timeoutMs: timeoutMs(p.env),
-    retries: int(p.env, "GITLAB_SYNC_RETRIES", 2, 0, 10),
-  });
+/** What the jobs work with (tests run a scan pass with it). */
+export const gitJobDeps = (p: Platform): GitJobDeps => ({
+  db: p.db,
+  kernel: p.kernel,
+  secrets: p.secrets,
+  jobs: p.jobs,
+  log: p.log,
+  timeoutMs: timeoutMs(p.env),
+  retries: int(p.env, "GITLAB_SYNC_RETRIES", 2, 0, 10),
+});
+
+export const gitlabJobs = (p: Platform) => gitJobs(gitJobDeps(p));
