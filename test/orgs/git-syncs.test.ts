@@ -295,4 +295,28 @@ describe("syncs of a company pod", () => {
     assert.equal(newest(list, "auto_sync", podSlug).status, "failed");
     assert.match(newest(list, "auto_sync", podSlug).error!, /A pod runs one replica/);
   });
+
+  test("a settings change syncs every app again: new hosts in the manifests, archives left as they are, an unapplied manifest wins", async () => {
+    const before = await syncs();
+    const res = await req("PUT", "/v1/org/integrations/gitlab", {
+      base_url: gl.url,
+      group_path: "acme",
+      archive_enabled: true,
+      gitops_enabled: true,
+      gitops_repo: "deploys",
+      gitops_namespace: "prod",
+      gitops_host_pattern: "{slug}.new.example.com",
+      gitops_auto_sync: true,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(await scan(), 3);
+    const list = await settled((l) => l.length === before.length + 4);
+    assert.equal(manifestOf(slug).spec.host, `${slug}.new.example.com`);
+    // the pod's manifest in GitLab asks for 3 replicas, which failed to apply: the repository wins until fixed
+    assert.equal(newest(list, "gitops", podSlug).status, "skipped");
+    assert.match(newest(list, "gitops", podSlug).error!, /manifest change \(commit \w+\) not applied yet/);
+    assert.equal(manifestOf(podSlug).items[0].spec.replicas, 3);
+    assert.match(newest(list, "archive").detail!, /already holds/);
+    assert.equal(newest(list, "archive", podSlug).status, "skipped");
+  });
 });

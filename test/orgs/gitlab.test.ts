@@ -93,6 +93,12 @@ describe("GitLab integration settings", () => {
     assert.equal(t.platform.secrets.open(kept.rows[0].token_sealed, "org_gitlab.token_sealed"), TOKEN);
     // the stored token still works
     assert.equal((await req("POST", `${URL}/test`, admin)).json().ok, true);
+    // ... and never goes to another host: a new host needs its token
+    expectError(await req("PUT", URL, admin, settings({ base_url: "http://127.0.0.2:9" })), 400, "invalid_request");
+    const elsewhere = await req("POST", `${URL}/test`, admin, { base_url: "http://127.0.0.2:9" });
+    assert.equal(elsewhere.json().ok, false);
+    assert.match(elsewhere.json().error, /never sent elsewhere/);
+    assert.ok(!gl.requests.some((r) => r.token === undefined));
 
     const audit = await t.db.query("SELECT action, owner_kind FROM audit_log WHERE account_id = $1 ORDER BY id", [
       admin.id,
@@ -151,19 +157,19 @@ describe("GitLab integration settings", () => {
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
-    const down = await req("POST", `${URL}/test`, admin, { base_url: `http://127.0.0.1:${port}` });
+    const down = await req("POST", `${URL}/test`, admin, { base_url: `http://127.0.0.1:${port}`, token: TOKEN });
     assert.equal(down.statusCode, 200, down.body);
     assert.equal(down.json().ok, false);
     assert.match(down.json().error, /could not be reached \(ECONNREFUSED\)/);
 
     const started = Date.now();
-    const hung = await req("POST", `${URL}/test`, admin, { base_url: silentUrl });
+    const hung = await req("POST", `${URL}/test`, admin, { base_url: silentUrl, token: TOKEN });
     assert.equal(hung.statusCode, 200, hung.body);
     assert.equal(hung.json().ok, false);
     assert.match(hung.json().error, /did not answer GET \/version within 700 ms/);
     assert.ok(Date.now() - started < 5000);
 
-    const bad = await req("POST", `${URL}/test`, admin, { base_url: "file:///etc/passwd" });
+    const bad = await req("POST", `${URL}/test`, admin, { base_url: "file:///etc/passwd", token: TOKEN });
     assert.equal(bad.json().ok, false);
     assert.match(bad.json().error, /http or https/);
   });

@@ -65,6 +65,22 @@ export async function deleteSettings(q: Queryable, orgId: string): Promise<boole
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * After a settings change: `retarget` queues every app again on the next scan (its revision is forgotten; syncs
+ * push only what differs, so this is cheap); `manifestMoved` also forgets the manifest commits, which named
+ * another repository's file.
+ */
+export async function resyncAfterChange(q: Queryable, orgId: string, c: { retarget: boolean; manifestMoved: boolean }) {
+  if (!c.retarget && !c.manifestMoved) return;
+  await q.query(
+    `UPDATE org_git_sync_state SET revision = '', updated_at = now(),
+       gitops_commit = CASE WHEN $2 THEN NULL ELSE gitops_commit END,
+       polled_commit = CASE WHEN $2 THEN NULL ELSE polled_commit END
+      WHERE org_id = $1`,
+    [orgId, c.manifestMoved],
+  );
+}
+
 export type SyncKind = "archive" | "gitops" | "auto_sync";
 export type SyncStatus = "queued" | "running" | "succeeded" | "failed" | "skipped";
 export type AppKind = "pod" | "pod-group" | "site";

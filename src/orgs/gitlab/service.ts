@@ -38,6 +38,35 @@ export type GitlabService = ReturnType<typeof gitlabService>;
 
 const invalid = (message: string) => new ApiError("invalid_request", message);
 
+/** Whether two base URLs are the same scheme, host and port (the stored token may go there). */
+function sameHost(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
+/** What a settings change means for the apps already synced (README: a changed target syncs every app again). */
+function changes(cur: repo.Settings, next: repo.Settings) {
+  const differs = (keys: (keyof repo.Settings)[]) => keys.some((k) => cur[k] !== next[k]);
+  return {
+    // another file (or GitLab): what the platform wrote or applied there is unknown
+    manifestMoved:
+      differs(["base_url", "gitops_repo", "gitops_namespace"]) ||
+      (differs(["group_path"]) && !next.gitops_repo?.includes("/")),
+    retarget: differs([
+      "base_url",
+      "group_path",
+      "archive_enabled",
+      "gitops_enabled",
+      "gitops_repo",
+      "gitops_namespace",
+      "gitops_host_pattern",
+    ]),
+  };
+}
+
 /** GET/PUT/DELETE /v1/org/integrations/gitlab, its /test, and the sync history (README, "GitLab integration and syncs"). */
 export function gitlabService(d: GitlabDeps) {
   const open = (s: repo.SettingsRow) => d.secrets.open(s.token_sealed, repo.TOKEN_COLUMN);
@@ -62,9 +91,11 @@ export function gitlabService(d: GitlabDeps) {
     return auditedTransaction(d.db, p, async (tx) => {
       await tx.query("SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE", [m.orgId]);
       const cur = await repo.settings(tx, m.orgId);
+      if (cur && !input.token && !sameHost(cur.base_url, baseUrl))
+        throw invalid("token is required when base_url names another host: the stored token is never sent elsewhere.");
       const token = input.token ?? (cur && open(cur));
       if (!token) throw invalid("token is required: the organization has no GitLab token stored yet.");
-      const { created } = await repo.upsertSettings(tx, {
+      const next: repo.Settings = {
         org_id: m.orgId,
         base_url: baseUrl,
         group_path: input.group_path.replace(/^\/+|\/+$/g, ""),
@@ -75,7 +106,9 @@ export function gitlabService(d: GitlabDeps) {
         gitops_namespace: input.gitops_namespace ?? null,
         gitops_host_pattern: input.gitops_host_pattern ?? null,
         gitops_auto_sync: input.gitops_auto_sync ?? false,
-      });
+      };
+      const { created } = await repo.upsertSettings(tx, next);
+      if (cur) await repo.resyncAfterChange(tx, m.orgId, changes(cur, next));
       return { settings: (await repo.settings(tx, m.orgId))!, token, created };
     });
   }
@@ -97,6 +130,11 @@ export function gitlabService(d: GitlabDeps) {
     const s = await repo.settings(d.db, m.orgId);
     const baseUrl = body?.base_url ?? s?.base_url;
     const groupPath = body?.group_path ?? s?.group_path;
+    if (body?.base_url && !body.token && s && !sameHost(s.base_url, body.base_url))
+      return {
+        ...result,
+        error: "Pass token with a base_url of another host: the stored token is never sent elsewhere.",
+      };
     const token = body?.token ?? (s && open(s));
     const missing = !baseUrl ? "base_url" : !groupPath ? "group_path" : !token ? "token" : null;
     if (missing)
