@@ -282,3 +282,15 @@ export interface EdgeAccessPolicy {
   /** whether the signed-in account may see the target of that visibility */
   admits(q: Queryable, target: EdgeTarget, visibility: string, accountId: string): Promise<boolean>;
 }
+
+/**
+ * The installation's own license (on-premises edition, LICENSE_FILE), as `/v1/edition` reports it; `valid` is
+ * computed at each call (a license expires while the platform runs).
+ */
+export interface EditionLicense {
+  license_id: string;
+  customer: string;
+  hosts: number;
+  not_after: string;
+  valid: boolean;
+}

@@ -7,6 +7,7 @@ import type {
   Attachable,
   AttachmentConsumer,
   EdgeAccessPolicy,
+  EditionLicense,
   EdgeHostSource,
   EdgeRouteSource,
   ImageAccess,
@@ -46,6 +47,7 @@ export class Kernel {
   private directory: OrgDirectory | null = null;
   private usageTotals: UsageTotals | null = null;
   private mail: Mailer | null = null;
+  private license: (() => EditionLicense) | null = null;
   /** every area's resources for company-asset views and ownership moves (organizations) */
   readonly owned: OwnedResources[] = [];
 
@@ -173,6 +175,16 @@ export class Kernel {
   get mailer(): Mailer {
     if (!this.mail) throw new Error("no mailer set");
     return this.mail;
+  }
+
+  /** the on-premises area sets the installation's verified license (EDITION=onprem with LICENSE_FILE) */
+  setEditionLicense(current: () => EditionLicense): void {
+    this.license = current;
+  }
+
+  /** the installation's license as /v1/edition shows it; null without one */
+  get editionLicense(): EditionLicense | null {
+    return this.license ? this.license() : null;
   }
 
   addAttachable(source: Attachable): void {

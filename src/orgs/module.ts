@@ -5,6 +5,7 @@ import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { chartRoutes } from "./departments/routes.js";
+import { auditRoutes } from "./audit/routes.js";
 import { orgsService } from "./service.js";
 import { visibilityRoutes } from "./visibility/routes.js";
 import { siteAccessPolicy } from "./visibility/sites.js";
@@ -48,6 +49,7 @@ export const orgsArea = defineArea<null>({
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
+    auditRoutes(app, { db: ctx.db, tokens: ctx.tokens });
     gitlabIntegrationRoutes(app, ctx);
   },
   admission: (p) => guardrailAdmission(p.kernel),
