@@ -141,6 +141,21 @@ export interface AppRef {
 export interface AppImages {
   find(p: Principal, ref: string): Promise<AppRef | null>;
   deploy(p: Principal, app: AppRef, image: string): Promise<void>;
+  /** what the app runs now (organizations' GitOps manifests, src/orgs/gitlab); null when it is gone */
+  describe?(p: Principal, app: AppRef): Promise<AppSpec | null>;
+  /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
+  scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
+}
+
+/** An app's deployable spec as GitOps manifests show it: a pod has 1 replica; a group its bounds. */
+export interface AppSpec {
+  image: string;
+  size: string;
+  port: number | null;
+  replicaMin: number;
+  replicaMax: number;
+  /** a group's autoscaling target; null for a pod */
+  targetCpuPercent: number | null;
 }
 
 /** A base image a build pulled, with the manifest digest its registry named just before the pull (null: unknown). */
@@ -254,6 +269,11 @@ export interface StaticFiles {
   manifest(q: Queryable, deploymentId: string): Promise<Map<string, StaticFileEntry>>;
   /** the bytes of one file content, or null when no such content is stored */
   content(q: Queryable, hash: string): Promise<Buffer | null>;
+  /**
+   * Makes a finalized deployment of the caller's site live again, as `POST /v1/static/{slug}/rollback` (ApiErrors
+   * as there); organizations' GitOps auto-sync. Optional.
+   */
+  rollback?(p: Principal, site: string, deploymentId: string): Promise<void>;
 }
 
 /**

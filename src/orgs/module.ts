@@ -13,6 +13,7 @@ import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
 import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
 import { refreshJob, refreshObserver, refreshRoutes } from "./refresh/index.js";
+import { gitlabIntegrationRoutes, gitlabJobs } from "./gitlab/index.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -52,7 +53,8 @@ export const orgsArea = defineArea<null>({
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
     auditRoutes(app, { db: ctx.db, tokens: ctx.tokens });
     refreshRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
+    gitlabIntegrationRoutes(app, ctx);
   },
   admission: (p) => guardrailAdmission(p.kernel),
-  jobs: (p) => [...guardrailJobs(p), refreshJob(p)],
+  jobs: (p) => [...guardrailJobs(p), refreshJob(p), ...gitlabJobs(p)],
 });
