@@ -17,6 +17,7 @@ import { buildsArea } from "./builds/module.js";
 import { edgeArea } from "./edge/module.js";
 import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
+import { onpremArea } from "./onprem/module.js";
 import { orgsArea } from "./orgs/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -42,6 +43,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   edgeArea,
   bucketsArea,
   billingArea,
+  onpremArea,
   mcpArea,
   consoleArea,
 ];

@@ -60,6 +60,7 @@ export const ERROR_CATALOG = {
   org_only: [403, "Suite-login users create resources only in the company context."],
   deploy_rule_violation: [403, "An organization deploy rule forbids this."],
   onprem_approval_required: [403, "On-premises access is not approved yet."],
+  download_expired: [403, "The download address has expired or was altered; ask for a new one."],
   image_forbidden: [403, "The image is in another owner's registry namespace."],
   // 404, 405
   not_found: [404, "No such resource or route for the caller."],

@@ -90,5 +90,9 @@ export function ownerFieldOnCreateRoutes(deps: { kernel: Kernel; db: Queryable }
     };
     const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
     route.preHandler = [applyBodyOwner, ...list(route.preHandler)];
+    // "org" from someone in no organization (or an organization key asking for "me") is 403 forbidden_role
+    const errors = route.config?.errors ?? [];
+    if (!errors.includes("forbidden_role"))
+      route.config = { ...route.config, errors: [...errors, "forbidden_role"] } as typeof route.config;
   };
 }

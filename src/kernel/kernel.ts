@@ -6,13 +6,16 @@ import type {
   AppImages,
   Attachable,
   AttachmentConsumer,
+  BuildObserver,
   EdgeAccessPolicy,
+  EditionLicense,
   EdgeHostSource,
   EdgeRouteSource,
   ImageAccess,
   InstanceLookup,
   Lifecycle,
   MeteringSource,
+  Rebuilds,
   StaticFiles,
   TlsCertificates,
 } from "./contracts.js";
@@ -43,9 +46,13 @@ export class Kernel {
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
   private apps: AppImages | null = null;
+  /** told of every build's end (organizations' base-image refresh) */
+  readonly buildObservers: BuildObserver[] = [];
+  private rebuildService: Rebuilds | null = null;
   private directory: OrgDirectory | null = null;
   private usageTotals: UsageTotals | null = null;
   private mail: Mailer | null = null;
+  private license: (() => EditionLicense) | null = null;
   /** every area's resources for company-asset views and ownership moves (organizations) */
   readonly owned: OwnedResources[] = [];
 
@@ -136,6 +143,19 @@ export class Kernel {
     return this.apps;
   }
 
+  addBuildObserver(observer: BuildObserver): void {
+    this.buildObservers.push(observer);
+  }
+
+  setRebuilds(rebuilds: Rebuilds): void {
+    this.rebuildService = rebuilds;
+  }
+
+  /** the builds area's digests and rebuilds; null without that area */
+  get rebuilds(): Rebuilds | null {
+    return this.rebuildService;
+  }
+
   setOrgs(directory: OrgDirectory): void {
     this.directory = directory;
   }
@@ -173,6 +193,16 @@ export class Kernel {
   get mailer(): Mailer {
     if (!this.mail) throw new Error("no mailer set");
     return this.mail;
+  }
+
+  /** the on-premises area sets the installation's verified license (EDITION=onprem with LICENSE_FILE) */
+  setEditionLicense(current: () => EditionLicense): void {
+    this.license = current;
+  }
+
+  /** the installation's license as /v1/edition shows it; null without one */
+  get editionLicense(): EditionLicense | null {
+    return this.license ? this.license() : null;
   }
 
   addAttachable(source: Attachable): void {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -47,6 +47,14 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(column));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
     return Buffer.concat([decipher.update(Buffer.from(ct, "base64url")), decipher.final()]).toString("utf8");
+  }
+
+  /**
+   * A key of its own for one purpose (signing download addresses, ...), derived from the current platform key
+   * (HMAC-SHA256 of the purpose): the same on every host sharing the key, never the key itself.
+   */
+  derive(purpose: string): Buffer {
+    return createHmac("sha256", this.keys.get(this.currentKeyId)!).update(`derive:${purpose}`).digest();
   }
 
   openNullable(stored: string | null, column: string): string | null {

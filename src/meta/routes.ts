@@ -23,11 +23,31 @@ export async function metaRoutes(app: FastifyInstance, ctx: AppContext) {
             edition: Type.Union([Type.Literal("saas"), Type.Literal("onprem")]),
             base_domain: Type.String(),
             login_method: Type.String(),
+            license: Type.Optional(
+              Type.Object(
+                {
+                  license_id: Type.String(),
+                  customer: Type.String(),
+                  hosts: Type.Integer(),
+                  not_after: Type.String({ format: "date-time" }),
+                  valid: Type.Boolean(),
+                },
+                { description: "on-premises edition: the installation's license (LICENSE_FILE), verified at start-up" },
+              ),
+            ),
           }),
         },
       },
     },
-    async () => ({ edition: ctx.config.edition, base_domain: ctx.config.baseDomain, login_method: "password" }),
+    async () => {
+      const license = ctx.kernel.editionLicense;
+      return {
+        edition: ctx.config.edition,
+        base_domain: ctx.config.baseDomain,
+        login_method: "password",
+        ...(license ? { license } : {}),
+      };
+    },
   );
 
   r.get(

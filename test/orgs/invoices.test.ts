@@ -61,7 +61,7 @@ describe("organization card and invoices", () => {
     assert.ok(Math.abs(Date.parse(reg.card_billing_since) - Date.now()) < 60_000);
     assert.equal((await orgWallet(b.t, org.id)).policy, "postpaid");
     await admit(org.id, org.members[0].id); // billed afterwards: paid creation passes at zero balance
-    assert.equal((await orgCard(org.members[0])).id, reg.card.id); // saved by billing for owner = the organization
+    assert.equal((await orgCard(org.admins[0])).id, reg.card.id); // saved by billing for owner = the organization
     assert.equal((await req(org.owner, "GET", "/v1/billing/cards")).json().card, null);
 
     const list = await req(org.members[0], "GET", "/v1/org/invoices");
@@ -77,7 +77,7 @@ describe("organization card and invoices", () => {
     assert.equal(removed.statusCode, 200, removed.body);
     assert.equal(removed.json().billing_mode, "personal");
     assert.ok(removed.json().final_invoices.every((i: { status: string }) => i.status === "paid"));
-    assert.equal(await orgCard(org.members[0]), null);
+    assert.equal(await orgCard(org.admins[0]), null);
     assert.equal((await orgWallet(b.t, org.id)).policy, "prepaid");
     expectError(await req(org.owner, "DELETE", "/v1/org/billing/card"), 404, "not_found");
 
@@ -280,7 +280,7 @@ describe("organization card and invoices", () => {
     assert.equal(closing.payment.attempts, 0);
     assert.equal(tossPaymentsFor(b, closing.id).length, 0);
     assert.equal(removed.json().billing_mode, "personal");
-    assert.equal(await orgCard(org.members[0]), null);
+    assert.equal(await orgCard(org.admins[0]), null);
     const wallet = await orgWallet(b.t, org.id);
     assert.equal(wallet.policy, "prepaid");
     assert.equal(wallet.balance, 0, `${month} + ${sofar} debited and paid`);
