@@ -207,6 +207,15 @@ describe("organization billing mode", () => {
       403,
       "forbidden_role",
     );
+    // the organization's card and bank transfers go through /v1/org, with its rules, even for the owner
+    for (const [method, url, instead] of [
+      ["DELETE", "/v1/billing/cards", "DELETE /v1/org/billing/card"],
+      ["POST", "/v1/billing/bank-transfers", "POST /v1/org/bank-transfers"],
+    ] as const) {
+      const res = await call(t.app, { method, url, token: org.owner.token, headers: ORG, body: {} });
+      expectError(res, 403, "forbidden_role");
+      assert.match(res.json().error.message, new RegExp(instead));
+    }
     // their own billing stays theirs
     assert.equal((await call(t.app, { url: "/v1/billing/balance", token: member.token })).statusCode, 200);
     assert.equal(
