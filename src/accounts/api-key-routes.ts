@@ -1,20 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import { Body } from "../http/schemas.js";
 import { callerOf } from "../auth/principal.js";
-import type { AccountsService, TokenRow } from "./service.js";
-import { ApiKey } from "./schemas.js";
-
-const keyView = (t: TokenRow) => ({
-  id: t.id,
-  name: t.name,
-  prefix: t.display_prefix,
-  scopes: t.scopes,
-  expires_at: t.expires_at?.toISOString() ?? null,
-  last_used_at: t.last_used_at?.toISOString() ?? null,
-  created_at: t.created_at.toISOString(),
-});
+import { ApiKey, KeyRequestBody, keyView } from "../auth/api-keys.js";
+import type { AccountsService } from "./service.js";
 
 /** Scoped API keys: full-access tokens only (spec: Account). */
 export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsService) {
@@ -24,7 +13,7 @@ export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsServi
   r.get(
     "/v1/api-keys",
     {
-      config: { auth: account, errors: [], summaryKo: "범위 제한 API 키 목록." },
+      config: { auth: account, errors: ["forbidden_role"], summaryKo: "범위 제한 API 키 목록." },
       schema: {
         operationId: "listApiKeys",
         tags: ["account"],
@@ -40,19 +29,14 @@ export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsServi
     {
       config: {
         auth: account,
-        errors: ["invalid_scope"],
+        errors: ["invalid_scope", "forbidden_role"],
         summaryKo: "범위 제한 키를 발급합니다. 키 값은 이때 한 번만 보입니다.",
       },
       schema: {
         operationId: "createApiKey",
         tags: ["account"],
         summary: "Issue a scoped key (opk_…) with scopes and optional expiry; the key is shown once.",
-        body: Body({
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          scopes: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 }),
-          // format date-time demands a zone: a zoneless time would otherwise be read in the server's local time
-          expires_at: Type.Optional(Type.String({ format: "date-time", maxLength: 64, description: "RFC 3339 time" })),
-        }),
+        body: KeyRequestBody,
         response: {
           201: Type.Composite([
             ApiKey,
@@ -72,7 +56,7 @@ export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsServi
     {
       config: {
         auth: account,
-        errors: ["not_found"],
+        errors: ["not_found", "forbidden_role"],
         summaryKo: "키를 폐기합니다. 모든 API 프로세스에서 즉시 거부됩니다.",
       },
       schema: {

@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../store/db.js";
-import type { Owner } from "../kernel/owner.js";
-import { hashSecret, newSecret, FULL_TOKEN_PREFIX, SCOPED_KEY_PREFIX } from "../auth/secrets.js";
 
 export interface AccountRow {
   id: string;
@@ -14,23 +12,8 @@ export interface AccountRow {
   created_at: Date;
 }
 
-export interface TokenRow {
-  id: string;
-  account_id: string;
-  kind: "full" | "scoped";
-  name: string;
-  display_prefix: string;
-  scopes: string[];
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  created_at: Date;
-}
-
 const ACCOUNT_COLUMNS =
   "id, email, password_hash, display_name, locale, account_spend_cap_krw, app_spend_cap_krw, created_at";
-const TOKEN_COLUMNS =
-  "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
 
 export async function insertAccount(
   q: Queryable,
@@ -82,52 +65,9 @@ export async function markAccountDeleted(q: Queryable, id: string): Promise<void
   await q.query("UPDATE accounts SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL", [id]);
 }
 
-/**
- * Creates a token and returns its secret, which is never stored and never shown again. `accountId`
- * is the account that acts with it, `owner` whose resources it works on.
- */
-export async function issueToken(
-  q: Queryable,
-  t: {
-    accountId: string;
-    owner: Owner;
-    kind: "full" | "scoped";
-    name: string;
-    scopes: string[];
-    expiresAt: Date | null;
-  },
-): Promise<{ row: TokenRow; secret: string }> {
-  const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
-  const { rows } = await q.query<TokenRow>(
-    `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOKEN_COLUMNS}`,
-    [
-      randomUUID(),
-      t.accountId,
-      t.owner.kind,
-      t.owner.id,
-      t.kind,
-      t.name,
-      hashSecret(secret),
-      secret.slice(0, 12),
-      t.scopes,
-      t.expiresAt,
-    ],
-  );
-  return { row: rows[0], secret };
-}
-
-export async function listScopedKeys(q: Queryable, accountId: string): Promise<TokenRow[]> {
-  const { rows } = await q.query<TokenRow>(
-    `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE account_id = $1 AND kind = 'scoped' AND revoked_at IS NULL ORDER BY created_at DESC`,
-    [accountId],
-  );
-  return rows;
-}
-
-export async function revokeToken(q: Queryable, accountId: string, tokenId: string, kind?: "scoped"): Promise<boolean> {
+export async function revokeToken(q: Queryable, accountId: string, tokenId: string): Promise<boolean> {
   const res = await q.query(
-    `UPDATE tokens SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL ${kind ? "AND kind = 'scoped'" : ""}`,
+    "UPDATE tokens SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
     [tokenId, accountId],
   );
   return (res.rowCount ?? 0) > 0;

@@ -46,13 +46,3 @@ export const AuditPage = Type.Object({
   ),
   next_cursor: Nullable(Type.String()),
 });
-
-export const ApiKey = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  prefix: Type.String({ description: "first characters of the key, to recognise it" }),
-  scopes: Type.Array(Type.String()),
-  expires_at: Nullable(Timestamp),
-  last_used_at: Nullable(Timestamp),
-  created_at: Timestamp,
-});

@@ -4,12 +4,18 @@ import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
 import type { AccountSnapshot, Principal } from "../auth/principal.js";
 import { hashPassword, normaliseEmail, verifyPassword } from "../auth/secrets.js";
-import { parseScope } from "../auth/scopes.js";
+import {
+  issueScopedKey as issueKey,
+  issueToken,
+  listScopedKeys,
+  revokeScopedKey,
+  type KeyRequest,
+} from "../auth/api-keys.js";
 import { accountOwner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import * as repo from "./repo.js";
 
-export type { TokenRow } from "./repo.js";
+export type { TokenRow } from "../auth/api-keys.js";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -81,7 +87,7 @@ export function accountsService(
     try {
       return await inTransaction(db, async (tx) => {
         const account = await repo.insertAccount(tx, { email, passwordHash, displayName: input.displayName });
-        const token = await repo.issueToken(tx, {
+        const token = await issueToken(tx, {
           accountId: account.id,
           owner: accountOwner(account.id),
           kind: "full",
@@ -109,7 +115,7 @@ export function accountsService(
     const account = await repo.findLiveAccountByEmail(db, normaliseEmail(emailRaw));
     const ok = await verifyPassword(password, account?.password_hash ?? null);
     if (!account || !ok) throw new ApiError("invalid_credentials", "The e-mail or password is wrong.");
-    const token = await repo.issueToken(db, {
+    const token = await issueToken(db, {
       accountId: account.id,
       owner: accountOwner(account.id),
       kind: "full",
@@ -187,39 +193,35 @@ export function accountsService(
     });
   }
 
-  /** The scoped keys the calling account issued, never their secrets. */
+  /**
+   * Personal keys belong to the account; organization keys are managed at /v1/org/api-keys, so in the company
+   * context (X-Owner: org) these routes refuse rather than issue, list or revoke the organization's.
+   */
+  function personalOwner(p: Principal) {
+    if (p.owner.kind === "org")
+      throw new ApiError(
+        "forbidden_role",
+        "Organization API keys are issued, listed and revoked at /v1/org/api-keys, not in the company context here.",
+      );
+    return p.owner;
+  }
+
+  /** The scoped keys the calling account issued for itself (not organization keys), never their secrets. */
   async function listKeys(p: Principal) {
-    return repo.listScopedKeys(db, p.accountId);
+    return listScopedKeys(db, { owner: personalOwner(p), accountId: p.accountId });
   }
 
   /** Issues a scoped key acting as the caller for the caller's owner; the secret is returned only now. */
-  async function issueScopedKey(p: Principal, input: { name: string; scopes: string[]; expires_at?: string }) {
-    const bad = input.scopes.filter((s) => parseScope(s) === null);
-    if (bad.length) throw badRequest("invalid_scope", `Unknown or malformed scope: ${bad.join(", ")}.`);
-    let expiresAt: Date | null = null;
-    if (input.expires_at !== undefined) {
-      expiresAt = new Date(input.expires_at);
-      if (Number.isNaN(expiresAt.getTime()))
-        throw badRequest("invalid_request", "expires_at must be an RFC 3339 time.");
-      if (expiresAt.getTime() <= Date.now()) throw badRequest("invalid_request", "expires_at must be in the future.");
-    }
-    return auditedTransaction(db, p, (tx) =>
-      repo.issueToken(tx, {
-        accountId: p.accountId,
-        owner: p.owner,
-        kind: "scoped",
-        name: input.name,
-        scopes: [...new Set(input.scopes)],
-        expiresAt,
-      }),
-    );
+  async function issueScopedKey(p: Principal, input: KeyRequest) {
+    const owner = personalOwner(p);
+    return auditedTransaction(db, p, (tx) => issueKey(tx, { accountId: p.accountId, owner }, input));
   }
 
-  /** Revokes one of the caller's scoped keys; 404 for anything else (another account's key, a session, an unknown id). */
+  /** Revokes one of the caller's personal scoped keys; 404 for anything else (another account's key, an organization key, a session, an unknown id). */
   async function revokeKey(p: Principal, keyId: string) {
+    const owner = personalOwner(p);
     await auditedTransaction(db, p, async (tx) => {
-      if (!(await repo.revokeToken(tx, p.accountId, keyId, "scoped"))) throw notFound("API key");
-      await tokens.announceRevocation(tx, { tokenId: keyId });
+      if (!(await revokeScopedKey(tx, tokens, { id: keyId, owner, accountId: p.accountId }))) throw notFound("API key");
     });
   }
 

@@ -1,6 +1,6 @@
-import type { AppImages, AppRef } from "../kernel/contracts.js";
+import type { AppImages, AppRef, AppSpec } from "../kernel/contracts.js";
 import type { Principal } from "../auth/principal.js";
-import { asApiError } from "../http/errors.js";
+import { ApiError, asApiError } from "../http/errors.js";
 import type { PodsService } from "./service.js";
 import type { GroupsService } from "./groups/service.js";
 
@@ -26,5 +26,27 @@ export function appImages(pods: PodsService, groups: GroupsService): AppImages {
     else await groups.update(p, app.id, { image });
   }
 
-  return { find, deploy };
+  /** a pod's or group's spec (organizations' GitOps manifests); null when removed */
+  async function describe(p: Principal, app: AppRef): Promise<AppSpec | null> {
+    if (app.kind === "pod") {
+      const pod = await pods.get(p, app.id).catch((err) => (missing(err) ? null : Promise.reject(err)));
+      if (!pod || pod.desired_state === "removed") return null;
+      const one = { replicaMin: 1, replicaMax: 1, targetCpuPercent: null };
+      return { image: pod.image, size: pod.size, port: pod.port, ...one };
+    }
+    const found = await groups.get(p, app.id).catch((err) => (missing(err) ? null : Promise.reject(err)));
+    if (!found || found.group.desired_state === "removed") return null;
+    const g = found.group;
+    return {
+      ...{ image: g.spec.image, size: g.spec.size, port: g.spec.port },
+      ...{ replicaMin: g.replica_min, replicaMax: g.replica_max, targetCpuPercent: g.target_cpu_percent },
+    };
+  }
+
+  async function scale(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void> {
+    if (app.kind !== "group") throw new ApiError("invalid_request", "A pod runs one replica; only pod groups scale.");
+    await groups.update(p, app.id, { replica_min: bounds.min, replica_max: bounds.max });
+  }
+
+  return { find, deploy, describe, scale };
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type pg from "pg";
 import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { AuditDraft, Principal } from "../auth/principal.js";
+import type { AuthRule } from "../http/auth-rule.js";
 import * as repo from "./repo.js";
 
 /**
@@ -12,16 +13,22 @@ import * as repo from "./repo.js";
  */
 export function auditDraft(request: FastifyRequest, successStatus: number): AuditDraft {
   const params = (request.params ?? {}) as Record<string, string>;
+  const schema = request.routeOptions.schema as { operationId?: string; tags?: string[] } | undefined;
   return {
-    action:
-      (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ??
-      `${request.method} ${request.routeOptions.url ?? request.url}`,
+    action: schema?.operationId ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
+    resourceKind: resourceKindOf(request.routeOptions.config.auth, schema?.tags),
     target: params.id ?? params.slug ?? params.code ?? null,
     ip: request.ip,
     requestId: request.id,
     status: successStatus,
     written: false,
   };
+}
+
+/** The resource kind of a route's audit rows: the resource of its scope ("pods:write" → "pods"), else its first tag. */
+export function resourceKindOf(auth: AuthRule | undefined, tags: string[] | undefined): string | null {
+  if (auth && "scope" in auth) return auth.scope.split(":")[0];
+  return tags?.[0] ?? null;
 }
 
 function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number): Promise<void> {
@@ -31,6 +38,7 @@ function insertAudit(q: Queryable, p: Principal, d: AuditDraft, status: number):
     tokenId: p.tokenId,
     tokenKind: p.kind,
     action: d.action,
+    resourceKind: d.resourceKind ?? null,
     target: d.target,
     ip: d.ip,
     status,

@@ -24,6 +24,8 @@ export interface Principal {
 /** The audit row of one mutation, waiting for the transaction of the change it records. */
 export interface AuditDraft {
   action: string;
+  /** what kind of resource the request works on: its auth rule's scope resource ("pods", "org"), else its first tag */
+  resourceKind?: string | null;
   target: string | null;
   ip: string;
   requestId: string;

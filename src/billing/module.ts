@@ -7,6 +7,7 @@ import { fundsCheck } from "./metering/admission.js";
 import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
 import { usageTotals } from "./metering/usage-totals.js";
+import { orgBillingForAdmins } from "./org-context.js";
 
 /**
  * Ledger, metering, balance and usage reports, payments and bank transfers. Billing meters every area's
@@ -27,6 +28,7 @@ export const billingArea = defineArea({
     return null;
   },
   routes: async (app, ctx) => {
+    app.addHook("onRoute", orgBillingForAdmins(ctx.kernel, ctx.db));
     await billingRoutes(
       app,
       billingService({
@@ -47,7 +49,7 @@ export const billingArea = defineArea({
     ...paymentJobs({ db: p.db, config: p.config, secrets: p.secrets }),
   ],
   admission: (p) => {
-    const funds = fundsCheck();
+    const funds = fundsCheck((q, owner, accountId) => p.kernel.payer(q, owner, accountId));
     const caps = spendCapCheck(p.config);
     return async (q, r) => {
       await funds(q, r);

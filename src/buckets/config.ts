@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -41,19 +41,6 @@ export interface BucketsConfig {
    * the overlap gains when no core is spare).
    */
   digestWorkers: number;
-}
-
-function httpUrl(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return null;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(name, "is not a valid URL");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(name, "must be an http or https URL");
-  return raw.replace(/\/+$/, "");
 }
 
 function upstreamConfig(env: Env): UpstreamConfig {

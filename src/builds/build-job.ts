@@ -12,11 +12,14 @@ import { makeCgroup, type BuildCgroup } from "./cgroup.js";
 import { DockerfileError, externalImages } from "./dockerfile.js";
 import type { BuildsConfig } from "./config.js";
 import { findDockerfile } from "./upload.js";
+import { manifestDigest } from "./digest.js";
+import { tellObservers } from "./observe.js";
+import type { BuildBaseImage } from "../kernel/contracts.js";
 import * as repo from "./repo.js";
 
 export interface JobDeps {
   db: Db;
-  kernel: Pick<Kernel, "imageAccess" | "appImages">;
+  kernel: Pick<Kernel, "imageAccess" | "appImages" | "buildObservers">;
   config: BuildsConfig;
   log: FastifyBaseLogger;
   /** DATA_DIR/builds */
@@ -125,6 +128,10 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
   ];
   const authfile = path.join(dir, "auth.json");
   const note = (text: string) => log.write(`==> ${text}\n`);
+  // base-image refresh (issue 14): each base image's digest as resolved just before its pull, and what was pushed
+  const bases: BuildBaseImage[] = [];
+  let pushed: { image: string; digest: string | null } | null = null;
+  let told = false;
 
   const step = async (phase: string, argv: string[], isolateNetwork: boolean): Promise<void> => {
     if (ctl.aborted) throw new Stopped();
@@ -176,6 +183,12 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       const local = image.startsWith("localhost/");
       const registry = image.split("/")[0];
       await auth(registry, creds);
+      // recorded before the pull: a base pushed meanwhile shows up as a (harmless) proposal, never as a missed one
+      const baseDigest = await manifestDigest(image, creds).catch((err: Error) => {
+        note(`the digest of ${image} was not recorded: ${err.message}`);
+        return null;
+      });
+      bases.push({ image, digest: baseDigest });
       const source = local ? `containers-storage:${await hostStoreSpec(config.buildah)}${image}` : qualified(image);
       const tls = isLoopback(image) ? ["--tls-verify=false"] : [];
       await step("pulling", ["pull", "--authfile", authfile, ...tls, "--quiet", source], false);
@@ -228,6 +241,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       false,
     );
     const digest = (await readFile(digestFile, "utf8")).trim() || null;
+    pushed = { image, digest };
 
     if (row.app_kind && row.app_id && row.app_slug) {
       note(`deploying to ${row.app_kind} ${row.app_slug}`);
@@ -246,6 +260,8 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       await repo.recordDeploy(d.db, row.id, null);
     }
     note(`done: ${image}@${digest}`);
+    told = true; // base-image refresh: observers hear of the success before anyone can read it
+    await tellObservers(d, row, { bases, pushed, dir, status: "succeeded" });
     await repo.finish(d.db, row.id, "succeeded", { image, digest });
   } catch (err) {
     if (err instanceof Stopped || ctl.aborted) {
@@ -265,6 +281,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
     ctl.step?.kill();
     await log.close();
     await cgroup?.remove().catch(() => {});
+    if (!told) await tellObservers(d, row, { bases, pushed, dir }); // may keep the source for rebuilds before it goes
     await rm(dir, { recursive: true, force: true }).catch((err) =>
       d.log.warn({ err, build: row.id }, "build working directory not removed; the next start removes it"),
     );

@@ -6,6 +6,7 @@ import { BuildRunner } from "./runner.js";
 import { buildRoutes } from "./routes/builds.js";
 import { builderProblem } from "./buildah.js";
 import * as repo from "./repo.js";
+import { rebuildsContract } from "./rebuilds.js";
 
 export interface BuildsState {
   config: BuildsConfig;
@@ -51,6 +52,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       root,
       local: () => (running.on ? runner : null),
     });
+    p.kernel.setRebuilds(rebuildsContract(service, p.kernel, config)); // base-image refresh (issue 14)
     return { config, service, runner, running };
   },
   routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),

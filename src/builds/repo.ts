@@ -309,3 +309,13 @@ export async function settledOnHost(q: Queryable, hostId: string, ids: string[])
   );
   return rows.map((r) => r.id);
 }
+
+/** Of the given builds, those that named the app (kept sources an app's newer build replaces; base-image refresh). */
+export async function buildsOfApp(q: Queryable, appId: string, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id::text AS id FROM builds WHERE app_id = $1 AND id = ANY($2::uuid[])",
+    [appId, ids],
+  );
+  return rows.map((r) => r.id);
+}

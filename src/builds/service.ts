@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { mkdir, rm } from "node:fs/promises";
+import { cp, mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import type { Db } from "../store/db.js";
@@ -14,6 +14,7 @@ import { builderProblem } from "./buildah.js";
 import { workDirOf } from "./build-job.js";
 import type { BuildsConfig } from "./config.js";
 import { findDockerfile, insidePath, unpackSource } from "./upload.js";
+import { sourceDirOf } from "./observe.js";
 import * as repo from "./repo.js";
 
 export const WAKE_JOB = "builds.wake";
@@ -229,7 +230,65 @@ export function buildsService(deps: BuildsDeps) {
     );
   }
 
-  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder };
+  /**
+   * Base-image refresh (issue 14): a new build of a kept source (observe.ts) with the same Dockerfile, context and
+   * app, queued at once on the source's host; it pulls its base images again and rolls the app on success. The
+   * source lives on its build host, so the call must reach that host's API (as an upload does).
+   */
+  async function rebuild(p: Principal, sourceId: string): Promise<repo.BuildRow> {
+    await requireBuilder();
+    const src = await repo.findBuild(db, p.owner, sourceId);
+    if (!src) throw notFound("build");
+    if (src.host_id !== kernel.hosts.local.id)
+      throw new ApiError(
+        "host_unavailable",
+        `Build ${src.id} ran on host ${src.host_id}; rebuild it through that host's API.`,
+      );
+    const kept = sourceDirOf(deps.root, src.id);
+    if (!src.app_id || !(await stat(kept).catch(() => null))?.isDirectory())
+      throw new ApiError(
+        "conflict",
+        `The source of build ${src.id} is no longer available (only the newest successful build of a company app keeps it); build the app from source again.`,
+      );
+    const app = await resolveApp(p, src.app_id).catch((err) => {
+      throw err instanceof ApiError && err.code === "not_found"
+        ? new ApiError("conflict", `The app ${src.app_slug} of build ${src.id} no longer exists.`)
+        : err;
+    });
+    const row = await auditedTransaction(db, p, async (tx) => {
+      await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
+      return repo.insertBuild(
+        tx,
+        {
+          id: randomUUID(),
+          owner_kind: p.owner.kind,
+          owner_id: p.owner.id,
+          account_id: p.accountId,
+          app_kind: app.kind,
+          app_id: app.id,
+          app_slug: app.slug,
+          dockerfile: src.dockerfile,
+          context_path: src.context_path,
+          host_id: src.host_id,
+          upload_token_hash: null,
+        },
+        config.uploadTtlSeconds,
+      );
+    });
+    try {
+      await cp(kept, path.join(workDirOf(deps.root, row.id), "context"), { recursive: true, verbatimSymlinks: true });
+      await repo.markUploaded(db, row.id, Number(src.source_bytes ?? 0));
+    } catch (err) {
+      await rm(workDirOf(deps.root, row.id), { recursive: true, force: true }).catch(() => {});
+      await repo.finish(db, row.id, "failed", { reason: `the kept source could not be copied: ${String(err)}` });
+      throw err;
+    }
+    const queued = await repo.markQueued(db, row.id);
+    deps.local()?.wake();
+    return queued;
+  }
+
+  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder, rebuild };
 }
 
 export type BuildsService = ReturnType<typeof buildsService>;

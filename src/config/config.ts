@@ -112,6 +112,11 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/** An optional http(s) address setting without its trailing slashes, or null when unset. */
+export function httpUrl(env: Env, name: string): string | null {
+  return url(env, name, ["http:", "https:"])?.replace(/\/+$/, "") ?? null;
+}
+
 /** A key meant for browsers (publishable, client key): public, but a plain token. */
 function publicKey(env: Env, name: string): string | null {
   const raw = env[name];

@@ -67,4 +67,6 @@ export const CONSOLE_PAGES = [
   "/buckets",
   "/buckets/keys",
   "/buckets/:id",
+  "/org",
+  "/invite",
 ];

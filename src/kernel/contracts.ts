@@ -141,6 +141,62 @@ export interface AppRef {
 export interface AppImages {
   find(p: Principal, ref: string): Promise<AppRef | null>;
   deploy(p: Principal, app: AppRef, image: string): Promise<void>;
+  /** what the app runs now (organizations' GitOps manifests, src/orgs/gitlab); null when it is gone */
+  describe?(p: Principal, app: AppRef): Promise<AppSpec | null>;
+  /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
+  scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
+}
+
+/** An app's deployable spec as GitOps manifests show it: a pod has 1 replica; a group its bounds. */
+export interface AppSpec {
+  image: string;
+  size: string;
+  port: number | null;
+  replicaMin: number;
+  replicaMax: number;
+  /** a group's autoscaling target; null for a pod */
+  targetCpuPercent: number | null;
+}
+
+/** A base image a build pulled, with the manifest digest its registry named just before the pull (null: unknown). */
+export interface BuildBaseImage {
+  image: string;
+  digest: string | null;
+}
+
+/** A build that has ended, as the builds area tells its observers (base-image refresh, issue 14). */
+export interface EndedBuild {
+  id: string;
+  owner: Owner;
+  /** the account that created it */
+  accountId: string;
+  app: AppRef | null;
+  status: "succeeded" | "failed" | "cancelled";
+  /** the pushed image and its manifest digest (null when it was not pushed) */
+  image: string | null;
+  digest: string | null;
+  baseImages: BuildBaseImage[];
+}
+
+/**
+ * Told of every build's end (kernel.addBuildObserver). Answering true for a succeeded build that named an app keeps
+ * its source on the build host for `Rebuilds.rebuild` (the newest kept build of an app replaces older ones).
+ */
+export interface BuildObserver {
+  ended(build: EndedBuild): Promise<boolean | void>;
+}
+
+/** The builds area's services for others (kernel.rebuilds): base-image digests, rebuilds of a kept source. */
+export interface Rebuilds {
+  /** the manifest digest the image's registry names now, with the owner's pull access; null: not in a registry */
+  digestOf(owner: Owner, image: string): Promise<string | null>;
+  /**
+   * A new build of a kept source (same Dockerfile, context and app, base images pulled again), queued on the source's
+   * host and rolled to its app on success. 409 conflict when the source is no longer kept; the build's admission runs.
+   */
+  rebuild(p: Principal, buildId: string): Promise<{ id: string; tag: string }>;
+  /** the builder this platform runs builds with */
+  builder(): Promise<{ name: string; version: string | null; available: boolean; problem: string | null }>;
 }
 
 /** An app attached to a resource (a pod using a database), as the apps area reports it. */
@@ -213,6 +269,11 @@ export interface StaticFiles {
   manifest(q: Queryable, deploymentId: string): Promise<Map<string, StaticFileEntry>>;
   /** the bytes of one file content, or null when no such content is stored */
   content(q: Queryable, hash: string): Promise<Buffer | null>;
+  /**
+   * Makes a finalized deployment of the caller's site live again, as `POST /v1/static/{slug}/rollback` (ApiErrors
+   * as there); organizations' GitOps auto-sync. Optional.
+   */
+  rollback?(p: Principal, site: string, deploymentId: string): Promise<void>;
 }
 
 /**

@@ -6,6 +6,7 @@ import type {
   AppImages,
   Attachable,
   AttachmentConsumer,
+  BuildObserver,
   EdgeAccessPolicy,
   EditionLicense,
   EdgeHostSource,
@@ -14,6 +15,7 @@ import type {
   InstanceLookup,
   Lifecycle,
   MeteringSource,
+  Rebuilds,
   StaticFiles,
   TlsCertificates,
 } from "./contracts.js";
@@ -45,6 +47,9 @@ export class Kernel {
   private files: StaticFiles | null = null;
   private certs: TlsCertificates | null = null;
   private apps: AppImages | null = null;
+  /** told of every build's end (organizations' base-image refresh) */
+  readonly buildObservers: BuildObserver[] = [];
+  private rebuildService: Rebuilds | null = null;
   private directory: OrgDirectory | null = null;
   private usageTotals: UsageTotals | null = null;
   private mail: Mailer | null = null;
@@ -146,6 +151,19 @@ export class Kernel {
   /** the apps area's pods and groups, for builds that deploy; null without that area */
   get appImages(): AppImages | null {
     return this.apps;
+  }
+
+  addBuildObserver(observer: BuildObserver): void {
+    this.buildObservers.push(observer);
+  }
+
+  setRebuilds(rebuilds: Rebuilds): void {
+    this.rebuildService = rebuilds;
+  }
+
+  /** the builds area's digests and rebuilds; null without that area */
+  get rebuilds(): Rebuilds | null {
+    return this.rebuildService;
   }
 
   setOrgs(directory: OrgDirectory): void {

@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 import type { KeyObject } from "node:crypto";
 import { checkInstallationLicense, type InstalledLicense } from "./installation.js";
 import { parsePrivateKey } from "./license.js";
@@ -38,19 +38,6 @@ function months(env: Env): number[] {
   if (!list.every((s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 120))
     throw new ConfigError("ONPREM_ALLOWED_MONTHS", `must be a comma-separated list of months 1-120, got "${raw}"`);
   return [...new Set(list.map(Number))].sort((a, b) => a - b);
-}
-
-function httpUrl(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return null;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(name, "is not a valid URL");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(name, "must be an http or https URL");
-  return raw.replace(/\/+$/, "");
 }
 
 export function onpremConfig(env: Env): OnpremConfig {

@@ -5,12 +5,19 @@ import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { chartRoutes } from "./departments/routes.js";
+import { auditRoutes } from "./audit/routes.js";
 import { orgsService } from "./service.js";
 import { visibilityRoutes } from "./visibility/routes.js";
 import { siteAccessPolicy } from "./visibility/sites.js";
 import { assetRoutes } from "./assets/routes.js";
 import { assetsService } from "./assets/service.js";
 import { guardrailAdmission, guardrailJobs, guardrailRoutes } from "./rules/index.js";
+import { refreshJob, refreshObserver, refreshRoutes } from "./refresh/index.js";
+import { gitlabIntegrationRoutes, gitlabJobs } from "./gitlab/index.js";
+import { invoiceJobs, orgInvoiceRoutes } from "./invoices/index.js";
+import { orgBankRoutes } from "./bank/routes.js";
+import { orgStatsRoutes } from "./stats/routes.js";
+import { orgStatsService } from "./stats/service.js";
 import { orgHostsRoutes, orgHostsSetup, orgHostsStart, orgHostsStop } from "./hosts/index.js";
 
 /**
@@ -38,6 +45,7 @@ export const orgsArea = defineArea<null>({
     });
     p.kernel.addEdgeAccess(siteAccessPolicy());
     orgHostsSetup(p);
+    p.kernel.addBuildObserver(refreshObserver({ db: p.db, kernel: p.kernel, log: p.log })); // base-image refresh
     return null;
   },
   routes: (app, ctx) => {
@@ -49,10 +57,16 @@ export const orgsArea = defineArea<null>({
     assetRoutes(app, assetsService({ db: ctx.db, kernel: ctx.kernel }));
     chartRoutes(app, { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     guardrailRoutes(app, { db: ctx.db, kernel: ctx.kernel });
+    auditRoutes(app, { db: ctx.db, tokens: ctx.tokens });
+    refreshRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
+    gitlabIntegrationRoutes(app, ctx);
+    orgInvoiceRoutes(app, ctx);
+    orgBankRoutes(app, ctx);
+    orgStatsRoutes(app, orgStatsService({ db: ctx.db, kernel: ctx.kernel }));
     orgHostsRoutes(app, ctx);
   },
   admission: (p) => guardrailAdmission(p.kernel),
-  jobs: (p) => guardrailJobs(p),
+  jobs: (p) => [...guardrailJobs(p), refreshJob(p), ...gitlabJobs(p), ...invoiceJobs(p)],
   start: (p) => orgHostsStart(p),
   stop: (p) => orgHostsStop(p),
 });

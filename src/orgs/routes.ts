@@ -50,7 +50,7 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       config: {
         auth: write,
         orgRole: "admin",
-        errors: ["not_found", "forbidden_role"],
+        errors: ["not_found", "forbidden_role", "conflict"],
         summaryKo: "조직 설정: 이름, 기본·최대 공개 범위, 공유 승인, 이미지 갱신 정책, 과금 방식(소유자).",
       },
       schema: {
@@ -81,7 +81,7 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       config: {
         auth: account,
         orgRole: "owner",
-        errors: ["not_found", "forbidden_role"],
+        errors: ["not_found", "forbidden_role", "conflict"],
         summaryKo: "조직 삭제(소유자). confirm에 조직 이름. 회사 자산은 만든 사람에게 돌아갑니다.",
       },
       schema: {

@@ -49,6 +49,11 @@ export function orgsService(d: OrgsDeps) {
       return auditedTransaction(db, p, async (tx) => {
         const current = await repo.findOrg(tx, m.orgId, true);
         if (!current) throw new ApiError("not_found", "The organization no longer exists.");
+        if (s.billing_mode !== undefined && s.billing_mode !== current.billing_mode && current.billing_mode === "card")
+          throw new ApiError(
+            "conflict",
+            "The organization pays by card: DELETE /v1/org/billing/card ends card billing.",
+          );
         const next = { ...current, ...Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined)) };
         if (repo.visibilityRank(next.default_visibility) > repo.visibilityRank(next.max_visibility))
           throw new ApiError(
@@ -70,6 +75,11 @@ export function orgsService(d: OrgsDeps) {
         if (!org) throw new ApiError("not_found", "The organization no longer exists.");
         if (confirm !== org.name)
           throw new ApiError("invalid_request", "confirm must be the organization's name, exactly.");
+        if (org.billing_mode === "card")
+          throw new ApiError(
+            "conflict",
+            "The organization pays by card: remove it first (DELETE /v1/org/billing/card).",
+          );
         const members = await repo.memberIds(tx, org.id);
         const returned = await returnAssetsToCreators(tx, d.kernel, org.id);
         await revokeOrgKeys(tx, d.tokens, org.id);

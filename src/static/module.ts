@@ -34,7 +34,10 @@ export const staticArea = defineArea<StaticState, StaticConfig>({
     const workDir = path.join(p.config.dataDir, "static-uploads");
     const svc = staticService({ db: p.db, kernel: p.kernel, config, workDir });
     p.kernel.addEdgeRoutes(siteEdgeRoutes());
-    p.kernel.setStaticFiles(siteFiles());
+    p.kernel.setStaticFiles({
+      ...siteFiles(),
+      rollback: async (who, site, id) => void (await svc.rollback(who, site, id)),
+    });
     p.kernel.addOwned(staticOwned());
     return { svc, config, workDir };
   },

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import pg from "pg";
 import { call, expectError, scopedKey, signup } from "../helpers/app.js";
 import { createSite, deploy, get as edgeGet, staticApp, tarGz, type StaticApp } from "../static/lib.js";
-import { issueToken } from "../../src/accounts/repo.js";
+import { issueToken } from "../../src/auth/api-keys.js";
 import { makeOrg, ORG, type Person, type TestOrg } from "./lib.js";
 
 let s: StaticApp;

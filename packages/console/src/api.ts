@@ -14,9 +14,46 @@ export function csrfToken(): string {
   return m ? decodeURIComponent(m[1]) : "";
 }
 
+/**
+ * Whose resources the console works on: "me" (the account's own) or "org" (the account's organization: every call
+ * then sends X-Owner: org, so lists show and forms create company assets). Kept in localStorage across visits.
+ */
+export type OwnerContext = "me" | "org";
+const OWNER_KEY = "platform.owner";
+let owner: OwnerContext = readOwner();
+
+function readOwner(): OwnerContext {
+  try {
+    return window.localStorage.getItem(OWNER_KEY) === "org" ? "org" : "me";
+  } catch {
+    return "me";
+  }
+}
+
+export const ownerContext = (): OwnerContext => owner;
+
+export function setOwnerContext(next: OwnerContext): void {
+  owner = next;
+  try {
+    if (next === "org") window.localStorage.setItem(OWNER_KEY, "org");
+    else window.localStorage.removeItem(OWNER_KEY);
+  } catch {
+    // storage refused (private mode): the choice lasts for this page only
+  }
+}
+
+/**
+ * Paths that are always the person's, whatever the context: the account, sign-in, its API keys (organization keys
+ * are /v1/org/api-keys), and the organization routes (they find the caller's organization themselves; creating
+ * one and accepting an invitation are personal acts).
+ */
+const PERSONAL = /^\/(?:v1\/(?:me|auth|api-keys|org)(?:\/|$)|console\/)/;
+
 const sameOrigin: typeof fetch = (input, init) => {
   const request = new Request(input, init);
   request.headers.set("x-platform-csrf", csrfToken());
+  if (owner === "org" && !request.headers.has("x-owner") && !PERSONAL.test(new URL(request.url).pathname))
+    request.headers.set("x-owner", "org");
   // the HttpOnly session cookie goes with every same-origin request; no token ever reaches this script
   return fetch(request, { credentials: "same-origin" });
 };
@@ -67,3 +104,9 @@ export type DomainCheck = Post<"/v1/apps/{slug}/domains/{id}/verify">;
 export type Autosetup = Post<"/v1/apps/{slug}/domains/{id}/cf-autosetup">;
 export type Build = Get<"/v1/builds">[number];
 export type BuildDetail = Get<"/v1/builds/{id}">;
+
+export type Org = Get<"/v1/org">;
+export type OrgMember = Get<"/v1/org/members">["items"][number];
+export type OrgInvite = Get<"/v1/org/invites">["items"][number];
+export type InvitePreview = Get<"/v1/org/invites/preview">;
+export type InviteOutcome = Post<"/v1/org/invites">["items"][number];

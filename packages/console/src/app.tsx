@@ -23,6 +23,9 @@ import { BuildPage } from "./pages/build";
 import { BucketsPage } from "./pages/buckets";
 import { BucketPage } from "./pages/bucket";
 import { BucketKeysPage } from "./pages/bucket-keys";
+import { InvitePage } from "./pages/invite";
+import { OrgPage } from "./pages/org";
+import { ContextBanner, ContextSwitch, OrgProvider, useOrgState } from "./org-context";
 
 export interface Me {
   id: string;
@@ -65,10 +68,17 @@ function useMe() {
   return { me, setMe, refresh };
 }
 
+/** Where to go after signing in: `next` when it is a path of this console (never another origin). */
+function nextPath(): string | null {
+  const next = new URLSearchParams(window.location.search).get("next");
+  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : null;
+}
+
 function Shell() {
   const { path, navigate } = useRouter();
   const { t, setLocale } = useI18n();
   const { me, setMe, refresh } = useMe();
+  const orgState = useOrgState(!!me);
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     if (me?.locale) setLocale(me.locale);
@@ -76,10 +86,12 @@ function Shell() {
   useEffect(() => setMenuOpen(false), [path]);
 
   const publicPage = path === "/signin" || path === "/signup";
+  // an invitation link opens for anyone: its preview is public, accepting needs the invited account
+  const invite = path === "/invite";
   useEffect(() => {
-    if (me === null && !publicPage) navigate("/signin");
-    if (me && (publicPage || path === "/")) navigate("/databases");
-  }, [me, publicPage, path, navigate]);
+    if (me === null && !publicPage && !invite) navigate("/signin");
+    if (me && (publicPage || path === "/")) navigate((publicPage && nextPath()) || "/databases");
+  }, [me, publicPage, invite, path, navigate]);
 
   if (me === undefined)
     return (
@@ -87,11 +99,13 @@ function Shell() {
         <Spinner label={t("common.loading")} />
       </div>
     );
+  if (!me && invite) return <InvitePage signedIn={false} />;
   if (!me) return publicPage ? <AuthPage mode={path === "/signup" ? "signup" : "signin"} onSignedIn={refresh} /> : null;
 
   const signOut = async () => {
     await api.POST("/v1/auth/logout").catch(() => {});
     await session("/console/signout").catch(() => {});
+    orgState.setOwner("me");
     setMe(null);
     navigate("/signin");
   };
@@ -102,49 +116,60 @@ function Shell() {
     ["/buckets", t("nav.buckets")],
     ["/domains", t("nav.domains")],
     ["/databases", t("nav.databases")],
+    ["/org", t("nav.org")],
     ["/keys", t("nav.keys")],
     ["/billing", t("nav.billing")],
     ["/account", t("nav.account")],
   ];
+  // a detail page names a resource of the context left: back to its section's list
+  const switched = () => {
+    const section = path.split("/")[1];
+    if (path !== `/${section}`) navigate(`/${section}`);
+  };
   return (
-    <div className="layout">
-      <a className="skip" href="#main">
-        {t("nav.skip")}
-      </a>
-      <header className="topbar">
-        <Link to="/databases" className="brand">
-          <span className="logo" aria-hidden="true">
-            P
-          </span>
-          {t("brand")}
-        </Link>
-        <button
-          type="button"
-          className="btn ghost menu-toggle"
-          aria-expanded={menuOpen}
-          aria-controls="nav"
-          onClick={() => setMenuOpen((o) => !o)}
-        >
-          {t("nav.menu")}
-        </button>
-        <nav id="nav" className={menuOpen ? "open" : ""} aria-label={t("nav.menu")}>
-          {nav.map(([to, label, also]) => (
-            <Link key={to} to={to} also={also}>
-              {label}
-            </Link>
-          ))}
-          <span className="who" title={me.email}>
-            {me.display_name || me.email}
-          </span>
-          <button type="button" className="btn ghost" onClick={signOut}>
-            {t("nav.signout")}
+    <OrgProvider value={orgState}>
+      <div className={`layout context-${orgState.owner}`}>
+        <a className="skip" href="#main">
+          {t("nav.skip")}
+        </a>
+        <header className="topbar">
+          <Link to="/databases" className="brand">
+            <span className="logo" aria-hidden="true">
+              P
+            </span>
+            {t("brand")}
+          </Link>
+          <button
+            type="button"
+            className="btn ghost menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="nav"
+            onClick={() => setMenuOpen((o) => !o)}
+          >
+            {t("nav.menu")}
           </button>
-        </nav>
-      </header>
-      <main id="main" tabIndex={-1}>
-        <Page path={path} me={me} onMeChanged={(m) => setMe(m)} onDeleted={() => setMe(null)} />
-      </main>
-    </div>
+          <nav id="nav" className={menuOpen ? "open" : ""} aria-label={t("nav.menu")}>
+            {nav.map(([to, label, also]) => (
+              <Link key={to} to={to} also={also}>
+                {label}
+              </Link>
+            ))}
+            <ContextSwitch onSwitched={switched} />
+            <span className="who" title={me.email}>
+              {me.display_name || me.email}
+            </span>
+            <button type="button" className="btn ghost" onClick={signOut}>
+              {t("nav.signout")}
+            </button>
+          </nav>
+        </header>
+        <main id="main" tabIndex={-1}>
+          <ContextBanner onSwitched={switched} />
+          {/* a new context loads every list again */}
+          <Page key={orgState.owner} path={path} me={me} onMeChanged={(m) => setMe(m)} onDeleted={() => setMe(null)} />
+        </main>
+      </div>
+    </OrgProvider>
   );
 }
 
@@ -187,6 +212,8 @@ function Page({
   if (bucket) return <BucketPage id={decodeURIComponent(bucket[1])} />;
   if (path === "/volumes") return <VolumesPage />;
   if (path === "/templates") return <TemplatesPage />;
+  if (path === "/org") return <OrgPage me={me} />;
+  if (path === "/invite") return <InvitePage signedIn />;
   if (path === "/keys") return <KeysPage />;
   if (path === "/billing") return <BillingPage />;
   if (path === "/account") return <AccountPage me={me} onChanged={onMeChanged} onDeleted={onDeleted} />;

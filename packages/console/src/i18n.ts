@@ -3,6 +3,7 @@ import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { domainsEn, domainsKo } from "./i18n-domains";
+import { orgEn, orgKo } from "./i18n-org";
 import { sitesEn, sitesKo } from "./i18n-sites";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
@@ -175,6 +176,7 @@ const en = {
   ...domainsEn,
   ...buildsEn,
   ...bucketsEn,
+  ...orgEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -349,6 +351,7 @@ const ko: Record<MessageKey, string> = {
   ...domainsKo,
   ...buildsKo,
   ...bucketsKo,
+  ...orgKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };

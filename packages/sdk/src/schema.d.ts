@@ -2299,6 +2299,50 @@ export interface paths {
     patch: operations["updateOrg"];
     trace?: never;
   };
+  "/v1/org/api-keys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's API keys (admin): issuer, prefix, scopes, last use; never their secrets.
+     * @description The organization's API keys (admin): issuer, prefix, scopes, last use; never their secrets.
+     */
+    get: operations["listOrgApiKeys"];
+    put?: never;
+    /**
+     * Issue an organization key (admin; opk_…, shown once): it acts for the organization with the issuer's role (at most admin); what it creates is a company asset, what it does is in the organization audit log.
+     * @description Issue an organization key (admin; opk_…, shown once): it acts for the organization with the issuer's role (at most admin); what it creates is a company asset, what it does is in the organization audit log.
+     */
+    post: operations["createOrgApiKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/api-keys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an organization key (admin, whoever issued it); every API process refuses it at once.
+     * @description Revoke an organization key (admin, whoever issued it); every API process refuses it at once.
+     */
+    delete: operations["revokeOrgApiKey"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/org/approvals": {
     parameters: {
       query?: never;
@@ -2398,6 +2442,134 @@ export interface paths {
      * @description Remove a designation (admin): the resource, with what is tied to it, returns to its creator's personal ownership.
      */
     delete: operations["releaseOrgAsset"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/audit": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Organization audit log (admin), newest first: members acting for the organization, organization keys, /v1/org changes; ?actor=(account id or e-mail)&action=(operationId)&resource_kind=&from=&to=(RFC 3339)&limit=&cursor=.
+     * @description Organization audit log (admin), newest first: members acting for the organization, organization keys, /v1/org changes; ?actor=(account id or e-mail)&action=(operationId)&resource_kind=&from=&to=(RFC 3339)&limit=&cursor=.
+     */
+    get: operations["listOrgAudit"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/bank-transfer/config": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Admin: the deposit account, amount limits and the organization's saved business details; available is false for card and suite organizations.
+     * @description Admin: the deposit account, amount limits and the organization's saved business details; available is false for card and suite organizations.
+     */
+    get: operations["getOrgBankTransferConfig"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/bank-transfers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Admin: the organization wallet's bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.
+     * @description Admin: the organization wallet's bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.
+     */
+    get: operations["listOrgBankTransfers"];
+    put?: never;
+    /**
+     * Admin: request a bank-transfer top-up of the organization wallet {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice}; prepaid or personal organizations only (409 otherwise); credited after operator confirmation.
+     * @description Admin: request a bank-transfer top-up of the organization wallet {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice}; prepaid or personal organizations only (409 otherwise); credited after operator confirmation.
+     */
+    post: operations["createOrgBankTransfer"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/bank-transfers/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Admin: cancel a pending request before the deposit (not after deposit-reported).
+     * @description Admin: cancel a pending request before the deposit (not after deposit-reported).
+     */
+    post: operations["cancelOrgBankTransfer"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/bank-transfers/{id}/deposit-reported": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Admin: report the deposit for operator matching; depositor_name may be corrected.
+     * @description Admin: report the deposit for operator matching; depositor_name may be corrected.
+     */
+    post: operations["reportOrgBankDeposit"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/billing/card": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Register the organization card (owner): full pay-as-you-go from now, the previous month's invoice charged to it at the start of each month. toss: auth_key of the card registration window; stripe: payment_method (pm_…). Registering again replaces the card and retries unpaid invoices.
+     * @description Register the organization card (owner): full pay-as-you-go from now, the previous month's invoice charged to it at the start of each month. toss: auth_key of the card registration window; stripe: payment_method (pm_…). Registering again replaces the card and retries unpaid invoices.
+     */
+    post: operations["registerOrgCard"];
+    /**
+     * Remove the organization card (owner): 409 while invoices are unpaid. Card billing ends: the months not invoiced yet and the month so far are invoiced and charged at once (409 when that charge fails: the card stays for the retries), then the card is forgotten and the previous billing mode returns.
+     * @description Remove the organization card (owner): 409 while invoices are unpaid. Card billing ends: the months not invoiced yet and the month so far are invoiced and charged at once (409 when that charge fails: the card stays for the retries), then the card is forgotten and the previous billing mode returns.
+     */
+    delete: operations["removeOrgCard"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2615,6 +2787,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/org/git-syncs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Recent source-control sync jobs, newest first (admin), with status and error; ?limit= (default 50, at most 200).
+     * @description Recent source-control sync jobs, newest first (admin), with status and error; ?limit= (default 50, at most 200).
+     */
+    get: operations["listOrgGitSyncs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/git-syncs/{id}/retry": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queue a failed sync again (admin); 202 with the sync, 409 conflict when it is not failed.
+     * @description Queue a failed sync again (admin); 202 with the sync, 409 conflict when it is not failed.
+     */
+    post: operations["retryOrgGitSync"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/org/hosts": {
     parameters: {
       query?: never;
@@ -2677,6 +2889,134 @@ export interface paths {
      * @description A new bootstrap token and install.shell for a still-pending host (admin); the previous token stops working; 409 once registered.
      */
     post: operations["reissueOrgHostBootstrap"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/image-refreshes": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Base-image refresh proposals of company apps built by the platform (admin), with the policy (off, notify or auto), keep_days and the builder.
+     * @description Base-image refresh proposals of company apps built by the platform (admin), with the policy (off, notify or auto), keep_days and the builder.
+     */
+    get: operations["listOrgImageRefreshes"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/image-refreshes/{id}/dismiss": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Dismiss a proposal (admin): the same app and new version is not proposed again.
+     * @description Dismiss a proposal (admin): the same app and new version is not proposed again.
+     */
+    post: operations["dismissOrgImageRefresh"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/image-refreshes/{id}/rebuild": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rebuild the same source on the proposed base version (admin); the app rolls to the new image on success. 202 {build_id, tag}.
+     * @description Rebuild the same source on the proposed base version (admin); the app rolls to the new image on success. 202 {build_id, tag}.
+     */
+    post: operations["rebuildOrgImageRefresh"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/image-refreshes/check": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check base-image updates now (admin): {created, checked}; with policy auto the rebuilds start.
+     * @description Check base-image updates now (admin): {created, checked}; with policy auto the rebuilds start.
+     */
+    post: operations["checkOrgImageRefreshes"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/integrations/gitlab": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The GitLab integration (admin): instance, group, archive and GitOps settings; the token masked.
+     * @description The GitLab integration (admin): instance, group, archive and GitOps settings; the token masked.
+     */
+    get: operations["getOrgGitlab"];
+    /**
+     * Set the GitLab integration (admin). An omitted token keeps the stored one (required the first time); the token is stored encrypted. gitops_enabled needs gitops_repo, gitops_namespace and gitops_host_pattern.
+     * @description Set the GitLab integration (admin). An omitted token keeps the stored one (required the first time); the token is stored encrypted. gitops_enabled needs gitops_repo, gitops_namespace and gitops_host_pattern.
+     */
+    put: operations["putOrgGitlab"];
+    post?: never;
+    /**
+     * Remove the GitLab settings and token (admin); the sync history stays. deleted: false when there were none.
+     * @description Remove the GitLab settings and token (admin); the sync history stays. deleted: false when there were none.
+     */
+    delete: operations["deleteOrgGitlab"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/integrations/gitlab/test": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check the connection (admin) with the stored settings, or base_url, group_path and token from the body: GitLab's version and the group. Failures are ok: false with an error sentence.
+     * @description Check the connection (admin) with the stored settings, or base_url, group_path and token from the body: GitLab's version and the group. Failures are ok: false with an error sentence.
+     */
+    post: operations["testOrgGitlab"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2759,6 +3099,46 @@ export interface paths {
      * @description Preview an invitation link's token (public): organization, inviter, role, masked address, status (pending, expired, accepted, withdrawn), expiry.
      */
     get: operations["previewOrgInvite"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/invoices": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Monthly invoices (newest first) with card and payment status, and the organization's billing mode and card; ?limit=&cursor=.
+     * @description Monthly invoices (newest first) with card and payment status, and the organization's billing mode and card; ?limit=&cursor=.
+     */
+    get: operations["listOrgInvoices"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/invoices/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One invoice with that period's usage by member (who created the assets) and kind, in exact micro-won; another organization's id is 404.
+     * @description One invoice with that period's usage by member (who created the assets) and kind, in exact micro-won; another organization's id is 404.
+     */
+    get: operations["getOrgInvoice"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2950,6 +3330,46 @@ export interface paths {
      * @description Revoke a member's invitation to the site (uid: their account id).
      */
     delete: operations["revokeOrgSiteAccess"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/stats/sites": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Admin: daily requests, 4xx/5xx answers, p50/p95 response time and bytes out of every company deployment (static sites, pods, pod groups of all members), each and summed; ?days=7 (default), 30 or 90.
+     * @description Admin: daily requests, 4xx/5xx answers, p50/p95 response time and bytes out of every company deployment (static sites, pods, pod groups of all members), each and summed; ?days=7 (default), 30 or 90.
+     */
+    get: operations["listOrgSiteStats"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/stats/sites/{slug}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Daily statistics of one company deployment (slug or id); a personal or another organization's deployment is 404; ?days=7 (default), 30 or 90.
+     * @description Daily statistics of one company deployment (slug or id); a personal or another organization's deployment is 404; ?days=7 (default), 30 or 90.
+     */
+    get: operations["getOrgSiteStats"];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -4628,7 +5048,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4642,7 +5062,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "forbidden_role";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -4841,7 +5261,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -4855,7 +5275,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "forbidden_role";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -5112,7 +5532,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
       403: {
         headers: {
           RateLimit: components["headers"]["RateLimit"];
@@ -5126,7 +5546,7 @@ export interface operations {
                * @description Stable error code from the catalog (see /v1/manual).
                * @enum {string}
                */
-              code: "scope_insufficient";
+              code: "scope_insufficient" | "forbidden_role";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -39587,6 +40007,27 @@ export interface operations {
           };
         };
       };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
       /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       413: {
         headers: {
@@ -39870,6 +40311,27 @@ export interface operations {
           };
         };
       };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
       /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
       413: {
         headers: {
@@ -39885,6 +40347,825 @@ export interface operations {
                * @enum {string}
                */
               code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgApiKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              expires_at: string | null;
+              id: string;
+              issued_by: {
+                email: string;
+                id: string;
+              };
+              /** Format: date-time */
+              last_used_at: string | null;
+              name: string;
+              /** @description first characters of the key, to recognise it */
+              prefix: string;
+              scopes: string[];
+            }[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createOrgApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: date-time
+           * @description RFC 3339 time
+           */
+          expires_at?: string;
+          name: string;
+          scopes: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            issued_by: {
+              email: string;
+              id: string;
+            };
+            /** @description shown once */
+            key: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description first characters of the key, to recognise it */
+            prefix: string;
+            scopes: string[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json" | "invalid_scope";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  revokeOrgApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -41724,6 +43005,2477 @@ export interface operations {
                * @enum {string}
                */
               code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgAudit: {
+    parameters: {
+      query?: {
+        /** @description an operationId */
+        action?: string;
+        /** @description account id or e-mail */
+        actor?: string;
+        cursor?: string;
+        /** @description at or after (RFC 3339) */
+        from?: string;
+        limit?: number;
+        resource_kind?: string;
+        /** @description before (RFC 3339) */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** @description the route's operationId */
+              action: string;
+              actor: {
+                email: string;
+                id: string;
+              };
+              /** Format: date-time */
+              created_at: string;
+              id: string;
+              ip: string | null;
+              request_id: string | null;
+              /** @description pods, static, databases, org, billing ... */
+              resource_kind: string | null;
+              /** Format: int64 */
+              status: number;
+              target: string | null;
+              /** @description full (a sign-in session) or scoped (an API key) */
+              token_kind: string | null;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgBankTransferConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description whether this organization may request top-ups */
+            available: boolean;
+            billing_mode: string;
+            business_info: {
+              address?: string;
+              /** @description 종목 */
+              business_item?: string;
+              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+              business_number: string;
+              /** @description 업태 */
+              business_type?: string;
+              company_name: string;
+              /**
+               * Format: email
+               * @description where the tax invoice is sent
+               */
+              email: string;
+              representative: string;
+            } | null;
+            deposit_account: {
+              account_holder: string | null;
+              account_number: string;
+              bank_name: string | null;
+            } | null;
+            /** Format: int64 */
+            max_amount_krw: number;
+            /** Format: int64 */
+            max_pending: number;
+            /** Format: int64 */
+            min_amount_krw: number;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgBankTransfers: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        status?: "pending" | "confirmed" | "cancelled" | "rejected";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: int64 */
+              amount_krw: number;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              decided_at: string | null;
+              /** Format: date-time */
+              deposit_reported_at: string | null;
+              depositor_name: string;
+              id: string;
+              receipt_type: "none" | "tax_invoice";
+              reject_reason: string | null;
+              /** @description the admin's account id */
+              requested_by: string;
+              status: "pending" | "confirmed" | "cancelled" | "rejected";
+              tax_invoice: {
+                address?: string;
+                /** @description 종목 */
+                business_item?: string;
+                /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+                business_number: string;
+                /** @description 업태 */
+                business_type?: string;
+                company_name: string;
+                /**
+                 * Format: email
+                 * @description where the tax invoice is sent
+                 */
+                email: string;
+                representative: string;
+              } | null;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createOrgBankTransfer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int64 */
+          amount_krw: number;
+          depositor_name: string;
+          receipt_type: "none" | "tax_invoice";
+          tax_invoice?: {
+            address?: string;
+            /** @description 종목 */
+            business_item?: string;
+            /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+            business_number: string;
+            /** @description 업태 */
+            business_type?: string;
+            company_name: string;
+            /**
+             * Format: email
+             * @description where the tax invoice is sent
+             */
+            email: string;
+            representative: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            amount_krw: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: string | null;
+            /** Format: date-time */
+            deposit_reported_at: string | null;
+            depositor_name: string;
+            id: string;
+            receipt_type: "none" | "tax_invoice";
+            reject_reason: string | null;
+            /** @description the admin's account id */
+            requested_by: string;
+            status: "pending" | "confirmed" | "cancelled" | "rejected";
+            tax_invoice: {
+              address?: string;
+              /** @description 종목 */
+              business_item?: string;
+              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+              business_number: string;
+              /** @description 업태 */
+              business_type?: string;
+              company_name: string;
+              /**
+               * Format: email
+               * @description where the tax invoice is sent
+               */
+              email: string;
+              representative: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code:
+                | "invalid_request"
+                | "bad_json"
+                | "amount_out_of_range"
+                | "bank_transfer_unavailable"
+                | "invalid_business_number"
+                | "tax_invoice_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress" | "too_many_pending";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  cancelOrgBankTransfer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            amount_krw: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: string | null;
+            /** Format: date-time */
+            deposit_reported_at: string | null;
+            depositor_name: string;
+            id: string;
+            receipt_type: "none" | "tax_invoice";
+            reject_reason: string | null;
+            /** @description the admin's account id */
+            requested_by: string;
+            status: "pending" | "confirmed" | "cancelled" | "rejected";
+            tax_invoice: {
+              address?: string;
+              /** @description 종목 */
+              business_item?: string;
+              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+              business_number: string;
+              /** @description 업태 */
+              business_type?: string;
+              company_name: string;
+              /**
+               * Format: email
+               * @description where the tax invoice is sent
+               */
+              email: string;
+              representative: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress" | "invalid_state" | "deposit_reported";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  reportOrgBankDeposit: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          depositor_name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            amount_krw: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: string | null;
+            /** Format: date-time */
+            deposit_reported_at: string | null;
+            depositor_name: string;
+            id: string;
+            receipt_type: "none" | "tax_invoice";
+            reject_reason: string | null;
+            /** @description the admin's account id */
+            requested_by: string;
+            status: "pending" | "confirmed" | "cancelled" | "rejected";
+            tax_invoice: {
+              address?: string;
+              /** @description 종목 */
+              business_item?: string;
+              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+              business_number: string;
+              /** @description 업태 */
+              business_type?: string;
+              company_name: string;
+              /**
+               * Format: email
+               * @description where the tax invoice is sent
+               */
+              email: string;
+              representative: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress" | "invalid_state";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  registerOrgCard: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          auth_key?: string;
+          payment_method?: string;
+          /** @description toss (KRW billing key) or stripe (PaymentMethod, charged in KRW) */
+          provider: "stripe" | "toss";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description personal, prepaid, card or suite */
+            billing_mode: string;
+            card: {
+              brand: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: int64 */
+              exp_month: number | null;
+              /** Format: int64 */
+              exp_year: number | null;
+              id: string;
+              last4: string | null;
+              provider: "stripe" | "toss";
+            };
+            /** Format: date-time */
+            card_billing_since: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code:
+                "invalid_request" | "bad_json" | "invalid_payment_method" | "auth_key_required" | "invalid_auth_key";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      402: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payment_failed";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress" | "card_save_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 502: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "provider_error";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "provider_unavailable" | "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  removeOrgCard: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            billing_mode: string;
+            final_invoices: {
+              /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
+              card: {
+                brand: string | null;
+                last4: string | null;
+                provider: "stripe" | "toss";
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              /** @enum {string} */
+              currency: "KRW";
+              id: string;
+              /** @description monthly; closing: the month so far, when the card was removed */
+              kind: "monthly" | "closing";
+              /** @description YYYY-MM (UTC) of the period */
+              month: string;
+              payment: {
+                /** Format: int64 */
+                attempts: number;
+                /** @description an attempt is under way */
+                charging: boolean;
+                /**
+                 * Format: int64
+                 * @description declines since the last card change
+                 */
+                declines: number;
+                failure: {
+                  code: string;
+                  message: string;
+                } | null;
+                /** Format: date-time */
+                last_attempt_at: string | null;
+                /** Format: int64 */
+                max_attempts: number;
+                /** Format: date-time */
+                next_attempt_at: string | null;
+                /** Format: date-time */
+                paid_at: string | null;
+                /** @description the ledger posting that credited the wallet */
+                transaction_id: string | null;
+                /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
+                waived: boolean;
+              };
+              /** Format: date-time */
+              period_end: string;
+              /** Format: date-time */
+              period_start: string;
+              /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
+              status: "pending" | "paid" | "failed";
+              /**
+               * Format: int64
+               * @description the organization wallet's usage charges of the period (the ledger's sum)
+               */
+              total_krw: number;
+            }[];
+            removed: boolean;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -45645,6 +49397,577 @@ export interface operations {
       };
     };
   };
+  listOrgGitSyncs: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              app_id: string;
+              /** @description pod, pod-group or site */
+              app_kind: string;
+              app_slug: string;
+              /** Format: int64 */
+              attempts: number;
+              commit_id: string | null;
+              created_at: string;
+              detail: string | null;
+              /** @description why it failed or was skipped; while queued, the last attempt's error */
+              error: string | null;
+              finished_at: string | null;
+              id: string;
+              /** @description archive, gitops or auto_sync */
+              kind: string;
+              project_path: string | null;
+              /** @description what the scan saw: a deployment id, a spec digest, a manifest commit */
+              revision: string | null;
+              started_at: string | null;
+              /** @description queued, running, succeeded, failed or skipped */
+              status: string;
+            }[];
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  retryOrgGitSync: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_id: string;
+            /** @description pod, pod-group or site */
+            app_kind: string;
+            app_slug: string;
+            /** Format: int64 */
+            attempts: number;
+            commit_id: string | null;
+            created_at: string;
+            detail: string | null;
+            /** @description why it failed or was skipped; while queued, the last attempt's error */
+            error: string | null;
+            finished_at: string | null;
+            id: string;
+            /** @description archive, gitops or auto_sync */
+            kind: string;
+            project_path: string | null;
+            /** @description what the scan saw: a deployment id, a spec digest, a manifest commit */
+            revision: string | null;
+            started_at: string | null;
+            /** @description queued, running, succeeded, failed or skipped */
+            status: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
   listOrgHosts: {
     parameters: {
       query?: never;
@@ -47181,6 +51504,2315 @@ export interface operations {
       };
     };
   };
+  listOrgImageRefreshes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            builder: {
+              available: boolean;
+              /** @description buildah */
+              name: string;
+              problem: string | null;
+              version: string | null;
+            };
+            items: {
+              app_id: string;
+              app_kind: "pod" | "group";
+              app_slug: string;
+              base_image: string;
+              /** @description the build whose base image changed */
+              build_id: string;
+              created_at: string;
+              error: string | null;
+              id: string;
+              /** @description the digest the registry names now */
+              new_digest: string;
+              /** @description the digest the build pulled */
+              old_digest: string | null;
+              rebuild_build_id: string | null;
+              /** @description proposed → rebuilding → done | failed; dismissed: never proposed again */
+              status: "proposed" | "dismissed" | "rebuilding" | "done" | "failed";
+              updated_at: string;
+            }[];
+            /** Format: int64 */
+            keep_days: number;
+            policy: "off" | "notify" | "auto";
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  dismissOrgImageRefresh: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_id: string;
+            app_kind: "pod" | "group";
+            app_slug: string;
+            base_image: string;
+            /** @description the build whose base image changed */
+            build_id: string;
+            created_at: string;
+            error: string | null;
+            id: string;
+            /** @description the digest the registry names now */
+            new_digest: string;
+            /** @description the digest the build pulled */
+            old_digest: string | null;
+            rebuild_build_id: string | null;
+            /** @description proposed → rebuilding → done | failed; dismissed: never proposed again */
+            status: "proposed" | "dismissed" | "rebuilding" | "done" | "failed";
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  rebuildOrgImageRefresh: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            build_id: string;
+            /** @description the tag the rebuilt image gets in the app's repository: build-<build_id> */
+            tag: string;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 402: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      402: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "budget_exceeded";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role" | "deploy_rule_violation";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "conflict" | "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "host_unavailable" | "service_unavailable" | "builder_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  checkOrgImageRefreshes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            checked: number;
+            /** Format: int64 */
+            created: number;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgGitlab: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            archive_enabled: boolean;
+            base_url: string | null;
+            /** @description false: no integration (every other field is null or false) */
+            configured: boolean;
+            created_at: string | null;
+            gitops_auto_sync: boolean;
+            gitops_enabled: boolean;
+            gitops_host_pattern: string | null;
+            gitops_namespace: string | null;
+            gitops_repo: string | null;
+            group_path: string | null;
+            /** @description masked: asterisks and the last 4 characters */
+            token: string | null;
+            token_set: boolean;
+            updated_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  putOrgGitlab: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @default false */
+          archive_enabled?: boolean;
+          /** @description the GitLab instance, e.g. https://gitlab.example.com */
+          base_url: string;
+          /** @default false */
+          gitops_auto_sync?: boolean;
+          /** @default false */
+          gitops_enabled?: boolean;
+          /** @description the Ingress host of each app; {slug} (required) and {namespace} are replaced, e.g. {slug}.apps.example.com */
+          gitops_host_pattern?: string | null;
+          /** @description the manifests' namespace and the repository folder they are written to */
+          gitops_namespace?: string | null;
+          /** @description the GitOps project: a full path, or a project name in the group (made when missing) */
+          gitops_repo?: string | null;
+          /** @description full path of the group */
+          group_path: string;
+          /** @description a GitLab access token with the api scope; omitted: kept */
+          token?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            archive_enabled: boolean;
+            base_url: string | null;
+            /** @description false: no integration (every other field is null or false) */
+            configured: boolean;
+            created_at: string | null;
+            gitops_auto_sync: boolean;
+            gitops_enabled: boolean;
+            gitops_host_pattern: string | null;
+            gitops_namespace: string | null;
+            gitops_repo: string | null;
+            group_path: string | null;
+            /** @description masked: asterisks and the last 4 characters */
+            token: string | null;
+            token_set: boolean;
+            updated_at: string | null;
+          };
+        };
+      };
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            archive_enabled: boolean;
+            base_url: string | null;
+            /** @description false: no integration (every other field is null or false) */
+            configured: boolean;
+            created_at: string | null;
+            gitops_auto_sync: boolean;
+            gitops_enabled: boolean;
+            gitops_host_pattern: string | null;
+            gitops_namespace: string | null;
+            gitops_repo: string | null;
+            group_path: string | null;
+            /** @description masked: asterisks and the last 4 characters */
+            token: string | null;
+            token_set: boolean;
+            updated_at: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteOrgGitlab: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            deleted: boolean;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  testOrgGitlab: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description the GitLab instance, e.g. https://gitlab.example.com */
+          base_url?: string;
+          /** @description full path of the group */
+          group_path?: string;
+          token?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description why the check failed, in a sentence */
+            error: string | null;
+            gitlab_version: string | null;
+            group_name: string | null;
+            group_web_url: string | null;
+            ok: boolean;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request" | "bad_json";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 409: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      409: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_in_progress";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 413: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      413: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 415: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      415: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 422: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      422: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "idempotency_key_reused";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
   listOrgInvites: {
     parameters: {
       query?: never;
@@ -48477,6 +55109,617 @@ export interface operations {
                * @enum {string}
                */
               code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgInvoices: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description personal, prepaid, card or suite */
+            billing_mode: string;
+            card: {
+              brand: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: int64 */
+              exp_month: number | null;
+              /** Format: int64 */
+              exp_year: number | null;
+              id: string;
+              last4: string | null;
+              provider: "stripe" | "toss";
+            } | null;
+            /** Format: date-time */
+            card_billing_since: string | null;
+            items: {
+              /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
+              card: {
+                brand: string | null;
+                last4: string | null;
+                provider: "stripe" | "toss";
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              /** @enum {string} */
+              currency: "KRW";
+              id: string;
+              /** @description monthly; closing: the month so far, when the card was removed */
+              kind: "monthly" | "closing";
+              /** @description YYYY-MM (UTC) of the period */
+              month: string;
+              payment: {
+                /** Format: int64 */
+                attempts: number;
+                /** @description an attempt is under way */
+                charging: boolean;
+                /**
+                 * Format: int64
+                 * @description declines since the last card change
+                 */
+                declines: number;
+                failure: {
+                  code: string;
+                  message: string;
+                } | null;
+                /** Format: date-time */
+                last_attempt_at: string | null;
+                /** Format: int64 */
+                max_attempts: number;
+                /** Format: date-time */
+                next_attempt_at: string | null;
+                /** Format: date-time */
+                paid_at: string | null;
+                /** @description the ledger posting that credited the wallet */
+                transaction_id: string | null;
+                /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
+                waived: boolean;
+              };
+              /** Format: date-time */
+              period_end: string;
+              /** Format: date-time */
+              period_start: string;
+              /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
+              status: "pending" | "paid" | "failed";
+              /**
+               * Format: int64
+               * @description the organization wallet's usage charges of the period (the ledger's sum)
+               */
+              total_krw: number;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgInvoice: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
+            card: {
+              brand: string | null;
+              last4: string | null;
+              provider: "stripe" | "toss";
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            currency: "KRW";
+            id: string;
+            /** @description monthly; closing: the month so far, when the card was removed */
+            kind: "monthly" | "closing";
+            /** @description YYYY-MM (UTC) of the period */
+            month: string;
+            payment: {
+              /** Format: int64 */
+              attempts: number;
+              /** @description an attempt is under way */
+              charging: boolean;
+              /**
+               * Format: int64
+               * @description declines since the last card change
+               */
+              declines: number;
+              failure: {
+                code: string;
+                message: string;
+              } | null;
+              /** Format: date-time */
+              last_attempt_at: string | null;
+              /** Format: int64 */
+              max_attempts: number;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** Format: date-time */
+              paid_at: string | null;
+              /** @description the ledger posting that credited the wallet */
+              transaction_id: string | null;
+              /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
+              waived: boolean;
+            };
+            /** Format: date-time */
+            period_end: string;
+            /** Format: date-time */
+            period_start: string;
+            /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
+            status: "pending" | "paid" | "failed";
+            /**
+             * Format: int64
+             * @description the organization wallet's usage charges of the period (the ledger's sum)
+             */
+            total_krw: number;
+            usage: {
+              by_kind: {
+                kind: string;
+                /**
+                 * Format: int64
+                 * @description microkrw in whole KRW, rounded down
+                 */
+                krw: number;
+                /** Format: int64 */
+                microkrw: number;
+              }[];
+              by_member: {
+                /** @description the member who created the assets (usage_records.account_id) */
+                account_id: string;
+                display_name: string | null;
+                email: string | null;
+                kinds: {
+                  kind: string;
+                  /**
+                   * Format: int64
+                   * @description microkrw in whole KRW, rounded down
+                   */
+                  krw: number;
+                  /** Format: int64 */
+                  microkrw: number;
+                }[];
+                /**
+                 * Format: int64
+                 * @description microkrw in whole KRW, rounded down
+                 */
+                krw: number;
+                /** Format: int64 */
+                microkrw: number;
+              }[];
+              /**
+               * Format: int64
+               * @description microkrw in whole KRW, rounded down
+               */
+              krw: number;
+              /** Format: int64 */
+              microkrw: number;
+            };
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };
@@ -51732,6 +58975,659 @@ export interface operations {
                * @enum {string}
                */
               code: "unsupported_media_type";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listOrgSiteStats: {
+    parameters: {
+      query?: {
+        /** @description the window: 7, 30 or 90 days ending today (UTC) */
+        days?: 7 | 30 | 90;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description every day of the window, oldest first; quiet days are zeros */
+            daily: {
+              /**
+               * Format: int64
+               * @description bytes sent to visitors, headers included
+               */
+              bytes_out: number;
+              /** Format: date */
+              date: string;
+              /**
+               * Format: int64
+               * @description answers with a 4xx status
+               */
+              errors_4xx: number;
+              /**
+               * Format: int64
+               * @description answers with a 5xx status (the edge's 502/503/504 included)
+               */
+              errors_5xx: number;
+              /** @description median response time in ms (to about 19 %); null without requests */
+              p50_ms: number | null;
+              /** @description 95th percentile response time in ms; null without requests */
+              p95_ms: number | null;
+              /**
+               * Format: int64
+               * @description requests the edge answered for the app
+               */
+              requests: number;
+            }[];
+            /** Format: int64 */
+            days: number;
+            /**
+             * Format: date
+             * @description first day of the window (UTC)
+             */
+            from: string;
+            sites: {
+              /** @description every day of the window, oldest first; quiet days are zeros */
+              daily: {
+                /**
+                 * Format: int64
+                 * @description bytes sent to visitors, headers included
+                 */
+                bytes_out: number;
+                /** Format: date */
+                date: string;
+                /**
+                 * Format: int64
+                 * @description answers with a 4xx status
+                 */
+                errors_4xx: number;
+                /**
+                 * Format: int64
+                 * @description answers with a 5xx status (the edge's 502/503/504 included)
+                 */
+                errors_5xx: number;
+                /** @description median response time in ms (to about 19 %); null without requests */
+                p50_ms: number | null;
+                /** @description 95th percentile response time in ms; null without requests */
+                p95_ms: number | null;
+                /**
+                 * Format: int64
+                 * @description requests the edge answered for the app
+                 */
+                requests: number;
+              }[];
+              id: string;
+              kind: "site" | "pod" | "pod-group";
+              name: string;
+              /** @description the member who created it (or took it over) */
+              responsible_account_id: string;
+              slug: string;
+              state: string;
+              totals: {
+                /**
+                 * Format: int64
+                 * @description bytes sent to visitors, headers included
+                 */
+                bytes_out: number;
+                /**
+                 * Format: int64
+                 * @description answers with a 4xx status
+                 */
+                errors_4xx: number;
+                /**
+                 * Format: int64
+                 * @description answers with a 5xx status (the edge's 502/503/504 included)
+                 */
+                errors_5xx: number;
+                /** @description median response time in ms (to about 19 %); null without requests */
+                p50_ms: number | null;
+                /** @description 95th percentile response time in ms; null without requests */
+                p95_ms: number | null;
+                /**
+                 * Format: int64
+                 * @description requests the edge answered for the app
+                 */
+                requests: number;
+              };
+            }[];
+            /**
+             * Format: date
+             * @description last day of the window: today (UTC)
+             */
+            to: string;
+            totals: {
+              /**
+               * Format: int64
+               * @description bytes sent to visitors, headers included
+               */
+              bytes_out: number;
+              /**
+               * Format: int64
+               * @description answers with a 4xx status
+               */
+              errors_4xx: number;
+              /**
+               * Format: int64
+               * @description answers with a 5xx status (the edge's 502/503/504 included)
+               */
+              errors_5xx: number;
+              /** @description median response time in ms (to about 19 %); null without requests */
+              p50_ms: number | null;
+              /** @description 95th percentile response time in ms; null without requests */
+              p95_ms: number | null;
+              /**
+               * Format: int64
+               * @description requests the edge answered for the app
+               */
+              requests: number;
+            };
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient" | "forbidden_role";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 429: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      429: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "too_many_requests";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 431: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      431: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 500: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "internal";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "service_unavailable";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getOrgSiteStats: {
+    parameters: {
+      query?: {
+        /** @description the window: 7, 30 or 90 days ending today (UTC) */
+        days?: 7 | 30 | 90;
+      };
+      header?: never;
+      path: {
+        /** @description slug or id */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description every day of the window, oldest first; quiet days are zeros */
+            daily: {
+              /**
+               * Format: int64
+               * @description bytes sent to visitors, headers included
+               */
+              bytes_out: number;
+              /** Format: date */
+              date: string;
+              /**
+               * Format: int64
+               * @description answers with a 4xx status
+               */
+              errors_4xx: number;
+              /**
+               * Format: int64
+               * @description answers with a 5xx status (the edge's 502/503/504 included)
+               */
+              errors_5xx: number;
+              /** @description median response time in ms (to about 19 %); null without requests */
+              p50_ms: number | null;
+              /** @description 95th percentile response time in ms; null without requests */
+              p95_ms: number | null;
+              /**
+               * Format: int64
+               * @description requests the edge answered for the app
+               */
+              requests: number;
+            }[];
+            /** Format: int64 */
+            days: number;
+            /**
+             * Format: date
+             * @description first day of the window (UTC)
+             */
+            from: string;
+            id: string;
+            kind: "site" | "pod" | "pod-group";
+            name: string;
+            /** @description the member who created it (or took it over) */
+            responsible_account_id: string;
+            slug: string;
+            state: string;
+            /**
+             * Format: date
+             * @description last day of the window: today (UTC)
+             */
+            to: string;
+            totals: {
+              /**
+               * Format: int64
+               * @description bytes sent to visitors, headers included
+               */
+              bytes_out: number;
+              /**
+               * Format: int64
+               * @description answers with a 4xx status
+               */
+              errors_4xx: number;
+              /**
+               * Format: int64
+               * @description answers with a 5xx status (the edge's 502/503/504 included)
+               */
+              errors_5xx: number;
+              /** @description median response time in ms (to about 19 %); null without requests */
+              p50_ms: number | null;
+              /** @description 95th percentile response time in ms; null without requests */
+              p95_ms: number | null;
+              /**
+               * Format: int64
+               * @description requests the edge answered for the app
+               */
+              requests: number;
+            };
+          };
+        };
+      };
+      /** @description Error 400: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      400: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "invalid_request";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      401: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "auth_required";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 403: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      403: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "scope_insufficient";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 404: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      404: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "not_found";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 408: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      408: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "request_timeout";
+              /** @description What went wrong, in English, naming the field where one is at fault. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Error 414: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+      414: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            error: {
+              /**
+               * @description Stable error code from the catalog (see /v1/manual).
+               * @enum {string}
+               */
+              code: "uri_too_long";
               /** @description What went wrong, in English, naming the field where one is at fault. */
               message: string;
             };

@@ -9,14 +9,14 @@ const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
 const operator = { operator: true } as const;
 const Params = Type.Object({ id: Type.String({ format: "uuid" }) });
-const Status = Type.Union([
+export const Status = Type.Union([
   Type.Literal("pending"),
   Type.Literal("confirmed"),
   Type.Literal("cancelled"),
   Type.Literal("rejected"),
 ]);
 
-const TaxInvoice = Type.Object(
+export const TaxInvoice = Type.Object(
   {
     business_number: Type.String({
       minLength: 10,
@@ -33,7 +33,7 @@ const TaxInvoice = Type.Object(
   { additionalProperties: false },
 );
 
-const BankTransfer = Type.Object({
+export const BankTransfer = Type.Object({
   id: Type.String(),
   amount_krw: Type.Integer(),
   depositor_name: Type.String(),
@@ -50,7 +50,7 @@ const OperatorBankTransfer = Type.Composite([
   Type.Object({ account_id: Type.String(), credit_transaction_id: Nullable(Type.String()) }),
 ]);
 
-const view = (t: BankTransferRow) => ({
+export const view = (t: BankTransferRow) => ({
   id: t.id,
   amount_krw: t.amount_krw,
   depositor_name: t.depositor_name,
@@ -68,7 +68,7 @@ const operatorView = (t: BankTransferRow) => ({
   credit_transaction_id: t.credit_transaction_id,
 });
 
-const ListQuery = Type.Object(
+export const ListQuery = Type.Object(
   {
     status: Type.Optional(Status),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),

@@ -19,7 +19,8 @@ export function billingJobs(deps: { db: Db; kernel: Kernel; overdue: OverduePoli
       retryLimit: 3,
       expireInSeconds: 600,
       handler: async () => {
-        await meterNow(deps.db, deps.kernel.metering);
+        // organizations in personal billing have their company assets paid by the creating member (kernel.payer)
+        await meterNow(deps.db, deps.kernel.metering, new Date(), { payer: (q, o, a) => deps.kernel.payer(q, o, a) });
       },
     },
     {

@@ -16,23 +16,31 @@
  * constraint and abort the batch, never charge twice). A crash loses the whole batch; a rerun or
  * another worker meters it again.
  *
- * Rounding: interval prices are exact micro-won (the catalog refuses prices that aren't). The wallet is the owner's (an account's, an organization's, a partner child's). Per wallet
+ * Rounding: interval prices are exact micro-won (the catalog refuses prices that aren't). The wallet is the payer's
+ * (`MeterOptions.payer`, the kernel's: the owner itself, an account, an organization in prepaid billing or a partner
+ * child; the creating member for a company asset of an organization in personal billing). The usage record keeps
+ * the resource's owner and creator, and names the wallet charged. Per wallet
  * the new micro-won are added to its carry (`usage_carry`); the whole won are charged
  * (debit the wallet, credit platform:revenue), the remainder (< 1 won) stays in the carry for the next
  * interval. Nothing is lost: charged won * 1e6 + carry = sum of the wallet's usage records, always.
  * Usage already consumed is posted as overdraft: a prepaid wallet may go below 0 and becomes overdue.
  */
 import type pg from "pg";
-import type { Db } from "../../store/db.js";
+import type { Db, Queryable } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import type { MeteredResource, MeteringSource } from "../../kernel/area.js";
-import { ownerKey } from "../../kernel/owner.js";
+import { ownerKey, type Owner } from "../../kernel/owner.js";
 import { newTransactionId, postMany, systemWallet, type PostInput } from "../ledger/ledger.js";
 import { charge, MICRO, prices, type PriceCatalog } from "../catalog.js";
 import * as repo from "./repo.js";
 
+/** Whose wallet pays a resource's usage (Kernel.payer); without one, every owner pays its own. */
+export type PayerOf = (q: Queryable, owner: Owner, accountId: string) => Promise<Owner>;
+
 export interface MeterOptions {
   catalog?: PriceCatalog;
+  /** the platform's jobs pass kernel.payer (organizations in personal billing charge the creating member) */
+  payer?: PayerOf;
   batchSize?: number;
   /** test hook: runs inside each batch's transaction after the records are written, before commit */
   afterBatchWrite?: (batch: number) => Promise<void> | void;
@@ -80,7 +88,7 @@ export async function meterInterval(
         );
         const fresh = rows.filter((r) => !metered.has(r.id));
         if (fresh.length) {
-          await chargeBatch(tx, { source, rows: fresh, intervalStart, catalog, revenue, result });
+          await chargeBatch(tx, { source, rows: fresh, intervalStart, catalog, revenue, result, payer: opts.payer });
           await opts.afterBatchWrite?.(batch++);
         }
         return rows;
@@ -107,13 +115,16 @@ async function chargeBatch(
     catalog: PriceCatalog;
     revenue: string;
     result: MeterResult;
+    payer?: PayerOf;
   },
 ): Promise<void> {
   const { source, rows, intervalStart, catalog } = b;
   const seconds = catalog.meter_interval_seconds;
   const at = intervalStart.toISOString();
-  const wallets = await repo.ownerWallets(tx, uniqueOwners(rows));
-  const walletOf = (r: MeteredResource) => wallets.get(ownerKey(r.owner))!;
+  const payers = await payersOf(tx, rows, b.payer);
+  const wallets = await repo.ownerWallets(tx, uniqueOwners(payers));
+  const walletByRow = new Map(rows.map((r, i) => [r, wallets.get(ownerKey(payers[i]))!]));
+  const walletOf = (r: MeteredResource) => walletByRow.get(r)!;
   const charges = rows.map((r) => charge(catalog, source.kind, r, seconds));
   // per wallet the new micro-won; whole won are charged by one ledger transaction per wallet and batch
   const perWallet = new Map<string, number>();
@@ -173,13 +184,33 @@ async function chargeBatch(
   );
 }
 
-function uniqueOwners(rows: MeteredResource[]) {
-  const seen = new Map<string, MeteredResource["owner"]>();
-  for (const r of rows) seen.set(ownerKey(r.owner), r.owner);
+/** Each row's payer, asked once per owner and creator in the batch (only organizations' answers vary). */
+async function payersOf(q: Queryable, rows: MeteredResource[], payer: PayerOf | undefined): Promise<Owner[]> {
+  if (!payer) return rows.map((r) => r.owner);
+  const asked = new Map<string, Promise<Owner>>();
+  return Promise.all(
+    rows.map((r) => {
+      if (r.owner.kind !== "org") return r.owner;
+      const key = `${ownerKey(r.owner)}:${r.accountId}`;
+      let found = asked.get(key);
+      if (!found) asked.set(key, (found = payer(q, r.owner, r.accountId)));
+      return found;
+    }),
+  );
+}
+
+function uniqueOwners(owners: Owner[]) {
+  const seen = new Map<string, Owner>();
+  for (const o of owners) seen.set(ownerKey(o), o);
   return [...seen.values()];
 }
 
 /** The periodic job: meters the interval the clock is in. */
-export async function meterNow(db: Db, sources: readonly MeteringSource[], now = new Date()): Promise<MeterResult> {
-  return meterInterval(db, sources, intervalStartOf(now));
+export async function meterNow(
+  db: Db,
+  sources: readonly MeteringSource[],
+  now = new Date(),
+  opts: Pick<MeterOptions, "payer"> = {},
+): Promise<MeterResult> {
+  return meterInterval(db, sources, intervalStartOf(now), opts);
 }

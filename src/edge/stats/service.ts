@@ -5,7 +5,9 @@ import type { Kernel } from "../../kernel/kernel.js";
 import type { Db } from "../../store/db.js";
 import { notFound } from "../../http/errors.js";
 import { addInto, emptyHistogram, percentile } from "./histogram.js";
-import { pruneStats, targetDaily, type StatsRow } from "./repo.js";
+import type { Queryable } from "../../store/db.js";
+import type { Owner } from "../../kernel/owner.js";
+import { ownerDaily, pruneStats, targetDaily, type StatsRow } from "./repo.js";
 
 /** The windows the API offers (spec: ?days=7, 30 or 90). */
 export const WINDOWS = [7, 30, 90] as const;
@@ -76,6 +78,32 @@ export function summarize(rows: StatsRow[], days: number, now = Date.now()): Sta
     daily: dates.map((date) => ({ date, ...figures(byDay.get(date) ?? []) })),
     totals: figures(rows.filter((r) => r.day >= from && r.day <= to)),
   };
+}
+
+/**
+ * Organizations' views (spec `GET /v1/org/stats/sites`, `/{slug}`; src/orgs/stats): the window's statistics of the
+ * given apps of one owner, each app's and their sum (days summed, response times from merged buckets), from one
+ * range of the owner index. Days whose rows another owner flushed (before an app became the owner's) are not counted.
+ */
+export async function ownerAppsStats(
+  q: Queryable,
+  owner: Owner,
+  apps: { kind: StatsKind; id: string }[],
+  days: Window,
+  now = Date.now(),
+): Promise<{ apps: StatsView[]; total: StatsView }> {
+  const { from, to } = windowOf(days, now);
+  const index = new Map(apps.map((a, i) => [`${a.kind}:${a.id}`, i]));
+  const per: StatsRow[][] = apps.map(() => []);
+  const all: StatsRow[] = [];
+  const rows = apps.length ? await ownerDaily(q, owner, from, to, [...new Set(apps.map((a) => a.kind))]) : [];
+  for (const r of rows) {
+    const i = index.get(`${r.kind}:${r.id}`);
+    if (i === undefined) continue;
+    per[i].push(r);
+    all.push(r);
+  }
+  return { apps: per.map((r) => summarize(r, days, now)), total: summarize(all, days, now) };
 }
 
 export interface StatsService {

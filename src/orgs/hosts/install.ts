@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { int, type Config } from "../../config/config.js";
-import { ConfigError } from "../../config/config.js";
+import { httpUrl, int, type Config } from "../../config/config.js";
 import { publicBaseUrl } from "../invites/mail.js";
 
 /** Settings of external hosts; the liveness ones are the hosts area's own (HOST_HEARTBEAT_SECONDS, HOST_MISSED_BEATS). */
@@ -13,18 +12,6 @@ export interface OrgHostsConfig {
   platformUrl: string;
   /** AGENT_DOWNLOAD_URL: the platform tarball the install script unpacks (unset: the script needs AGENT_SOURCE_DIR) */
   downloadUrl: string | null;
-}
-
-function httpUrl(env: Record<string, string | undefined>, name: string): string | null {
-  const raw = env[name];
-  if (!raw) return null;
-  try {
-    const u = new URL(raw);
-    if (u.protocol === "https:" || u.protocol === "http:") return raw.replace(/\/+$/, "");
-  } catch {
-    // reported below
-  }
-  throw new ConfigError(name, "must be an http(s):// URL");
 }
 
 export function orgHostsConfig(env: Record<string, string | undefined>, config: Config): OrgHostsConfig {

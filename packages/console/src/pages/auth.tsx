@@ -28,6 +28,8 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
     if (!next.email && !next.password) void action.run();
   };
   const title = mode === "signup" ? t("auth.signup") : t("auth.signin");
+  // where to go once signed in (an invitation link, say) goes along to the other form
+  const search = window.location.search;
   return (
     <div className="auth-screen">
       <main className="auth-card" id="main">
@@ -64,9 +66,9 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
         </form>
         <p className="switch">
           {mode === "signup" ? (
-            <Link to="/signin">{t("auth.toSignin")}</Link>
+            <Link to={`/signin${search}`}>{t("auth.toSignin")}</Link>
           ) : (
-            <Link to="/signup">{t("auth.toSignup")}</Link>
+            <Link to={`/signup${search}`}>{t("auth.toSignup")}</Link>
           )}
         </p>
         <div className="lang-switch" role="group" aria-label="Language">

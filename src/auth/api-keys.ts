@@ -1,0 +1,165 @@
+/**
+ * Tokens as rows, and scoped API keys: what issuing, listing and revoking keys shares between personal keys
+ * (/v1/api-keys, accounts area) and organization keys (/v1/org/api-keys, orgs area). A key belongs to an owner
+ * (owner_kind, owner_id: whose resources it works on) and was issued by an account (account_id: who acts with it).
+ * Personal keys are the account's own (owner = the account); organization keys are the organization's (owner = the
+ * organization), so neither list shows the other's.
+ */
+import { randomUUID } from "node:crypto";
+import { Type } from "@sinclair/typebox";
+import type { Queryable } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
+import { badRequest } from "../http/errors.js";
+import { Body, Nullable, Timestamp } from "../http/schemas.js";
+import { hashSecret, newSecret, FULL_TOKEN_PREFIX, SCOPED_KEY_PREFIX } from "./secrets.js";
+import { parseScope } from "./scopes.js";
+import type { TokenResolver } from "./token-resolver.js";
+
+export interface TokenRow {
+  id: string;
+  account_id: string;
+  kind: "full" | "scoped";
+  name: string;
+  display_prefix: string;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+/** A scoped key as lists show it: the row and its issuer's e-mail. */
+export interface KeyRow extends TokenRow {
+  issuer_email: string;
+}
+
+const TOKEN_COLUMNS =
+  "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
+
+/**
+ * Creates a token and returns its secret, which is never stored and never shown again. `accountId`
+ * is the account that acts with it, `owner` whose resources it works on.
+ */
+export async function issueToken(
+  q: Queryable,
+  t: {
+    accountId: string;
+    owner: Owner;
+    kind: "full" | "scoped";
+    name: string;
+    scopes: string[];
+    expiresAt: Date | null;
+  },
+): Promise<{ row: TokenRow; secret: string }> {
+  const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
+  const { rows } = await q.query<TokenRow>(
+    `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOKEN_COLUMNS}`,
+    [
+      randomUUID(),
+      t.accountId,
+      t.owner.kind,
+      t.owner.id,
+      t.kind,
+      t.name,
+      hashSecret(secret),
+      secret.slice(0, 12),
+      t.scopes,
+      t.expiresAt,
+    ],
+  );
+  return { row: rows[0], secret };
+}
+
+/** What a key request carries (POST /v1/api-keys and POST /v1/org/api-keys take the same body). */
+export interface KeyRequest {
+  name: string;
+  scopes: string[];
+  expires_at?: string;
+}
+
+export const KeyRequestBody = Body({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  scopes: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 }),
+  // format date-time demands a zone: a zoneless time would otherwise be read in the server's local time
+  expires_at: Type.Optional(Type.String({ format: "date-time", maxLength: 64, description: "RFC 3339 time" })),
+});
+
+/**
+ * Issues a scoped key for `by.owner`, acting as `by.accountId`, inside the caller's transaction: every scope must
+ * parse (400 invalid_scope naming the bad ones), expires_at must be a future RFC 3339 time. The secret is returned
+ * only now.
+ */
+export async function issueScopedKey(q: Queryable, by: { accountId: string; owner: Owner }, input: KeyRequest) {
+  const bad = input.scopes.filter((s) => parseScope(s) === null);
+  if (bad.length) throw badRequest("invalid_scope", `Unknown or malformed scope: ${bad.join(", ")}.`);
+  let expiresAt: Date | null = null;
+  if (input.expires_at !== undefined) {
+    expiresAt = new Date(input.expires_at);
+    if (Number.isNaN(expiresAt.getTime())) throw badRequest("invalid_request", "expires_at must be an RFC 3339 time.");
+    if (expiresAt.getTime() <= Date.now()) throw badRequest("invalid_request", "expires_at must be in the future.");
+  }
+  return issueToken(q, {
+    accountId: by.accountId,
+    owner: by.owner,
+    kind: "scoped",
+    name: input.name,
+    scopes: [...new Set(input.scopes)],
+    expiresAt,
+  });
+}
+
+/** The owner's live scoped keys, newest first; `accountId` narrows to the keys one account issued. */
+export async function listScopedKeys(q: Queryable, where: { owner: Owner; accountId?: string }): Promise<KeyRow[]> {
+  const { rows } = await q.query<KeyRow>(
+    `SELECT ${TOKEN_COLUMNS.split(", ")
+      .map((c) => `t.${c}`)
+      .join(", ")}, a.email AS issuer_email
+       FROM tokens t JOIN accounts a ON a.id = t.account_id
+      WHERE t.owner_kind = $1 AND t.owner_id = $2 AND ($3::uuid IS NULL OR t.account_id = $3)
+        AND t.kind = 'scoped' AND t.revoked_at IS NULL
+      ORDER BY t.created_at DESC, t.id`,
+    [where.owner.kind, where.owner.id, where.accountId ?? null],
+  );
+  return rows;
+}
+
+/**
+ * Revokes one live scoped key of the owner (and of the issuing account, when given) and announces it, so every API
+ * process refuses it at once (NOTIFY on commit; run inside the revoking transaction). False: no such key there.
+ */
+export async function revokeScopedKey(
+  q: Queryable,
+  tokens: Pick<TokenResolver, "announceRevocation">,
+  where: { id: string; owner: Owner; accountId?: string },
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE tokens SET revoked_at = now()
+      WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND ($4::uuid IS NULL OR account_id = $4)
+        AND kind = 'scoped' AND revoked_at IS NULL`,
+    [where.id, where.owner.kind, where.owner.id, where.accountId ?? null],
+  );
+  if (!rowCount) return false;
+  await tokens.announceRevocation(q, { tokenId: where.id });
+  return true;
+}
+
+export const ApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String({ description: "first characters of the key, to recognise it" }),
+  scopes: Type.Array(Type.String()),
+  expires_at: Nullable(Timestamp),
+  last_used_at: Nullable(Timestamp),
+  created_at: Timestamp,
+});
+
+export const keyView = (t: TokenRow) => ({
+  id: t.id,
+  name: t.name,
+  prefix: t.display_prefix,
+  scopes: t.scopes,
+  expires_at: t.expires_at?.toISOString() ?? null,
+  last_used_at: t.last_used_at?.toISOString() ?? null,
+  created_at: t.created_at.toISOString(),
+});
