@@ -77,6 +77,21 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the bank-transfer config answers (personal, and the organization's with its mode beside it). */
+export const BankTransferConfigFields = {
+  deposit_account: Nullable(
+    Type.Object({
+      bank_name: Nullable(Type.String()),
+      account_number: Type.String(),
+      account_holder: Nullable(Type.String()),
+    }),
+  ),
+  min_amount_krw: Type.Integer(),
+  max_amount_krw: Type.Integer(),
+  max_pending: Type.Integer(),
+  business_info: Nullable(TaxInvoice),
+};
+
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -94,19 +109,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
         tags: ["billing"],
         summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
         response: {
-          200: Type.Object({
-            deposit_account: Nullable(
-              Type.Object({
-                bank_name: Nullable(Type.String()),
-                account_number: Type.String(),
-                account_holder: Nullable(Type.String()),
-              }),
-            ),
-            min_amount_krw: Type.Integer(),
-            max_amount_krw: Type.Integer(),
-            max_pending: Type.Integer(),
-            business_info: Nullable(TaxInvoice),
-          }),
+          200: Type.Object(BankTransferConfigFields),
         },
       },
     },

@@ -26,7 +26,8 @@ export const AppStats = Type.Object({
   totals: Type.Object(Figures),
 });
 
-const Days = Type.Object(
+/** ?days=7|30|90 (also the organization statistics routes) */
+export const Days = Type.Object(
   {
     days: Type.Optional(
       Type.Integer({

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../kernel/context.js";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
-import { BankTransfer, ListQuery, TaxInvoice, view } from "../../billing/bank/routes.js";
+import { BankTransfer, BankTransferConfigFields, ListQuery, TaxInvoice, view } from "../../billing/bank/routes.js";
 import { MAX_PENDING } from "../../billing/bank/service.js";
 import { orgOf } from "../guard.js";
 import { read, tags, write } from "../schemas.js";
@@ -41,17 +41,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
           "Admin: the deposit account, amount limits and the organization's saved business details; available is false for card and suite organizations.",
         response: {
           200: Type.Object({
-            deposit_account: Nullable(
-              Type.Object({
-                bank_name: Nullable(Type.String()),
-                account_number: Type.String(),
-                account_holder: Nullable(Type.String()),
-              }),
-            ),
-            min_amount_krw: Type.Integer(),
-            max_amount_krw: Type.Integer(),
-            max_pending: Type.Integer(),
-            business_info: Nullable(TaxInvoice),
+            ...BankTransferConfigFields,
             billing_mode: Type.String(),
             available: Type.Boolean({ description: "whether this organization may request top-ups" }),
           }),

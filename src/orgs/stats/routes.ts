@@ -2,27 +2,11 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { OwnedResource } from "../../kernel/orgs.js";
-import { AppStats } from "../../edge/stats/routes.js";
-import { WINDOWS, type StatsView, type Window } from "../../edge/stats/service.js";
+import { AppStats, Days } from "../../edge/stats/routes.js";
+import type { StatsView, Window } from "../../edge/stats/service.js";
 import { orgOf } from "../guard.js";
 import { read, tags } from "../schemas.js";
 import type { OrgStatsService } from "./service.js";
-
-const Days = Type.Object(
-  {
-    days: Type.Optional(
-      Type.Integer({
-        enum: [...WINDOWS],
-        minimum: 7,
-        maximum: 90,
-        format: "int32",
-        default: 7,
-        description: "the window: 7, 30 or 90 days ending today (UTC)",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 const Site = {
   kind: Type.Union([Type.Literal("site"), Type.Literal("pod"), Type.Literal("pod-group")]),
