@@ -79,6 +79,15 @@ export async function insertInvite(q: Queryable, id: string, orgId: string, w: I
 }
 
 /** A pending invitation sent again: new token (the old link stops working), role, department, inviter and expiry. */
+/** Invitations of the organization created or renewed since `since` (any status): the daily sending bound. */
+export async function invitedSince(q: Queryable, orgId: string, since: Date): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM org_invites WHERE org_id = $1 AND created_at > $2",
+    [orgId, since],
+  );
+  return rows[0].n;
+}
+
 export async function renewInvite(q: Queryable, id: string, w: InviteWrite): Promise<void> {
   await q.query(
     `UPDATE org_invites SET email = $2, role = $3, department_id = $4, token_hash = $5, invited_by = $6,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../kernel/context.js";
 import { callerOf } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
+import { int } from "../../config/config.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { orgOf } from "../guard.js";
 import { account, IdParams, Org, orgView, read, tags, write } from "../schemas.js";
@@ -29,7 +30,12 @@ function inviteRequests(body: Static<typeof InviteBody>): InviteRequest[] {
 /** Invitations (/v1/org/invites) and member changes (/v1/org/members/{id}); README.md "Invitations and members". */
 export function inviteRoutes(app: FastifyInstance, ctx: AppContext): void {
   const deps = { db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens };
-  const svc = invitesService({ ...deps, log: ctx.log, baseUrl: publicBaseUrl(ctx.env, ctx.config) });
+  const svc = invitesService({
+    ...deps,
+    log: ctx.log,
+    baseUrl: publicBaseUrl(ctx.env, ctx.config),
+    perDay: int(ctx.env, "ORG_INVITES_PER_DAY", 500, 1, 100_000),
+  });
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(

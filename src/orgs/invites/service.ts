@@ -22,6 +22,8 @@ export interface InvitesDeps extends ChangeDeps {
   log: FastifyBaseLogger;
   /** PUBLIC_URL or the platform's own address (mail.ts publicBaseUrl) */
   baseUrl: string;
+  /** addresses an organization may invite (or re-invite) in 24 hours (ORG_INVITES_PER_DAY) */
+  perDay: number;
 }
 
 export interface InviteRequest extends DepartmentChoice {
@@ -79,6 +81,14 @@ export function invitesService(d: InvitesDeps) {
         await tx.query("SELECT pg_advisory_xact_lock(hashtext('org-invites:' || $1))", [m.orgId]);
         const org = await core.findOrg(tx, m.orgId);
         if (!org) throw new ApiError("not_found", "The organization no longer exists.");
+        // a bound on mail sent in the platform's name: addresses invited or renewed in the last 24 hours
+        const recent = await repo.invitedSince(tx, m.orgId, new Date(Date.now() - 24 * 3600 * 1000));
+        if (recent + items.length > d.perDay)
+          throw new ApiError(
+            "too_many_requests",
+            `An organization invites at most ${d.perDay} addresses in 24 hours (${recent} so far); try again later.`,
+            { "retry-after": "3600" },
+          );
         const departments = await resolveDepartments(tx, m.orgId, items);
         const emails = items.map((i) => i.email.trim().toLowerCase());
         const members = await repo.memberEmails(tx, m.orgId, emails);
