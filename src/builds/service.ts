@@ -96,31 +96,54 @@ export function buildsService(deps: BuildsDeps) {
     return app;
   }
 
+  /**
+   * A new build row for the caller, in the transaction of its admission (deploy rules, budgets, funds) and audit row;
+   * `host_id` null places it (a rebuild stays on the host that keeps its source).
+   */
+  function admitAndInsert(
+    p: Principal,
+    fields: {
+      app_kind: AppRef["kind"] | null;
+      app_id: string | null;
+      app_slug: string | null;
+      dockerfile: string;
+      context_path: string;
+      host_id: string | null;
+      upload_token_hash: Buffer | null;
+    },
+  ) {
+    return auditedTransaction(db, p, async (tx) => {
+      await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
+      const host = fields.host_id ?? (await kernel.hosts.place(tx, { kind: "build", owner: p.owner }));
+      return repo.insertBuild(
+        tx,
+        {
+          ...fields,
+          id: randomUUID(),
+          owner_kind: p.owner.kind,
+          owner_id: p.owner.id,
+          account_id: p.accountId,
+          host_id: host,
+        },
+        config.uploadTtlSeconds,
+      );
+    });
+  }
+
   async function create(p: Principal, input: CreateInput) {
     await requireBuilder();
     const dockerfile = archivePath(input.dockerfile ?? "Dockerfile", "dockerfile");
     const contextPath = archivePath(input.context_path ?? ".", "context_path");
     const app = input.app ? await resolveApp(p, input.app) : null;
     const token = randomBytes(32).toString("base64url");
-    const row = await auditedTransaction(db, p, async (tx) => {
-      await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
-      return repo.insertBuild(
-        tx,
-        {
-          id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
-          app_kind: app?.kind ?? null,
-          app_id: app?.id ?? null,
-          app_slug: app?.slug ?? null,
-          dockerfile,
-          context_path: contextPath,
-          host_id: await kernel.hosts.place(tx, { kind: "build", owner: p.owner }),
-          upload_token_hash: hashToken(token),
-        },
-        config.uploadTtlSeconds,
-      );
+    const row = await admitAndInsert(p, {
+      app_kind: app?.kind ?? null,
+      app_id: app?.id ?? null,
+      app_slug: app?.slug ?? null,
+      dockerfile,
+      context_path: contextPath,
+      host_id: null,
+      upload_token_hash: hashToken(token),
     });
     return { row, token };
   }
@@ -255,25 +278,14 @@ export function buildsService(deps: BuildsDeps) {
         ? new ApiError("conflict", `The app ${src.app_slug} of build ${src.id} no longer exists.`)
         : err;
     });
-    const row = await auditedTransaction(db, p, async (tx) => {
-      await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
-      return repo.insertBuild(
-        tx,
-        {
-          id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
-          app_kind: app.kind,
-          app_id: app.id,
-          app_slug: app.slug,
-          dockerfile: src.dockerfile,
-          context_path: src.context_path,
-          host_id: src.host_id,
-          upload_token_hash: null,
-        },
-        config.uploadTtlSeconds,
-      );
+    const row = await admitAndInsert(p, {
+      app_kind: app.kind,
+      app_id: app.id,
+      app_slug: app.slug,
+      dockerfile: src.dockerfile,
+      context_path: src.context_path,
+      host_id: src.host_id,
+      upload_token_hash: null,
     });
     try {
       await cp(kept, path.join(workDirOf(deps.root, row.id), "context"), { recursive: true, verbatimSymlinks: true });
