@@ -5,7 +5,9 @@
  * lacking org scopes 403 scope_insufficient; any scoped key (a personal `*` key, an organization `*` key) on an
  * account row 403 scope_insufficient; an organization key on a scope row acts as an admin (keys are capped there);
  * and callers at or above the role never get the guard's 403 or 404 (the body `{}` and random ids may still give
- * 400, 404 or 409 from the route itself).
+ * 400, 404 or 409 from the route itself). The bulk member routes (JSON sync, CSV, implicit deletion) are held to the
+ * rule of the single-member routes item by item: an admin's escalation is the item's error forbidden_role, with the
+ * single route's message, and the owner's goes through.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import type { RouteEntry } from "../../src/http/route-table.js";
 import { roleAtLeast, type OrgRole } from "../../src/kernel/orgs.js";
 import { call, createTestApp, expectError, scopedKey, type TestApp } from "../helpers/app.js";
-import { makeOrg, type TestOrg } from "./lib.js";
+import { makeOrg, type Person, type TestOrg } from "./lib.js";
 
 /** /v1/org routes a non-member calls: the public invitation preview, creating an organization, accepting an invite */
 const NO_ROLE = new Set(["GET /v1/org/invites/preview", "POST /v1/org", "POST /v1/org/invites/accept"]);
@@ -121,5 +123,89 @@ describe("organization role × route matrix", () => {
     );
     for (const must of ["GET /v1/org", "PATCH /v1/org", "DELETE /v1/org", "GET /v1/org/audit", "POST /v1/org/api-keys"])
       assert.ok(checked.includes(must), must);
+  });
+});
+
+describe("bulk member routes under the single-member rules", () => {
+  type Role = "admin" | "member";
+  /** one role change through the JSON sync or the CSV upload */
+  const bulk: Record<string, (token: string, who: Person, role: Role) => ReturnType<typeof call>> = {
+    sync: (token, who, role) =>
+      call(t.app, {
+        method: "POST",
+        url: "/v1/org/members/sync",
+        token,
+        body: { members: [{ email: who.email, role }], implicit_deletion: false },
+      }),
+    csv: (token, who, role) =>
+      call(t.app, {
+        method: "POST",
+        url: "/v1/org/members/csv",
+        token,
+        headers: { "content-type": "text/csv" },
+        body: `email,department_code,role\n${who.email},,${role}\n`,
+      }),
+  };
+  const itemOf = (res: Awaited<ReturnType<typeof call>>, who: Person) => {
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().items.find((i: { email: string }) => i.email === who.email);
+  };
+  const roleOf = async (org: TestOrg, who: Person) => {
+    const res = await call(t.app, { url: "/v1/org/members", token: org.owner.token });
+    return res.json().items.find((m: { id: string }) => m.id === who.id)?.role ?? null;
+  };
+  /** the single route's refusal, whose message the bulk item repeats */
+  const patchRefusal = async (org: TestOrg, token: string, who: Person, role: Role) => {
+    const res = await call(t.app, { method: "PATCH", url: `/v1/org/members/${who.id}`, token, body: { role } });
+    expectError(res, 403, "forbidden_role");
+    return res.json().error.message as string;
+  };
+
+  for (const [way, send] of Object.entries(bulk))
+    test(`${way}: an admin neither grants nor revokes admin (forbidden_role per item); the owner does`, async () => {
+      const org = await makeOrg(t, { admins: 2, members: 1 });
+      const [admin, otherAdmin] = org.admins;
+      const [member] = org.members;
+
+      const grant = itemOf(await send(admin.token, member, "admin"), member);
+      assert.deepEqual([grant.result, grant.error], ["error", "forbidden_role"], JSON.stringify(grant));
+      assert.equal(grant.message, await patchRefusal(org, admin.token, member, "admin"));
+      assert.equal(await roleOf(org, member), "member");
+
+      const revoke = itemOf(await send(admin.token, otherAdmin, "member"), otherAdmin);
+      assert.deepEqual([revoke.result, revoke.error], ["error", "forbidden_role"], JSON.stringify(revoke));
+      assert.equal(revoke.message, await patchRefusal(org, admin.token, otherAdmin, "member"));
+      assert.equal(await roleOf(org, otherAdmin), "admin");
+
+      assert.equal(itemOf(await send(org.owner.token, member, "admin"), member).result, "update");
+      assert.equal(await roleOf(org, member), "admin");
+      assert.equal(itemOf(await send(org.owner.token, otherAdmin, "member"), otherAdmin).result, "update");
+      assert.equal(await roleOf(org, otherAdmin), "member");
+      // the demoted admin's principal reloads at once, as after PATCH
+      expectError(await call(t.app, { url: "/v1/org/invites", token: otherAdmin.token }), 403, "forbidden_role");
+    });
+
+  test("implicit deletion: an admin's sync does not remove another admin (forbidden_role); the owner's does", async () => {
+    const org = await makeOrg(t, { admins: 2, members: 1 });
+    const [admin, otherAdmin] = org.admins;
+    const listed = [org.owner, admin, ...org.members].map((p) => ({ email: p.email }));
+    const sync = (token: string) =>
+      call(t.app, {
+        method: "POST",
+        url: "/v1/org/members/sync",
+        token,
+        body: { members: listed, implicit_deletion: true },
+      });
+
+    const refused = itemOf(await sync(admin.token), otherAdmin);
+    assert.deepEqual([refused.result, refused.error], ["error", "forbidden_role"], JSON.stringify(refused));
+    const single = await call(t.app, { method: "DELETE", url: `/v1/org/members/${otherAdmin.id}`, token: admin.token });
+    expectError(single, 403, "forbidden_role");
+    assert.equal(refused.message, single.json().error.message);
+    assert.equal(await roleOf(org, otherAdmin), "admin");
+
+    assert.equal(itemOf(await sync(org.owner.token), otherAdmin).result, "delete");
+    assert.equal(await roleOf(org, otherAdmin), null);
+    expectError(await call(t.app, { url: "/v1/org", token: otherAdmin.token }), 404, "not_found");
   });
 });

@@ -1,11 +1,14 @@
 /**
  * The differences a member sync (JSON or CSV) makes, computed in memory over the organization's members: who
  * changes role or department, who is not a member (member_not_found: nobody joins but by invitation), which rows
- * fail on their own (unknown_department), and, with implicit_deletion, who leaves. The owner is never changed nor
- * removed; the caller is never removed by their own sync.
+ * fail on their own (unknown_department, and forbidden_role where the rule of PATCH and DELETE
+ * /v1/org/members/{id} refuses the change or removal: member-rules.ts), and, with implicit_deletion, who leaves.
+ * The owner is never changed nor removed (skip); the caller is never removed by their own sync.
  */
 import { ApiError } from "../../http/errors.js";
 import { normaliseEmail } from "../../auth/secrets.js";
+import type { OrgRole } from "../../kernel/orgs.js";
+import { memberActionRefusal } from "../member-rules.js";
 import type { MemberState, MemberWrite } from "./repo.js";
 
 export interface MemberInput {
@@ -24,14 +27,16 @@ export interface MemberItem {
   email: string;
   result: MemberResult;
   line?: number;
-  /** result error: the error code (unknown_department) */
-  error?: "unknown_department";
+  /** result error: the error code (unknown_department, forbidden_role) */
+  error?: "unknown_department" | "forbidden_role";
   message?: string;
 }
 
 export interface MemberPlan {
   items: MemberItem[];
   updates: MemberWrite[];
+  /** account ids among the updates whose role changes (their cached principals reload) */
+  roleChanged: string[];
   /** members to take out of the organization (implicit_deletion) */
   removals: MemberState[];
 }
@@ -43,12 +48,13 @@ export function planMembers(
   members: MemberState[],
   departments: Map<string, string>,
   input: MemberInput[],
-  opts: { implicitDeletion: boolean; callerId: string },
+  opts: { implicitDeletion: boolean; callerId: string; callerRole: OrgRole },
 ): MemberPlan {
   const byEmail = new Map(members.map((m) => [normaliseEmail(m.email), m]));
   const listed = new Map<string, MemberInput>();
   const items: MemberItem[] = [];
   const updates: MemberWrite[] = [];
+  const roleChanged: string[] = [];
   for (const m of input) {
     const email = normaliseEmail(m.email);
     const first = listed.get(email);
@@ -64,7 +70,9 @@ export function planMembers(
       items.push({ email, result: "member_not_found", ...at });
       continue;
     }
-    if (now.role === "owner") {
+    // the rule of PATCH /v1/org/members/{id}, applied when the item changes something (a no-op stays a skip)
+    const refusal = memberActionRefusal(opts.callerRole, now.role, { kind: "change", role: m.role });
+    if (refusal?.code === "conflict") {
       items.push({ email, result: "skip", ...at, message: OWNER_SKIP });
       continue;
     }
@@ -85,12 +93,17 @@ export function planMembers(
     } else if (m.department_code === null) {
       departmentId = null;
     }
-    const role = m.role ?? now.role;
+    const role = m.role ?? (now.role as "admin" | "member");
     if (role === now.role && departmentId === now.department_id) {
       items.push({ email, result: "skip", ...at });
       continue;
     }
+    if (refusal) {
+      items.push({ email, result: "error", ...at, error: refusal.code, message: refusal.message });
+      continue;
+    }
     updates.push({ accountId: now.account_id, role, departmentId });
+    if (role !== now.role) roleChanged.push(now.account_id);
     items.push({ email, result: "update", ...at });
   }
 
@@ -100,13 +113,16 @@ export function planMembers(
       .filter((m) => !listed.has(normaliseEmail(m.email)))
       .sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
     for (const m of unlisted) {
-      if (m.role === "owner") items.push({ email: m.email, result: "skip", message: OWNER_SKIP });
+      // the rule of DELETE /v1/org/members/{id}
+      const refusal = memberActionRefusal(opts.callerRole, m.role, { kind: "remove" });
+      if (refusal?.code === "conflict") items.push({ email: m.email, result: "skip", message: OWNER_SKIP });
       else if (m.account_id === opts.callerId) items.push({ email: m.email, result: "skip", message: CALLER_SKIP });
+      else if (refusal) items.push({ email: m.email, result: "error", error: refusal.code, message: refusal.message });
       else {
         removals.push(m);
         items.push({ email: m.email, result: "delete" });
       }
     }
   }
-  return { items, updates, removals };
+  return { items, updates, roleChanged, removals };
 }

@@ -144,7 +144,12 @@ export const MembersSyncAnswer = Type.Object({
         { description: "member_not_found: not a member (people join only by invitation); may be ignored" },
       ),
       line: Line,
-      error: Type.Optional(Type.Literal("unknown_department")),
+      error: Type.Optional(
+        Type.Union([Type.Literal("unknown_department"), Type.Literal("forbidden_role")], {
+          description:
+            "forbidden_role: the rule of PATCH/DELETE /v1/org/members/{id} refuses it (only the owner grants the admin role and changes or removes admins)",
+        }),
+      ),
       message: Type.Optional(Type.String()),
     }),
     { description: "one per listed member in the list's order, then the removed or kept unlisted members" },

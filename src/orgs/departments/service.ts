@@ -110,8 +110,11 @@ export function chartService(d: ChartDeps) {
       const plan = planMembers(await repo.memberStates(tx, m.orgId), departments, input, {
         implicitDeletion,
         callerId: p.accountId,
+        callerRole: m.role,
       });
       await repo.updateMembers(tx, m.orgId, plan.updates);
+      // as PATCH /v1/org/members/{id}: cached principals of a member whose role changed reload with the new role
+      for (const id of plan.roleChanged) await d.tokens.announceAccountChange(tx, id);
       if (plan.removals.length) {
         const org = await orgs.findOrg(tx, m.orgId, true);
         if (!org) throw new ApiError("not_found", "The organization no longer exists.");

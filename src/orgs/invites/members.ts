@@ -1,7 +1,7 @@
 /**
  * Member management by admins (README.md here, "Invitations and members"): role and department changes and
- * removals. The owner is never changed or removed (409); admins are the owner's to change or remove, and only the
- * owner grants the admin role (403 forbidden_role); removing oneself is POST /v1/org/leave (409 here).
+ * removals, under the rule of member-rules.ts (the owner 409; the admin role and admins the owner's: 403
+ * forbidden_role); removing oneself is POST /v1/org/leave (409 here).
  */
 import type { Db } from "../../store/db.js";
 import { isUuid } from "../../store/db.js";
@@ -11,6 +11,7 @@ import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import * as core from "../repo.js";
 import { removeFromOrg, type ChangeDeps } from "../membership-changes.js";
+import { memberActionRefusal, type MemberAction } from "../member-rules.js";
 import { resolveDepartments, type DepartmentChoice } from "./departments.js";
 import * as repo from "./repo.js";
 
@@ -23,13 +24,12 @@ const notMember = () => new ApiError("not_found", "No such member in the organiz
 export function memberAdminService(d: ChangeDeps & { db: Db }) {
   const { db } = d;
 
-  /** The target's membership, locked, after the rules every change shares. */
-  async function target(tx: Parameters<typeof repo.lockMember>[0], m: OrgMembership, id: string, verb: string) {
+  /** The target's membership, locked, after the rule the member syncs apply too (member-rules.ts). */
+  async function target(tx: Parameters<typeof repo.lockMember>[0], m: OrgMembership, id: string, action: MemberAction) {
     const t = await repo.lockMember(tx, m.orgId, id);
     if (!t) throw notMember();
-    if (t.role === "owner") throw new ApiError("conflict", `The owner cannot be ${verb}.`);
-    if (t.role === "admin" && m.role !== "owner")
-      throw new ApiError("forbidden_role", `Only the owner ${verb === "removed" ? "removes" : "changes"} an admin.`);
+    const refusal = memberActionRefusal(m.role, t.role, action);
+    if (refusal) throw new ApiError(refusal.code, refusal.message);
     return t;
   }
 
@@ -38,10 +38,8 @@ export function memberAdminService(d: ChangeDeps & { db: Db }) {
       if (!isUuid(id)) throw notMember();
       if (change.role === undefined && change.department_id === undefined && change.department_code === undefined)
         throw new ApiError("invalid_request", "Give role, department_id or department_code.");
-      if (change.role === "admin" && m.role !== "owner")
-        throw new ApiError("forbidden_role", "Only the owner grants the admin role.");
       return auditedTransaction(db, p, async (tx) => {
-        const t = await target(tx, m, id, "changed");
+        const t = await target(tx, m, id, { kind: "change", role: change.role });
         const [department] = await resolveDepartments(tx, m.orgId, [change]);
         const role = change.role ?? t.role;
         await repo.updateMember(tx, m.orgId, id, {
@@ -64,7 +62,7 @@ export function memberAdminService(d: ChangeDeps & { db: Db }) {
       return auditedTransaction(db, p, async (tx) => {
         const org = await core.findOrg(tx, m.orgId, true);
         if (!org) throw new ApiError("not_found", "The organization no longer exists.");
-        await target(tx, m, id, "removed");
+        await target(tx, m, id, { kind: "remove" });
         return { removed: true, ...(await removeFromOrg(tx, d, org, id)) };
       });
     },
