@@ -10,6 +10,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import "./http/types.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./http/error-handler.js";
 import { installValidators } from "./http/validation.js";
+import { boundJsonDepth } from "./http/json-depth.js";
 import { authorize, identify, requireAuthDeclarations, type AuthDeps } from "./http/authenticate.js";
 import { ownerFieldOnCreateRoutes } from "./http/owner-context.js";
 import { ApiError, notFound } from "./http/errors.js";
@@ -93,6 +94,8 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   });
   // only JSON bodies: a text/plain body on a JSON route is 415, never parsed as a string
   app.removeContentTypeParser("text/plain");
+  // JSON nested deeper than MAX_JSON_DEPTH is 400 before it is parsed, for every route (http/json-depth.ts)
+  boundJsonDepth(app);
 
   requireAuthDeclarations(app);
   ctx.routeTable = collectRouteTable(app);

@@ -133,4 +133,28 @@ describe("bad input never gives a 500: one rule in the HTTP layer for every rout
       "the refused logout did nothing",
     );
   });
+  test("JSON nested deeper than 64 levels is 400 invalid_request naming the limit, on every route; shallower is fine", async () => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+    const rpc = (params: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${params}}`;
+    const send = (url: string, payload: string) =>
+      t.app.inject({
+        method: "POST",
+        url,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        payload,
+      });
+    for (const [url, payload] of [
+      [`/v1/builds/${randomUUID()}/events`, `{"phase":"building","message":"m","detail":${nested(5000)}}`],
+      [`/v1/builds/${randomUUID()}/cancel`, `{"detail":${nested(5000)}}`],
+      ["/v1/mcp", rpc(nested(5000))],
+      ["/v1/mcp", rpc(`${"[".repeat(100_000)}${"]".repeat(100_000)}`)],
+    ] as const) {
+      const res = await send(url, payload);
+      expectError(res, 400, "invalid_request");
+      assert.match(res.json().error.message, /deeper than 64 levels/);
+    }
+    // brackets inside strings are text, not nesting; 60 levels of real nesting pass
+    const fine = await send("/v1/mcp", rpc(`{"s":"${"[{".repeat(1000)}","deep":${nested(60)}}`));
+    assert.equal(fine.statusCode, 200, fine.body);
+  });
 });
