@@ -3,6 +3,7 @@ import type pg from "pg";
 import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { AuditDraft, Principal } from "../auth/principal.js";
 import type { AuthRule } from "../http/auth-rule.js";
+import { committedResult, idempotentChangeOf, recordResult } from "../http/idempotent-change.js";
 import * as repo from "./repo.js";
 
 /**
@@ -14,6 +15,8 @@ import * as repo from "./repo.js";
 export function auditDraft(request: FastifyRequest, successStatus: number): AuditDraft {
   const params = (request.params ?? {}) as Record<string, string>;
   const schema = request.routeOptions.schema as { operationId?: string; tags?: string[] } | undefined;
+  // known once the key is claimed (preHandler): a draft made later by a handler carries it too
+  const idempotency = idempotentChangeOf(request);
   return {
     action: schema?.operationId ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
     resourceKind: resourceKindOf(request.routeOptions.config.auth, schema?.tags),
@@ -22,6 +25,7 @@ export function auditDraft(request: FastifyRequest, successStatus: number): Audi
     requestId: request.id,
     status: successStatus,
     written: false,
+    ...(idempotency && { idempotency }),
   };
 }
 
@@ -56,8 +60,17 @@ export async function auditedTransaction<T>(
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const draft = principal?.audit;
+  // a create's first transaction under an Idempotency-Key commits its result with the key (http/idempotent-change.ts)
+  const change = draft && !draft.written && draft.status === 201 ? draft.idempotency : undefined;
   const result = await inTransaction(db, async (tx) => {
+    const earlier = change && (await committedResult(tx, change));
+    if (earlier) {
+      // an earlier attempt made it (its audit row too) and died before answering: answer what it made
+      change.replayed = true;
+      return earlier.value as T;
+    }
     const r = await fn(tx);
+    if (change) await recordResult(tx, change, r);
     if (principal && draft && !draft.written) await insertAudit(tx, principal, draft, draft.status);
     return r;
   });

@@ -1,5 +1,6 @@
 import type { Grant } from "./scopes.js";
 import type { Owner } from "../kernel/owner.js";
+import type { IdempotentChange } from "../http/idempotent-change.js";
 
 /**
  * The authenticated caller, travelling as one object: who acts (the account), for whom (the owner of
@@ -33,6 +34,8 @@ export interface AuditDraft {
   status: number;
   /** true once a transaction committed the row; the HTTP layer then writes no second one */
   written: boolean;
+  /** the request's Idempotency-Key: a create's transaction commits its result with it (http/idempotent-change.ts) */
+  idempotency?: IdempotentChange;
 }
 
 export interface AccountSnapshot {

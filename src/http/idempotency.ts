@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../store/db.js";
 import { ApiError } from "./errors.js";
+import { claimChange, idempotentChangeOf } from "./idempotent-change.js";
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 // a request that crashed mid-flight leaves a "running" row; a retry takes it over as soon as the process
@@ -22,7 +23,8 @@ interface StoredResponse {
 /**
  * Idempotency-Key on every POST: the first completed response for (caller, key) is kept 24 h and
  * replayed to retries; the same key with another request gives 422; concurrent duplicates wait for
- * the first and get its response, so only one causes an effect.
+ * the first and get its response, so only one causes an effect. A create's result commits with the key
+ * (idempotent-change.ts), so a retry after a crash between that COMMIT and the stored answer makes nothing new.
  */
 export class Idempotency {
   /** `lease`: this process's lease id (null until it holds one), recorded on the keys it runs */
@@ -55,6 +57,7 @@ export class Idempotency {
       );
       if (claimed.rowCount) {
         (request as { idempotencyKey?: string }).idempotencyKey = key;
+        claimChange(request, request.callerKey, key);
         return false;
       }
       const { rows } = await this.db.query<StoredResponse>(
@@ -92,9 +95,20 @@ export class Idempotency {
     if (!key) return;
     (request as { idempotencyKey?: string }).idempotencyKey = undefined;
     if (reply.statusCode >= 500) {
-      await this.db.query("DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2", [request.callerKey, key]);
+      // a create that committed keeps its result for the retry (idempotent-change.ts): only the lock is let go
+      const freed = await this.db.query(
+        "DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2 AND committed_result IS NULL",
+        [request.callerKey, key],
+      );
+      if (!freed.rowCount)
+        await this.db.query("UPDATE idempotency_keys SET locked_until = now() WHERE owner = $1 AND key = $2", [
+          request.callerKey,
+          key,
+        ]);
       return;
     }
+    // the resource was made by an earlier attempt that died before answering: this answer is a replay too
+    if (idempotentChangeOf(request)?.replayed) reply.header("idempotent-replayed", "true");
     const headers: Record<string, string> = {};
     const location = reply.getHeader("location");
     if (typeof location === "string") headers.location = location;

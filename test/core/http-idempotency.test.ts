@@ -92,4 +92,45 @@ describe("Idempotency-Key on POST", () => {
     assert.equal((await t.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key'")).rowCount, 0);
     assert.equal((await issue("old-key", "old")).headers["idempotent-replayed"], undefined);
   });
+
+  // the store as a kill leaves it between a create's COMMIT and its stored answer: the key still running, its
+  // process gone (here: its lock run out), no answer; the create's transaction bound its result to the key
+  const loseAnswer = (key: string) =>
+    t.db.query(
+      `UPDATE idempotency_keys SET state = 'running', response_status = NULL, response_headers = NULL,
+         response_body = NULL, locked_until = now() - interval '1 second' WHERE key = $1`,
+      [key],
+    );
+
+  test("a create whose answer was lost in a crash: the retry answers the same resource, replayed, and makes no other", async () => {
+    const creates: { url: string; body: object; list: string }[] = [
+      { url: "/v1/api-keys", body: { name: "lost", scopes: ["databases:read"] }, list: "/v1/api-keys" },
+      { url: "/v1/pod-templates", body: { name: "lost-answer" }, list: "/v1/pod-templates" },
+      { url: "/v1/static", body: { name: "lost-answer-site" }, list: "/v1/static" },
+      { url: "/v1/buckets", body: { name: "lost-answer-bucket" }, list: "/v1/buckets" },
+    ];
+    for (const c of creates) {
+      const send = () =>
+        call(t.app, {
+          method: "POST",
+          url: c.url,
+          token,
+          headers: { "idempotency-key": `lost${c.url}` },
+          body: c.body,
+        });
+      const first = await send();
+      assert.equal(first.statusCode, 201, `${c.url}: ${first.body}`);
+      const stored = await t.db.query("SELECT committed_result FROM idempotency_keys WHERE key = $1", [`lost${c.url}`]);
+      assert.ok(stored.rows[0].committed_result, `${c.url}: its transaction bound the key`);
+      const before = (await call(t.app, { url: c.list, token })).json().length;
+      await loseAnswer(`lost${c.url}`);
+      const retry = await send();
+      assert.equal(retry.statusCode, 201, `${c.url}: ${retry.body}`);
+      assert.equal(retry.headers["idempotent-replayed"], "true", c.url);
+      assert.deepEqual(retry.json(), first.json(), `${c.url}: the same answer`);
+      assert.equal((await call(t.app, { url: c.list, token })).json().length, before, `${c.url}: nothing new`);
+      // the replay is stored as the answer now
+      assert.equal((await send()).json().id, first.json().id);
+    }
+  });
 });

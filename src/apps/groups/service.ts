@@ -163,19 +163,22 @@ export function groupsService(deps: GroupsDeps) {
           last_scaled_at: null,
         });
       });
-    let inserted = false;
+    let inserted: string | null = null;
     try {
       // the group's lock from before it exists: the autoscaler never makes its first members beside us
       return (await repo.withGroupLock(db, id, true, async () => {
         const group = await insert();
-        inserted = true;
-        return { group, members: await convergeHeld(p, id) };
+        inserted = group.id;
+        // a retry of an Idempotency-Key gets the group its first attempt made (http/idempotent-change.ts):
+        // its missing members are made under that group's own lock
+        const members = group.id === id ? await convergeHeld(p, id) : await converge(p, group.id);
+        return { group, members };
       }))!;
     } catch (err) {
       if (isUniqueViolation(err, "pod_groups_slug_live"))
         throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
       // a member refused (a database that is not there, funds gone meanwhile): the group is not left half made
-      if (inserted) await removeIn(p, id).catch(() => null);
+      if (inserted) await removeIn(p, inserted).catch(() => null);
       throw err;
     }
   }

@@ -1,0 +1,88 @@
+import type { FastifyRequest } from "fastify";
+import type { Queryable } from "../store/db.js";
+
+/**
+ * One Idempotency-Key makes one resource, even when the process dies between the create's COMMIT and the
+ * stored answer (issue 33). The create's transaction (the first audited transaction of a 201 request,
+ * audit/record.ts) locks the key's row and writes its result there before COMMIT; a retry that takes the
+ * key over after a crash (http/idempotency.ts) runs the handler again, and that transaction finds the
+ * committed result and returns it instead of creating: the handler renders the same resource, marked replayed.
+ * Every create that commits through auditedTransaction is covered without code of its own.
+ */
+export interface IdempotentChange {
+  /** idempotency_keys.owner: the caller key the HTTP layer claimed the key under */
+  owner: string;
+  key: string;
+  /** set when the result came from an earlier attempt's transaction, not from this one */
+  replayed?: boolean;
+}
+
+const claimed = new WeakMap<FastifyRequest, IdempotentChange>();
+
+/** The HTTP layer claimed `key` for this request: its audit draft (made earlier, on request) now carries it. */
+export function claimChange(request: FastifyRequest, owner: string, key: string): void {
+  const change: IdempotentChange = { owner, key };
+  claimed.set(request, change);
+  if (request.principal?.audit) request.principal.audit.idempotency = change;
+}
+
+export const idempotentChangeOf = (request: FastifyRequest): IdempotentChange | undefined => claimed.get(request);
+
+/** Locks the key's row for the rest of the transaction; the earlier attempt's result if one committed. */
+export async function committedResult(tx: Queryable, change: IdempotentChange): Promise<{ value: unknown } | null> {
+  const { rows } = await tx.query<{ committed_result: string | null }>(
+    "SELECT committed_result FROM idempotency_keys WHERE owner = $1 AND key = $2 FOR UPDATE",
+    [change.owner, change.key],
+  );
+  const stored = rows[0]?.committed_result;
+  return stored == null ? null : { value: decode(stored) };
+}
+
+/** Writes the transaction's result to the key's row (locked by committedResult), to commit with it. */
+export async function recordResult(tx: Queryable, change: IdempotentChange, value: unknown): Promise<void> {
+  await tx.query("UPDATE idempotency_keys SET committed_result = $3 WHERE owner = $1 AND key = $2", [
+    change.owner,
+    change.key,
+    encode(value),
+  ]);
+}
+
+// a result is rows and plain objects as services return them: JSON, keeping what JSON would change on the way back
+// (a Date would come back a string, a Buffer an array); anything else is refused, so a create cannot silently
+// replay a different value than it returned
+function encode(value: unknown): string {
+  // `this[key]` is the value before its toJSON, which Date and Buffer have
+  return JSON.stringify({ v: value }, function (this: Record<string, unknown>, key: string, v: unknown): unknown {
+    const raw = this[key];
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    if (Buffer.isBuffer(raw)) return { $buffer: raw.toString("base64") };
+    if (typeof raw === "bigint") return { $bigint: raw.toString() };
+    if (typeof raw === "function" || typeof raw === "symbol")
+      throw new Error(`idempotent result: field "${key}" is a ${typeof raw}`);
+    if (raw && typeof raw === "object" && !Array.isArray(raw) && !isPlain(raw))
+      throw new Error(`idempotent result: field "${key}" is a ${raw.constructor?.name ?? "class"} instance`);
+    return v;
+  });
+}
+
+function isPlain(o: object): boolean {
+  const proto = Object.getPrototypeOf(o);
+  return proto === Object.prototype || proto === null;
+}
+
+function decode(text: string): unknown {
+  return (
+    JSON.parse(text, (_key, v: unknown) => {
+      if (v && typeof v === "object" && !Array.isArray(v)) {
+        const o = v as Record<string, unknown>;
+        const keys = Object.keys(o);
+        if (keys.length === 1 && typeof o[keys[0]!] === "string") {
+          if (keys[0] === "$date") return new Date(o.$date as string);
+          if (keys[0] === "$buffer") return Buffer.from(o.$buffer as string, "base64");
+          if (keys[0] === "$bigint") return BigInt(o.$bigint as string);
+        }
+      }
+      return v;
+    }) as { v?: unknown }
+  ).v;
+}
