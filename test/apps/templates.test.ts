@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { call, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { createAppsTestApp } from "./lib.js";
+import { createRunning } from "../databases/lib.js";
 import type { AppsState } from "../../src/apps/module.js";
 import { LABEL_POD } from "../../src/apps/container-spec.js";
 
@@ -91,6 +92,32 @@ describe("pod templates API", () => {
     assert.equal(bare.statusCode, 201, bare.body);
     assert.equal(bare.json().image, null);
     assert.deepEqual(bare.json().env, {});
+  });
+
+  test("references are checked when written: an unknown or another account's database or volume is 404 naming it", async () => {
+    const other = await signup(t.app);
+    const theirs = await createRunning(t, other.token, { name: "their-db" });
+    const missing = "00000000-0000-4000-8000-000000000000";
+    for (const [body, named] of [
+      [{ name: "db-missing", databases: [missing] }, missing],
+      [{ name: "db-theirs", databases: [theirs.slug] }, theirs.slug],
+      [{ name: "db-theirs-id", databases: [theirs.id] }, theirs.id],
+      [{ name: "vol-missing", volumes: [{ volume: "no-such-volume", path: "/data" }] }, "no-such-volume"],
+    ] as const) {
+      const res = await post("/v1/pod-templates", body);
+      expectError(res, 404, "not_found");
+      assert.ok(res.json().error.message.includes(`"${named}"`), res.body);
+      const later = await post("/v1/pod-templates", { name: `${body.name}-later` });
+      assert.equal(later.statusCode, 201, later.body);
+      const { databases, volumes } = body as { databases?: string[]; volumes?: unknown };
+      expectError(await patch(`/v1/pod-templates/${later.json().id}`, { databases, volumes }), 404, "not_found");
+      await del(`/v1/pod-templates/${later.json().id}`);
+    }
+    const stored = (await get("/v1/pod-templates")).json().map((x: { name: string }) => x.name);
+    assert.ok(!stored.some((n: string) => /^(db|vol)-/.test(n)), stored.join()); // nothing refused was stored
+    const own = await post("/v1/pod-templates", { name: "db-own", databases: [theirs.slug] }, other.token);
+    assert.equal(own.statusCode, 201, own.body);
+    assert.deepEqual(own.json().databases, [theirs.slug]);
   });
 
   test("list and read by id or name; another account sees nothing", async () => {

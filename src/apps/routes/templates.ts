@@ -62,7 +62,7 @@ export function templateRoutes(app: FastifyInstance, { templates }: { templates:
       config: {
         auth: { scope: "pod-templates:write", instance: "create" },
         validationCodes,
-        errors: ["bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
+        errors: ["not_found", "bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
         summaryKo: "팟 사양을 템플릿으로 저장합니다.",
       },
       schema: {

@@ -8,12 +8,13 @@ import { auditedTransaction } from "../../audit/record.js";
 import { openEnv, sealEnv } from "../container-spec.js";
 import { podSizes } from "../sizes.js";
 import type { VolumeRef } from "../volumes/attach.js";
+import { findVolume } from "../volumes/repo.js";
 import * as repo from "./repo.js";
 
 export interface TemplatesDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "imageAccess">;
+  kernel: Pick<Kernel, "imageAccess" | "findInstance">;
   gpuCatalogFile: string;
 }
 
@@ -32,8 +33,9 @@ export interface TemplateFields {
 /**
  * Pod templates: saved pod specs (`POST /v1/pods {template}` deploys one, src/apps/templates/expand.ts).
  * A template may leave any field to the request; what it holds is checked as POST /v1/pods checks it (a
- * known size, an image the owner may run). Volumes and databases are kept as the names given and resolved
- * at each deploy. env is sealed at rest and shown to the owner.
+ * known size, an image the owner may run, volumes and databases the owner has). Volumes and databases are kept as
+ * the names given and resolved again at each deploy (a database still being provisioned is accepted here, as it
+ * will be there by then). env is sealed at rest and shown to the owner.
  */
 export function templatesService(deps: TemplatesDeps) {
   const { db, secrets, kernel } = deps;
@@ -45,6 +47,13 @@ export function templatesService(deps: TemplatesDeps) {
       throw new ApiError("bad_size", `Unknown pod size "${f.size}"; sizes: ${known.join(", ")}.`);
     }
     if (typeof f.image === "string") await kernel.imageAccess.pullFor(p.owner, f.image);
+    // a reference the owner cannot use is refused when it is written, not at the deploy that needs it
+    for (const ref of f.databases ?? [])
+      if (!(await kernel.findInstance("databases", p.owner, ref)))
+        throw new ApiError("not_found", `No database "${ref}" for this account to attach.`);
+    for (const v of f.volumes ?? [])
+      if (!(await findVolume(db, p.owner, v.volume)))
+        throw new ApiError("not_found", `No volume "${v.volume}" for this account.`);
   }
 
   /** the saved spec with the given fields applied (null removes a field, leaving it to each deploy) */
