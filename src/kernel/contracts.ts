@@ -56,11 +56,13 @@ export interface InstanceLookup {
   /**
    * `covers`: refs of what contains the instance (a pod's group id and slug): permitting those permits it.
    * `kind`: which kind of instance, when one resource has several (pods: "pod" or "group", as EdgeTarget.kind).
+   * `accountId`: the member responsible for it (its creator), for the change check on company assets
+   * (kernel.assertMayChange); a lookup without it leaves the area's instances unchecked.
    */
   find(
     owner: Owner,
     ref: string,
-  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null>;
+  ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string; accountId?: string } | null>;
 }
 
 /** What a creation path asks admission: who will own it, what kind, which size. */

@@ -190,9 +190,9 @@ export function staticService(deps: StaticDeps) {
   /** For instance-limited keys: a site by id or slug, or a deployment by id (covered by its site's slug and id). */
   async function findInstance(p: Pick<Principal, "owner">, ref: string) {
     const site = await repo.findSite(db, p.owner, ref);
-    if (site) return { id: site.id, slug: site.slug };
+    if (site) return { id: site.id, slug: site.slug, accountId: site.account_id };
     const holder = await repo.siteOfDeployment(db, p.owner, ref);
-    return holder && { id: ref, slug: null, covers: [holder.slug, holder.id] };
+    return holder && { id: ref, slug: null, covers: [holder.slug, holder.id], accountId: holder.account_id };
   }
 
   return {
