@@ -158,24 +158,24 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         if (!pod) {
           // a group is a pods instance too (its id covers its members)
           const group = await findGroup(p.db, owner, ref);
-          return group && { id: group.id, slug: group.slug, kind: "group" };
+          return group && { id: group.id, slug: group.slug, kind: "group", accountId: group.account_id };
         }
         const group = pod.group_id ? await repo.groupRefs(p.db, pod.group_id) : [];
-        return { id: pod.id, slug: pod.slug, covers: group, kind: "pod" };
+        return { id: pod.id, slug: pod.slug, covers: group, kind: "pod", accountId: pod.account_id };
       },
     },
     {
       resource: "volumes",
       find: async (owner, ref) => {
         const v = await findVolume(p.db, owner, ref);
-        return v && { id: v.id, slug: v.name };
+        return v && { id: v.id, slug: v.name, accountId: v.account_id };
       },
     },
     {
       resource: "pod-templates",
       find: async (owner, ref) => {
         const t = await findTemplate(p.db, owner, ref);
-        return t && { id: t.id, slug: t.name };
+        return t && { id: t.id, slug: t.name, accountId: t.account_id };
       },
     },
   ],

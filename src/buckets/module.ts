@@ -74,7 +74,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
     resource: "buckets",
     find: async (owner, ref) => {
       const row = await repo.findBucket(p.db, owner, ref);
-      return row && { id: row.id, slug: row.name };
+      return row && { id: row.id, slug: row.name, accountId: row.account_id };
     },
   }),
   // the gateway runs where the s3 role is; a port that cannot be bound leaves the API working and says why

@@ -116,11 +116,17 @@ export async function listKeys(q: Queryable, owner: Owner): Promise<KeyRow[]> {
 }
 
 /** Revokes the owner's live key; false when there is none with that id. */
-export async function revokeKey(q: Queryable, owner: Owner, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const { rowCount } = await q.query(
-    "UPDATE bucket_keys SET revoked_at = now() WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND revoked_at IS NULL",
+/** Revokes a live key; its name and issuer, or null when there is none. */
+export async function revokeKey(
+  q: Queryable,
+  owner: Owner,
+  id: string,
+): Promise<{ name: string; account_id: string } | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await q.query<{ name: string; account_id: string }>(
+    `UPDATE bucket_keys SET revoked_at = now() WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND revoked_at IS NULL
+     RETURNING name, account_id`,
     [id, owner.kind, owner.id],
   );
-  return rowCount === 1;
+  return rows[0] ?? null;
 }

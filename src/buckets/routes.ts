@@ -167,7 +167,7 @@ export function bucketRoutes(app: FastifyInstance, svc: BucketsService, s3: S3En
     {
       config: {
         auth: { scope: "buckets:write", instance: "create" },
-        errors: ["not_found"],
+        errors: ["not_found", "forbidden_role"],
         summaryKo: "S3 액세스 키를 폐기합니다(게이트웨이가 즉시 거부).",
       },
       schema: {

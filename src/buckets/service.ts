@@ -14,7 +14,7 @@ import * as repo from "./repo.js";
 
 export interface BucketsServiceDeps {
   db: Db;
-  kernel: Pick<Kernel, "admit">;
+  kernel: Pick<Kernel, "admit" | "assertMayManage">;
   secrets: SecretBox;
   store: BlobStore;
   log: FastifyBaseLogger;
@@ -114,8 +114,14 @@ export class BucketsService {
         for (const ref of new Set(body.bucket_ids)) {
           const b = await repo.findBucket(tx, p.owner, ref);
           if (!b) throw new ApiError("not_found", `No bucket ${ref} for this account.`);
+          // writing into a company bucket is changing it: its responsible member or an admin (reading is anyone's)
+          if (body.permission === "read_write")
+            await this.d.kernel.assertMayManage(tx, p, { label: `bucket "${b.name}"`, accountId: b.account_id });
           bucketIds.push(b.id);
         }
+      } else if (body.permission === "read_write") {
+        const label = "a read_write key for every bucket";
+        await this.d.kernel.assertMayManage(tx, p, { label, accountId: null });
       }
       return repo.insertKey(tx, {
         name: body.name,
@@ -145,7 +151,10 @@ export class BucketsService {
   async revokeKey(p: Principal, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound("access key");
     await auditedTransaction(this.d.db, p, async (tx) => {
-      if (!(await repo.revokeKey(tx, p.owner, id))) throw notFound("access key");
+      const key = await repo.revokeKey(tx, p.owner, id);
+      if (!key) throw notFound("access key");
+      // another member's key is theirs to revoke (or an admin's); the refusal rolls the revocation back
+      await this.d.kernel.assertMayManage(tx, p, { label: `access key "${key.name}"`, accountId: key.account_id });
     });
   }
 }

@@ -72,7 +72,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
     resource: "builds",
     find: async (owner, ref) => {
       const row = await repo.findBuild(p.db, owner, ref);
-      return row && { id: row.id, slug: null };
+      return row && { id: row.id, slug: null, accountId: row.account_id };
     },
   }),
   // builds left `building` by a platform that died are marked failed, then queued ones run

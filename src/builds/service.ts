@@ -25,7 +25,7 @@ const EVENTS_KEPT = 500;
 
 export interface BuildsDeps {
   db: Db;
-  kernel: Pick<Kernel, "admit" | "appImages" | "imageAccess" | "hosts" | "permits">;
+  kernel: Pick<Kernel, "admit" | "appImages" | "imageAccess" | "hosts" | "permits" | "assertMayChange">;
   jobs: Pick<JobQueue, "send">;
   config: BuildsConfig;
   /** DATA_DIR/builds */
@@ -93,6 +93,8 @@ export function buildsService(deps: BuildsDeps) {
           `Updating ${app.kind} "${app.slug}" from source needs pods:write for it beside builds:write.`,
         );
     }
+    // deploying to a company app changes it: its responsible member or an admin
+    await kernel.assertMayChange(db, "pods", p, app.id);
     return app;
   }
 

@@ -58,7 +58,7 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
     resource: "databases",
     find: async (owner, ref) => {
       const row = await repo.findDatabase(p.db, owner, ref);
-      return row && { id: row.id, slug: row.slug };
+      return row && { id: row.id, slug: row.slug, accountId: row.account_id };
     },
   }),
   // bring every managed server back to its recorded state before taking requests

@@ -1,6 +1,7 @@
 import { defineArea } from "../kernel/area.js";
 import type { EdgeHostSource } from "../kernel/area.js";
 import type { Kernel } from "../kernel/kernel.js";
+import { outboundFor } from "../net/outbound.js";
 import { CloudflareClient } from "./cloudflare.js";
 import { domainsConfig, type DomainsConfig } from "./config.js";
 import { DnsLookup } from "./dns.js";
@@ -48,7 +49,7 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
       kernel: p.kernel,
       config,
       dns: new DnsLookup(config.dnsServers, config.dnsTimeoutMs),
-      cloudflare: new CloudflareClient(config.cloudflareApiBase, config.cloudflareTimeoutMs),
+      cloudflare: new CloudflareClient(config.cloudflareApiBase, config.cloudflareTimeoutMs, outboundFor(p.env)),
     });
     return { service, config };
   },
@@ -57,7 +58,7 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
     resource: "domains",
     find: async (owner, ref) => {
       const row = await repo.findDomain(p.db, owner, ref);
-      return row && { id: row.id, slug: row.domain };
+      return row && { id: row.id, slug: row.domain, accountId: row.account_id };
     },
   }),
 });

@@ -15,7 +15,7 @@ import { checkDomain, type VerificationCheck } from "./verification.js";
 
 export interface DomainsDeps {
   db: Db;
-  kernel: Pick<Kernel, "edgeRoutes" | "certificates">;
+  kernel: Pick<Kernel, "edgeRoutes" | "certificates" | "assertMayChange">;
   config: DomainsConfig;
   dns: DnsLookup;
   cloudflare: CloudflareClient;
@@ -82,6 +82,8 @@ export function domainsService(d: DomainsDeps) {
     async add(p: Principal, slug: string, input: string): Promise<DomainEntry> {
       const domain = normalizeDomain(input, d.config);
       const app = await requireApp(p, slug);
+      // a domain on a company app changes that app: its responsible member or an admin
+      await d.kernel.assertMayChange(d.db, app.kind === "site" ? "static" : "pods", p, app.id);
       const row = await auditedTransaction(d.db, p, async (tx) => {
         const inserted = await repo.insertDomain(tx, {
           id: randomUUID(),

@@ -48,8 +48,29 @@ export async function identify(request: FastifyRequest, deps: AuthDeps): Promise
   if (request.principal) request.callerKey = `acct:${request.principal.accountId}`;
 }
 
-/** Step two: apply the route's declared rule. */
+/** Step two: apply the route's declared rule, then the company-asset rule to changes. */
 export async function authorize(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  await authorizeRule(request, deps);
+  await mayChangeInstance(request, deps);
+}
+
+/**
+ * A change (any method but GET/HEAD) to the instance a write route names, in the company context: the caller must
+ * be allowed to manage that company asset (kernel.assertMayChange: its responsible member, an admin or the owner).
+ * One check here covers every area's instance routes; instances named in bodies are checked by their services.
+ */
+async function mayChangeInstance(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  const rule = request.routeOptions.config.auth as AuthRule | undefined;
+  const p = request.principal;
+  if (!p || p.owner.kind !== "org" || !rule || !("scope" in rule) || typeof rule.instance !== "object") return;
+  if (request.method === "GET" || request.method === "HEAD") return;
+  const [resource, action] = rule.scope.split(":") as [Resource, Action];
+  if (action !== "write") return;
+  const ref = (request.params as Record<string, string>)[rule.instance.param];
+  if (ref && isStorable(ref)) await deps.kernel.assertMayChange(deps.db, resource, p, ref);
+}
+
+async function authorizeRule(request: FastifyRequest, deps: AuthDeps): Promise<void> {
   const rule = request.routeOptions.config.auth as AuthRule | undefined;
   if (!rule) return; // only the not-found handler has no rule
   if ("public" in rule) return;

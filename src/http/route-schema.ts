@@ -111,6 +111,9 @@ export function errorCodesOf(route: RouteOptions): ErrorCode[] {
   if (methods.includes("POST")) codes.add("idempotency_key_reused").add("idempotency_in_progress");
   if (auth && !("public" in auth)) codes.add("auth_required");
   if (auth && ("scope" in auth || "account" in auth)) codes.add("scope_insufficient");
+  // a change to a company asset the caller is not responsible for (http/authenticate.ts, mayChangeInstance)
+  const changesInstance = auth && "scope" in auth && auth.scope.endsWith(":write") && typeof auth.instance === "object";
+  if (changesInstance && methods.some((m) => MUTATING.has(m))) codes.add("forbidden_role");
   for (const code of Object.values(route.config?.validationCodes ?? {}))
     if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
   const declared = route.config?.errors;

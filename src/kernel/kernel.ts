@@ -21,7 +21,21 @@ import type {
 } from "./contracts.js";
 import type { Owner } from "./owner.js";
 import type { ExternalHosts, Hosts } from "./hosts.js";
-import type { Mailer, OrgDirectory, OwnedResources, UsageTotals } from "./orgs.js";
+import type { ManagedAsset, Mailer, OrgDirectory, OwnedResources, UsageTotals } from "./orgs.js";
+
+/** resource names as one instance is called in messages */
+const SINGULAR: Partial<Record<Resource, string>> = {
+  pods: "pod",
+  databases: "database",
+  volumes: "volume",
+  static: "static site",
+  "pod-templates": "pod template",
+  domains: "domain",
+  sandboxes: "sandbox",
+  buckets: "bucket",
+  registry: "repository",
+  builds: "build",
+};
 
 /**
  * The registries areas fill at start-up and everyone else reads: billing meters every source and pauses
@@ -272,6 +286,36 @@ export class Kernel {
   ): Promise<{ id: string; slug: string | null; covers?: string[]; kind?: string } | null> {
     const lookup = this.lookups.get(resource);
     return lookup ? lookup.find(owner, ref) : null;
+  }
+
+  /**
+   * The one permission check before a change to a company asset (issue 34): members change and delete only what they
+   * are responsible for, admins and the owner everything (kernel/orgs.ts, OrgDirectory.assertMayManage). Reads never
+   * ask. Personal owners (and platforms without organizations) pass: their resources are all their own.
+   */
+  async assertMayManage(q: Queryable, actor: { owner: Owner; accountId: string }, asset: ManagedAsset): Promise<void> {
+    if (actor.owner.kind !== "org" || !this.directory) return;
+    if (asset.accountId === actor.accountId) return;
+    await this.directory.assertMayManage(q, actor.owner.id, actor.accountId, asset);
+  }
+
+  /**
+   * assertMayManage for the actor's instance named by ref (id or slug), found through the area's instance lookup:
+   * called by the HTTP layer for every write route naming an instance, and by services for instances a body names.
+   * An unknown ref passes (the route answers its own 404).
+   */
+  async assertMayChange(
+    q: Queryable,
+    resource: Resource,
+    actor: { owner: Owner; accountId: string },
+    ref: string,
+  ): Promise<void> {
+    if (actor.owner.kind !== "org" || !this.directory) return;
+    const found = await this.lookups.get(resource)?.find(actor.owner, ref);
+    if (!found?.accountId) return;
+    const what = found.kind === "group" ? "pod group" : (SINGULAR[resource] ?? resource);
+    const label = `${what} "${found.slug ?? found.id}"`;
+    await this.assertMayManage(q, actor, { label, accountId: found.accountId });
   }
 
   /** True when the instance named by ref is one of the permitted refs, matching by id or slug. */

@@ -29,6 +29,20 @@ export interface OrgDirectory {
    * Non-organization owners pay themselves.
    */
   payer(q: Queryable, owner: Owner, accountId: string): Promise<Owner>;
+  /**
+   * Refuses (403 forbidden_role) a change to a company asset by an account that may not manage it: members manage
+   * only what they are responsible for (`asset.accountId`; null: every company asset at once), admins and the owner
+   * everything, members everything when the organization's `members_manage_all_assets` is on (kernel.assertMayManage).
+   */
+  assertMayManage(q: Queryable, orgId: string, accountId: string, asset: ManagedAsset): Promise<void>;
+}
+
+/** A company asset about to change, as the change-permission check names it to the caller. */
+export interface ManagedAsset {
+  /** what it is, for the message: `bucket "logs"`, `static site "docs"` */
+  label: string;
+  /** the member responsible for it (its creator); null for a change that reaches every company asset of a kind */
+  accountId: string | null;
 }
 
 /** One resource as its area reports it for the company-asset views and ownership moves. */

@@ -1,6 +1,7 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
 import { installOrgGuard } from "./guard.js";
+import { assertMayManageAsset } from "./asset-management.js";
 import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
@@ -42,6 +43,7 @@ export const orgsArea = defineArea<null>({
         // personal billing: each company asset is paid by its responsible member
         return (await repo.billingModeOf(q, owner.id)) === "personal" ? accountOwner(accountId) : owner;
       },
+      assertMayManage: assertMayManageAsset,
     });
     p.kernel.addEdgeAccess(siteAccessPolicy());
     orgHostsSetup(p);

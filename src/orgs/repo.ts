@@ -16,12 +16,14 @@ export interface OrgRow {
   billing_mode: "personal" | "prepaid" | "card" | "suite";
   image_refresh_policy: "off" | "notify" | "auto";
   image_refresh_keep_days: number;
+  /** members change and delete every company asset, not only those they are responsible for (issue 34) */
+  members_manage_all_assets: boolean;
   created_at: Date;
   updated_at: Date;
 }
 
 const ORG_COLUMNS = `id, name, owner_account_id, default_visibility, max_visibility, shared_approval, billing_mode,
-  image_refresh_policy, image_refresh_keep_days, created_at, updated_at`;
+  image_refresh_policy, image_refresh_keep_days, members_manage_all_assets, created_at, updated_at`;
 
 export async function membership(q: Queryable, accountId: string): Promise<OrgMembership | null> {
   const { rows } = await q.query<{ org_id: string; role: OrgRole; department_id: string | null }>({
@@ -31,6 +33,25 @@ export async function membership(q: Queryable, accountId: string): Promise<OrgMe
   });
   const r = rows[0];
   return r ? { orgId: r.org_id, role: r.role, departmentId: r.department_id } : null;
+}
+
+/** What the company-asset change check needs: the caller's role there, the setting, the responsible member's e-mail. */
+export async function assetManagement(
+  q: Queryable,
+  orgId: string,
+  accountId: string,
+  responsibleId: string | null,
+): Promise<{ role: OrgRole | null; membersManageAll: boolean; responsibleEmail: string | null } | null> {
+  const { rows } = await q.query<{ role: OrgRole | null; manage_all: boolean; email: string | null }>({
+    name: "org-asset-management",
+    text: `SELECT (SELECT role FROM org_members WHERE org_id = o.id AND account_id = $2) AS role,
+                  o.members_manage_all_assets AS manage_all,
+                  (SELECT email FROM accounts WHERE id = $3) AS email
+             FROM orgs o WHERE o.id = $1`,
+    values: [orgId, accountId, responsibleId],
+  });
+  const r = rows[0];
+  return r ? { role: r.role, membersManageAll: r.manage_all, responsibleEmail: r.email } : null;
 }
 
 export async function findOrg(q: Queryable, id: string, lock = false): Promise<OrgRow | null> {
@@ -70,6 +91,7 @@ export type OrgSettings = Partial<
     | "billing_mode"
     | "image_refresh_policy"
     | "image_refresh_keep_days"
+    | "members_manage_all_assets"
   >
 >;
 

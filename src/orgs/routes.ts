@@ -51,13 +51,14 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
         auth: write,
         orgRole: "admin",
         errors: ["not_found", "forbidden_role", "conflict"],
-        summaryKo: "조직 설정: 이름, 기본·최대 공개 범위, 공유 승인, 이미지 갱신 정책, 과금 방식(소유자).",
+        summaryKo:
+          "조직 설정: 이름, 기본·최대 공개 범위, 공유 승인, 이미지 갱신 정책, 구성원의 전체 자산 관리, 과금 방식(소유자).",
       },
       schema: {
         operationId: "updateOrg",
         tags,
         summary:
-          "Settings (admin): name, default and maximum visibility, shared approval, image refresh policy and keep days; billing_mode personal|prepaid (owner).",
+          "Settings (admin): name, default and maximum visibility, shared approval, image refresh policy and keep days, members_manage_all_assets; billing_mode personal|prepaid (owner).",
         body: Body({
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           default_visibility: Type.Optional(Visibility),
@@ -68,6 +69,12 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
           ),
           image_refresh_keep_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
           billing_mode: Type.Optional(Type.Union([Type.Literal("personal"), Type.Literal("prepaid")])),
+          members_manage_all_assets: Type.Optional(
+            Type.Boolean({
+              description:
+                "true: every member changes and deletes every company asset; false (default): members only those they are responsible for",
+            }),
+          ),
         }),
         response: { 200: Org },
       },

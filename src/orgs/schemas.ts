@@ -30,6 +30,10 @@ export const Org = Type.Object({
   }),
   image_refresh_policy: Type.String(),
   image_refresh_keep_days: Type.Integer(),
+  members_manage_all_assets: Type.Boolean({
+    description:
+      "whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all)",
+  }),
   created_at: Type.String(),
 });
 
@@ -45,6 +49,7 @@ export const orgView = (r: { org: OrgRow; role: OrgRole; memberCount: number }) 
   billing_mode: r.org.billing_mode,
   image_refresh_policy: r.org.image_refresh_policy,
   image_refresh_keep_days: r.org.image_refresh_keep_days,
+  members_manage_all_assets: r.org.members_manage_all_assets,
   created_at: r.org.created_at.toISOString(),
 });
 

@@ -32,7 +32,7 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
     resource: "sandboxes",
     find: async (owner, ref) => {
       const row = await repo.findSandbox(p.db, owner, ref);
-      return row && { id: row.id, slug: null };
+      return row && { id: row.id, slug: null, accountId: row.account_id };
     },
   }),
   // sandboxes that timed out while no platform process ran are marked (their containers are gone already)
