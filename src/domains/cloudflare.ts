@@ -1,4 +1,5 @@
 import { ApiError } from "../http/errors.js";
+import { OutboundError, type Outbound } from "../net/outbound.js";
 import { parents } from "./names.js";
 
 /** Cloudflare's response envelope (API v4): every answer, success or not. */
@@ -38,22 +39,28 @@ const TOKEN_ERRORS = new Set([6003, 6100, 6101, 6102, 6103, 6111, 9106, 9109, 10
 
 const TOKEN = /^[A-Za-z0-9._~+/=-]{1,512}$/;
 
+/** a page of zones or records is a few kilobytes; more is not Cloudflare */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
 /**
  * The part of Cloudflare's DNS API cf-autosetup needs (zones by name, DNS records of a zone), at
  * CLOUDFLARE_API_BASE with the user's API token as `Authorization: Bearer`. The token lives only in this call:
- * never stored, never logged, never in an error message. Cloudflare refusing the token is 400 invalid_request;
- * any other Cloudflare failure 502 provider_error with Cloudflare's own codes and messages.
+ * never stored, never logged, never in an error message. Requests go through the guarded outbound client
+ * (src/net/outbound.ts), redirects are not followed. Cloudflare refusing the token is 400 invalid_request; any
+ * other Cloudflare failure 502 provider_error with Cloudflare's own codes and messages (the operator's public
+ * Cloudflare API, which the caller reaches as well; no address of the caller's choosing).
  */
 export class CloudflareClient {
   constructor(
     private readonly base: string,
     private readonly timeoutMs: number,
+    private readonly outbound: Outbound,
   ) {}
 
   private async call<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
+    let res;
     try {
-      res = await fetch(`${this.base}${path}`, {
+      res = await this.outbound.request(`${this.base}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${token}`,
@@ -61,24 +68,33 @@ export class CloudflareClient {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: "error",
+        timeoutMs: this.timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
       });
     } catch (err) {
-      const timedOut = (err as Error).name === "TimeoutError";
-      throw new ApiError(
-        "provider_error",
-        timedOut ? `Cloudflare did not answer within ${this.timeoutMs} ms.` : "Cloudflare could not be reached.",
-      );
+      if (!(err instanceof OutboundError)) throw err;
+      const why =
+        err.reason === "timeout"
+          ? `Cloudflare did not answer within ${this.timeoutMs} ms.`
+          : err.reason === "forbidden"
+            ? `Cloudflare could not be reached: CLOUDFLARE_API_BASE ${err.message}`
+            : "Cloudflare could not be reached.";
+      throw new ApiError("provider_error", why);
     }
-    const envelope = (await res.json().catch(() => null)) as Envelope<T> | null;
-    if (res.ok && envelope?.success) return envelope.result;
-    const said = (envelope?.errors ?? [])
+    let envelope: Envelope<T> | null = null;
+    try {
+      envelope = JSON.parse(res.body) as Envelope<T>;
+    } catch {
+      // not JSON: reported by status below
+    }
+    const ok = res.status >= 200 && res.status < 300;
+    if (ok && envelope?.success) return envelope.result;
+    const said = (Array.isArray(envelope?.errors) ? envelope.errors : [])
       .map((e) => `${e.code} ${String(e.message).slice(0, 300)}`)
       .join("; ")
       .slice(0, 1000);
     const detail = said ? `: ${said}` : ` (HTTP ${res.status})`;
-    if (res.status === 401 || res.status === 403 || envelope?.errors?.some((e) => TOKEN_ERRORS.has(e.code)))
+    if (res.status === 401 || res.status === 403 || envelope?.errors?.some?.((e) => TOKEN_ERRORS.has(e.code)))
       throw new ApiError("invalid_request", `api_token: Cloudflare refused the token${detail}.`);
     throw new ApiError("provider_error", `Cloudflare refused ${method} ${path.split("?")[0]}${detail}.`);
   }

@@ -40,6 +40,10 @@ export const ERROR_CATALOG = {
   tenant_required: [400, "Locking a site needs a tenant_ref."],
   bad_image: [400, "The image reference is not valid."],
   bad_archive: [400, "The upload is not a usable tar, tar.gz or zip archive; the message names the entry."],
+  destination_forbidden: [
+    400,
+    "The URL names a loopback, private, link-local, metadata or reserved address the platform does not call.",
+  ],
   // 401
   auth_required: [401, "The bearer token is missing, invalid, expired or revoked."],
   invalid_credentials: [401, "Wrong e-mail or password."],

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { call, expectError, scopedKey, type TestApp } from "../helpers/app.js";
 import { CloudflareClient } from "../../src/domains/cloudflare.js";
 import type { ApiError } from "../../src/http/errors.js";
+import { Outbound } from "../../src/net/outbound.js";
 import { addDomain, APPS_DOMAIN, domainsApp, FakeCloudflare, TestDns, type TestApps, user, verify } from "./lib.js";
 
 const TOKEN = `cf-${randomBytes(18).toString("hex")}`;
@@ -156,7 +157,8 @@ describe("custom domains: Cloudflare autosetup", () => {
   });
 
   test("Cloudflare unreachable or silent: 502 provider_error", async () => {
-    const closed = new CloudflareClient("http://127.0.0.1:9/client/v4", 1000);
+    const loopbackAllowed = Outbound.fromEnv({ OUTBOUND_ALLOW: "loopback" });
+    const closed = new CloudflareClient("http://127.0.0.1:9/client/v4", 1000, loopbackAllowed);
     await assert.rejects(closed.findZone(TOKEN, "www.example.com"), (err: ApiError) => {
       assert.equal(err.code, "provider_error");
       assert.match(err.message, /could not be reached/);
@@ -167,7 +169,7 @@ describe("custom domains: Cloudflare autosetup", () => {
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
     try {
       const port = (silent.address() as AddressInfo).port;
-      const slow = new CloudflareClient(`http://127.0.0.1:${port}/client/v4`, 300);
+      const slow = new CloudflareClient(`http://127.0.0.1:${port}/client/v4`, 300, loopbackAllowed);
       const started = Date.now();
       await assert.rejects(slow.findZone(TOKEN, "www.example.com"), (err: ApiError) => {
         assert.equal(err.code, "provider_error");

@@ -83,6 +83,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     REGISTRY_PORT: "0",
     EDGE_PORT: "0",
     S3_PORT: "0",
+    // the fakes (GitLab, Cloudflare, DNS) listen on loopback, which the outbound client refuses unless allowed
+    OUTBOUND_ALLOW: "loopback",
     ...opts.env,
   };
   const config = loadConfig(env);

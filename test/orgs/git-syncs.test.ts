@@ -230,7 +230,7 @@ describe("syncs of a company static site", () => {
     for (const kind of ["archive", "gitops"]) {
       const s = newest(list, kind);
       assert.equal(s.attempts, 2, JSON.stringify(s));
-      assert.match(s.error!, /^GitLab answered GET \/(groups|projects)\/\S+ with 500: 500 Internal Server Error\.$/);
+      assert.match(s.error!, /^GitLab answered GET \/(groups|projects)\/\S+ with 500 Internal Server Error\.$/);
     }
     const done = list.find((s) => s.status === "succeeded")!;
     expectError(await req("POST", `/v1/org/git-syncs/${done.id}/retry`), 409, "conflict");

@@ -1,13 +1,20 @@
+import { STATUS_CODES } from "node:http";
+import { OutboundError, parseOutboundUrl, type Outbound } from "../../net/outbound.js";
+
 /**
  * The GitLab REST API (v4) calls the integration makes, with the documented request and answer shapes. Every call
- * carries the token in `PRIVATE-TOKEN`, is bounded by a timeout and never follows a redirect (the token would go
- * along). Failures are GitLabError with a sentence for people (status and GitLab's own message, never its body).
+ * goes through the guarded outbound client (src/net/outbound.ts: no internal addresses unless OUTBOUND_ALLOW says
+ * so), carries the token in `PRIVATE-TOKEN`, is bounded in time and size and never follows a redirect (the token
+ * would go along). Failures are GitLabError with a sentence for people: the status and a generic reason, never what
+ * the server answered (the address may be one the caller could not reach themselves).
  */
 
 export class GitLabError extends Error {
   constructor(
     message: string,
     readonly status: number | null = null,
+    /** destination_forbidden: the address is one the platform does not call (a 400 where a person asked) */
+    readonly code: "destination_forbidden" | "invalid_url" | null = null,
   ) {
     super(message);
   }
@@ -17,6 +24,7 @@ export interface GitLabTarget {
   baseUrl: string;
   token: string;
   timeoutMs: number;
+  outbound: Outbound;
 }
 
 export interface GitLabGroup {
@@ -53,18 +61,18 @@ export interface CommitAction {
   encoding?: "text" | "base64";
 }
 
-/** `https://gitlab.example.com/` and `.../api/v4` both name the instance; only http(s). */
+/**
+ * `https://gitlab.example.com/` and `.../api/v4` both name the instance; only http(s), without credentials, a query
+ * or a fragment (a bare `#` or `?` included: `…/x.json#` once made every path after it a fragment).
+ */
 export function normalizeBaseUrl(raw: string): string {
   let url: URL;
   try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new GitLabError(`base_url ${JSON.stringify(raw)} is not a URL.`);
+    url = parseOutboundUrl(raw);
+  } catch (err) {
+    throw new GitLabError(`base_url: ${(err as Error).message}`, null, "invalid_url");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:")
-    throw new GitLabError(`base_url must be an http or https URL, not ${url.protocol}.`);
-  if (url.username || url.password || url.search || url.hash)
-    throw new GitLabError("base_url must not carry credentials, a query or a fragment.");
+  if (url.search || raw.includes("?")) throw new GitLabError("base_url must not carry a query.", null, "invalid_url");
   return url
     .toString()
     .replace(/\/+$/, "")
@@ -80,16 +88,18 @@ function parseJson(text: string): unknown {
     return null;
   }
 }
-const short = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
-function gitlabMessage(body: unknown): string | null {
-  if (!body || typeof body !== "object") return null;
-  const b = body as { message?: unknown; error?: unknown };
-  const m = b.message ?? b.error;
-  if (typeof m === "string") return short(m);
-  if (m && typeof m === "object") return short(JSON.stringify(m));
-  return null;
+const statusText = (status: number) => `${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ""}`;
+
+/** GitLab answers a JSON object (or list) of the documented shape; anything else is not a GitLab API. */
+function shaped<T>(body: unknown, ok: (b: Record<string, unknown>) => boolean, what: string, base: string): T {
+  if (!body || typeof body !== "object" || !ok(body as Record<string, unknown>))
+    throw new GitLabError(`${base} answered ${what} with something that is not GitLab's API; check base_url.`);
+  return body as T;
 }
+
+/** the largest answer read (a tree page of 100 entries, a file of the size GitLab's API returns inline) */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export class GitLabClient {
   readonly baseUrl: string;
@@ -102,50 +112,49 @@ export class GitLabClient {
     method: string,
     path: string,
     opts: { body?: unknown; allow404?: boolean } = {},
-  ): Promise<{ data: T | null; headers: Headers }> {
+  ): Promise<{ data: T | null; header: (name: string) => string | null }> {
     const what = `${method} ${path.split("?")[0]}`;
-    let res: Response;
+    let res;
     try {
-      res = await fetch(`${this.baseUrl}/api/v4${path}`, {
+      res = await this.t.outbound.request(`${this.baseUrl}/api/v4${path}`, {
         method,
-        redirect: "manual",
         headers: {
           "PRIVATE-TOKEN": this.t.token,
           accept: "application/json",
           ...(opts.body !== undefined ? { "content-type": "application/json" } : {}),
         },
         body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
-        signal: AbortSignal.timeout(this.t.timeoutMs),
+        timeoutMs: this.t.timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
       });
     } catch (err) {
-      const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-      if (e.name === "TimeoutError" || e.name === "AbortError")
+      if (!(err instanceof OutboundError)) throw err;
+      if (err.reason === "forbidden") throw new GitLabError(`base_url: ${err.message}`, null, "destination_forbidden");
+      if (err.reason === "timeout")
         throw new GitLabError(`GitLab at ${this.baseUrl} did not answer ${what} within ${this.t.timeoutMs} ms.`);
-      const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
-      throw new GitLabError(`GitLab at ${this.baseUrl} could not be reached (${cause}).`);
+      if (err.reason === "too_large")
+        throw new GitLabError(`GitLab at ${this.baseUrl} answered ${what} with more than ${MAX_ANSWER_BYTES} bytes.`);
+      throw new GitLabError(`GitLab at ${this.baseUrl} could not be reached (${err.code ?? "connection failed"}).`);
     }
-    const text = await res.text().catch(() => "");
-    const body = parseJson(text);
-    if (res.ok) return { data: body as T, headers: res.headers };
-    if (res.status === 404 && opts.allow404) return { data: null, headers: res.headers };
-    const said = gitlabMessage(body);
-    const tail = said ? `: ${said}` : "";
+    const body = parseJson(res.body);
+    if (res.status >= 200 && res.status < 300) return { data: body as T, header: res.header };
+    if (res.status === 404 && opts.allow404) return { data: null, header: res.header };
     if (res.status >= 300 && res.status < 400)
       throw new GitLabError(
-        `GitLab answered ${what} with a redirect (${res.status}) to ${res.headers.get("location") ?? "?"}; set base_url to the instance's own address.`,
+        `GitLab answered ${what} with a redirect (${res.status}); set base_url to the instance's own address.`,
         res.status,
       );
     if (res.status === 401)
       throw new GitLabError(
-        `GitLab refused the token (401 Unauthorized${tail}); check that it is valid and not expired.`,
+        `GitLab refused the token (401 Unauthorized); check that it is valid and not expired.`,
         401,
       );
     if (res.status === 403)
       throw new GitLabError(
-        `The token may not ${what} (403 Forbidden${tail}); it needs the api scope and a Maintainer role.`,
+        `The token may not ${what} (403 Forbidden); it needs the api scope and a Maintainer role.`,
         403,
       );
-    throw new GitLabError(`GitLab answered ${what} with ${res.status}${tail}.`, res.status);
+    throw new GitLabError(`GitLab answered ${what} with ${statusText(res.status)}.`, res.status);
   }
 
   private async get<T>(path: string): Promise<T> {
@@ -154,12 +163,17 @@ export class GitLabClient {
 
   /** GET /version → {version, revision} */
   async version(): Promise<{ version: string; revision?: string }> {
-    return this.get("/version");
+    const body = await this.get<unknown>("/version");
+    return shaped(body, (b) => typeof b.version === "string", "GET /version", this.baseUrl);
   }
 
   /** GET /groups/:id with the URL-encoded full path; null when there is none the token sees */
   async group(path: string): Promise<GitLabGroup | null> {
-    return (await this.call<GitLabGroup>("GET", `/groups/${enc(path)}?with_projects=false`, { allow404: true })).data;
+    const { data } = await this.call<unknown>("GET", `/groups/${enc(path)}?with_projects=false`, { allow404: true });
+    if (data === null) return null;
+    const isGroup = (b: Record<string, unknown>) =>
+      typeof b.id === "number" && typeof b.name === "string" && typeof b.web_url === "string";
+    return shaped<GitLabGroup>(data, isGroup, "GET /groups/:id", this.baseUrl);
   }
 
   /** GET /projects/:id with the URL-encoded full path; null when there is none */
@@ -177,12 +191,13 @@ export class GitLabClient {
     const out: TreeEntry[] = [];
     for (let page = "1"; page;) {
       const q = `ref=${enc(ref)}&recursive=true&per_page=100&page=${page}`;
-      const { data, headers } = await this.call<TreeEntry[]>("GET", `/projects/${projectId}/repository/tree?${q}`, {
+      const { data, header } = await this.call<TreeEntry[]>("GET", `/projects/${projectId}/repository/tree?${q}`, {
         allow404: true,
       });
       if (!data) break;
+      if (!Array.isArray(data)) throw new GitLabError(`${this.baseUrl} answered a tree page that is not a list.`);
       out.push(...data);
-      page = headers.get("x-next-page") ?? "";
+      page = header("x-next-page") ?? "";
     }
     return out;
   }

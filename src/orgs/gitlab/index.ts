@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { int } from "../../config/config.js";
 import type { AppContext, Platform } from "../../kernel/context.js";
+import { outboundFor } from "../../net/outbound.js";
 import { gitJobs, type GitJobDeps } from "./jobs.js";
 import { gitlabRoutes } from "./routes.js";
 import { gitlabService } from "./service.js";
@@ -15,7 +16,16 @@ type Env = Record<string, string | undefined>;
 const timeoutMs = (env: Env) => int(env, "GITLAB_TIMEOUT_MS", 10_000, 100, 120_000);
 
 export function gitlabIntegrationRoutes(app: FastifyInstance, ctx: AppContext): void {
-  gitlabRoutes(app, gitlabService({ db: ctx.db, secrets: ctx.secrets, jobs: ctx.jobs, timeoutMs: timeoutMs(ctx.env) }));
+  gitlabRoutes(
+    app,
+    gitlabService({
+      db: ctx.db,
+      secrets: ctx.secrets,
+      jobs: ctx.jobs,
+      timeoutMs: timeoutMs(ctx.env),
+      outbound: outboundFor(ctx.env),
+    }),
+  );
 }
 
 /** What the jobs work with (tests run a scan pass with it). */
@@ -26,6 +36,7 @@ export const gitJobDeps = (p: Platform): GitJobDeps => ({
   jobs: p.jobs,
   log: p.log,
   timeoutMs: timeoutMs(p.env),
+  outbound: outboundFor(p.env),
   retries: int(p.env, "GITLAB_SYNC_RETRIES", 2, 0, 10),
 });
 

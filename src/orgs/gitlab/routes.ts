@@ -41,7 +41,7 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       config: {
         auth: write,
         orgRole: "admin",
-        errors: ["not_found", "forbidden_role", "invalid_request"],
+        errors: ["not_found", "forbidden_role", "invalid_request", "destination_forbidden"],
         summaryKo: "GitLab 연동을 설정합니다(관리자). token을 빼면 저장된 토큰을 그대로 씁니다.",
       },
       schema: {
@@ -85,14 +85,14 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       config: {
         auth: write,
         orgRole: "admin",
-        errors: ["not_found", "forbidden_role"],
+        errors: ["not_found", "forbidden_role", "invalid_request", "destination_forbidden"],
         summaryKo: "GitLab 연결을 확인합니다(관리자). 저장된 값이나 본문 값으로 버전과 그룹을 읽어 봅니다.",
       },
       schema: {
         operationId: "testOrgGitlab",
         tags,
         summary:
-          "Check the connection (admin) with the stored settings, or base_url, group_path and token from the body: GitLab's version and the group. Failures are ok: false with an error sentence.",
+          "Check the connection (admin) with the stored settings, or base_url, group_path and token from the body: GitLab's version and the group. GitLab's failures are ok: false with an error sentence; a base_url that is no http(s) URL is 400 invalid_request, one naming a loopback, private, link-local or metadata address 400 destination_forbidden (nothing is sent there).",
         body: TestBody,
         response: { 200: TestResult },
       },

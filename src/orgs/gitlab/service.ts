@@ -5,6 +5,7 @@ import type { JobQueue } from "../../jobs/queue.js";
 import type { OrgMembership } from "../../kernel/orgs.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { isUuid, type Db } from "../../store/db.js";
+import { OutboundError, type Outbound } from "../../net/outbound.js";
 import { GitLabClient, GitLabError, normalizeBaseUrl } from "./client.js";
 import { queueSync } from "./jobs.js";
 import * as repo from "./repo.js";
@@ -14,6 +15,7 @@ export interface GitlabDeps {
   secrets: SecretBox;
   jobs: Pick<JobQueue, "send">;
   timeoutMs: number;
+  outbound: Outbound;
 }
 
 export interface SettingsInput {
@@ -37,6 +39,12 @@ export interface TestInput {
 export type GitlabService = ReturnType<typeof gitlabService>;
 
 const invalid = (message: string) => new ApiError("invalid_request", message);
+
+/** A base_url that is not a usable URL, or names an address the platform does not call, is the request's fault. */
+function refusal(err: unknown): ApiError | null {
+  if (!(err instanceof GitLabError) || !err.code) return null;
+  return new ApiError(err.code === "destination_forbidden" ? "destination_forbidden" : "invalid_request", err.message);
+}
 
 /** Whether two base URLs are the same scheme, host and port (the stored token may go there). */
 function sameHost(a: string, b: string): boolean {
@@ -80,8 +88,10 @@ export function gitlabService(d: GitlabDeps) {
     let baseUrl: string;
     try {
       baseUrl = normalizeBaseUrl(input.base_url);
+      await d.outbound.check(baseUrl);
     } catch (err) {
-      throw invalid((err as Error).message);
+      if (err instanceof OutboundError) throw new ApiError("destination_forbidden", `base_url: ${err.message}`);
+      throw refusal(err) ?? err;
     }
     const gitops = input.gitops_enabled ?? false;
     if (gitops) {
@@ -118,7 +128,10 @@ export function gitlabService(d: GitlabDeps) {
     return { deleted };
   }
 
-  /** Never throws for GitLab's sake: every failure is ok:false with a sentence. */
+  /**
+   * Never throws for GitLab's sake: every failure of the server is ok:false with a sentence. A base_url that is no
+   * http(s) URL is 400 invalid_request, one naming an address the platform does not call 400 destination_forbidden.
+   */
   async function test(m: OrgMembership, body: TestInput | undefined) {
     const result = {
       ok: false,
@@ -127,6 +140,12 @@ export function gitlabService(d: GitlabDeps) {
       group_web_url: null as string | null,
       error: null as string | null,
     };
+    if (body?.base_url)
+      try {
+        normalizeBaseUrl(body.base_url);
+      } catch (err) {
+        throw refusal(err) ?? err;
+      }
     const s = await repo.settings(d.db, m.orgId);
     const baseUrl = body?.base_url ?? s?.base_url;
     const groupPath = body?.group_path ?? s?.group_path;
@@ -139,13 +158,20 @@ export function gitlabService(d: GitlabDeps) {
     const missing = !baseUrl ? "base_url" : !groupPath ? "group_path" : !token ? "token" : null;
     if (missing)
       return { ...result, error: `No ${missing}: save the integration first or pass ${missing} in the body.` };
+    let gl: GitLabClient;
     try {
-      const gl = new GitLabClient({ baseUrl: baseUrl!, token: token!, timeoutMs: d.timeoutMs });
+      gl = new GitLabClient({ baseUrl: baseUrl!, token: token!, timeoutMs: d.timeoutMs, outbound: d.outbound });
+    } catch (err) {
+      throw refusal(err) ?? err;
+    }
+    try {
       result.gitlab_version = (await gl.version()).version ?? null;
       const group = await gl.group(groupPath!.replace(/^\/+|\/+$/g, ""));
       if (!group) return { ...result, error: `The group ${groupPath} was not found, or the token cannot see it.` };
       return { ...result, ok: true, group_name: group.name, group_web_url: group.web_url };
     } catch (err) {
+      const refused = refusal(err);
+      if (refused) throw refused;
       if (err instanceof GitLabError) return { ...result, error: err.message };
       throw err;
     }

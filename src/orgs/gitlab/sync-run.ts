@@ -22,6 +22,7 @@ import {
   render,
   sameManifest,
 } from "./manifest.js";
+import type { Outbound } from "../../net/outbound.js";
 import * as repo from "./repo.js";
 
 export interface RunDeps {
@@ -29,17 +30,20 @@ export interface RunDeps {
   kernel: AppsKernel;
   secrets: SecretBox;
   timeoutMs: number;
+  /** the guarded client every GitLab request goes through */
+  outbound: Outbound;
 }
 
 /** One commit's actions stop growing past this much base64 or this many files (the rest goes in the next commit). */
 const BATCH_BYTES = 16 * 1024 * 1024;
 const BATCH_FILES = 500;
 
-export const clientFor = (d: Pick<RunDeps, "secrets" | "timeoutMs">, s: repo.SettingsRow) =>
+export const clientFor = (d: Pick<RunDeps, "secrets" | "timeoutMs" | "outbound">, s: repo.SettingsRow) =>
   new GitLabClient({
     baseUrl: s.base_url,
     token: d.secrets.open(s.token_sealed, repo.TOKEN_COLUMN),
     timeoutMs: d.timeoutMs,
+    outbound: d.outbound,
   });
 
 const skipped = (error: string): repo.Outcome => ({ status: "skipped", error });
