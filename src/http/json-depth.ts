@@ -34,11 +34,12 @@ export function boundJsonDepth(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (nestsDeeperThan(body as string, MAX_JSON_DEPTH))
+    const text = body as string; // parseAs: "string"
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH))
       return done(
         new ApiError("invalid_request", `The JSON body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`),
         undefined,
       );
-    parse(request, body, done);
+    parse(request, text, done);
   });
 }

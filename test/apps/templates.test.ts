@@ -109,7 +109,7 @@ describe("pod templates API", () => {
       assert.ok(res.json().error.message.includes(`"${named}"`), res.body);
       const later = await post("/v1/pod-templates", { name: `${body.name}-later` });
       assert.equal(later.statusCode, 201, later.body);
-      const { databases, volumes } = body as { databases?: string[]; volumes?: unknown };
+      const { databases, volumes } = body as unknown as { databases?: string[]; volumes?: unknown };
       expectError(await patch(`/v1/pod-templates/${later.json().id}`, { databases, volumes }), 404, "not_found");
       await del(`/v1/pod-templates/${later.json().id}`);
     }
