@@ -324,6 +324,17 @@ export interface EdgeAccessPolicy {
   visibility(q: Queryable, target: EdgeTarget): Promise<string>;
   /** whether the signed-in account may see the target of that visibility */
   admits(q: Queryable, target: EdgeTarget, visibility: string, accountId: string): Promise<boolean>;
+  /** the same visibility with what decided it, for the owning area's views (GET /v1/static/{slug}) */
+  explain(q: Queryable, target: Pick<EdgeTarget, "kind" | "id" | "owner">): Promise<VisibilityInForce>;
+}
+
+/** A target's visibility as the edge enforces it, and where it comes from. */
+export interface VisibilityInForce {
+  visibility: string;
+  /** site: its own setting; organization_default: it has none; organization_maximum: capped by the maximum */
+  source: "site" | "organization_default" | "organization_maximum";
+  /** the target's own setting (null: none), shown beside the one in force when a maximum caps it */
+  own: string | null;
 }
 
 /**

@@ -11,7 +11,7 @@ import { deploymentRoutes } from "./deployment-routes.js";
 export async function staticRoutes(app: FastifyInstance, deps: StaticRouteDeps): Promise<void> {
   const { svc, config } = deps;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const view = (site: Parameters<typeof siteView>[0]) => siteView(site, config);
+  const view = async (site: Parameters<typeof siteView>[0]) => siteView(site, config, await svc.visibilityOf(site));
 
   r.post(
     "/v1/static",
@@ -36,7 +36,7 @@ export async function staticRoutes(app: FastifyInstance, deps: StaticRouteDeps):
         response: { 201: Site },
       },
     },
-    async (request, reply) => reply.code(201).send(view(await svc.create(callerOf(request), request.body))),
+    async (request, reply) => reply.code(201).send(await view(await svc.create(callerOf(request), request.body))),
   );
 
   r.get(
@@ -54,7 +54,11 @@ export async function staticRoutes(app: FastifyInstance, deps: StaticRouteDeps):
         response: { 200: Type.Array(Site) },
       },
     },
-    async (request) => (await svc.list(callerOf(request), request.instanceFilter)).map(view),
+    async (request) => {
+      const views = [];
+      for (const site of await svc.list(callerOf(request), request.instanceFilter)) views.push(await view(site));
+      return views;
+    },
   );
 
   r.get(

@@ -29,6 +29,8 @@ export const NotFoundPage = Type.String({
   description: 'a file of the deployment answered with 404 for unknown paths, e.g. "404.html"; null: the edge\'s page',
 });
 
+const VISIBILITY_LEVELS = ["private", "invited", "department", "company", "public"].map((v) => Type.Literal(v));
+
 export const Site = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -36,7 +38,20 @@ export const Site = Type.Object({
   url: Type.String({ description: "the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
   spa: Type.Boolean({ description: "unknown paths without an extension answer index.html (single-page apps)" }),
   not_found_page: Nullable(Type.String()),
-  visibility: Type.Literal("public"),
+  visibility: Type.Union(VISIBILITY_LEVELS, {
+    description:
+      "what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility)",
+  }),
+  visibility_source: Type.Union(
+    ["site", "organization_default", "organization_maximum"].map((s) => Type.Literal(s)),
+    {
+      description:
+        "where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility)",
+    },
+  ),
+  site_visibility: Type.Union([...VISIBILITY_LEVELS, Type.Null()], {
+    description: "the site's own setting; null: none (the organization's default)",
+  }),
   live_deployment_id: Nullable(Type.String({ description: "the deployment served now; null: nothing finalized yet" })),
   created_at: Timestamp,
   updated_at: Timestamp,

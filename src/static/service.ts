@@ -10,6 +10,7 @@ import type { StaticDeps } from "./config.js";
 import { sitePath } from "./archive.js";
 import { receiveUpload } from "./upload.js";
 import * as repo from "./repo.js";
+import { siteVisibility } from "./visibility.js";
 
 export type { SiteRow, DeploymentRow } from "./repo.js";
 
@@ -209,5 +210,7 @@ export function staticService(deps: StaticDeps) {
     finalizeById,
     rollback,
     findInstance,
+    /** the visibility in force and its source, for the site view */
+    visibilityOf: (site: repo.SiteRow) => siteVisibility(db, kernel, site),
   };
 }

@@ -1,3 +1,4 @@
+import type { VisibilityInForce } from "../kernel/area.js";
 import type { DeploymentRow, SiteRow } from "./repo.js";
 
 /** Where a site is served: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT], like a pod's url. */
@@ -6,7 +7,7 @@ export interface SiteUrls {
   edgePort: number;
 }
 
-export function siteView(site: SiteRow, urls: SiteUrls) {
+export function siteView(site: SiteRow, urls: SiteUrls, access: VisibilityInForce) {
   const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
     id: site.id,
@@ -15,7 +16,9 @@ export function siteView(site: SiteRow, urls: SiteUrls) {
     url: `http://${site.slug}.${urls.appsDomain}${port}`,
     spa: site.spa,
     not_found_page: site.not_found_page,
-    visibility: "public" as const,
+    visibility: access.visibility,
+    visibility_source: access.source,
+    site_visibility: access.own,
     live_deployment_id: site.live_deployment_id,
     created_at: site.created_at.toISOString(),
     updated_at: site.updated_at.toISOString(),

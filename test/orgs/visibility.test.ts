@@ -3,13 +3,14 @@
  * (company), public, department (with a sub-department and another department), invited with grants, private;
  * visitors without a session get the edge's sign-in page (never the content), signed-in non-members 403; the
  * sign-in form sets the host's session cookie and returns to the page; who may change visibility; the maximum.
+ * The site's own view (GET /v1/static/{slug}) shows the visibility the edge enforces and where it comes from.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, expectError, signup } from "../helpers/app.js";
 import { within } from "../edge/lib.js";
 import { get, type StaticApp } from "../static/lib.js";
-import { makeOrg, type Person, type TestOrg } from "./lib.js";
+import { makeOrg, ORG, type Person, type TestOrg } from "./lib.js";
 import { access, companySite, department, moveTo, orgSiteApp, postForm, sees, visit } from "./site-lib.js";
 
 let s: StaticApp;
@@ -29,6 +30,13 @@ async function expectSeen(expected: Record<string, boolean>, who: Record<string,
   }).catch((err: Error) => {
     throw new Error(`${err.message}; seen ${JSON.stringify(seen)}`);
   });
+}
+
+/** GET /v1/static/{slug}'s [visibility, visibility_source, site_visibility] */
+async function shown(slug: string, headers: Record<string, string> = ORG) {
+  const res = await call(s.t.app, { url: `/v1/static/${slug}`, token: creator.token, headers });
+  assert.equal(res.statusCode, 200, res.body);
+  return [res.json().visibility, res.json().visibility_source, res.json().site_visibility];
 }
 
 const everyone = () => ({
@@ -63,6 +71,9 @@ describe("site visibility at the edge", () => {
     assert.equal(res.json().visibility, "company");
     assert.equal(res.json().inherited, true);
     assert.equal(res.json().responsible_account_id, creator.id);
+    assert.deepEqual([res.json().visibility_source, res.json().site_visibility], ["organization_default", null]);
+    // the site's own view says what the edge enforces (below), not "public"
+    assert.deepEqual(await shown(SLUG), ["company", "organization_default", null]);
 
     const anonymous = await visit(s.port, SLUG, null, "/page.html");
     assert.equal(anonymous.status, 401);
@@ -212,6 +223,7 @@ describe("site visibility at the edge", () => {
     });
     assert.equal(personal.statusCode, 201, personal.body);
     expectError(await access(s.t, creator, "vis-mine"), 404, "not_found");
+    assert.deepEqual(await shown("vis-mine", {}), ["public", "site", "public"]);
     const byAdmin = await access(s.t, admin, SLUG, "company");
     assert.equal(byAdmin.statusCode, 200, byAdmin.body);
     expectError(await access(s.t, creator, SLUG, "bogus"), 400);
@@ -220,6 +232,7 @@ describe("site visibility at the edge", () => {
   test("max_visibility: wider is 403 deploy_rule_violation, and the edge never serves above it", async () => {
     assert.equal((await access(s.t, creator, SLUG, "public")).statusCode, 200);
     await expectSeen({ anonymous: true }, everyone());
+    assert.deepEqual(await shown(SLUG), ["public", "site", "public"]);
     const patch = await call(s.t.app, {
       method: "PATCH",
       url: "/v1/org",
@@ -228,7 +241,12 @@ describe("site visibility at the edge", () => {
     });
     assert.equal(patch.statusCode, 200, patch.body);
     await expectSeen({ anonymous: false, creator: true, outsider: false }, everyone());
-    assert.equal((await access(s.t, creator, SLUG)).json().visibility, "company");
+    const capped = (await access(s.t, creator, SLUG)).json();
+    assert.deepEqual(
+      [capped.visibility, capped.visibility_source, capped.site_visibility],
+      ["company", "organization_maximum", "public"],
+    );
+    assert.deepEqual(await shown(SLUG), ["company", "organization_maximum", "public"]);
     expectError(await access(s.t, creator, SLUG, "public"), 403, "deploy_rule_violation");
     await call(s.t.app, { method: "PATCH", url: "/v1/org", token: admin.token, body: { max_visibility: "public" } });
     await access(s.t, creator, SLUG, "company");

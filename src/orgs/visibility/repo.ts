@@ -44,14 +44,19 @@ export async function setVisibility(q: Queryable, orgId: string, site: SiteKey, 
 }
 
 /** For the edge: the site's own visibility (or the organization's default) and the maximum; null: no such org. */
+/** A target's own visibility (null: none) and its organization's default and maximum; null: no such organization. */
 export async function edgeVisibility(
   q: Queryable,
   orgId: string,
   site: SiteKey,
-): Promise<{ visibility: Visibility; max: Visibility } | null> {
-  const { rows } = await q.query<{ visibility: Visibility; max: Visibility }>({
-    name: "org-edge-visibility",
-    text: `SELECT COALESCE(a.visibility, o.default_visibility) AS visibility, o.max_visibility AS max
+): Promise<{ stored: Visibility | null; default_visibility: Visibility; max_visibility: Visibility } | null> {
+  const { rows } = await q.query<{
+    stored: Visibility | null;
+    default_visibility: Visibility;
+    max_visibility: Visibility;
+  }>({
+    name: "org-edge-visibility-parts",
+    text: `SELECT a.visibility AS stored, o.default_visibility, o.max_visibility
              FROM orgs o LEFT JOIN org_site_access a ON a.app_kind = $2 AND a.app_id = $3 AND a.org_id = o.id
             WHERE o.id = $1`,
     values: [orgId, site.kind, site.id],

@@ -4,7 +4,19 @@ import { Visibility } from "../schemas.js";
 import type { Visibility as V } from "../repo.js";
 import type { ApprovalRow, DepartmentBlockRow, GrantRow } from "./repo.js";
 import type { SiteAccess } from "./service.js";
-import type { CompanySite } from "./sites.js";
+import type { CompanySite, VisibilitySource } from "./sites.js";
+
+/** Where the visibility in force comes from (the static area's site view shows the same two fields). */
+const visibilityFields = {
+  visibility_source: Type.Union(
+    ["site", "organization_default", "organization_maximum"].map((s) => Type.Literal(s)),
+    {
+      description:
+        "site: its own setting; organization_default: it has none; organization_maximum: its own or the default is wider than max_visibility, which applies. site_visibility is its own setting (null: none)",
+    },
+  ),
+  site_visibility: Type.Union([Visibility, Type.Null()]),
+};
 
 export const SlugParams = Type.Object({ slug: Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,62}$" }) });
 export const GrantParams = Type.Object({
@@ -67,6 +79,7 @@ const siteFields = {
   responsible_account_id: Nullable(Type.String()),
   visibility: Visibility,
   inherited: Type.Boolean({ description: "no visibility of its own: the organization's default_visibility applies" }),
+  ...visibilityFields,
 };
 
 export const Access = Type.Object({
@@ -85,6 +98,8 @@ export const accessView = (a: SiteAccess) => ({
   responsible_account_id: a.site.creator,
   visibility: a.visibility,
   inherited: a.inherited,
+  visibility_source: a.source,
+  site_visibility: a.own,
   status: "applied" as const,
   max_visibility: a.org.max_visibility,
   shared_approval: a.org.shared_approval,
@@ -125,7 +140,7 @@ export const deployControlView = (c: {
   org: { default_visibility: V; max_visibility: V; shared_approval: boolean };
   deployRulesSet: boolean;
   departments: DepartmentBlockRow[];
-  sites: { site: CompanySite; visibility: V; inherited: boolean }[];
+  sites: { site: CompanySite; visibility: V; inherited: boolean; source: VisibilitySource; own: V | null }[];
 }) => ({
   policy: {
     default_visibility: c.org.default_visibility,
@@ -150,6 +165,8 @@ export const deployControlView = (c: {
     responsible_account_id: s.site.creator,
     visibility: s.visibility,
     inherited: s.inherited,
+    visibility_source: s.source,
+    site_visibility: s.own,
   })),
 });
 

@@ -8,7 +8,14 @@ import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { findOrg, visibilityRank, type OrgRow, type Visibility } from "../repo.js";
 import * as repo from "./repo.js";
-import { effectiveVisibility, findCompanySite, listCompanySites, type CompanySite } from "./sites.js";
+import {
+  effectiveVisibility,
+  findCompanySite,
+  listCompanySites,
+  visibilityInForce,
+  type CompanySite,
+  type VisibilitySource,
+} from "./sites.js";
 
 export interface VisibilityDeps {
   db: Db;
@@ -22,6 +29,9 @@ export interface SiteAccess {
   visibility: Visibility;
   /** no visibility of its own: the organization's default applies */
   inherited: boolean;
+  /** what decided `visibility`, and the site's own setting (null: none) */
+  source: VisibilitySource;
+  own: Visibility | null;
   grants: repo.GrantRow[];
   pending: repo.ApprovalRow[];
 }
@@ -57,7 +67,7 @@ export function visibilityService(d: VisibilityDeps) {
     return {
       site,
       org,
-      visibility: effectiveVisibility(stored, org),
+      ...visibilityInForce(stored, org),
       inherited: stored === null,
       grants: await repo.listGrants(q, site),
       pending: await repo.pendingForSite(q, site),
@@ -206,7 +216,7 @@ export function visibilityService(d: VisibilityDeps) {
       const stored = await repo.storedVisibilities(db, org.id);
       const sites = (await listCompanySites(db, kernel, org.id)).map((site) => {
         const own = stored.get(`${site.kind}:${site.id}`) ?? null;
-        return { site, visibility: effectiveVisibility(own, org), inherited: own === null };
+        return { site, ...visibilityInForce(own, org), inherited: own === null };
       });
       return {
         org,

@@ -24,14 +24,26 @@ export interface CompanySite {
 const OWNED_KIND: Record<string, string> = { site: "site", pod: "pod", group: "pod-group" };
 const EDGE_KIND: Record<string, string> = { site: "site", pod: "pod", "pod-group": "group" };
 
-/** The site's own visibility, else the organization's default, never above the organization's maximum. */
-export function effectiveVisibility(
+export type VisibilitySource = "site" | "organization_default" | "organization_maximum";
+
+/**
+ * The site's own visibility, else the organization's default, never above the organization's maximum; with which
+ * of the three decided (`source`) and the site's own setting (`own`, null: none), as views show them.
+ */
+export function visibilityInForce(
   stored: Visibility | null,
   org: Pick<OrgRow, "default_visibility" | "max_visibility">,
-) {
+): { visibility: Visibility; source: VisibilitySource; own: Visibility | null } {
   const v = stored ?? org.default_visibility;
-  return visibilityRank(v) > visibilityRank(org.max_visibility) ? org.max_visibility : v;
+  if (visibilityRank(v) > visibilityRank(org.max_visibility))
+    return { visibility: org.max_visibility, source: "organization_maximum", own: stored };
+  return { visibility: v, source: stored === null ? "organization_default" : "site", own: stored };
 }
+
+export const effectiveVisibility = (
+  stored: Visibility | null,
+  org: Pick<OrgRow, "default_visibility" | "max_visibility">,
+): Visibility => visibilityInForce(stored, org).visibility;
 
 async function creatorOf(q: Queryable, kernel: Kernel, target: EdgeTarget): Promise<string | null> {
   if (target.accountId) return target.accountId;
@@ -77,16 +89,18 @@ export async function listCompanySites(q: Queryable, kernel: Kernel, orgId: stri
  * invited: members granted the site; private: nobody else. Non-members see public sites only.
  */
 export function siteAccessPolicy(): EdgeAccessPolicy {
+  const explain = async (q: Queryable, target: Pick<EdgeTarget, "kind" | "id" | "owner">) => {
+    const found = await repo.edgeVisibility(q, target.owner.id, target);
+    // the organization is gone (its assets move back to their creators in the same transaction): fail closed
+    return found
+      ? visibilityInForce(found.stored, found)
+      : { visibility: "private", source: "site" as const, own: null };
+  };
   return {
     ownerKind: "org",
     channel: repo.SITE_ACCESS_CHANNEL,
-    visibility: async (q, target) => {
-      const found = await repo.edgeVisibility(q, target.owner.id, target);
-      // the organization is gone (its assets move back to their creators in the same transaction): fail closed
-      return found
-        ? effectiveVisibility(found.visibility, { default_visibility: found.visibility, max_visibility: found.max })
-        : "private";
-    },
+    visibility: async (q, target) => (await explain(q, target)).visibility,
+    explain,
     admits: async (q, target, visibility, accountId) => {
       const orgId = target.owner.id;
       const member = await repo.memberOf(q, orgId, accountId);
