@@ -115,6 +115,12 @@ describe("GitLab integration settings", () => {
       "invalid_request",
     );
     expectError(await req("PUT", URL, admin, settings({ base_url: "not a url" })), 400, "invalid_request");
+    // a bare # made every API path a fragment: the server's page answered as the group, and the view was a 500
+    for (const base_url of [`${gl.url}/api/v4/version#`, `${gl.url}/api/v4/version?`, `http://u:p@127.0.0.1:9`]) {
+      expectError(await req("PUT", URL, admin, settings({ base_url })), 400, "invalid_request");
+      const check = await req("POST", `${URL}/test`, admin, { base_url, group_path: "acme/platform", token: TOKEN });
+      expectError(check, 400, "invalid_request");
+    }
     expectError(await req("PUT", URL, admin, settings({ gitops_host_pattern: "apps.example.com" })), 400);
     expectError(await req("PUT", URL, admin, settings({ color: "red" })), 400);
     // nothing changed
