@@ -2,7 +2,9 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ContainerInfo } from "../runtime/provider.js";
 import { asApiError } from "../http/errors.js";
 import * as repo from "./repo.js";
-import { containerSpecOf, LABEL_GENERATION, LABEL_HOST, LABEL_POD, type SpecDeps } from "./container-spec.js";
+import { containerSpecOf, LABEL_HOST, LABEL_POD, type SpecDeps } from "./container-spec.js";
+import { cleanUp, generationOf, POD_CONTAINER_NAME, removeContainer, unfinished } from "./cleanup.js";
+import { volumesBlocking } from "./volumes/attach.js";
 
 /**
  * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
@@ -10,6 +12,10 @@ import { containerSpecOf, LABEL_GENERATION, LABEL_HOST, LABEL_POD, type SpecDeps
  * generation's container is found by label after a restart (adoption), and an older generation keeps serving
  * until the new one answers its health check (rolling update). Only one reconcile runs per pod at a time: one
  * per process (PodWorker), and a claim on the row across the host's processes (repo.claimReconcile).
+ *
+ * The reconciler owns every container it ever started: each pass first removes what the pod must not have (a
+ * generation neither wanted nor serving, a removal or start cut half-way: cleanup.ts), so a rollout cut by a
+ * kill at any step converges to the pod's one container, and one stuck container never holds back the others.
  */
 export interface ReconcilerDeps extends SpecDeps {
   log: FastifyBaseLogger;
@@ -25,7 +31,6 @@ export interface ReconcilerDeps extends SpecDeps {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const generationOf = (c: ContainerInfo) => Number(c.labels[LABEL_GENERATION] ?? 0);
 /** a container that ran this long before it crashed starts the back-off over */
 const STABLE_MS = 60_000;
 const backoffSeconds = (crashes: number) => Math.min(60, 2 ** (crashes - 1));
@@ -46,9 +51,17 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   const pod = await repo.podById(deps.db, podId);
   if (!pod || pod.host_id !== deps.hostId) return false;
   const gen = pod.generation;
-  const containers = await deps.runtime.list({ [LABEL_POD]: pod.id });
+  const all = await deps.runtime.list({ [LABEL_POD]: pod.id });
+  // neither the wanted generation nor the one serving, or cut half-way: left behind by a cut rollout or removal
+  const stale = all.filter(
+    (c) => unfinished(c) || (generationOf(c) !== gen && generationOf(c) !== pod.serving_generation),
+  );
+  const containers = all.filter((c) => !stale.includes(c));
+  const cleaned = await cleanUp(deps, pod.id, stale, `generation ${gen} is wanted`);
   if (pod.desired_state !== "running") {
-    for (const c of containers) await removeContainer(deps, c.name);
+    let left = cleaned.left;
+    for (const c of containers) if (!(await removeContainer(deps, c))) left++;
+    if (left) return false; // recorded removed/stopped only once nothing of it runs: the sweep retries
     const state = pod.desired_state === "removed" ? "removed" : "stopped";
     const written = await repo.recordObserved(deps.db, pod, {
       state,
@@ -67,6 +80,7 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   if (!current) {
     // failed for good: only a new generation (update, restart) resets crash_count and tries again
     if (pod.state === "failed" && pod.crash_count >= deps.maxCrashes) return false;
+    if (await heldByVolumes(deps, pod)) return false;
     if (pod.next_restart_at && pod.next_restart_at.getTime() > Date.now()) {
       deps.again(pod.id, (pod.next_restart_at.getTime() - Date.now()) / 1000);
       return false;
@@ -91,7 +105,8 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       return false;
     }
   }
-  const healthy = await waitHealthy(deps, current.name);
+  const healthy = await waitHealthy(deps, pod, current.name);
+  if (healthy === "superseded") return true; // deleted, stopped or changed while starting: the next pass follows
   if (healthy === "exited") {
     const info = await deps.runtime.inspect(current.name);
     if (info) await crashed(deps, pod, info, older);
@@ -116,16 +131,40 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   await repo.rolloutServing(deps.db, pod.id, gen);
   const draining = older.filter((c) => c.status === "running");
   if (draining.length) await sleep(deps.drainMs);
-  for (const c of older) await removeContainer(deps, c.name);
+  for (const c of older) await removeContainer(deps, c);
   return false;
 }
 
-async function waitHealthy(deps: ReconcilerDeps, name: string): Promise<"healthy" | "exited" | "timeout"> {
+/**
+ * A volume still being created holds the pod `pending` with the reason; a failed one fails it with the
+ * volume's reason. The volume job asks for a reconcile of its pods when it finishes (volumes/jobs.ts).
+ */
+async function heldByVolumes(deps: ReconcilerDeps, pod: repo.PodRow): Promise<boolean> {
+  const { pending, failed } = await volumesBlocking(deps.db, pod.volumes);
+  const reason = failed ?? pending;
+  if (!reason) return false;
+  if (pod.state !== (failed ? "failed" : "pending") || pod.state_reason !== reason)
+    await repo.recordObserved(deps.db, pod, { state: failed ? "failed" : "pending", state_reason: reason });
+  return true;
+}
+
+async function waitHealthy(
+  deps: ReconcilerDeps,
+  pod: repo.PodRow,
+  name: string,
+): Promise<"healthy" | "exited" | "timeout" | "superseded"> {
   const deadline = Date.now() + deps.healthTimeoutMs;
+  let checked = Date.now();
   for (let delay = 25; Date.now() < deadline; delay = Math.min(250, delay * 2)) {
     if (await deps.runtime.health(name)) return "healthy";
     const info = await deps.runtime.inspect(name);
     if (!info || info.status === "exited") return "exited";
+    // a delete (or stop, or new generation) while this one starts stops the wait at once, not at the time-out
+    if (Date.now() - checked > 1000) {
+      checked = Date.now();
+      const now = await repo.podById(deps.db, pod.id);
+      if (!now || now.generation !== pod.generation || now.desired_state !== pod.desired_state) return "superseded";
+    }
     await sleep(delay);
   }
   return "timeout";
@@ -140,7 +179,7 @@ async function crashed(deps: ReconcilerDeps, pod: repo.PodRow, c: ContainerInfo,
   const ranMs = c.startedAt && c.finishedAt ? c.finishedAt.getTime() - c.startedAt.getTime() : 0;
   const crashes = ranMs > STABLE_MS ? 1 : pod.crash_count + 1;
   const tail = await deps.runtime.logs(c.name, 5).catch(() => []);
-  await removeContainer(deps, c.name);
+  await removeContainer(deps, c);
   const serving = older.some((o) => o.status === "running") && pod.serving_generation !== null;
   const failed = crashes >= deps.maxCrashes;
   const last = tail.length ? `; last log lines: ${tail.join(" | ").slice(-400)}` : "";
@@ -157,20 +196,17 @@ async function crashed(deps: ReconcilerDeps, pod: repo.PodRow, c: ContainerInfo,
   if (!failed) deps.again(pod.id, backoffSeconds(crashes));
 }
 
-async function removeContainer(deps: ReconcilerDeps, name: string) {
-  await deps.runtime.stop(name, 5).catch(() => {});
-  await deps.runtime.remove(name);
-}
-
 /**
  * Every container of this host's pods against the store: pods whose containers are not what the row says
- * get a reconcile, containers of pods the store does not know (or removed) are orphans and go. Run at
- * start (adoption after a restart) and every few seconds (crash detection).
+ * get a reconcile, containers of pods the store does not know (or removed) are orphans and go (counted on a
+ * removed pod's row), and conmon/runc processes left by removed pod containers are killed. Run at start
+ * (adoption after a restart) and every few seconds (crash detection). Containers without the platform's
+ * labels are never listed, so never touched.
  */
 export async function sweepHost(
   deps: ReconcilerDeps,
   reconcile: (podId: string) => Promise<void>,
-): Promise<{ pods: number; containers: number; reconciled: number; orphans: number }> {
+): Promise<{ pods: number; containers: number; reconciled: number; orphans: number; strays: number }> {
   const [pods, containers] = await Promise.all([
     repo.podsOnHost(deps.db, deps.hostId),
     deps.runtime.list({ [LABEL_HOST]: deps.hostId }),
@@ -184,12 +220,10 @@ export async function sweepHost(
   let orphans = 0;
   for (const [id, cs] of byPod) {
     if (known.has(id)) continue;
-    for (const c of cs)
-      await removeContainer(deps, c.name).then(
-        () => orphans++,
-        (err) => deps.log.error({ err, container: c.name }, "orphan container could not be removed"),
-      );
+    orphans += (await cleanUp(deps, id, cs, "its pod is deleted or unknown")).removed;
   }
+  const strays = (await deps.runtime.reapStrays?.((name) => POD_CONTAINER_NAME.test(name)).catch(() => [])) ?? [];
+  if (strays.length) deps.log.warn({ containers: strays }, "processes of removed pod containers killed");
   const due = pods.filter((p) => {
     const cs = byPod.get(p.id) ?? [];
     if (p.desired_state !== "running")
@@ -208,5 +242,5 @@ export async function sweepHost(
         });
     }),
   );
-  return { pods: pods.length, containers: containers.length, reconciled: due.length, orphans };
+  return { pods: pods.length, containers: containers.length, reconciled: due.length, orphans, strays: strays.length };
 }

@@ -23,8 +23,8 @@ export interface PodRow {
   databases: string[];
   generation: number;
   desired_state: "running" | "stopped" | "removed";
-  /** unknown: the pod's organization external host is offline (src/orgs/hosts) */
-  state: "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
+  /** unknown: its organization external host is offline (src/orgs/hosts); pending: waiting for a volume */
+  state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
   state_reason: string | null;
   paused_reason: string | null;
   host_id: string | null;
@@ -34,6 +34,7 @@ export interface PodRow {
   restart_count: number;
   crash_count: number;
   next_restart_at: Date | null;
+  cleaned_containers: number; // containers left by cut rollouts or removals, cleaned up (cleanup.ts)
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
@@ -83,7 +84,7 @@ export async function listPods(
   return rows;
 }
 
-export async function insertPod(q: Queryable, row: Omit<PodRow, "created_at" | "updated_at">): Promise<void> {
+export async function insertPod(q: Queryable, row: Omit<PodRow, "created_at" | "updated_at" | "cleaned_containers">) {
   await q.query(
     `INSERT INTO pods (id, owner_kind, owner_id, account_id, name, slug, group_id, template_id, linked_email,
        linked_service, image, port, command, env_sealed, size, gpu, volumes, databases, generation, desired_state,

@@ -131,7 +131,7 @@ export function podsService(deps: PodsDeps) {
         const hostId = external
           ? await kernel.hosts.place(tx, where)
           : (volumes.hostId ?? (await kernel.hosts.place(tx, where)));
-        const row: Omit<repo.PodRow, "created_at" | "updated_at"> = {
+        const row: Parameters<typeof repo.insertPod>[1] = {
           id,
           owner_kind: p.owner.kind,
           owner_id: p.owner.id,
@@ -152,8 +152,8 @@ export function podsService(deps: PodsDeps) {
           databases: await resolveDatabases(tx, p.owner, input.databases ?? []),
           generation: 1,
           desired_state: "running",
-          state: "creating",
-          state_reason: null,
+          state: volumes.waiting ? "pending" : "creating",
+          state_reason: volumes.waiting,
           paused_reason: null,
           host_id: hostId,
           address: null,

@@ -25,6 +25,7 @@ export function podView(pod: PodRow, env: Record<string, string>, urls: { appsDo
     generation: pod.generation,
     serving_generation: pod.serving_generation,
     restart_count: pod.restart_count,
+    cleaned_containers: pod.cleaned_containers ?? 0,
     host_id: pod.host_id,
     created_at: pod.created_at.toISOString(),
     updated_at: pod.updated_at.toISOString(),

@@ -47,7 +47,8 @@ export interface ContainerSpec {
   autoRemove?: boolean;
 }
 
-export type ContainerStatus = "created" | "running" | "exited" | "unknown";
+/** `removing`: a removal was cut half-way (podman killed mid-`rm`); only another removal finishes it */
+export type ContainerStatus = "created" | "running" | "exited" | "removing" | "unknown";
 
 export interface ContainerInfo {
   name: string;
@@ -99,7 +100,13 @@ export interface RuntimeProvider {
   create(spec: ContainerSpec): Promise<ContainerInfo>;
   start(name: string): Promise<ContainerInfo>;
   stop(name: string, timeoutSeconds?: number): Promise<void>;
+  /** gone afterwards, with no process of it left (a half-done removal is finished) */
   remove(name: string): Promise<void>;
+  /**
+   * kills leftover processes (podman: conmon, runc) of containers the runtime no longer has, when this runtime
+   * removed them or `owned` accepts their name; never those of other containers. Returns the container ids.
+   */
+  reapStrays?(owned: (name: string) => boolean): Promise<string[]>;
   inspect(name: string): Promise<ContainerInfo | null>;
   /** every container carrying all of the given labels */
   list(labels: Record<string, string>): Promise<ContainerInfo[]>;

@@ -46,8 +46,11 @@ export const Pod = Type.Object({
   databases: Type.Array(Type.String()),
   group_id: Nullable(Type.String()),
   template_id: Nullable(Type.String()),
-  // unknown: the pod's external host (src/orgs/hosts) is offline, so what its containers do is not known
-  state: Type.Union(["creating", "running", "stopped", "failed", "removed", "unknown"].map((s) => Type.Literal(s))),
+  // unknown: the pod's external host (src/orgs/hosts) is offline, so what its containers do is not known;
+  // pending: accepted, waiting for a volume still being created (state_reason "waiting for volume <name>")
+  state: Type.Union(
+    ["pending", "creating", "running", "stopped", "failed", "removed", "unknown"].map((s) => Type.Literal(s)),
+  ),
   desired_state: Type.String(),
   state_reason: Nullable(Type.String()),
   url: Type.String({ description: "the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
@@ -55,6 +58,10 @@ export const Pod = Type.Object({
   generation: Type.Integer(),
   serving_generation: Nullable(Type.Integer()),
   restart_count: Type.Integer(),
+  cleaned_containers: Type.Integer({
+    description:
+      "containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)",
+  }),
   host_id: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -31,6 +31,7 @@ const STATUS: Record<string, ContainerStatus> = {
   exited: "exited",
   stopped: "exited",
   dead: "exited",
+  removing: "removing",
 };
 
 /** podman writes "0001-01-01T00:00:00Z" for "never". */

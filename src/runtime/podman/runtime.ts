@@ -15,6 +15,29 @@ import { detectGpus, gpuArgs, type HostGpus } from "./gpu.js";
 import { ImagePuller } from "./images.js";
 import { containerInfo, mergeLogs, type PodmanInspect } from "./inspect.js";
 import { checkName, runArgs } from "./spec.js";
+import { killAll, ociProcesses } from "./strays.js";
+
+/** What `podman ps --format json` says of a container. */
+interface PsEntry {
+  Id: string;
+  Names: string[];
+  State: string;
+  Labels?: Record<string, string> | null;
+  ExitCode?: number;
+}
+
+/** A container as `ps` describes it, for one `inspect` cannot read (a removal cut half-way). */
+const psInfo = (c: PsEntry): ContainerInfo => ({
+  name: c.Names[0]!,
+  id: c.Id,
+  status: c.State === "removing" ? "removing" : c.State === "running" ? "running" : "unknown",
+  address: null,
+  networkAddress: null,
+  exitCode: null,
+  startedAt: null,
+  finishedAt: null,
+  labels: { ...(c.Labels ?? {}) },
+});
 
 export const INSTALL_HINT =
   "install with: apt-get install podman runc netavark aardvark-dns catatonit buildah busybox-static, and run the platform as root (rootful podman)";
@@ -44,6 +67,8 @@ export class PodmanRuntime implements RuntimeProvider {
   private readonly init = INIT_PATHS.some((p) => existsSync(p));
   /** the previous CPU sample per container, so stats report CPU over the interval since the last call */
   private cpuSamples = new Map<string, { cpuNano: number; systemNano: number }>();
+  /** ids of containers this process removed: a conmon or runc of one still alive is a stray (reapStrays) */
+  private readonly removedIds = new Set<string>();
 
   constructor(opts: PodmanOptions = {}) {
     this.ociRuntime = opts.ociRuntime ?? "runc";
@@ -178,12 +203,57 @@ export class PodmanRuntime implements RuntimeProvider {
       throw new RuntimeError(`stopping ${name}: ${lastError(res.stderr)}`);
   }
 
+  /**
+   * `rm --force`; a container left half-removed (state `removing`: a podman cut by a kill) or whose removal hangs
+   * has its conmon and runc killed (found by container id in /proc), then goes with a second `rm --force`. Any
+   * conmon/runc of the container still alive after it is gone is killed too: nothing of it stays behind.
+   */
   async remove(name: string): Promise<void> {
     checkName(name);
     this.cpuSamples.delete(name);
-    const res = await this.cli.run(["rm", "--force", "--ignore", "--time", "2", name], { timeoutMs: 60_000 });
-    if (res.code !== 0 && !isNoSuchContainer(res.stderr) && (await this.inspect(name)) !== null)
-      throw new RuntimeError(`removing ${name}: ${lastError(res.stderr)}`);
+    const before = await this.psByName(name);
+    const rm = () => this.cli.run(["rm", "--force", "--ignore", "--time", "2", name], { timeoutMs: 60_000 });
+    let res = await rm().catch((err: Error) => ({ code: 1, stdout: "", stderr: err.message }));
+    let after = await this.psByName(name);
+    if (after && before) {
+      killAll((await ociProcesses()).filter((p) => p.containerId === before.id));
+      res = await rm().catch((err: Error) => ({ code: 1, stdout: "", stderr: err.message }));
+      after = await this.psByName(name);
+    }
+    if (after) throw new RuntimeError(`removing ${name}: ${lastError(res.stderr) || `still ${after.state}`}`);
+    if (before) {
+      this.removedIds.add(before.id);
+      if (this.removedIds.size > 1000) this.removedIds.delete(this.removedIds.values().next().value!);
+      killAll((await ociProcesses()).filter((p) => p.containerId === before.id));
+    }
+  }
+
+  /** The container of that exact name as `ps` lists it (even one `inspect` cannot read any more), or null. */
+  private async psByName(name: string): Promise<{ id: string; state: string } | null> {
+    const out = await this.cli.ok(["ps", "--all", "--format", "json", "--filter", `name=^${name}$`], "listing");
+    const found = (JSON.parse(out || "[]") as PsEntry[]).find((c) => c.Names?.[0] === name);
+    return found ? { id: found.Id, state: found.State } : null;
+  }
+
+  /**
+   * Kills conmon and runc processes whose container podman no longer has: one this runtime removed, or one
+   * whose conmon carries a name `owned` accepts (the caller's containers from before a restart). Processes of
+   * other containers are never touched. Returns the ids of the containers whose processes were killed.
+   */
+  async reapStrays(owned: (name: string) => boolean): Promise<string[]> {
+    // /proc first, then podman: a container created in between is not among the processes read
+    const procs = await ociProcesses();
+    const conmonName = new Map(procs.filter((p) => p.name).map((p) => [p.containerId, p.name!]));
+    const candidates = procs.filter((p) => {
+      const name = conmonName.get(p.containerId);
+      return this.removedIds.has(p.containerId) || (name !== undefined && owned(name));
+    });
+    if (!candidates.length) return [];
+    const ids = await this.cli.ok(["ps", "--all", "--no-trunc", "--format", "{{.ID}}"], "listing containers");
+    const known = new Set(ids.split("\n").map((l) => l.trim()));
+    const strays = candidates.filter((p) => !known.has(p.containerId));
+    killAll(strays);
+    return [...new Set(strays.map((p) => p.containerId))];
   }
 
   async inspect(name: string): Promise<ContainerInfo | null> {
@@ -200,13 +270,20 @@ export class PodmanRuntime implements RuntimeProvider {
   async list(labels: Record<string, string>): Promise<ContainerInfo[]> {
     const filters = Object.entries(labels).flatMap(([k, v]) => ["--filter", `label=${k}=${v}`]);
     const ps = await this.cli.ok(["ps", "--all", "--format", "json", ...filters], "listing containers");
-    const names = (JSON.parse(ps || "[]") as { Names: string[] }[]).map((c) => c.Names[0]).filter(Boolean);
-    if (!names.length) return [];
+    const listed = (JSON.parse(ps || "[]") as PsEntry[]).filter((c) => c.Names?.[0]);
+    if (!listed.length) return [];
     // one inspect for all of them; a container removed in between is simply not in the answer
-    const res = await this.cli.run(["container", "inspect", ...names]);
-    const text = res.stdout.trim();
-    if (!text) return [];
-    return (JSON.parse(text) as PodmanInspect[]).map(containerInfo);
+    const res = await this.cli.run(["container", "inspect", ...listed.map((c) => c.Names[0]!)]);
+    if (res.code === 0 && res.stdout.trim()) return (JSON.parse(res.stdout) as PodmanInspect[]).map(containerInfo);
+    // one container `inspect` cannot read (half-removed: state `removing`) fails the whole answer: one by one,
+    // and those it cannot read are described by `ps` so the caller still sees them and can finish them off
+    const out: ContainerInfo[] = [];
+    for (const c of listed) {
+      const info = await this.inspect(c.Names[0]!).catch(() => null);
+      if (info) out.push(info);
+      else if (await this.psByName(c.Names[0]!)) out.push(psInfo(c));
+    }
+    return out;
   }
 
   async logs(name: string, tail: number): Promise<string[]> {
