@@ -173,7 +173,7 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
         operationId: "syncOrgMembers",
         tags,
         summary:
-          "JSON sync by e-mail (admin, account): sets existing members' role and department with a result per item (update, skip, delete, member_not_found, error); idempotent. Nobody joins this way (member_not_found). implicit_deletion removes unlisted members (never the owner nor the caller), their company assets passing to the owner.",
+          "JSON sync by e-mail (admin, account): sets existing members' role and department with a result per item (update, skip, delete, member_not_found, error); idempotent. Nobody joins this way (member_not_found). implicit_deletion removes unlisted members (never the owner nor the caller), their company assets passing to the owner. Each change and removal follows PATCH/DELETE /v1/org/members/{id}: an admin granting or revoking admin, or changing or removing an admin, is the item's error forbidden_role.",
         body: MembersSyncBody,
         response: { 200: MembersSyncAnswer },
       },
