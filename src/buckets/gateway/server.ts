@@ -150,6 +150,21 @@ function touch(deps: GatewayDeps, keyId: string): void {
   repo.touchKey(deps.db, keyId).catch(() => {});
 }
 
+/**
+ * Opened key secrets by their sealed text: one AES-GCM open per key and process instead of one per request. Keyed
+ * by the ciphertext, so nothing here outlives the row: the key row itself (revocation) is still read every request.
+ */
+const openedSecrets = new Map<string, string>();
+function openSecret(deps: GatewayDeps, sealed: string): string {
+  let secret = openedSecrets.get(sealed);
+  if (secret === undefined) {
+    secret = deps.secrets.open(sealed, "bucket_keys.secret_sealed");
+    if (openedSecrets.size >= 10_000) openedSecrets.clear();
+    openedSecrets.set(sealed, secret);
+  }
+  return secret;
+}
+
 async function authenticate(
   deps: GatewayDeps,
   req: IncomingMessage,
@@ -180,11 +195,7 @@ async function authenticate(
   );
   if (!key || key.revoked_at)
     throw new S3Error("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.");
-  const signing = await verifySignature(
-    incoming,
-    claim,
-    deps.secrets.open(key.secret_sealed, "bucket_keys.secret_sealed"),
-  );
+  const signing = await verifySignature(incoming, claim, openSecret(deps, key.secret_sealed));
   touch(deps, key.id);
   if (addressed.bucket !== null) {
     if (!bucket) throw noSuchBucket(addressed.bucket);

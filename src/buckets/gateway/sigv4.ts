@@ -1,11 +1,11 @@
 /**
  * AWS Signature Version 4, verified server-side with the signing library the AWS SDK itself uses
- * (@smithy/signature-v4): the canonical request, the string to sign and the signing key come from it; this file
- * only parses what the client sent (Authorization header or presigned query), hands the library the request as
- * the client signed it, and compares the result in constant time. The chunk chain of streaming uploads
+ * (@smithy/signature-v4): the canonical request comes from it; this file parses what the client sent
+ * (Authorization header or presigned query), hands the library the request as the client signed it, hashes the
+ * string to sign with node's crypto under a cached signing key, and compares the result in constant time. The chunk chain of streaming uploads
  * (STREAMING-AWS4-HMAC-SHA256-PAYLOAD) signs each chunk with the library's string signer (chunked.ts).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { Hash } from "@smithy/hash-node";
 import {
   ALGORITHM_IDENTIFIER,
@@ -156,18 +156,31 @@ function parseLongDate(longDate: string): Date {
   return new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]));
 }
 
-/** Reaches the library's canonical request and string to sign, which it keeps protected for its own signer. */
+/** Reaches the library's canonical request, which it keeps protected for its own signer. */
 class Verifier extends SignatureV4 {
-  async stringToSign(
-    request: HttpRequest,
-    canonicalHeaders: HeaderBag,
-    payloadHash: string,
-    longDate: string,
-    scope: string,
-  ): Promise<string> {
-    const canonical = this.createCanonicalRequest(request, canonicalHeaders, payloadHash);
-    return this.createStringToSign(longDate, scope, canonical, ALGORITHM_IDENTIFIER);
+  canonicalRequest(request: HttpRequest, canonicalHeaders: HeaderBag, payloadHash: string): string {
+    return this.createCanonicalRequest(request, canonicalHeaders, payloadHash);
   }
+}
+
+/**
+ * Signing keys by (secret, date, region, service): deriving one is four HMACs, the same for every request of a key
+ * on one day. The hashing itself is node's (hex digests in C++), the library's async hashers cost several times
+ * more per request. Bounded; a full map is simply cleared.
+ */
+const signingKeys = new Map<string, Buffer>();
+const MAX_SIGNING_KEYS = 10_000;
+
+export function signingKey(secretAccessKey: string, shortDate: string, region: string, service: string): Buffer {
+  const id = `${shortDate}/${region}/${service}/${secretAccessKey}`;
+  let key = signingKeys.get(id);
+  if (!key) {
+    key = createHmac("sha256", `AWS4${secretAccessKey}`).update(shortDate).digest();
+    for (const part of [region, service, "aws4_request"]) key = createHmac("sha256", key).update(part).digest();
+    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.clear();
+    signingKeys.set(id, key);
+  }
+  return key;
 }
 
 export function sameSignature(a: string, b: string): boolean {
@@ -224,12 +237,11 @@ export async function verifySignature(
   };
   const canonicalHeaders = getCanonicalHeaders(request, new Set(), new Set(claim.signedHeaders));
   const scope = createScope(claim.shortDate, claim.region, claim.service);
-  const toSign = await signer.stringToSign(request, canonicalHeaders, claim.payloadHash, claim.longDate, scope);
-  const expected = await signer.sign(toSign, {
-    signingDate,
-    signingRegion: claim.region,
-    signingService: claim.service,
-  });
+  const canonical = signer.canonicalRequest(request, canonicalHeaders, claim.payloadHash);
+  const toSign = `${ALGORITHM_IDENTIFIER}\n${claim.longDate}\n${scope}\n${createHash("sha256").update(canonical).digest("hex")}`;
+  const expected = createHmac("sha256", signingKey(secretAccessKey, claim.shortDate, claim.region, claim.service))
+    .update(toSign)
+    .digest("hex");
   if (!sameSignature(expected, claim.signature.toLowerCase()))
     throw new S3Error(
       "SignatureDoesNotMatch",

@@ -115,6 +115,23 @@ export class FilesystemBlobStore implements BlobStore {
     return createReadStream("", { fd: fh, highWaterMark: BATCH_BYTES, ...(range ?? {}) });
   }
 
+  async readSmall(id: string, range: { start: number; end: number }): Promise<Buffer> {
+    const fh = await open(this.blobPath(id), "r");
+    try {
+      const buf = Buffer.allocUnsafe(range.end - range.start + 1);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, range.start + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === buf.length ? buf : buf.subarray(0, got);
+    } finally {
+      // the answer need not wait for the close
+      void fh.close().catch(() => {});
+    }
+  }
+
   async copy(from: string, to: string): Promise<void> {
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, to);

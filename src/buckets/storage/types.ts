@@ -18,6 +18,11 @@ export interface BlobStore {
   ): Promise<number>;
   /** The bytes of blob `id`, or of [start, end] (inclusive) of it. */
   read(id: string, range?: { start: number; end: number }): Promise<Readable>;
+  /**
+   * Optional: [start, end] of a blob as one buffer, for small reads (no stream to set up and drain). Rejects
+   * with ENOENT like `read` when the blob is gone.
+   */
+  readSmall?(id: string, range: { start: number; end: number }): Promise<Buffer>;
   /** A new blob `to` with the bytes of `from`. */
   copy(from: string, to: string): Promise<void>;
   /** Removes blobs; missing ones are no error. */
