@@ -5,7 +5,7 @@
 //                 src/databases, ... Everything under it belongs to it (src/billing/bank/repo.ts is
 //                 billing's).
 //   shared      - first-level folders that are infrastructure, not areas: src/http, src/auth,
-//                 src/store, src/jobs, src/config, src/kernel.
+//                 src/store, src/jobs, src/config, src/kernel, src/mail, src/net.
 //   route file  - a file that registers HTTP routes: `routes.ts`, `*-routes.ts`, `routes-*.ts`
 //                 anywhere below an area, or any file in a `routes/` folder.
 //   repo        - SQL access: `repo.ts` or a file in a `repo/` folder.
@@ -13,7 +13,7 @@
 // Type-only imports (`import type`) ARE seen (tsPreCompilationDeps: true) and count, except in
 // the one rule that says otherwise (routes may name a repo's row type).
 
-const SHARED = ["http", "auth", "store", "jobs", "config", "kernel", "mail"];
+const SHARED = ["http", "auth", "store", "jobs", "config", "kernel", "mail", "net"];
 const SHARED_RE = `(?:${SHARED.join("|")})`;
 
 // (Lists of simple patterns: dependency-cruiser refuses regexes with nested repetition.)

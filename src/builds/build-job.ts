@@ -13,6 +13,7 @@ import { DockerfileError, externalImages } from "./dockerfile.js";
 import type { BuildsConfig } from "./config.js";
 import { findDockerfile } from "./upload.js";
 import { manifestDigest } from "./digest.js";
+import type { Outbound } from "../net/outbound.js";
 import { tellObservers } from "./observe.js";
 import type { BuildBaseImage } from "../kernel/contracts.js";
 import * as repo from "./repo.js";
@@ -24,6 +25,8 @@ export interface JobDeps {
   log: FastifyBaseLogger;
   /** DATA_DIR/builds */
   root: string;
+  /** the guarded client base-image digests are asked through (registries named in users' Dockerfiles) */
+  outbound: Outbound;
 }
 
 /** How a build was stopped from outside its steps: a cancel (recorded already), its timeout, or shutdown. */
@@ -184,7 +187,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       const registry = image.split("/")[0];
       await auth(registry, creds);
       // recorded before the pull: a base pushed meanwhile shows up as a (harmless) proposal, never as a missed one
-      const baseDigest = await manifestDigest(image, creds).catch((err: Error) => {
+      const baseDigest = await manifestDigest(image, creds, d.outbound).catch((err: Error) => {
         note(`the digest of ${image} was not recorded: ${err.message}`);
         return null;
       });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { OutboundError, type Outbound } from "../net/outbound.js";
 
 /**
  * The manifest digest a registry names for an image now (distribution's HTTP API v2, `HEAD /v2/<name>/manifests/
@@ -7,6 +8,9 @@ import { createHash } from "node:crypto";
  * token protocol: a 401 with a Bearer challenge sends the client to the realm (with HTTP Basic credentials when it
  * has some: the platform's own registry; anonymous for public ones), whose token is sent back; a Basic challenge
  * gets the credentials directly. The platform's loopback registry speaks plain HTTP, every other one HTTPS.
+ * Image names and token realms come from users' Dockerfiles and from registries, so every registry but the
+ * platform's own (loopback; the owner's pull access was checked before, and other loopback registries refused)
+ * is asked through the guarded outbound client (src/net/outbound.ts): no internal addresses, bounded answers.
  */
 
 const ACCEPT = [
@@ -17,6 +21,8 @@ const ACCEPT = [
 ].join(", ");
 
 const TIMEOUT_MS = 15_000;
+/** a manifest or image index is kilobytes; a token answer less */
+const MAX_BYTES = 4 * 1024 * 1024;
 
 export interface RegistryImage {
   /** host[:port] of the registry's API */
@@ -76,44 +82,61 @@ const basic = (c: { username: string; password: string }) =>
 export async function manifestDigest(
   image: string,
   creds: { username: string; password: string } | null,
+  outbound: Outbound,
 ): Promise<string | null> {
   const ref = registryImage(image);
   if (!ref) return null;
   if (ref.reference.startsWith("sha256:")) return ref.reference;
-  const url = `${ref.plainHttp ? "http" : "https"}://${ref.host}/v2/${ref.repository}/manifests/${ref.reference}`;
+  const own = ref.plainHttp;
+  const url = `${own ? "http" : "https"}://${ref.host}/v2/${ref.repository}/manifests/${ref.reference}`;
+  const get = async (target: string, method: "HEAD" | "GET", headers: Record<string, string>) => {
+    // the platform's own registry and the realm it names (the API on loopback): the platform's own addresses
+    if (own) {
+      const res = await fetch(target, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const bytes = method === "GET" ? Buffer.from(await res.arrayBuffer()) : Buffer.alloc(0);
+      return { status: res.status, header: (n: string) => res.headers.get(n), bytes };
+    }
+    try {
+      return await outbound.request(target, { method, headers, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
+    } catch (err) {
+      if (err instanceof OutboundError) throw new Error(err.message, { cause: err });
+      throw err;
+    }
+  };
   const ask = (method: "HEAD" | "GET", authorization?: string) =>
-    fetch(url, {
-      method,
-      headers: { accept: ACCEPT, ...(authorization ? { authorization } : {}) },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    get(url, method, { accept: ACCEPT, ...(authorization ? { authorization } : {}) });
   let authorization: string | undefined;
   let res = await ask("HEAD");
   if (res.status === 401) {
-    const c = challenge(res.headers.get("www-authenticate"));
+    const c = challenge(res.header("www-authenticate"));
     if (c?.scheme === "bearer" && c.params.realm) {
       const realm = new URL(c.params.realm);
       if (c.params.service) realm.searchParams.set("service", c.params.service);
       realm.searchParams.set("scope", `repository:${ref.repository}:pull`);
-      const tokenRes = await fetch(realm, {
-        headers: creds ? { authorization: basic(creds) } : {},
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      if (!tokenRes.ok) throw new Error(`the registry's token service refused: HTTP ${tokenRes.status}`);
-      const body = (await tokenRes.json()) as { token?: string; access_token?: string };
+      // the platform's own registry names its own realm; credentials never go to another registry's realm
+      const tokenRes = await get(realm.toString(), "GET", creds && own ? { authorization: basic(creds) } : {});
+      if (tokenRes.status < 200 || tokenRes.status >= 300)
+        throw new Error(`the registry's token service refused: HTTP ${tokenRes.status}`);
+      let body: { token?: string; access_token?: string } = {};
+      try {
+        body = JSON.parse(tokenRes.bytes.toString("utf8")) as typeof body;
+      } catch {
+        // no JSON: no token
+      }
       const token = body.token ?? body.access_token;
       if (!token) throw new Error("the registry's token service gave no token");
       authorization = `Bearer ${token}`;
     } else if (c?.scheme === "basic" && creds) authorization = basic(creds);
     if (authorization) res = await ask("HEAD", authorization);
   }
-  if (!res.ok) throw new Error(`${ref.host} answered HTTP ${res.status} for ${ref.repository}:${ref.reference}`);
-  const digest = res.headers.get("docker-content-digest");
+  const ok = (status: number) => status >= 200 && status < 300;
+  if (!ok(res.status))
+    throw new Error(`${ref.host} answered HTTP ${res.status} for ${ref.repository}:${ref.reference}`);
+  const digest = res.header("docker-content-digest");
   if (digest) return digest;
   // registries without the header: the digest of the manifest's bytes
   const full = await ask("GET", authorization);
-  if (!full.ok) throw new Error(`${ref.host} answered HTTP ${full.status} for ${ref.repository}:${ref.reference}`);
-  return `sha256:${createHash("sha256")
-    .update(Buffer.from(await full.arrayBuffer()))
-    .digest("hex")}`;
+  if (!ok(full.status))
+    throw new Error(`${ref.host} answered HTTP ${full.status} for ${ref.repository}:${ref.reference}`);
+  return `sha256:${createHash("sha256").update(full.bytes).digest("hex")}`;
 }

@@ -7,6 +7,7 @@ import { buildRoutes } from "./routes/builds.js";
 import { builderProblem } from "./buildah.js";
 import * as repo from "./repo.js";
 import { rebuildsContract } from "./rebuilds.js";
+import { outboundFor } from "../net/outbound.js";
 
 export interface BuildsState {
   config: BuildsConfig;
@@ -43,6 +44,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       root,
       hostId,
       lease: () => p.kernel.hosts.leaseId(),
+      outbound: outboundFor(p.env),
     });
     const service = buildsService({
       db: p.db,
@@ -52,7 +54,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       root,
       local: () => (running.on ? runner : null),
     });
-    p.kernel.setRebuilds(rebuildsContract(service, p.kernel, config)); // base-image refresh (issue 14)
+    p.kernel.setRebuilds(rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
     return { config, service, runner, running };
   },
   routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),

@@ -4,6 +4,7 @@ import type { Rebuilds } from "../kernel/contracts.js";
 import { builderProblem, resolveBin } from "./buildah.js";
 import type { BuildsConfig } from "./config.js";
 import { manifestDigest } from "./digest.js";
+import type { Outbound } from "../net/outbound.js";
 import type { BuildsService } from "./service.js";
 
 let version: { bin: string; text: Promise<string | null> } | null = null;
@@ -34,9 +35,10 @@ export function rebuildsContract(
   svc: BuildsService,
   kernel: Pick<Kernel, "imageAccess">,
   config: BuildsConfig,
+  outbound: Outbound,
 ): Rebuilds {
   return {
-    digestOf: async (owner, image) => manifestDigest(image, await kernel.imageAccess.pullFor(owner, image)),
+    digestOf: async (owner, image) => manifestDigest(image, await kernel.imageAccess.pullFor(owner, image), outbound),
     rebuild: async (p, buildId) => {
       const row = await svc.rebuild(p, buildId);
       return { id: row.id, tag: `build-${row.id}` };

@@ -43,7 +43,9 @@ export interface OutboundResponse {
   /** the URL that answered (after redirects) */
   url: string;
   header(name: string): string | null;
+  /** the answer as UTF-8 text */
   body: string;
+  bytes: Buffer;
 }
 
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
@@ -214,6 +216,7 @@ export class Outbound {
       throw failed(err);
     }
     const raw = res.headers;
+    const bytes = Buffer.concat(chunks);
     return {
       status: res.statusCode,
       url: url.toString(),
@@ -221,7 +224,8 @@ export class Outbound {
         const v = raw[name.toLowerCase()];
         return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
       },
-      body: Buffer.concat(chunks).toString("utf8"),
+      body: bytes.toString("utf8"),
+      bytes,
     };
   }
 

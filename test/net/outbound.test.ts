@@ -13,6 +13,7 @@ import { call, createTestApp, expectError, type TestApp } from "../helpers/app.j
 import { makeOrg, type Person } from "../orgs/lib.js";
 import { AddressPolicy, classifyAddress } from "../../src/net/address-policy.js";
 import { Outbound, OutboundError } from "../../src/net/outbound.js";
+import { manifestDigest } from "../../src/builds/digest.js";
 
 describe("address classifier", () => {
   test("every internal range has its class; public addresses are public", () => {
@@ -162,6 +163,12 @@ describe("outbound client", () => {
     // by default the 3xx is the answer
     const kept = await loopback.request(to("http://169.254.169.254/"), { timeoutMs: 2000 });
     assert.equal(kept.status, 302);
+  });
+
+  test("base-image digests: a Dockerfile naming an internal registry is refused before any request", async () => {
+    await assert.rejects(manifestDigest("169.254.169.254/latest/meta-data:x", null, strict), /metadata address/);
+    await assert.rejects(manifestDigest("10.0.0.5:443/team/base:1", null, strict), /private address/);
+    await assert.rejects(manifestDigest("[fd00:ec2::254]/x:1", null, strict), /metadata address/);
   });
 
   test("answers larger than maxBytes are cut off", async () => {
