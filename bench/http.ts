@@ -25,8 +25,10 @@
  * 200%), by autocannon, the server and the embedded PostgreSQL (postmaster and backends): where the
  * time goes when a target is missed. Read from /proc; absent on other systems.
  *
- * Targets (printed as PASS/MISS, never failing the run): each authenticated route at least 40% of
- * bare Fastify's requests/s, p99 latency under 25 ms.
+ * Targets (issue 34; printed as PASS/MISS, never failing the run): each authenticated route at least 60% of
+ * bare Fastify's requests/s, with a p99 latency at most 1.5 times bare Fastify's p99 in the run just before it.
+ * The table also gives the server's CPU per answered request (µs, from /proc) beside bare Fastify's: on a
+ * machine shared with other work the rps ratio swings with whoever else runs, CPU per request much less.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
@@ -35,8 +37,9 @@ import { loadFromEnv, measure, type LoadOptions, type Sample } from "./lib/measu
 import { cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
 import { type Child, redisServerInstalled, startBare, startPlatform, startRedis } from "./lib/processes.js";
 
-const MIN_RATIO = 0.4;
-const MAX_P99_MS = 25;
+const MIN_RATIO = 0.6;
+/** p99 at most this many times bare Fastify's p99 */
+const MAX_P99_RATIO = 1.5;
 // High enough that the limiter never answers 429 under this load, yet every request still goes
 // through it (the counter is hit and the headers are written). 10,000,000 is the largest value
 // the configuration accepts (src/config/config.ts).
@@ -162,7 +165,10 @@ const LAST_ROUND: Record<string, string> = {
   "GET /v1/me (limiter in Redis)": "8942 rps 0.61x p99 13",
 };
 
-/** Each platform row's ratio is against the bare Fastify run measured just before it. */
+/** Server CPU per 2xx answer in µs (its % of one core over the run, divided by the rps); NaN without /proc. */
+const cpuPerRequest = (s: Sample): number => ((s.cpu.server ?? NaN) * 10_000) / s.rps;
+
+/** Each platform row's ratios are against the bare Fastify run measured just before it. */
 function printTable(): void {
   const head = [
     "target".padEnd(34),
@@ -171,23 +177,30 @@ function printTable(): void {
     "p99ms".padStart(7),
     "non2xx".padStart(7),
     "ratio_vs_bare".padStart(14),
-    "  targets".padEnd(36),
+    "p99_vs_bare".padStart(12),
+    "cpu_us/req".padStart(11),
+    "  targets".padEnd(42),
     "last round",
   ];
   console.log("\n" + head.join(""));
   let bareRps = NaN;
+  let bareP99 = NaN;
   for (const row of rows) {
     if (!row.sample) {
       console.log(`${row.label.padEnd(34)}  ${row.note ?? "skipped"}`);
       continue;
     }
     const s = row.sample;
-    if (row.authenticated === null) bareRps = s.rps;
+    if (row.authenticated === null) {
+      bareRps = s.rps;
+      bareP99 = s.p99;
+    }
     const ratio = s.rps / bareRps;
+    const p99Ratio = s.p99 / bareP99;
     const targets: string[] = [];
     if (row.authenticated !== null) {
       if (row.authenticated) targets.push(`ratio>=${MIN_RATIO}:${ratio >= MIN_RATIO ? "PASS" : "MISS"}`);
-      targets.push(`p99<${MAX_P99_MS}ms:${s.p99 < MAX_P99_MS ? "PASS" : "MISS"}`);
+      targets.push(`p99<=${MAX_P99_RATIO}x_bare:${p99Ratio <= MAX_P99_RATIO ? "PASS" : "MISS"}`);
     }
     console.log(
       row.label.padEnd(34) +
@@ -196,8 +209,10 @@ function printTable(): void {
         fmtMs(s.p99).padStart(7) +
         String(s.non2xx).padStart(7) +
         ratio.toFixed(2).padStart(14) +
+        p99Ratio.toFixed(2).padStart(12) +
+        cpuPerRequest(s).toFixed(0).padStart(11) +
         "  " +
-        (targets.join(" ") || "-").padEnd(34) +
+        (targets.join(" ") || "-").padEnd(40) +
         (LAST_ROUND[row.label] ?? ""),
     );
   }

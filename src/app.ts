@@ -19,6 +19,7 @@ import { catalogMarkdown, documentRoute, shareHeaders } from "./http/route-schem
 import { Idempotency } from "./http/idempotency.js";
 import { rateLimitHeaders } from "./http/rate-limit.js";
 import { TokenResolver } from "./auth/token-resolver.js";
+import { lazyChildLogger } from "./http/lazy-logger.js";
 import { auditDraft, recordRequestAudit } from "./audit/record.js";
 import type { AppContext, Platform } from "./kernel/context.js";
 import { collectRouteTable } from "./http/route-table.js";
@@ -33,6 +34,8 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     genReqId: () => randomUUID(),
+    // a request's pino child is made only once it logs something (http/lazy-logger.ts)
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     exposeHeadRoutes: false,

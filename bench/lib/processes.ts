@@ -130,6 +130,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ child: Chi
     RATE_LIMIT_RPS: String(opts.rateLimitRps),
     SIGNUP: "open",
     EDGE_PORT: "0", // the edge listens beside the API; any free port
+    REGISTRY_PORT: "0", // the registry too: another server on this machine may hold 5000
   };
   delete env.DATABASE_URL; // always the embedded store, never a developer's database
   delete env.REDIS_URL;

@@ -10,6 +10,8 @@ export interface WindowCount {
 export interface RateLimitStore {
   hit(key: string): Promise<WindowCount>;
   close(): Promise<void>;
+  /** a shared store answers (readiness); an in-process one has nothing to ask */
+  ping?(): Promise<void>;
 }
 
 const WINDOW_MS = 1000;
@@ -67,6 +69,10 @@ export class RedisRateLimitStore implements RateLimitStore {
     return { count, resetMs: (window + 1) * WINDOW_MS - now };
   }
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
@@ -80,7 +86,12 @@ export function rateLimitHeaders(limit: number, hit: WindowCount): Record<string
   const remaining = Math.max(0, limit - hit.count);
   const reset = Math.max(1, Math.ceil(hit.resetMs / 1000));
   return {
-    "ratelimit-policy": `"default";q=${limit};w=${WINDOW_MS / 1000}`,
+    "ratelimit-policy": policyHeader(limit),
     ratelimit: `"default";r=${remaining};t=${reset}`,
   };
 }
+
+// the policy is the same on every answer of a process: built once
+let policy: { limit: number; text: string } | null = null;
+const policyHeader = (limit: number): string =>
+  policy?.limit === limit ? policy.text : (policy = { limit, text: `"default";q=${limit};w=${WINDOW_MS / 1000}` }).text;
