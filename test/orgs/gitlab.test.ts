@@ -7,6 +7,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { call, createTestApp, expectError, type TestApp } from "../helpers/app.js";
@@ -174,6 +175,29 @@ describe("GitLab integration settings", () => {
     assert.equal(hung.json().ok, false);
     assert.match(hung.json().error, /did not answer GET \/version within 700 ms/);
     assert.ok(Date.now() - started < 5000);
+
+    // a redirect (here to the metadata address) is not followed; what a server says is never repeated
+    const odd = http.createServer((q, r) => {
+      if (q.url!.startsWith("/redir/")) r.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" });
+      else r.writeHead(q.url!.startsWith("/denied/") ? 401 : 500, { "content-type": "application/json" });
+      r.end(JSON.stringify({ message: "internal-secret-xyz" }));
+    });
+    await new Promise<void>((r) => odd.listen(0, "127.0.0.1", r));
+    const oddUrl = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+    try {
+      const redirected = await req("POST", `${URL}/test`, admin, { base_url: `${oddUrl}/redir`, token: TOKEN });
+      assert.equal(redirected.json().ok, false);
+      assert.match(redirected.json().error, /redirect \(302\)/);
+      assert.doesNotMatch(redirected.json().error, /169\.254/);
+      for (const path of ["/denied", "/broken"]) {
+        const said = await req("POST", `${URL}/test`, admin, { base_url: `${oddUrl}${path}`, token: TOKEN });
+        assert.equal(said.json().ok, false);
+        assert.match(said.json().error, /401 Unauthorized|500 Internal Server Error/);
+        assert.doesNotMatch(said.json().error, /internal-secret/);
+      }
+    } finally {
+      odd.close();
+    }
 
     // a base_url that is no http(s) URL is the request's fault: 400, nothing fetched
     const bad = await req("POST", `${URL}/test`, admin, { base_url: "file:///etc/passwd", token: TOKEN });
