@@ -1,8 +1,12 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { call, expectError, scopedKey, signup, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { containersOf, createAppsTestApp, createPod, httpGet, waitPod } from "./lib.js";
+
+const run = promisify(execFile);
 
 /** Pods on real podman containers: lifecycle, rolling update, logs, exec, crash back-off, errors and scopes. */
 describe("pods API on real containers", () => {
@@ -85,6 +89,26 @@ describe("pods API on real containers", () => {
     assert.equal((await containersOf(pod.id)).length, 0);
     const list = (await call(t.app, { url: "/v1/pods", token: user.token })).json();
     assert.ok(!list.some((p: any) => p.id === pod.id), "a removed pod is not listed");
+  });
+
+  test("delete while starting stops the start: the container goes and no conmon or runc of it is left", async () => {
+    // port 9999: httpd listens on 8080, so the pod never answers and stays starting (health time-out: 60 s)
+    const pod = await createPod(t, user.token, { name: "never-ready", image: v1, port: 9999 });
+    const [c] = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const cs = await containersOf(pod.id);
+        if (cs[0]?.State === "running") return cs;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.fail("the pod's container never ran");
+    })();
+    assert.equal((await call(t.app, { url: `/v1/pods/${pod.id}`, token: user.token })).json().state, "creating");
+    const del = await call(t.app, { method: "DELETE", url: `/v1/pods/${pod.id}`, token: user.token });
+    assert.equal(del.statusCode, 202);
+    await waitPod(t, user.token, pod.id, (p) => p.state === "removed", 20_000);
+    assert.equal((await containersOf(pod.id)).length, 0);
+    const { stdout } = await run("ps", ["-eo", "args"]);
+    assert.ok(!stdout.includes(c!.Id), "no process of the container is left");
   });
 
   test("a container that keeps crashing is restarted with back-off, then failed with the reason", async () => {
