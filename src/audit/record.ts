@@ -3,7 +3,7 @@ import type pg from "pg";
 import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { AuditDraft, Principal } from "../auth/principal.js";
 import type { AuthRule } from "../http/auth-rule.js";
-import { committedResult, idempotentChangeOf, recordResult } from "../http/idempotent-change.js";
+import { createOnce, idempotentChangeOf } from "../http/idempotent-change.js";
 import * as repo from "./repo.js";
 
 /**
@@ -60,19 +60,12 @@ export async function auditedTransaction<T>(
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const draft = principal?.audit;
-  // a create's first transaction under an Idempotency-Key commits its result with the key (http/idempotent-change.ts)
-  const change = draft && !draft.written && draft.status === 201 ? draft.idempotency : undefined;
   const result = await inTransaction(db, async (tx) => {
-    const earlier = change && (await committedResult(tx, change));
-    if (earlier) {
-      // an earlier attempt made it (its audit row too) and died before answering: answer what it made
-      change.replayed = true;
-      return earlier.value as T;
-    }
-    const r = await fn(tx);
-    if (change) await recordResult(tx, change, r);
-    if (principal && draft && !draft.written) await insertAudit(tx, principal, draft, draft.status);
-    return r;
+    // a create's first transaction under an Idempotency-Key commits its result with the key; a retry after a crash
+    // gets the earlier attempt's result (and its audit row stands) instead of creating again (http/idempotent-change.ts)
+    const made = await createOnce(tx, draft?.written ? null : draft, () => fn(tx));
+    if (principal && draft && !draft.written && !made.replayed) await insertAudit(tx, principal, draft, draft.status);
+    return made.value;
   });
   if (draft) draft.written = true;
   return result;

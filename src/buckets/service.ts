@@ -107,7 +107,8 @@ export class BucketsService {
     body: { name: string; bucket_ids?: string[]; permission: "read" | "read_write" },
   ): Promise<{ row: repo.KeyRow; secret: string }> {
     const secret = randomBytes(30).toString("base64url");
-    const row = await auditedTransaction(this.d.db, p, async (tx) => {
+    // the secret is part of the transaction's result: a retry of its Idempotency-Key answers this one (http/idempotent-change.ts)
+    return auditedTransaction(this.d.db, p, async (tx) => {
       let bucketIds: string[] | null = null;
       if (body.bucket_ids !== undefined) {
         bucketIds = [];
@@ -123,7 +124,7 @@ export class BucketsService {
         const label = "a read_write key for every bucket";
         await this.d.kernel.assertMayManage(tx, p, { label, accountId: null });
       }
-      return repo.insertKey(tx, {
+      const row = await repo.insertKey(tx, {
         name: body.name,
         accessKeyId: newAccessKeyId(),
         secretSealed: this.d.secrets.seal(secret, "bucket_keys.secret_sealed"),
@@ -132,8 +133,8 @@ export class BucketsService {
         permission: body.permission,
         bucketIds,
       });
+      return { row, secret };
     });
-    return { row, secret };
   }
 
   /** The owner's live keys; an instance-limited caller sees those limited to its buckets. */

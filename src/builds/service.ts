@@ -113,11 +113,12 @@ export function buildsService(deps: BuildsDeps) {
       host_id: string | null;
       upload_token_hash: Buffer | null;
     },
+    token: string | null = null,
   ) {
     return auditedTransaction(db, p, async (tx) => {
       await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
       const host = fields.host_id ?? (await kernel.hosts.place(tx, { kind: "build", owner: p.owner }));
-      return repo.insertBuild(
+      const row = await repo.insertBuild(
         tx,
         {
           ...fields,
@@ -129,6 +130,7 @@ export function buildsService(deps: BuildsDeps) {
         },
         config.uploadTtlSeconds,
       );
+      return { row, token };
     });
   }
 
@@ -138,16 +140,22 @@ export function buildsService(deps: BuildsDeps) {
     const contextPath = archivePath(input.context_path ?? ".", "context_path");
     const app = input.app ? await resolveApp(p, input.app) : null;
     const token = randomBytes(32).toString("base64url");
-    const row = await admitAndInsert(p, {
-      app_kind: app?.kind ?? null,
-      app_id: app?.id ?? null,
-      app_slug: app?.slug ?? null,
-      dockerfile,
-      context_path: contextPath,
-      host_id: null,
-      upload_token_hash: hashToken(token),
-    });
-    return { row, token };
+    // the token travels in the transaction's result: a retry of its Idempotency-Key answers this build with this
+    // token (http/idempotent-change.ts), not a new token that does not match the stored hash
+    const made = await admitAndInsert(
+      p,
+      {
+        app_kind: app?.kind ?? null,
+        app_id: app?.id ?? null,
+        app_slug: app?.slug ?? null,
+        dockerfile,
+        context_path: contextPath,
+        host_id: null,
+        upload_token_hash: hashToken(token),
+      },
+      token,
+    );
+    return { row: made.row, token: made.token! };
   }
 
   async function get(p: Principal, id: string): Promise<repo.BuildRow> {
@@ -280,7 +288,7 @@ export function buildsService(deps: BuildsDeps) {
         ? new ApiError("conflict", `The app ${src.app_slug} of build ${src.id} no longer exists.`)
         : err;
     });
-    const row = await admitAndInsert(p, {
+    const { row } = await admitAndInsert(p, {
       app_kind: app.kind,
       app_id: app.id,
       app_slug: app.slug,

@@ -107,8 +107,11 @@ export function databasesService(deps: DatabasesDeps) {
     // on another host (this process has no worker role) the reservation is that host's first command
     const here = row.host_id === hosts.local.id;
     const commandId = randomUUID();
+    let made: { row: repo.DatabaseRow; commandId: string };
     try {
-      await auditedTransaction(db, p, async (tx) => {
+      // the row (with the passwords this answer shows) is the transaction's result: a retry of its Idempotency-Key
+      // after a crash answers this instance, not a new one (http/idempotent-change.ts)
+      made = await auditedTransaction(db, p, async (tx) => {
         await admission.admit(tx, {
           owner: p.owner,
           accountId: p.accountId,
@@ -124,7 +127,10 @@ export function databasesService(deps: DatabasesDeps) {
           initial_superuser_password: secrets.seal(row.initial_superuser_password!, SEALED.superuserPassword),
           app_password: secrets.seal(row.initial_password!, SEALED.appPassword),
         });
-        if (!here) return repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "reserve", params: {} });
+        if (!here) {
+          await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "reserve", params: {} });
+          return { row: { ...row }, commandId };
+        }
         // capacity (ports, disk, instance limit) is known now, so a refusal is a 503 at creation, not a failed instance
         // later (ProviderError maps itself: capacity → provision_failed)
         const endpoint = await provider.reserve(instanceSpec(row, config, secrets));
@@ -132,6 +138,7 @@ export function databasesService(deps: DatabasesDeps) {
         row.port = endpoint.port;
         await repo.updateDatabase(tx, row.id, { host: endpoint.host, port: endpoint.port });
         await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "provision", params: {} });
+        return { row: { ...row }, commandId };
       });
     } catch (err) {
       if (isUniqueViolation(err, "databases_slug_live"))
@@ -139,9 +146,10 @@ export function databasesService(deps: DatabasesDeps) {
       throw err;
     }
     changed(p);
-    await sendCommand(db, jobs, COMMAND_JOB, commandId).catch(() => {});
-    if (!here) Object.assign(row, await awaitReservation(row, commandId));
-    return { row, commandId };
+    await sendCommand(db, jobs, COMMAND_JOB, made.commandId).catch(() => {});
+    if (made.row.host_id !== hosts.local.id && !made.row.port)
+      Object.assign(made.row, await awaitReservation(made.row, made.commandId));
+    return made;
   }
 
   /** A reservation made by the instance's host: capacity is known when creation answers, as on one host. */

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Queryable } from "../store/db.js";
+import type { AuditDraft } from "../auth/principal.js";
 
 /**
  * One Idempotency-Key makes one resource, even when the process dies between the create's COMMIT and the
@@ -7,7 +8,10 @@ import type { Queryable } from "../store/db.js";
  * audit/record.ts) locks the key's row and writes its result there before COMMIT; a retry that takes the
  * key over after a crash (http/idempotency.ts) runs the handler again, and that transaction finds the
  * committed result and returns it instead of creating: the handler renders the same resource, marked replayed.
- * Every create that commits through auditedTransaction is covered without code of its own.
+ * Every create that commits through auditedTransaction is covered without code of its own; what it returns must
+ * be all the answer is made of (a secret shown once, a generated token: returned by the transaction, not kept
+ * beside it), since a retry gets that value back and nothing else. A create that inserts its resource in a
+ * transaction of its own before its audited one calls createOnce there (sandboxes).
  */
 export interface IdempotentChange {
   /** idempotency_keys.owner: the caller key the HTTP layer claimed the key under */
@@ -15,6 +19,8 @@ export interface IdempotentChange {
   key: string;
   /** set when the result came from an earlier attempt's transaction, not from this one */
   replayed?: boolean;
+  /** set once a transaction of the request bound its result to the key: later ones do not */
+  bound?: boolean;
 }
 
 const claimed = new WeakMap<FastifyRequest, IdempotentChange>();
@@ -28,8 +34,30 @@ export function claimChange(request: FastifyRequest, owner: string, key: string)
 
 export const idempotentChangeOf = (request: FastifyRequest): IdempotentChange | undefined => claimed.get(request);
 
+/**
+ * The create bound to the request's key, inside `tx`: the earlier attempt's committed result, else `make()`'s,
+ * written to commit with it. Without a key, or for a request that is no create (201), or once bound: `make()`.
+ */
+export async function createOnce<T>(
+  tx: Queryable,
+  draft: AuditDraft | null | undefined,
+  make: () => Promise<T>,
+): Promise<{ value: T; replayed: boolean }> {
+  const change = draft?.status === 201 && !draft.idempotency?.bound ? draft.idempotency : undefined;
+  if (!change) return { value: await make(), replayed: false };
+  change.bound = true;
+  const earlier = await committedResult(tx, change);
+  if (earlier) {
+    change.replayed = true;
+    return { value: earlier.value as T, replayed: true };
+  }
+  const value = await make();
+  await recordResult(tx, change, value);
+  return { value, replayed: false };
+}
+
 /** Locks the key's row for the rest of the transaction; the earlier attempt's result if one committed. */
-export async function committedResult(tx: Queryable, change: IdempotentChange): Promise<{ value: unknown } | null> {
+async function committedResult(tx: Queryable, change: IdempotentChange): Promise<{ value: unknown } | null> {
   const { rows } = await tx.query<{ committed_result: string | null }>(
     "SELECT committed_result FROM idempotency_keys WHERE owner = $1 AND key = $2 FOR UPDATE",
     [change.owner, change.key],
@@ -39,7 +67,7 @@ export async function committedResult(tx: Queryable, change: IdempotentChange): 
 }
 
 /** Writes the transaction's result to the key's row (locked by committedResult), to commit with it. */
-export async function recordResult(tx: Queryable, change: IdempotentChange, value: unknown): Promise<void> {
+async function recordResult(tx: Queryable, change: IdempotentChange, value: unknown): Promise<void> {
   await tx.query("UPDATE idempotency_keys SET committed_result = $3 WHERE owner = $1 AND key = $2", [
     change.owner,
     change.key,

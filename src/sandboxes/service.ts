@@ -10,6 +10,7 @@ import { ownerKey } from "../kernel/owner.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
+import { createOnce } from "../http/idempotent-change.js";
 import {
   ownerNetworkName,
   RuntimeError,
@@ -167,22 +168,28 @@ export function sandboxesService(deps: SandboxesDeps) {
     const pullAuth = image ? await kernel.imageAccess.pullFor(p.owner, image) : null;
     image ??= await platformImage();
     const insertedAt = Date.now();
-    const row = await inTransaction(db, (tx) =>
-      repo.insertSandbox(
-        tx,
-        {
-          id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
-          image: image!,
-          network: input.network ?? false,
-          timeout_s: input.timeout_s ?? 300,
-          host_id: hostId,
-        },
-        config.maxPerOwner,
+    // the insert is the create an Idempotency-Key binds: a retry after a crash answers that sandbox as it is now
+    // (http/idempotent-change.ts), never starting a second one
+    const made = await inTransaction(db, (tx) =>
+      createOnce(tx, p.audit, () =>
+        repo.insertSandbox(
+          tx,
+          {
+            id: randomUUID(),
+            owner_kind: p.owner.kind,
+            owner_id: p.owner.id,
+            account_id: p.accountId,
+            image: image!,
+            network: input.network ?? false,
+            timeout_s: input.timeout_s ?? 300,
+            host_id: hostId,
+          },
+          config.maxPerOwner,
+        ),
       ),
     );
+    const row = made.value;
+    if (row && made.replayed) return (await repo.findSandbox(db, p.owner, row.id)) ?? row;
     if (!row)
       throw new ApiError(
         "provision_failed",

@@ -6,6 +6,8 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { badRequest, conflict, notFound } from "../../http/errors.js";
+import { createOnce } from "../../http/idempotent-change.js";
+import { inTransaction } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
 import { PROVIDER_CURRENCY, toLedgerUnits, type Provider } from "./money.js";
 import { isStripeError, type Stripe } from "./stripe.js";
@@ -43,20 +45,25 @@ export function topupsService(deps: PaymentDeps) {
     checkAmount(input.currency, input.amount);
     if (input.provider === "stripe") stripe();
     else toss();
-    const id = randomUUID();
+    const newId = randomUUID();
     // the row exists before the provider hears of it, so a webhook always finds its top-up
     const row = {
-      id,
+      id: newId,
       provider: input.provider,
       currency: input.currency,
       amount: input.amount,
       credit_amount: toLedgerUnits(input.currency, input.amount),
       origin: "manual" as const,
-      order_id: `topup-${id}`,
+      order_id: `topup-${newId}`,
     };
     // the payment window runs with order_id and amount; confirm brings the paymentKey
     if (input.provider === "toss") return auditedTransaction(db, p, (tx) => repo.insertTopup(tx, payerOf(p), row));
-    const topup = await repo.insertTopup(db, payerOf(p), row);
+    // the insert is the create an Idempotency-Key binds (http/idempotent-change.ts): a retry after a crash goes on
+    // with the top-up the first attempt made, and Stripe's own key below gives it the same PaymentIntent
+    const made = await inTransaction(db, (tx) => createOnce(tx, p.audit, () => repo.insertTopup(tx, payerOf(p), row)));
+    const topup = made.replayed ? ((await repo.findTopup(db, made.value.id)) ?? made.value) : made.value;
+    if (made.replayed && topup.provider_ref) return topup;
+    const id = topup.id;
     let pi: Stripe.PaymentIntent;
     try {
       pi = await stripe().paymentIntents.create(

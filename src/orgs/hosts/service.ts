@@ -58,7 +58,9 @@ export function orgHostsService(deps: OrgHostsDeps) {
   async function create(p: Principal, org: OrgMembership, body: { name: string; region?: string | null }) {
     const id = randomUUID();
     const b = bootstrap();
-    const host = await auditedTransaction(db, p, async (tx) => {
+    // the bootstrap token is part of the transaction's result: a retry of its Idempotency-Key after a crash answers
+    // this host with the token its stored hash matches (http/idempotent-change.ts)
+    const made = await auditedTransaction(db, p, async (tx) => {
       await repo.insertHost(tx, {
         id,
         orgId: org.orgId,
@@ -69,9 +71,9 @@ export function orgHostsService(deps: OrgHostsDeps) {
         expiresAt: b.expiresAt,
         heartbeatSeconds: config.heartbeatSeconds,
       });
-      return (await repo.findHost(tx, org.orgId, id, missed))!;
+      return { host: (await repo.findHost(tx, org.orgId, id, missed))!, b };
     });
-    return issued({ ...host, pods: 0, activePods: 0 }, b);
+    return issued({ ...made.host, pods: 0, activePods: 0 }, made.b);
   }
 
   /** POST /v1/org/hosts/{id}/bootstrap: a new token for a pending host (the old one stops working); 409 once registered. */
