@@ -107,8 +107,15 @@ export class Idempotency {
         ]);
       return;
     }
+    const change = idempotentChangeOf(request);
     // the resource was made by an earlier attempt that died before answering: this answer is a replay too
-    if (idempotentChangeOf(request)?.replayed) reply.header("idempotent-replayed", "true");
+    if (change?.replayed) reply.header("idempotent-replayed", "true");
+    // a create for a caller that committed without createOnce: a retry after a crash would make a second one
+    if (reply.statusCode === 201 && request.principal?.audit && change && !change.bound)
+      request.log.error(
+        { route: request.routeOptions.url },
+        "this create did not bind its Idempotency-Key (http/idempotent-change.ts createOnce): not safe across a crash",
+      );
     const headers: Record<string, string> = {};
     const location = reply.getHeader("location");
     if (typeof location === "string") headers.location = location;

@@ -108,6 +108,8 @@ describe("Idempotency-Key on POST", () => {
       { url: "/v1/pod-templates", body: { name: "lost-answer" }, list: "/v1/pod-templates" },
       { url: "/v1/static", body: { name: "lost-answer-site" }, list: "/v1/static" },
       { url: "/v1/buckets", body: { name: "lost-answer-bucket" }, list: "/v1/buckets" },
+      // the secret shown once comes back the same: it is part of what the create's transaction returned
+      { url: "/v1/buckets/keys", body: { name: "lost", permission: "read" }, list: "/v1/buckets/keys" },
     ];
     for (const c of creates) {
       const send = () =>
