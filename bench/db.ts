@@ -67,6 +67,8 @@ async function platformCreate(): Promise<CreateSample> {
   await idle(id);
   const del = await api("DELETE", `/v1/databases/${id}`, token);
   await commandDone(id, del.json.command_id, 60_000, 50);
+  // the warm pool's replacement spare is built after a creation: the next measurement (bare or platform) gets the cores
+  await databases.idle();
   return {
     total,
     queued: started_at.getTime() - wall0,
@@ -238,9 +240,9 @@ try {
     `\nPostgreSQL ${PG_MAJOR} (embedded binaries), ${os.cpus().length} CPUs, ${CREATES} creations (+1 warm-up each)`,
   );
   printTable(["measure", "platform", "bare, same run", "ratio"], rows);
-  const ok = pct(p, 50) <= 1.5 * bareP50;
+  const ok = pct(p, 50) <= 0.3 * bareP50;
   console.log(
-    `\ntarget p50 create→running ≤ 1.5× bare initdb+start: ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`,
+    `\ntarget p50 create→running ≤ 0.3× bare initdb+start (issue 34): ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`,
   );
 } finally {
   await app.close().catch(() => {});

@@ -52,8 +52,8 @@ export function executors(
       return { patch: { host: ep.host, port: ep.port }, followUps: ["provision"] };
     },
     provision: async (row) => {
+      // provision installs the default extensions itself (a prepared spare has them already)
       const ep = await provider.provision(instanceSpec(row, config, secrets));
-      await provider.ensureExtensions(row.id, [], { shared: row.size === "dev" });
       if (row.desired_state === "paused") await provider.stop(row.id);
       // the first base backup follows at once (without delaying "running"): PITR and WAL continuity checks start from it
       return {

@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { chmod, chown, mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -19,12 +19,19 @@ export interface Cluster {
 
 export const PLATFORM_CONF = "platform.conf";
 
+const serverEnv = (cluster: Cluster) => ({
+  PATH: `${cluster.bins.binDir}:/usr/bin:/bin`,
+  LC_ALL: "C",
+  TZ: "UTC",
+  HOME: "/tmp",
+});
+
 async function exec(cluster: Cluster, file: string, args: string[], timeoutMs = 120_000) {
   return run(file, args, {
     uid: cluster.runAs?.uid,
     gid: cluster.runAs?.gid,
     timeout: timeoutMs,
-    env: { PATH: `${cluster.bins.binDir}:/usr/bin:/bin`, LC_ALL: "C", TZ: "UTC", HOME: "/tmp" },
+    env: serverEnv(cluster),
     maxBuffer: 16 * 1024 * 1024,
   });
 }
@@ -101,25 +108,53 @@ export async function readPlatformConf(cluster: Cluster): Promise<Record<string,
   return out;
 }
 
-/** pg_ctl start: the server is a daemon of its own, so it outlives a killed platform process and is adopted on restart. */
+/**
+ * Starts the server as a daemon of its own (its own session, like `pg_ctl start`), so it outlives a killed platform
+ * process and is adopted on restart. Spawned directly rather than through `pg_ctl start -w`, whose readiness check
+ * sleeps in 100 ms steps: this one reads postmaster.pid every 10 ms until the server says it accepts connections
+ * ("ready", or "standby" for a hot standby), and fails at once with the log's tail when the server exits.
+ */
 export async function startCluster(cluster: Cluster, timeoutSec = 60): Promise<void> {
   if (await isRunning(cluster)) return;
   await ownedDir(path.dirname(cluster.logFile), cluster.runAs, 0o755);
+  const logFd = await open(cluster.logFile, "a", 0o600);
+  let child: ChildProcess;
   try {
-    await exec(
-      cluster,
-      cluster.bins.pgCtl,
-      ["start", "-D", cluster.dataDir, "-l", cluster.logFile, "-w", "-t", String(timeoutSec), "-s"],
-      (timeoutSec + 10) * 1000,
-    );
-  } catch (err) {
+    if (cluster.runAs) await logFd.chown(cluster.runAs.uid, cluster.runAs.gid);
+    child = spawn(cluster.bins.postgres, ["-D", cluster.dataDir], {
+      detached: true,
+      stdio: ["ignore", logFd.fd, logFd.fd],
+      uid: cluster.runAs?.uid,
+      gid: cluster.runAs?.gid,
+      env: serverEnv(cluster),
+    });
+  } finally {
+    await logFd.close();
+  }
+  const failed = async (why: string) => {
     const tail = await readFile(cluster.logFile, "utf8").then(
       (t) => t.trim().split("\n").slice(-5).join(" | "),
       () => "",
     );
-    throw new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || (err as Error).message}`, {
-      cause: err,
-    });
+    return new Error(`PostgreSQL in ${cluster.dataDir} did not start: ${tail || why}`);
+  };
+  let exited: string | null = null;
+  child.once("error", (err) => (exited ??= err.message));
+  child.once("exit", (code, signal) => (exited ??= `exited with ${signal ?? code}`));
+  const deadline = Date.now() + timeoutSec * 1000;
+  try {
+    for (;;) {
+      if (exited !== null) throw await failed(exited);
+      const pidFile = await readFile(path.join(cluster.dataDir, "postmaster.pid"), "utf8").catch(() => "");
+      const lines = pidFile.split("\n");
+      // line 1 the postmaster's pid (ours, not a stale file's), line 8 its status once it has one
+      if (Number(lines[0]) === child.pid && (lines[7]?.trim() === "ready" || lines[7]?.trim() === "standby")) return;
+      // as with pg_ctl -w, a server slower than the timeout is left to finish starting
+      if (Date.now() > deadline) throw await failed(`not ready after ${timeoutSec} s`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  } finally {
+    child.unref();
   }
 }
 
@@ -132,13 +167,20 @@ export async function reloadCluster(cluster: Cluster): Promise<void> {
   await exec(cluster, cluster.bins.pgCtl, ["reload", "-D", cluster.dataDir, "-s"]);
 }
 
+/**
+ * What `pg_ctl status` checks, without starting a process for it: postmaster.pid names a live process. (Node reaps
+ * the servers it spawned, so a stopped one is never a zombie that would still answer the signal.)
+ */
 export async function isRunning(cluster: Cluster): Promise<boolean> {
-  if (!existsSync(path.join(cluster.dataDir, "PG_VERSION"))) return false;
+  const pidFile = await readFile(path.join(cluster.dataDir, "postmaster.pid"), "utf8").catch(() => null);
+  if (pidFile === null) return false;
+  const pid = Math.abs(Number(pidFile.split("\n")[0]));
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
-    await exec(cluster, cluster.bins.pgCtl, ["status", "-D", cluster.dataDir]);
+    process.kill(pid, 0);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

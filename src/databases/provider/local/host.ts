@@ -143,8 +143,8 @@ export class ProviderHost {
       );
   }
 
-  /** Directories every instance needs, with the owners and modes the servers expect. */
-  async prepareDirs(ctx: InstanceContext): Promise<void> {
+  /** Directories every instance needs, with the owners and modes the servers expect (and its certificate, unless the caller makes it). */
+  async prepareDirs(ctx: InstanceContext, opts: { certificate?: boolean } = {}): Promise<void> {
     const L = ctx.layout;
     for (const dir of [
       path.join(this.root, "instances"),
@@ -161,7 +161,8 @@ export class ProviderHost {
     await ownedDir(L.socketDir, this.runAs);
     await ownedDir(L.walArchive, this.runAs);
     await mkdir(L.baseBackups, { recursive: true, mode: 0o700 });
-    await ensureCertificate(L.tlsDir, ctx.record.hostnames[0] ?? "localhost", ctx.record.hostnames, this.runAs);
+    if (opts.certificate !== false)
+      await ensureCertificate(L.tlsDir, ctx.record.hostnames[0] ?? "localhost", ctx.record.hostnames, this.runAs);
   }
 }
 

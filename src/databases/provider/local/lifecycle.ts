@@ -10,7 +10,8 @@ import {
   stopCluster,
 } from "../../../pgserver/cluster.js";
 import { DB_SIZES, ProviderError, type Endpoint, type InstanceSpec, type InstanceStatus } from "../types.js";
-import { ident } from "./admin.js";
+import type pg from "pg";
+import { ident, literal } from "./admin.js";
 import { directorySize } from "./backup.js";
 import type { InstanceContext } from "./context.js";
 import { ensureRole } from "./credentials.js";
@@ -23,6 +24,8 @@ import { poolStatusOf, startPoolFor } from "./pooling.js";
 import {
   ADMIN_ROLE,
   CUSTOMER_SUPERUSER,
+  CUSTOMER_SUPERUSER_ATTRS,
+  CUSTOMER_SUPERUSER_GRANTS,
   POOL_ADMIN_ROLE,
   REPLICATION_ROLE,
   generatePassword,
@@ -32,9 +35,10 @@ import {
   type InstanceRecord,
 } from "./record.js";
 import { continuity } from "./retention.js";
-import { SparePool } from "./spares.js";
+import { SPARE_DATABASE, SPARE_TLS_DIR, SparePool } from "./spares.js";
+import { scramVerifier } from "./scram.js";
 import { buildStandby, standbyStatus, switchover } from "./standby.js";
-import { isValidHostname } from "./tls.js";
+import { ensureCertificate, isValidHostname } from "./tls.js";
 
 /** Creating an instance, starting and stopping its servers, removing it. */
 
@@ -47,22 +51,6 @@ const RESERVED_ROLES = new Set([
   "public",
   "pgbouncer",
 ]);
-
-/**
- * The customer's "superuser" is deliberately not a PostgreSQL superuser: every instance on a host runs
- * as the same OS user, so a true superuser (COPY … FROM PROGRAM, pg_read_file, ALTER SYSTEM) could read
- * or stop other tenants' servers. It gets everything short of that: roles, databases, all data,
- * monitoring, and it can act as the owner. Only the platform's own role is a real superuser.
- */
-const CUSTOMER_SUPERUSER_ATTRS = "LOGIN NOSUPERUSER CREATEDB CREATEROLE BYPASSRLS";
-const CUSTOMER_SUPERUSER_GRANTS = [
-  "pg_read_all_data",
-  "pg_write_all_data",
-  "pg_monitor",
-  "pg_signal_backend",
-  "pg_read_all_settings",
-  "pg_checkpoint",
-];
 
 export function validateSpec(spec: InstanceSpec): void {
   const bad = (msg: string) => {
@@ -132,57 +120,97 @@ export async function reserve(host: ProviderHost, spec: InstanceSpec): Promise<E
 export async function provision(host: ProviderHost, spec: InstanceSpec): Promise<Endpoint> {
   validateSpec(spec);
   await reserve(host, spec);
-  return host.serial(spec.id, async () => {
-    const ctx = await host.load(spec.id);
-    if (ctx.record.provisioned) {
-      // a finished provision is never redone: passwords may have been rotated since
-      await startAll(ctx);
+  try {
+    return await host.serial(spec.id, async () => {
+      const ctx = await host.load(spec.id);
+      if (ctx.record.provisioned) {
+        // a finished provision is never redone: passwords may have been rotated since
+        await startAll(ctx);
+        return ctx.endpoint();
+      }
+      await host.prepareDirs(ctx, { certificate: false });
+      await adoptSpare(host.spares, ctx);
+      await ensureCertificate(
+        ctx.layout.tlsDir,
+        ctx.record.hostnames[0] ?? "localhost",
+        ctx.record.hostnames,
+        host.runAs,
+      );
+      // initCluster wipes and redoes a directory a crash left half-initialised (and keeps an adopted spare)
+      await initCluster(ctx.primary, { superuser: ADMIN_ROLE, password: ctx.secrets.adminPassword });
+      await ctx.writeNodeConfig(ctx.primaryNode);
+      await startNode(ctx, ctx.primaryNode);
+      const prepared = await ctx.withPrimary(async (c) => {
+        const dbs = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = ANY($1)", [
+          [SPARE_DATABASE, spec.database],
+        ]);
+        const names = new Set(dbs.rows.map((r) => r.datname));
+        ctx.record.walSegmentBytes = Number(
+          (await c.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_segment_size'")).rows[0]
+            .s,
+        );
+        if (names.has(SPARE_DATABASE) && !names.has(spec.database)) {
+          await adoptPreparedSpare(c, spec, ctx.secrets.replicationPassword);
+          return true;
+        }
+        await ensureRole(c, spec.user, "LOGIN", spec.password);
+        await ensureRole(c, CUSTOMER_SUPERUSER, CUSTOMER_SUPERUSER_ATTRS, spec.superuserPassword);
+        await c.query(
+          `GRANT ${CUSTOMER_SUPERUSER_GRANTS.join(", ")}, ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)}`,
+        );
+        await ensureRole(c, REPLICATION_ROLE, "REPLICATION LOGIN", ctx.secrets.replicationPassword);
+        if (!names.has(spec.database))
+          await c.query(`CREATE DATABASE ${ident(spec.database)} OWNER ${ident(spec.user)}`);
+        return false;
+      });
+      // a prepared spare's database has the default extensions already
+      if (!prepared) await installExtensions(ctx, DEFAULT_EXTENSIONS);
+      ctx.record.provisioned = true;
+      await ctx.save();
       return ctx.endpoint();
-    }
-    await host.prepareDirs(ctx);
-    await adoptSpare(host.spares, ctx);
-    // initCluster wipes and redoes a directory a crash left half-initialised (and keeps an adopted spare)
-    await initCluster(ctx.primary, { superuser: ADMIN_ROLE, password: ctx.secrets.adminPassword });
-    await ctx.writeNodeConfig(ctx.primaryNode);
-    await startNode(ctx, ctx.primaryNode);
-    await ctx.withPrimary(async (c) => {
-      ctx.record.walSegmentBytes = Number(
-        (await c.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_segment_size'")).rows[0]
-          .s,
-      );
-      await ensureRole(c, spec.user, "LOGIN", spec.password);
-      await ensureRole(c, CUSTOMER_SUPERUSER, CUSTOMER_SUPERUSER_ATTRS, spec.superuserPassword);
-      await c.query(
-        `GRANT ${CUSTOMER_SUPERUSER_GRANTS.join(", ")}, ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)}`,
-      );
-      await ensureRole(c, REPLICATION_ROLE, "REPLICATION LOGIN", ctx.secrets.replicationPassword);
-      const exists = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [spec.database]);
-      if (!exists.rowCount) await c.query(`CREATE DATABASE ${ident(spec.database)} OWNER ${ident(spec.user)}`);
     });
-    await installExtensions(ctx, DEFAULT_EXTENSIONS);
-    ctx.record.provisioned = true;
-    await ctx.save();
-    return ctx.endpoint();
-  });
+  } finally {
+    // the replacement is built once this creation is done, not while its server starts on the same cores
+    host.spares.refill(spec.version);
+  }
+}
+
+/**
+ * A prepared spare (spares.ts) made this customer's, in one implicit transaction (a kill leaves all of it or none):
+ * the owner role, the passwords, the database renamed and handed to the owner.
+ */
+async function adoptPreparedSpare(c: pg.Client, spec: InstanceSpec, replicationPassword: string): Promise<void> {
+  const verifier = (password: string) => literal(scramVerifier(password) ?? password);
+  await c.query(
+    `CREATE ROLE ${ident(spec.user)} WITH LOGIN PASSWORD ${verifier(spec.password)};
+     ALTER ROLE ${ident(CUSTOMER_SUPERUSER)} WITH ${CUSTOMER_SUPERUSER_ATTRS} PASSWORD ${verifier(spec.superuserPassword)};
+     GRANT ${ident(spec.user)} TO ${ident(CUSTOMER_SUPERUSER)};
+     ALTER ROLE ${ident(REPLICATION_ROLE)} WITH REPLICATION LOGIN PASSWORD ${verifier(replicationPassword)};
+     ALTER DATABASE ${ident(SPARE_DATABASE)} RENAME TO ${ident(spec.database)};
+     ALTER DATABASE ${ident(spec.database)} OWNER TO ${ident(spec.user)};`,
+  );
 }
 
 /**
  * Takes an initialised data directory from the warm pool instead of running initdb. Each step can be
  * interrupted and redone: claim (rename into the instance), adopt its admin password into the
- * secrets, then move its data into place; a replacement spare is built in the background.
+ * secrets, its certificate (an instance without host names), then move its data into place; the
+ * replacement spare is built once the provision is over.
  */
 async function adoptSpare(spares: SparePool, ctx: InstanceContext): Promise<void> {
   const dataDir = ctx.primary.dataDir;
   const claimed = path.join(ctx.layout.instanceDir, "spare");
   const initialised = existsSync(path.join(dataDir, "PG_VERSION")) && existsSync(path.join(dataDir, PLATFORM_CONF));
   if (!initialised && !existsSync(claimed)) await spares.claim(ctx.record.version, claimed);
-  spares.refill(ctx.record.version);
   if (existsSync(path.join(claimed, "data"))) {
     const password = await SparePool.passwordOf(claimed);
     if (ctx.secrets.adminPassword !== password) {
       ctx.secrets.adminPassword = password;
       await saveSecrets(ctx.layout, ctx.secrets);
     }
+    const tls = path.join(claimed, SPARE_TLS_DIR);
+    if (ctx.record.hostnames.length === 0 && existsSync(tls) && !existsSync(ctx.layout.tlsDir))
+      await rename(tls, ctx.layout.tlsDir);
     await rm(dataDir, { recursive: true, force: true }); // whatever a crashed initdb left
     await rename(path.join(claimed, "data"), dataDir);
   }

@@ -43,6 +43,22 @@ export const REPLICATION_ROLE = "platform_replicator";
 export const CUSTOMER_SUPERUSER = "postgres";
 export const POOL_ADMIN_ROLE = "platform_pool_admin";
 
+/**
+ * The customer's "superuser" is deliberately not a PostgreSQL superuser: every instance on a host runs
+ * as the same OS user, so a true superuser (COPY … FROM PROGRAM, pg_read_file, ALTER SYSTEM) could read
+ * or stop other tenants' servers. It gets everything short of that: roles, databases, all data,
+ * monitoring, and it can act as the owner. Only the platform's own role is a real superuser.
+ */
+export const CUSTOMER_SUPERUSER_ATTRS = "LOGIN NOSUPERUSER CREATEDB CREATEROLE BYPASSRLS";
+export const CUSTOMER_SUPERUSER_GRANTS = [
+  "pg_read_all_data",
+  "pg_write_all_data",
+  "pg_monitor",
+  "pg_signal_backend",
+  "pg_read_all_settings",
+  "pg_checkpoint",
+];
+
 export async function readRecord(layout: InstanceLayout): Promise<InstanceRecord | null> {
   if (!existsSync(layout.recordFile)) return null;
   return JSON.parse(await readFile(layout.recordFile, "utf8")) as InstanceRecord;
