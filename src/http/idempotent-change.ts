@@ -52,7 +52,20 @@ export async function createOnce<T>(
     return { value: earlier.value as T, replayed: true };
   }
   const value = await make();
-  await recordResult(tx, change, value);
+  let text: string;
+  try {
+    text = encode(value);
+  } catch {
+    // a result this cannot keep faithfully is not bound (the HTTP layer logs the unbound create): the request
+    // still succeeds, as it did before keys were bound
+    change.bound = false;
+    return { value, replayed: false };
+  }
+  await tx.query("UPDATE idempotency_keys SET committed_result = $3 WHERE owner = $1 AND key = $2", [
+    change.owner,
+    change.key,
+    text,
+  ]);
   return { value, replayed: false };
 }
 
@@ -66,18 +79,9 @@ async function committedResult(tx: Queryable, change: IdempotentChange): Promise
   return stored == null ? null : { value: decode(stored) };
 }
 
-/** Writes the transaction's result to the key's row (locked by committedResult), to commit with it. */
-async function recordResult(tx: Queryable, change: IdempotentChange, value: unknown): Promise<void> {
-  await tx.query("UPDATE idempotency_keys SET committed_result = $3 WHERE owner = $1 AND key = $2", [
-    change.owner,
-    change.key,
-    encode(value),
-  ]);
-}
-
 // a result is rows and plain objects as services return them: JSON, keeping what JSON would change on the way back
-// (a Date would come back a string, a Buffer an array); anything else is refused, so a create cannot silently
-// replay a different value than it returned
+// (a Date would come back a string, a Buffer an array); anything else is refused, so a retry never gets back a
+// different value than the create returned
 function encode(value: unknown): string {
   // `this[key]` is the value before its toJSON, which Date and Buffer have
   return JSON.stringify({ v: value }, function (this: Record<string, unknown>, key: string, v: unknown): unknown {
