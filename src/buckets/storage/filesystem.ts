@@ -4,7 +4,18 @@
  * all there and durable or not there at all; kill -9 mid-write leaves only the temp file, which this host's next
  * start removes (clearTemp). Several hosts may share the directory: each clears only its own temp files.
  */
-import { constants, createReadStream } from "node:fs";
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  fsync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writevSync,
+} from "node:fs";
+import { promisify } from "node:util";
 import { copyFile, mkdir, open, readdir, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -12,13 +23,30 @@ import { isBlobId, type BlobStore } from "./types.js";
 
 const BATCH_BYTES = 1024 * 1024;
 const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
+/** reads up to this size are done on the event loop (readSmall), and so are writes of blobs this small (writeSmall) */
+const SYNC_READ_BYTES = 64 * 1024;
 
+/** `length` bytes read by `readAt(buffer, offset)` until done or at the end of the file. */
+function readRange(length: number, readAt: (buf: Buffer, at: number) => number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readAt(buf, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got === length ? buf : buf.subarray(0, got);
+}
+
+const fsyncFd = promisify(fsync);
+
+/** Opened and closed on the event loop (microseconds); only the fsync waits in the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
+  const fd = openSync(dir, "r");
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -64,7 +92,49 @@ export class FilesystemBlobStore implements BlobStore {
     await fsyncDir(path.dirname(final));
   }
 
-  async write(id: string, body: AsyncIterable<Buffer>, opts: { beforePublish?: () => unknown }): Promise<number> {
+  /**
+   * A small blob (size known, at most SYNC_READ_BYTES): gathered in memory, then created, written, renamed and its
+   * directory opened on the event loop, so only the two fsyncs wait in libuv's thread pool (the same steps and the
+   * same durability as write(), in four hand-offs fewer).
+   */
+  private async writeSmall(id: string, body: AsyncIterable<Buffer>, beforePublish?: () => unknown): Promise<number> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    await this.ensureDir(this.tmpDir);
+    const tmp = path.join(this.tmpDir, id);
+    const fd = openSync(tmp, "wx");
+    try {
+      try {
+        for (let done = 0; done < size;) {
+          const rest = done === 0 ? chunks : [Buffer.concat(chunks).subarray(done)];
+          done += writevSync(fd, rest);
+        }
+        await fsyncFd(fd);
+      } finally {
+        closeSync(fd);
+      }
+      await beforePublish?.();
+      const final = this.blobPath(id);
+      await this.ensureDir(path.dirname(final));
+      renameSync(tmp, final);
+      await fsyncDir(path.dirname(final));
+      return size;
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async write(
+    id: string,
+    body: AsyncIterable<Buffer>,
+    opts: { size?: number | null; beforePublish?: () => unknown },
+  ): Promise<number> {
+    if (opts.size != null && opts.size <= SYNC_READ_BYTES) return this.writeSmall(id, body, opts.beforePublish);
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, id);
     const fh = await open(tmp, "wx");
@@ -115,17 +185,31 @@ export class FilesystemBlobStore implements BlobStore {
     return createReadStream("", { fd: fh, highWaterMark: BATCH_BYTES, ...(range ?? {}) });
   }
 
+  /**
+   * Up to SYNC_READ_BYTES the blob is read on the event loop (open, pread, close: microseconds from the page cache,
+   * as nginx reads files without aio threads), larger ranges through libuv's thread pool: three hand-offs to a pool
+   * thread and back cost a small GET more than the read itself, and more again on a busy machine.
+   */
   async readSmall(id: string, range: { start: number; end: number }): Promise<Buffer> {
+    const length = range.end - range.start + 1;
+    if (length <= SYNC_READ_BYTES) {
+      const fd = openSync(this.blobPath(id), "r");
+      try {
+        return readRange(length, (buf, at) => readSync(fd, buf, at, length - at, range.start + at));
+      } finally {
+        closeSync(fd);
+      }
+    }
     const fh = await open(this.blobPath(id), "r");
     try {
-      const buf = Buffer.allocUnsafe(range.end - range.start + 1);
+      const buf = Buffer.allocUnsafe(length);
       let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await fh.read(buf, got, buf.length - got, range.start + got);
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, range.start + got);
         if (bytesRead === 0) break;
         got += bytesRead;
       }
-      return got === buf.length ? buf : buf.subarray(0, got);
+      return got === length ? buf : buf.subarray(0, got);
     } finally {
       // the answer need not wait for the close
       void fh.close().catch(() => {});
