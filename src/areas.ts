@@ -19,6 +19,7 @@ import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
 import { onpremArea } from "./onprem/module.js";
 import { orgsArea } from "./orgs/module.js";
+import { partnerArea } from "./partner/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
 
@@ -31,6 +32,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   cliArea,
   operatorArea,
   orgsArea,
+  partnerArea,
   hostsArea,
   databasesArea,
   registryArea,

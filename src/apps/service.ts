@@ -246,6 +246,18 @@ export function podsService(deps: PodsDeps) {
       throw new ApiError("conflict", `The pod is held stopped by billing (${cur.paused_reason}); settle it first.`);
     if (action === "start") {
       if (cur.desired_state === "running") return cur;
+      // a start runs the app again: concurrent-run limits (partner departments) and deploy blocks judge it
+      await kernel.admit(tx, {
+        owner: p.owner,
+        accountId: p.accountId,
+        kind: POD_KIND,
+        size: cur.size,
+        update: true,
+        starts: 1,
+        image: cur.image,
+        gpu: cur.gpu ? 1 : 0,
+        ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
+      });
       const next = await repo.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
       await repo.recordRollout(tx, {
         id: randomUUID(),

@@ -66,6 +66,8 @@ export const ERROR_CATALOG = {
   onprem_approval_required: [403, "On-premises access is not approved yet."],
   download_expired: [403, "The download address has expired or was altered; ask for a new one."],
   image_forbidden: [403, "The image is in another owner's registry namespace."],
+  partner_required: [403, "The endpoint needs a partner account's own token or key (not a child key)."],
+  department_deploy_blocked: [403, "The end user's partner department (or a parent) blocks new deployments."],
   // 404, 405
   not_found: [404, "No such resource or route for the caller."],
   // 409

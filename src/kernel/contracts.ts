@@ -100,6 +100,11 @@ export interface AdmissionRequest {
    * group converges): deploy rules and department blocks judged the app, budgets and funds still apply
    */
   partOf?: string;
+  /**
+   * app instances an existing resource sets running again (a stopped pod's start: 1), for concurrent-run limits
+   * (partner departments); creations of a pod (or a group's member, or growth) count 1 without it
+   */
+  starts?: number;
 }
 
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */

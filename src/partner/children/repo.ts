@@ -1,0 +1,138 @@
+/** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
+import { randomUUID } from "node:crypto";
+import type { Queryable } from "../../store/db.js";
+
+export interface ChildRow {
+  id: string;
+  partner_id: string;
+  external_ref: string;
+  department_code: string | null;
+  tenant_ref: string | null;
+  monthly_cap_krw: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = "id, partner_id, external_ref, department_code, tenant_ref, monthly_cap_krw, created_at, updated_at";
+
+/** Inserts a child unless a live one has the external_ref; `created` false answers the existing one. */
+export async function insertOrFind(
+  q: Queryable,
+  c: Omit<ChildRow, "id" | "created_at" | "updated_at">,
+): Promise<{ row: ChildRow; created: boolean }> {
+  const inserted = await q.query<ChildRow>(
+    `INSERT INTO partner_children (id, partner_id, external_ref, department_code, tenant_ref, monthly_cap_krw)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (partner_id, external_ref) WHERE deleted_at IS NULL DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [randomUUID(), c.partner_id, c.external_ref, c.department_code, c.tenant_ref, c.monthly_cap_krw],
+  );
+  if (inserted.rows[0]) return { row: inserted.rows[0], created: true };
+  const { rows } = await q.query<ChildRow>(
+    `SELECT ${COLUMNS} FROM partner_children WHERE partner_id = $1 AND external_ref = $2 AND deleted_at IS NULL`,
+    [c.partner_id, c.external_ref],
+  );
+  return { row: rows[0], created: false };
+}
+
+export async function findChild(
+  q: Queryable,
+  partnerId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ChildRow | null> {
+  const { rows } = await q.query<ChildRow>(
+    `SELECT ${COLUMNS} FROM partner_children WHERE partner_id = $1 AND id = $2 AND deleted_at IS NULL${opts.forUpdate ? " FOR UPDATE" : ""}`,
+    [partnerId, id],
+  );
+  return rows[0] ?? null;
+}
+
+/** A live child by id whoever its partner is (admission, public.ts). */
+export async function childById(q: Queryable, id: string): Promise<ChildRow | null> {
+  const { rows } = await q.query<ChildRow>(
+    `SELECT ${COLUMNS} FROM partner_children WHERE id = $1 AND deleted_at IS NULL`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** A page of live children, oldest first, after the child `after` (keyset on created_at, id at full precision). */
+export async function listChildren(
+  q: Queryable,
+  partnerId: string,
+  page: { after: string | null; limit: number },
+): Promise<ChildRow[]> {
+  const { rows } = await q.query<ChildRow>(
+    `SELECT ${COLUMNS} FROM partner_children
+      WHERE partner_id = $1 AND deleted_at IS NULL
+        AND ($2::uuid IS NULL OR (created_at, id) > (SELECT created_at, id FROM partner_children WHERE id = $2))
+      ORDER BY created_at, id LIMIT $3`,
+    [partnerId, page.after, page.limit],
+  );
+  return rows;
+}
+
+export async function countChildren(q: Queryable, partnerId: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL",
+    [partnerId],
+  );
+  return rows[0].n;
+}
+
+export async function childIdsOf(q: Queryable, partnerId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL",
+    [partnerId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Live children whose department is one of `codes`. */
+export async function childIdsIn(q: Queryable, partnerId: string, codes: string[]): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id FROM partner_children WHERE partner_id = $1 AND department_code = ANY($2::text[]) AND deleted_at IS NULL",
+    [partnerId, codes],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function updateChild(
+  q: Queryable,
+  id: string,
+  v: { department_code?: string | null; tenant_ref?: string | null; monthly_cap_krw?: number | null },
+): Promise<ChildRow> {
+  const { rows } = await q.query<ChildRow>(
+    `UPDATE partner_children SET
+       department_code = CASE WHEN $2 THEN $3 ELSE department_code END,
+       tenant_ref = CASE WHEN $4 THEN $5 ELSE tenant_ref END,
+       monthly_cap_krw = CASE WHEN $6 THEN $7::bigint ELSE monthly_cap_krw END,
+       updated_at = now()
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [
+      id,
+      v.department_code !== undefined,
+      v.department_code ?? null,
+      v.tenant_ref !== undefined,
+      v.tenant_ref ?? null,
+      v.monthly_cap_krw !== undefined,
+      v.monthly_cap_krw ?? null,
+    ],
+  );
+  return rows[0];
+}
+
+export async function markDeleted(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE partner_children SET deleted_at = now(), updated_at = now() WHERE id = $1", [id]);
+}
+
+/** Children of departments that no longer exist become unassigned (the chart push deleted them). */
+export async function unassignDepartments(q: Queryable, partnerId: string, codes: string[]): Promise<void> {
+  if (!codes.length) return;
+  await q.query(
+    `UPDATE partner_children SET department_code = NULL, updated_at = now()
+      WHERE partner_id = $1 AND department_code = ANY($2::text[]) AND deleted_at IS NULL`,
+    [partnerId, codes],
+  );
+}

@@ -1,0 +1,31 @@
+import { defineArea } from "../kernel/area.js";
+import { installPartnerGuard } from "./guard.js";
+import { profileRoutes } from "./routes.js";
+import { partnerService } from "./service.js";
+import { childRoutes } from "./children/routes.js";
+import { childrenService } from "./children/service.js";
+import { departmentRoutes } from "./departments/routes.js";
+import { departmentsService } from "./departments/service.js";
+import { partnerAdmission } from "./admission.js";
+
+/**
+ * Partner platforms (issue 26; README.md here): partner accounts the operator makes, their isolated child identities
+ * (owner kind partner_child) with least-privilege tokens, credit, monthly limits and a department chart with run
+ * limits. Settlement and invoices (billing/) and site locks, visitor sessions and registries (access/) build on it.
+ */
+export const partnerArea = defineArea<null>({
+  name: "partner",
+  tags: [
+    {
+      name: "partner",
+      description: "Partner platforms: child identities and tokens, credit, limits and department quotas.",
+    },
+  ],
+  routes: (app, ctx) => {
+    installPartnerGuard(app, ctx.db);
+    profileRoutes(app, partnerService({ db: ctx.db, kernel: ctx.kernel }));
+    childRoutes(app, childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
+    departmentRoutes(app, departmentsService({ db: ctx.db }));
+  },
+  admission: (p) => partnerAdmission(p.kernel),
+});
