@@ -39,15 +39,17 @@ export async function keyAndBucket(
     key: KeyRow | null;
     bucket: BucketRef | null;
     object: (ObjectRow & { blob_sizes: unknown[] }) | null;
-  }>(
-    `WITH b AS (SELECT id, name, owner_kind, owner_id, created_at FROM buckets WHERE name = $2 AND deleted_at IS NULL)
+  }>({
+    // named: parsed and planned once per connection, this runs on every request
+    name: "s3-key-bucket-object",
+    text: `WITH b AS (SELECT id, name, owner_kind, owner_id, created_at FROM buckets WHERE name = $2 AND deleted_at IS NULL)
      SELECT (SELECT row_to_json(k) FROM (SELECT id, access_key_id, secret_sealed, owner_kind, owner_id, permission,
                     bucket_ids, revoked_at FROM bucket_keys WHERE access_key_id = $1) k) AS key,
             (SELECT row_to_json(b) FROM b) AS bucket,
             (SELECT row_to_json(o) FROM (SELECT ${OBJECT_COLUMNS} FROM bucket_objects
                     WHERE $3::text IS NOT NULL AND bucket_id = (SELECT id FROM b) AND key = $3) o) AS object`,
-    [accessKeyId, bucket, objectKey],
-  );
+    values: [accessKeyId, bucket, objectKey],
+  });
   const r = rows[0];
   return {
     key: r.key && { ...r.key, revoked_at: r.key.revoked_at && new Date(r.key.revoked_at) },
@@ -141,9 +143,10 @@ export async function putObject(
   replaced: string[];
   modified: Date;
 }> {
-  const { rows } = await q.query<{ outcome: "ok"; replaced: string[] | null; modified: Date }>(
-    "SELECT outcome, replaced, modified FROM bucket_put_object($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    [
+  const { rows } = await q.query<{ outcome: "ok"; replaced: string[] | null; modified: Date }>({
+    name: "s3-put-object",
+    text: "SELECT outcome, replaced, modified FROM bucket_put_object($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    values: [
       o.bucket_id,
       o.key,
       o.size,
@@ -157,7 +160,7 @@ export async function putObject(
       cond.ifNoneMatch,
       cond.ifMatch,
     ],
-  );
+  });
   return { outcome: rows[0].outcome, replaced: rows[0].replaced ?? [], modified: rows[0].modified };
 }
 
