@@ -10,7 +10,8 @@ import { resolveOperatorToken } from "./operator/token.js";
 import { createPlatform, startPlatform, stopPlatform } from "./kernel/platform.js";
 import { AREAS } from "./areas.js";
 import { loadSecretBox } from "./kernel/secrets.js";
-import { EdgeChild, edgeRunsApart, ROLES_BESIDE_EDGE } from "./edge/process.js";
+import { EdgeChild, edgeRunsApart, ROLES_BESIDE_EDGE, type StartupMessage } from "./edge/process.js";
+import { bindError } from "./kernel/components.js";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -61,16 +62,33 @@ async function main(): Promise<void> {
     AREAS,
   );
   const app = await buildApp(platform);
-  await startPlatform(platform);
-  // ROLES without api: a worker host that serves no HTTP
-  if (platform.kernel.hosts.local.roles.includes("api")) await app.listen({ port: config.port, host: config.host });
   const edgeChild = edgeApart
     ? new EdgeChild({ databaseUrl, dataDir: config.dataDir, operatorToken: operator.token, log })
     : null;
-  await edgeChild?.start();
+  if (edgeChild) platform.health.set("edge", () => edgeChild.status());
+  try {
+    await startPlatform(platform);
+    // ROLES without api: a worker host that serves no HTTP
+    if (platform.kernel.hosts.local.roles.includes("api"))
+      await app.listen({ port: config.port, host: config.host }).catch((err) => {
+        throw bindError("PORT", config.port, err);
+      });
+  } catch (err) {
+    // a start that failed half way (a port taken) stops what it started, then exits (2 for configuration)
+    const cleanup = async () => {
+      await app.close();
+      await stopPlatform(platform);
+      await db.end();
+      await embedded?.stop();
+    };
+    await Promise.race([cleanup().catch(() => {}), new Promise((r) => setTimeout(r, 15_000).unref())]);
+    throw err;
+  }
+  // a forked process (the edge, edge/process.ts) tells its parent it serves
+  tellParent({ platform: "ready" });
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight requests");
@@ -83,19 +101,29 @@ async function main(): Promise<void> {
     await db.end();
     if (embedded) await embedded.stop();
     log.info("stopped");
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
   // a forked edge (edge/process.ts) goes when the process that forked it is gone, even after a kill -9
   if (process.connected) process.on("disconnect", () => void shutdown("parent gone"));
+  // the forked edge's first start (awaited while this process already serves): a child that cannot start, such
+  // as EDGE_TLS_PORT taken, stops this process too, with the child's message and its exit code, not a restart loop
+  edgeChild?.start().catch((err: Error) => {
+    process.stderr.write(err.message + "\n");
+    void shutdown("the edge process could not start", err instanceof ConfigError ? 2 : 1);
+  });
+}
+
+/** to the process that forked this one, if any; `then` runs once the message left (or at once) */
+function tellParent(message: StartupMessage, then?: () => void): void {
+  if (process.send && process.connected) process.send(message, () => then?.());
+  else then?.();
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(err.message + "\n");
-    process.exit(2);
-  }
-  process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  const config = err instanceof ConfigError;
+  const message = config ? err.message : `start-up failed: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(message + "\n");
+  tellParent({ platform: "failed", message, exitCode: config ? 2 : 1 }, () => process.exit(config ? 2 : 1));
 });

@@ -1,5 +1,7 @@
 import { defineArea } from "../kernel/area.js";
-import type { Platform } from "../kernel/context.js";
+import type { HealthCheck, Platform } from "../kernel/context.js";
+import { ConfigError } from "../config/config.js";
+import { bindError, down, up } from "../kernel/components.js";
 import * as repo from "./repo.js";
 import { bucketsConfig, type BucketsConfig } from "./config.js";
 import { bucketRequestMetering, bucketStorageMetering } from "./metering.js";
@@ -77,7 +79,17 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       return row && { id: row.id, slug: row.name, accountId: row.account_id };
     },
   }),
-  // the gateway runs where the s3 role is; a port that cannot be bound leaves the API working and says why
+  health: (p, s): Record<string, HealthCheck> => {
+    if (!p.kernel.hosts.local.roles.includes("s3")) return {};
+    return {
+      s3: () => {
+        const a = s.gateway.address;
+        return a ? up(`${a.address}:${a.port}`) : down(`the S3 gateway is not listening (S3_PORT ${s.config.port})`);
+      },
+    };
+  },
+  // the gateway runs where the s3 role is; S3_PORT in use is a configuration error that stops start-up (exit 2),
+  // any other failure leaves the API working and says why (readiness shows s3 down)
   start: async (p, s) => {
     if (!p.kernel.hosts.local.roles.includes("s3")) return;
     const cleared = await s.store.clearTemp();
@@ -86,6 +98,8 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       const address = await s.gateway.start(s.config.host, s.config.port);
       p.log.info({ address, storage: s.config.storage }, "S3 gateway listening");
     } catch (err) {
+      const taken = bindError("S3_PORT", s.config.port, err);
+      if (taken instanceof ConfigError) throw taken;
       p.log.error({ err }, "the S3 gateway did not start; buckets keep working through the API only");
       return;
     }

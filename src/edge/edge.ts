@@ -13,6 +13,7 @@ import { EdgeTlsListener } from "./tls-listener.js";
 import { fallbackCertificate } from "./fallback-cert.js";
 import { accountsService } from "../accounts/service.js";
 import { answerSignIn, type SignInOptions } from "./sign-in.js";
+import { down, up, type ComponentStatus } from "../kernel/components.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -62,6 +63,14 @@ export class Edge {
   /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
   get tlsPort(): number | null {
     return this.tls?.port ?? null;
+  }
+
+  /** for readiness: both listeners bound (the HTTPS one unless EDGE_TLS_PORT=off) */
+  health(): ComponentStatus {
+    if (this.port === null) return down(`not listening on EDGE_PORT ${this.config.port}`);
+    if (this.config.tlsPort !== null && this.tlsPort === null)
+      return down(`not listening on EDGE_TLS_PORT ${this.config.tlsPort}`);
+    return up(`EDGE_PORT ${this.port}${this.tlsPort === null ? "" : `, EDGE_TLS_PORT ${this.tlsPort}`}`);
   }
 
   /**

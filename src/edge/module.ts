@@ -1,6 +1,7 @@
 import { defineArea } from "../kernel/area.js";
 import { edgeConfig, type EdgeConfig } from "./config.js";
 import { Edge } from "./edge.js";
+import type { HealthCheck } from "../kernel/context.js";
 import { statsRoutes } from "./stats/routes.js";
 import { statsJobs, statsService } from "./stats/service.js";
 
@@ -18,6 +19,8 @@ export const edgeArea = defineArea<Edge, EdgeConfig>({
   setup: (p, config) => new Edge(p, config),
   routes: (app, p) => statsRoutes(app, statsService({ db: p.db, kernel: p.kernel })),
   jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
+  health: (p, edge): Record<string, HealthCheck> =>
+    p.kernel.hosts.local.roles.includes("edge") ? { edge: () => edge.health() } : {},
   start: async (p, edge) => {
     if (p.kernel.hosts.local.roles.includes("edge")) await edge.start();
   },

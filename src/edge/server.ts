@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { FastifyBaseLogger } from "fastify";
 import type { HttpTimeouts } from "../config/config.js";
 import type { EdgeProxy } from "./proxy.js";
+import { bindError } from "../kernel/components.js";
 
 export interface ListenerOptions {
   port: number;
@@ -52,9 +53,12 @@ export class EdgeListener {
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
+      // a port that cannot be bound is a start-up error naming the variable (exit 2), not a crash to restart
+      const tls = !!this.opts.tls;
+      const failed = (err: Error) => reject(bindError(tls ? "EDGE_TLS_PORT" : "EDGE_PORT", this.opts.port, err, tls));
+      server.once("error", failed);
       server.listen(this.opts.port, this.opts.host, () => {
-        server.off("error", reject);
+        server.off("error", failed);
         resolve();
       });
     });

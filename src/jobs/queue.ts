@@ -1,6 +1,7 @@
 import PgBoss from "pg-boss";
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
+import { down, up, type ComponentStatus } from "../kernel/components.js";
 
 export type JobHandler<T = Record<string, unknown>> = (
   data: T,
@@ -58,6 +59,7 @@ export class JobQueue {
   /** This process's workers per queue, woken on send so local work starts at once instead of at the next poll. */
   private workerIds = new Map<string, string[]>();
   private started = false;
+  private lastError: { at: number; message: string } | null = null;
   private host: HostBinding | null = null;
   /** per-host queues known to exist (created on first send from this process) */
   private queues = new Set<string>();
@@ -75,7 +77,10 @@ export class JobQueue {
       archiveCompletedAfterSeconds: 3600,
       deleteAfterDays: 7,
     });
-    this.boss.on("error", (err) => this.log.error({ err }, "job queue error"));
+    this.boss.on("error", (err) => {
+      this.lastError = { at: Date.now(), message: err instanceof Error ? err.message : String(err) };
+      this.log.error({ err }, "job queue error");
+    });
   }
 
   define<T>(def: JobDefinition<T>): void {
@@ -123,6 +128,13 @@ export class JobQueue {
       }
     }
     this.queues.add(queue);
+  }
+
+  /** for readiness: down before start, after stop, and while pg-boss reported an error in the last 30 s */
+  health(): ComponentStatus {
+    if (!this.started) return down("the job queue is not running");
+    if (this.lastError && Date.now() - this.lastError.at < 30_000) return down(`job queue: ${this.lastError.message}`);
+    return up();
   }
 
   async start(schedules: { name: string; cron: string }[] = []): Promise<void> {

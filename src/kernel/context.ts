@@ -10,6 +10,10 @@ import type { AdmissionCheck, InstanceLookup, JobSpec, Lifecycle, MeteringSource
 import type { Kernel } from "./kernel.js";
 import type { OwnerChangeFeed } from "./change-feed.js";
 import type { SecretBox } from "./secrets.js";
+import type { ComponentStatus } from "./components.js";
+
+/** One component's readiness check (src/meta/health.ts); answers within a couple of seconds. */
+export type HealthCheck = () => ComponentStatus | Promise<ComponentStatus>;
 
 /** The infrastructure a process starts with, whatever areas exist. Adding an area never changes it. */
 export interface Infra {
@@ -38,6 +42,9 @@ export interface Platform extends Infra {
   state<S>(area: string): S;
   /** periodic jobs of every area, for the job queue's scheduler */
   schedules: { name: string; cron: string }[];
+  /** the components this process runs, by name, for readiness: the store, jobs and Redis, what areas declare
+   * (`health`), and what main.ts supervises itself (the forked edge) */
+  health: Map<string, HealthCheck>;
 }
 
 /** What route registration gets: the platform plus the HTTP layer's own machinery. */
@@ -66,6 +73,8 @@ export interface AreaModule<S = unknown, C = unknown> {
   admission?: (platform: Platform, state: S) => AdmissionCheck;
   /** one lookup per instance-limited resource of the area */
   instances?: (platform: Platform, state: S) => InstanceLookup | InstanceLookup[];
+  /** the components the area runs in this process, by name (edge, registry, s3), for readiness */
+  health?: (platform: Platform, state: S) => Record<string, HealthCheck>;
   /** after the job queue started, before the API listens (e.g. reconcile servers to their recorded state) */
   start?: (platform: Platform, state: S) => Promise<void>;
   /** at shutdown, after the API stopped taking requests */

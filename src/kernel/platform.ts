@@ -3,6 +3,7 @@ import type { Infra, Platform } from "./context.js";
 import { Kernel } from "./kernel.js";
 import { OwnerChangeFeed } from "./change-feed.js";
 import { registerSecretKey } from "./secrets.js";
+import { infraHealth } from "./components.js";
 import { createMailer } from "../mail/mailer.js";
 
 /**
@@ -18,6 +19,7 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
     changes: new OwnerChangeFeed(infra.databaseUrl, infra.log),
     areas,
     schedules: [],
+    health: infraHealth(infra),
     state: <S>(name: string) => {
       if (!states.has(name)) throw new Error(`no area named ${name}`);
       return states.get(name) as S;
@@ -39,6 +41,7 @@ export async function createPlatform(infra: Infra, areas: readonly AreaModule<an
     if (area.lifecycle) platform.kernel.addLifecycle(area.name, area.lifecycle(platform, state));
     if (area.admission) platform.kernel.addAdmission(area.admission(platform, state));
     for (const lookup of [area.instances?.(platform, state) ?? []].flat()) platform.kernel.addInstances(lookup);
+    for (const [name, check] of Object.entries(area.health?.(platform, state) ?? {})) platform.health.set(name, check);
   }
   return platform;
 }

@@ -1,7 +1,8 @@
 import { defineArea } from "../kernel/area.js";
 import { metaRoutes } from "./routes.js";
+import { healthRoutes } from "./health.js";
 
-/** Edition, manual, OpenAPI document, GPU catalog. */
+/** Edition, manual, OpenAPI document, GPU catalog, liveness and readiness (health.ts). */
 export const metaArea = defineArea({
   name: "meta",
   tags: [
@@ -11,5 +12,8 @@ export const metaArea = defineArea({
         "Edition, the manual for AI agents, this OpenAPI document, the GPU catalog and the fleet patch report.",
     },
   ],
-  routes: metaRoutes,
+  routes: async (app, ctx) => {
+    await metaRoutes(app, ctx);
+    await healthRoutes(app, ctx);
+  },
 });

@@ -1,10 +1,12 @@
 import { defineArea } from "../kernel/area.js";
-import type { Platform } from "../kernel/context.js";
+import type { HealthCheck, Platform } from "../kernel/context.js";
 import { registryConfig, type RegistryConfig } from "./config.js";
 import { binaryMissing, RegistryProcess } from "./process.js";
 import { LoopbackRealm } from "./realm.js";
 import { registryRoutes } from "./routes.js";
 import { RegistryService } from "./service.js";
+import { ConfigError } from "../config/config.js";
+import { down, off, up } from "../kernel/components.js";
 
 export interface RegistryState {
   config: RegistryConfig;
@@ -42,7 +44,20 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
     return { config, svc, process: server, realm, status };
   },
   routes: (app, _ctx, state) => registryRoutes(app, state.svc),
-  // the registry runs where the worker role is; a failure leaves its endpoints answering 503, nothing else
+  // readiness: down while the process is not serving (a failed start, or a restart in back-off)
+  health: (p, s): Record<string, HealthCheck> => {
+    if (!p.kernel.hosts.local.roles.includes("worker")) return {};
+    return {
+      registry: () => {
+        const missing = binaryMissing(s.config.bin);
+        if (missing) return off(missing);
+        if (s.status.running && s.process.address) return up(s.process.address);
+        return down(s.status.problem ?? "the registry process is not running; restarting with back-off");
+      },
+    };
+  },
+  // the registry runs where the worker role is; a failure leaves its endpoints answering 503, nothing else,
+  // but for REGISTRY_PORT held by another program: a configuration error that stops start-up (exit 2)
   start: async (p, s) => {
     if (!p.kernel.hosts.local.roles.includes("worker")) return;
     const missing = binaryMissing(s.config.bin);
@@ -57,6 +72,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
       p.log.error({ err }, "registry did not start; registry endpoints answer 503");
       await s.process.stop().catch(() => {});
       await s.realm.stop().catch(() => {});
+      if (err instanceof ConfigError) throw err;
     }
   },
   stop: async (p, s) => {

@@ -7,11 +7,13 @@ import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { certificatePem } from "./x509.js";
 import { TOKEN_ISSUER, TOKEN_SERVICE } from "./token.js";
+import { bindError, RestartBackoff } from "../kernel/components.js";
 
 /**
  * The registry server: Debian's `docker-registry` (CNCF distribution 2.8) as a child process on
  * loopback, filesystem storage under DATA_DIR/registry/storage, token authentication by the platform.
- * A crash restarts it with back-off; a registry left behind by a platform killed with -9 is found by
+ * A crash restarts it with back-off (1 s doubling to 60 s); REGISTRY_PORT taken by another program is a start-up
+ * error naming the variable; a registry left behind by a platform killed with -9 is found by
  * its pid file and stopped before a new one takes the port.
  */
 
@@ -36,7 +38,7 @@ export class RegistryProcess {
   private child: ChildProcess | null = null;
   private stopping = false;
   private port: number;
-  private restartDelayMs = 1000;
+  private readonly backoff = new RestartBackoff();
   private restartTimer: NodeJS.Timeout | null = null;
   private stderrTail: string[] = [];
   private opts: StartOptions | null = null;
@@ -63,6 +65,8 @@ export class RegistryProcess {
     await mkdir(path.join(this.dir, "storage"), { recursive: true });
     await this.stopLeftover();
     if (this.port === 0) this.port = await freePort();
+    // another program on the port would answer our readiness probe itself: it is found before the child starts
+    else await probePort(this.port).catch((err) => Promise.reject(bindError("REGISTRY_PORT", this.port, err)));
     const configFile = path.join(this.dir, "config.yml");
     const bundle = path.join(this.dir, "token-ca.pem");
     await writeFile(bundle, certificatePem(opts.certificate));
@@ -121,7 +125,7 @@ export class RegistryProcess {
         await sleep(200);
         if (exited) throw failed();
         ready = true;
-        this.restartDelayMs = 1000;
+        this.backoff.started();
         return;
       }
       await sleep(100);
@@ -131,8 +135,7 @@ export class RegistryProcess {
   }
 
   private scheduleRestart(configFile: string): void {
-    const delay = this.restartDelayMs;
-    this.restartDelayMs = Math.min(delay * 2, 30_000);
+    const delay = this.backoff.next();
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.stopping || !this.opts) return;
@@ -192,6 +195,15 @@ async function answers(port: number): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** binds the port a moment and lets it go: rejects with EADDRINUSE when another program holds it */
+function probePort(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve()));
+  });
 }
 
 export function freePort(): Promise<number> {

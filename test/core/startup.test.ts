@@ -2,6 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { tmpdir } from "node:os";
 import pg from "pg";
@@ -16,7 +17,8 @@ const TSX = path.resolve("node_modules/.bin/tsx");
 
 function startServer(env: Record<string, string>) {
   const child = spawn(TSX, [MAIN], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: "info", EDGE_PORT: "0", ...env },
+    // default ports may be taken by another platform on this machine, which stops start-up (exit 2)
+    env: { PATH: process.env.PATH!, LOG_LEVEL: "info", EDGE_PORT: "0", REGISTRY_PORT: "0", S3_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -158,6 +160,28 @@ describe("process lifecycle", () => {
     } finally {
       s.child.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+  test("a port already in use stops start-up with exit 2 and a line naming the variable, also in the forked edge", async () => {
+    const database = await freshDatabase();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    const dataDir = mkdtempSync(path.join(tmpdir(), "platform-taken-"));
+    const base = { DATABASE_URL: database.url, DATA_DIR: dataDir, OPERATOR_TOKEN: "operator-token-for-this-test" };
+    try {
+      // EDGE_TLS_PORT: bound by the forked edge process, whose failure its parent reports instead of restarting it
+      for (const variable of ["EDGE_TLS_PORT", "S3_PORT"]) {
+        const free = String(await freePort());
+        const s = startServer({ ...base, PORT: free, [variable]: port });
+        assert.equal(await s.exited, 2, s.errors());
+        assert.match(s.errors(), new RegExp(`${variable} ${port} is in use: set ${variable} to a free port`));
+        assert.doesNotMatch(s.output(), /restarting/);
+      }
+    } finally {
+      taken.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });

@@ -12,7 +12,15 @@ import { freshDatabase } from "../helpers/app.js";
 function startPlatform(env: Record<string, string>): ChildProcess {
   // node itself, not a wrapper, so SIGKILL hits the platform process
   return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: "warn", EDGE_PORT: "0", EDGE_PROCESS: "inline", ...env },
+    env: {
+      PATH: process.env.PATH!,
+      LOG_LEVEL: "warn",
+      EDGE_PORT: "0",
+      REGISTRY_PORT: "0",
+      S3_PORT: "0",
+      EDGE_PROCESS: "inline",
+      ...env,
+    },
     stdio: "ignore",
   });
 }

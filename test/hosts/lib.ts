@@ -17,13 +17,15 @@ export interface Proc {
 export function launch(name: string, env: Record<string, string>): Proc {
   // node itself, not a wrapper, so SIGKILL and SIGSTOP hit the platform process
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    // REGISTRY_PORT and EDGE_PORT 0: processes on one machine must not fight over the default ports
+    // REGISTRY_PORT, EDGE_PORT and S3_PORT 0: processes on one machine must not fight over the default ports (a port
+    // in use stops start-up)
     // EDGE_PROCESS inline: these processes are about hosts and commands, not a forked edge (test/edge/process)
     env: {
       PATH: process.env.PATH!,
       LOG_LEVEL: "warn",
       REGISTRY_PORT: "0",
       EDGE_PORT: "0",
+      S3_PORT: "0",
       EDGE_PROCESS: "inline",
       ...env,
     },
