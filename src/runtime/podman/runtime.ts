@@ -249,9 +249,11 @@ export class PodmanRuntime implements RuntimeProvider {
       return this.removedIds.has(p.containerId) || (name !== undefined && owned(name));
     });
     if (!candidates.length) return [];
-    const ids = await this.cli.ok(["ps", "--all", "--no-trunc", "--format", "{{.ID}}"], "listing containers");
-    const known = new Set(ids.split("\n").map((l) => l.trim()));
-    const strays = candidates.filter((p) => !known.has(p.containerId));
+    // `container exists` answers 1 only when podman surely has no such container (an error is not a "no")
+    const gone = new Set<string>();
+    for (const id of new Set(candidates.map((p) => p.containerId)))
+      if ((await this.cli.run(["container", "exists", id]).catch(() => ({ code: -1 }))).code === 1) gone.add(id);
+    const strays = candidates.filter((p) => gone.has(p.containerId));
     killAll(strays);
     return [...new Set(strays.map((p) => p.containerId))];
   }
