@@ -20,7 +20,8 @@
  * the pod is not what limits either proxy; the account is credited through the operator API for it),
  * BENCH_CPU_PROF_DIR (the platform runs with --cpu-prof and writes its profile there).
  *
- * Targets (PASS/MISS, never failing the run): the edge at least 0.5× nginx's requests/s, p99 under 20 ms.
+ * Targets (PASS/MISS, never failing the run): the edge at least 0.5× nginx's requests/s, its CPU per answer at most
+ * 2× nginx's (the figure contention moves least, issue 34), p99 under 20 ms.
  * Any non-2xx answer or connection error during a measured run makes the run INVALID (exit 1).
  */
 import { execFile } from "node:child_process";
@@ -202,10 +203,15 @@ async function bench(label: string, server: string, url: string, host: string, p
   return s;
 }
 
-function verdict(edge: Sample, nginx: Sample): string {
+/** the edge's CPU per answer at most this multiple of nginx's (issue 34) */
+const MAX_CPU_RATIO = 2;
+
+function verdict(edge: Sample, nginx: Sample, edgeGroup: string): string {
   const ratio = edge.rps / nginx.rps;
+  const cpu = cpuPerAnswer(edge, edgeGroup) / cpuPerAnswer(nginx, "nginx");
   return (
     `${ratio.toFixed(2)}× nginx (≥ ${MIN_RATIO}: ${ratio >= MIN_RATIO ? "PASS" : "MISS"}), ` +
+    `CPU per answer ${cpu.toFixed(2)}× nginx's (≤ ${MAX_CPU_RATIO}: ${cpu <= MAX_CPU_RATIO ? "PASS" : "MISS"}), ` +
     `p99 ${fmtMs(edge.p99)} ms (< ${MAX_P99_MS} ms: ${edge.p99 < MAX_P99_MS ? "PASS" : "MISS"})`
   );
 }
@@ -355,8 +361,10 @@ async function main(): Promise<void> {
       );
   }
   log(`\ntargets at ${load.connections} connections:`);
-  log(`  edge → pod:       ${verdict(edgePod, nginxPod)}`);
-  log(`  edge static file: ${edgeStatic && nginxStatic ? verdict(edgeStatic, nginxStatic) : "not measured"}`);
+  log(`  edge → pod:       ${verdict(edgePod, nginxPod, edgeGroup)}`);
+  log(
+    `  edge static file: ${edgeStatic && nginxStatic ? verdict(edgeStatic, nginxStatic, edgeGroup) : "not measured"}`,
+  );
   const noisy = rows.filter((r) => (r.sample?.cpu.elsewhere ?? 0) > 25);
   if (noisy.length)
     log(

@@ -60,6 +60,7 @@ export async function startDbPlatform(root: string) {
     DATA_DIR: path.join(root, "instances"),
     DB_RESTORE_ENABLED: "1",
     DB_MAX_INSTANCES: "100",
+    REGISTRY_PORT: "0", // the platform's registry is not what this measures: any free port, never a clash
   };
   const config = loadConfig(env);
   const benchLog = pino({ level: "silent" });

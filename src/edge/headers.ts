@@ -48,21 +48,29 @@ const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "proxy-autho
 export function prepareUpstreamHeaders(req: IncomingMessage, upgrade: boolean): void {
   const h = req.headers;
   if (!upgrade) {
-    const named = typeof h.connection === "string" ? h.connection.split(",").map((s) => s.trim().toLowerCase()) : [];
-    for (const name of [...HOP_BY_HOP, ...named]) if (name && name !== "te") delete h[name];
+    const connection = h.connection;
+    if (typeof connection === "string")
+      for (const raw of connection.split(",")) {
+        const name = raw.trim().toLowerCase();
+        if (name && name !== "te" && h[name] !== undefined) delete h[name];
+      }
+    // only names present are deleted: a delete reshapes the object, and most requests carry none of these
+    for (const name of HOP_BY_HOP) if (h[name] !== undefined) delete h[name];
   } else {
     delete h["proxy-connection"];
     delete h["proxy-authorization"];
   }
-  delete h.forwarded;
+  if (h.forwarded !== undefined) delete h.forwarded;
   const remote = req.socket.remoteAddress ?? "";
   h["x-forwarded-for"] = remote.startsWith("::ffff:") ? remote.slice(7) : remote;
   h["x-forwarded-proto"] = (req.socket as TLSSocket).encrypted ? "https" : "http";
   h["x-forwarded-host"] = h.host ?? "";
   h["x-forwarded-port"] = String(req.socket.localPort ?? "");
-  const cookie = withoutPlatformCookies(h.cookie);
-  if (cookie === undefined) delete h.cookie;
-  else h.cookie = cookie;
+  if (h.cookie !== undefined) {
+    const cookie = withoutPlatformCookies(h.cookie);
+    if (cookie === undefined) delete h.cookie;
+    else h.cookie = cookie;
+  }
 }
 
 /** A request the edge may send twice: idempotent and without a body, so nothing of it was consumed. */
@@ -85,7 +93,7 @@ export function prepareAnswerHeaders(h: Record<string, string | string[] | undef
   if (typeof named === "string" && named.includes(","))
     for (const name of named.split(",")) delete h[name.trim().toLowerCase()];
   else if (typeof named === "string" && named !== "keep-alive" && named !== "close") delete h[named.toLowerCase()];
-  for (const name of HOP_BY_HOP_ANSWER) delete h[name];
+  for (const name of HOP_BY_HOP_ANSWER) if (h[name] !== undefined) delete h[name];
   h.connection = keepAlive ? "keep-alive" : "close";
   const cookies = h["set-cookie"];
   if (cookies !== undefined) h["set-cookie"] = appSetCookies(typeof cookies === "string" ? [cookies] : cookies);

@@ -91,22 +91,8 @@ export class EdgeProxy implements AttemptOwner {
   handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (this.opts.challenge && req.method === "GET" && req.url?.startsWith(ACME_CHALLENGE))
       return answerChallenge(req.url, res, this.opts.challenge, this.opts.log);
-    const started = performance.now();
-    let routed: { host: string; target: EdgeTarget | null } = { host: "", target: null };
-    if (this.opts.observe) {
-      // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
-      // (the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body)
-      const socket = req.socket;
-      const written = socket.bytesWritten;
-      res.once("finish", () =>
-        this.opts.observe?.({
-          ...routed,
-          status: res.statusCode,
-          ms: performance.now() - started,
-          bytes: Math.max(0, socket.bytesWritten - written),
-        }),
-      );
-    }
+    // one object per request, filled in as it goes and handed to `observe` as it is once the answer finished
+    const seen = this.opts.observe ? observe(req, res, this.opts.observe) : null;
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
     if (this.opts.signIn && isSignIn(req))
       return void this.opts.signIn(req, res).catch((err) => {
@@ -118,16 +104,22 @@ export class EdgeProxy implements AttemptOwner {
     const host = hostName(req.headers.host);
     const cached = host ? this.routes.peek(host) : undefined;
     if (cached?.target && this.access.open(cached.target)) {
-      routed = { host: host!, target: cached.target };
+      if (seen) {
+        seen.host = host!;
+        seen.target = cached.target;
+      }
       return this.forward(req, res, host!, cached.target);
     }
     void this.route(req)
       .then(async (found) => {
         if ("page" in found) return sendPage(res, found.page, req.method);
-        routed = found;
+        if (seen) {
+          seen.host = found.host;
+          seen.target = found.target;
+        }
         const decision = await this.access.decide(found.target, req, found.url);
         if (decision.kind === "deny") return sendPage(res, decision, req.method);
-        if (decision.kind === "redirect") return sendRedirect(res, decision.location);
+        if (decision.kind === "redirect") return sendRedirect(res, decision.location, decision.headers);
         this.forward(req, res, found.host, found.target);
       })
       .catch((err) => {
@@ -143,14 +135,11 @@ export class EdgeProxy implements AttemptOwner {
     const body = !replay && (h["transfer-encoding"] !== undefined || (h["content-length"] ?? "0") !== "0");
     prepareUpstreamHeaders(req, false);
     // framing is the pool's own (a body arrives de-chunked and is framed again); node answered any 100-continue
-    delete h["transfer-encoding"];
-    delete h.expect;
+    if (h["transfer-encoding"] !== undefined) delete h["transfer-encoding"];
+    if (h.expect !== undefined) delete h.expect;
     const flight = new Flight(req, res, host, target, replay, body);
-    res.once("close", () => {
-      if (res.writableFinished) return;
-      flight.gone = true;
-      flight.current?.abort();
-    });
+    (res as FlightResponse)[FLIGHT] = flight;
+    res.on("close", visitorClosed); // one shared listener, no closure per request
     this.send(flight);
   }
 
@@ -253,6 +242,11 @@ export class EdgeProxy implements AttemptOwner {
   private pick(target: EdgeTarget, tried: Set<string>): string | null {
     const ups = target.upstreams;
     if (!ups.length) return null;
+    if (ups.length === 1) {
+      // one replica (most apps): no rotation to keep
+      const up = ups[0];
+      return tried.has(up) ? null : up;
+    }
     const key = `${target.kind}:${target.id}`;
     const start = this.rr.get(key) ?? 0;
     if (this.rr.size > 100_000) this.rr.clear();
@@ -289,6 +283,56 @@ export class EdgeProxy implements AttemptOwner {
     this.beginClose();
     await this.pools.close();
   }
+}
+
+const FLIGHT = Symbol("edge flight");
+type FlightResponse = ServerResponse & { [FLIGHT]?: Flight };
+
+/** The visitor's connection closed: before the answer was complete, the upstream request is cut. */
+function visitorClosed(this: FlightResponse): void {
+  if (this.writableFinished) return;
+  const flight = this[FLIGHT]!;
+  flight.gone = true;
+  flight.current?.abort();
+}
+
+/** An answer under observation: what `observe` gets once it finished (the response's 'finish'). */
+class Observed implements EdgeObservation {
+  host = "";
+  target: EdgeTarget | null = null;
+  status = 0;
+  ms = 0;
+  bytes = 0;
+  /** the connection's byte count before this answer */
+  readonly written: number;
+  readonly started = performance.now();
+
+  constructor(
+    /** the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body */
+    readonly socket: IncomingMessage["socket"],
+    readonly report: (o: EdgeObservation) => void,
+  ) {
+    this.written = socket.bytesWritten;
+  }
+}
+
+const OBSERVED = Symbol("edge observed");
+type ObservedResponse = ServerResponse & { [OBSERVED]?: Observed };
+
+function observe(req: IncomingMessage, res: ServerResponse, report: (o: EdgeObservation) => void): Observed {
+  const seen = new Observed(req.socket, report);
+  (res as ObservedResponse)[OBSERVED] = seen;
+  res.on("finish", finished); // one shared listener, no closure per request
+  return seen;
+}
+
+function finished(this: ObservedResponse): void {
+  const seen = this[OBSERVED]!;
+  seen.status = this.statusCode;
+  seen.ms = performance.now() - seen.started;
+  // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
+  seen.bytes = Math.max(0, seen.socket.bytesWritten - seen.written);
+  seen.report(seen);
 }
 
 /** failures to reach a replica or to keep its connection (undici's socket closed / connect timeout included) */

@@ -23,6 +23,21 @@ const COMPRESSIBLE =
   /^(text\/|image\/svg\+xml|font\/(ttf|otf)|application\/(javascript|x-javascript|json|xml|wasm|manifest\+json|ld\+json|rss\+xml|atom\+xml|vnd\.ms-fontobject))|\+(json|xml)(;|$)/;
 const MIN_COMPRESS_BYTES = 1024;
 const MANIFESTS = 512;
+/** prepared answers kept per site target (request paths × encodings); beyond this a site's answers are built each time */
+const ANSWERS_PER_SITE = 1024;
+/** distinct Accept-Encoding values whose choice is remembered */
+const ENCODING_CHOICES = 256;
+
+/** One answer of a site, headers included, ready to be sent as it is (the hot path builds nothing). */
+interface Prepared {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  body: Buffer;
+  /** the content's hash (If-None-Match compares against it); null: never 304 (a 404 page) */
+  hash: string | null;
+  /** the 304 answer's headers */
+  notModified: OutgoingHttpHeaders | null;
+}
 
 const methodNotAllowed: EdgePage = {
   status: 405,
@@ -48,6 +63,13 @@ export class StaticServe {
   private readonly manifests = new LoadingLru<Manifest>(MANIFESTS);
   private readonly bytes: ByteLru;
   private readonly loading = new Map<string, Promise<Buffer | null>>();
+  /**
+   * Prepared answers per site target, by encoding and request URL. Keyed by the route's own object: a route
+   * reloaded (NOTIFY or TTL, a few seconds at most) is a new object, so a rollback or a changed SPA or 404 setting is
+   * never answered from here, and a site's answers go with the route that named them.
+   */
+  private readonly answers = new WeakMap<StaticSiteTarget, Map<string, Prepared>>();
+  private readonly encodings = new Map<string, Encoding | null>();
 
   constructor(
     private readonly files: StaticFiles,
@@ -59,6 +81,10 @@ export class StaticServe {
 
   /** Answers one request for a site; never throws (a store failure is the edge's 503 page). */
   serve(req: IncomingMessage, res: ServerResponse, site: StaticSiteTarget): void {
+    if (req.method === "GET" || req.method === "HEAD") {
+      const prepared = this.answers.get(site)?.get(this.answerKey(req));
+      if (prepared) return send(req, res, prepared);
+    }
     this.answer(req, res, site).catch((err) => {
       this.opts.log.error({ err }, "edge static file failed");
       sendPage(res, pages.storeDown(), req.method);
@@ -90,7 +116,7 @@ export class StaticServe {
       COMPRESSIBLE.test(entry.contentType) &&
       content.length > MIN_COMPRESS_BYTES &&
       content.length <= this.bytes.maxBytes / 4;
-    const encoding = compressible ? chooseEncoding(req.headers["accept-encoding"]) : null;
+    const encoding = compressible ? this.encodingOf(req.headers["accept-encoding"]) : null;
     const headers: OutgoingHttpHeaders = {
       "content-type": entry.contentType,
       "cache-control": html || status !== 200 ? "no-cache" : "public, max-age=0, must-revalidate",
@@ -105,21 +131,51 @@ export class StaticServe {
         headers["content-encoding"] = encoding;
       }
     }
+    let notModifiedHeaders: OutgoingHttpHeaders | null = null;
     if (status === 200) {
       const etag = `"${entry.hash}${headers["content-encoding"] ? `-${headers["content-encoding"]}` : ""}"`;
       headers.etag = etag;
-      if (notModified(req.headers["if-none-match"], entry.hash)) {
-        res.writeHead(304, {
-          etag,
-          "cache-control": headers["cache-control"],
-          ...(compressible && { vary: headers.vary }),
-        });
-        return void res.end();
-      }
+      notModifiedHeaders = {
+        etag,
+        "cache-control": headers["cache-control"],
+        ...(compressible && { vary: headers.vary }),
+      };
     }
     headers["content-length"] = body.length;
-    res.writeHead(status, headers);
-    res.end(req.method === "HEAD" ? undefined : body);
+    const prepared: Prepared = {
+      status,
+      headers,
+      body,
+      hash: status === 200 ? entry.hash : null,
+      notModified: notModifiedHeaders,
+    };
+    this.keep(req, site, prepared);
+    send(req, res, prepared);
+  }
+
+  /** the prepared answers' key: the encoding this client gets and the request's URL as sent */
+  private answerKey(req: IncomingMessage): string {
+    const encoding = this.encodingOf(req.headers["accept-encoding"]);
+    return `${encoding ?? ""} ${req.url ?? "/"}`;
+  }
+
+  private keep(req: IncomingMessage, site: StaticSiteTarget, prepared: Prepared): void {
+    let answers = this.answers.get(site);
+    if (!answers) this.answers.set(site, (answers = new Map()));
+    if (answers.size < ANSWERS_PER_SITE) answers.set(this.answerKey(req), prepared);
+  }
+
+  /** chooseEncoding, remembered per header value (clients send a handful of distinct ones) */
+  private encodingOf(header: string | string[] | undefined): Encoding | null {
+    if (header === undefined) return null;
+    const key = String(header);
+    let choice = this.encodings.get(key);
+    if (choice === undefined) {
+      choice = chooseEncoding(key);
+      if (this.encodings.size >= ENCODING_CHOICES) this.encodings.clear();
+      this.encodings.set(key, choice);
+    }
+    return choice;
   }
 
   /** the bytes a hash names: from memory, else from the store (concurrent misses share one read) */
@@ -152,6 +208,17 @@ export class StaticServe {
     this.bytes.set(key, packed);
     return packed;
   }
+}
+
+/** A prepared answer: 304 when If-None-Match names its content, the headers only for HEAD. */
+function send(req: IncomingMessage, res: ServerResponse, a: Prepared): void {
+  const inm = req.headers["if-none-match"];
+  if (inm !== undefined && a.notModified && notModified(inm, a.hash!)) {
+    res.writeHead(304, a.notModified);
+    return void res.end();
+  }
+  res.writeHead(a.status, a.headers);
+  res.end(req.method === "HEAD" ? undefined : a.body);
 }
 
 /** best compression for small files, a faster level for large ones */

@@ -34,6 +34,8 @@ export class StatsAggregator {
   private readonly now: () => number;
   /** observations not counted because memory was full (apps × days beyond maxKeys) */
   dropped = 0;
+  private day = "";
+  private dayStart = -Infinity;
   /** flushes that failed (their counts were kept) */
   failures = 0;
 
@@ -45,11 +47,13 @@ export class StatsAggregator {
   /** Counts one answered request (Edge.observe). */
   record(o: EdgeObservation): void {
     const t = o.target;
-    // ids and owners are store ids (uuid); a target of another shape (a test's) cannot be stored
-    if (!t || !isUuid(t.id) || !isUuid(t.owner.id)) return;
-    const day = utcDay(this.now());
+    if (!t) return;
+    const day = this.today();
     const key = `${t.kind}\u0000${t.id}\u0000${day}`;
     let row = this.pending.get(key);
+    // ids and owners are store ids (uuid); a target of another shape (a test's) cannot be stored. Checked when a
+    // row is made and when its owner object changes (a reloaded route), not on every request
+    if ((!row || row.owner !== t.owner) && (!isUuid(t.id) || !isUuid(t.owner.id))) return;
     if (!row) {
       if (this.pending.size >= this.maxKeys) {
         this.dropped++;
@@ -74,6 +78,16 @@ export class StatsAggregator {
     else if (o.status >= 500) row.status5xx++;
     row.bytesOut += o.bytes;
     row.latency[bucketOf(o.ms)]++;
+  }
+
+  /** the UTC day of now, its string made once per day (not per request) */
+  private today(): string {
+    const now = this.now();
+    if (now < this.dayStart || now >= this.dayStart + 86_400_000) {
+      this.dayStart = now - (now % 86_400_000);
+      this.day = utcDay(now);
+    }
+    return this.day;
   }
 
   /** Flushes every `flushMs` until stop. */
