@@ -5,7 +5,8 @@
  * new deployment, volume delete); the member manages their own; an admin manages the member's; with the
  * organization's `members_manage_all_assets` on, the member manages the admin's. Then a matrix generated from the
  * route table: every mutating route that names an instance of a kind created here answers the member 403
- * forbidden_role on the admin's instance, and the admin's assets are all still there.
+ * forbidden_role on the admin's instance (bucket, site, volume, database, pod, template, domain), every other
+ * mutating route with a path parameter answers a 4xx, and the admin's assets are all still there.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -165,6 +166,8 @@ describe("company-asset matrix, generated from the route table", () => {
     const d = await created("POST", "/v1/databases", admin, { name: `mx-d-${tag}`, size: "dev" });
     const pod = await req("POST", "/v1/pods", admin, { name: `mx-p-${tag}`, image: "docker.io/library/nginx:1" });
     assert.equal(pod.statusCode, 201, pod.body);
+    const template = await created("POST", "/v1/pod-templates", admin, { name: `mx-t-${tag}` });
+    const domain = await created("POST", `/v1/apps/${s.slug}/domains`, admin, { domain: `mx-${tag}.example.com` });
     /** the instance parameter's value per resource, and the admin's refs for other parameters of the same route */
     const instances: Record<string, { ref: string; other: Record<string, string> }> = {
       buckets: { ref: b.id, other: {} },
@@ -172,6 +175,8 @@ describe("company-asset matrix, generated from the route table", () => {
       volumes: { ref: v.id, other: {} },
       databases: { ref: d.id, other: {} },
       pods: { ref: pod.json().id, other: {} },
+      "pod-templates": { ref: template.id, other: {} },
+      domains: { ref: domain.id, other: { slug: s.slug } },
     };
     const routes = (t.app as unknown as { routeTable: RouteEntry[] }).routeTable.filter(
       (r) =>
@@ -200,6 +205,21 @@ describe("company-asset matrix, generated from the route table", () => {
     // every kind created here was reached, with the routes the issue names among them
     for (const kind of Object.keys(instances)) assert.ok(checked.get(kind), `no route checked for ${kind}`);
     assert.ok([...checked.values()].reduce((a, n) => a + n, 0) >= 30, JSON.stringify([...checked]));
+
+    // every other mutating route with a path parameter (outside /v1/org): nothing of anyone's, never a 2xx or a 500
+    const others = (t.app as unknown as { routeTable: RouteEntry[] }).routeTable.filter(
+      (r) =>
+        r.method !== "GET" &&
+        r.url.includes(":") &&
+        !r.url.startsWith("/v1/org") &&
+        !routes.includes(r) &&
+        !("operator" in r.auth || "fleet" in r.auth || "public" in r.auth),
+    );
+    for (const r of others) {
+      const url = r.url.replace(/:(\w+)/g, () => randomUUID());
+      const res = await call(t.app, { method: r.method as never, url, token: member.token, headers: ORG, body: {} });
+      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${r.method} ${r.url} as a member: ${res.body}`);
+    }
 
     for (const url of [`/v1/buckets/${b.id}`, `/v1/static/${s.slug}`, `/v1/volumes/${v.id}`, `/v1/databases/${d.id}`])
       assert.equal((await req("GET", url, admin)).statusCode, 200, `${url} is still there`);
