@@ -130,7 +130,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ child: Chi
     RATE_LIMIT_RPS: String(opts.rateLimitRps),
     SIGNUP: "open",
     EDGE_PORT: "0", // the edge listens beside the API; any free port
-    REGISTRY_PORT: "0", // the registry too: another server on this machine may hold 5000
+    // the registry and the S3 gateway too: another server on this machine may hold 5000 or 9000
+    REGISTRY_PORT: "0",
+    S3_PORT: "0",
   };
   delete env.DATABASE_URL; // always the embedded store, never a developer's database
   delete env.REDIS_URL;
