@@ -171,6 +171,45 @@ describe("auth declarations over the whole route table", () => {
     }
   });
 
+  test("partner routes: 403 partner_required for other accounts, 403 for child keys, partner:read cannot write", async () => {
+    const partnerRoutes = routes.filter((x) => "scope" in x.auth && x.auth.scope.startsWith("partner:"));
+    assert.ok(partnerRoutes.length >= 10);
+    const partner = await signup(t.app);
+    const made = await call(t.app, {
+      method: "PUT",
+      url: `/v1/operator/partners/${partner.id}`,
+      token: OPERATOR_TOKEN,
+      body: {},
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const readKey = await scopedKey(t.app, partner.token, ["partner:read"]);
+    const issued = await call(t.app, {
+      method: "POST",
+      url: "/v1/partner/users",
+      token: partner.token,
+      body: { external_ref: "matrix-child", token: { scopes: ["pods:*"] } },
+    });
+    assert.equal(issued.statusCode, 201, issued.body);
+    const childKey: string = issued.json().token.key;
+    for (const r of partnerRoutes) {
+      const scope = (r.auth as { scope: string }).scope;
+      const req = (token: string) =>
+        call(t.app, {
+          method: r.method as never,
+          url: concretePath(r.url),
+          token,
+          body: r.method === "GET" ? undefined : {},
+        });
+      for (const token of [user.token, everythingKey]) expectError(await req(token), 403, "partner_required");
+      expectError(await req(childKey), 403, "scope_insufficient");
+      if (scope === "partner:write") expectError(await req(readKey), 403, "scope_insufficient");
+      else {
+        const ok = await req(readKey);
+        assert.ok(ok.statusCode !== 401 && ok.statusCode !== 403, `${r.url} with partner:read: ${ok.statusCode}`);
+      }
+    }
+  });
+
   test("token endpoints admit any valid token, scoped or full", async () => {
     const narrow = await scopedKey(t.app, user.token, ["billing:read"]);
     for (const r of routes.filter((x) => "token" in x.auth && x.method === "GET")) {
