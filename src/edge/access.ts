@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { EdgeAccessPolicy, EdgeTarget } from "../kernel/area.js";
+import type { EdgeAccessPolicy, EdgeTarget, EdgeVisitorGate } from "../kernel/area.js";
 import type { Queryable } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
 import { sameOwner } from "../kernel/owner.js";
@@ -13,7 +13,7 @@ import { cookieValue } from "./headers.js";
 export type Decision =
   | { kind: "allow" }
   | { kind: "deny"; status: number; title: string; message: string; signIn?: { next: string } }
-  | { kind: "redirect"; location: string };
+  | { kind: "redirect"; location: string; headers?: Record<string, string> };
 
 /** Who is asking, resolved only when a rule needs it. */
 export interface Visitor {
@@ -109,6 +109,20 @@ function policyRule(policy: EdgeAccessPolicy, q: Queryable, visibilityOf: (t: Ed
   return rule;
 }
 
+/**
+ * A policy with its own visitors (kernel EdgeVisitorGate: partner site locks) as a rule: the gate decides every
+ * request, public ones included (its one-time links are answered on the site's own host), with the visibility
+ * kept per target like any policy's.
+ */
+function gateRule(gate: EdgeVisitorGate, q: Queryable, visibilityOf: (t: EdgeTarget) => Promise<string>): AccessRule {
+  return {
+    decide: async (target, visitor) =>
+      gate.decide(q, target, await visibilityOf(target), { url: visitor.url, cookies: visitor.cookies }),
+    key: async (target, visitor) =>
+      gate.key(target, await visibilityOf(target), { url: visitor.url, cookies: visitor.cookies }),
+  };
+}
+
 interface Cached {
   decision: Decision;
   expires: number;
@@ -118,7 +132,8 @@ interface Cached {
  * The edge's one access decision point, `decide(target, request)`: allow, deny (a status and a page) or
  * redirect. Public targets pass without looking at the request. Other visibilities go to their rule; a
  * visibility without a rule is refused (fail closed). Decisions are kept briefly per (target, visibility,
- * rule key) and dropped with the routes whenever a route source announces a change.
+ * rule key), least recently used first out when full, and dropped with the routes whenever a route source
+ * announces a change.
  */
 export class EdgeAccess {
   private readonly rules = new Map<string, AccessRule>();
@@ -159,7 +174,10 @@ export class EdgeAccess {
       }
       return visibility;
     };
-    this.ownerRules.set(policy.ownerKind, policyRule(policy, q, visibilityOf));
+    this.ownerRules.set(
+      policy.ownerKind,
+      policy.visitors ? gateRule(policy.visitors, q, visibilityOf) : policyRule(policy, q, visibilityOf),
+    );
     this.policyChannels.add(policy.channel);
     this.invalidate();
   }
@@ -191,11 +209,16 @@ export class EdgeAccess {
     const cacheKey = key === null ? null : `${target.kind}\0${target.id}\0${visibility}\0${key}`;
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
-      if (hit && hit.expires > Date.now()) return hit.decision;
+      if (hit && hit.expires > Date.now()) {
+        // most recently used last: a full cache drops the oldest use first
+        this.cache.delete(cacheKey);
+        this.cache.set(cacheKey, hit);
+        return hit.decision;
+      }
     }
     const decision = await rule.decide(target, visitor);
     if (cacheKey !== null && decision.kind !== "redirect" && this.opts.ttlMs > 0) {
-      if (this.cache.size >= (this.opts.maxEntries ?? 50_000)) this.cache.clear();
+      if (this.cache.size >= (this.opts.maxEntries ?? 50_000)) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(cacheKey, { decision, expires: Date.now() + this.opts.ttlMs });
     }
     return decision;

@@ -108,8 +108,8 @@ export function sendPageOnSocket(socket: Duplex, page: EdgePage): void {
   socket.end(`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? ""}\r\n${head}\r\n\r\n${body}`);
 }
 
-/** A redirect (access decisions send visitors to sign in). */
-export function sendRedirect(res: ServerResponse, location: string): void {
-  res.writeHead(302, { location, "cache-control": "no-store", "content-length": 0 });
+/** A redirect (access decisions send visitors to sign in; a partner's visitor link sets its cookie with it). */
+export function sendRedirect(res: ServerResponse, location: string, headers?: Record<string, string>): void {
+  res.writeHead(302, { ...headers, location, "cache-control": "no-store", "content-length": 0 });
   res.end();
 }

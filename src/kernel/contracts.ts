@@ -132,6 +132,8 @@ export interface PushCredentials {
   namespace: string;
   username: string;
   password: string;
+  /** when the credentials stop working */
+  expires_at?: Date;
 }
 
 /** An app a build can roll to its image: a pod, or a pod group (every member). */
@@ -331,6 +333,30 @@ export interface EdgeAccessPolicy {
   admits(q: Queryable, target: EdgeTarget, visibility: string, accountId: string): Promise<boolean>;
   /** the same visibility with what decided it, for the owning area's views (GET /v1/static/{slug}) */
   explain(q: Queryable, target: Pick<EdgeTarget, "kind" | "id" | "owner">): Promise<VisibilityInForce>;
+  /**
+   * Visitors without a platform account (partner site locks: people the partner vouched for, with a cookie of their
+   * own): every request for the policy's targets is decided here instead of the sign-in page and `admits`.
+   */
+  visitors?: EdgeVisitorGate;
+}
+
+/** What a visitor gate answers: a redirect may set headers (a cookie) too. */
+export type EdgeVerdict =
+  | { kind: "allow" }
+  | { kind: "deny"; status: number; title: string; message: string }
+  | { kind: "redirect"; location: string; headers?: Record<string, string> };
+
+/** The request as a visitor gate sees it: the absolute URL asked for and the Cookie header. */
+export interface EdgeVisitorRequest {
+  url: string;
+  cookies: string | undefined;
+}
+
+export interface EdgeVisitorGate {
+  /** the decision for a request to a target whose visibility (the policy's, "public" too) is given */
+  decide(q: Queryable, target: EdgeTarget, visibility: string, request: EdgeVisitorRequest): Promise<EdgeVerdict>;
+  /** what that decision depends on beyond target and visibility, for the edge's decision cache (null: not kept) */
+  key(target: EdgeTarget, visibility: string, request: EdgeVisitorRequest): string | null;
 }
 
 /** A target's visibility as the edge enforces it, and where it comes from. */

@@ -7,6 +7,7 @@ import { childrenService } from "./children/service.js";
 import { departmentRoutes } from "./departments/routes.js";
 import { departmentsService } from "./departments/service.js";
 import { partnerAdmission } from "./admission.js";
+import { accessSetup, partnerAccessRoutes } from "./access/module.js";
 
 /**
  * Partner platforms (issue 26; README.md here): partner accounts the operator makes, their isolated child identities
@@ -21,11 +22,13 @@ export const partnerArea = defineArea<null>({
       description: "Partner platforms: child identities and tokens, credit, limits and department quotas.",
     },
   ],
+  setup: (p) => (accessSetup(p), null),
   routes: (app, ctx) => {
     installPartnerGuard(app, ctx.db);
     profileRoutes(app, partnerService({ db: ctx.db, kernel: ctx.kernel }));
     childRoutes(app, childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
     departmentRoutes(app, departmentsService({ db: ctx.db }));
+    partnerAccessRoutes(app, ctx);
   },
   admission: (p) => partnerAdmission(p.kernel),
 });

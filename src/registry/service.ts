@@ -248,7 +248,13 @@ export class RegistryService {
           ["pull", "push"],
           this.d.config.pullTtlSeconds,
         );
-        return { registry, namespace: issued.namespace, username: issued.username, password: issued.password };
+        return {
+          registry,
+          namespace: issued.namespace,
+          username: issued.username,
+          password: issued.password,
+          expires_at: issued.expires_at,
+        };
       },
     };
   }
