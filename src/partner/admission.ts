@@ -22,8 +22,8 @@ function startsOf(r: AdmissionRequest): number {
   if (r.kind !== RUNNING_KIND) return 0;
   if (r.starts !== undefined) return r.starts;
   if (r.update) return 0;
-  // a pod group's own request: its members are admitted one by one as they are made
-  if (r.shape === "pod-group" && !r.partOf) return 0;
+  // a pod group's own request (nothing recorded yet): its first replica must fit; each member is admitted again as it
+  // is made, so a group whose replica_min does not fit stops at the limit with 429
   return 1;
 }
 

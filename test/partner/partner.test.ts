@@ -317,6 +317,14 @@ describe("partner platforms", () => {
       "quota_exceeded",
     );
 
+    const group = await call(t.app, {
+      method: "POST",
+      url: "/v1/pod-groups",
+      token: winnerToken,
+      body: { name: "grp", image, size: "nano", replica_min: 1, replica_max: 2 },
+    });
+    expectError(group, 429, "quota_exceeded");
+
     await asPartner("PUT", "/v1/partner/departments/co/policy", { max_running: null, deploy_blocked: true });
     expectError(await createPod(a.token), 403, "department_deploy_blocked");
     await asPartner("PUT", "/v1/partner/departments/co/policy", { max_running: null, deploy_blocked: false });
