@@ -256,6 +256,46 @@ describe("partner platforms", () => {
     assert.equal((await createPod(c.token, { size: "micro" })).statusCode, 201);
   });
 
+  test("a child's monthly cap and the partner's monthly limit stop new paid creation; free creation passes", async () => {
+    const p2 = await signup(t.app);
+    assert.equal((await operatorSet(p2.id, { monthly_limit_krw: 1000 })).statusCode, 200);
+    const issue = async (extra: Record<string, unknown>) => {
+      const res = await call(t.app, {
+        method: "POST",
+        url: "/v1/partner/users",
+        token: p2.token,
+        body: { external_ref: `ext-${randomUUID()}`, token: { scopes: ["pods:*"] }, ...extra },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return { id: res.json().id as string, token: res.json().token.key as string };
+    };
+    /** what a metering run leaves: a usage record of `krw` this month for the child */
+    const usage = async (childId: string, krw: number) => {
+      const { rows } = await t.db.query<{ id: string }>(
+        "SELECT id FROM ledger_wallets WHERE owner_kind = 'partner_child' AND owner_id = $1 AND currency = 'KRW'",
+        [childId],
+      );
+      await t.db.query(
+        `INSERT INTO usage_records (resource_kind, resource_id, account_id, owner_kind, owner_id, wallet_id, interval_start,
+           interval_seconds, size, state, storage_gb, instance_micro, storage_micro)
+         VALUES ('pod', $1, $2, 'partner_child', $3, $4, date_trunc('minute', now()), 300, 'micro', 'running', 0, $5, 0)`,
+        [randomUUID(), p2.id, childId, rows[0].id, krw * 1_000_000],
+      );
+    };
+    const capped = await issue({ monthly_cap_krw: 100 });
+    await usage(capped.id, 150);
+    expectError(await createPod(capped.token, { size: "micro" }), 402, "partner_child_monthly_limit");
+    assert.equal((await createPod(capped.token)).statusCode, 201);
+
+    const other = await issue({});
+    expectError(await createPod(other.token, { size: "micro" }), 402, "insufficient_funds"); // under the limit: funds decide
+    await usage(other.id, 900);
+    expectError(await createPod(other.token, { size: "micro" }), 402, "partner_monthly_limit");
+    assert.equal((await createPod(other.token)).statusCode, 201);
+    const profile = await call(t.app, { url: "/v1/partner", token: p2.token });
+    assert.deepEqual([profile.json().month_usage_krw, profile.json().child_count], [1050, 2]);
+  });
+
   test("the department chart answers per item, refuses cycles and unknown parents", async () => {
     const push = (departments: unknown[]) => asPartner("PUT", "/v1/partner/departments", { departments });
     const chart = [{ code: "hq" }, { code: "dev", parentCode: "hq" }, { code: "ops", parentCode: "hq", name: "Ops" }];
