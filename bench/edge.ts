@@ -286,7 +286,7 @@ async function main(): Promise<void> {
   });
   const podHost = `${pod.slug}.${APPS_DOMAIN}`;
   let last = "";
-  const hello = await until("the pod through the edge", 10_000, async () => {
+  const hello = await until("the pod through the edge", 60_000, async () => {
     const r = await get(edgeUrl, podHost).catch((err) => ({ status: 0, body: String(err) }));
     last = `${r.status} ${r.body.slice(0, 200)}`;
     return r.status === 200 ? r.body : undefined;
