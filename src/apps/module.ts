@@ -145,7 +145,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   jobs: (p, s) => [
     ...podJobs(s.worker),
     ...autoscaleJobs(s.autoscaler),
-    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log }),
+    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log, jobs: p.jobs }),
   ],
   metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) =>

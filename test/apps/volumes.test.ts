@@ -244,6 +244,65 @@ describe("volumes API on real containers", () => {
     await until("the failed volume's files removed", async () => !existsSync(img));
   });
 
+  /**
+   * A new volume held in `creating`: the test takes the advisory lock the volume job takes for it (jobs.ts), so
+   * the job waits, as a slow mkfs would. Retried in the rare case the job got there first.
+   */
+  async function heldVolume(name: string) {
+    for (;;) {
+      const v = (await post("/v1/volumes", { name, size_gb: 1 })).json();
+      const lock = await t.db.connect();
+      await lock.query("SELECT pg_advisory_lock(hashtext('volume:' || $1::text))", [v.id]);
+      const { rows } = await lock.query("SELECT state FROM volumes WHERE id = $1", [v.id]);
+      const release = async () => {
+        await lock.query("SELECT pg_advisory_unlock(hashtext('volume:' || $1::text))", [v.id]);
+        lock.release();
+      };
+      if (rows[0].state === "creating") return { v, release };
+      await release();
+      assert.equal((await del(`/v1/volumes/${v.id}`)).statusCode, 202);
+    }
+  }
+
+  test("a pod naming a volume still creating is accepted pending, then runs; a failed volume fails it", async () => {
+    const slow = await heldVolume("slow");
+    const res = await createPod("vol-wait", [{ volume: "slow", path: "/data" }]);
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().state, "pending");
+    assert.equal(res.json().state_reason, "waiting for volume slow");
+    await sleep(1500); // sweeps pass: still waiting, no container
+    const waiting = (await get(`/v1/pods/${res.json().id}`)).json();
+    assert.equal(waiting.state, "pending");
+    assert.equal(waiting.state_reason, "waiting for volume slow");
+    assert.equal((await t.platform.state<AppsState>("apps").runtime.list({ [LABEL_POD]: waiting.id })).length, 0);
+    await slow.release();
+    await volumeState(slow.v.id, ["ready"]);
+    const running = await serving(waiting.id);
+    assert.equal(running.state_reason, null);
+    const write = await exec(waiting.id, "echo kept > /data/f && cat /data/f");
+    assert.equal(write.stdout, "kept\n");
+
+    const doomed = await heldVolume("doomed");
+    const pending = (await createPod("vol-doomed", [{ volume: "doomed", path: "/data" }])).json();
+    assert.equal(pending.state, "pending");
+    // the job's outcome when mkfs fails (jobs.ts step), written while the job itself is held back
+    await t.db.query("UPDATE volumes SET state = 'failed', state_reason = 'mkfs.ext4 failed (test)' WHERE id = $1", [
+      doomed.v.id,
+    ]);
+    await doomed.release();
+    const failed = await until("the pod failed", async () => {
+      const p = (await get(`/v1/pods/${pending.id}`)).json();
+      return p.state === "failed" && p;
+    });
+    assert.equal(failed.state_reason, "volume doomed failed: mkfs.ext4 failed (test)");
+    for (const id of [waiting.id, pending.id]) {
+      assert.equal((await del(`/v1/pods/${id}`)).statusCode, 202);
+      await removed(id);
+    }
+    assert.equal((await del("/v1/volumes/slow")).statusCode, 202);
+    assert.equal((await del("/v1/volumes/doomed")).statusCode, 202);
+  });
+
   test("a volume deleted while its deleted pod is still stopping is removed once the container is gone", async () => {
     const v = (await post("/v1/volumes", { name: "quick", size_gb: 1 })).json();
     await volumeState(v.id, ["ready"]);

@@ -3,7 +3,8 @@ import type { JobSpec } from "../../kernel/area.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Db } from "../../store/db.js";
 import type { VolumeStore } from "../../runtime/volumes.js";
-import { creatingOnHost, finishCreate, podsHoldingVolume, volumeById } from "./repo.js";
+import { creatingOnHost, finishCreate, podsHoldingVolume, podsUsingVolume, volumeById } from "./repo.js";
+import { sendReconcile } from "../service.js";
 
 /** Creates or removes one volume's file system on its host; the row says which. */
 export const VOLUME_JOB = "apps.volume";
@@ -13,6 +14,8 @@ export interface VolumeJobDeps {
   store: VolumeStore;
   hostId: string;
   log: FastifyBaseLogger;
+  /** pods waiting for a volume (pending) are reconciled as soon as it is ready or failed, not at the next sweep */
+  jobs?: Pick<JobQueue, "send">;
 }
 
 const MB_PER_GB = 1024;
@@ -47,9 +50,11 @@ async function step(deps: VolumeJobDeps, volumeId: string): Promise<void> {
       deps.log.warn({ err, volume: v.id }, "volume could not be created");
       await deps.store.remove(v.id).catch(() => {});
       await finishCreate(deps.db, v.id, { state: "failed", reason: (err as Error).message.slice(0, 500) });
+      await wakePods(deps, v.id);
       return;
     }
     await finishCreate(deps.db, v.id, { state: "ready" }); // a delete meanwhile sent its own job: it removes
+    await wakePods(deps, v.id);
     return;
   }
   if (v.state === "removed") {
@@ -57,6 +62,12 @@ async function step(deps: VolumeJobDeps, volumeId: string): Promise<void> {
     if (holders.length) throw new Error(`volume ${v.id} is still mounted by pod ${holders[0]}, which is stopping`);
     await deps.store.remove(v.id);
   }
+}
+
+async function wakePods(deps: VolumeJobDeps, volumeId: string) {
+  if (!deps.jobs) return;
+  for (const podId of await podsUsingVolume(deps.db, volumeId, null))
+    await sendReconcile(deps.jobs, podId, deps.hostId);
 }
 
 export function volumeJobs(deps: VolumeJobDeps): JobSpec<any>[] {
