@@ -206,6 +206,10 @@ describe("company-asset matrix, generated from the route table", () => {
     for (const kind of Object.keys(instances)) assert.ok(checked.get(kind), `no route checked for ${kind}`);
     assert.ok([...checked.values()].reduce((a, n) => a + n, 0) >= 30, JSON.stringify([...checked]));
 
+    // a build deploying to the admin's pod changes it (where this process has a builder)
+    const build = await req("POST", "/v1/builds", member, { app: pod.json().id });
+    if (build.json().error?.code !== "builder_unavailable") refused(build, admin);
+
     // every other mutating route with a path parameter (outside /v1/org): nothing of anyone's, never a 2xx or a 500
     const others = (t.app as unknown as { routeTable: RouteEntry[] }).routeTable.filter(
       (r) =>
