@@ -4,17 +4,7 @@
  * all there and durable or not there at all; kill -9 mid-write leaves only the temp file, which this host's next
  * start removes (clearTemp). Several hosts may share the directory: each clears only its own temp files.
  */
-import {
-  closeSync,
-  constants,
-  createReadStream,
-  fsync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writevSync,
-} from "node:fs";
+import { closeSync, constants, createReadStream, fsync, openSync, readSync } from "node:fs";
 import { promisify } from "node:util";
 import { copyFile, mkdir, open, readdir, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -23,7 +13,10 @@ import { isBlobId, type BlobStore } from "./types.js";
 
 const BATCH_BYTES = 1024 * 1024;
 const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
-/** reads up to this size are done on the event loop (readSmall), and so are writes of blobs this small (writeSmall) */
+/**
+ * reads up to this size are done on the event loop (readSmall). Writes are not: creating and renaming files can
+ * wait on the filesystem's journal behind other writers' fsyncs, which must never stall every request.
+ */
 const SYNC_READ_BYTES = 64 * 1024;
 
 /** `length` bytes read by `readAt(buffer, offset)` until done or at the end of the file. */
@@ -92,49 +85,7 @@ export class FilesystemBlobStore implements BlobStore {
     await fsyncDir(path.dirname(final));
   }
 
-  /**
-   * A small blob (size known, at most SYNC_READ_BYTES): gathered in memory, then created, written, renamed and its
-   * directory opened on the event loop, so only the two fsyncs wait in libuv's thread pool (the same steps and the
-   * same durability as write(), in four hand-offs fewer).
-   */
-  private async writeSmall(id: string, body: AsyncIterable<Buffer>, beforePublish?: () => unknown): Promise<number> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-    await this.ensureDir(this.tmpDir);
-    const tmp = path.join(this.tmpDir, id);
-    const fd = openSync(tmp, "wx");
-    try {
-      try {
-        for (let done = 0; done < size;) {
-          const rest = done === 0 ? chunks : [Buffer.concat(chunks).subarray(done)];
-          done += writevSync(fd, rest);
-        }
-        await fsyncFd(fd);
-      } finally {
-        closeSync(fd);
-      }
-      await beforePublish?.();
-      const final = this.blobPath(id);
-      await this.ensureDir(path.dirname(final));
-      renameSync(tmp, final);
-      await fsyncDir(path.dirname(final));
-      return size;
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw err;
-    }
-  }
-
-  async write(
-    id: string,
-    body: AsyncIterable<Buffer>,
-    opts: { size?: number | null; beforePublish?: () => unknown },
-  ): Promise<number> {
-    if (opts.size != null && opts.size <= SYNC_READ_BYTES) return this.writeSmall(id, body, opts.beforePublish);
+  async write(id: string, body: AsyncIterable<Buffer>, opts: { beforePublish?: () => unknown }): Promise<number> {
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, id);
     const fh = await open(tmp, "wx");
