@@ -195,7 +195,7 @@ export function childRoutes(app: FastifyInstance, svc: ChildrenService): void {
   );
 
   r.delete(
-    "/v1/partner/users/:id/tokens/:token_id",
+    "/v1/partner/users/:id/tokens/:key_id",
     {
       config: { auth: write, errors: [...PARTNER_ERRORS, "not_found"], summaryKo: "자식 토큰 폐기." },
       schema: {
@@ -207,7 +207,7 @@ export function childRoutes(app: FastifyInstance, svc: ChildrenService): void {
       },
     },
     async (request, reply) => {
-      await svc.revokeToken(callerOf(request), partnerOf(request), request.params.id, request.params.token_id);
+      await svc.revokeToken(callerOf(request), partnerOf(request), request.params.id, request.params.key_id);
       return reply.code(204).send(null);
     },
   );

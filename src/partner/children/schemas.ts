@@ -72,7 +72,7 @@ export const ChildAnswer = Type.Object({
 export const ChildParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 export const ChildTokenParams = Type.Object({
   id: Type.String({ format: "uuid" }),
-  token_id: Type.String({ format: "uuid" }),
+  key_id: Type.String({ format: "uuid", description: "the token's id" }),
 });
 
 export const CreditBody = Body({
