@@ -1,0 +1,168 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { freshDatabase } from "../helpers/app.js";
+import { testImage } from "../helpers/images.js";
+import { freePort } from "../../src/pgserver/cluster.js";
+import { api, kill, launch, sleep, until, type Proc } from "../hosts/lib.js";
+import { containersOf } from "./lib.js";
+
+const run = promisify(execFile);
+
+/** podman's state of the container with that name, or null once it is gone */
+async function stateOf(name: string): Promise<string | null> {
+  const { stdout } = await run("podman", ["ps", "-a", "--filter", `name=^${name}$`, "--format", "{{.State}}"]);
+  return stdout.trim() || null;
+}
+
+/**
+ * A removal cut half-way, as a kill of the platform in the middle of `podman rm` leaves it: a container of the
+ * pod (labelled like its generation 0) whose `podman rm` is SIGKILLed, tried until podman says `removing`.
+ */
+async function halfRemoved(image: string, podId: string, hostId: string): Promise<string> {
+  const name = `pod-${podId.replace(/-/g, "").slice(0, 16)}-g0`;
+  let delay = 150;
+  for (let attempt = 0; attempt < 80; attempt++) {
+    if (!(await stateOf(name)))
+      await run("podman", [
+        ...["run", "-d", "--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"],
+        ...["--name", name, "--label", `platform.pod=${podId}`, "--label", `platform.host=${hostId}`],
+        ...["--label", "platform.generation=0", image],
+      ]);
+    const rm = spawn("podman", ["--runtime", "runc", "rm", "--force", "--time", "0", name], { stdio: "ignore" });
+    const exited = new Promise((r) => rm.once("exit", r));
+    await sleep(delay);
+    rm.kill("SIGKILL");
+    await exited;
+    const state = await stateOf(name);
+    if (state === "removing") return name;
+    delay = state ? delay + 40 : Math.max(10, delay - 60); // too early: later; too late (gone): earlier
+  }
+  throw new Error("could not cut a podman rm half-way");
+}
+
+/**
+ * Issue 33: a rollout cut by kill -9 of the platform at any step, and a removal cut half-way, leave each pod with
+ * exactly its one container once the platform is back; the pod counts what had to be cleaned up.
+ */
+test("kill -9 between a rollout's steps and during a removal: after restart each pod has exactly its container", async () => {
+  const [v1, v2] = [await testImage("TEST_IMAGE_HTTPD_V1"), await testImage("TEST_IMAGE_HTTPD_V2")];
+  const database = await freshDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-rollout-kill-"));
+  chmodSync(dataDir, 0o755);
+  const env = {
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    EDGE_PORT: String(await freePort()),
+    EDGE_TLS_PORT: "0",
+    REGISTRY_PORT: "0",
+    OPERATOR_TOKEN: "operator-token-for-rollout-kill-test",
+    APPS_ALLOW_LOCAL_IMAGES: "1",
+    APPS_SWEEP_MS: "500",
+    // the old generation serves this long beside the new one: the kill lands in that window
+    APPS_DRAIN_MS: "20000",
+  };
+  const up = async (name: string) => {
+    const p = launch(name, env);
+    await until(
+      "the API",
+      async () => ((await api(p, "GET", "/v1/edition")).status === 200 ? true : undefined),
+      300_000,
+    );
+    return p;
+  };
+  let platform: Proc = await up("rollout-kill");
+  const ids: string[] = [];
+  let token = "";
+  const pod = async (id: string) => (await api(platform, "GET", `/v1/pods/${id}`, token)).json;
+  try {
+    token = (
+      await api(platform, "POST", "/v1/auth/signup", undefined, {
+        email: "cut@example.com",
+        password: "long enough pw",
+      })
+    ).json.token;
+    for (const name of ["cut-created", "cut-draining"]) {
+      const res = await api(platform, "POST", "/v1/pods", token, { name, image: v1, port: 8080 });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      ids.push(res.json.id);
+    }
+    const [created, draining] = ids as [string, string];
+    for (const id of ids)
+      await until(`pod ${id} running`, async () => (await pod(id)).state === "running" || undefined);
+
+    // 1: killed right after the new generation's container exists
+    assert.equal((await api(platform, "PATCH", `/v1/pods/${created}`, token, { image: v2 })).status, 200);
+    await until(
+      "generation 2's container",
+      async () => (await containersOf(created)).some((c) => c.Names[0]!.endsWith("-g2")) || undefined,
+    );
+    await kill(platform, "SIGKILL");
+
+    // 2: killed while the new generation serves and the old one drains, before its removal
+    platform = await up("rollout-kill-2");
+    assert.equal((await api(platform, "PATCH", `/v1/pods/${draining}`, token, { image: v2 })).status, 200);
+    await until("generation 2 serving", async () =>
+      (await pod(draining)).serving_generation === 2 ? true : undefined,
+    );
+    await kill(platform, "SIGKILL");
+    const both = await containersOf(draining);
+    assert.equal(
+      both.length,
+      2,
+      `both generations are there when it dies: ${JSON.stringify(both.map((c) => c.Names))}`,
+    );
+    // 3: a removal of one of its containers cut half-way (podman `removing`)
+    const hostId = readFileSync(path.join(dataDir, "host-id"), "utf8").trim();
+    const cut = await halfRemoved(v1, draining, hostId);
+    const left = (await containersOf(draining)).map((c) => c.Id);
+    assert.equal(left.length, 3);
+
+    platform = await up("rollout-kill-3");
+    for (const id of ids)
+      await until(
+        `pod ${id} converged to its one container`,
+        async () => {
+          const cs = await containersOf(id);
+          const p = await pod(id);
+          return (cs.length === 1 && cs[0]!.Names[0]!.endsWith("-g2") && p.state === "running" && p) || undefined;
+        },
+        90_000,
+      );
+    for (const id of ids) {
+      const p = await pod(id);
+      assert.equal(p.serving_generation, 2);
+      assert.equal((await fetch(`http://${p.address}/`).then((r) => r.text())).trim(), "v2");
+    }
+    assert.equal(await stateOf(cut), null, "the half-removed container is gone");
+    assert.ok((await pod(draining)).cleaned_containers >= 2, "the old generation and the half-removed one counted");
+    const { stdout } = await run("ps", ["-eo", "args"]);
+    const kept = (await containersOf(draining))[0]!.Id;
+    for (const id of left.filter((id) => id !== kept))
+      assert.ok(!stdout.includes(id), `no conmon or runc of the removed container ${id} is left`);
+  } catch (err) {
+    process.stderr.write(`pods: ${JSON.stringify(await Promise.all(ids.map(pod)).catch(() => null))}\n`);
+    const { stdout } = await run("podman", ["ps", "-a", "--format", "{{.Names}} {{.State}}"]);
+    process.stderr.write(`containers: ${stdout}\nerror: ${(err as Error).message}\n`);
+    throw err;
+  } finally {
+    for (const id of ids) await api(platform, "DELETE", `/v1/pods/${id}`, token).catch(() => null);
+    await until(
+      "pods removed",
+      async () => {
+        for (const id of ids) if ((await containersOf(id)).length) return undefined;
+        return true;
+      },
+      30_000,
+    ).catch(() => null);
+    await kill(platform, "SIGTERM");
+    for (const id of ids)
+      for (const c of await containersOf(id)) await run("podman", ["rm", "-f", "-t", "0", c.Id]).catch(() => null);
+    await database.drop();
+  }
+});
