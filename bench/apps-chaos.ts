@@ -63,7 +63,7 @@ async function oneRun(n: number) {
     DATABASE_URL: store.url,
     DATA_DIR: dataDir,
     PORT: String(port),
-    EDGE_PORT: String(await freePort()),
+    EDGE_PORT: "0", // a port of its own each start (a killed process's port may still be held by its children)
     EDGE_PROCESS: "inline",
     EDGE_TLS_PORT: "0",
     REGISTRY_PORT: "0",
