@@ -1,6 +1,5 @@
 import type { Grant } from "./scopes.js";
 import type { Owner } from "../kernel/owner.js";
-import type { IdempotentChange } from "../http/idempotent-change.js";
 
 /**
  * The authenticated caller, travelling as one object: who acts (the account), for whom (the owner of
@@ -96,4 +95,15 @@ export function systemPrincipal(a: {
     },
     audit: a.audit,
   };
+}
+
+/** The request's Idempotency-Key as a create's transaction sees it (src/http/idempotent-change.ts binds it). */
+export interface IdempotentChange {
+  /** idempotency_keys.owner: the caller key the HTTP layer claimed the key under */
+  owner: string;
+  key: string;
+  /** set when the result came from an earlier attempt's transaction, not from this one */
+  replayed?: boolean;
+  /** set once a transaction of the request bound its result to the key: later ones do not */
+  bound?: boolean;
 }

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from "fastify";
 import type { Queryable } from "../store/db.js";
-import type { AuditDraft } from "../auth/principal.js";
+import type { AuditDraft, IdempotentChange } from "../auth/principal.js";
+
+export type { IdempotentChange };
 
 /**
  * One Idempotency-Key makes one resource, even when the process dies between the create's COMMIT and the
@@ -13,15 +15,6 @@ import type { AuditDraft } from "../auth/principal.js";
  * beside it), since a retry gets that value back and nothing else. A create that inserts its resource in a
  * transaction of its own before its audited one calls createOnce there (sandboxes).
  */
-export interface IdempotentChange {
-  /** idempotency_keys.owner: the caller key the HTTP layer claimed the key under */
-  owner: string;
-  key: string;
-  /** set when the result came from an earlier attempt's transaction, not from this one */
-  replayed?: boolean;
-  /** set once a transaction of the request bound its result to the key: later ones do not */
-  bound?: boolean;
-}
 
 const claimed = new WeakMap<FastifyRequest, IdempotentChange>();
 

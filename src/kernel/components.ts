@@ -1,5 +1,4 @@
 import { ConfigError } from "../config/config.js";
-import type { HealthCheck, Infra } from "./context.js";
 
 /**
  * What readiness (GET /v1/health/ready, src/meta/health.ts) says of one component this process runs:
@@ -70,17 +69,4 @@ export async function within(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The components every process has: the control store, the job queue, and Redis where REDIS_URL is set. */
-export function infraHealth(infra: Infra): Map<string, HealthCheck> {
-  const { db, jobs, rateLimit } = infra;
-  const checks = new Map<string, HealthCheck>([
-    ["store", () => within(2000, "the control store", async () => (await db.query("SELECT 1"), up()))],
-    ["jobs", () => jobs.health()],
-  ]);
-  const redis = rateLimit.ping?.bind(rateLimit);
-  if (infra.config.redisUrl && redis)
-    checks.set("redis", () => within(2000, "Redis", async () => (await redis(), up())));
-  return checks;
 }

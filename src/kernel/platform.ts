@@ -3,7 +3,7 @@ import type { Infra, Platform } from "./context.js";
 import { Kernel } from "./kernel.js";
 import { OwnerChangeFeed } from "./change-feed.js";
 import { registerSecretKey } from "./secrets.js";
-import { infraHealth } from "./components.js";
+import { infraHealth } from "./infra-health.js";
 import { createMailer } from "../mail/mailer.js";
 
 /**
