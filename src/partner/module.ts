@@ -7,6 +7,7 @@ import { childrenService } from "./children/service.js";
 import { departmentRoutes } from "./departments/routes.js";
 import { departmentsService } from "./departments/service.js";
 import { partnerAdmission } from "./admission.js";
+import { billingJobs, billingRoutes } from "./billing/index.js";
 import { accessSetup, partnerAccessRoutes } from "./access/module.js";
 
 /**
@@ -28,7 +29,9 @@ export const partnerArea = defineArea<null>({
     profileRoutes(app, partnerService({ db: ctx.db, kernel: ctx.kernel }));
     childRoutes(app, childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
     departmentRoutes(app, departmentsService({ db: ctx.db }));
+    billingRoutes(app, ctx);
     partnerAccessRoutes(app, ctx);
   },
   admission: (p) => partnerAdmission(p.kernel),
+  jobs: (p) => billingJobs(p),
 });

@@ -1,0 +1,41 @@
+/**
+ * What other areas may use of billing without reading its tables: the ledger's posting API and wallets, the meter's
+ * interval and its lock, and the reads partner settlement and invoices are made of (src/partner/billing).
+ */
+import type { Queryable } from "../store/db.js";
+import { findWalletOf, type WalletOwner } from "./ledger/ledger.js";
+import { lockInterval } from "./metering/repo.js";
+import { intervalStartOf } from "./metering/meter.js";
+import { prices } from "./catalog.js";
+export { MICRO } from "./catalog.js";
+import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing/partner-repo.js";
+
+export {
+  post,
+  postMany,
+  walletFor,
+  systemWallet,
+  balance,
+  newTransactionId,
+  LedgerError,
+  type PostInput,
+  type Wallet,
+} from "./ledger/ledger.js";
+export type { WindowUsage };
+
+/** The meter's interval in milliseconds (catalog: 300 s). */
+export const meterIntervalMs = (): number => prices().meter_interval_seconds * 1000;
+export { intervalStartOf };
+
+/** Waits for the meter batches of that interval in flight (metering's advisory lock), until the caller's commit. */
+export const lockMeterInterval = (q: Queryable, intervalStart: Date): Promise<void> => lockInterval(q, intervalStart);
+
+/** What the window's usage postings debited each partner child's postpaid KRW wallet (whole won, > 0). */
+export const childUsageOfWindow = (q: Queryable, windowStart: Date): Promise<WindowUsage[]> =>
+  postpaidChildUsage(q, windowStart);
+
+/** Refunds and reductions credited to an owner's KRW wallet so far, whole won, net (0 without a wallet). */
+export async function creditsOf(q: Queryable, owner: WalletOwner): Promise<number> {
+  const wallet = await findWalletOf(q, owner, "KRW");
+  return wallet ? creditedSoFar(q, wallet.id) : 0;
+}
