@@ -8,7 +8,7 @@ import path from "node:path";
 import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { freePort } from "../../src/pgserver/cluster.js";
-import { api, kill, launch, sleep, until, type Proc } from "../hosts/lib.js";
+import { api, kill, launch, until, type Proc } from "../hosts/lib.js";
 import { containersOf } from "./lib.js";
 
 const run = promisify(execFile);
@@ -25,8 +25,7 @@ async function stateOf(name: string): Promise<string | null> {
  */
 async function halfRemoved(image: string, podId: string, hostId: string): Promise<string> {
   const name = `pod-${podId.replace(/-/g, "").slice(0, 16)}-g0`;
-  let delay = 150;
-  for (let attempt = 0; attempt < 80; attempt++) {
+  for (let attempt = 0; attempt < 40; attempt++) {
     if (!(await stateOf(name)))
       await run("podman", [
         ...["run", "-d", "--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"],
@@ -35,12 +34,12 @@ async function halfRemoved(image: string, podId: string, hostId: string): Promis
       ]);
     const rm = spawn("podman", ["--runtime", "runc", "rm", "--force", "--time", "0", name], { stdio: "ignore" });
     const exited = new Promise((r) => rm.once("exit", r));
-    await sleep(delay);
+    // podman says `removing` once it has begun deleting: the kill lands then (watched, not timed)
+    let state = await stateOf(name);
+    while (state && state !== "removing" && rm.exitCode === null) state = await stateOf(name);
     rm.kill("SIGKILL");
     await exited;
-    const state = await stateOf(name);
-    if (state === "removing") return name;
-    delay = state ? delay + 40 : Math.max(10, delay - 60); // too early: later; too late (gone): earlier
+    if ((await stateOf(name)) === "removing") return name;
   }
   throw new Error("could not cut a podman rm half-way");
 }
