@@ -126,6 +126,8 @@ function gateRule(gate: EdgeVisitorGate, q: Queryable, visibilityOf: (t: EdgeTar
 interface Cached {
   decision: Decision;
   expires: number;
+  /** when it last moved to the recent end of the LRU order */
+  touched: number;
 }
 
 /**
@@ -209,17 +211,21 @@ export class EdgeAccess {
     const cacheKey = key === null ? null : `${target.kind}\0${target.id}\0${visibility}\0${key}`;
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
-      if (hit && hit.expires > Date.now()) {
-        // most recently used last: a full cache drops the oldest use first
-        this.cache.delete(cacheKey);
-        this.cache.set(cacheKey, hit);
+      const now = Date.now();
+      if (hit && hit.expires > now) {
+        // most recently used last (moved at most once a second): a full cache drops the oldest use first
+        if (hit.touched < now - 1000) {
+          hit.touched = now;
+          this.cache.delete(cacheKey);
+          this.cache.set(cacheKey, hit);
+        }
         return hit.decision;
       }
     }
     const decision = await rule.decide(target, visitor);
     if (cacheKey !== null && decision.kind !== "redirect" && this.opts.ttlMs > 0) {
       if (this.cache.size >= (this.opts.maxEntries ?? 50_000)) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(cacheKey, { decision, expires: Date.now() + this.opts.ttlMs });
+      this.cache.set(cacheKey, { decision, expires: Date.now() + this.opts.ttlMs, touched: Date.now() });
     }
     return decision;
   }

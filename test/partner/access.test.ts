@@ -149,6 +149,11 @@ describe("partner site locks and visitor sessions", () => {
     assert.equal(location.searchParams.get("return_to"), `http://${host}/page.html`);
     assert.ok(!anonymous.text.includes("secret page"));
 
+    // the child's own view of its site shows the lock in the organizations' words
+    const view = await call(s.t.app, { url: `/v1/static/${SLUG}`, token: child.token });
+    assert.equal(view.statusCode, 200, view.body);
+    assert.equal(view.json().visibility, "company");
+
     const alice = await visitor({ subject_ref: "alice-1", tenant_ref: "acme" });
     const seen = await page(alice.cookie);
     assert.equal(seen.status, 200);

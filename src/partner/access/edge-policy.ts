@@ -40,11 +40,16 @@ const isLink = (url: string) => {
   return path === VISITOR_PATH || path.startsWith(`${VISITOR_PATH}?`);
 };
 
-function cookie(header: string | undefined, name: string): string | null {
+const VISITOR_NEEDLE = `${VISITOR_COOKIE}=`;
+
+/** the visitor cookie's value, found without splitting the header (every request to a locked site asks) */
+function visitorCookie(header: string | undefined): string | null {
   if (!header) return null;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
+  for (let i = header.indexOf(VISITOR_NEEDLE); i >= 0; i = header.indexOf(VISITOR_NEEDLE, i + 1)) {
+    if (i > 0 && header[i - 1] !== " " && header[i - 1] !== ";") continue;
+    const start = i + VISITOR_NEEDLE.length;
+    const end = header.indexOf(";", start);
+    return (end < 0 ? header.slice(start) : header.slice(start, end)).trim() || null;
   }
   return null;
 }
@@ -91,24 +96,27 @@ export function partnerSiteAccessPolicy(): EdgeAccessPolicy {
     visibility,
     // visitors of locked sites are the partner's people, never platform accounts
     admits: async () => false,
+    // site views speak the organizations' words: a tenant is the customer company
     explain: async (q, target) => {
-      const v = await visibility(q, target);
+      const mode = await visibility(q, target);
+      const v = mode === "tenant" ? "company" : mode;
       return { visibility: v, source: "site", own: v };
     },
     visitors: {
       key: (_target, visibility, req: EdgeVisitorRequest) => {
         if (isLink(req.url)) return null;
         if (visibility === "public") return "public";
-        const token = cookie(req.cookies, VISITOR_COOKIE);
-        // no session: the redirect carries the request's URL, so it is not kept
-        return token ? `visitor\0${hashToken(token).toString("base64")}` : null;
+        const token = visitorCookie(req.cookies);
+        // no session: the redirect carries the request's URL, so it is not kept. The cookie itself keys the
+        // decision (in this process's memory only, like the token resolver's cache): no hash per request
+        return token ? `visitor\0${token}` : null;
       },
       decide: async (q, target, visibility, req) => {
         if (isLink(req.url)) return redeem(q, target.id, req.url);
         if (visibility === "public") return ALLOW;
         const lock = await repo.lockOf(q, target.id);
         if (!lock) return ALLOW; // unlocked meanwhile (its NOTIFY is on the way)
-        const token = cookie(req.cookies, VISITOR_COOKIE);
+        const token = visitorCookie(req.cookies);
         const visitor = token ? await repo.liveSession(q, hashToken(token), target.id) : null;
         if (!visitor) return toLogin(lock, req.url);
         return (await matches(q, lock, visitor))
