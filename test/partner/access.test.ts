@@ -3,7 +3,7 @@
  * site locked to its tenant, a department (sub-departments included) or invited refs; one-time links that become a
  * visitor cookie and land on the page (once); anonymous visitors sent to the partner's visitor_login_url; vouched
  * visitors who do not match get 403; a new tenant drops the old tenant's invites; refs with e-mail or whitespace
- * and a lock without tenant are 400.
+ * and a lock without tenant are 400; a deleted child's locked site stays closed.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ describe("partner site locks and visitor sessions", () => {
   const SLUG = "locked-site";
   const host = `${SLUG}.${APPS_DOMAIN}`;
 
-  const asPartner = (method: "GET" | "POST" | "PUT" | "PATCH", url: string, body?: unknown) =>
+  const asPartner = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", url: string, body?: unknown) =>
     call(s.t.app, { method, url, token: key, body });
   const lock = (body: Record<string, unknown>) => asPartner("PUT", `/v1/partner/sites/${SLUG}/access`, body);
 
@@ -205,5 +205,18 @@ describe("partner site locks and visitor sessions", () => {
     // unlocked: anyone
     assert.equal((await lock({ mode: "none" })).json().mode, "none");
     await expectStatus(undefined, 200);
+  });
+
+  test("a locked site of a deleted child stays closed: anonymous visitors and its old visitors go to the login", async () => {
+    assert.equal((await lock({ mode: "tenant", tenant_ref: "acme" })).statusCode, 200);
+    const alice = await visitor({ subject_ref: "alice-1", tenant_ref: "acme" });
+    await expectStatus(alice.cookie, 200);
+    assert.equal((await asPartner("DELETE", `/v1/partner/users/${child.id}`)).statusCode, 204);
+    // its visitor sessions are revoked on every edge process; the lock stays bound to the site
+    await expectStatus(alice.cookie, 302);
+    const anonymous = await page();
+    assert.equal(anonymous.status, 302);
+    assert.equal(new URL(String(anonymous.headers.location)).pathname, "/partner-login");
+    assert.ok(!anonymous.text.includes("secret page"));
   });
 });

@@ -136,3 +136,11 @@ export async function unassignDepartments(q: Queryable, partnerId: string, codes
     [partnerId, codes],
   );
 }
+
+/** The child's sites under a partner lock (access/, migration 044): they stay closed when the child goes (045). */
+export async function lockedSiteIds(q: Queryable, childId: string): Promise<Set<string>> {
+  const { rows } = await q.query<{ site_id: string }>("SELECT site_id FROM partner_site_locks WHERE child_id = $1", [
+    childId,
+  ]);
+  return new Set(rows.map((r) => r.site_id));
+}

@@ -137,8 +137,13 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
       const owner = childOwner(child.id);
       for (const key of await listScopedKeys(tx, { owner })) await revokeScopedKey(tx, tokens, { id: key.id, owner });
       const to = { owner: accountOwner(partner.account_id), accountId: partner.account_id };
+      // a locked site stays with the child's identity, where the partner lock still applies: handed to the partner
+      // account it would be public (access/README.md, "Deleted children")
+      const locked = await repo.lockedSiteIds(tx, child.id);
       for (const source of kernel.owned) {
-        const ids = (await source.list(tx, owner)).map((r) => r.id);
+        const ids = (await source.list(tx, owner))
+          .filter((r) => !(source.kind === "site" && locked.has(r.id)))
+          .map((r) => r.id);
         if (ids.length) await source.reassign(tx, ids, to);
       }
       const wallet = await findWalletOf(tx, owner, "KRW");
