@@ -44,10 +44,10 @@ export function setOwnerContext(next: OwnerContext): void {
 
 /**
  * Paths that are always the person's, whatever the context: the account, sign-in, its API keys (organization keys
- * are /v1/org/api-keys), and the organization routes (they find the caller's organization themselves; creating
- * one and accepting an invitation are personal acts).
+ * are /v1/org/api-keys), the organization routes (they find the caller's organization themselves; creating
+ * one and accepting an invitation are personal acts) and the partner routes (a partner acts for its own account).
  */
-const PERSONAL = /^\/(?:v1\/(?:me|auth|api-keys|org)(?:\/|$)|console\/)/;
+const PERSONAL = /^\/(?:v1\/(?:me|auth|api-keys|org|partner)(?:\/|$)|console\/)/;
 
 const sameOrigin: typeof fetch = (input, init) => {
   const request = new Request(input, init);
@@ -110,3 +110,9 @@ export type OrgMember = Get<"/v1/org/members">["items"][number];
 export type OrgInvite = Get<"/v1/org/invites">["items"][number];
 export type InvitePreview = Get<"/v1/org/invites/preview">;
 export type InviteOutcome = Post<"/v1/org/invites">["items"][number];
+
+export type Partner = Get<"/v1/partner">;
+export type PartnerChild = Get<"/v1/partner/users">["items"][number];
+export type PartnerUsage = Get<"/v1/partner/usage">;
+export type PartnerInvoice = Get<"/v1/partner/invoices">["invoices"][number];
+export type PartnerInvoiceDetail = Get<"/v1/partner/invoices/{id}">;

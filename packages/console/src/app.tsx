@@ -25,6 +25,7 @@ import { BucketPage } from "./pages/bucket";
 import { BucketKeysPage } from "./pages/bucket-keys";
 import { InvitePage } from "./pages/invite";
 import { OrgPage } from "./pages/org";
+import { PartnerPage } from "./pages/partner";
 import { ContextBanner, ContextSwitch, OrgProvider, useOrgState } from "./org-context";
 
 export interface Me {
@@ -68,6 +69,27 @@ function useMe() {
   return { me, setMe, refresh };
 }
 
+/**
+ * Whether the signed-in account is a partner: GET /v1/partner answers 200 (403 partner_required for everyone else).
+ * Only then does the navigation show the partner page.
+ */
+function useIsPartner(me: Me | null | undefined) {
+  const [partner, setPartner] = useState(false);
+  useEffect(() => {
+    let alive = true;
+    setPartner(false);
+    if (me)
+      api
+        .GET("/v1/partner")
+        .then(() => alive && setPartner(true))
+        .catch(() => {});
+    return () => {
+      alive = false;
+    };
+  }, [me?.id]);
+  return partner;
+}
+
 /** Where to go after signing in: `next` when it is a path of this console (never another origin). */
 function nextPath(): string | null {
   const next = new URLSearchParams(window.location.search).get("next");
@@ -79,6 +101,7 @@ function Shell() {
   const { t, setLocale } = useI18n();
   const { me, setMe, refresh } = useMe();
   const orgState = useOrgState(!!me);
+  const isPartner = useIsPartner(me);
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     if (me?.locale) setLocale(me.locale);
@@ -117,6 +140,7 @@ function Shell() {
     ["/domains", t("nav.domains")],
     ["/databases", t("nav.databases")],
     ["/org", t("nav.org")],
+    ...(isPartner ? ([["/partner", t("nav.partner")]] as [string, string][]) : []),
     ["/keys", t("nav.keys")],
     ["/billing", t("nav.billing")],
     ["/account", t("nav.account")],
@@ -213,6 +237,7 @@ function Page({
   if (path === "/volumes") return <VolumesPage />;
   if (path === "/templates") return <TemplatesPage />;
   if (path === "/org") return <OrgPage me={me} />;
+  if (path === "/partner") return <PartnerPage />;
   if (path === "/invite") return <InvitePage signedIn />;
   if (path === "/keys") return <KeysPage />;
   if (path === "/billing") return <BillingPage />;

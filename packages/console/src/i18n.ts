@@ -4,6 +4,7 @@ import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
+import { partnerEn, partnerKo } from "./i18n-partner";
 import { sitesEn, sitesKo } from "./i18n-sites";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
@@ -177,6 +178,7 @@ const en = {
   ...buildsEn,
   ...bucketsEn,
   ...orgEn,
+  ...partnerEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -352,6 +354,7 @@ const ko: Record<MessageKey, string> = {
   ...buildsKo,
   ...bucketsKo,
   ...orgKo,
+  ...partnerKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };
