@@ -23,6 +23,7 @@ describe("console partner page in chromium", { skip: haveChromium ? false : "chr
   const tag = randomBytes(3).toString("hex");
   const email = `partner-${tag}@example.com`;
   const ref = `acme-user-${tag}`;
+  let token = "";
 
   before(async () => {
     t = await listeningApp();
@@ -39,9 +40,8 @@ describe("console partner page in chromium", { skip: haveChromium ? false : "chr
     await page.getByRole("link", { name: "Organization" }).waitFor();
     assert.equal(await page.getByRole("link", { name: "Partner" }).count(), 0, "no partner link for a plain account");
 
-    const token = (
-      await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password: PASSWORD } })
-    ).json().token as string;
+    token = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password: PASSWORD } })).json()
+      .token as string;
     const me = (await call(t.app, { url: "/v1/me", token })).json();
     const made = await call(t.app, {
       method: "PUT",
@@ -88,14 +88,22 @@ describe("console partner page in chromium", { skip: haveChromium ? false : "chr
     await page.getByRole("button", { name: "Create child" }).click();
     await page.getByText(`Child ${ref} created.`).waitFor();
     const row = page.getByTestId("partner-children").locator(`tr[data-ref="${ref}"]`);
-    await row.getByText("acme").waitFor();
+    await row.getByText("acme", { exact: true }).waitFor();
     await row.getByText("₩10,000").waitFor();
-    await page.getByTestId("partner-child-count").getByText("1").waitFor();
+    await page.getByTestId("partner-child-count").filter({ hasText: /^1$/ }).waitFor();
     await shot(page, "110-partner");
 
     await row.getByRole("button", { name: `Delete ${ref}` }).click();
     await page.getByText("No children yet.").waitFor();
-    await page.getByTestId("partner-child-count").getByText("0").waitFor();
+    await page.getByTestId("partner-child-count").filter({ hasText: /^0$/ }).waitFor();
+
+    // in the account's language: Korean
+    const ko = await call(t.app, { method: "PATCH", url: "/v1/me", token, body: { locale: "ko" } });
+    assert.equal(ko.statusCode, 200, ko.body);
+    await page.reload();
+    await page.getByRole("heading", { name: "파트너", level: 1 }).waitFor();
+    await page.getByText("아직 자식 사용자가 없습니다.").waitFor();
+    await shot(page, "111-partner-ko");
     assert.deepEqual(
       errors.filter((e) => !/status of 400: POST \/v1\/partner\/users/.test(e)),
       [],
