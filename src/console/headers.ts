@@ -69,4 +69,5 @@ export const CONSOLE_PAGES = [
   "/buckets/:id",
   "/org",
   "/invite",
+  "/partner",
 ];
