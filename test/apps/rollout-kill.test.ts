@@ -25,7 +25,7 @@ async function stateOf(name: string): Promise<string | null> {
  */
 async function halfRemoved(image: string, podId: string, hostId: string): Promise<string | null> {
   const name = `pod-${podId.replace(/-/g, "").slice(0, 16)}-g0`;
-  for (let attempt = 0; attempt < 40; attempt++) {
+  for (let attempt = 0; attempt < 8; attempt++) {
     if (!(await stateOf(name)))
       await run("podman", [
         ...["run", "-d", "--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"],

@@ -243,7 +243,7 @@ test("pools: one per upstream address, closed once unused for a sweep, made agai
   // used since the last sweep: kept; unused for a whole sweep: closed and forgotten, the others stay
   proxy.sweepPools();
   assert.ok(proxy.upstreamPools.includes(gone.address));
-  for (let i = 0; i < 20 && (await request(e.port, `gone.${APPS_DOMAIN}`)).json().name !== "a"; i++)
+  for (let i = 0; i < 100 && (await request(e.port, `gone.${APPS_DOMAIN}`)).json().name !== "a"; i++)
     await new Promise((r) => setTimeout(r, 50));
   proxy.sweepPools();
   assert.ok(!proxy.upstreamPools.includes(gone.address), proxy.upstreamPools.join());
