@@ -10,7 +10,7 @@ import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until } from "../hosts/lib.js";
-import { containersOf, httpGet } from "./lib.js";
+import { containersOf, httpGet, removePodsAndWait } from "./lib.js";
 
 const run = promisify(execFile);
 
@@ -109,15 +109,7 @@ test("kill -9 of the platform leaves pods serving; after restart they are adopte
       30_000,
     );
   } finally {
-    for (const id of ids) await api(platform, "DELETE", `/v1/pods/${id}`, token).catch(() => null);
-    await until(
-      "pods removed",
-      async () => {
-        for (const id of ids) if ((await containersOf(id)).length) return undefined;
-        return true;
-      },
-      30_000,
-    ).catch(() => null);
+    await removePodsAndWait(platform, token, ids);
     await kill(platform, "SIGTERM");
     await database.drop();
   }

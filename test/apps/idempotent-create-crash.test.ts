@@ -8,7 +8,7 @@ import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until, type Proc } from "../hosts/lib.js";
-import { containersOf } from "./lib.js";
+import { removePodsAndWait } from "./lib.js";
 
 /**
  * Issue 33: kill -9 of the platform after a create committed and before its answer was stored. The retry with
@@ -98,15 +98,7 @@ test("kill -9 between a create's COMMIT and its stored answer: the retry with th
     const groups = (await store.query<{ id: string }>("SELECT id FROM pod_groups")).rows.map((r) => r.id);
     await store.query("ROLLBACK").catch(() => null);
     for (const id of groups) await api(platform, "DELETE", `/v1/pod-groups/${id}`, token).catch(() => null);
-    for (const id of ids) await api(platform, "DELETE", `/v1/pods/${id}`, token).catch(() => null);
-    await until(
-      "containers removed",
-      async () => {
-        for (const id of ids) if ((await containersOf(id)).length) return undefined;
-        return true;
-      },
-      30_000,
-    ).catch(() => null);
+    await removePodsAndWait(platform, token, ids);
     await kill(platform, "SIGTERM");
     await store.end();
     await database.drop();

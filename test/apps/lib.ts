@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { call, createTestApp, type TestApp, type TestAppOptions } from "../helpers/app.js";
+import { api, until as waitUntil, type Proc } from "../hosts/lib.js";
 
 const run = promisify(execFile);
 
@@ -55,4 +56,17 @@ export async function httpGet(
 export async function containersOf(podId: string): Promise<{ Id: string; Names: string[]; State: string }[]> {
   const { stdout } = await run("podman", ["ps", "-a", "--filter", `label=platform.pod=${podId}`, "--format", "json"]);
   return JSON.parse(stdout || "[]");
+}
+
+/** A real platform process's pods deleted through its API, waited for (30 s at most) until no container is left. */
+export async function removePodsAndWait(platform: Proc, token: string, ids: string[]): Promise<void> {
+  for (const id of ids) await api(platform, "DELETE", `/v1/pods/${id}`, token).catch(() => null);
+  await waitUntil(
+    "pods removed",
+    async () => {
+      for (const id of ids) if ((await containersOf(id)).length) return undefined;
+      return true;
+    },
+    30_000,
+  ).catch(() => null);
 }

@@ -9,7 +9,7 @@ import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until, type Proc } from "../hosts/lib.js";
-import { containersOf } from "./lib.js";
+import { containersOf, removePodsAndWait } from "./lib.js";
 
 const run = promisify(execFile);
 
@@ -153,15 +153,7 @@ test("kill -9 between a rollout's steps and during a removal: after restart each
     process.stderr.write(`containers: ${stdout}\nerror: ${(err as Error).message}\n`);
     throw err;
   } finally {
-    for (const id of ids) await api(platform, "DELETE", `/v1/pods/${id}`, token).catch(() => null);
-    await until(
-      "pods removed",
-      async () => {
-        for (const id of ids) if ((await containersOf(id)).length) return undefined;
-        return true;
-      },
-      30_000,
-    ).catch(() => null);
+    await removePodsAndWait(platform, token, ids);
     await kill(platform, "SIGTERM");
     for (const id of ids)
       for (const c of await containersOf(id)) await run("podman", ["rm", "-f", "-t", "0", c.Id]).catch(() => null);
