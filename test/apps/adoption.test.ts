@@ -2,15 +2,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
-import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until } from "../hosts/lib.js";
-import { containersOf, httpGet, removePodsAndWait } from "./lib.js";
+import { containersOf, httpGet, realPlatform, removePodsAndWait } from "./lib.js";
 
 const run = promisify(execFile);
 
@@ -20,20 +17,9 @@ const run = promisify(execFile);
  */
 test("kill -9 of the platform leaves pods serving; after restart they are adopted with no duplicate and no orphan", async () => {
   const image = await testImage("TEST_IMAGE_HTTPD_V1");
-  const database = await freshDatabase();
-  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-adopt-"));
-  chmodSync(dataDir, 0o755);
-  const env = {
-    DATABASE_URL: database.url,
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    EDGE_PORT: String(await freePort()),
-    EDGE_TLS_PORT: "0",
-    REGISTRY_PORT: "0",
-    OPERATOR_TOKEN: "operator-token-for-adoption-test",
-    APPS_ALLOW_LOCAL_IMAGES: "1",
+  const { database, dataDir, env } = await realPlatform("adopt", {
     APPS_SWEEP_MS: "500",
-  };
+  });
   let platform = launch("adopt", env);
   const ids: string[] = [];
   let token = "";

@@ -1,14 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import pg from "pg";
-import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
-import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until, type Proc } from "../hosts/lib.js";
-import { removePodsAndWait } from "./lib.js";
+import { realPlatform, removePodsAndWait } from "./lib.js";
 
 /**
  * Issue 33: kill -9 of the platform after a create committed and before its answer was stored. The retry with
@@ -20,17 +15,7 @@ import { removePodsAndWait } from "./lib.js";
  */
 test("kill -9 between a create's COMMIT and its stored answer: the retry with the same key answers the same pod and group", async () => {
   const image = await testImage("TEST_IMAGE_HTTPD_V1");
-  const database = await freshDatabase();
-  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-idem-"));
-  chmodSync(dataDir, 0o755);
-  const env = {
-    DATABASE_URL: database.url,
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    EDGE_TLS_PORT: "0",
-    OPERATOR_TOKEN: "operator-token-for-idempotency-test",
-    APPS_ALLOW_LOCAL_IMAGES: "1",
-  };
+  const { database, env } = await realPlatform("idem");
   const store = new pg.Client({ connectionString: database.url });
   await store.connect();
   const up = async (p: Proc) =>

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { call, createTestApp, type TestApp, type TestAppOptions } from "../helpers/app.js";
+import { chmodSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { call, createTestApp, freshDatabase, type TestApp, type TestAppOptions } from "../helpers/app.js";
+import { freePort } from "../../src/pgserver/cluster.js";
 import { api, until as waitUntil, type Proc } from "../hosts/lib.js";
 
 const run = promisify(execFile);
@@ -69,4 +73,26 @@ export async function removePodsAndWait(platform: Proc, token: string, ids: stri
     },
     30_000,
   ).catch(() => null);
+}
+
+/**
+ * What a real platform process (src/main.ts, started with `launch`) of an apps test runs on: a fresh database, a
+ * data directory of its own, free API and edge ports, no TLS listener, a registry on any port, local test images.
+ */
+export async function realPlatform(name: string, extra: Record<string, string> = {}) {
+  const database = await freshDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), `platform-${name}-`));
+  chmodSync(dataDir, 0o755);
+  const env: Record<string, string> = {
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    EDGE_PORT: String(await freePort()),
+    EDGE_TLS_PORT: "0",
+    REGISTRY_PORT: "0",
+    OPERATOR_TOKEN: `operator-token-for-${name}-test`,
+    APPS_ALLOW_LOCAL_IMAGES: "1",
+    ...extra,
+  };
+  return { database, dataDir, env };
 }

@@ -1,15 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { freshDatabase } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
-import { freePort } from "../../src/pgserver/cluster.js";
 import { api, kill, launch, until, type Proc } from "../hosts/lib.js";
-import { containersOf, removePodsAndWait } from "./lib.js";
+import { containersOf, realPlatform, removePodsAndWait } from "./lib.js";
 
 const run = promisify(execFile);
 
@@ -52,22 +49,11 @@ async function halfRemoved(image: string, podId: string, hostId: string): Promis
  */
 test("kill -9 between a rollout's steps and during a removal: after restart each pod has exactly its container", async () => {
   const [v1, v2] = [await testImage("TEST_IMAGE_HTTPD_V1"), await testImage("TEST_IMAGE_HTTPD_V2")];
-  const database = await freshDatabase();
-  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-rollout-kill-"));
-  chmodSync(dataDir, 0o755);
-  const env = {
-    DATABASE_URL: database.url,
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    EDGE_PORT: String(await freePort()),
-    EDGE_TLS_PORT: "0",
-    REGISTRY_PORT: "0",
-    OPERATOR_TOKEN: "operator-token-for-rollout-kill-test",
-    APPS_ALLOW_LOCAL_IMAGES: "1",
+  const { database, dataDir, env } = await realPlatform("rollout-kill", {
     APPS_SWEEP_MS: "500",
     // the old generation serves this long beside the new one: the kill lands in that window
     APPS_DRAIN_MS: "20000",
-  };
+  });
   const up = async (name: string) => {
     const p = launch(name, env);
     await until(
