@@ -105,6 +105,13 @@ module.exports = {
       to: { circular: true },
     },
     {
+      // The SDK, the CLI and the console are clients of the public API (/v1): they never import the server's code.
+      name: "packages-not-to-src",
+      severity: "error",
+      from: { path: "^packages/" },
+      to: { path: "^src/" },
+    },
+    {
       // Route files do HTTP: parse, authorise, call a service, shape the answer. SQL lives behind
       // the area's service, so a route never calls a repo directly.
       // Type-only imports are tolerated: naming a repo's row type in a response mapper gives no
@@ -136,13 +143,6 @@ module.exports = {
         path: REPO_FILE.map((re) => re.replace("^src/", `^src/(?!${SHARED_RE}/)`)),
         pathNot: "^src/$1/",
       },
-    },
-    {
-      // The SDK, the CLI and the console are clients of the public API (/v1): they never import the server's code.
-      name: "packages-not-to-src",
-      severity: "error",
-      from: { path: "^packages/" },
-      to: { path: "^src/" },
     },
     {
       // Production code never depends on tests, fakes or test helpers.

@@ -11,6 +11,8 @@ import { lockInterval } from "./metering/repo.js";
 import { intervalStartOf } from "./metering/meter.js";
 import { prices } from "./catalog.js";
 export { MICRO } from "./catalog.js";
+export { tossClient, TossError, type TossClient, type TossPayment } from "./payments/toss.js";
+export { checkoutSources, type CheckoutSources } from "./payments/checkout.js";
 import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing/partner-repo.js";
 
 export {
@@ -28,8 +30,6 @@ export {
 } from "./ledger/ledger.js";
 export type { WindowUsage };
 export { prices, priceOf, isPaid, type PriceCatalog } from "./catalog.js";
-export { tossClient, TossError, type TossClient, type TossPayment } from "./payments/toss.js";
-export { checkoutSources, type CheckoutSources } from "./payments/checkout.js";
 
 // For src/orgs (organization invoices paid by card, and the organization wallet's bank transfers).
 export {
