@@ -22,6 +22,34 @@ export {
   type Wallet,
 } from "./ledger/ledger.js";
 export type { WindowUsage };
+export { prices, priceOf, isPaid, type PriceCatalog } from "./catalog.js";
+
+// For src/orgs (organization invoices paid by card, and the organization wallet's bank transfers).
+export {
+  paymentDeps,
+  chargeCard,
+  savedCard,
+  saveCardNow,
+  deleteSavedCard,
+  startCardBilling,
+  endCardBilling,
+  periodUsage,
+  invoicePaymentKey,
+  creditInvoicePayment,
+  type PaymentDeps,
+  type ChargeOutcome,
+  type InvoiceCharge,
+  type CardInfo,
+  type PeriodUsage,
+} from "./invoicing/index.js";
+export { bankTransferService, MAX_PENDING } from "./bank/service.js";
+export {
+  BankTransfer,
+  BankTransferConfigFields,
+  TaxInvoice,
+  ListQuery as BankTransferListQuery,
+  view as bankTransferView,
+} from "./bank/routes.js";
 
 /** The meter's interval in milliseconds (catalog: 300 s). */
 export const meterIntervalMs = (): number => prices().meter_interval_seconds * 1000;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext, Platform } from "../../kernel/context.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import { agentFeed } from "../../apps/agent-feed.js";
+import { agentFeed } from "../../apps/public.js";
 import { agentRoutes } from "./agent-routes.js";
 import { DesiredHub } from "./hub.js";
 import { orgHostsConfig } from "./install.js";

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { AppContext, Platform } from "../../kernel/context.js";
 import type { JobSpec } from "../../kernel/contracts.js";
-import { paymentDeps } from "../../billing/invoicing/index.js";
+import { paymentDeps } from "../../billing/public.js";
 import { chargeDue, type ChargeDeps } from "./charge.js";
 import { finalizeDue } from "./finalize.js";
 import { invoiceRoutes } from "./routes.js";
