@@ -85,6 +85,23 @@ module.exports = {
       },
     },
     {
+      // The organizations area is a core (the files directly in src/orgs) and sub-areas (each folder below it, one
+      // module each, listed in src/areas.ts). A sub-area reaches the core only through src/orgs/public.ts and never
+      // another sub-area, so each one can be understood, changed or left out alone (src/orgs/README.md).
+      name: "orgs-sub-areas-meet-through-core",
+      severity: "error",
+      // $1 is the importer's sub-area folder
+      from: { path: "^src/orgs/([^/]+)/" },
+      to: { path: "^src/orgs/", pathNot: ["^src/orgs/$1/", "^src/orgs/public\\.ts$"] },
+    },
+    {
+      // The organizations core names none of its sub-areas: they register themselves (src/areas.ts).
+      name: "orgs-core-knows-no-sub-area",
+      severity: "error",
+      from: { path: "^src/orgs/[^/]+\\.ts$" },
+      to: { path: "^src/orgs/[^/]+/" },
+    },
+    {
       // Production code never depends on tests, fakes or test helpers.
       name: "src-not-to-test",
       severity: "error",
