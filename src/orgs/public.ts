@@ -1,5 +1,5 @@
 /**
- * The organizations core, as its sub-areas see it (README.md, "Sub-areas"): the organization and its settings, the
+ * The organizations core, as its sub-areas see it (README.md, "Core and sub-areas"): the organization and its settings, the
  * membership lookup, the department tree, what a member leaves behind, the role guard's membership and the shared
  * route schemas. Every sub-area (visibility/, invites/, departments/, ...) imports from src/orgs only this file and
  * its own folder, never another sub-area's files (.dependency-cruiser.cjs, "orgs-sub-areas-meet-through-core").

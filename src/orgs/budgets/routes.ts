@@ -48,7 +48,7 @@ const budgetView = (b: BudgetRow & { month: string; consumed_krw: number }) => (
   updated_at: b.updated_at.toISOString(),
 });
 
-/** GET/PUT /v1/org/budgets and DELETE /v1/org/budgets/{id}: monthly budgets in KRW (README, "Deploy rules and budgets"). */
+/** GET/PUT /v1/org/budgets and DELETE /v1/org/budgets/{id}: monthly budgets in KRW (README.md here). */
 export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
