@@ -44,7 +44,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   accountsArea,
   cliArea,
   operatorArea,
-  orgsArea, // the organizations core, then its sub-areas (src/orgs/README.md): the core's role guard covers their routes
+  orgsArea, // the organizations core, then its sub-areas (src/orgs/README.md)
   orgVisibilityArea,
   orgInvitesArea,
   orgAssetsArea,

@@ -1,6 +1,5 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
-import { installOrgGuard } from "./guard.js";
 import { assertMayManageAsset } from "./asset-management.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
@@ -8,9 +7,10 @@ import { orgsService } from "./service.js";
 
 /**
  * Organizations (issue 13; README.md here), the core: the organization itself and its settings, membership with
- * roles, the role guard and company assets through the owner model. It sets kernel.orgs at setup. Its sub-areas
- * (visibility, invitations, departments, rules, budgets, ...: one folder and one module each, listed right after it
- * in src/areas.ts) use it only through public.ts; the guard covers their routes because they register after it.
+ * roles and company assets through the owner model. It sets kernel.orgs at setup, which the one authorizer
+ * (http/authenticate.ts) asks for every route declaring `orgRole`. Its sub-areas (visibility, invitations,
+ * departments, rules, budgets, ...: one folder and one module each, listed right after it in src/areas.ts) use it
+ * only through public.ts.
  */
 export const orgsArea = defineArea<null>({
   name: "orgs",
@@ -34,7 +34,6 @@ export const orgsArea = defineArea<null>({
     return null;
   },
   routes: (app, ctx) => {
-    installOrgGuard(app, ctx.db);
     coreRoutes(app, orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
   },
 });

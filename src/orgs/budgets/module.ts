@@ -12,6 +12,7 @@ import { budgetsService } from "./service.js";
 export const orgBudgetsArea = defineArea<null>({
   name: "orgs-budgets",
   routes: (app, ctx) => budgetRoutes(app, budgetsService({ db: ctx.db, kernel: ctx.kernel })),
+  admissionErrors: ["budget_exceeded"],
   admission: (p) => budgetAdmission(p.kernel),
   jobs: (p) => [budgetAlertsJob({ db: p.db, kernel: p.kernel, log: p.log })],
 });

@@ -11,5 +11,6 @@ import { rulesService } from "./service.js";
 export const orgRulesArea = defineArea<null>({
   name: "orgs-rules",
   routes: (app, ctx) => deployRulesRoutes(app, rulesService(ctx.db)),
+  admissionErrors: ["deploy_rule_violation"],
   admission: () => rulesAdmission(),
 });
