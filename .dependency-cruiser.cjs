@@ -45,10 +45,6 @@ for (const entry of fs.readdirSync(path.join(__dirname, "src"), { withFileTypes:
     );
 }
 
-// Temporary: src/orgs still imports billing, apps and the edge directly; whoever re-routes it through their
-// public.ts facades removes this exemption (issue 25, carving src/orgs).
-const NOT_YET_THROUGH_FACADES = "^src/orgs/";
-
 // (Lists of simple patterns: dependency-cruiser refuses regexes with nested repetition.)
 const ROUTE_FILE = ["^src/.+/[^/]*routes[^/]*\\.ts$", "^src/.+/routes/[^/]+\\.ts$"];
 const REPO_FILE = ["^src/.+/repo\\.ts$", "^src/.+/[^/]+-repo\\.ts$", "^src/.+/repo/.+\\.ts$"];
@@ -69,14 +65,14 @@ module.exports = {
       // an area offers is written down in one place, and everything else in it can change without a hunt.
       name: "areas-meet-through-public",
       severity: "error",
-      from: { path: AREA, pathNot: NOT_YET_THROUGH_FACADES },
+      from: { path: AREA },
       to: { path: AREA, pathNot: ["^src/$1/", "^src/[^/]+/public\\.ts$"], dependencyTypesNot: ["type-only"] },
     },
     {
       // Type-only, an area may also name what another area provides through the kernel (its contract.ts).
       name: "area-types-from-public-or-contract",
       severity: "error",
-      from: { path: AREA, pathNot: NOT_YET_THROUGH_FACADES },
+      from: { path: AREA },
       to: {
         path: AREA,
         pathNot: ["^src/$1/", "^src/[^/]+/(?:public|contract)\\.ts$"],
