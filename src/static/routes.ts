@@ -1,10 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../auth/principal.js";
-import { Body, Nullable } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
 import { siteView } from "./view.js";
-import { NotFoundPage, read, SiteParams, Site, SLUG, tags, write, type StaticRouteDeps } from "./schemas.js";
+import { read, SiteBody, SiteParams, SitePatchBody, Site, tags, write, type StaticRouteDeps } from "./schemas.js";
 import { deploymentRoutes } from "./deployment-routes.js";
 
 /** Static sites: create, list, read, change, delete; deployments in deployment-routes.ts. */
@@ -25,12 +24,7 @@ export async function staticRoutes(app: FastifyInstance, deps: StaticRouteDeps):
       admits: true,
       errors: ["bad_slug", "slug_taken"],
       validationCodes: { "/name": "bad_slug", "/slug": "bad_slug" },
-      body: Body({
-        name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
-        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        spa: Type.Optional(Type.Boolean({ description: "unknown paths without an extension answer index.html" })),
-        not_found_page: Type.Optional(Nullable(NotFoundPage)),
-      }),
+      body: SiteBody,
       response: { 201: Site },
       handler: async (request, reply) =>
         reply.code(201).send(await view(await svc.create(callerOf(request), request.body))),
@@ -73,11 +67,7 @@ export async function staticRoutes(app: FastifyInstance, deps: StaticRouteDeps):
       errors: ["bad_slug"],
       validationCodes: { "/name": "bad_slug" },
       params: SiteParams,
-      body: Body({
-        name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        spa: Type.Optional(Type.Boolean()),
-        not_found_page: Type.Optional(Nullable(NotFoundPage)),
-      }),
+      body: SitePatchBody,
       response: { 200: Site },
       handler: async (request) => view(await svc.update(callerOf(request), request.params.slug, request.body)),
     }),

@@ -4,11 +4,10 @@ import { callerOf } from "../../auth/principal.js";
 import { Body } from "../../http/schemas.js";
 import { registerRoutes, route, type Route } from "../../http/route.js";
 import type { BuildsService } from "../service.js";
+import { BuildEventBody, CreateBuildBody } from "../inputs.js";
 import type { BuildsConfig } from "../config.js";
 import { buildDetailView, buildView, eventView } from "../view.js";
 import { Build, BuildDetail, Created, Event, Params, read, tags, write } from "./schemas.js";
-
-const PathText = Type.String({ minLength: 1, maxLength: 255 });
 
 /** Builds: create (with the upload URL), list, read with logs, start, cancel, client events. */
 export async function buildRoutes(app: FastifyInstance, svc: BuildsService, config: BuildsConfig): Promise<Route[]> {
@@ -28,17 +27,7 @@ export async function buildRoutes(app: FastifyInstance, svc: BuildsService, conf
       auth: { scope: "builds:write", instance: "create" },
       admits: true,
       errors: ["not_found", "builder_unavailable", "registry_unavailable", "host_unavailable"],
-      body: Body({
-        app: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "pod or pod group id or slug" })),
-        dockerfile: Type.Optional({
-          ...PathText,
-          description: "path of the Dockerfile inside the build context; default Dockerfile",
-        }),
-        context_path: Type.Optional({
-          ...PathText,
-          description: "directory of the archive used as the build context; default the archive's root",
-        }),
-      }),
+      body: CreateBuildBody,
       response: { 201: Created },
       handler: async (request, reply) => {
         const { row, token } = await svc.create(callerOf(request), request.body);
@@ -118,27 +107,10 @@ export async function buildRoutes(app: FastifyInstance, svc: BuildsService, conf
       summaryKo: "클라이언트 쪽 빌드·배포 단계를 진단용으로 기록합니다.",
       auth: write,
       params: Params,
-      body: Body({
-        phase: Type.String({ minLength: 1, maxLength: 100 }),
-        level: Type.Optional(
-          Type.Union(
-            ["debug", "info", "warn", "error"].map((l) => Type.Literal(l)),
-            { default: "info" },
-          ),
-        ),
-        message: Type.String({ maxLength: 4000 }),
-        detail: Type.Optional(Type.Unknown()),
-      }),
+      body: BuildEventBody,
       response: { 201: Event },
       handler: async (request, reply) =>
-        reply.code(201).send(
-          eventView(
-            await svc.addEvent(callerOf(request), request.params.id, {
-              ...request.body,
-              level: request.body.level as "debug" | "info" | "warn" | "error" | undefined,
-            }),
-          ),
-        ),
+        reply.code(201).send(eventView(await svc.addEvent(callerOf(request), request.params.id, request.body))),
     }),
   ];
 
