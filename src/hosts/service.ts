@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-import { ConfigError } from "../config/config.js";
+import { ConfigError, int } from "../config/config.js";
 import { ApiError } from "../http/errors.js";
 import {
   HOST_ROLES,
@@ -30,13 +30,6 @@ export interface HostsConfig {
 
 type Env = Record<string, string | undefined>;
 
-function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return Number(raw);
-}
 
 export function hostsConfig(env: Env): HostsConfig {
   const name = env.HOST_NAME || os.hostname();
@@ -55,8 +48,8 @@ export function hostsConfig(env: Env): HostsConfig {
   return {
     name,
     roles,
-    heartbeatSeconds: whole(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300),
-    missedBeats: whole(env, "HOST_MISSED_BEATS", 3, 1, 100),
+    heartbeatSeconds: int(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300),
+    missedBeats: int(env, "HOST_MISSED_BEATS", 3, 1, 100),
   };
 }
 
