@@ -16,6 +16,7 @@ import {
 } from "../kernel/hosts.js";
 import type { Db, Queryable } from "../store/db.js";
 import * as repo from "./repo.js";
+import { sessionLock } from "../store/locks.js";
 
 export interface HostsConfig {
   /** HOST_NAME: shown to operators; default the machine's host name */
@@ -29,7 +30,6 @@ export interface HostsConfig {
 }
 
 type Env = Record<string, string | undefined>;
-
 
 export function hostsConfig(env: Env): HostsConfig {
   const name = env.HOST_NAME || os.hostname();
@@ -75,8 +75,6 @@ export async function loadHostId(dataDir: string): Promise<string> {
     }
   }
 }
-
-const lockKey = "hashtext('process:' || $1)";
 
 /**
  * This process's host: registered at setup, heartbeat every HOST_HEARTBEAT_SECONDS, and from start a
@@ -130,7 +128,7 @@ export class HostRegistry implements Hosts {
       ).unref();
     });
     await client.connect();
-    await client.query(`SELECT pg_advisory_lock(${lockKey})`, [id]);
+    await sessionLock(client, `process:${id}`);
     if (this.stopped || this.lease?.id !== id) {
       await client.end().catch(() => {});
       return;
