@@ -61,6 +61,18 @@ export async function volumeWithPod(q: Queryable, id: string): Promise<VolumeWit
   return rows[0] ?? null;
 }
 
+/** The state of each of these volumes that still has a row. */
+export async function volumeStates(
+  q: Queryable,
+  ids: string[],
+): Promise<{ id: string; name: string; state: string; state_reason: string | null }[]> {
+  const { rows } = await q.query<{ id: string; name: string; state: string; state_reason: string | null }>(
+    "SELECT id, name, state, state_reason FROM volumes WHERE id = ANY($1::uuid[])",
+    [ids],
+  );
+  return rows;
+}
+
 export async function volumeById(q: Queryable, id: string): Promise<VolumeRow | null> {
   const { rows } = await q.query<VolumeRow>("SELECT * FROM volumes WHERE id = $1", [id]);
   return rows[0] ?? null;
