@@ -1,5 +1,6 @@
-import { type Queryable, isUuid } from "../store/db.js";
+import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
 
 /** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
 export interface PodRow {
@@ -40,6 +41,9 @@ export interface PodRow {
   removed_at: Date | null;
 }
 
+/** Of the rows a slug names, a live one before removed ones, newest first (pods and pod groups). */
+export const REMOVED_LAST = "(desired_state = 'removed'), created_at DESC";
+
 /** The owner's pod by id or slug (removed ones too, newest first, so a GET after DELETE answers removed). */
 export async function findPod(
   q: Queryable,
@@ -47,13 +51,7 @@ export async function findPod(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<PodRow | null> {
-  const byId = isUuid(ref);
-  const { rows } = await q.query<PodRow>(
-    `SELECT * FROM pods WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
-      ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  return findByRef<PodRow>(q, { table: "pods", refColumn: "slug", order: REMOVED_LAST }, owner, ref, opts);
 }
 
 export async function podById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<PodRow | null> {

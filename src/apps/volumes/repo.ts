@@ -1,5 +1,6 @@
-import { type Queryable, isUuid } from "../../store/db.js";
+import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
+import { findByRef } from "../../store/find.js";
 
 export interface VolumeRow {
   id: string;
@@ -22,12 +23,13 @@ export async function findVolume(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<VolumeRow | null> {
-  const { rows } = await q.query<VolumeRow>(
-    `SELECT * FROM volumes WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
-        AND state <> 'removed' ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
+  return findByRef<VolumeRow>(
+    q,
+    { table: "volumes", refColumn: "name", where: "state <> 'removed'" },
+    owner,
+    ref,
+    opts,
   );
-  return rows[0] ?? null;
 }
 
 /** Live pods (not removed) that mount the volume, other than `exceptPod`. */
