@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
@@ -227,12 +228,13 @@ export async function knownPodIds(q: Queryable, hostId: string): Promise<Set<str
 
 export async function recordRollout(
   q: Queryable,
-  r: { id: string; podId: string; generation: number; image: string; reason: string },
+  pod: Pick<PodRow, "id" | "generation" | "image">,
+  reason: string,
 ): Promise<void> {
   await q.query(
     `INSERT INTO pod_rollouts (id, pod_id, generation, image, reason, state) VALUES ($1, $2, $3, $4, $5, 'pending')
       ON CONFLICT (pod_id, generation) DO NOTHING`,
-    [r.id, r.podId, r.generation, r.image, r.reason],
+    [randomUUID(), pod.id, pod.generation, pod.image, reason],
   );
 }
 
@@ -315,25 +317,17 @@ export async function findRollout(q: Queryable, owner: Owner, ref: string): Prom
 }
 
 /** What the edge serves at <slug>: a live pod, or a group's running members. */
-export async function edgeTargetRows(
-  q: Queryable,
-  slug: string,
-): Promise<{
+export interface EdgeTargetRow {
   kind: "pod" | "group";
   id: string;
   owner_kind: Owner["kind"];
   owner_id: string;
   account_id: string;
   addresses: string[];
-} | null> {
-  const { rows } = await q.query<{
-    kind: "pod" | "group";
-    id: string;
-    owner_kind: Owner["kind"];
-    owner_id: string;
-    account_id: string;
-    addresses: string[];
-  }>(
+}
+
+export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTargetRow | null> {
+  const { rows } = await q.query<EdgeTargetRow>(
     `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
             CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
        FROM pods WHERE slug = $1 AND desired_state <> 'removed'

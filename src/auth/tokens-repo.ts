@@ -1,6 +1,7 @@
 /** The SQL of tokens (api-keys.ts, token-resolver.ts): issuing, listing and revoking keys, resolving a bearer. */
 import type { Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
+import type { AccountSnapshot } from "./principal.js";
 
 export interface TokenRow {
   id: string;
@@ -21,7 +22,7 @@ export interface KeyRow extends TokenRow {
 }
 
 /** A live token with its account, as a principal is made from it. */
-export interface PrincipalRow {
+export interface PrincipalRow extends Omit<AccountSnapshot, "id"> {
   id: string;
   kind: "full" | "scoped";
   scopes: string[];
@@ -29,13 +30,6 @@ export interface PrincipalRow {
   owner_kind: OwnerKind;
   owner_id: string;
   account_id: string;
-  email: string;
-  display_name: string | null;
-  locale: "ko" | "en";
-  has_password: boolean;
-  account_spend_cap_krw: number | null;
-  app_spend_cap_krw: number | null;
-  created_at: Date;
 }
 
 const TOKEN_COLUMNS =
