@@ -31,7 +31,6 @@ export interface AgentConfig {
 
 type Env = Record<string, string | undefined>;
 
-
 function gpus(): number {
   try {
     return readdirSync("/dev").filter((f) => /^nvidia\d+$/.test(f)).length;

@@ -35,7 +35,6 @@ export interface EdgeConfig {
 
 type Env = Record<string, string | undefined>;
 
-
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export function edgeConfig(env: Env): EdgeConfig {

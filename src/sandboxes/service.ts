@@ -45,7 +45,6 @@ export interface SandboxesConfig {
   image: string | null;
 }
 
-
 export function sandboxesConfig(env: Record<string, string | undefined>): SandboxesConfig {
   return {
     maxPerOwner: int(env, "SANDBOX_MAX_PER_OWNER", 5, 1, 10_000),
