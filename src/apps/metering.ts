@@ -2,6 +2,7 @@ import type { Queryable } from "../store/db.js";
 import type { Lifecycle, MeteredResource, MeteringSource } from "../kernel/area.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { POD_KIND } from "./sizes.js";
+import { meteredResource } from "../kernel/metered.js";
 import { sendReconcile } from "./service.js";
 import {
   billablePods,
@@ -17,15 +18,7 @@ import {
  * What billing meters of apps: a pod pays its size's hourly price while it is meant to run (desired running,
  * whatever a crash says: the capacity is held for it); a stopped pod pays nothing. Pages in (owner, id) order.
  */
-const metered = (r: BillablePodRow): MeteredResource => ({
-  id: r.id,
-  owner: { kind: r.owner_kind, id: r.owner_id },
-  accountId: r.account_id,
-  kind: POD_KIND,
-  size: r.size,
-  storageGb: 0,
-  state: "running",
-});
+const metered = (r: BillablePodRow): MeteredResource => meteredResource(r, POD_KIND, r.size, 0);
 
 export function podMetering(): MeteringSource {
   return {

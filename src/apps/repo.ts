@@ -2,15 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
+import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 
 /** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
-export interface PodRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface PodRow extends NamedOwnerColumns {
   group_id: string | null;
   template_id: string | null;
   linked_email: string | null;

@@ -15,6 +15,7 @@
  */
 import type { MeteredResource, MeteringSource } from "../kernel/area.js";
 import type { Queryable } from "../store/db.js";
+import { meteredResource } from "../kernel/metered.js";
 import {
   bucketNames,
   claimedRequests,
@@ -27,15 +28,8 @@ export const BUCKET_KIND = "bucket";
 export const REQUESTS_KIND = "bucket-requests";
 const GIB = 1024 ** 3;
 
-const metered = (r: MeteredBucketRow, kind: string, quantity: number): MeteredResource => ({
-  id: r.id,
-  owner: { kind: r.owner_kind, id: r.owner_id },
-  accountId: r.account_id,
-  kind,
-  size: "standard",
-  storageGb: quantity,
-  state: "running",
-});
+const metered = (r: MeteredBucketRow, kind: string, quantity: number): MeteredResource =>
+  meteredResource(r, kind, "standard", quantity);
 
 export function bucketStorageMetering(): MeteringSource {
   return {

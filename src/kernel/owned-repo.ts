@@ -7,6 +7,20 @@ import { type Queryable, isUuid } from "../store/db.js";
 import type { Owner } from "./owner.js";
 import type { OwnedResource, OwnedResources } from "./orgs.js";
 
+/** The columns every owned row starts with: its id, who owns it, the member responsible. */
+export interface OwnerColumns {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+}
+
+/** An owned row with a name and the slug it is served or found by. */
+export interface NamedOwnerColumns extends OwnerColumns {
+  name: string;
+  slug: string;
+}
+
 /** What an owned table's select list yields, whatever its own columns are called. */
 export interface OwnedRow {
   id: string;

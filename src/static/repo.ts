@@ -3,14 +3,9 @@ import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "../kernel/area.js";
 import { findByRef } from "../store/find.js";
+import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 
-export interface SiteRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface SiteRow extends NamedOwnerColumns {
   spa: boolean;
   not_found_page: string | null;
   live_deployment_id: string | null;

@@ -2,6 +2,7 @@ import type { Db, Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { findByRef } from "../../store/find.js";
+import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
 
 /** The member pods' spec as a group keeps it (env sealed like a pod's); volumes are per pod, so none. */
 export interface GroupSpec {
@@ -14,13 +15,7 @@ export interface GroupSpec {
 }
 
 /** A pod group as stored: the members' spec, the replica bounds and what the autoscaler decided. */
-export interface GroupRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface GroupRow extends NamedOwnerColumns {
   spec: GroupSpec;
   replica_min: number;
   replica_max: number;
