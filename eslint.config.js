@@ -71,8 +71,6 @@ export default defineConfig(
       "src/store/**",
       "src/jobs/**",
       "src/**/provider/**",
-      // temporary: src/orgs is being carved into sub-areas, which move its remaining SQL into their repos
-      "src/orgs/**",
     ],
     rules: {
       "no-restricted-syntax": [
