@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Body, Timestamp } from "../http/schemas.js";
@@ -11,6 +10,7 @@ import { creditAccount } from "./payments/adjustments.js";
 import { CurrencySchema } from "./payments/schemas.js";
 import { bankTransferService } from "./bank/service.js";
 import { bankTransferRoutes } from "./bank/routes.js";
+import { registerRoutes, route } from "../http/route.js";
 
 /** Billing part B: payments (top-ups, cards, auto-recharge, webhooks), bank transfers, operator credit. */
 export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -19,41 +19,40 @@ export async function paymentRoutes(app: FastifyInstance, ctx: AppContext) {
   await topupAndCardRoutes(app, payments, paymentWebhooks(deps, payments));
   await bankTransferRoutes(app, bankTransferService(ctx.db, ctx.config.payments));
 
-  app.withTypeProvider<TypeBoxTypeProvider>().post(
-    "/v1/operator/accounts/:id/credit",
-    {
-      config: { errors: ["not_found"], auth: { operator: true } },
-      schema: {
-        operationId: "operatorCreditAccount",
-        tags: ["operator"],
-        summary:
-          "Manual credit: an adjustment entry to the account's wallet, in ledger units (KRW won, USD micro-dollars), with its reason as memo.",
-        params: Type.Object({ id: Type.String({ format: "uuid" }) }),
-        body: Body({
-          amount: Type.Integer({
-            minimum: 1,
-            maximum: 1_000_000_000_000_000,
-            description: "ledger units: KRW won, USD micro-dollars",
-          }),
-          currency: CurrencySchema,
-          reason: Type.String({ minLength: 1, maxLength: 500 }),
+  registerRoutes(app, [
+    route({
+      method: "POST",
+      url: "/v1/operator/accounts/:id/credit",
+      operationId: "operatorCreditAccount",
+      tags: ["operator"],
+      summary:
+        "Manual credit: an adjustment entry to the account's wallet, in ledger units (KRW won, USD micro-dollars), with its reason as memo.",
+      auth: { operator: true },
+      params: Type.Object({ id: Type.String({ format: "uuid" }) }),
+      body: Body({
+        amount: Type.Integer({
+          minimum: 1,
+          maximum: 1_000_000_000_000_000,
+          description: "ledger units: KRW won, USD micro-dollars",
         }),
-        response: {
-          201: Type.Object({
-            transaction_id: Type.String(),
-            account_id: Type.String(),
-            currency: CurrencySchema,
-            amount: Type.Integer(),
-            reason: Type.String(),
-            balance: Type.Integer({ description: "the wallet's balance after the credit" }),
-            created_at: Timestamp,
-          }),
-        },
+        currency: CurrencySchema,
+        reason: Type.String({ minLength: 1, maxLength: 500 }),
+      }),
+      response: {
+        201: Type.Object({
+          transaction_id: Type.String(),
+          account_id: Type.String(),
+          currency: CurrencySchema,
+          amount: Type.Integer(),
+          reason: Type.String(),
+          balance: Type.Integer({ description: "the wallet's balance after the credit" }),
+          created_at: Timestamp,
+        }),
       },
-    },
-    async (request, reply) => {
-      const done = await creditAccount(ctx.db, request.principal, { accountId: request.params.id, ...request.body });
-      return reply.code(201).send({ ...done, created_at: done.created_at.toISOString() });
-    },
-  );
+      handler: async (request, reply) => {
+        const done = await creditAccount(ctx.db, request.principal, { accountId: request.params.id, ...request.body });
+        return reply.code(201).send({ ...done, created_at: done.created_at.toISOString() });
+      },
+    }),
+  ]);
 }

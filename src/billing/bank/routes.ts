@@ -1,10 +1,10 @@
 import { Type, type Static } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import { MAX_PENDING, type bankTransferService } from "./service.js";
 import type { BankTransferRow } from "./repo.js";
 import type { Principal } from "../../auth/principal.js";
+import { registerRoutes, route, type Route } from "../../http/route.js";
 
 const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
@@ -115,7 +115,7 @@ export const bankTransferConfigView = (
 
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const routes: Route[] = [];
   /** One page of requests (the caller's, or every account's for the operator: `principal` null). */
   const listPage = async <T>(
     principal: Principal | null,
@@ -127,175 +127,164 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
     return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
   };
 
-  r.get(
-    "/v1/billing/bank-transfer/config",
-    {
-      config: { errors: [], auth: read, summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보." },
-      schema: {
-        operationId: "getBankTransferConfig",
-        tags: ["billing"],
-        summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
-        response: {
-          200: Type.Object(BankTransferConfigFields),
-        },
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/billing/bank-transfer/config",
+      operationId: "getBankTransferConfig",
+      tags: ["billing"],
+      summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
+      summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보.",
+      auth: read,
+      response: {
+        200: Type.Object(BankTransferConfigFields),
       },
-    },
-    async (request) => {
-      const { bank: b, business } = await bank.config(request.principal!);
-      return bankTransferConfigView(b, business);
-    },
+      handler: async (request) => {
+        const { bank: b, business } = await bank.config(request.principal!);
+        return bankTransferConfigView(b, business);
+      },
+    }),
   );
 
-  r.get(
-    "/v1/billing/bank-transfers",
-    {
-      config: {
-        errors: [],
-        auth: read,
-        summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected).",
-      },
-      schema: {
-        operationId: "listBankTransfers",
-        tags: ["billing"],
-        summary: "Own bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.",
-        querystring: ListQuery,
-        response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
-      },
-    },
-    async (request) => listPage(request.principal!, request.query, view),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/billing/bank-transfers",
+      operationId: "listBankTransfers",
+      tags: ["billing"],
+      summary: "Own bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.",
+      summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected).",
+      auth: read,
+      query: ListQuery,
+      response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
+      handler: async (request) => listPage(request.principal!, request.query, view),
+    }),
   );
 
-  r.post(
-    "/v1/billing/bank-transfers",
-    {
-      config: {
-        errors: [
-          "bank_transfer_unavailable",
-          "amount_out_of_range",
-          "tax_invoice_required",
-          "invalid_business_number",
-          "too_many_pending",
-        ],
-        auth: write,
-        summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증.",
-      },
-      schema: {
-        operationId: "createBankTransfer",
-        tags: ["billing"],
-        summary:
-          "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
-        body: Body({
-          amount_krw: Type.Integer({ minimum: 1 }),
-          depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
-          receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
-          tax_invoice: Type.Optional(TaxInvoice),
-        }),
-        response: { 201: BankTransfer },
-      },
-    },
-    async (request, reply) => reply.code(201).send(view(await bank.create(request.principal!, request.body))),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/billing/bank-transfers",
+      operationId: "createBankTransfer",
+      tags: ["billing"],
+      summary:
+        "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
+      summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증.",
+      auth: write,
+      errors: [
+        "bank_transfer_unavailable",
+        "amount_out_of_range",
+        "tax_invoice_required",
+        "invalid_business_number",
+        "too_many_pending",
+      ],
+      body: Body({
+        amount_krw: Type.Integer({ minimum: 1 }),
+        depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
+        receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
+        tax_invoice: Type.Optional(TaxInvoice),
+      }),
+      response: { 201: BankTransfer },
+      handler: async (request, reply) =>
+        reply.code(201).send(view(await bank.create(request.principal!, request.body))),
+    }),
   );
 
-  r.get(
-    "/v1/billing/bank-transfers/:id",
-    {
-      config: { errors: ["not_found"], auth: read, summaryKo: "무통장 입금 요청 하나." },
-      schema: {
-        operationId: "getBankTransfer",
-        tags: ["billing"],
-        summary: "One bank-transfer request.",
-        params: Params,
-        response: { 200: BankTransfer },
-      },
-    },
-    async (request) => view(await bank.get(request.principal!, request.params.id)),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/billing/bank-transfers/:id",
+      operationId: "getBankTransfer",
+      tags: ["billing"],
+      summary: "One bank-transfer request.",
+      summaryKo: "무통장 입금 요청 하나.",
+      auth: read,
+      params: Params,
+      response: { 200: BankTransfer },
+      handler: async (request) => view(await bank.get(request.principal!, request.params.id)),
+    }),
   );
 
-  r.post(
-    "/v1/billing/bank-transfers/:id/cancel",
-    {
-      config: {
-        errors: ["not_found", "invalid_state", "deposit_reported"],
-        auth: write,
-        summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다.",
-      },
-      schema: {
-        operationId: "cancelBankTransfer",
-        tags: ["billing"],
-        summary: "Cancel a pending request before the deposit (not after deposit-reported).",
-        params: Params,
-        response: { 200: BankTransfer },
-      },
-    },
-    async (request) => view(await bank.cancel(request.principal!, request.params.id)),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/billing/bank-transfers/:id/cancel",
+      operationId: "cancelBankTransfer",
+      tags: ["billing"],
+      summary: "Cancel a pending request before the deposit (not after deposit-reported).",
+      summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다.",
+      auth: write,
+      errors: ["invalid_state", "deposit_reported"],
+      params: Params,
+      response: { 200: BankTransfer },
+      handler: async (request) => view(await bank.cancel(request.principal!, request.params.id)),
+    }),
   );
 
-  r.post(
-    "/v1/billing/bank-transfers/:id/deposit-reported",
-    {
-      config: {
-        errors: ["not_found", "invalid_state"],
-        auth: write,
-        summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다.",
-      },
-      schema: {
-        operationId: "reportBankDeposit",
-        tags: ["billing"],
-        summary: "Report the deposit for operator matching; depositor_name may be corrected.",
-        params: Params,
-        body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
-        response: { 200: BankTransfer },
-      },
-    },
-    async (request) =>
-      view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/billing/bank-transfers/:id/deposit-reported",
+      operationId: "reportBankDeposit",
+      tags: ["billing"],
+      summary: "Report the deposit for operator matching; depositor_name may be corrected.",
+      summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다.",
+      auth: write,
+      errors: ["invalid_state"],
+      params: Params,
+      body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+      response: { 200: BankTransfer },
+      handler: async (request) =>
+        view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)),
+    }),
   );
 
-  r.get(
-    "/v1/operator/bank-transfers",
-    {
-      config: { errors: [], auth: operator },
-      schema: {
-        operationId: "operatorListBankTransfers",
-        tags: ["operator"],
-        summary: "Bank-transfer requests of every account, newest first; ?status=pending for matching.",
-        querystring: ListQuery,
-        response: {
-          200: Type.Object({ items: Type.Array(OperatorBankTransfer), next_cursor: Nullable(Type.String()) }),
-        },
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/operator/bank-transfers",
+      operationId: "operatorListBankTransfers",
+      tags: ["operator"],
+      summary: "Bank-transfer requests of every account, newest first; ?status=pending for matching.",
+      auth: operator,
+      query: ListQuery,
+      response: {
+        200: Type.Object({ items: Type.Array(OperatorBankTransfer), next_cursor: Nullable(Type.String()) }),
       },
-    },
-    async (request) => listPage(null, request.query, operatorView),
+      handler: async (request) => listPage(null, request.query, operatorView),
+    }),
   );
 
-  r.post(
-    "/v1/operator/bank-transfers/:id/confirm",
-    {
-      config: { errors: ["not_found", "invalid_state"], auth: operator },
-      schema: {
-        operationId: "operatorConfirmBankTransfer",
-        tags: ["operator"],
-        summary: "The deposit arrived: credit the wallet (once) and mark the request confirmed.",
-        params: Params,
-        response: { 200: OperatorBankTransfer },
-      },
-    },
-    async (request) => operatorView(await bank.confirm(request.principal, request.params.id)),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/operator/bank-transfers/:id/confirm",
+      operationId: "operatorConfirmBankTransfer",
+      tags: ["operator"],
+      summary: "The deposit arrived: credit the wallet (once) and mark the request confirmed.",
+      auth: operator,
+      errors: ["invalid_state"],
+      params: Params,
+      response: { 200: OperatorBankTransfer },
+      handler: async (request) => operatorView(await bank.confirm(request.principal, request.params.id)),
+    }),
   );
 
-  r.post(
-    "/v1/operator/bank-transfers/:id/reject",
-    {
-      config: { errors: ["not_found", "invalid_state"], auth: operator },
-      schema: {
-        operationId: "operatorRejectBankTransfer",
-        tags: ["operator"],
-        summary: "Close a pending request without credit.",
-        params: Params,
-        body: Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }),
-        response: { 200: OperatorBankTransfer },
-      },
-    },
-    async (request) => operatorView(await bank.reject(request.principal, request.params.id, request.body.reason)),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/operator/bank-transfers/:id/reject",
+      operationId: "operatorRejectBankTransfer",
+      tags: ["operator"],
+      summary: "Close a pending request without credit.",
+      auth: operator,
+      errors: ["invalid_state"],
+      params: Params,
+      body: Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }),
+      response: { 200: OperatorBankTransfer },
+      handler: async (request) =>
+        operatorView(await bank.reject(request.principal, request.params.id, request.body.reason)),
+    }),
   );
+  registerRoutes(app, routes);
 }

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, preValidationHookHandler } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { orgOf, read, tags, write } from "../public.js";
 import { ASSET_KINDS, KIND_ALIASES, type Asset, type AssetMove, type AssetsService } from "./service.js";
+import { registerRoutes, route, type Route } from "../../http/route.js";
 
 const Kind = Type.Union(
   [...ASSET_KINDS, ...Object.keys(KIND_ALIASES)].map((k) => Type.Literal(k)),
@@ -62,101 +62,89 @@ const personalCallerOnly: preValidationHookHandler = async (request) => {
 
 /** Company assets: the caller's, designation and its removal, and the enterprise view of every one. */
 export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const routes: Route[] = [];
   const list = { 200: Type.Object({ items: Type.Array(AssetView) }) };
 
-  r.get(
-    "/v1/org/assets",
-    {
-      config: {
-        auth: read,
-        orgRole: "member",
-        errors: ["not_found", "invalid_request"],
-        summaryKo: "내가 책임지는 회사 자산 목록.",
-      },
-      schema: {
-        operationId: "listOrgAssets",
-        tags,
-        summary: "The caller's company assets: the organization's resources the caller created or was handed.",
-        querystring: Type.Object({ kind: Type.Optional(Kind) }, { additionalProperties: false }),
-        response: list,
-      },
-    },
-    async (request) => ({
-      items: (await svc.own(callerOf(request), orgOf(request), request.query.kind)).map(view),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/org/assets",
+      operationId: "listOrgAssets",
+      tags,
+      summary: "The caller's company assets: the organization's resources the caller created or was handed.",
+      summaryKo: "내가 책임지는 회사 자산 목록.",
+      auth: read,
+      orgRole: "member",
+      errors: ["not_found", "invalid_request"],
+      query: Type.Object({ kind: Type.Optional(Kind) }, { additionalProperties: false }),
+      response: list,
+      handler: async (request) => ({
+        items: (await svc.own(callerOf(request), orgOf(request), request.query.kind)).map(view),
+      }),
     }),
   );
 
-  r.post(
-    "/v1/org/assets",
-    {
-      preValidation: personalCallerOnly,
-      config: {
-        auth: write,
-        orgRole: "member",
-        errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
-        summaryKo: "내 개인 리소스를 회사 자산으로 지정합니다(연결된 DB·볼륨·앱도 함께).",
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/org/assets",
+      operationId: "designateOrgAsset",
+      tags,
+      summary:
+        "Designate one of the caller's personal resources as a company asset (201), with what is tied to it; already the organization's: 200.",
+      summaryKo: "내 개인 리소스를 회사 자산으로 지정합니다(연결된 DB·볼륨·앱도 함께).",
+      auth: write,
+      orgRole: "member",
+      errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
+      body: Body({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100, description: "id or slug" }) }),
+      response: { 200: MoveView, 201: MoveView },
+      options: { preValidation: personalCallerOnly },
+      handler: async (request, reply) => {
+        const moved = await svc.designate(callerOf(request), orgOf(request), request.body);
+        return reply.code(moved.moved ? 201 : 200).send(moveView(moved));
       },
-      schema: {
-        operationId: "designateOrgAsset",
-        tags,
-        summary:
-          "Designate one of the caller's personal resources as a company asset (201), with what is tied to it; already the organization's: 200.",
-        body: Body({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100, description: "id or slug" }) }),
-        response: { 200: MoveView, 201: MoveView },
-      },
-    },
-    async (request, reply) => {
-      const moved = await svc.designate(callerOf(request), orgOf(request), request.body);
-      return reply.code(moved.moved ? 201 : 200).send(moveView(moved));
-    },
+    }),
   );
 
-  r.delete(
-    "/v1/org/assets/:kind/:id",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
-        summaryKo: "회사 자산 지정을 해제합니다(관리자). 만든 사람의 개인 소유로 돌아갑니다.",
-      },
-      schema: {
-        operationId: "releaseOrgAsset",
-        tags,
-        summary:
-          "Remove a designation (admin): the resource, with what is tied to it, returns to its creator's personal ownership.",
-        params: Type.Object({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: MoveView },
-      },
-    },
-    async (request) => moveView(await svc.release(callerOf(request), orgOf(request), request.params)),
+  routes.push(
+    route({
+      method: "DELETE",
+      url: "/v1/org/assets/:kind/:id",
+      operationId: "releaseOrgAsset",
+      tags,
+      summary:
+        "Remove a designation (admin): the resource, with what is tied to it, returns to its creator's personal ownership.",
+      summaryKo: "회사 자산 지정을 해제합니다(관리자). 만든 사람의 개인 소유로 돌아갑니다.",
+      auth: write,
+      orgRole: "admin",
+      errors: ["conflict", "forbidden_role", "invalid_request"],
+      params: Type.Object({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100 }) }),
+      response: { 200: MoveView },
+      handler: async (request) => moveView(await svc.release(callerOf(request), orgOf(request), request.params)),
+    }),
   );
 
-  r.get(
-    "/v1/org/resources",
-    {
-      config: {
-        auth: read,
-        orgRole: "member",
-        errors: ["not_found", "invalid_request"],
-        summaryKo: "회사 자산 전체: 파드, 사이트, 데이터베이스, 디스크, 버킷.",
-      },
-      schema: {
-        operationId: "listOrgResources",
-        tags,
-        summary:
-          "Every company asset (pods, pod groups, sites, databases, disks, buckets) with its responsible member.",
-        querystring: Type.Object(
-          {
-            kind: Type.Optional(Kind),
-            creator: Type.Optional(Type.String({ format: "uuid", description: "a member's account id" })),
-          },
-          { additionalProperties: false },
-        ),
-        response: list,
-      },
-    },
-    async (request) => ({ items: (await svc.all(orgOf(request), request.query)).map(view) }),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/org/resources",
+      operationId: "listOrgResources",
+      tags,
+      summary: "Every company asset (pods, pod groups, sites, databases, disks, buckets) with its responsible member.",
+      summaryKo: "회사 자산 전체: 파드, 사이트, 데이터베이스, 디스크, 버킷.",
+      auth: read,
+      orgRole: "member",
+      errors: ["not_found", "invalid_request"],
+      query: Type.Object(
+        {
+          kind: Type.Optional(Kind),
+          creator: Type.Optional(Type.String({ format: "uuid", description: "a member's account id" })),
+        },
+        { additionalProperties: false },
+      ),
+      response: list,
+      handler: async (request) => ({ items: (await svc.all(orgOf(request), request.query)).map(view) }),
+    }),
   );
+  registerRoutes(app, routes);
 }

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { IdParams, orgOf, read, tags, write } from "../public.js";
 import type { BudgetRow } from "./repo.js";
 import type { BudgetsService } from "./service.js";
+import { registerRoutes, route, type Route } from "../../http/route.js";
 
 const Scope = Type.Union([Type.Literal("company"), Type.Literal("department"), Type.Literal("member")]);
 const Mode = Type.Union([Type.Literal("warn"), Type.Literal("block")], {
@@ -50,79 +50,71 @@ const budgetView = (b: BudgetRow & { month: string; consumed_krw: number }) => (
 
 /** GET/PUT /v1/org/budgets and DELETE /v1/org/budgets/{id}: monthly budgets in KRW (README.md here). */
 export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const routes: Route[] = [];
 
-  r.get(
-    "/v1/org/budgets",
-    {
-      config: {
-        auth: read,
-        orgRole: "member",
-        errors: ["not_found"],
-        summaryKo: "이번 달 사용액과 함께 월 예산 목록(회사·부서·개인). 구성원은 자신에게 적용되는 예산만 봅니다.",
-      },
-      schema: {
-        operationId: "listOrgBudgets",
-        tags,
-        summary:
-          "Monthly budgets with this month's consumption (company, department, member); admins see every budget, members those that apply to them.",
-        response: { 200: Type.Object({ items: Type.Array(Budget) }) },
-      },
-    },
-    async (request) => ({
-      items: (await svc.list(orgOf(request), callerOf(request).accountId)).map(budgetView),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/org/budgets",
+      operationId: "listOrgBudgets",
+      tags,
+      summary:
+        "Monthly budgets with this month's consumption (company, department, member); admins see every budget, members those that apply to them.",
+      summaryKo: "이번 달 사용액과 함께 월 예산 목록(회사·부서·개인). 구성원은 자신에게 적용되는 예산만 봅니다.",
+      auth: read,
+      orgRole: "member",
+      errors: ["not_found"],
+      response: { 200: Type.Object({ items: Type.Array(Budget) }) },
+      handler: async (request) => ({
+        items: (await svc.list(orgOf(request), callerOf(request).accountId)).map(budgetView),
+      }),
     }),
   );
 
-  r.put(
-    "/v1/org/budgets",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "forbidden_role", "unknown_department"],
-        summaryKo: "예산 설정(관리자): 범위(회사·부서·개인), 월 금액(원), 모드 warn 또는 block. 대상마다 하나.",
+  routes.push(
+    route({
+      method: "PUT",
+      url: "/v1/org/budgets",
+      operationId: "putOrgBudget",
+      tags,
+      summary:
+        "Set a monthly budget in KRW (admin), one per target: company, a department (department_code or department_id; its sub-departments count in it) or a member (member_id or email); mode warn or block.",
+      summaryKo: "예산 설정(관리자): 범위(회사·부서·개인), 월 금액(원), 모드 warn 또는 block. 대상마다 하나.",
+      auth: write,
+      orgRole: "admin",
+      errors: ["not_found", "forbidden_role", "unknown_department"],
+      body: Body({
+        scope: Scope,
+        department_code: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        department_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        member_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+        amount_krw: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }),
+        mode: Mode,
+      }),
+      response: { 200: Budget, 201: Budget },
+      handler: async (request, reply) => {
+        const { budget, created } = await svc.put(callerOf(request), orgOf(request), request.body);
+        return reply.code(created ? 201 : 200).send(budgetView(budget));
       },
-      schema: {
-        operationId: "putOrgBudget",
-        tags,
-        summary:
-          "Set a monthly budget in KRW (admin), one per target: company, a department (department_code or department_id; its sub-departments count in it) or a member (member_id or email); mode warn or block.",
-        body: Body({
-          scope: Scope,
-          department_code: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          department_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          member_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
-          amount_krw: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }),
-          mode: Mode,
-        }),
-        response: { 200: Budget, 201: Budget },
-      },
-    },
-    async (request, reply) => {
-      const { budget, created } = await svc.put(callerOf(request), orgOf(request), request.body);
-      return reply.code(created ? 201 : 200).send(budgetView(budget));
-    },
+    }),
   );
 
-  r.delete(
-    "/v1/org/budgets/:id",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "forbidden_role"],
-        summaryKo: "예산을 지웁니다(관리자).",
-      },
-      schema: {
-        operationId: "deleteOrgBudget",
-        tags,
-        summary: "Delete a budget (admin).",
-        params: IdParams,
-        response: { 200: Type.Object({ deleted: Type.Boolean(), id: Type.String() }) },
-      },
-    },
-    async (request) => svc.remove(callerOf(request), orgOf(request), request.params.id),
+  routes.push(
+    route({
+      method: "DELETE",
+      url: "/v1/org/budgets/:id",
+      operationId: "deleteOrgBudget",
+      tags,
+      summary: "Delete a budget (admin).",
+      summaryKo: "예산을 지웁니다(관리자).",
+      auth: write,
+      orgRole: "admin",
+      errors: ["forbidden_role"],
+      params: IdParams,
+      response: { 200: Type.Object({ deleted: Type.Boolean(), id: Type.String() }) },
+      handler: async (request) => svc.remove(callerOf(request), orgOf(request), request.params.id),
+    }),
   );
+  registerRoutes(app, routes);
 }

@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import { IdParams, orgOf, read, tags, write } from "../public.js";
 import type { OrgHost, OrgHostsService } from "./service.js";
+import { registerRoutes, route, type Route } from "../../http/route.js";
 
 const Host = Type.Object({
   id: Type.String(),
@@ -73,105 +73,100 @@ const NAME = "^[A-Za-z0-9][A-Za-z0-9._-]*$";
 
 /** External hosts (admins): list, register (a pending host with its bootstrap token), one, delete, new token. */
 export function orgHostRoutes(app: FastifyInstance, svc: OrgHostsService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const routes: Route[] = [];
 
-  r.get(
-    "/v1/org/hosts",
-    {
-      config: { auth: read, orgRole: "admin", errors: ["not_found", "forbidden_role"], summaryKo: "외부 호스트 목록." },
-      schema: {
-        operationId: "listOrgHosts",
-        tags,
-        summary:
-          "External hosts (admin): status (pending|online|offline), GPU slots, active pod count, last heartbeat.",
-        response: { 200: Type.Object({ items: Type.Array(Host) }) },
-      },
-    },
-    async (request) => ({ items: (await svc.list(orgOf(request))).map(view) }),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/org/hosts",
+      operationId: "listOrgHosts",
+      tags,
+      summary: "External hosts (admin): status (pending|online|offline), GPU slots, active pod count, last heartbeat.",
+      summaryKo: "외부 호스트 목록.",
+      auth: read,
+      orgRole: "admin",
+      errors: ["not_found", "forbidden_role"],
+      response: { 200: Type.Object({ items: Type.Array(Host) }) },
+      handler: async (request) => ({ items: (await svc.list(orgOf(request))).map(view) }),
+    }),
   );
 
-  r.post(
-    "/v1/org/hosts",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "forbidden_role", "invalid_request"],
-        summaryKo: "외부 호스트 등록: 대기 중인 호스트, 일회용 부트스트랩 토큰, 설치 명령을 돌려줍니다.",
-      },
-      schema: {
-        operationId: "createOrgHost",
-        tags,
-        summary:
-          "Register an external host (admin): a pending host, a one-time bootstrap token (24 h) and install.shell, which installs and starts the host agent on a Debian machine.",
-        body: Body({
-          name: Type.String({ minLength: 1, maxLength: 63, pattern: NAME }),
-          region: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 63, pattern: NAME }))),
-        }),
-        response: { 201: Issued },
-      },
-    },
-    async (request, reply) =>
-      reply.code(201).send(issuedView(await svc.create(callerOf(request), orgOf(request), request.body))),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/org/hosts",
+      operationId: "createOrgHost",
+      tags,
+      summary:
+        "Register an external host (admin): a pending host, a one-time bootstrap token (24 h) and install.shell, which installs and starts the host agent on a Debian machine.",
+      summaryKo: "외부 호스트 등록: 대기 중인 호스트, 일회용 부트스트랩 토큰, 설치 명령을 돌려줍니다.",
+      auth: write,
+      orgRole: "admin",
+      errors: ["not_found", "forbidden_role", "invalid_request"],
+      body: Body({
+        name: Type.String({ minLength: 1, maxLength: 63, pattern: NAME }),
+        region: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 63, pattern: NAME }))),
+      }),
+      response: { 201: Issued },
+      handler: async (request, reply) =>
+        reply.code(201).send(issuedView(await svc.create(callerOf(request), orgOf(request), request.body))),
+    }),
   );
 
-  r.get(
-    "/v1/org/hosts/:id",
-    {
-      config: { auth: read, orgRole: "admin", errors: ["not_found", "forbidden_role"], summaryKo: "외부 호스트 하나." },
-      schema: {
-        operationId: "getOrgHost",
-        tags,
-        summary: "One external host (admin).",
-        params: IdParams,
-        response: { 200: Host },
-      },
-    },
-    async (request) => view(await svc.get(orgOf(request), request.params.id)),
+  routes.push(
+    route({
+      method: "GET",
+      url: "/v1/org/hosts/:id",
+      operationId: "getOrgHost",
+      tags,
+      summary: "One external host (admin).",
+      summaryKo: "외부 호스트 하나.",
+      auth: read,
+      orgRole: "admin",
+      errors: ["forbidden_role"],
+      params: IdParams,
+      response: { 200: Host },
+      handler: async (request) => view(await svc.get(orgOf(request), request.params.id)),
+    }),
   );
 
-  r.delete(
-    "/v1/org/hosts/:id",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "forbidden_role", "host_in_use"],
-        summaryKo: "외부 호스트 삭제. 팟이 있으면 409 host_in_use. 에이전트 자격 증명은 폐기됩니다.",
+  routes.push(
+    route({
+      method: "DELETE",
+      url: "/v1/org/hosts/:id",
+      operationId: "deleteOrgHost",
+      tags,
+      summary:
+        "Delete an external host (admin): 409 host_in_use while a pod is placed there; its agent credential stops working.",
+      summaryKo: "외부 호스트 삭제. 팟이 있으면 409 host_in_use. 에이전트 자격 증명은 폐기됩니다.",
+      auth: write,
+      orgRole: "admin",
+      errors: ["forbidden_role", "host_in_use"],
+      params: IdParams,
+      response: { 200: Type.Object({ deleted: Type.Boolean(), id: Type.String() }) },
+      handler: async (request) => {
+        await svc.remove(callerOf(request), orgOf(request), request.params.id);
+        return { deleted: true, id: request.params.id };
       },
-      schema: {
-        operationId: "deleteOrgHost",
-        tags,
-        summary:
-          "Delete an external host (admin): 409 host_in_use while a pod is placed there; its agent credential stops working.",
-        params: IdParams,
-        response: { 200: Type.Object({ deleted: Type.Boolean(), id: Type.String() }) },
-      },
-    },
-    async (request) => {
-      await svc.remove(callerOf(request), orgOf(request), request.params.id);
-      return { deleted: true, id: request.params.id };
-    },
+    }),
   );
 
-  r.post(
-    "/v1/org/hosts/:id/bootstrap",
-    {
-      config: {
-        auth: write,
-        orgRole: "admin",
-        errors: ["not_found", "forbidden_role", "conflict"],
-        summaryKo: "대기 중인 호스트의 부트스트랩 토큰 재발급. 등록된 호스트는 409.",
-      },
-      schema: {
-        operationId: "reissueOrgHostBootstrap",
-        tags,
-        summary:
-          "A new bootstrap token and install.shell for a still-pending host (admin); the previous token stops working; 409 once registered.",
-        params: IdParams,
-        response: { 200: Issued },
-      },
-    },
-    async (request) => issuedView(await svc.reissue(callerOf(request), orgOf(request), request.params.id)),
+  routes.push(
+    route({
+      method: "POST",
+      url: "/v1/org/hosts/:id/bootstrap",
+      operationId: "reissueOrgHostBootstrap",
+      tags,
+      summary:
+        "A new bootstrap token and install.shell for a still-pending host (admin); the previous token stops working; 409 once registered.",
+      summaryKo: "대기 중인 호스트의 부트스트랩 토큰 재발급. 등록된 호스트는 409.",
+      auth: write,
+      orgRole: "admin",
+      errors: ["forbidden_role", "conflict"],
+      params: IdParams,
+      response: { 200: Issued },
+      handler: async (request) => issuedView(await svc.reissue(callerOf(request), orgOf(request), request.params.id)),
+    }),
   );
+  registerRoutes(app, routes);
 }
