@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   try {
     await startPlatform(platform);
     // ROLES without api: a worker host that serves no HTTP
-    if (platform.kernel.hosts.local.roles.includes("api"))
+    if (platform.kernel.require("hosts").local.roles.includes("api"))
       await app.listen({ port: config.port, host: config.host }).catch((err) => {
         throw bindError("PORT", config.port, err);
       });

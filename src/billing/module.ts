@@ -22,9 +22,9 @@ export const billingArea = defineArea({
       description: "Balance, usage, transactions, top-ups, saved cards, auto-recharge and bank transfers.",
     },
   ],
-  // organization budgets read consumption through the kernel (kernel.usage), never usage_records
+  // organization budgets read consumption through the kernel (kernel.use("usageTotals")), never usage_records
   setup: (p) => {
-    p.kernel.setUsageTotals(usageTotals());
+    p.kernel.provide("usageTotals", usageTotals());
     return null;
   },
   routes: async (app, ctx) => {

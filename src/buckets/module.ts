@@ -41,7 +41,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
     const store: BlobStore =
       config.storage === "s3"
         ? new S3BlobStore(config.upstream!)
-        : new FilesystemBlobStore(config.storageDir, p.kernel.hosts.local.id);
+        : new FilesystemBlobStore(config.storageDir, p.kernel.require("hosts").local.id);
     const counter = new RequestCounter(p.db, p.log);
     const gateway = new S3Gateway({
       db: p.db,
@@ -60,7 +60,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       log: p.log,
       region: config.region,
     });
-    p.kernel.addOwned(bucketsOwned());
+    p.kernel.contribute("owned", bucketsOwned(), "bucket");
     const endpoint = () => {
       if (config.publicUrl) return config.publicUrl;
       const port = gateway.address?.port ?? config.port;
@@ -80,7 +80,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
     },
   }),
   health: (p, s): Record<string, HealthCheck> => {
-    if (!p.kernel.hosts.local.roles.includes("s3")) return {};
+    if (!p.kernel.require("hosts").local.roles.includes("s3")) return {};
     return {
       s3: () => {
         const a = s.gateway.address;
@@ -91,7 +91,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   // the gateway runs where the s3 role is; S3_PORT in use is a configuration error that stops start-up (exit 2),
   // any other failure leaves the API working and says why (readiness shows s3 down)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("s3")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("s3")) return;
     const cleared = await s.store.clearTemp();
     if (cleared) p.log.info({ cleared }, "removed temp files of uploads interrupted by the last stop");
     try {

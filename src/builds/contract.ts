@@ -40,7 +40,7 @@ export interface BuildObserver {
   ended(build: EndedBuild): Promise<boolean | void>;
 }
 
-/** The builds area's services for others (kernel.rebuilds): base-image digests, rebuilds of a kept source. */
+/** The builds area's services for others (kernel.use("rebuilds")): base-image digests, rebuilds of a kept source. */
 export interface Rebuilds {
   /** the manifest digest the image's registry names now, with the owner's pull access; null: not in a registry */
   digestOf(owner: Owner, image: string): Promise<string | null>;

@@ -35,7 +35,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   setup: (p, config) => {
     const root = path.join(p.config.dataDir, "builds");
     const running = { on: false };
-    const hostId = p.kernel.hosts.local.id;
+    const hostId = p.kernel.require("hosts").local.id;
     const runner = new BuildRunner({
       db: p.db,
       kernel: p.kernel,
@@ -43,7 +43,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       log: p.log,
       root,
       hostId,
-      lease: () => p.kernel.hosts.leaseId(),
+      lease: () => p.kernel.require("hosts").leaseId(),
       outbound: outboundFor(p.env),
     });
     const service = buildsService({
@@ -54,7 +54,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       root,
       local: () => (running.on ? runner : null),
     });
-    p.kernel.setRebuilds(rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
+    p.kernel.provide("rebuilds", rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
     return { config, service, runner, running };
   },
   routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),
@@ -79,7 +79,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   }),
   // builds left `building` by a platform that died are marked failed, then queued ones run
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     const problem = await builderProblem(s.config.buildah);
     if (problem) {
       p.log.warn(`${problem}; build endpoints answer 503 builder_unavailable`);

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import type { Kernel } from "../kernel/kernel.js";
-import type { Rebuilds } from "../kernel/contracts.js";
+import type { Rebuilds } from "./contract.js";
 import { builderProblem, resolveBin } from "./buildah.js";
 import type { BuildsConfig } from "./config.js";
 import { manifestDigest } from "./digest.js";
@@ -33,12 +33,12 @@ function builderVersion(bin: string): Promise<string | null> {
  */
 export function rebuildsContract(
   svc: BuildsService,
-  kernel: Pick<Kernel, "imageAccess">,
+  kernel: Pick<Kernel, "use">,
   config: BuildsConfig,
   outbound: Outbound,
 ): Rebuilds {
   return {
-    digestOf: async (owner, image) => manifestDigest(image, await kernel.imageAccess.pullFor(owner, image), outbound),
+    digestOf: async (owner, image) => manifestDigest(image, (await kernel.use("imageAccess")?.pullFor(owner, image)) ?? null, outbound),
     rebuild: async (p, buildId) => {
       const row = await svc.rebuild(p, buildId);
       return { id: row.id, tag: `build-${row.id}` };

@@ -7,7 +7,7 @@ import { databaseJobs, DEFAULT_APP_SESSION_GRACE_S, reconcileNow } from "./jobs.
 import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
-import { databaseAttachable } from "./attachments.js";
+import { appsSide, databaseAttachable } from "./attachments.js";
 import { databasesOwned } from "./owned.js";
 
 export type { DatabasesState } from "./state.js";
@@ -32,9 +32,9 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
   },
   setup: (p, config) => {
     // what a pod attaching a database is given (DATABASE_URL); the apps area asks it through the kernel
-    p.kernel.addAttachable(databaseAttachable(p.secrets));
+    p.kernel.contribute("attachables", databaseAttachable(p.secrets));
     // company assets and ownership moves (organizations)
-    p.kernel.addOwned(databasesOwned(p.changes));
+    p.kernel.contribute("owned", databasesOwned(p.changes), "database");
     return {
       provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
       poolAvailable: () => findPgbouncer() !== null,
@@ -48,8 +48,8 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
       config: p.config,
       provider: s.provider,
       secrets: p.secrets,
-      hostId: p.kernel.hosts.local.id,
-      apps: p.kernel,
+      hostId: p.kernel.require("hosts").local.id,
+      apps: appsSide(p.kernel),
       appSessionGraceS: s.appSessionGraceS,
     }),
   metering: () => databaseMetering(),
@@ -63,7 +63,7 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
   }),
   // bring every managed server back to its recorded state before taking requests
   start: async (p, s) => {
-    const host = p.kernel.hosts.local;
+    const host = p.kernel.require("hosts").local;
     if (!host.roles.includes("worker")) return; // no instance lives on an API-only host
     const adopted = await adoptUnplaced(p.db, s.provider, host.id);
     if (adopted.length) p.log.info({ adopted }, "instances created before hosts existed now belong to this host");

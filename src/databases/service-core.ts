@@ -13,7 +13,8 @@ import { auditedTransaction } from "../audit/record.js";
 import type { DatabaseProvider, InstanceSpec } from "./provider/types.js";
 import { generatePassword } from "./provider/local/index.js";
 import * as repo from "./repo.js";
-import type { Hosts } from "../kernel/hosts.js";
+import type { Hosts } from "../hosts/contract.js";
+import type { AttachmentConsumer } from "../apps/contract.js";
 import { sendCommand } from "./placement.js";
 
 /*
@@ -42,7 +43,7 @@ export interface DatabasesDeps {
   /** placement: the host that holds a new instance (src/hosts) */
   hosts: Pick<Hosts, "local" | "place">;
   /** the apps side of attachments (attached-apps, rolling apps after a rotation): the kernel, read at each call */
-  apps: Pick<Kernel, "attachments">;
+  apps: { readonly attachments: AttachmentConsumer };
 }
 
 export type Size = repo.DatabaseRow["size"];

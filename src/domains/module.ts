@@ -1,5 +1,5 @@
 import { defineArea } from "../kernel/area.js";
-import type { EdgeHostSource } from "../kernel/area.js";
+import type { EdgeHostSource } from "../edge/contract.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { outboundFor } from "../net/outbound.js";
 import { CloudflareClient } from "./cloudflare.js";
@@ -17,7 +17,7 @@ export type { DomainsState } from "./service.js";
  * of the domain's owner (a deleted app's slug taken by another owner never gets the domain's traffic). Changes are
  * announced on NOTIFY domain_routes (migration 019's triggers).
  */
-export function domainEdgeHosts(kernel: Pick<Kernel, "edgeRoutes">): EdgeHostSource {
+export function domainEdgeHosts(kernel: Pick<Kernel, "all">): EdgeHostSource {
   return {
     channel: "domain_routes",
     appSlug: async (q, host) => {
@@ -41,9 +41,9 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
   ],
   config: domainsConfig,
   setup: (p, config) => {
-    p.kernel.addEdgeHosts(domainEdgeHosts(p.kernel));
+    p.kernel.contribute("edgeHosts", domainEdgeHosts(p.kernel));
     // a custom domain keeps its app's owner when either moves (organizations' company assets)
-    p.kernel.addOwned(domainsOwned());
+    p.kernel.contribute("owned", domainsOwned(), "domain");
     const service = domainsService({
       db: p.db,
       kernel: p.kernel,

@@ -1,6 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
-import type { OwnedResource, OwnedResources } from "../kernel/orgs.js";
+import type { OwnedResource, OwnedResources } from "../orgs/contract.js";
 import type { Owner } from "../kernel/owner.js";
 
 /**

@@ -20,9 +20,9 @@ export const edgeArea = defineArea<Edge, EdgeConfig>({
   routes: (app, p) => statsRoutes(app, statsService({ db: p.db, kernel: p.kernel })),
   jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
   health: (p, edge): Record<string, HealthCheck> =>
-    p.kernel.hosts.local.roles.includes("edge") ? { edge: () => edge.health() } : {},
+    p.kernel.require("hosts").local.roles.includes("edge") ? { edge: () => edge.health() } : {},
   start: async (p, edge) => {
-    if (p.kernel.hosts.local.roles.includes("edge")) await edge.start();
+    if (p.kernel.require("hosts").local.roles.includes("edge")) await edge.start();
   },
   stop: async (_p, edge) => edge.stop(),
 });

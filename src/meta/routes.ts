@@ -40,7 +40,7 @@ export async function metaRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async () => {
-      const license = ctx.kernel.editionLicense;
+      const license = ctx.kernel.use("editionLicense")?.() ?? null;
       return {
         edition: ctx.config.edition,
         base_domain: ctx.config.baseDomain,

@@ -38,7 +38,7 @@ export const onpremArea = defineArea<OnpremState, OnpremConfig>({
   config: onpremConfig,
   setup: async (p, config) => {
     if (config.installation) {
-      p.kernel.setEditionLicense(editionView(config.installation));
+      p.kernel.provide("editionLicense", editionView(config.installation));
       p.log.info(
         { license: config.installation.license.license_id, not_after: config.installation.license.not_after },
         "on-premises license verified",

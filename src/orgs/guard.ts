@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from "fastify";
 import type { Queryable } from "../store/db.js";
 import { ApiError } from "../http/errors.js";
-import { roleAtLeast, type OrgMembership, type OrgRole } from "../kernel/orgs.js";
+import { roleAtLeast, type OrgMembership, type OrgRole } from "./contract.js";
 import * as repo from "./repo.js";
 
 declare module "fastify" {

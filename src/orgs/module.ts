@@ -1,5 +1,6 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
+import { roleAtLeast } from "./contract.js";
 import { installOrgGuard } from "./guard.js";
 import { assertMayManageAsset } from "./asset-management.js";
 import { inviteRoutes } from "./invites/routes.js";
@@ -24,7 +25,7 @@ import { orgHostsRoutes, orgHostsSetup, orgHostsStart, orgHostsStop } from "./ho
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
  * the owner model, site visibility at the edge, budgets, deploy rules and the organization audit log. Listed before
- * the areas whose creation paths its admission checks guard; it sets kernel.orgs at setup.
+ * the areas whose creation paths its admission checks guard; it sets kernel.use("orgs") at setup.
  */
 export const orgsArea = defineArea<null>({
   name: "orgs",
@@ -36,18 +37,24 @@ export const orgsArea = defineArea<null>({
     },
   ],
   setup: (p) => {
-    p.kernel.setOrgs({
-      membership: (q, accountId) => repo.membership(q, accountId),
-      payer: async (q, owner, accountId) => {
-        if (owner.kind !== "org") return owner;
-        // personal billing: each company asset is paid by its responsible member
-        return (await repo.billingModeOf(q, owner.id)) === "personal" ? accountOwner(accountId) : owner;
+    p.kernel.provide("orgs", { membership: (q, accountId) => repo.membership(q, accountId), roleAtLeast });
+    p.kernel.contribute(
+      "ownerPolicies",
+      {
+        ownerKind: "org",
+        payer: async (q, owner, accountId) => {
+          if (owner.kind !== "org") return owner;
+          // personal billing: each company asset is paid by its responsible member
+          return (await repo.billingModeOf(q, owner.id)) === "personal" ? accountOwner(accountId) : owner;
+        },
+        assertMayManage: assertMayManageAsset,
       },
-      assertMayManage: assertMayManageAsset,
-    });
-    p.kernel.addEdgeAccess(siteAccessPolicy());
+      "org",
+    );
+    const access = siteAccessPolicy();
+    p.kernel.contribute("edgeAccess", access, access.ownerKind);
     orgHostsSetup(p);
-    p.kernel.addBuildObserver(refreshObserver({ db: p.db, kernel: p.kernel, log: p.log })); // base-image refresh
+    p.kernel.contribute("buildObservers", refreshObserver({ db: p.db, kernel: p.kernel, log: p.log })); // base-image refresh
     return null;
   },
   routes: (app, ctx) => {

@@ -1,6 +1,6 @@
 /** The organizations area's core SQL: organizations and memberships (departments, invites ... in their folders). */
 import type { Queryable } from "../store/db.js";
-import type { OrgMembership, OrgRole } from "../kernel/orgs.js";
+import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
 export const VISIBILITIES: readonly Visibility[] = ["private", "invited", "department", "company", "public"];

@@ -29,12 +29,12 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
   setup: (p, config) => {
     const server = new RegistryProcess({ bin: config.bin, dataDir: p.config.dataDir, port: config.port, log: p.log });
     const status = { running: false, problem: null as string | null };
-    const worker = p.kernel.hosts.local.roles.includes("worker");
+    const worker = p.kernel.require("hosts").local.roles.includes("worker");
     const svc = new RegistryService({
       db: p.db,
       secrets: p.secrets,
       config,
-      hosts: p.kernel.hosts,
+      hosts: p.kernel.require("hosts"),
       local: () => (status.running ? server.address : null),
       // a host without the worker role never runs one: its binary is no one's concern
       localProblem: () => status.problem ?? (worker ? binaryMissing(config.bin) : null),
@@ -46,7 +46,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
   routes: (app, _ctx, state) => registryRoutes(app, state.svc),
   // readiness: down while the process is not serving (a failed start, or a restart in back-off)
   health: (p, s): Record<string, HealthCheck> => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return {};
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return {};
     return {
       registry: () => {
         const missing = binaryMissing(s.config.bin);
@@ -59,7 +59,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
   // the registry runs where the worker role is; a failure leaves its endpoints answering 503, nothing else,
   // but for REGISTRY_PORT held by another program: a configuration error that stops start-up (exit 2)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     const missing = binaryMissing(s.config.bin);
     if (missing) {
       p.log.warn(missing);
@@ -80,14 +80,14 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
     s.status.running = false;
     await s.process.stop();
     await s.realm.stop();
-    if (wasRunning) await s.svc.forgetServer(p.kernel.hosts.local.id).catch(() => {});
+    if (wasRunning) await s.svc.forgetServer(p.kernel.require("hosts").local.id).catch(() => {});
   },
 });
 
 async function startRegistry(p: Platform, s: RegistryState): Promise<void> {
   const realm = s.config.tokenRealm ?? (await s.realm.start());
   const address = await s.process.start({ realm, certificate: await s.svc.certificate() });
-  await s.svc.recordServer(p.kernel.hosts.local.id, address);
+  await s.svc.recordServer(p.kernel.require("hosts").local.id, address);
   s.status.running = true;
   s.status.problem = null;
   p.log.info({ address, realm }, "image registry running");

@@ -27,7 +27,7 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
     return { runtime, config, service };
   },
   routes: sandboxRoutes,
-  jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id, log: p.log }),
+  jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id, log: p.log }),
   instances: (p) => ({
     resource: "sandboxes",
     find: async (owner, ref) => {
@@ -37,8 +37,8 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
   }),
   // sandboxes that timed out while no platform process ran are marked (their containers are gone already)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
-    await reap({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id, log: p.log }).catch((err) =>
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
+    await reap({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id, log: p.log }).catch((err) =>
       p.log.error({ err }, "start-up sandbox reap failed; the periodic reaper retries"),
     );
   },

@@ -33,12 +33,12 @@ export const staticArea = defineArea<StaticState, StaticConfig>({
   setup: (p, config) => {
     const workDir = path.join(p.config.dataDir, "static-uploads");
     const svc = staticService({ db: p.db, kernel: p.kernel, config, workDir });
-    p.kernel.addEdgeRoutes(siteEdgeRoutes());
-    p.kernel.setStaticFiles({
+    p.kernel.contribute("edgeRoutes", siteEdgeRoutes());
+    p.kernel.provide("staticFiles", {
       ...siteFiles(),
       rollback: async (who, site, id) => void (await svc.rollback(who, site, id)),
     });
-    p.kernel.addOwned(staticOwned());
+    p.kernel.contribute("owned", staticOwned(), "site");
     return { svc, config, workDir };
   },
   routes: (app, _ctx, s) => staticRoutes(app, { svc: s.svc, config: s.config }),

@@ -126,7 +126,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
       for (const r of rows) await databases.purge(r.id).catch(() => {});
       await databases.idle(); // a warm-pool initdb still running
-      await cleanupHost(db, platform.kernel.hosts.local.id, providerDir);
+      await cleanupHost(db, platform.kernel.require("hosts").local.id, providerDir);
       await rm(providerDir, { recursive: true, force: true });
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();

@@ -8,6 +8,7 @@ import { settingsRoutes } from "./settings.js";
 import { haRoutes } from "./ha.js";
 import { poolRoutes } from "./pool.js";
 import { backupRoutes } from "./backups.js";
+import { appsSide } from "../attachments.js";
 
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
 export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState): Promise<void> {
@@ -20,8 +21,8 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, stat
     poolAvailable: state.poolAvailable,
     changes: ctx.changes,
     secrets: ctx.secrets,
-    hosts: ctx.kernel.hosts,
-    apps: ctx.kernel,
+    hosts: ctx.kernel.require("hosts"),
+    apps: appsSide(ctx.kernel),
   });
   const deps: RouteDeps = { svc, config: ctx.config };
   for (const register of [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes]) register(app, deps);

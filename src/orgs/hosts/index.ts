@@ -24,13 +24,13 @@ const partOf = (kernel: Kernel): Part => {
   return part;
 };
 
-/** setup: the service, and placement on external hosts through kernel.externalHosts. */
+/** setup: the service, and placement on external hosts through kernel.use("externalHosts"). */
 export function orgHostsSetup(p: Platform): void {
   const config = orgHostsConfig(p.env, p.config);
   const feed = agentFeed({ db: p.db, secrets: p.secrets, kernel: p.kernel, gpuCatalogFile: p.config.gpuCatalogFile });
   const hub = new DesiredHub(p.databaseUrl, p.log);
   const svc = orgHostsService({ db: p.db, feed, hub, config });
-  p.kernel.setExternalHosts(svc.external);
+  p.kernel.provide("externalHosts", svc.external);
   parts.set(p.kernel, { svc, hub, timer: null });
 }
 
@@ -44,7 +44,7 @@ export function orgHostsRoutes(app: FastifyInstance, ctx: AppContext): void {
 
 /** start: on worker processes, every heartbeat interval, pods of hosts gone quiet become `unknown`. */
 export async function orgHostsStart(p: Platform): Promise<void> {
-  if (!p.kernel.hosts.local.roles.includes("worker")) return;
+  if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
   const part = partOf(p.kernel);
   const every = orgHostsConfig(p.env, p.config).heartbeatSeconds * 1000;
   const tick = () =>

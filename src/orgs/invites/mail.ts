@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Config } from "../../config/config.js";
 import { ConfigError } from "../../config/config.js";
-import type { MailMessage } from "../../kernel/orgs.js";
+import type { MailMessage } from "../../kernel/contracts.js";
 
 /** Invitation validity (spec, Limits). */
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;

@@ -21,7 +21,7 @@ export function guardrailRoutes(app: FastifyInstance, deps: { db: Db; kernel: Ke
 }
 
 /** Deploy blocks and rules first (403 deploy_rule_violation), then block budgets (402 budget_exceeded). */
-export function guardrailAdmission(kernel: Pick<Kernel, "usage">): AdmissionCheck {
+export function guardrailAdmission(kernel: Pick<Kernel, "use">): AdmissionCheck {
   const rules = rulesAdmission();
   const budgets = budgetAdmission(kernel);
   return async (q, r) => {

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { OwnedResource } from "../../kernel/orgs.js";
+import type { OwnedResource } from "../contract.js";
 import { AppStats, Days } from "../../edge/stats/routes.js";
 import type { StatsView, Window } from "../../edge/stats/service.js";
 import { orgOf } from "../guard.js";

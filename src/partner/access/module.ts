@@ -11,7 +11,8 @@ import { registryRoutes } from "../registry/routes.js";
 import { registryService } from "../registry/service.js";
 
 export function accessSetup(p: Platform): void {
-  p.kernel.addEdgeAccess(partnerSiteAccessPolicy());
+  const policy = partnerSiteAccessPolicy();
+  p.kernel.contribute("edgeAccess", policy, policy.ownerKind);
 }
 
 export function partnerAccessRoutes(app: FastifyInstance, ctx: AppContext): void {

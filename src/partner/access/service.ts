@@ -18,7 +18,7 @@ export const LINK_TTL_SECONDS = 5 * 60;
 
 export interface AccessDeps {
   db: Db;
-  kernel: Pick<Kernel, "edgeRoutes" | "edgeHosts">;
+  kernel: Pick<Kernel, "all">;
   /** APPS_DOMAIN and EDGE_PORT, for the links of sites named by slug */
   appsDomain: string;
   edgePort: number;
@@ -48,7 +48,7 @@ interface ChildSite {
 export function accessService({ db, kernel, appsDomain, edgePort }: AccessDeps) {
   /** A static site of one of the partner's children; 404 for anything else (another partner's, a plain user's). */
   async function childSite(q: Queryable, partner: PartnerRow, slug: string): Promise<ChildSite> {
-    for (const source of kernel.edgeRoutes) {
+    for (const source of kernel.all("edgeRoutes")) {
       const target = await source.resolve(q, slug);
       if (!target) continue;
       const owned = target.kind === "site" ? await childOf(q, target.owner) : null;
@@ -149,7 +149,7 @@ export function accessService({ db, kernel, appsDomain, edgePort }: AccessDeps) 
     let slug: string | null = null;
     const label = host.endsWith(`.${appsDomain}`) ? host.slice(0, -appsDomain.length - 1) : null;
     if (label && !label.includes(".")) slug = label;
-    for (const hosts of slug ? [] : kernel.edgeHosts) {
+    for (const hosts of slug ? [] : kernel.all("edgeHosts")) {
       slug = await hosts.appSlug(q, host);
       if (slug) break;
     }

@@ -20,7 +20,7 @@ import * as repo from "./repo.js";
 
 export interface ChildrenDeps {
   db: Db;
-  kernel: Pick<Kernel, "owned">;
+  kernel: Pick<Kernel, "all">;
   tokens: Pick<TokenResolver, "announceRevocation">;
 }
 
@@ -127,7 +127,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
 
   /**
    * DELETE /v1/partner/users/{id}: the child's tokens are revoked at once on every API process (NOTIFY on commit);
-   * its resources pass to the partner account (kernel.owned, as organization assets return to their creators) and its
+   * its resources pass to the partner account (kernel.all("owned"), as organization assets return to their creators) and its
    * remaining balance back to the partner's wallet, so nothing stays running or paid for an identity nobody can use.
    */
   async function remove(p: Principal, partner: PartnerRow, id: string): Promise<void> {
@@ -140,7 +140,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
       // a locked site stays with the child's identity, where the partner lock still applies: handed to the partner
       // account it would be public (access/README.md, "Deleted children")
       const locked = await repo.lockedSiteIds(tx, child.id);
-      for (const source of kernel.owned) {
+      for (const source of kernel.all("owned")) {
         const ids = (await source.list(tx, owner))
           .filter((r) => !(source.kind === "site" && locked.has(r.id)))
           .map((r) => r.id);
