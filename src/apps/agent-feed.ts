@@ -43,7 +43,9 @@ export function agentFeed(deps: AgentFeedDeps) {
         [LABEL_HOST]: hostId,
         "platform.owner": ownerKey(owner),
       },
-      pullAuth: await (deps.kernel.use("imageAccess")?.pullFor(owner, pod.image) ?? Promise.resolve(null)).catch(() => null),
+      pullAuth: await (deps.kernel.use("imageAccess")?.pullFor(owner, pod.image) ?? Promise.resolve(null)).catch(
+        () => null,
+      ),
     };
   }
 

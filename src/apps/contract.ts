@@ -77,4 +77,3 @@ export interface AttachmentConsumer {
   /** source networks (CIDR) the owner's apps connect from, so an allowlist can always admit them */
   sourceCidrs(q: Queryable, owner: Owner): Promise<string[]>;
 }
-

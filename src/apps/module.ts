@@ -149,7 +149,10 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   ],
   metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) =>
-    podLifecycle({ jobs: p.jobs, isExternal: async (q, id) => !!(await p.kernel.use("externalHosts")?.isExternal(q, id)) }),
+    podLifecycle({
+      jobs: p.jobs,
+      isExternal: async (q, id) => !!(await p.kernel.use("externalHosts")?.isExternal(q, id)),
+    }),
   instances: (p) => [
     {
       resource: "pods",

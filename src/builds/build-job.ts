@@ -221,9 +221,9 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
     );
 
     const repository = row.app_slug ?? "build";
-    const images = d.kernel.use("imageAccess");
-    if (!images?.pushFor) throw new BuildFailure("no image registry to push to");
-    const push = await images.pushFor(owner, repository).catch((err) => {
+    const access = d.kernel.use("imageAccess");
+    if (!access?.pushFor) throw new BuildFailure("no image registry to push to");
+    const push = await access.pushFor(owner, repository).catch((err) => {
       throw new BuildFailure(`pushing: ${asApiError(err)?.message ?? String(err)}`);
     });
     const image = `${push.registry}/${push.namespace}/${repository}:build-${row.id}`;

@@ -52,4 +52,3 @@ export interface Rebuilds {
   /** the builder this platform runs builds with */
   builder(): Promise<{ name: string; version: string | null; available: boolean; problem: string | null }>;
 }
-

@@ -38,7 +38,8 @@ export function rebuildsContract(
   outbound: Outbound,
 ): Rebuilds {
   return {
-    digestOf: async (owner, image) => manifestDigest(image, (await kernel.use("imageAccess")?.pullFor(owner, image)) ?? null, outbound),
+    digestOf: async (owner, image) =>
+      manifestDigest(image, (await kernel.use("imageAccess")?.pullFor(owner, image)) ?? null, outbound),
     rebuild: async (p, buildId) => {
       const row = await svc.rebuild(p, buildId);
       return { id: row.id, tag: `build-${row.id}` };

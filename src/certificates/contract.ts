@@ -19,4 +19,3 @@ export interface TlsCertificates {
   /** the key authorization for an ACME HTTP-01 token, or null (served at /.well-known/acme-challenge/<token>) */
   challenge(q: Queryable, token: string): Promise<string | null>;
 }
-

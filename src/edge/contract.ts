@@ -24,7 +24,6 @@ export interface EdgeHostSource {
   appSlug(q: Queryable, host: string): Promise<string | null>;
 }
 
-
 /**
  * Who may see the targets of one owner kind, decided by the area that knows those owners (organizations: the
  * visibility of company sites), instead of the targets' own `visibility`. The edge asks `visibility` first (kept
@@ -76,4 +75,3 @@ export interface VisibilityInForce {
   /** the target's own setting (null: none), shown beside the one in force when a maximum caps it */
   own: string | null;
 }
-

@@ -94,7 +94,8 @@ export class Edge {
   }
 
   async start(): Promise<void> {
-    const { edgeRoutes, edgeHosts, certificates } = this.p.kernel;
+    const [edgeRoutes, edgeHosts] = [this.p.kernel.all("edgeRoutes"), this.p.kernel.all("edgeHosts")];
+    const certificates = this.p.kernel.use("certificates");
     const policyChannels = this.access.channels;
     const channels = [
       ...new Set([

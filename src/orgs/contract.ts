@@ -53,7 +53,6 @@ export interface ExternalHosts {
   isExternal(q: Queryable, hostId: string): Promise<boolean>;
 }
 
-
 /** One resource as its area reports it for the company-asset views and ownership moves. */
 export interface OwnedResource {
   /** pod | pod-group | site | database | volume | bucket */
@@ -85,4 +84,3 @@ export interface OwnedResources {
    */
   ties?(q: Queryable, ref: { kind: string; id: string }): Promise<{ kind: string; id: string }[]>;
 }
-

@@ -46,8 +46,9 @@ async function monthlyLimits(
   capKrw: number | null,
 ) {
   if (r.update || !isPaid(prices(), r.kind, r.size, r.storageGb ?? 1)) return;
-  if (capKrw !== null && kernel.use("usageTotals")) {
-    const used = await kernel.use("usageTotals").spentKrw(q, r.owner, currentMonth());
+  const totals = kernel.use("usageTotals");
+  if (capKrw !== null && totals) {
+    const used = await totals.spentKrw(q, r.owner, currentMonth());
     if (used >= capKrw)
       throw new ApiError(
         "partner_child_monthly_limit",

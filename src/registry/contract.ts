@@ -32,4 +32,3 @@ export interface PushCredentials {
   /** when the credentials stop working */
   expires_at?: Date;
 }
-

@@ -40,7 +40,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
       localProblem: () => status.problem ?? (worker ? binaryMissing(config.bin) : null),
     });
     const realm = new LoopbackRealm((authorization, query) => svc.issueToken(authorization, query));
-    p.kernel.setImageAccess(svc.imageAccess());
+    p.kernel.provide("imageAccess", svc.imageAccess());
     return { config, svc, process: server, realm, status };
   },
   routes: (app, _ctx, state) => registryRoutes(app, state.svc),

@@ -30,4 +30,3 @@ export interface StaticFiles {
    */
   rollback?(p: Principal, site: string, deploymentId: string): Promise<void>;
 }
-

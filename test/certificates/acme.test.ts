@@ -1,6 +1,6 @@
 /**
  * Certificates from a real ACME server (Debian's pebble on loopback): issued for a host asked through
- * kernel.use("certificates").request, stored with the key sealed, served by SNI on the edge's HTTPS listener, obtained on
+ * kernel.certificates.request, stored with the key sealed, served by SNI on the edge's HTTPS listener, obtained on
  * demand for <slug>.<APPS_DOMAIN>, renewed within ACME_RENEW_DAYS, and a failed order recorded in the row.
  */
 import { after, before, describe, test } from "node:test";
@@ -58,7 +58,7 @@ describe("ACME certificates (pebble)", { skip: NO_PEBBLE }, () => {
     await dns?.close();
   });
 
-  test("a host requested through kernel.use("certificates") is issued, stored sealed and served by SNI", async () => {
+  test("a host requested through kernel.certificates is issued, stored sealed and served by SNI", async () => {
     const host = "shop.custom-test.example";
     // as the custom-domains area does at verification, inside its transaction (the job starts after commit)
     await inTransaction(app.t.db, (tx) => app.t.platform.kernel.use("certificates")!.request(tx, host));

@@ -28,7 +28,7 @@ export async function orgSiteApp(env: Record<string, string> = {}): Promise<Stat
       state: "live",
       createdAt: r.created_at,
     });
-    t.platform.kernel.addOwned({
+    t.platform.kernel.contribute("owned", {
       kind: "site",
       list: async (q, owner) =>
         (

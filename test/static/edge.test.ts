@@ -30,7 +30,7 @@ before(async () => {
         return files.content(q, hash);
       },
     };
-    t.platform.kernel.provide("staticFiles", counting);
+    t.platform.kernel.replace("staticFiles", counting);
   });
   token = (await signup(s.t.app)).token;
   await createSite(s.t, token, { name: "docs", slug: "docs", not_found_page: "404.html" });

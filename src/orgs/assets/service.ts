@@ -79,7 +79,10 @@ export function assetsService(d: AssetsDeps) {
         for (const t of (await s.ties?.(q, { kind: cur.kind, id: cur.id })) ?? []) {
           const key = `${t.kind}:${t.id}`;
           if (seen.has(key)) continue;
-          const found = await kernel.all("owned").find((o) => o.kind === t.kind)?.find(q, t.id);
+          const found = await kernel
+            .all("owned")
+            .find((o) => o.kind === t.kind)
+            ?.find(q, t.id);
           if (!found) continue; // gone, or not an asset of its own (a group's member pod)
           seen.set(key, found);
           queue.push(found);

@@ -46,7 +46,10 @@ export async function orgApp(
   kind: AppKind,
   id: string,
 ): Promise<OrgApp | null> {
-  const r = await kernel.all("owned").find((s) => s.kind === kind)?.find(q, id);
+  const r = await kernel
+    .all("owned")
+    .find((s) => s.kind === kind)
+    ?.find(q, id);
   if (!r || r.id !== id || r.owner.kind !== "org" || r.owner.id !== orgId || !r.slug || r.state === "removed")
     return null;
   return { kind, id: r.id, slug: r.slug, accountId: r.accountId };

@@ -49,8 +49,9 @@ export function refreshService(deps: RefreshDeps) {
   };
 
   async function builder() {
-    if (!kernel.use("rebuilds")) return { name: "none", version: null, available: false, problem: "no builds area" };
-    return kernel.use("rebuilds").builder();
+    const rebuilds = kernel.use("rebuilds");
+    if (!rebuilds) return { name: "none", version: null, available: false, problem: "no builds area" };
+    return rebuilds.builder();
   }
 
   async function settingsOf(orgId: string): Promise<repo.Settings> {
@@ -90,8 +91,9 @@ export function refreshService(deps: RefreshDeps) {
     const found: Parameters<typeof repo.propose>[1][] = [];
     for (const b of builds) {
       for (const base of b.base_images) {
-        if (!base.digest || !kernel.use("rebuilds")) continue;
-        if (!now.has(base.image)) now.set(base.image, kernel.use("rebuilds").digestOf(org(orgId), base.image));
+        const rebuilds = kernel.use("rebuilds");
+        if (!base.digest || !rebuilds) continue;
+        if (!now.has(base.image)) now.set(base.image, rebuilds.digestOf(org(orgId), base.image));
         const digest = await now.get(base.image)!.catch((err) => {
           log.warn({ err, org: orgId, image: base.image }, "base image digest not read; checked again next time");
           return null;
@@ -162,10 +164,11 @@ export function refreshService(deps: RefreshDeps) {
         for (const r of claimed) await repo.setStatus(tx, [r.id], r.status, { error: r.error });
       });
     try {
-      if (!kernel.use("rebuilds")) throw new ApiError("builder_unavailable", "This platform has no builds area.");
+      const rebuilds = kernel.use("rebuilds");
+      if (!rebuilds) throw new ApiError("builder_unavailable", "This platform has no builds area.");
       const current = await repo.currentBuildOf(db, orgId, appId);
       if (!current) throw new ApiError("conflict", "No build of this app is recorded any more; build it from source.");
-      const started = await kernel.use("rebuilds").rebuild(p, current.build_id);
+      const started = await rebuilds.rebuild(p, current.build_id);
       await repo.setStatus(
         db,
         claimed.map((r) => r.id),
