@@ -6,7 +6,7 @@ import { groupState } from "./groups/view.js";
 import * as repo from "./owned-repo.js";
 
 /**
- * Pods, pod groups and volumes for organizations (kernel.addOwned; src/orgs/README.md, "Company assets"): company
+ * Pods, pod groups and volumes for organizations (contribution "owned"; src/orgs/README.md, "Company assets"): company
  * asset lists and ownership moves. A group is one asset (its member pods are not listed apart and move with it); a
  * pod's volumes move with the pod. Registered in this order (groups, pods, volumes), so moves that walk every
  * source (an organization deleted) carry mounted volumes with their pods before volumes are looked at alone.

@@ -33,7 +33,7 @@ export interface EndedBuild {
 }
 
 /**
- * Told of every build's end (kernel.addBuildObserver). Answering true for a succeeded build that named an app keeps
+ * Told of every build's end (contribution "buildObservers"). Answering true for a succeeded build that named an app keeps
  * its source on the build host for `Rebuilds.rebuild` (the newest kept build of an app replaces older ones).
  */
 export interface BuildObserver {

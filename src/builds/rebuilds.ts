@@ -28,7 +28,7 @@ function builderVersion(bin: string): Promise<string | null> {
 }
 
 /**
- * What the builds area offers others for base-image refresh (kernel.setRebuilds; issue 14): the current digest of a
+ * What the builds area offers others for base-image refresh (capability "rebuilds"; issue 14): the current digest of a
  * base image (with the owner's pull access, as a build pulls it), rebuilds of kept sources, the builder's state.
  */
 export function rebuildsContract(

@@ -5,7 +5,7 @@ import { ownerKey, type Owner } from "../kernel/owner.js";
 import type { OwnerChangeFeed } from "../kernel/change-feed.js";
 
 /**
- * Managed databases for organizations (kernel.addOwned; src/orgs/README.md, "Company assets"). A move rewrites the
+ * Managed databases for organizations (contribution "owned"; src/orgs/README.md, "Company assets"). A move rewrites the
  * owner and responsible member of the instances and of their backups (the new owner sees and restores them). The
  * owner change feed hears it from migration 010's trigger at commit; this process's list cache drops both owners
  * at once. Slugs are unique platform-wide, so a move never collides. Servers are not touched; a non-empty

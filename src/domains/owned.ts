@@ -4,7 +4,7 @@ import type { OwnedResource, OwnedResources } from "../orgs/contract.js";
 import type { Owner } from "../kernel/owner.js";
 
 /**
- * Custom domains for organizations (kernel.addOwned; src/orgs/README.md, "Company assets"). A domain is tied to
+ * Custom domains for organizations (contribution "owned"; src/orgs/README.md, "Company assets"). A domain is tied to
  * its app both ways: designating a pod, pod group or site moves its domains along, and designating a domain moves
  * its app. The edge serves a domain only while its app has the domain's owner, so the two must never part.
  * Owner columns are not watched by migration 019's triggers; a move announces the domains on domain_routes.

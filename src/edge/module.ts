@@ -10,7 +10,7 @@ export type { Edge } from "./edge.js";
 /**
  * The edge (issues 10 and 11; README.md here): the HTTP front door for what users deploy, on EDGE_PORT beside
  * the API, or alone on a host with ROLES=edge against the same store. Listed after every area that registers
- * route sources (kernel.addEdgeRoutes), since it LISTENs on their channels at start.
+ * route sources (kernel.contribute("edgeRoutes")), since it LISTENs on their channels at start.
  */
 export const edgeArea = defineArea<Edge, EdgeConfig>({
   name: "edge",

@@ -68,7 +68,7 @@ export interface OwnedResource {
 }
 
 /**
- * An area's resources for organizations (kernel.addOwned): listing an owner's, finding one by id, and moving some
+ * An area's resources for organizations (contribution "owned"): listing an owner's, finding one by id, and moving some
  * to another owner and creator. `reassign` runs in the caller's transaction and announces the change the way the
  * area's own writes do (edge routes, owner caches), so the edge and lists follow at commit.
  */

@@ -25,7 +25,7 @@ import { orgHostsRoutes, orgHostsSetup, orgHostsStart, orgHostsStop } from "./ho
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
  * the owner model, site visibility at the edge, budgets, deploy rules and the organization audit log. Listed before
- * the areas whose creation paths its admission checks guard; it sets kernel.use("orgs") at setup.
+ * the areas whose creation paths its admission checks guard; it provides the capability "orgs" at setup.
  */
 export const orgsArea = defineArea<null>({
   name: "orgs",

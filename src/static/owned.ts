@@ -5,7 +5,7 @@ import type { Owner } from "../kernel/owner.js";
 import { STATIC_CHANNEL } from "./service.js";
 
 /**
- * Static sites for organizations (kernel.addOwned; src/orgs/README.md, "Company assets"). A move rewrites the
+ * Static sites for organizations (contribution "owned"; src/orgs/README.md, "Company assets"). A move rewrites the
  * site's owner and responsible member; its deployments follow through site_id (their account_id stays: who
  * deployed). The edge caches each site with its owner, so a move announces the slug on static_routes (migration
  * 018's trigger does not fire on owner columns).

@@ -21,7 +21,7 @@ export interface CompanySite {
   creator: string | null;
 }
 
-/** edge target kinds and the owned-resource kinds (kernel/orgs.ts OwnedResource.kind) naming the same apps */
+/** edge target kinds and the owned-resource kinds (orgs/contract.ts OwnedResource.kind) naming the same apps */
 const OWNED_KIND: Record<string, string> = { site: "site", pod: "pod", group: "pod-group" };
 const EDGE_KIND: Record<string, string> = { site: "site", pod: "pod", "pod-group": "group" };
 
