@@ -1,5 +1,5 @@
 /**
- * Company assets (README.md of src/orgs, "Company assets"): the resources an organization owns, read and moved
+ * Company assets (README.md here, "Company assets"): the resources an organization owns, read and moved
  * through every area's kernel.all("owned") source. Designation moves one of the member's personal resources, with what is
  * tied to it (a pod's databases and volumes, a database's apps), to the organization; removal moves it back to its
  * creator. Each move is one transaction with its audit row: a refusal anywhere (409) moves nothing.
@@ -7,7 +7,7 @@
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { OrgMembership, OwnedResource, OwnedResources } from "../contract.js";
+import type { OrgMembership, OwnedResource, OwnedResources } from "../public.js";
 import { accountOwner, sameOwner, type Owner } from "../../kernel/owner.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";

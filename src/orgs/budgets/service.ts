@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { isUuid, type Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import { roleAtLeast, type OrgMembership } from "../contract.js";
+import { roleAtLeast, type OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
-import { departmentChain } from "../rules/repo.js";
+import { departmentChain } from "../public.js";
 import { consumedKrw, monthRange } from "./consumption.js";
 import * as repo from "./repo.js";
 

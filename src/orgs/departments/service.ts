@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../contract.js";
+import type { OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { normaliseEmail } from "../../auth/secrets.js";
-import * as orgs from "../repo.js";
-import { removeFromOrg, type ChangeDeps } from "../membership-changes.js";
+import * as orgs from "../public.js";
+import { removeFromOrg, type ChangeDeps } from "../public.js";
 import * as repo from "./repo.js";
 import { countResults, planDepartments, type DepartmentInput, type PlanOptions } from "./plan.js";
 import { MEMBER_RESULTS, planMembers, type MemberInput } from "./member-plan.js";

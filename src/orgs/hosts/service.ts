@@ -1,12 +1,12 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../contract.js";
-import type { ExternalHosts } from "../contract.js";
+import type { OrgMembership } from "../public.js";
+import type { ExternalHosts } from "../public.js";
 import type { PlacementRequest } from "../../hosts/contract.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, authRequired, notFound } from "../../http/errors.js";
-import type { AgentFeed } from "../../apps/agent-feed.js";
+import type { AgentFeed } from "../../apps/public.js";
 import type { DesiredState, RegisterRequest, RegisterResponse, ReportRequest } from "../../agent/protocol.js";
 import type { DesiredHub } from "./hub.js";
 import { installShell, type OrgHostsConfig } from "./install.js";

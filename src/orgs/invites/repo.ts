@@ -1,6 +1,6 @@
 /** SQL of invitations (org_invites) and of member changes by admins (org_members role and department). */
 import type { Queryable } from "../../store/db.js";
-import type { OrgRole } from "../contract.js";
+import type { OrgRole } from "../public.js";
 
 export type InviteRole = "admin" | "member";
 export type InviteStatus = "pending" | "accepted" | "withdrawn";
@@ -168,4 +168,9 @@ export async function updateMember(
     m.role,
     m.departmentId,
   ]);
+}
+
+/** One invitation round per organization at a time. */
+export async function lockOrgInvites(q: Queryable, orgId: string): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('org-invites:' || $1))", [orgId]);
 }

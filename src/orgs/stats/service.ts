@@ -5,9 +5,9 @@
  */
 import type { Db } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { OrgMembership, OwnedResource } from "../contract.js";
+import type { OrgMembership, OwnedResource } from "../public.js";
 import { ApiError } from "../../http/errors.js";
-import { ownerAppsStats, type StatsKind, type Window } from "../../edge/stats/service.js";
+import { ownerAppsStats, type StatsKind, type Window } from "../../edge/public.js";
 
 /** Owned-resource kinds the edge serves, and the kind its statistics name them by (EdgeTarget.kind). */
 const SERVED: Record<string, StatsKind> = { site: "site", pod: "pod", "pod-group": "group" };
