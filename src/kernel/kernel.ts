@@ -12,6 +12,7 @@ import type {
 } from "./contracts.js";
 import { CapabilityRegistry } from "./capabilities.js";
 import type { Owner } from "./owner.js";
+import { xactLock } from "../store/locks.js";
 
 /** resource names as one instance is called in messages */
 const SINGULAR: Partial<Record<Resource, string>> = {
@@ -59,7 +60,7 @@ export class Kernel extends CapabilityRegistry {
    * than `ownChannel` already serves it (the area checks its own tables, with its own unique index).
    */
   async appSlugTakenElsewhere(tx: Queryable, slug: string, ownChannel: string): Promise<boolean> {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('app-slug:' || $1))", [slug]);
+    await xactLock(tx, `app-slug:${slug}`);
     for (const source of this.all("edgeRoutes")) {
       if (source.channel !== ownChannel && (await source.resolve(tx, slug))) return true;
     }

@@ -5,8 +5,11 @@
  * company asset it tells the kernel as the owner policy of kind "org" (kernel/contracts.ts, OwnerPolicy).
  */
 import type { Queryable } from "../store/db.js";
-import type { Owner } from "../kernel/owner.js";
 import type { PlacementRequest } from "../hosts/contract.js";
+import type { OwnedResources } from "../kernel/contracts.js";
+
+/** owned resources are the kernel's (kernel/owned-repo.ts implements them over one table); the point is "owned" */
+export type { OwnedResource, OwnedResources } from "../kernel/contracts.js";
 
 declare module "../kernel/capabilities.js" {
   interface Capabilities {
@@ -51,36 +54,4 @@ export interface ExternalHosts {
   place(q: Queryable, request: PlacementRequest): Promise<string>;
   /** whether the host id is an external host (its pods are driven by its agent) */
   isExternal(q: Queryable, hostId: string): Promise<boolean>;
-}
-
-/** One resource as its area reports it for the company-asset views and ownership moves. */
-export interface OwnedResource {
-  /** pod | pod-group | site | database | volume | bucket */
-  kind: string;
-  id: string;
-  name: string;
-  slug: string | null;
-  owner: Owner;
-  /** the creator (the member responsible for a company asset) */
-  accountId: string;
-  state: string;
-  createdAt: Date;
-}
-
-/**
- * An area's resources for organizations (contribution "owned"): listing an owner's, finding one by id, and moving some
- * to another owner and creator. `reassign` runs in the caller's transaction and announces the change the way the
- * area's own writes do (edge routes, owner caches), so the edge and lists follow at commit.
- */
-export interface OwnedResources {
-  kind: string;
-  list(q: Queryable, owner: Owner): Promise<OwnedResource[]>;
-  /** by id (or slug where the kind has one), whoever owns it; deleted resources are not found */
-  find(q: Queryable, ref: string): Promise<OwnedResource | null>;
-  reassign(q: Queryable, ids: string[], to: { owner: Owner; accountId: string }): Promise<void>;
-  /**
-   * Resources tied to `ref` (of any kind, this source's or another's) that must keep one owner with it: a pod's
-   * attached databases and volumes, a database's apps. A designation moves the tied ones along. Optional.
-   */
-  ties?(q: Queryable, ref: { kind: string; id: string }): Promise<{ kind: string; id: string }[]>;
 }
