@@ -6,7 +6,7 @@ import { pruneCliErrorReports } from "./service.js";
 export const cliArea = defineArea({
   name: "cli",
   tags: [{ name: "cli", description: "Error reports the command-line client sends on failure." }],
-  routes: cliRoutes,
+  routes: (_app, ctx) => cliRoutes(ctx),
   jobs: (p) => [
     { name: "core.prune-cli-error-reports", cron: "17 3 * * *", handler: () => pruneCliErrorReports(p.db) },
   ],

@@ -41,7 +41,7 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
       appSessionGraceS: config.appSessionGraceS,
     };
   },
-  routes: databaseRoutes,
+  routes: (_app, ctx, state) => databaseRoutes(ctx, state),
   jobs: (p, s) =>
     databaseJobs(p.jobs, {
       db: p.db,

@@ -65,10 +65,10 @@ export const onpremArea = defineArea<OnpremState, OnpremConfig>({
     });
     return { config, signingKey, access, licenses, orders, releases };
   },
-  routes: async (app, _ctx, s) => {
-    accessRoutes(app, s);
-    licenseRoutes(app, s);
-    releaseRoutes(app, s, { downloadBaseUrl: s.config.downloadBaseUrl });
-    await operatorRoutes(app, s);
-  },
+  routes: async (app, _ctx, s) => [
+    ...accessRoutes(s),
+    ...licenseRoutes(s),
+    ...releaseRoutes(s, { downloadBaseUrl: s.config.downloadBaseUrl }),
+    ...(await operatorRoutes(app, s)),
+  ],
 });

@@ -25,12 +25,15 @@ export const partnerArea = defineArea<null>({
   ],
   setup: (p) => (accessSetup(p), null),
   routes: (app, ctx) => {
+    // installed before the routes are registered: it guards every /v1/partner route as it is added
     installPartnerGuard(app, ctx.db);
-    profileRoutes(app, partnerService({ db: ctx.db, kernel: ctx.kernel }));
-    childRoutes(app, childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
-    departmentRoutes(app, departmentsService({ db: ctx.db }));
-    billingRoutes(app, ctx);
-    partnerAccessRoutes(app, ctx);
+    return [
+      ...profileRoutes(partnerService({ db: ctx.db, kernel: ctx.kernel })),
+      ...childRoutes(childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens })),
+      ...departmentRoutes(departmentsService({ db: ctx.db })),
+      ...billingRoutes(ctx),
+      ...partnerAccessRoutes(ctx),
+    ];
   },
   admissionErrors: [
     "partner_monthly_limit",
