@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Body } from "../../http/schemas.js";
 import { backupView, commandView, databaseView } from "../view.js";
+import { CreateBody } from "../schemas.js";
 import {
   Accepted,
   AttachedApp,
@@ -9,7 +10,6 @@ import {
   InstanceWithCommand,
   Params,
   read,
-  SLUG,
   Size,
   tags,
   write,
@@ -31,15 +31,7 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
       admits: true,
       errors: ["slug_taken", "provision_failed"],
       validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
-      body: Body({
-        name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
-        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        engine: Type.Optional(Type.Literal("postgres")),
-        version: Type.Optional(Type.Union([Type.Literal(16), Type.Literal(17)])),
-        size: Type.Optional(Size),
-        storage_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 16384 })),
-        pitr_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 35 })),
-      }),
+      body: CreateBody,
       response: { 201: InstanceWithCommand },
       handler: async (request, reply) => {
         const { row, commandId } = await svc.create(caller(request), request.body);

@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Body } from "../../http/schemas.js";
 import { databaseView } from "../view.js";
-import { Accepted, caller, Instance, Params, Size, tags, write, type RouteDeps } from "./schemas.js";
+import { ComputeBody, StorageBody } from "../schemas.js";
+import { Accepted, caller, Instance, Params, tags, write, type RouteDeps } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
 
 /** Settings of an instance: network allow-list, client groups, autoscale, label, extensions. */
@@ -58,12 +59,7 @@ export function settingsRoutes({ svc, config }: RouteDeps): Route[] {
       summaryKo: "컴퓨트 자동 확장 설정.",
       auth: write,
       params: Params,
-      body: Body({
-        enabled: Type.Boolean(),
-        min_size: Type.Optional(Size),
-        max_size: Type.Optional(Size),
-        cpu_threshold_pct: Type.Optional(Type.Integer({ minimum: 10, maximum: 100 })),
-      }),
+      body: ComputeBody,
       response: { 200: Instance },
       handler: async (request) =>
         databaseView(await svc.setCompute(caller(request), request.params.id, request.body), config),
@@ -77,12 +73,7 @@ export function settingsRoutes({ svc, config }: RouteDeps): Route[] {
       summaryKo: "스토리지 자동 확장 설정.",
       auth: write,
       params: Params,
-      body: Body({
-        enabled: Type.Boolean(),
-        max_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 16384 })),
-        threshold_pct: Type.Optional(Type.Integer({ minimum: 50, maximum: 95 })),
-        step_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
-      }),
+      body: StorageBody,
       response: { 200: Instance },
       handler: async (request) =>
         databaseView(await svc.setStorage(caller(request), request.params.id, request.body), config),

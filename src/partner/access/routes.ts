@@ -1,19 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { callerOf } from "../../auth/principal.js";
-import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import { Nullable, Timestamp } from "../../http/schemas.js";
 import { partnerOf } from "../guard.js";
-import { OpaqueRef, PARTNER_ERRORS, read, tags, write } from "../schemas.js";
+import { PARTNER_ERRORS, read, tags, write } from "../schemas.js";
 import type { AccessService } from "./service.js";
+import { AccessBody, Mode, Slug, VisitorBody } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
-
-const Slug = Type.String({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" });
-const DepartmentCode = Type.String({ minLength: 1, maxLength: 100 });
-const Mode = Type.Union([
-  Type.Literal("none"),
-  Type.Literal("tenant"),
-  Type.Literal("department"),
-  Type.Literal("invited"),
-]);
 
 const SiteAccess = Type.Object({
   site: Type.String(),
@@ -60,12 +52,7 @@ export function accessRoutes(svc: AccessService): Route[] {
       auth: write,
       errors: [...PARTNER_ERRORS, "tenant_required", "unknown_department"],
       params,
-      body: Body({
-        mode: Mode,
-        tenant_ref: Type.Optional(OpaqueRef),
-        department_code: Type.Optional(DepartmentCode),
-        invited_refs: Type.Optional(Type.Array(OpaqueRef, { maxItems: 1000 })),
-      }),
+      body: AccessBody,
       response: { 200: SiteAccess },
       handler: async (request) => svc.put(callerOf(request), partnerOf(request), request.params.slug, request.body),
     }),
@@ -79,13 +66,7 @@ export function accessRoutes(svc: AccessService): Route[] {
       summaryKo: "방문자 보증: 일회용 링크 발급.",
       auth: write,
       errors: [...PARTNER_ERRORS, "not_found", "unknown_department"],
-      body: Body({
-        subject_ref: OpaqueRef,
-        tenant_ref: Type.Optional(Nullable(OpaqueRef)),
-        department_code: Type.Optional(Nullable(DepartmentCode)),
-        site: Type.Optional(Slug),
-        return_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-      }),
+      body: VisitorBody,
       response: { 201: VisitorLink },
       handler: async (request, reply) =>
         reply.code(201).send(await svc.vouch(callerOf(request), partnerOf(request), request.body)),
