@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { AppContext } from "../kernel/context.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
-import { accountsService } from "../accounts/service.js";
+import { accountsService } from "../accounts/public.js";
 import { fleetService } from "./service.js";
 import { route, type Route } from "../http/route.js";
 
