@@ -2,10 +2,12 @@ import { defineArea } from "../kernel/area.js";
 import { accountsService } from "./service.js";
 import { meRoutes } from "./routes.js";
 import { apiKeyRoutes } from "./api-key-routes.js";
+import { ACCOUNTS_ERROR_CODES } from "./errors.js";
 
 /** The account: profile, password, spend caps, API keys, own audit log, deletion. */
 export const accountsArea = defineArea({
   name: "accounts",
+  errors: ACCOUNTS_ERROR_CODES,
   tags: [
     {
       name: "account",

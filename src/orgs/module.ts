@@ -20,6 +20,8 @@ import { orgBankRoutes } from "./bank/routes.js";
 import { orgStatsRoutes } from "./stats/routes.js";
 import { orgStatsService } from "./stats/service.js";
 import { orgHostsRoutes, orgHostsSetup, orgHostsStart, orgHostsStop } from "./hosts/index.js";
+import { ORGS_ERROR_CODES } from "./errors.js";
+import { ORGS_SCOPES } from "./scopes.js";
 
 /**
  * Organizations (issue 13; README.md here): members with roles, departments, invitations, company assets through
@@ -28,6 +30,8 @@ import { orgHostsRoutes, orgHostsSetup, orgHostsStart, orgHostsStop } from "./ho
  */
 export const orgsArea = defineArea<null>({
   name: "orgs",
+  errors: ORGS_ERROR_CODES,
+  scopes: ORGS_SCOPES,
   tags: [
     {
       name: "org",

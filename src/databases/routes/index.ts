@@ -14,6 +14,7 @@ export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, stat
   const svc = databasesService({
     db: ctx.db,
     config: ctx.config,
+    restoreEnabled: state.restoreEnabled,
     jobs: ctx.jobs,
     provider: state.provider,
     admission: ctx.kernel,
