@@ -15,7 +15,8 @@ import { authorize, identify, requireAuthDeclarations, type AuthDeps } from "./h
 import { ownerFieldOnCreateRoutes } from "./http/owner-context.js";
 import { ApiError, notFound } from "./http/errors.js";
 import { findUnstorable, storableText } from "./http/storable.js";
-import { catalogMarkdown, documentRoute, shareHeaders } from "./http/route-schema.js";
+import { catalogMarkdown, documentRoute, shareErrorResponses, shareHeaders } from "./http/route-schema.js";
+import { registerRoutes } from "./http/route.js";
 import { Idempotency } from "./http/idempotency.js";
 import { rateLimitHeaders } from "./http/rate-limit.js";
 import { TokenResolver } from "./auth/token-resolver.js";
@@ -92,6 +93,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     transformObject: (doc) => {
       const openapi = (doc as { openapiObject: unknown }).openapiObject as OpenApiDoc;
       shareHeaders(openapi as never);
+      shareErrorResponses(openapi as never);
       return withTags(openapi, platform.areas) as never;
     },
   });
@@ -100,12 +102,14 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   // JSON nested deeper than MAX_JSON_DEPTH is 400 before it is parsed, for every route (http/json-depth.ts)
   boundJsonDepth(app);
 
-  requireAuthDeclarations(app);
+  requireAuthDeclarations(app, platform.kernel);
   ctx.routeTable = collectRouteTable(app);
   // limits on every schema, error codes per status, rate-limit headers and security, decided here for every route
   // create routes take {"owner": "me" | "org"} (http/owner-context.ts), added before the route is documented
   app.addHook("onRoute", ownerFieldOnCreateRoutes({ kernel: platform.kernel, db }));
-  app.addHook("onRoute", documentRoute);
+  // routes that admit can answer every area's admission refusals (AreaModule.admissionErrors)
+  const admissionCodes = platform.areas.flatMap((a) => a.admissionErrors ?? []);
+  app.addHook("onRoute", (route) => documentRoute(route, admissionCodes));
 
   const authDeps: AuthDeps = {
     tokens: ctx.tokens,
@@ -205,7 +209,10 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     route.onSend = [storeAndAudit, ...list(route.onSend)];
   });
 
-  for (const area of platform.areas) await area.routes?.(app, ctx, platform.state(area.name));
+  for (const area of platform.areas) {
+    const declared = await area.routes?.(app, ctx, platform.state(area.name));
+    if (declared) registerRoutes(app, declared);
+  }
   app.decorate("routeTable", ctx.routeTable);
   return app;
 }

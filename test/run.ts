@@ -3,7 +3,7 @@
  * then node's test runner over every test file (each file clones the template into its own database).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import pino from "pino";
 import PgBoss from "pg-boss";
@@ -54,6 +54,7 @@ if (files.some((f) => IMAGE_TEST_DIRS.some((d) => f.startsWith(path.join("test",
   Object.assign(process.env, await buildTestImages().catch((err) => (console.error(`no test images: ${err}`), {})));
 // --test-force-exit: a file whose tests all finished exits even if a handle leaked (a CI run once hung on one);
 // the leak itself is a defect to find, but it must not hold the whole run until the CI limit
+const timings = path.join(dataDir, "file-timings.tsv");
 const child = spawn(
   process.execPath,
   [
@@ -61,17 +62,41 @@ const child = spawn(
     "tsx",
     "--test",
     "--test-force-exit",
+    "--test-reporter=tap",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=./test/helpers/slowest-files.mjs",
+    "--test-reporter-destination=stderr",
     `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
     ...files,
   ],
   {
     stdio: "inherit",
-    env: { ...process.env, TEST_ADMIN_URL: server.adminUrl("postgres"), TEST_TEMPLATE_DB: TEMPLATE_DB },
+    env: {
+      ...process.env,
+      TEST_ADMIN_URL: server.adminUrl("postgres"),
+      TEST_TEMPLATE_DB: TEMPLATE_DB,
+      TEST_TIMINGS_FILE: timings,
+    },
   },
 );
 // a run stopped by a signal still stops its server
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
 const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await server.stop();
+printSlowest(timings);
 if (!process.env.TEST_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
 process.exit(code);
+
+/** The ten slowest test files, so a CI log shows where the run's time went. */
+function printSlowest(file: string): void {
+  if (!existsSync(file)) return;
+  const rows = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => line.split("\t"))
+    .sort((a, b) => Number(b[0]) - Number(a[0]))
+    .slice(0, 10);
+  console.log("# slowest test files (seconds, start-up included)");
+  for (const [ms, name] of rows)
+    console.log(`#   ${(Number(ms) / 1000).toFixed(1).padStart(6)}  ${path.relative(".", name)}`);
+}

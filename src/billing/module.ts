@@ -52,6 +52,7 @@ export const billingArea = defineArea({
     }),
     ...paymentJobs({ db: p.db, config: p.config, secrets: p.secrets }),
   ],
+  admissionErrors: ["insufficient_funds", "spend_cap_reached"],
   admission: (p) => {
     const funds = fundsCheck((q, owner, accountId) => p.kernel.payer(q, owner, accountId));
     const caps = spendCapCheck(p.config);

@@ -73,8 +73,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
     };
     return { config, store, svc, gateway, counter, sweepTimer: null, sweeping: null, endpoint };
   },
-  routes: (app, _ctx, s) =>
-    bucketRoutes(app, s.svc, { url: s.endpoint, region: s.config.region, domain: s.config.domain }),
+  routes: (_app, _ctx, s) => bucketRoutes(s.svc, { url: s.endpoint, region: s.config.region, domain: s.config.domain }),
   metering: () => [bucketStorageMetering(), bucketRequestMetering()],
   instances: (p) => ({
     resource: "buckets",

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
 import { Body, NoContent, Nullable, Timestamp } from "../http/schemas.js";
+import { route, type Route } from "../http/route.js";
 import type { BucketsService } from "./service.js";
 import type { BucketRow, KeyRow } from "./repo.js";
 
@@ -49,8 +49,8 @@ const AccessKey = Type.Object({
   region: Type.String(),
 });
 
-export function bucketRoutes(app: FastifyInstance, svc: BucketsService, s3: S3Endpoint): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+/** The buckets area's operations: buckets and their S3 access keys. */
+export function bucketRoutes(svc: BucketsService, s3: S3Endpoint): Route[] {
   const view = (b: BucketRow & { uploads_in_progress?: number; upload_bytes?: number }) => {
     const endpoint = s3.url();
     const u = new URL(endpoint);
@@ -81,145 +81,114 @@ export function bucketRoutes(app: FastifyInstance, svc: BucketsService, s3: S3En
     region: s3.region,
   });
 
-  r.get(
-    "/v1/buckets",
-    {
-      config: { auth: { scope: "buckets:read", instance: "list" }, errors: [], summaryKo: "버킷 목록." },
-      schema: {
-        operationId: "listBuckets",
-        tags,
-        summary: "The caller's buckets with their S3 endpoint, region and size.",
-        response: { 200: Type.Array(Bucket) },
+  return [
+    route({
+      method: "GET",
+      url: "/v1/buckets",
+      operationId: "listBuckets",
+      tags,
+      summary: "The caller's buckets with their S3 endpoint, region and size.",
+      summaryKo: "버킷 목록.",
+      auth: { scope: "buckets:read", instance: "list" },
+      errors: [],
+      response: { 200: Type.Array(Bucket) },
+      handler: async (request) => (await svc.list(caller(request), request.instanceFilter)).map(view),
+    }),
+    route({
+      method: "POST",
+      url: "/v1/buckets",
+      operationId: "createBucket",
+      tags,
+      summary:
+        "Create an S3-compatible bucket; the name follows S3 naming rules and is unique platform-wide (409 when taken).",
+      summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
+      auth: { scope: "buckets:write", instance: "create" },
+      admits: true,
+      errors: ["invalid_request", "slug_taken"],
+      body: Body({ name: Type.String({ minLength: 3, maxLength: 63 }) }),
+      response: { 201: Bucket },
+      handler: async (request, reply) => reply.code(201).send(view(await svc.create(caller(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/buckets/keys",
+      operationId: "listBucketKeys",
+      tags,
+      summary: "The caller's live S3 access keys (secrets are never shown again).",
+      summaryKo: "S3 액세스 키 목록(비밀 키 제외).",
+      auth: { scope: "buckets:read", instance: "list" },
+      errors: [],
+      response: { 200: Type.Array(AccessKey) },
+      handler: async (request) => (await svc.listKeys(caller(request), request.instanceFilter)).map((k) => keyView(k)),
+    }),
+    route({
+      method: "POST",
+      url: "/v1/buckets/keys",
+      operationId: "createBucketKey",
+      tags,
+      summary:
+        "Issue an S3 access key for some buckets (bucket_ids: ids or names) or all of the owner's (omitted), read or read_write; the secret is shown once.",
+      summaryKo: "S3 액세스 키를 발급합니다(비밀 키는 한 번만 표시).",
+      auth: { scope: "buckets:write", instance: "create" },
+      errors: ["not_found"],
+      body: Body({
+        name: Type.String({ minLength: 1, maxLength: 100 }),
+        bucket_ids: Type.Optional(
+          Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }),
+        ),
+        permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
+      }),
+      response: { 201: AccessKey },
+      handler: async (request, reply) => {
+        const { row, secret } = await svc.createKey(caller(request), request.body);
+        return reply.code(201).send(keyView(row, secret));
       },
-    },
-    async (request) => (await svc.list(caller(request), request.instanceFilter)).map(view),
-  );
-
-  r.post(
-    "/v1/buckets",
-    {
-      config: {
-        auth: { scope: "buckets:write", instance: "create" },
-        errors: ["invalid_request", "slug_taken", "insufficient_funds", "deploy_rule_violation"],
-        summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/buckets/keys/:id",
+      operationId: "revokeBucketKey",
+      tags,
+      summary: "Revoke an S3 access key; the gateway refuses it from the next request on.",
+      summaryKo: "S3 액세스 키를 폐기합니다(게이트웨이가 즉시 거부).",
+      auth: { scope: "buckets:write", instance: "create" },
+      errors: ["forbidden_role"],
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      response: { 204: NoContent },
+      handler: async (request, reply) => {
+        await svc.revokeKey(caller(request), request.params.id);
+        return reply.code(204).send(null);
       },
-      schema: {
-        operationId: "createBucket",
-        tags,
-        summary:
-          "Create an S3-compatible bucket; the name follows S3 naming rules and is unique platform-wide (409 when taken).",
-        body: Body({ name: Type.String({ minLength: 3, maxLength: 63 }) }),
-        response: { 201: Bucket },
+    }),
+    route({
+      method: "GET",
+      url: "/v1/buckets/:id",
+      operationId: "getBucket",
+      tags,
+      summary: "One bucket by id or name: S3 endpoint, region, size and object count, uploads in progress.",
+      summaryKo: "버킷 상세(엔드포인트, 리전, 크기).",
+      auth: read,
+      params: Params,
+      response: { 200: Bucket },
+      handler: async (request) => view(await svc.detail(caller(request), request.params.id)),
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/buckets/:id",
+      operationId: "deleteBucket",
+      tags,
+      summary:
+        "Delete a bucket; one holding objects or uploads in progress answers 409 bucket_not_empty unless ?force=1.",
+      summaryKo: "버킷을 삭제합니다(비어 있지 않으면 ?force=1 필요).",
+      auth: write,
+      errors: ["bucket_not_empty"],
+      params: Params,
+      query: Type.Object({ force: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])) }),
+      response: { 204: NoContent },
+      handler: async (request, reply) => {
+        await svc.remove(caller(request), request.params.id, request.query.force === "1");
+        return reply.code(204).send(null);
       },
-    },
-    async (request, reply) => reply.code(201).send(view(await svc.create(caller(request), request.body))),
-  );
-
-  r.get(
-    "/v1/buckets/keys",
-    {
-      config: {
-        auth: { scope: "buckets:read", instance: "list" },
-        errors: [],
-        summaryKo: "S3 액세스 키 목록(비밀 키 제외).",
-      },
-      schema: {
-        operationId: "listBucketKeys",
-        tags,
-        summary: "The caller's live S3 access keys (secrets are never shown again).",
-        response: { 200: Type.Array(AccessKey) },
-      },
-    },
-    async (request) => (await svc.listKeys(caller(request), request.instanceFilter)).map((k) => keyView(k)),
-  );
-
-  r.post(
-    "/v1/buckets/keys",
-    {
-      config: {
-        auth: { scope: "buckets:write", instance: "create" },
-        errors: ["not_found"],
-        summaryKo: "S3 액세스 키를 발급합니다(비밀 키는 한 번만 표시).",
-      },
-      schema: {
-        operationId: "createBucketKey",
-        tags,
-        summary:
-          "Issue an S3 access key for some buckets (bucket_ids: ids or names) or all of the owner's (omitted), read or read_write; the secret is shown once.",
-        body: Body({
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          bucket_ids: Type.Optional(
-            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }),
-          ),
-          permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
-        }),
-        response: { 201: AccessKey },
-      },
-    },
-    async (request, reply) => {
-      const { row, secret } = await svc.createKey(caller(request), request.body);
-      return reply.code(201).send(keyView(row, secret));
-    },
-  );
-
-  r.delete(
-    "/v1/buckets/keys/:id",
-    {
-      config: {
-        auth: { scope: "buckets:write", instance: "create" },
-        errors: ["not_found", "forbidden_role"],
-        summaryKo: "S3 액세스 키를 폐기합니다(게이트웨이가 즉시 거부).",
-      },
-      schema: {
-        operationId: "revokeBucketKey",
-        tags,
-        summary: "Revoke an S3 access key; the gateway refuses it from the next request on.",
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 204: NoContent },
-      },
-    },
-    async (request, reply) => {
-      await svc.revokeKey(caller(request), request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
-
-  r.get(
-    "/v1/buckets/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "버킷 상세(엔드포인트, 리전, 크기)." },
-      schema: {
-        operationId: "getBucket",
-        tags,
-        summary: "One bucket by id or name: S3 endpoint, region, size and object count, uploads in progress.",
-        params: Params,
-        response: { 200: Bucket },
-      },
-    },
-    async (request) => view(await svc.detail(caller(request), request.params.id)),
-  );
-
-  r.delete(
-    "/v1/buckets/:id",
-    {
-      config: {
-        auth: write,
-        errors: ["not_found", "bucket_not_empty"],
-        summaryKo: "버킷을 삭제합니다(비어 있지 않으면 ?force=1 필요).",
-      },
-      schema: {
-        operationId: "deleteBucket",
-        tags,
-        summary:
-          "Delete a bucket; one holding objects or uploads in progress answers 409 bucket_not_empty unless ?force=1.",
-        params: Params,
-        querystring: Type.Object({ force: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])) }),
-        response: { 204: NoContent },
-      },
-    },
-    async (request, reply) => {
-      await svc.remove(caller(request), request.params.id, request.query.force === "1");
-      return reply.code(204).send(null);
-    },
-  );
+    }),
+  ];
 }

@@ -9,6 +9,7 @@ import { isStorable } from "./storable.js";
 import { sessionToken } from "./session-cookie.js";
 import { applyOwnerContext, headerContext } from "./owner-context.js";
 import type { Queryable } from "../store/db.js";
+import { roleAtLeast } from "../kernel/orgs.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
@@ -48,10 +49,31 @@ export async function identify(request: FastifyRequest, deps: AuthDeps): Promise
   if (request.principal) request.callerKey = `acct:${request.principal.accountId}`;
 }
 
-/** Step two: apply the route's declared rule, then the company-asset rule to changes. */
+/** Step two: apply the route's declared rule and organization role, then the company-asset rule to changes. */
 export async function authorize(request: FastifyRequest, deps: AuthDeps): Promise<void> {
   await authorizeRule(request, deps);
+  await authorizeOrgRole(request, deps);
   await mayChangeInstance(request, deps);
+}
+
+/**
+ * `orgRole` (the /v1/org routes): not a member → 404 (the caller has no organization to see), below the role → 403
+ * forbidden_role. The principal then acts for the organization, so services, admission and the audit row follow it.
+ * An organization API key acts with its issuer's role, at most admin (owner-only rows are account rows, which keys
+ * cannot call), and only while the issuer is still a member. Checked before the body is read, like the scope.
+ */
+async function authorizeOrgRole(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  const needed = request.routeOptions.config.orgRole;
+  const p = request.principal;
+  if (!needed || !p) return;
+  const m = await deps.kernel.orgs?.membership(deps.db, p.accountId);
+  const own = m && (p.owner.kind !== "org" || p.owner.id === m.orgId);
+  if (!m || !own) throw new ApiError("not_found", "The caller is not a member of an organization.");
+  const role = p.owner.kind === "org" && m.role === "owner" ? "admin" : m.role;
+  if (!roleAtLeast(role, needed))
+    throw new ApiError("forbidden_role", `This needs the organization role ${needed}; the caller is ${role}.`);
+  request.org = { ...m, role };
+  if (p.owner.kind !== "org") request.principal = { ...p, owner: { kind: "org", id: m.orgId } };
 }
 
 /**
@@ -127,11 +149,16 @@ function checkSecret(request: FastifyRequest, expected: string | null, what: str
   if (!expected || !secretsEqual(given, expected)) throw new ApiError("auth_required", `The ${what} token is invalid.`);
 }
 
-/** Fails start-up if any route was registered without an auth declaration. */
-export function requireAuthDeclarations(app: FastifyInstance): void {
+/**
+ * Fails start-up if any route was registered without an auth declaration, or declares an organization role on a
+ * platform without the organizations area (nothing could enforce it).
+ */
+export function requireAuthDeclarations(app: FastifyInstance, kernel: Kernel): void {
   app.addHook("onRoute", (route) => {
     if (!route.config || !(route.config as { auth?: unknown }).auth) {
       throw new Error(`route ${route.method} ${route.url} has no auth declaration`);
     }
+    if (route.config.orgRole && !kernel.orgs)
+      throw new Error(`route ${route.method} ${route.url} declares orgRole, but no organizations area is listed`);
   });
 }

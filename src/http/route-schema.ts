@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { RouteOptions } from "fastify";
 import { ERROR_CATALOG, type ErrorCode } from "./errors.js";
 import type { AuthRule } from "./auth-rule.js";
@@ -94,7 +95,7 @@ const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * bodies, idempotency) plus the codes the area declares in `config.errors`. A route whose area has
  * not declared its codes yet is documented with the whole catalog, which is true if not precise.
  */
-export function errorCodesOf(route: RouteOptions): ErrorCode[] {
+export function errorCodesOf(route: RouteOptions, admissionCodes: readonly ErrorCode[] = []): ErrorCode[] {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const auth = route.config?.auth as AuthRule | undefined;
   const codes = new Set<ErrorCode>([
@@ -114,6 +115,7 @@ export function errorCodesOf(route: RouteOptions): ErrorCode[] {
   // a change to a company asset the caller is not responsible for (http/authenticate.ts, mayChangeInstance)
   const changesInstance = auth && "scope" in auth && auth.scope.endsWith(":write") && typeof auth.instance === "object";
   if (changesInstance && methods.some((m) => MUTATING.has(m))) codes.add("forbidden_role");
+  if (route.config?.admits) for (const code of admissionCodes) codes.add(code);
   for (const code of Object.values(route.config?.validationCodes ?? {}))
     if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
   const declared = route.config?.errors;
@@ -183,7 +185,7 @@ export function errorResponse(status: number, codes: ErrorCode[]): Schema {
 }
 
 /** Applies the defaults, the per-status error responses, the rate-limit headers and the security requirement to one route. */
-export function documentRoute(route: RouteOptions): void {
+export function documentRoute(route: RouteOptions, admissionCodes: readonly ErrorCode[] = []): void {
   const schema = (route.schema ??= {}) as Schema & {
     response?: Record<string, unknown>;
     security?: unknown;
@@ -198,7 +200,7 @@ export function documentRoute(route: RouteOptions): void {
     if (!/^[45]/.test(status)) response[status] = constrain(s, RESPONSE_LIMITS);
   }
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of errorCodesOf(route)) {
+  for (const code of errorCodesOf(route, admissionCodes)) {
     const status = ERROR_CATALOG[code][0];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -244,4 +246,32 @@ export function shareHeaders(doc: Doc): void {
     }
   }
   doc.components = { ...doc.components, headers: { ...doc.components?.headers, ...shared } };
+}
+
+interface DocOperation {
+  responses?: Record<string, unknown>;
+}
+
+/**
+ * Error answers repeat across operations (the same status with the same codes): each distinct one is stated once in
+ * components.responses, named by its status and a digest of its content (stable as routes are added), and every
+ * operation points at it. The document keeps every operation's exact codes at a third of the size.
+ */
+export function shareErrorResponses(doc: {
+  components?: { responses?: Record<string, unknown> };
+  paths: Record<string, Record<string, DocOperation>>;
+}): void {
+  const shared: Record<string, unknown> = {};
+  for (const ops of Object.values(doc.paths)) {
+    for (const op of Object.values(ops)) {
+      for (const [status, res] of Object.entries(op.responses ?? {})) {
+        if (!/^[45]\d\d$/.test(status)) continue;
+        const text = JSON.stringify(res);
+        const name = `Error${status}_${createHash("sha256").update(text).digest("hex").slice(0, 10)}`;
+        shared[name] ??= res;
+        op.responses![status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  doc.components = { ...doc.components, responses: { ...doc.components?.responses, ...shared } };
 }

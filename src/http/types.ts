@@ -1,6 +1,7 @@
 import type { Principal, InstanceFilter } from "../auth/principal.js";
 import type { AuthRule } from "./auth-rule.js";
 import type { ErrorCode } from "./errors.js";
+import type { OrgMembership } from "../kernel/orgs.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -14,8 +15,10 @@ declare module "fastify" {
     successStatus?: number;
     /** catalog codes the route can answer beyond the common ones (auth, validation, rate limit); listed in OpenAPI */
     errors?: ErrorCode[];
-    /** /v1/org routes: the organization role the caller needs (src/orgs/guard.ts enforces it; 403 forbidden_role) */
+    /** /v1/org routes: the organization role the caller needs (http/authenticate.ts enforces it; 403 forbidden_role) */
     orgRole?: "member" | "admin" | "owner";
+    /** the route creates or grows billable resources: it can answer every admission refusal (route.ts) */
+    admits?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -23,5 +26,7 @@ declare module "fastify" {
     instanceFilter: InstanceFilter;
     /** Identity for rate limiting and idempotency: the account, or the operator, or the client address. */
     callerKey: string;
+    /** set on routes that declare `orgRole`: the caller's membership (role capped at admin for keys) */
+    org?: OrgMembership;
   }
 }

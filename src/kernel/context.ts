@@ -5,6 +5,8 @@ import type { JobQueue } from "../jobs/queue.js";
 import type { RateLimitStore } from "../http/rate-limit.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
 import type { RouteEntry } from "../http/route-table.js";
+import type { Route } from "../http/route.js";
+import type { ErrorCode } from "../http/errors.js";
 import type { FastifyInstance } from "fastify";
 import type { AdmissionCheck, InstanceLookup, JobSpec, Lifecycle, MeteringSource } from "./contracts.js";
 import type { Kernel } from "./kernel.js";
@@ -76,12 +78,19 @@ export interface AreaModule<S = unknown, C = unknown> {
   /** parses the area's own settings from the environment; throw ConfigError naming the variable */
   config?: (env: Record<string, string | undefined>) => C;
   setup?: (platform: Platform, config: C) => S | Promise<S>;
-  routes?: (app: FastifyInstance, ctx: AppContext, state: S) => void | Promise<void>;
+  /** the area's operations (http/route.ts declarations), or registers them itself on `app` */
+  routes?: (
+    app: FastifyInstance,
+    ctx: AppContext,
+    state: S,
+  ) => void | readonly Route[] | Promise<void | readonly Route[]>;
   jobs?: (platform: Platform, state: S) => JobSpec<any>[];
   /** one source per priced kind (an area with several kinds returns several) */
   metering?: (platform: Platform, state: S) => MeteringSource | MeteringSource[];
   lifecycle?: (platform: Platform, state: S) => Lifecycle;
   admission?: (platform: Platform, state: S) => AdmissionCheck;
+  /** the codes the admission check refuses with; every route declaring `admits` can answer them (OpenAPI) */
+  admissionErrors?: ErrorCode[];
   /** one lookup per instance-limited resource of the area */
   instances?: (platform: Platform, state: S) => InstanceLookup | InstanceLookup[];
   /** the components the area runs in this process, by name (edge, registry, s3), for readiness */

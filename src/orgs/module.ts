@@ -1,6 +1,5 @@
 import { defineArea } from "../kernel/area.js";
 import { accountOwner } from "../kernel/owner.js";
-import { installOrgGuard } from "./guard.js";
 import { assertMayManageAsset } from "./asset-management.js";
 import { inviteRoutes } from "./invites/routes.js";
 import * as repo from "./repo.js";
@@ -55,7 +54,6 @@ export const orgsArea = defineArea<null>({
     return null;
   },
   routes: (app, ctx) => {
-    installOrgGuard(app, ctx.db);
     const svc = orgsService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens });
     coreRoutes(app, svc);
     visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log });
@@ -71,6 +69,7 @@ export const orgsArea = defineArea<null>({
     orgStatsRoutes(app, orgStatsService({ db: ctx.db, kernel: ctx.kernel }));
     orgHostsRoutes(app, ctx);
   },
+  admissionErrors: ["budget_exceeded", "deploy_rule_violation"],
   admission: (p) => guardrailAdmission(p.kernel),
   jobs: (p) => [...guardrailJobs(p), refreshJob(p), ...gitlabJobs(p), ...invoiceJobs(p)],
   start: (p) => orgHostsStart(p),

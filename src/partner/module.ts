@@ -38,6 +38,12 @@ export const partnerArea = defineArea<null>({
     billingRoutes(app, ctx);
     partnerAccessRoutes(app, ctx);
   },
+  admissionErrors: [
+    "partner_monthly_limit",
+    "partner_child_monthly_limit",
+    "department_deploy_blocked",
+    "quota_exceeded",
+  ],
   admission: (p) => partnerAdmission(p.kernel),
   jobs: (p) => billingJobs(p),
 });

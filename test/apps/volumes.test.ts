@@ -16,7 +16,7 @@ import { LABEL_POD } from "../../src/apps/container-spec.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 120_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();

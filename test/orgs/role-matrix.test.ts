@@ -209,3 +209,58 @@ describe("bulk member routes under the single-member rules", () => {
     expectError(await call(t.app, { url: "/v1/org", token: otherAdmin.token }), 404, "not_found");
   });
 });
+
+/**
+ * The company context (X-Owner: org, or an organization key) on every other authenticated route: the same one
+ * authorizer decides before any route's own code. Someone in no organization asking for it is 403 forbidden_role; an
+ * organization key asking to act as a person is 403 forbidden_role; on every list, each role and the organization
+ * key read the company's resources (200), so no list refuses a member the company context.
+ */
+describe("company context × route matrix", () => {
+  const NOT_MEMBER = /^The account is not a member of an organization/;
+  const KEY_AS_PERSON = /^An organization API key acts for its organization only/;
+  const authenticated = () =>
+    (t.app as unknown as { routeTable: RouteEntry[] }).routeTable.filter(
+      (r) =>
+        !(r.url === "/v1/org" || r.url.startsWith("/v1/org/")) &&
+        !("public" in r.auth || "operator" in r.auth || "fleet" in r.auth),
+    );
+  const as = (r: RouteEntry, token: string, owner: "me" | "org") =>
+    call(t.app, {
+      method: r.method as never,
+      url: concretePath(r.url),
+      token,
+      headers: { "x-owner": owner },
+      body: r.method === "GET" ? undefined : {},
+    });
+
+  test("outsiders and organization keys acting as persons are refused on every route; every role reads every list", async () => {
+    const org = await makeOrg(t, { admins: 1, members: 1 });
+    const companyAll = await orgKey(org, ["*"]);
+    const routesChecked = authenticated();
+    assert.ok(routesChecked.length >= 100, `${routesChecked.length} routes`);
+    let lists = 0;
+    for (const r of routesChecked) {
+      const outsider = await as(r, org.outsider.token, "org");
+      expectError(outsider, 403, "forbidden_role");
+      assert.match(outsider.json().error.message, NOT_MEMBER, name(r));
+      const keyAsPerson = await as(r, companyAll, "me");
+      expectError(keyAsPerson, 403, "forbidden_role");
+      assert.match(keyAsPerson.json().error.message, KEY_AS_PERSON, name(r));
+      if (r.method !== "GET" || !("scope" in r.auth) || r.auth.instance !== "list" || r.url.includes(":")) continue;
+      lists++;
+      for (const [who, token] of [
+        ["member", org.members[0].token],
+        ["admin", org.admins[0].token],
+        ["owner", org.owner.token],
+        ["organization key", companyAll],
+      ]) {
+        // 503: the area's component (podman, the registry) is not running in this test app, which is no refusal
+        const res = await as(r, token, "org");
+        const ok = res.statusCode === 200 || (res.statusCode === 503 && /_unavailable$/.test(res.json().error.code));
+        assert.ok(ok, `${name(r)} as ${who} in the company context: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      }
+    }
+    assert.ok(lists >= 10, `${lists} lists`);
+  });
+});
