@@ -24,6 +24,7 @@ export const BILLING_ERROR_CODES = {
   idempotency_conflict: [409, "A ledger posting with this key has other content."],
   provider_unavailable: [503, "The payment provider is not configured."],
   webhook_not_configured: [503, "The webhook secret is not configured."],
+  spend_cap_reached: [402, "The account or app spend cap is reached; running replicas stay, growth stops."],
 } as const satisfies ErrorTable;
 
 // so `new ApiError(code)` type-checks these codes everywhere

@@ -30,11 +30,8 @@ const SHARED_ERRORS = {
   // 402
   insufficient_funds: [402, "A paid resource needs a positive, settled balance."],
   budget_exceeded: [402, "An organization budget in block mode is used up."],
-  partner_monthly_limit: [402, "The partner's monthly limit is exceeded."],
-  partner_child_monthly_limit: [402, "The end user's monthly cap is reached."],
   suite_login_required: [402, "A suite-billed member needs a suite login."],
   suite_usage_exhausted: [402, "The suite allowance is used up."],
-  spend_cap_reached: [402, "The account or app spend cap is reached; running replicas stay, growth stops."],
   // 403
   scope_insufficient: [403, "The key lacks a scope, or a scoped key called an account endpoint."],
   forbidden_role: [403, "The caller's organization role does not allow this."],
