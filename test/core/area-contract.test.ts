@@ -158,8 +158,10 @@ describe("an area defined outside src/ and listed once", () => {
     assert.ok(manual.includes("422 probe_refused: The probe refuses this note."), "the manual prints it");
     const doc = (await call(t.app, { url: "/v1/openapi.json" })).json();
     assert.match(doc.info.description, /\| `probe_refused` \| 422 \| The probe refuses this note\. \|/);
-    const op = doc.paths["/v1/probe/notes"].post;
-    assert.ok(JSON.stringify(op.responses["422"]).includes("probe_refused"), "the operation lists it under 422");
+    const answer = doc.paths["/v1/probe/notes"].post.responses["422"];
+    // error answers are shared components: follow the reference
+    const shared = answer.$ref ? doc.components.responses[answer.$ref.split("/").pop()] : answer;
+    assert.ok(JSON.stringify(shared).includes("probe_refused"), "the operation lists it under 422");
   });
 
   test("its job runs and writes into the table its migration made", async () => {
