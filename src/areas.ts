@@ -1,7 +1,6 @@
 import type { AreaModule } from "./kernel/area.js";
 import { coreArea } from "./core/module.js";
 import { metaArea } from "./meta/module.js";
-import { authArea } from "./auth/module.js";
 import { accountsArea } from "./accounts/module.js";
 import { cliArea } from "./cli/module.js";
 import { operatorArea } from "./operator/module.js";
@@ -27,7 +26,6 @@ import { consoleArea } from "./console/module.js";
 export const AREAS: readonly AreaModule<any, any>[] = [
   coreArea,
   metaArea,
-  authArea,
   accountsArea,
   cliArea,
   operatorArea,

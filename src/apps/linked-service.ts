@@ -4,7 +4,7 @@ import { ApiError, notFound } from "../http/errors.js";
 import { systemPrincipal, type AuditDraft, type Principal } from "../auth/principal.js";
 import { accountOwner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
-import { liveAccountByEmail } from "../accounts/service.js";
+import { liveAccountByEmail } from "../accounts/public.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
 import type { PodsService } from "./service.js";

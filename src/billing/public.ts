@@ -1,6 +1,9 @@
 /**
  * What other areas may use of billing without reading its tables: the ledger's posting API and wallets, the meter's
- * interval and its lock, and the reads partner settlement and invoices are made of (src/partner/billing).
+ * interval and its lock, and the reads partner settlement and invoices are made of (src/partner/billing); the price
+ * catalog (admission checks in partner and orgs), the Toss client (on-prem orders), the checkout sources (the
+ * console's content security policy), and for src/orgs its card billing in arrears and bank-transfer top-ups.
+ * Anything another area imports from billing comes from here (.dependency-cruiser.cjs, "areas-meet-through-public").
  */
 import type { Queryable } from "../store/db.js";
 import { findWalletOf, type WalletOwner } from "./ledger/ledger.js";
@@ -8,12 +11,16 @@ import { lockInterval } from "./metering/repo.js";
 import { intervalStartOf } from "./metering/meter.js";
 import { prices } from "./catalog.js";
 export { MICRO } from "./catalog.js";
+export { tossClient, TossError, type TossClient, type TossPayment } from "./payments/toss.js";
+export { checkoutSources, type CheckoutSources } from "./payments/checkout.js";
 import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing/partner-repo.js";
 
 export {
   post,
   postMany,
   walletFor,
+  findWalletOf,
+  setWalletPolicy,
   systemWallet,
   balance,
   newTransactionId,
@@ -22,6 +29,34 @@ export {
   type Wallet,
 } from "./ledger/ledger.js";
 export type { WindowUsage };
+export { prices, priceOf, isPaid, type PriceCatalog } from "./catalog.js";
+
+// For src/orgs (organization invoices paid by card, and the organization wallet's bank transfers).
+export {
+  paymentDeps,
+  chargeCard,
+  savedCard,
+  saveCardNow,
+  deleteSavedCard,
+  startCardBilling,
+  endCardBilling,
+  periodUsage,
+  invoicePaymentKey,
+  creditInvoicePayment,
+  type PaymentDeps,
+  type ChargeOutcome,
+  type InvoiceCharge,
+  type CardInfo,
+  type PeriodUsage,
+} from "./invoicing/index.js";
+export { bankTransferService, MAX_PENDING } from "./bank/service.js";
+export {
+  BankTransfer,
+  BankTransferConfigFields,
+  TaxInvoice,
+  ListQuery as BankTransferListQuery,
+  view as bankTransferView,
+} from "./bank/routes.js";
 
 /** The meter's interval in milliseconds (catalog: 300 s). */
 export const meterIntervalMs = (): number => prices().meter_interval_seconds * 1000;

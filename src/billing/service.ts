@@ -1,7 +1,7 @@
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
-import { spendCapsOf } from "../accounts/service.js";
+import { spendCapsOf } from "../accounts/public.js";
 import { findWalletOf } from "./ledger/ledger.js";
 import { listOwnerTransactions, type HistoryFilter } from "./ledger/history.js";
 import { burnRateMicro, krw, monthToDate, usageDaily } from "./metering/reports.js";

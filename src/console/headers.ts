@@ -1,4 +1,4 @@
-import type { CheckoutSources } from "../billing/payments/checkout.js";
+import type { CheckoutSources } from "../billing/public.js";
 
 const NO_CHECKOUT: CheckoutSources = { script: [], frame: [], connect: [] };
 const directive = (name: string, sources: string[]) => [name, ...sources].join(" ");

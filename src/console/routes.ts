@@ -6,9 +6,9 @@ import type { AppContext } from "../kernel/context.js";
 import { Body } from "../http/schemas.js";
 import { ApiError } from "../http/errors.js";
 import { CSRF_COOKIE, csrfCookie, csrfSatisfied, readCookies, setSessionCookies } from "../http/session-cookie.js";
-import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
+import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/public.js";
 import { consoleHeaders, CONSOLE_PAGES } from "./headers.js";
-import { checkoutSources } from "../billing/payments/checkout.js";
+import { checkoutSources } from "../billing/public.js";
 import type { ConsoleState } from "./assets.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });

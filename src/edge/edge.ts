@@ -11,7 +11,7 @@ import { StatsAggregator } from "./stats/aggregator.js";
 import { addStats } from "./stats/repo.js";
 import { EdgeTlsListener } from "./tls-listener.js";
 import { fallbackCertificate } from "./fallback-cert.js";
-import { accountsService } from "../accounts/service.js";
+import { accountsService } from "../accounts/public.js";
 import { answerSignIn, type SignInOptions } from "./sign-in.js";
 import { down, up, type ComponentStatus } from "../kernel/components.js";
 

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { defineArea } from "../kernel/area.js";
-import { tossClient } from "../billing/payments/toss.js";
+import { tossClient } from "../billing/public.js";
 import { onpremConfig, type OnpremConfig } from "./config.js";
 import { editionView } from "./installation.js";
 import { loadSigningKey, type SigningKey } from "./license.js";

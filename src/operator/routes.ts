@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
-import { accountsService } from "../accounts/service.js";
+import { accountsService } from "../accounts/public.js";
 import { fleetService } from "./service.js";
 
 /** The operator API (beyond the spec): bearer OPERATOR_TOKEN only, never a user token. */

@@ -7,7 +7,7 @@ import type { Queryable } from "../store/db.js";
 import type { AdmissionCheck, AdmissionRequest } from "../kernel/contracts.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { ApiError } from "../http/errors.js";
-import { isPaid, prices } from "../billing/catalog.js";
+import { isPaid, prices } from "../billing/public.js";
 import { findPartner } from "./repo.js";
 import { childById, childIdsIn, childIdsOf } from "./children/repo.js";
 import { listDepartments, lockDepartments } from "./departments/repo.js";

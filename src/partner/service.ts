@@ -7,7 +7,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError } from "../http/errors.js";
-import { setWalletPolicy, walletFor } from "../billing/ledger/ledger.js";
+import { setWalletPolicy, walletFor } from "../billing/public.js";
 import * as repo from "./repo.js";
 import * as children from "./children/repo.js";
 import { checkCeiling, DEFAULT_CHILD_SCOPES } from "./children/scopes.js";

@@ -27,13 +27,7 @@ import { InvitePage } from "./pages/invite";
 import { OrgPage } from "./pages/org";
 import { PartnerPage } from "./pages/partner";
 import { ContextBanner, ContextSwitch, OrgProvider, useOrgState } from "./org-context";
-
-export interface Me {
-  id: string;
-  email: string;
-  display_name: string | null;
-  locale: Locale;
-}
+import type { Me } from "./me";
 
 const initialLocale = (): Locale => (navigator.language?.toLowerCase().startsWith("ko") ? "ko" : "en");
 

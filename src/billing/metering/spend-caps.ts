@@ -1,7 +1,7 @@
 import type { Queryable } from "../../store/db.js";
 import type { AdmissionCheck, AdmissionRequest } from "../../kernel/area.js";
 import { ApiError } from "../../http/errors.js";
-import { spendCapsOf } from "../../accounts/service.js";
+import { spendCapsOf } from "../../accounts/public.js";
 import { krw, monthBounds } from "./reports.js";
 import { spentMicro } from "./repo.js";
 

@@ -3,7 +3,7 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { notFound } from "../../http/errors.js";
-import { isLiveAccount } from "../../accounts/service.js";
+import { isLiveAccount } from "../../accounts/public.js";
 import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.js";
 
 /**

@@ -10,7 +10,7 @@ import type { TokenResolver } from "../../auth/token-resolver.js";
 import { issueToken, listScopedKeys, revokeScopedKey } from "../../auth/api-keys.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
-import { balance, findWalletOf, post, walletFor } from "../../billing/ledger/ledger.js";
+import { balance, findWalletOf, post, walletFor } from "../../billing/public.js";
 import type { PartnerRow } from "../repo.js";
 import { ceilingOf } from "../service.js";
 import { assertOpaque } from "../schemas.js";

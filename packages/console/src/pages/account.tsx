@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api, session, unwrap } from "../api";
 import { useI18n, money, type Locale } from "../i18n";
-import type { Me } from "../app";
+import type { Me } from "../me";
 import { DeleteByName, TextField } from "../fields";
 import { Card, ErrorNote, Field, Notice, Submit, useAction, useLoad } from "../ui";
 

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, unwrap, type InviteOutcome, type Org, type OrgMember } from "../api";
-import type { Me } from "../app";
+import type { Me } from "../me";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Loaded, ResourceTable, RowButton, srOnly } from "../lists";
 import { Card, CopyButton, ErrorNote, Field, Submit, useAction, useLoad } from "../ui";

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, unwrap, type Org } from "../api";
-import type { Me } from "../app";
+import type { Me } from "../me";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { useOrg } from "../org-context";
 import { DeleteByName, TextField } from "../fields";

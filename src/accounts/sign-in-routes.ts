@@ -1,18 +1,19 @@
 import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../kernel/context.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
-import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/service.js";
-import { callerOf } from "./principal.js";
+import { callerOf } from "../auth/principal.js";
+import { MIN_PASSWORD_LENGTH, type AccountsService } from "./service.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
 const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 });
 
-/** Sign-in (/v1/auth, named in the spec only in prose) and token self-inspection. */
-export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
+/**
+ * Sign-in (/v1/auth, named in the spec only in prose) and token self-inspection: the accounts area's, since they
+ * create and sign into accounts; src/auth keeps only the machinery (tokens, scopes, secrets, the principal).
+ */
+export async function signInRoutes(app: FastifyInstance, accounts: AccountsService) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
 
   r.post(
     "/v1/auth/signup",

@@ -1,0 +1,5 @@
+/**
+ * What other areas may use of apps without reading its tables: the feed that tells an external host's agent what to
+ * run and takes its reports (organization hosts, src/orgs/hosts).
+ */
+export { agentFeed, type AgentFeed } from "./agent-feed.js";

@@ -1,0 +1,6 @@
+/**
+ * What other areas may use of the edge without reading its tables: the daily traffic statistics of an owner's apps
+ * and their answer schemas (the organization's statistics in src/orgs/stats).
+ */
+export { AppStats, Days } from "./stats/routes.js";
+export { ownerAppsStats, type StatsKind, type StatsView, type Window } from "./stats/service.js";
