@@ -45,10 +45,6 @@ for (const entry of fs.readdirSync(path.join(__dirname, "src"), { withFileTypes:
     );
 }
 
-// Temporary: src/orgs still imports billing, apps and the edge directly; whoever re-routes it through their
-// public.ts facades removes this exemption (issue 25, carving src/orgs).
-const NOT_YET_THROUGH_FACADES = "^src/orgs/";
-
 // (Lists of simple patterns: dependency-cruiser refuses regexes with nested repetition.)
 const ROUTE_FILE = ["^src/.+/[^/]*routes[^/]*\\.ts$", "^src/.+/routes/[^/]+\\.ts$"];
 const REPO_FILE = ["^src/.+/repo\\.ts$", "^src/.+/[^/]+-repo\\.ts$", "^src/.+/repo/.+\\.ts$"];
@@ -69,14 +65,14 @@ module.exports = {
       // an area offers is written down in one place, and everything else in it can change without a hunt.
       name: "areas-meet-through-public",
       severity: "error",
-      from: { path: AREA, pathNot: NOT_YET_THROUGH_FACADES },
+      from: { path: AREA },
       to: { path: AREA, pathNot: ["^src/$1/", "^src/[^/]+/public\\.ts$"], dependencyTypesNot: ["type-only"] },
     },
     {
       // Type-only, an area may also name what another area provides through the kernel (its contract.ts).
       name: "area-types-from-public-or-contract",
       severity: "error",
-      from: { path: AREA, pathNot: NOT_YET_THROUGH_FACADES },
+      from: { path: AREA },
       to: {
         path: AREA,
         pathNot: ["^src/$1/", "^src/[^/]+/(?:public|contract)\\.ts$"],
@@ -143,6 +139,23 @@ module.exports = {
         path: REPO_FILE.map((re) => re.replace("^src/", `^src/(?!${SHARED_RE}/)`)),
         pathNot: "^src/$1/",
       },
+    },
+    {
+      // The organizations area is a core (the files directly in src/orgs) and sub-areas (each folder below it, one
+      // module each, listed in src/areas.ts). A sub-area reaches the core only through src/orgs/public.ts and never
+      // another sub-area, so each one can be understood, changed or left out alone (src/orgs/README.md).
+      name: "orgs-sub-areas-meet-through-core",
+      severity: "error",
+      // $1 is the importer's sub-area folder
+      from: { path: "^src/orgs/([^/]+)/" },
+      to: { path: "^src/orgs/", pathNot: ["^src/orgs/$1/", "^src/orgs/public\\.ts$"] },
+    },
+    {
+      // The organizations core names none of its sub-areas: they register themselves (src/areas.ts).
+      name: "orgs-core-knows-no-sub-area",
+      severity: "error",
+      from: { path: "^src/orgs/[^/]+\\.ts$" },
+      to: { path: "^src/orgs/[^/]+/" },
     },
     {
       // Production code never depends on tests, fakes or test helpers.

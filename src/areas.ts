@@ -18,6 +18,19 @@ import { bucketsArea } from "./buckets/module.js";
 import { billingArea } from "./billing/module.js";
 import { onpremArea } from "./onprem/module.js";
 import { orgsArea } from "./orgs/module.js";
+import { orgVisibilityArea } from "./orgs/visibility/module.js";
+import { orgInvitesArea } from "./orgs/invites/module.js";
+import { orgAssetsArea } from "./orgs/assets/module.js";
+import { orgDepartmentsArea } from "./orgs/departments/module.js";
+import { orgRulesArea } from "./orgs/rules/module.js";
+import { orgBudgetsArea } from "./orgs/budgets/module.js";
+import { orgAuditArea } from "./orgs/audit/module.js";
+import { orgRefreshArea } from "./orgs/refresh/module.js";
+import { orgGitlabArea } from "./orgs/gitlab/module.js";
+import { orgInvoicesArea } from "./orgs/invoices/module.js";
+import { orgBankArea } from "./orgs/bank/module.js";
+import { orgStatsArea } from "./orgs/stats/module.js";
+import { orgHostsArea } from "./orgs/hosts/module.js";
 import { partnerArea } from "./partner/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -29,7 +42,20 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   accountsArea,
   cliArea,
   operatorArea,
-  orgsArea,
+  orgsArea, // the organizations core, then its sub-areas (src/orgs/README.md)
+  orgVisibilityArea,
+  orgInvitesArea,
+  orgAssetsArea,
+  orgDepartmentsArea,
+  orgRulesArea, // deploy rules admit before budgets
+  orgBudgetsArea,
+  orgAuditArea,
+  orgRefreshArea,
+  orgGitlabArea,
+  orgInvoicesArea,
+  orgBankArea,
+  orgStatsArea,
+  orgHostsArea,
   partnerArea,
   hostsArea,
   databasesArea,

@@ -1,5 +1,5 @@
 /**
- * Who may change or remove which member (README.md, "Invitations and members"): one rule for PATCH and DELETE
+ * Who may change or remove which member (invites/README.md, "Invitations and members"): one rule for PATCH and DELETE
  * /v1/org/members/{id} and for every item of the member syncs (JSON and CSV), so a bulk route can never do what
  * the single routes refuse. The owner is never changed nor removed; only the owner grants the admin role; admins
  * are the owner's to change (role or department) or remove.

@@ -45,20 +45,15 @@ export async function returnAssetsToCreators(q: Queryable, kernel: Kernel, orgId
 
 /** Revokes the organization keys (tokens owned by the organization) one member issued, or all of them. */
 export async function revokeOrgKeys(q: Queryable, tokens: TokenResolver, orgId: string, accountId?: string) {
-  const { rows } = await q.query<{ id: string }>(
-    `UPDATE tokens SET revoked_at = now() WHERE owner_kind = 'org' AND owner_id = $1 AND revoked_at IS NULL
-        AND ($2::uuid IS NULL OR account_id = $2) RETURNING id`,
-    [orgId, accountId ?? null],
-  );
-  for (const r of rows) await tokens.announceRevocation(q, { tokenId: r.id });
+  for (const tokenId of await repo.revokeOrgTokens(q, orgId, accountId))
+    await tokens.announceRevocation(q, { tokenId });
 }
 
 /** Takes a member out of the organization; the caller has checked they are not the owner. */
 export async function removeFromOrg(q: Queryable, deps: ChangeDeps, org: repo.OrgRow, accountId: string) {
   const moved = await handOverAssets(q, deps.kernel, org.id, accountId, org.owner_account_id);
   await revokeOrgKeys(q, deps.tokens, org.id, accountId);
-  await q.query("DELETE FROM org_site_grants WHERE org_id = $1 AND account_id = $2", [org.id, accountId]);
-  await q.query("DELETE FROM org_budgets WHERE org_id = $1 AND account_id = $2", [org.id, accountId]);
+  await repo.dropMemberGrantsAndBudgets(q, org.id, accountId);
   await repo.removeMember(q, org.id, accountId);
   // cached principals of the account (its session and keys) are reloaded without the organization
   await deps.tokens.announceAccountChange(q, accountId);

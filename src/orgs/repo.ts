@@ -1,4 +1,7 @@
-/** The organizations area's core SQL: organizations and memberships (departments, invites ... in their folders). */
+/**
+ * The organizations core's SQL: organizations, memberships, the department tree as sub-areas walk it, and what a
+ * member leaves behind (the sub-areas' own SQL is in their folders).
+ */
 import type { Queryable } from "../store/db.js";
 import type { OrgMembership, OrgRole } from "../kernel/orgs.js";
 
@@ -171,4 +174,62 @@ export async function countMembers(q: Queryable, orgId: string): Promise<number>
     orgId,
   ]);
   return rows[0].n;
+}
+
+/** One membership change per account at a time (creating an organization, accepting an invitation). */
+export async function lockAccountMembership(q: Queryable, accountId: string): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('org-member:' || $1))", [accountId]);
+}
+
+/** Revokes the organization keys (tokens owned by the organization) one member issued, or all; their ids. */
+export async function revokeOrgTokens(q: Queryable, orgId: string, accountId?: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE tokens SET revoked_at = now() WHERE owner_kind = 'org' AND owner_id = $1 AND revoked_at IS NULL
+        AND ($2::uuid IS NULL OR account_id = $2) RETURNING id`,
+    [orgId, accountId ?? null],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A leaving member's site grants and member budgets (rows of the visibility and budgets sub-areas) go. */
+export async function dropMemberGrantsAndBudgets(q: Queryable, orgId: string, accountId: string): Promise<void> {
+  await q.query("DELETE FROM org_site_grants WHERE org_id = $1 AND account_id = $2", [orgId, accountId]);
+  await q.query("DELETE FROM org_budgets WHERE org_id = $1 AND account_id = $2", [orgId, accountId]);
+}
+
+/** The department tree, as deploy rules and budgets walk it. */
+export interface DepartmentLink {
+  id: string;
+  code: string;
+  name: string;
+  deploy_blocked: boolean;
+}
+
+/** A department and its ancestors, nearest first (bounded, so a cycle cannot loop). */
+export async function departmentChain(q: Queryable, departmentId: string): Promise<DepartmentLink[]> {
+  const { rows } = await q.query<DepartmentLink>({
+    name: "org-department-chain",
+    text: `WITH RECURSIVE chain AS (
+             SELECT id, parent_id, code, name, deploy_blocked, 0 AS depth FROM org_departments WHERE id = $1
+             UNION ALL
+             SELECT d.id, d.parent_id, d.code, d.name, d.deploy_blocked, c.depth + 1
+               FROM org_departments d JOIN chain c ON d.id = c.parent_id WHERE c.depth < 64)
+           SELECT id, code, name, deploy_blocked FROM chain ORDER BY depth`,
+    values: [departmentId],
+  });
+  return rows;
+}
+
+/** Members of a department and of every department under it (bounded depth). */
+export async function membersUnder(q: Queryable, departmentId: string): Promise<string[]> {
+  const { rows } = await q.query<{ account_id: string }>({
+    name: "org-members-under",
+    text: `WITH RECURSIVE tree AS (
+             SELECT id, 0 AS depth FROM org_departments WHERE id = $1
+             UNION
+             SELECT d.id, t.depth + 1 FROM org_departments d JOIN tree t ON d.parent_id = t.id WHERE t.depth < 64)
+           SELECT DISTINCT m.account_id FROM org_members m JOIN tree t ON m.department_id = t.id`,
+    values: [departmentId],
+  });
+  return rows.map((r) => r.account_id);
 }

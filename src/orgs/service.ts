@@ -35,7 +35,7 @@ export function orgsService(d: OrgsDeps) {
         throw new ApiError("forbidden_role", "Only a personal account creates an organization.");
       return auditedTransaction(db, p, async (tx) => {
         // the unique account_id of org_members decides races between two creations or a creation and an acceptance
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('org-member:' || $1))", [p.accountId]);
+        await repo.lockAccountMembership(tx, p.accountId);
         if (await repo.membership(tx, p.accountId)) throw alreadyMember();
         const org = await repo.insertOrg(tx, { id: randomUUID(), name: body.name, ownerAccountId: p.accountId });
         await repo.addMember(tx, { orgId: org.id, accountId: p.accountId, role: "owner", departmentId: null });

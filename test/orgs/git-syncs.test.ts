@@ -16,7 +16,7 @@ import { createAppsTestApp } from "../apps/lib.js";
 import { fund } from "../databases/lib.js";
 import { tarGz } from "../static/lib.js";
 import { startFakeGitlab, type FakeGitlab } from "../fakes/gitlab.js";
-import { gitJobDeps } from "../../src/orgs/gitlab/index.js";
+import { gitJobDeps } from "../../src/orgs/gitlab/module.js";
 import { scanOnce } from "../../src/orgs/gitlab/jobs.js";
 import { makeOrg, ORG, type Person, type TestOrg } from "./lib.js";
 

@@ -5,7 +5,7 @@ import { intervalStartOf } from "../../src/billing/metering/meter.js";
 import { chargeCard } from "../../src/billing/invoicing/index.js";
 import { finalizeDue } from "../../src/orgs/invoices/finalize.js";
 import { attemptKeys, chargeDue, RETRY_HOURS, STALE_MS } from "../../src/orgs/invoices/charge.js";
-import { orgsArea } from "../../src/orgs/module.js";
+import { orgInvoicesArea as orgsArea } from "../../src/orgs/invoices/module.js";
 import { makeOrg, ORG, type Person } from "./lib.js";
 import {
   backdate,

@@ -4,8 +4,7 @@ import type { FastifyInstance, preValidationHookHandler } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
 import { Body, Nullable } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { read, tags, write } from "../schemas.js";
+import { orgOf, read, tags, write } from "../public.js";
 import { ASSET_KINDS, KIND_ALIASES, type Asset, type AssetMove, type AssetsService } from "./service.js";
 
 const Kind = Type.Union(

@@ -1,5 +1,5 @@
 /**
- * Company assets (README.md of src/orgs, "Company assets"): the resources an organization owns, read and moved
+ * Company assets (README.md here, "Company assets"): the resources an organization owns, read and moved
  * through every area's kernel.owned source. Designation moves one of the member's personal resources, with what is
  * tied to it (a pod's databases and volumes, a database's apps), to the organization; removal moves it back to its
  * creator. Each move is one transaction with its audit row: a refusal anywhere (409) moves nothing.

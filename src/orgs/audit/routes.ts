@@ -4,8 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { ApiKey, KeyRequestBody, keyView, type KeyRow } from "../../auth/api-keys.js";
 import { Nullable, PageQuery, Timestamp } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { account, read, tags } from "../schemas.js";
+import { account, orgOf, read, tags } from "../public.js";
 import { orgAuditService, type OrgAuditDeps } from "./service.js";
 
 const Actor = Type.Object({ id: Type.String(), email: Type.String() });

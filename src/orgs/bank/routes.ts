@@ -4,10 +4,15 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../kernel/context.js";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
-import { BankTransfer, BankTransferConfigFields, ListQuery, TaxInvoice, view } from "../../billing/bank/routes.js";
-import { MAX_PENDING } from "../../billing/bank/service.js";
-import { orgOf } from "../guard.js";
-import { read, tags, write } from "../schemas.js";
+import {
+  BankTransfer,
+  BankTransferConfigFields,
+  BankTransferListQuery as ListQuery,
+  bankTransferView as view,
+  MAX_PENDING,
+  TaxInvoice,
+} from "../../billing/public.js";
+import { orgOf, read, tags, write } from "../public.js";
 import { orgBankService } from "./service.js";
 
 const Params = Type.Object({ id: Type.String({ format: "uuid" }) });

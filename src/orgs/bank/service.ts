@@ -10,8 +10,8 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { OrgMembership } from "../../kernel/orgs.js";
 import { ApiError } from "../../http/errors.js";
-import { bankTransferService } from "../../billing/bank/service.js";
-import * as orgRepo from "../repo.js";
+import { bankTransferService } from "../../billing/public.js";
+import * as orgRepo from "../public.js";
 
 type CreateInput = Parameters<ReturnType<typeof bankTransferService>["create"]>[1];
 

@@ -1,9 +1,9 @@
 import type { AdmissionCheck } from "../../kernel/contracts.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import { ApiError } from "../../http/errors.js";
-import { isPaid, prices, type PriceCatalog } from "../../billing/catalog.js";
-import * as orgs from "../repo.js";
-import { departmentChain } from "../rules/repo.js";
+import { isPaid, prices, type PriceCatalog } from "../../billing/public.js";
+import * as orgs from "../public.js";
+import { departmentChain } from "../public.js";
 import { budgetName, consumedKrw, monthRange } from "./consumption.js";
 import * as repo from "./repo.js";
 

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../store/db.js";
 import type { UsageTotals } from "../../kernel/orgs.js";
-import { membersUnder } from "../rules/repo.js";
+import { membersUnder } from "../public.js";
 import type { BudgetRow } from "./repo.js";
 
 /** The UTC calendar month of `now`: [from, to) and its first day (org_budget_alerts.month). */

@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { IdParams, read, tags, write } from "../schemas.js";
+import { IdParams, orgOf, read, tags, write } from "../public.js";
 import type { BudgetRow } from "./repo.js";
 import type { BudgetsService } from "./service.js";
 
@@ -49,7 +48,7 @@ const budgetView = (b: BudgetRow & { month: string; consumed_krw: number }) => (
   updated_at: b.updated_at.toISOString(),
 });
 
-/** GET/PUT /v1/org/budgets and DELETE /v1/org/budgets/{id}: monthly budgets in KRW (README, "Deploy rules and budgets"). */
+/** GET/PUT /v1/org/budgets and DELETE /v1/org/budgets/{id}: monthly budgets in KRW (README.md here). */
 export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 

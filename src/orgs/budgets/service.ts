@@ -5,7 +5,7 @@ import type { Kernel } from "../../kernel/kernel.js";
 import { roleAtLeast, type OrgMembership } from "../../kernel/orgs.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
-import { departmentChain } from "../rules/repo.js";
+import { departmentChain } from "../public.js";
 import { consumedKrw, monthRange } from "./consumption.js";
 import * as repo from "./repo.js";
 

@@ -4,8 +4,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
 import { Body } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { account, read, tags, write } from "../schemas.js";
+import { account, orgOf, read, tags, write } from "../public.js";
 import { chartService, type ChartDeps, type ChartService } from "./service.js";
 import { SYNC_BODY_LIMIT } from "./limits.js";
 import {

@@ -271,3 +271,8 @@ export async function forgetApps(q: Queryable, orgId: string, keep: { kind: AppK
     [orgId, keep.map((k) => k.kind), keep.map((k) => k.id)],
   );
 }
+
+/** The organization's row, locked: one settings change at a time. */
+export async function lockOrg(q: Queryable, orgId: string): Promise<void> {
+  await q.query("SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE", [orgId]);
+}

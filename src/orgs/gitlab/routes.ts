@@ -2,8 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
-import { orgOf } from "../guard.js";
-import { IdParams, read, tags, write } from "../schemas.js";
+import { IdParams, orgOf, read, tags, write } from "../public.js";
 import { Integration, integrationView, PutBody, Sync, SyncsQuery, syncView, TestBody, TestResult } from "./schemas.js";
 import type { GitlabService } from "./service.js";
 

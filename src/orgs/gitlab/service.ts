@@ -99,7 +99,7 @@ export function gitlabService(d: GitlabDeps) {
         if (!input[f]) throw invalid(`${f} is required when gitops_enabled is true.`);
     }
     return auditedTransaction(d.db, p, async (tx) => {
-      await tx.query("SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE", [m.orgId]);
+      await repo.lockOrg(tx, m.orgId);
       const cur = await repo.settings(tx, m.orgId);
       if (cur && !input.token && !sameHost(cur.base_url, baseUrl))
         throw invalid("token is required when base_url names another host: the stored token is never sent elsewhere.");

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Body, Nullable } from "../../http/schemas.js";
-import { tags } from "../schemas.js";
+import { tags } from "../public.js";
 import { installScript } from "./install.js";
 import type { OrgHostsService } from "./service.js";
 

@@ -1,8 +1,6 @@
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-
-/** NOTIFY channel of migration 032: a pod placed on the host (payload: host id) changed what its agent must run. */
-export const DESIRED_CHANNEL = "org_host_desired";
+import { listenForDesired } from "./repo.js";
 
 /**
  * The agents' long polls in this API process: `GET /v1/agent/desired?wait=` parks here until the store announces a
@@ -48,7 +46,7 @@ export class DesiredHub {
         this.wakeAll(); // polls answer now and come back, re-opening the listener
       });
       await client.connect();
-      await client.query(`LISTEN ${DESIRED_CHANNEL}`);
+      await listenForDesired(client);
       if (this.closed) await client.end().catch(() => {});
       else this.client = client;
     })()

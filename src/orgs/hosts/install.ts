@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { httpUrl, int, type Config } from "../../config/config.js";
-import { publicBaseUrl } from "../invites/mail.js";
+import { publicBaseUrl } from "../public.js";
 
 /** Settings of external hosts; the liveness ones are the hosts area's own (HOST_HEARTBEAT_SECONDS, HOST_MISSED_BEATS). */
 export interface OrgHostsConfig {

@@ -159,3 +159,11 @@ export async function isOrgHost(q: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await q.query("SELECT 1 FROM org_hosts WHERE id = $1", [id]);
   return (rowCount ?? 0) > 0;
 }
+
+/** NOTIFY channel of migration 032: a pod placed on the host (payload: host id) changed what its agent must run. */
+export const DESIRED_CHANNEL = "org_host_desired";
+
+/** Subscribes the hub's own connection to that channel. */
+export async function listenForDesired(client: Pick<Queryable, "query">): Promise<void> {
+  await client.query(`LISTEN ${DESIRED_CHANNEL}`);
+}

@@ -5,7 +5,7 @@ import type { OrgMembership } from "../../kernel/orgs.js";
 import type { ExternalHosts, PlacementRequest } from "../../kernel/hosts.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, authRequired, notFound } from "../../http/errors.js";
-import type { AgentFeed } from "../../apps/agent-feed.js";
+import type { AgentFeed } from "../../apps/public.js";
 import type { DesiredState, RegisterRequest, RegisterResponse, ReportRequest } from "../../agent/protocol.js";
 import type { DesiredHub } from "./hub.js";
 import { installShell, type OrgHostsConfig } from "./install.js";

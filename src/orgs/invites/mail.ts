@@ -1,7 +1,5 @@
 /** Invitation tokens, the link they travel in, and the invitation e-mail. */
 import { createHash, randomBytes } from "node:crypto";
-import type { Config } from "../../config/config.js";
-import { ConfigError } from "../../config/config.js";
 import type { MailMessage } from "../../kernel/orgs.js";
 
 /** Invitation validity (spec, Limits). */
@@ -14,26 +12,6 @@ export function newToken(): { token: string; hash: Buffer } {
 }
 
 export const hashToken = (token: string): Buffer => createHash("sha256").update(token, "utf8").digest();
-
-/**
- * Where links to this platform point: PUBLIC_URL (e.g. https://console.example.com), else https://<BASE_DOMAIN>,
- * else (BASE_DOMAIN localhost) http://localhost:<PORT>. No trailing slash.
- */
-export function publicBaseUrl(env: Record<string, string | undefined>, config: Pick<Config, "baseDomain" | "port">) {
-  const raw = env.PUBLIC_URL;
-  if (raw) {
-    let u: URL;
-    try {
-      u = new URL(raw);
-    } catch {
-      throw new ConfigError("PUBLIC_URL", "is not a valid URL");
-    }
-    if (u.protocol !== "https:" && u.protocol !== "http:") throw new ConfigError("PUBLIC_URL", "must be http(s)://");
-    return `${u.origin}${u.pathname}`.replace(/\/+$/, "");
-  }
-  if (config.baseDomain === "localhost") return `http://localhost:${config.port}`;
-  return `https://${config.baseDomain}`;
-}
 
 export const inviteLink = (base: string, token: string) => `${base}/invite?token=${encodeURIComponent(token)}`;
 

@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { account, IdParams, Member, memberView, tags } from "../schemas.js";
+import { account, IdParams, Member, memberView, orgOf, tags } from "../public.js";
 import type { MemberAdminService } from "./members.js";
 import { InviteRole } from "./schemas.js";
 

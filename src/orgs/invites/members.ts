@@ -9,9 +9,8 @@ import type { Principal } from "../../auth/principal.js";
 import type { OrgMembership } from "../../kernel/orgs.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
-import * as core from "../repo.js";
-import { removeFromOrg, type ChangeDeps } from "../membership-changes.js";
-import { memberActionRefusal, type MemberAction } from "../member-rules.js";
+import * as core from "../public.js";
+import { memberActionRefusal, removeFromOrg, type ChangeDeps, type MemberAction } from "../public.js";
 import { resolveDepartments, type DepartmentChoice } from "./departments.js";
 import * as repo from "./repo.js";
 

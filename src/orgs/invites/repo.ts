@@ -169,3 +169,8 @@ export async function updateMember(
     m.departmentId,
   ]);
 }
+
+/** One invitation round per organization at a time. */
+export async function lockOrgInvites(q: Queryable, orgId: string): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('org-invites:' || $1))", [orgId]);
+}

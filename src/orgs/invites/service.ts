@@ -11,8 +11,8 @@ import type { Principal } from "../../auth/principal.js";
 import type { OrgMembership } from "../../kernel/orgs.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
-import * as core from "../repo.js";
-import { removeFromOrg, type ChangeDeps } from "../membership-changes.js";
+import * as core from "../public.js";
+import { removeFromOrg, type ChangeDeps } from "../public.js";
 import { resolveDepartments, type DepartmentChoice } from "./departments.js";
 import { hashToken, INVITE_TTL_MS, inviteLink, inviteMail, maskEmail, newToken } from "./mail.js";
 import * as repo from "./repo.js";
@@ -78,7 +78,7 @@ export function invitesService(d: InvitesDeps) {
       const inviter = p.account.display_name || p.account.email;
       const created = await auditedTransaction(db, p, async (tx) => {
         // one invitation round per organization at a time: the pending-per-address index never races
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('org-invites:' || $1))", [m.orgId]);
+        await repo.lockOrgInvites(tx, m.orgId);
         const org = await core.findOrg(tx, m.orgId);
         if (!org) throw new ApiError("not_found", "The organization no longer exists.");
         // a bound on mail sent in the platform's name: addresses invited or renewed in the last 24 hours
@@ -182,7 +182,7 @@ export function invitesService(d: InvitesDeps) {
       const asOrg: Principal = { ...p, owner: { kind: "org", id: first.org_id } };
       return auditedTransaction(db, asOrg, async (tx) => {
         // the same lock as creating an organization: one membership change per account at a time
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('org-member:' || $1))", [p.accountId]);
+        await core.lockAccountMembership(tx, p.accountId);
         // organizations (joined, left) locked in id order, then the invitation, as deleting an organization does:
         // two accounts swapping organizations, or an acceptance racing a deletion, never deadlock
         const seen = await core.membership(tx, p.accountId);

@@ -16,7 +16,7 @@ import {
   type CardInfo,
   type ChargeOutcome,
   type PaymentDeps,
-} from "../../billing/invoicing/index.js";
+} from "../../billing/public.js";
 import { orgOwner } from "./finalize.js";
 import * as repo from "./repo.js";
 

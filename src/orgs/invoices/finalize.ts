@@ -10,7 +10,7 @@ import type pg from "pg";
 import type { Db } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import { creditInvoicePayment, periodUsage, savedCard, type PaymentDeps } from "../../billing/invoicing/index.js";
+import { creditInvoicePayment, periodUsage, savedCard, type PaymentDeps } from "../../billing/public.js";
 import * as repo from "./repo.js";
 
 export interface FinalizeDeps {

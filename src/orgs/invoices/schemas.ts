@@ -1,7 +1,7 @@
 /** Response shapes of the organization card and invoices, and their mappers. */
 import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
-import type { CardInfo } from "../../billing/invoicing/index.js";
+import type { CardInfo } from "../../billing/public.js";
 import { MAX_ATTEMPTS } from "./charge.js";
 import type { InvoiceRow, LineRow } from "./repo.js";
 

@@ -6,14 +6,8 @@ import type { Principal } from "../../auth/principal.js";
 import type { OrgMembership } from "../../kernel/orgs.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
-import {
-  deleteSavedCard,
-  endCardBilling,
-  saveCardNow,
-  savedCard,
-  startCardBilling,
-} from "../../billing/invoicing/index.js";
-import * as orgRepo from "../repo.js";
+import { deleteSavedCard, endCardBilling, saveCardNow, savedCard, startCardBilling } from "../../billing/public.js";
+import * as orgRepo from "../public.js";
 import { chargeNow, type ChargeDeps } from "./charge.js";
 import { finalizeIn, orgOwner } from "./finalize.js";
 import * as repo from "./repo.js";

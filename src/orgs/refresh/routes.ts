@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Nullable } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { IdParams, read, tags, write } from "../schemas.js";
+import { IdParams, orgOf, read, tags, write } from "../public.js";
 import type { RefreshRow } from "./repo.js";
 import { refreshService, type RefreshDeps, type RefreshService } from "./service.js";
 

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../store/db.js";
 import type { AdmissionCheck, AdmissionRequest } from "../../kernel/contracts.js";
 import { ApiError } from "../../http/errors.js";
-import * as orgs from "../repo.js";
+import * as orgs from "../public.js";
 import { targetOf, violation } from "./check.js";
 import * as repo from "./repo.js";
 
@@ -12,7 +12,7 @@ import * as repo from "./repo.js";
 async function deployBlock(q: Queryable, r: AdmissionRequest): Promise<void> {
   const m = await orgs.membership(q, r.accountId);
   if (!m || m.orgId !== r.owner.id || !m.departmentId) return;
-  const chain = await repo.departmentChain(q, m.departmentId);
+  const chain = await orgs.departmentChain(q, m.departmentId);
   const blocked = chain.find((d) => d.deploy_blocked);
   if (!blocked) return;
   const inherited = blocked.id === chain[0].id ? "" : `, inherited by its sub-department ${chain[0].code}`;

@@ -3,7 +3,7 @@
  * sense against the price catalog, and the rules in words for agents.
  */
 import type { AdmissionRequest } from "../../kernel/contracts.js";
-import { priceOf, prices, type PriceCatalog } from "../../billing/catalog.js";
+import { priceOf, prices, type PriceCatalog } from "../../billing/public.js";
 import { ApiError } from "../../http/errors.js";
 import type { DeployRules, Preset } from "./schema.js";
 

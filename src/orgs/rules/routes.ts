@@ -1,8 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
-import { orgOf } from "../guard.js";
-import { read, tags, write } from "../schemas.js";
+import { orgOf, read, tags, write } from "../public.js";
 import { DeployRules, DeployRulesView } from "./schema.js";
 import type { RulesService } from "./service.js";
 

@@ -2,10 +2,8 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { OwnedResource } from "../../kernel/orgs.js";
-import { AppStats, Days } from "../../edge/stats/routes.js";
-import type { StatsView, Window } from "../../edge/stats/service.js";
-import { orgOf } from "../guard.js";
-import { read, tags } from "../schemas.js";
+import { AppStats, Days, type StatsView, type Window } from "../../edge/public.js";
+import { orgOf, read, tags } from "../public.js";
 import type { OrgStatsService } from "./service.js";
 
 const Site = {

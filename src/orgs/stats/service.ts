@@ -7,7 +7,7 @@ import type { Db } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { OrgMembership, OwnedResource } from "../../kernel/orgs.js";
 import { ApiError } from "../../http/errors.js";
-import { ownerAppsStats, type StatsKind, type Window } from "../../edge/stats/service.js";
+import { ownerAppsStats, type StatsKind, type Window } from "../../edge/public.js";
 
 /** Owned-resource kinds the edge serves, and the kind its statistics name them by (EdgeTarget.kind). */
 const SERVED: Record<string, StatsKind> = { site: "site", pod: "pod", "pod-group": "group" };

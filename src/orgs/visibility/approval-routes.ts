@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body } from "../../http/schemas.js";
-import { orgOf } from "../guard.js";
-import { IdParams, read, tags, Visibility, write } from "../schemas.js";
+import { IdParams, orgOf, read, tags, Visibility, write } from "../public.js";
 import { Applied, Approval, approvalView, DeployControl, deployControlView } from "./schemas.js";
 import type { VisibilityService } from "./service.js";
 

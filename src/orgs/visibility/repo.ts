@@ -1,7 +1,7 @@
 /** Site visibility SQL: org_site_access, org_site_grants, org_approvals and the department tree they read. */
 import type { Queryable } from "../../store/db.js";
 import type { OrgRole } from "../../kernel/orgs.js";
-import type { Visibility } from "../repo.js";
+import type { VisibilityLevel as Visibility } from "../public.js";
 
 /** NOTIFY channel of every change the edge's decisions depend on (migration 027's triggers send it). */
 export const SITE_ACCESS_CHANNEL = "org_site_access";

@@ -1,7 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Nullable } from "../../http/schemas.js";
-import { Visibility } from "../schemas.js";
-import type { Visibility as V } from "../repo.js";
+import { Visibility, type VisibilityLevel as V } from "../public.js";
 import type { ApprovalRow, DepartmentBlockRow, GrantRow } from "./repo.js";
 import type { SiteAccess } from "./service.js";
 import type { CompanySite, VisibilitySource } from "./sites.js";

@@ -6,7 +6,7 @@ import type { Principal } from "../../auth/principal.js";
 import { roleAtLeast, type OrgMembership } from "../../kernel/orgs.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
-import { findOrg, visibilityRank, type OrgRow, type Visibility } from "../repo.js";
+import { findOrg, visibilityRank, type OrgRow, type VisibilityLevel as Visibility } from "../public.js";
 import * as repo from "./repo.js";
 import {
   effectiveVisibility,

@@ -7,7 +7,7 @@ import type { Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { EdgeAccessPolicy, EdgeTarget } from "../../kernel/area.js";
 import { ApiError } from "../../http/errors.js";
-import { visibilityRank, type OrgRow, type Visibility } from "../repo.js";
+import { visibilityRank, type OrgRow, type VisibilityLevel as Visibility } from "../public.js";
 import * as repo from "./repo.js";
 
 export interface CompanySite {

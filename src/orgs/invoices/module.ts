@@ -1,13 +1,14 @@
 /**
- * Organization card billing as the orgs module wires it (README, "Invoices, card, bank transfers and statistics"):
- * the routes, and the two jobs. `orgs.invoices-finalize` runs at 00:10 UTC on the 1st; `orgs.invoices-charge`
+ * Organization card billing (README.md here): the routes, and the two jobs. A sub-area of organizations: it uses
+ * src/orgs only through ../public.ts. `orgs.invoices-finalize` runs at 00:10 UTC on the 1st; `orgs.invoices-charge`
  * every 10 minutes catches up any month a missed run left (so a platform down on the 1st still invoices) and
  * charges what is due: new invoices, retries whose back-off ended, and attempts left without an answer.
  */
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import { defineArea } from "../../kernel/area.js";
 import type { AppContext, Platform } from "../../kernel/context.js";
 import type { JobSpec } from "../../kernel/contracts.js";
-import { paymentDeps } from "../../billing/invoicing/index.js";
+import { paymentDeps } from "../../billing/public.js";
 import { chargeDue, type ChargeDeps } from "./charge.js";
 import { finalizeDue } from "./finalize.js";
 import { invoiceRoutes } from "./routes.js";
@@ -51,3 +52,9 @@ export function invoiceJobs(p: Platform): JobSpec[] {
     },
   ];
 }
+
+export const orgInvoicesArea = defineArea<null>({
+  name: "orgs-invoices",
+  routes: (app, ctx) => orgInvoiceRoutes(app, ctx),
+  jobs: (p) => invoiceJobs(p),
+});

@@ -1,11 +1,11 @@
 /**
- * Base-image refresh as the orgs module wires it (README, "Base-image refresh"): the build observer (setup), the
- * routes and the hourly check.
+ * Base-image refresh (README.md here): the build observer (setup), the routes and the hourly check. A sub-area of
+ * organizations: it uses src/orgs only through ../public.ts.
  */
+import { defineArea } from "../../kernel/area.js";
 import type { JobSpec } from "../../kernel/contracts.js";
+import { refreshRoutes } from "./routes.js";
 import { refreshService, type RefreshDeps } from "./service.js";
-
-export { refreshRoutes } from "./routes.js";
 
 export const IMAGE_REFRESH_JOB = "orgs.image-refresh";
 
@@ -21,4 +21,14 @@ export const refreshJob = (deps: RefreshDeps): JobSpec => ({
   handler: async () => {
     await refreshService(deps).checkAll();
   },
+});
+
+export const orgRefreshArea = defineArea<null>({
+  name: "orgs-refresh",
+  setup: (p) => {
+    p.kernel.addBuildObserver(refreshObserver({ db: p.db, kernel: p.kernel, log: p.log }));
+    return null;
+  },
+  routes: (app, ctx) => refreshRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log }),
+  jobs: (p) => [refreshJob(p)],
 });

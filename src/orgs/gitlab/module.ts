@@ -1,9 +1,10 @@
 /**
- * The GitLab integration as the orgs module wires it (README, "GitLab integration and syncs"): the routes and the
- * two jobs. Settings: GITLAB_TIMEOUT_MS (each GitLab request, default 10000), GITLAB_SYNC_RETRIES (attempts after a
- * sync's first failure, with the job queue's back-off; default 2).
+ * The GitLab integration (README.md here): the routes and the two jobs. Settings: GITLAB_TIMEOUT_MS (each GitLab
+ * request, default 10000), GITLAB_SYNC_RETRIES (attempts after a sync's first failure, with the job queue's
+ * back-off; default 2). A sub-area of organizations: it uses src/orgs only through ../public.ts.
  */
 import type { FastifyInstance } from "fastify";
+import { defineArea } from "../../kernel/area.js";
 import { int } from "../../config/config.js";
 import type { AppContext, Platform } from "../../kernel/context.js";
 import { outboundFor } from "../../net/outbound.js";
@@ -41,3 +42,9 @@ export const gitJobDeps = (p: Platform): GitJobDeps => ({
 });
 
 export const gitlabJobs = (p: Platform) => gitJobs(gitJobDeps(p));
+
+export const orgGitlabArea = defineArea<null>({
+  name: "orgs-gitlab",
+  routes: (app, ctx) => gitlabIntegrationRoutes(app, ctx),
+  jobs: (p) => gitlabJobs(p),
+});
