@@ -137,14 +137,16 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, config };
   },
-  routes: (app, p, s) => {
+  routes: (_app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
-    podRoutes(app, deps);
-    groupRoutes(app, { groups: s.groups, urls: deps.urls });
-    linkedRoutes(app, deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime }));
-    legacyRoutes(app, legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id }));
-    volumeRoutes(app, { volumes: s.volumeService });
-    templateRoutes(app, { templates: s.templates });
+    return [
+      ...podRoutes(deps),
+      ...groupRoutes({ groups: s.groups, urls: deps.urls }),
+      ...linkedRoutes(deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime })),
+      ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id })),
+      ...volumeRoutes({ volumes: s.volumeService }),
+      ...templateRoutes({ templates: s.templates }),
+    ];
   },
   jobs: (p, s) => [
     ...podJobs(s.worker),

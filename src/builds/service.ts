@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypt
 import { cp, mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import type { Static } from "@sinclair/typebox";
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
@@ -16,6 +17,7 @@ import type { BuildsConfig } from "./config.js";
 import { findDockerfile, insidePath, unpackSource } from "./upload.js";
 import { sourceDirOf } from "./observe.js";
 import * as repo from "./repo.js";
+import type { BuildEventBody, CreateBuildBody } from "./inputs.js";
 
 export const WAKE_JOB = "builds.wake";
 /** the kind admission sees for a build (no price in the catalog: organization deploy rules and blocks apply) */
@@ -34,18 +36,8 @@ export interface BuildsDeps {
   local: () => { wake(): void; cancelled(id: string): void } | null;
 }
 
-export interface CreateInput {
-  app?: string;
-  dockerfile?: string;
-  context_path?: string;
-}
-
-export interface EventInput {
-  phase: string;
-  level?: "debug" | "info" | "warn" | "error";
-  message: string;
-  detail?: unknown;
-}
+export type CreateInput = Static<typeof CreateBuildBody>;
+export type EventInput = Static<typeof BuildEventBody>;
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest();
 

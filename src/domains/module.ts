@@ -57,7 +57,7 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
     });
     return { service, config };
   },
-  routes: domainRoutes,
+  routes: (_app, _ctx, state) => domainRoutes(state),
   instances: (p) => ({
     resource: "domains",
     find: async (owner, ref) => {

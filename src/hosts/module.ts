@@ -24,7 +24,7 @@ export const hostsArea = defineArea<HostRegistry, HostsConfig>({
     });
     return hosts;
   },
-  routes: hostRoutes,
+  routes: (_app, ctx, hosts) => hostRoutes(ctx, hosts),
   start: async (_p, hosts) => {
     await hosts.startLease();
   },

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Timestamp } from "../http/schemas.js";
+import { route, type Route } from "../http/route.js";
 import type { HostRegistry } from "./service.js";
 
 const Process = Type.Object({
@@ -28,40 +27,38 @@ const Host = Type.Object({
 });
 
 /** The operator's view of the hosts (beyond the spec): OPERATOR_TOKEN only. */
-export async function hostRoutes(app: FastifyInstance, ctx: AppContext, hosts: HostRegistry) {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.get(
-    "/v1/operator/hosts",
-    {
-      config: { errors: [], auth: { operator: true } },
-      schema: {
-        operationId: "operatorListHosts",
-        tags: ["operator"],
-        summary:
-          "Registered hosts: roles, capacity, last heartbeat, whether they count as available, and their live processes.",
-        response: { 200: Type.Array(Host) },
-      },
-    },
-    async () =>
-      (await hosts.list(ctx.db)).map((h) => ({
-        id: h.id,
-        name: h.name,
-        roles: h.roles,
-        capacity: h.capacity,
-        heartbeat_seconds: h.heartbeat_seconds,
-        available: h.available,
-        local: h.local,
-        registered_at: h.registered_at.toISOString(),
-        started_at: h.started_at.toISOString(),
-        last_heartbeat_at: h.last_heartbeat_at.toISOString(),
-        processes: h.processes.map((p) => ({
-          id: p.id,
-          pid: p.pid,
-          roles: p.roles,
-          started_at: p.started_at.toISOString(),
-          last_heartbeat_at: p.last_heartbeat_at.toISOString(),
-          alive: p.alive,
+export function hostRoutes(ctx: AppContext, hosts: HostRegistry): Route[] {
+  return [
+    route({
+      method: "GET",
+      url: "/v1/operator/hosts",
+      operationId: "operatorListHosts",
+      tags: ["operator"],
+      summary:
+        "Registered hosts: roles, capacity, last heartbeat, whether they count as available, and their live processes.",
+      auth: { operator: true },
+      response: { 200: Type.Array(Host) },
+      handler: async () =>
+        (await hosts.list(ctx.db)).map((h) => ({
+          id: h.id,
+          name: h.name,
+          roles: h.roles,
+          capacity: h.capacity,
+          heartbeat_seconds: h.heartbeat_seconds,
+          available: h.available,
+          local: h.local,
+          registered_at: h.registered_at.toISOString(),
+          started_at: h.started_at.toISOString(),
+          last_heartbeat_at: h.last_heartbeat_at.toISOString(),
+          processes: h.processes.map((p) => ({
+            id: p.id,
+            pid: p.pid,
+            roles: p.roles,
+            started_at: p.started_at.toISOString(),
+            last_heartbeat_at: p.last_heartbeat_at.toISOString(),
+            alive: p.alive,
+          })),
         })),
-      })),
-  );
+    }),
+  ];
 }

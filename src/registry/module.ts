@@ -47,7 +47,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
     p.kernel.setImageAccess(svc.imageAccess());
     return { config, svc, process: server, realm, status };
   },
-  routes: (app, _ctx, state) => registryRoutes(app, state.svc),
+  routes: (_app, _ctx, state) => registryRoutes(state.svc),
   // readiness: down while the process is not serving (a failed start, or a restart in back-off)
   health: (p, s): Record<string, HealthCheck> => {
     if (!p.kernel.hosts.local.roles.includes("worker")) return {};

@@ -28,7 +28,7 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
     const service = sandboxesService({ db: p.db, jobs: p.jobs, runtime, kernel: p.kernel, config, log: p.log });
     return { runtime, config, service };
   },
-  routes: sandboxRoutes,
+  routes: (_app, _ctx, state) => sandboxRoutes(state),
   jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id, log: p.log }),
   instances: (p) => ({
     resource: "sandboxes",

@@ -1,9 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
-import type { AppContext } from "../kernel/context.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
+import { route, type Route } from "../http/route.js";
 import type { SandboxRow } from "./repo.js";
 import type { SandboxesState } from "./service.js";
 import { DEFAULT_SANDBOX_IMAGE, OUTPUT_LIMIT } from "./service.js";
@@ -44,127 +43,99 @@ export function sandboxView(row: SandboxRow) {
 }
 
 /** Sandboxes: short-lived isolated containers for running code. Container work happens in the service. */
-export async function sandboxRoutes(app: FastifyInstance, _ctx: AppContext, state: SandboxesState): Promise<void> {
+export function sandboxRoutes(state: SandboxesState): Route[] {
   const svc = state.service;
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const unavailable = ["runtime_unavailable"] as const;
 
-  r.post(
-    "/v1/sandboxes",
-    {
-      config: {
-        auth: { scope: "sandboxes:write", instance: "create" },
-        validationCodes: { "/image": "bad_image" },
-        errors: [
-          "bad_image",
-          "image_forbidden",
-          "provision_failed",
-          "runtime_failed",
-          "deploy_rule_violation",
-          ...unavailable,
-        ],
-        summaryKo: "격리된 단기 컨테이너(샌드박스)를 만듭니다.",
-      },
-      schema: {
-        operationId: "createSandbox",
-        tags,
-        summary: `Start a sandbox: an isolated container that is removed when timeout_s runs out (even across a platform restart). Without image: ${DEFAULT_SANDBOX_IMAGE} (busybox). No network unless network is true.`,
-        body: Body({
-          image: Type.Optional(Type.String({ pattern: IMAGE, maxLength: 255 })),
-          timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, default: 300 })),
-          network: Type.Optional(Type.Boolean({ default: false })),
+  return [
+    route({
+      method: "POST",
+      url: "/v1/sandboxes",
+      operationId: "createSandbox",
+      tags,
+      summary: `Start a sandbox: an isolated container that is removed when timeout_s runs out (even across a platform restart). Without image: ${DEFAULT_SANDBOX_IMAGE} (busybox). No network unless network is true.`,
+      summaryKo: "격리된 단기 컨테이너(샌드박스)를 만듭니다.",
+      auth: { scope: "sandboxes:write", instance: "create" },
+      admits: true,
+      errors: ["bad_image", "image_forbidden", "provision_failed", "runtime_failed", ...unavailable],
+      validationCodes: { "/image": "bad_image" },
+      body: Body({
+        image: Type.Optional(Type.String({ pattern: IMAGE, maxLength: 255 })),
+        timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, default: 300 })),
+        network: Type.Optional(Type.Boolean({ default: false })),
+      }),
+      response: { 201: Sandbox },
+      handler: async (request, reply) =>
+        reply.code(201).send(sandboxView(await svc.create(caller(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/sandboxes",
+      operationId: "listSandboxes",
+      tags,
+      summary: "The caller's running sandboxes and those that expired in the last day, newest first.",
+      summaryKo: "실행 중이거나 최근 하루 안에 끝난 샌드박스 목록.",
+      auth: { scope: "sandboxes:read", instance: "list" },
+      response: { 200: Type.Array(Sandbox) },
+      handler: async (request) => (await svc.list(caller(request), request.instanceFilter)).map(sandboxView),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/sandboxes/:id",
+      operationId: "getSandbox",
+      tags,
+      summary: "One sandbox, deleted and expired ones included.",
+      summaryKo: "샌드박스 하나.",
+      auth: read,
+      params: Params,
+      response: { 200: Sandbox },
+      handler: async (request) => sandboxView(await svc.get(caller(request), request.params.id)),
+    }),
+    route({
+      method: "POST",
+      url: "/v1/sandboxes/:id/exec",
+      operationId: "execInSandbox",
+      tags,
+      summary: `Run a command (argv, no shell unless you call one) in the sandbox. stdout and stderr are each cut at ${OUTPUT_LIMIT} bytes; the command is killed at timeout_s or when the sandbox expires, whichever comes first (exit_code 124, timed_out true).`,
+      summaryKo: "샌드박스 안에서 명령을 실행합니다(출력과 시간 제한).",
+      auth: write,
+      errors: ["conflict", "runtime_failed", ...unavailable],
+      params: Params,
+      body: Body({
+        command: Type.Array(Type.String({ maxLength: 65536 }), { minItems: 1, maxItems: 1024 }),
+        timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+      }),
+      response: {
+        200: Type.Object({
+          exit_code: Type.Integer(),
+          stdout: Type.String(),
+          stderr: Type.String(),
+          truncated: Type.Boolean({ description: "output was cut at the bound, or the command ran out of time" }),
+          timed_out: Type.Boolean(),
         }),
-        response: { 201: Sandbox },
       },
-    },
-    async (request, reply) => reply.code(201).send(sandboxView(await svc.create(caller(request), request.body))),
-  );
-
-  r.get(
-    "/v1/sandboxes",
-    {
-      config: {
-        auth: { scope: "sandboxes:read", instance: "list" },
-        errors: [],
-        summaryKo: "실행 중이거나 최근 하루 안에 끝난 샌드박스 목록.",
+      handler: async (request) => {
+        const res = await svc.exec(caller(request), request.params.id, request.body.command, request.body.timeout_s);
+        return {
+          exit_code: res.exitCode,
+          stdout: res.stdout,
+          stderr: res.stderr,
+          truncated: res.truncated,
+          timed_out: res.timedOut,
+        };
       },
-      schema: {
-        operationId: "listSandboxes",
-        tags,
-        summary: "The caller's running sandboxes and those that expired in the last day, newest first.",
-        response: { 200: Type.Array(Sandbox) },
-      },
-    },
-    async (request) => (await svc.list(caller(request), request.instanceFilter)).map(sandboxView),
-  );
-
-  r.get(
-    "/v1/sandboxes/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "샌드박스 하나." },
-      schema: {
-        operationId: "getSandbox",
-        tags,
-        summary: "One sandbox, deleted and expired ones included.",
-        params: Params,
-        response: { 200: Sandbox },
-      },
-    },
-    async (request) => sandboxView(await svc.get(caller(request), request.params.id)),
-  );
-
-  r.post(
-    "/v1/sandboxes/:id/exec",
-    {
-      config: {
-        auth: write,
-        errors: ["not_found", "conflict", "runtime_failed", ...unavailable],
-        summaryKo: "샌드박스 안에서 명령을 실행합니다(출력과 시간 제한).",
-      },
-      schema: {
-        operationId: "execInSandbox",
-        tags,
-        summary: `Run a command (argv, no shell unless you call one) in the sandbox. stdout and stderr are each cut at ${OUTPUT_LIMIT} bytes; the command is killed at timeout_s or when the sandbox expires, whichever comes first (exit_code 124, timed_out true).`,
-        params: Params,
-        body: Body({
-          command: Type.Array(Type.String({ maxLength: 65536 }), { minItems: 1, maxItems: 1024 }),
-          timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
-        }),
-        response: {
-          200: Type.Object({
-            exit_code: Type.Integer(),
-            stdout: Type.String(),
-            stderr: Type.String(),
-            truncated: Type.Boolean({ description: "output was cut at the bound, or the command ran out of time" }),
-            timed_out: Type.Boolean(),
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const res = await svc.exec(caller(request), request.params.id, request.body.command, request.body.timeout_s);
-      return {
-        exit_code: res.exitCode,
-        stdout: res.stdout,
-        stderr: res.stderr,
-        truncated: res.truncated,
-        timed_out: res.timedOut,
-      };
-    },
-  );
-
-  r.delete(
-    "/v1/sandboxes/:id",
-    {
-      config: { auth: write, errors: ["not_found"], summaryKo: "샌드박스를 지웁니다(컨테이너 삭제)." },
-      schema: {
-        operationId: "deleteSandbox",
-        tags,
-        summary: "Remove the sandbox's container at once; answers the sandbox in state removed.",
-        params: Params,
-        response: { 200: Sandbox },
-      },
-    },
-    async (request) => sandboxView(await svc.remove(caller(request), request.params.id)),
-  );
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/sandboxes/:id",
+      operationId: "deleteSandbox",
+      tags,
+      summary: "Remove the sandbox's container at once; answers the sandbox in state removed.",
+      summaryKo: "샌드박스를 지웁니다(컨테이너 삭제).",
+      auth: write,
+      params: Params,
+      response: { 200: Sandbox },
+      handler: async (request) => sandboxView(await svc.remove(caller(request), request.params.id)),
+    }),
+  ];
 }

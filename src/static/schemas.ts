@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { Readable } from "node:stream";
-import { Nullable, Timestamp } from "../http/schemas.js";
+import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import type { StaticConfig } from "./config.js";
 import type { StaticService } from "./service.js";
 
@@ -27,6 +27,20 @@ export const NotFoundPage = Type.String({
   minLength: 1,
   maxLength: 1024,
   description: 'a file of the deployment answered with 404 for unknown paths, e.g. "404.html"; null: the edge\'s page',
+});
+
+/** POST /v1/static: a new site */
+export const SiteBody = Body({
+  name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
+  slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+  spa: Type.Optional(Type.Boolean({ description: "unknown paths without an extension answer index.html" })),
+  not_found_page: Type.Optional(Nullable(NotFoundPage)),
+});
+/** PATCH /v1/static/{slug}: the fields to change; the slug stays */
+export const SitePatchBody = Body({
+  name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+  spa: Type.Optional(Type.Boolean()),
+  not_found_page: Type.Optional(Nullable(NotFoundPage)),
 });
 
 const VISIBILITY_LEVELS = ["private", "invited", "department", "company", "public"].map((v) => Type.Literal(v));

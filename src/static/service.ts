@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import type pg from "pg";
+import type { Static } from "@sinclair/typebox";
 import type { Db } from "../store/db.js";
 import { isUniqueViolation, isUuid } from "../store/db.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
@@ -10,6 +11,7 @@ import type { StaticDeps } from "./config.js";
 import { sitePath } from "./archive.js";
 import { receiveUpload } from "./upload.js";
 import * as repo from "./repo.js";
+import type { SiteBody, SitePatchBody } from "./schemas.js";
 import { siteVisibility } from "./visibility.js";
 
 export type { SiteRow, DeploymentRow } from "./repo.js";
@@ -21,18 +23,8 @@ export const SITE_KIND = "static-site";
 /** a slug that would shadow a path of this API (/v1/static/deployments/{id}/finalize) */
 const RESERVED_SLUGS = new Set(["deployments"]);
 
-export interface SiteInput {
-  name: string;
-  slug?: string;
-  spa?: boolean;
-  not_found_page?: string | null;
-}
-
-export interface SitePatch {
-  name?: string;
-  spa?: boolean;
-  not_found_page?: string | null;
-}
+export type SiteInput = Static<typeof SiteBody>;
+export type SitePatch = Static<typeof SitePatchBody>;
 
 export type StaticService = ReturnType<typeof staticService>;
 

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import { route, type Route } from "../../http/route.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
 import { Command, Env, Image, Params, read, SLUG, tags, write } from "./schemas.js";
@@ -55,135 +54,109 @@ export const PodGroup = Type.Object({
   created_at: Timestamp,
 });
 
-const SpecErrors = [
-  "bad_size",
-  "bad_image",
-  "image_forbidden",
-  "insufficient_funds",
-  "budget_exceeded",
-  "deploy_rule_violation",
-  "provision_failed",
-] as const;
+const SpecErrors = ["bad_size", "bad_image", "image_forbidden", "provision_failed"] as const;
 
 /** Pod groups: autoscaled members of one spec; a group's id covers its members for instance-limited keys. */
-export function groupRoutes(
-  app: FastifyInstance,
-  { groups, urls }: { groups: GroupsService; urls: { appsDomain: string; edgePort: number } },
-): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function groupRoutes({
+  groups,
+  urls,
+}: {
+  groups: GroupsService;
+  urls: { appsDomain: string; edgePort: number };
+}): Route[] {
   const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls);
 
-  r.post(
-    "/v1/pod-groups",
-    {
-      config: {
-        auth: { scope: "pods:write", instance: "create" },
-        validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
-        errors: ["invalid_request", "bad_slug", "slug_taken", "not_found", "runtime_unavailable", ...SpecErrors],
-        summaryKo: "자동 확장되는 팟 그룹을 만듭니다(replica_min개의 팟으로 시작).",
-      },
-      schema: {
-        operationId: "createPodGroup",
-        tags,
-        summary:
-          "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max (a member removed on its own is replaced), and stops growing at the account or app spend cap.",
-        body: Body({
-          name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
-          slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-          image: Image,
-          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-          command: Type.Optional(Nullable(Command)),
-          env: Type.Optional(Env),
-          size: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" }),
-          ),
-          databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
-          replica_min: ReplicaCount,
-          replica_max: ReplicaCount,
-          target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
-        }),
-        response: { 201: PodGroup },
-      },
-    },
-    async (request, reply) => reply.code(201).send(view(await groups.create(callerOf(request), request.body))),
-  );
-
-  r.get(
-    "/v1/pod-groups",
-    {
-      config: {
-        auth: { scope: "pods:read", instance: "list" },
-        errors: [],
-        summaryKo: "팟 그룹 목록(삭제된 것 제외).",
-      },
-      schema: {
-        operationId: "listPodGroups",
-        tags,
-        summary: "The caller's pod groups, removed ones excluded; instance-limited keys see only their groups.",
-        response: { 200: Type.Array(PodGroup) },
-      },
-    },
-    async (request) => (await groups.list(callerOf(request), request.instanceFilter)).map(view),
-  );
-
-  r.get(
-    "/v1/pod-groups/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "팟 그룹 하나(id 또는 slug)와 그 팟들." },
-      schema: {
-        operationId: "getPodGroup",
-        tags,
-        summary: "One pod group by id or slug: its members, desired replicas and why it holds (scale_hold).",
-        params: Params,
-        response: { 200: PodGroup },
-      },
-    },
-    async (request) => view(await groups.get(callerOf(request), request.params.id)),
-  );
-
-  r.patch(
-    "/v1/pod-groups/:id",
-    {
-      config: {
-        auth: write,
-        validationCodes: { "/size": "bad_size", "/image": "bad_image" },
-        errors: ["not_found", "invalid_request", "runtime_unavailable", ...SpecErrors],
-        summaryKo: "복제 수 범위, 목표 CPU, 이미지·환경 변수·크기를 바꿉니다(팟마다 롤링 업데이트).",
-      },
-      schema: {
-        operationId: "updatePodGroup",
-        tags,
-        summary:
-          "Change replica bounds and the CPU target, or the members' image, env, size, port or command: each member rolls (a rolling update per pod).",
-        params: Params,
-        body: Body({
-          replica_min: Type.Optional(ReplicaCount),
-          replica_max: Type.Optional(ReplicaCount),
-          target_cpu_percent: Type.Optional(TargetCpu()),
-          image: Type.Optional(Image),
-          env: Type.Optional(Env),
-          size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-          command: Type.Optional(Nullable(Command)),
-        }),
-        response: { 200: PodGroup },
-      },
-    },
-    async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
-  );
-
-  r.delete(
-    "/v1/pod-groups/:id",
-    {
-      config: { auth: write, errors: ["not_found"], summaryKo: "팟 그룹과 그 팟들을 지웁니다." },
-      schema: {
-        operationId: "deletePodGroup",
-        tags,
-        summary: "Remove the group and its member pods (their containers go). 202 with the group (state removed).",
-        params: Params,
-        response: { 202: PodGroup },
-      },
-    },
-    async (request, reply) => reply.code(202).send(view(await groups.remove(callerOf(request), request.params.id))),
-  );
+  return [
+    route({
+      method: "POST",
+      url: "/v1/pod-groups",
+      operationId: "createPodGroup",
+      tags,
+      summary:
+        "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max (a member removed on its own is replaced), and stops growing at the account or app spend cap.",
+      summaryKo: "자동 확장되는 팟 그룹을 만듭니다(replica_min개의 팟으로 시작).",
+      auth: { scope: "pods:write", instance: "create" },
+      admits: true,
+      errors: ["bad_slug", "slug_taken", "not_found", "runtime_unavailable", ...SpecErrors],
+      validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
+      body: Body({
+        name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
+        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+        image: Image,
+        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+        command: Type.Optional(Nullable(Command)),
+        env: Type.Optional(Env),
+        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
+        databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+        replica_min: ReplicaCount,
+        replica_max: ReplicaCount,
+        target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
+      }),
+      response: { 201: PodGroup },
+      handler: async (request, reply) =>
+        reply.code(201).send(view(await groups.create(callerOf(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pod-groups",
+      operationId: "listPodGroups",
+      tags,
+      summary: "The caller's pod groups, removed ones excluded; instance-limited keys see only their groups.",
+      summaryKo: "팟 그룹 목록(삭제된 것 제외).",
+      auth: { scope: "pods:read", instance: "list" },
+      response: { 200: Type.Array(PodGroup) },
+      handler: async (request) => (await groups.list(callerOf(request), request.instanceFilter)).map(view),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pod-groups/:id",
+      operationId: "getPodGroup",
+      tags,
+      summary: "One pod group by id or slug: its members, desired replicas and why it holds (scale_hold).",
+      summaryKo: "팟 그룹 하나(id 또는 slug)와 그 팟들.",
+      auth: read,
+      params: Params,
+      response: { 200: PodGroup },
+      handler: async (request) => view(await groups.get(callerOf(request), request.params.id)),
+    }),
+    route({
+      method: "PATCH",
+      url: "/v1/pod-groups/:id",
+      operationId: "updatePodGroup",
+      tags,
+      summary:
+        "Change replica bounds and the CPU target, or the members' image, env, size, port or command: each member rolls (a rolling update per pod).",
+      summaryKo: "복제 수 범위, 목표 CPU, 이미지·환경 변수·크기를 바꿉니다(팟마다 롤링 업데이트).",
+      auth: write,
+      admits: true,
+      errors: ["runtime_unavailable", ...SpecErrors],
+      validationCodes: { "/size": "bad_size", "/image": "bad_image" },
+      params: Params,
+      body: Body({
+        replica_min: Type.Optional(ReplicaCount),
+        replica_max: Type.Optional(ReplicaCount),
+        target_cpu_percent: Type.Optional(TargetCpu()),
+        image: Type.Optional(Image),
+        env: Type.Optional(Env),
+        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+        command: Type.Optional(Nullable(Command)),
+      }),
+      response: { 200: PodGroup },
+      handler: async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/pod-groups/:id",
+      operationId: "deletePodGroup",
+      tags,
+      summary: "Remove the group and its member pods (their containers go). 202 with the group (state removed).",
+      summaryKo: "팟 그룹과 그 팟들을 지웁니다.",
+      auth: write,
+      params: Params,
+      response: { 202: PodGroup },
+      handler: async (request, reply) =>
+        reply.code(202).send(view(await groups.remove(callerOf(request), request.params.id))),
+    }),
+  ];
 }

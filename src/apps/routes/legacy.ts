@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Nullable, Timestamp } from "../../http/schemas.js";
+import { route, type Route } from "../../http/route.js";
 import type { LegacyService } from "../legacy-service.js";
 import { Params } from "./schemas.js";
 
@@ -10,61 +9,58 @@ const tags = ["pods"];
 const auth = { scope: "pods:read" } as const;
 
 /** Legacy (deprecated in the OpenAPI document): a pod's rollouts as "deployments". */
-export function legacyRoutes(app: FastifyInstance, legacy: LegacyService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.get(
-    "/v1/deployments/:id/metrics",
-    {
-      config: { auth, errors: ["not_found"], summaryKo: "배포(롤아웃) 지표(레거시): CPU, 메모리, 재시작." },
-      schema: {
-        operationId: "getDeploymentMetrics",
-        tags,
-        deprecated: true,
-        summary:
-          "Legacy: metrics of a pod's rollout (id: rollout id, or a pod id for its newest): CPU, memory, restarts.",
-        params: Params,
-        response: {
-          200: Type.Object({
-            deployment_id: Type.String(),
-            pod_id: Type.String(),
-            generation: Type.Integer(),
-            image: Type.String(),
-            state: Type.String(),
-            restarts: Type.Integer(),
-            cpu_percent: Nullable(Type.Number()),
-            memory_bytes: Nullable(Type.Integer()),
-            memory_limit_bytes: Nullable(Type.Integer()),
-            sampled_at: Timestamp,
-          }),
-        },
+export function legacyRoutes(legacy: LegacyService): Route[] {
+  return [
+    route({
+      method: "GET",
+      url: "/v1/deployments/:id/metrics",
+      operationId: "getDeploymentMetrics",
+      tags,
+      summary:
+        "Legacy: metrics of a pod's rollout (id: rollout id, or a pod id for its newest): CPU, memory, restarts.",
+      summaryKo: "배포(롤아웃) 지표(레거시): CPU, 메모리, 재시작.",
+      auth,
+      document: { deprecated: true },
+      params: Params,
+      response: {
+        200: Type.Object({
+          deployment_id: Type.String(),
+          pod_id: Type.String(),
+          generation: Type.Integer(),
+          image: Type.String(),
+          state: Type.String(),
+          restarts: Type.Integer(),
+          cpu_percent: Nullable(Type.Number()),
+          memory_bytes: Nullable(Type.Integer()),
+          memory_limit_bytes: Nullable(Type.Integer()),
+          sampled_at: Timestamp,
+        }),
       },
-    },
-    async (request) => legacy.metrics(callerOf(request), request.params.id),
-  );
-  r.get(
-    "/v1/deployments/:id/sample",
-    {
-      config: { auth, errors: ["not_found"], summaryKo: "배포(롤아웃) 샘플(레거시): 상태와 마지막 로그." },
-      schema: {
-        operationId: "getDeploymentSample",
-        tags,
-        deprecated: true,
-        summary: "Legacy: a rollout's state and its last 20 log lines.",
-        params: Params,
-        response: {
-          200: Type.Object({
-            deployment_id: Type.String(),
-            pod_id: Type.String(),
-            generation: Type.Integer(),
-            state: Type.String(),
-            reason: Type.String(),
-            created_at: Timestamp,
-            serving_at: Nullable(Timestamp),
-            log_lines: Type.Array(Type.String()),
-          }),
-        },
+      handler: async (request) => legacy.metrics(callerOf(request), request.params.id),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/deployments/:id/sample",
+      operationId: "getDeploymentSample",
+      tags,
+      summary: "Legacy: a rollout's state and its last 20 log lines.",
+      summaryKo: "배포(롤아웃) 샘플(레거시): 상태와 마지막 로그.",
+      auth,
+      document: { deprecated: true },
+      params: Params,
+      response: {
+        200: Type.Object({
+          deployment_id: Type.String(),
+          pod_id: Type.String(),
+          generation: Type.Integer(),
+          state: Type.String(),
+          reason: Type.String(),
+          created_at: Timestamp,
+          serving_at: Nullable(Timestamp),
+          log_lines: Type.Array(Type.String()),
+        }),
       },
-    },
-    async (request) => legacy.sample(callerOf(request), request.params.id),
-  );
+      handler: async (request) => legacy.sample(callerOf(request), request.params.id),
+    }),
+  ];
 }

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
+import { route, type Route } from "../../http/route.js";
 import { podView } from "../view.js";
 import type { PodRow } from "../repo.js";
 import {
@@ -31,223 +30,178 @@ const CREATE_ERRORS = [
   "not_found",
   "volume_in_use",
   "image_forbidden",
-  "insufficient_funds",
-  "budget_exceeded",
-  "deploy_rule_violation",
   "provision_failed",
   "runtime_unavailable",
   "host_unavailable",
 ] as const;
 
 /** Pods: create, list, read, change (rolling update), start/stop/restart, delete, logs, exec. */
-export function podRoutes(app: FastifyInstance, { pods, urls }: RouteDeps): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function podRoutes({ pods, urls }: RouteDeps): Route[] {
   const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls);
 
-  r.post(
-    "/v1/pods",
-    {
-      config: {
-        auth: { scope: "pods:write", instance: "create" },
-        validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
-        errors: [...CREATE_ERRORS],
-        summaryKo: "팟(컨테이너 앱)을 만듭니다. template을 주면 저장된 사양에 주어진 필드를 덮어씁니다.",
-      },
-      schema: {
-        operationId: "createPod",
+  return [
+    route({
+      method: "POST",
+      url: "/v1/pods",
+      operationId: "createPod",
+      tags,
+      summary: "Deploy a container image as a pod (201); `template` deploys a saved spec, given fields override it.",
+      summaryKo: "팟(컨테이너 앱)을 만듭니다. template을 주면 저장된 사양에 주어진 필드를 덮어씁니다.",
+      auth: { scope: "pods:write", instance: "create" },
+      admits: true,
+      errors: [...CREATE_ERRORS],
+      validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
+      body: Body({
+        name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
+        template: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "pod template id or name" })),
+        image: Type.Optional(Image),
+        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+        command: Type.Optional(Nullable(Command)),
+        env: Type.Optional(Env),
+        size: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
+        ),
+        volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
+        databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+        // organization external hosts (src/orgs/hosts): company pods only
+        host_id: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 64,
+            description: "company pods: one of the organization's external hosts (GET /v1/org/hosts)",
+          }),
+        ),
+        host_labels: Type.Optional(
+          Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), {
+            maxProperties: 16,
+            description: "company pods: any online external host of the organization carrying all these labels",
+          }),
+        ),
+      }),
+      response: { 201: Pod },
+      handler: async (request, reply) => reply.code(201).send(view(await pods.create(callerOf(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pods",
+      operationId: "listPods",
+      tags,
+      summary:
+        "The caller's pods, removed ones excluded; instance-limited keys see their pods (a group id covers its members).",
+      summaryKo: "팟 목록(삭제된 것 제외).",
+      auth: { scope: "pods:read", instance: "list" },
+      response: { 200: Type.Array(Pod) },
+      handler: async (request) => (await pods.list(callerOf(request), request.instanceFilter)).map(view),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pods/:id",
+      operationId: "getPod",
+      tags,
+      summary: "One pod by id or slug, with its state and reason.",
+      summaryKo: "팟 하나(id 또는 slug).",
+      auth: read,
+      params: Params,
+      response: { 200: Pod },
+      handler: async (request) => view(await pods.get(callerOf(request), request.params.id)),
+    }),
+    route({
+      method: "PATCH",
+      url: "/v1/pods/:id",
+      operationId: "updatePod",
+      tags,
+      summary:
+        "Change image, env, size, port or command: a rolling update (the new replica starts, answers its health check, then the old one stops).",
+      summaryKo: "이미지, 환경 변수, 크기를 바꿉니다(롤링 업데이트).",
+      auth: write,
+      admits: true,
+      errors: ["bad_size", "bad_image", "image_forbidden", "provision_failed", "runtime_unavailable"],
+      validationCodes: { "/size": "bad_size", "/image": "bad_image" },
+      params: Params,
+      body: Body({
+        image: Type.Optional(Image),
+        env: Type.Optional(Env),
+        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+        command: Type.Optional(Nullable(Command)),
+      }),
+      response: { 200: Pod },
+      handler: async (request) => view(await pods.update(callerOf(request), request.params.id, request.body)),
+    }),
+    ...(["start", "stop", "restart"] as const).map((action) =>
+      route({
+        method: "POST",
+        url: `/v1/pods/:id/${action}`,
+        operationId: `${action}Pod`,
         tags,
-        summary: "Deploy a container image as a pod (201); `template` deploys a saved spec, given fields override it.",
-        body: Body({
-          name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-          slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-          template: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "pod template id or name" })),
-          image: Type.Optional(Image),
-          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-          command: Type.Optional(Nullable(Command)),
-          env: Type.Optional(Env),
-          size: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
-          ),
-          volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
-          databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
-          // organization external hosts (src/orgs/hosts): company pods only
-          host_id: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 64,
-              description: "company pods: one of the organization's external hosts (GET /v1/org/hosts)",
-            }),
-          ),
-          host_labels: Type.Optional(
-            Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), {
-              maxProperties: 16,
-              description: "company pods: any online external host of the organization carrying all these labels",
-            }),
-          ),
-        }),
-        response: { 201: Pod },
-      },
-    },
-    async (request, reply) => reply.code(201).send(view(await pods.create(callerOf(request), request.body))),
-  );
-
-  r.get(
-    "/v1/pods",
-    {
-      config: { auth: { scope: "pods:read", instance: "list" }, errors: [], summaryKo: "팟 목록(삭제된 것 제외)." },
-      schema: {
-        operationId: "listPods",
-        tags,
-        summary:
-          "The caller's pods, removed ones excluded; instance-limited keys see their pods (a group id covers its members).",
-        response: { 200: Type.Array(Pod) },
-      },
-    },
-    async (request) => (await pods.list(callerOf(request), request.instanceFilter)).map(view),
-  );
-
-  r.get(
-    "/v1/pods/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "팟 하나(id 또는 slug)." },
-      schema: {
-        operationId: "getPod",
-        tags,
-        summary: "One pod by id or slug, with its state and reason.",
-        params: Params,
-        response: { 200: Pod },
-      },
-    },
-    async (request) => view(await pods.get(callerOf(request), request.params.id)),
-  );
-
-  r.patch(
-    "/v1/pods/:id",
-    {
-      config: {
+        summary: {
+          start: "Start a stopped pod; 202, the reconciler brings it up.",
+          stop: "Stop the pod's containers; volumes keep their data. 202.",
+          restart: "Rolling restart: a new replica, then the old one stops. 202.",
+        }[action],
+        summaryKo: {
+          start: "팟을 시작합니다.",
+          stop: "팟을 멈춥니다(볼륨의 데이터는 남습니다).",
+          restart: "팟을 롤링 재시작합니다.",
+        }[action],
         auth: write,
-        validationCodes: { "/size": "bad_size", "/image": "bad_image" },
-        errors: [
-          "not_found",
-          "bad_size",
-          "bad_image",
-          "image_forbidden",
-          "insufficient_funds",
-          "budget_exceeded",
-          "deploy_rule_violation",
-          "provision_failed",
-          "runtime_unavailable",
-        ],
-        summaryKo: "이미지, 환경 변수, 크기를 바꿉니다(롤링 업데이트).",
-      },
-      schema: {
-        operationId: "updatePod",
-        tags,
-        summary:
-          "Change image, env, size, port or command: a rolling update (the new replica starts, answers its health check, then the old one stops).",
-        params: Params,
-        body: Body({
-          image: Type.Optional(Image),
-          env: Type.Optional(Env),
-          size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-          port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-          command: Type.Optional(Nullable(Command)),
-        }),
-        response: { 200: Pod },
-      },
-    },
-    async (request) => view(await pods.update(callerOf(request), request.params.id, request.body)),
-  );
-
-  for (const action of ["start", "stop", "restart"] as const) {
-    r.post(
-      `/v1/pods/:id/${action}`,
-      {
-        config: {
-          auth: write,
-          errors: ["not_found", "conflict", "runtime_unavailable"],
-          summaryKo: {
-            start: "팟을 시작합니다.",
-            stop: "팟을 멈춥니다(볼륨의 데이터는 남습니다).",
-            restart: "팟을 롤링 재시작합니다.",
-          }[action],
-        },
-        schema: {
-          operationId: `${action}Pod`,
-          tags,
-          summary: {
-            start: "Start a stopped pod; 202, the reconciler brings it up.",
-            stop: "Stop the pod's containers; volumes keep their data. 202.",
-            restart: "Rolling restart: a new replica, then the old one stops. 202.",
-          }[action],
-          params: Params,
-          response: { 202: Pod },
-        },
-      },
-      async (request, reply) =>
-        reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, action))),
-    );
-  }
-
-  r.delete(
-    "/v1/pods/:id",
-    {
-      config: { auth: write, errors: ["not_found"], summaryKo: "팟을 지웁니다(컨테이너 제거, 볼륨은 남음)." },
-      schema: {
-        operationId: "deletePod",
-        tags,
-        summary: "Remove the pod: its containers go, its volumes stay. 202 with the pod (desired_state removed).",
+        // a start runs the app again: admitted like a deployment
+        admits: action === "start",
+        errors: ["conflict", "runtime_unavailable"],
         params: Params,
         response: { 202: Pod },
-      },
-    },
-    async (request, reply) =>
-      reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, "delete"))),
-  );
+        handler: async (request, reply) =>
+          reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, action))),
+      }),
+    ),
 
-  r.get(
-    "/v1/pods/:id/logs",
-    {
-      config: {
-        auth: read,
-        errors: ["not_found", "not_running", "host_unavailable", "runtime_unavailable"],
-        summaryKo: "팟의 최근 로그.",
+    route({
+      method: "DELETE",
+      url: "/v1/pods/:id",
+      operationId: "deletePod",
+      tags,
+      summary: "Remove the pod: its containers go, its volumes stay. 202 with the pod (desired_state removed).",
+      summaryKo: "팟을 지웁니다(컨테이너 제거, 볼륨은 남음).",
+      auth: write,
+      params: Params,
+      response: { 202: Pod },
+      handler: async (request, reply) =>
+        reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, "delete"))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pods/:id/logs",
+      operationId: "getPodLogs",
+      tags,
+      summary: "The serving replica's last log lines (?tail=N, default 100).",
+      summaryKo: "팟의 최근 로그.",
+      auth: read,
+      errors: ["not_running", "host_unavailable", "runtime_unavailable"],
+      params: Params,
+      query: TailQuery,
+      response: { 200: Logs },
+      handler: async (request) => {
+        const pod = await pods.get(callerOf(request), request.params.id);
+        return { lines: await pods.logs(pod, request.query.tail ?? 100) };
       },
-      schema: {
-        operationId: "getPodLogs",
-        tags,
-        summary: "The serving replica's last log lines (?tail=N, default 100).",
-        params: Params,
-        querystring: TailQuery,
-        response: { 200: Logs },
+    }),
+    route({
+      method: "POST",
+      url: "/v1/pods/:id/exec",
+      operationId: "execPod",
+      tags,
+      summary: "Run a command in the serving replica: exit code and output (64 KiB per stream, timeout_s ≤ 300).",
+      summaryKo: "팟 안에서 명령을 실행합니다.",
+      auth: write,
+      errors: ["not_running", "host_unavailable", "runtime_unavailable"],
+      params: Params,
+      body: ExecBody,
+      response: { 200: ExecResult },
+      handler: async (request) => {
+        const pod = await pods.get(callerOf(request), request.params.id);
+        return pods.exec(pod, request.body.command, request.body.timeout_s ?? 30);
       },
-    },
-    async (request) => {
-      const pod = await pods.get(callerOf(request), request.params.id);
-      return { lines: await pods.logs(pod, request.query.tail ?? 100) };
-    },
-  );
-
-  r.post(
-    "/v1/pods/:id/exec",
-    {
-      config: {
-        auth: write,
-        errors: ["not_found", "not_running", "host_unavailable", "runtime_unavailable"],
-        summaryKo: "팟 안에서 명령을 실행합니다.",
-      },
-      schema: {
-        operationId: "execPod",
-        tags,
-        summary: "Run a command in the serving replica: exit code and output (64 KiB per stream, timeout_s ≤ 300).",
-        params: Params,
-        body: ExecBody,
-        response: { 200: ExecResult },
-      },
-    },
-    async (request) => {
-      const pod = await pods.get(callerOf(request), request.params.id);
-      return pods.exec(pod, request.body.command, request.body.timeout_s ?? 30);
-    },
-  );
+    }),
+  ];
 }

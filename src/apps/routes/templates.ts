@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, NoContent, Nullable, Timestamp } from "../../http/schemas.js";
+import { route, type Route } from "../../http/route.js";
 import type { TemplatesService } from "../templates/service.js";
 import type { TemplateRow } from "../templates/repo.js";
 import { Command, Env, Image, SLUG, VolumeMount } from "./schemas.js";
@@ -40,8 +39,7 @@ const Name = Type.String({ pattern: SLUG, minLength: 3, maxLength: 40, descripti
 const validationCodes = { "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" };
 
 /** Pod templates: saved pod specs that `POST /v1/pods {template}` deploys, the request's fields overriding them. */
-export function templateRoutes(app: FastifyInstance, { templates }: { templates: TemplatesService }): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function templateRoutes({ templates }: { templates: TemplatesService }): Route[] {
   const view = (t: TemplateRow) => ({
     id: t.id,
     name: t.name,
@@ -56,102 +54,81 @@ export function templateRoutes(app: FastifyInstance, { templates }: { templates:
     updated_at: t.updated_at.toISOString(),
   });
 
-  r.post(
-    "/v1/pod-templates",
-    {
-      config: {
-        auth: { scope: "pod-templates:write", instance: "create" },
-        validationCodes,
-        errors: ["not_found", "bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
-        summaryKo: "팟 사양을 템플릿으로 저장합니다.",
+  return [
+    route({
+      method: "POST",
+      url: "/v1/pod-templates",
+      operationId: "createPodTemplate",
+      tags,
+      summary:
+        "Save a pod spec as a template (201). Every field but the name may be left to the deploy; POST /v1/pods {template} deploys it.",
+      summaryKo: "팟 사양을 템플릿으로 저장합니다.",
+      auth: { scope: "pod-templates:write", instance: "create" },
+      errors: ["not_found", "bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
+      validationCodes,
+      body: Body({ name: Name, ...fields }),
+      response: { 201: Template },
+      handler: async (request, reply) =>
+        reply.code(201).send(view(await templates.create(callerOf(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pod-templates",
+      operationId: "listPodTemplates",
+      tags,
+      summary: "The caller's pod templates; instance-limited keys see their templates.",
+      summaryKo: "팟 템플릿 목록.",
+      auth: { scope: "pod-templates:read", instance: "list" },
+      response: { 200: Type.Array(Template) },
+      handler: async (request) => (await templates.list(callerOf(request), request.instanceFilter)).map(view),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/pod-templates/:id",
+      operationId: "getPodTemplate",
+      tags,
+      summary: "One pod template by id or name.",
+      summaryKo: "팟 템플릿 하나(id 또는 이름).",
+      auth: read,
+      params: Params,
+      response: { 200: Template },
+      handler: async (request) => view(await templates.get(callerOf(request), request.params.id)),
+    }),
+    route({
+      method: "PATCH",
+      url: "/v1/pod-templates/:id",
+      operationId: "updatePodTemplate",
+      tags,
+      summary:
+        "Replace the given fields (env as a whole; null clears image, port, command or size). Pods deployed from it before keep their spec.",
+      summaryKo: "템플릿의 주어진 필드를 바꿉니다(이미 배포된 팟은 그대로).",
+      auth: write,
+      errors: ["bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
+      validationCodes,
+      params: Params,
+      body: Body({
+        ...fields,
+        name: Type.Optional(Name),
+        image: Type.Optional(Nullable(Image)),
+        size: Type.Optional(Nullable(Size)),
+      }),
+      response: { 200: Template },
+      handler: async (request) => view(await templates.update(callerOf(request), request.params.id, request.body)),
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/pod-templates/:id",
+      operationId: "deletePodTemplate",
+      tags,
+      summary: "Delete the template (204); pods deployed from it keep running.",
+      summaryKo: "템플릿을 지웁니다(배포된 팟은 그대로).",
+      auth: write,
+      params: Params,
+      response: { 204: NoContent },
+      handler: async (request, reply) => {
+        await templates.remove(callerOf(request), request.params.id);
+        return reply.code(204).send(null);
       },
-      schema: {
-        operationId: "createPodTemplate",
-        tags,
-        summary:
-          "Save a pod spec as a template (201). Every field but the name may be left to the deploy; POST /v1/pods {template} deploys it.",
-        body: Body({ name: Name, ...fields }),
-        response: { 201: Template },
-      },
-    },
-    async (request, reply) => reply.code(201).send(view(await templates.create(callerOf(request), request.body))),
-  );
-
-  r.get(
-    "/v1/pod-templates",
-    {
-      config: {
-        auth: { scope: "pod-templates:read", instance: "list" },
-        errors: [],
-        summaryKo: "팟 템플릿 목록.",
-      },
-      schema: {
-        operationId: "listPodTemplates",
-        tags,
-        summary: "The caller's pod templates; instance-limited keys see their templates.",
-        response: { 200: Type.Array(Template) },
-      },
-    },
-    async (request) => (await templates.list(callerOf(request), request.instanceFilter)).map(view),
-  );
-
-  r.get(
-    "/v1/pod-templates/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "팟 템플릿 하나(id 또는 이름)." },
-      schema: {
-        operationId: "getPodTemplate",
-        tags,
-        summary: "One pod template by id or name.",
-        params: Params,
-        response: { 200: Template },
-      },
-    },
-    async (request) => view(await templates.get(callerOf(request), request.params.id)),
-  );
-
-  r.patch(
-    "/v1/pod-templates/:id",
-    {
-      config: {
-        auth: write,
-        validationCodes,
-        errors: ["not_found", "bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
-        summaryKo: "템플릿의 주어진 필드를 바꿉니다(이미 배포된 팟은 그대로).",
-      },
-      schema: {
-        operationId: "updatePodTemplate",
-        tags,
-        summary:
-          "Replace the given fields (env as a whole; null clears image, port, command or size). Pods deployed from it before keep their spec.",
-        params: Params,
-        body: Body({
-          ...fields,
-          name: Type.Optional(Name),
-          image: Type.Optional(Nullable(Image)),
-          size: Type.Optional(Nullable(Size)),
-        }),
-        response: { 200: Template },
-      },
-    },
-    async (request) => view(await templates.update(callerOf(request), request.params.id, request.body)),
-  );
-
-  r.delete(
-    "/v1/pod-templates/:id",
-    {
-      config: { auth: write, errors: ["not_found"], summaryKo: "템플릿을 지웁니다(배포된 팟은 그대로)." },
-      schema: {
-        operationId: "deletePodTemplate",
-        tags,
-        summary: "Delete the template (204); pods deployed from it keep running.",
-        params: Params,
-        response: { 204: NoContent },
-      },
-    },
-    async (request, reply) => {
-      await templates.remove(callerOf(request), request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
+    }),
+  ];
 }

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import { route, type Route } from "../../http/route.js";
 import type { VolumesService } from "../volumes/service.js";
 import type { VolumeWithPod } from "../volumes/repo.js";
 import { SLUG } from "./schemas.js";
@@ -25,8 +24,7 @@ const Volume = Type.Object({
 });
 
 /** Volumes: fixed-size file systems that pods mount; the data outlives pod restarts, updates and re-creation. */
-export function volumeRoutes(app: FastifyInstance, { volumes }: { volumes: VolumesService }): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function volumeRoutes({ volumes }: { volumes: VolumesService }): Route[] {
   const view = async (v: VolumeWithPod) => ({
     id: v.id,
     name: v.name,
@@ -39,89 +37,65 @@ export function volumeRoutes(app: FastifyInstance, { volumes }: { volumes: Volum
     created_at: v.created_at.toISOString(),
   });
 
-  r.post(
-    "/v1/volumes",
-    {
-      config: {
-        auth: { scope: "volumes:write", instance: "create" },
-        validationCodes: { "/name": "bad_slug" },
-        errors: [
-          "bad_slug",
-          "slug_taken",
-          "insufficient_funds",
-          "budget_exceeded",
-          "deploy_rule_violation",
-          "host_unavailable",
-          "runtime_unavailable",
-        ],
-        summaryKo: "고정 크기 볼륨을 만듭니다(준비되면 state가 ready).",
-      },
-      schema: {
-        operationId: "createVolume",
-        tags,
-        summary:
-          "Create a fixed-size volume (201, state creating; ready once the host made its file system). Storage is paid per GB-hour until it is deleted.",
-        body: Body({
-          name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40, description: "unique among your volumes" }),
-          size_gb: Type.Integer({ minimum: 1, maximum: 1024 }),
-        }),
-        response: { 201: Volume },
-      },
-    },
-    async (request, reply) => reply.code(201).send(await view(await volumes.create(callerOf(request), request.body))),
-  );
-
-  r.get(
-    "/v1/volumes",
-    {
-      config: {
-        auth: { scope: "volumes:read", instance: "list" },
-        errors: [],
-        summaryKo: "볼륨 목록(삭제된 것 제외).",
-      },
-      schema: {
-        operationId: "listVolumes",
-        tags,
-        summary: "The caller's volumes, removed ones excluded; instance-limited keys see their volumes.",
-        response: { 200: Type.Array(Volume) },
-      },
-    },
-    async (request) => Promise.all((await volumes.list(callerOf(request), request.instanceFilter)).map(view)),
-  );
-
-  r.get(
-    "/v1/volumes/:id",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "볼륨 하나(id 또는 이름)와 사용량." },
-      schema: {
-        operationId: "getVolume",
-        tags,
-        summary: "One volume by id or name: state, the pod mounting it, bytes used.",
-        params: Params,
-        response: { 200: Volume },
-      },
-    },
-    async (request) => view(await volumes.get(callerOf(request), request.params.id)),
-  );
-
-  r.delete(
-    "/v1/volumes/:id",
-    {
-      config: {
-        auth: write,
-        errors: ["not_found", "volume_in_use"],
-        summaryKo: "볼륨과 그 데이터를 지웁니다. 팟이 마운트 중이면 409입니다.",
-      },
-      schema: {
-        operationId: "deleteVolume",
-        tags,
-        summary:
-          "Delete the volume and its data (202, state removed); 409 volume_in_use while a pod mounts it: delete the pod first.",
-        params: Params,
-        response: { 202: Volume },
-      },
-    },
-    async (request, reply) =>
-      reply.code(202).send(await view(await volumes.remove(callerOf(request), request.params.id))),
-  );
+  return [
+    route({
+      method: "POST",
+      url: "/v1/volumes",
+      operationId: "createVolume",
+      tags,
+      summary:
+        "Create a fixed-size volume (201, state creating; ready once the host made its file system). Storage is paid per GB-hour until it is deleted.",
+      summaryKo: "고정 크기 볼륨을 만듭니다(준비되면 state가 ready).",
+      auth: { scope: "volumes:write", instance: "create" },
+      admits: true,
+      errors: ["bad_slug", "slug_taken", "host_unavailable", "runtime_unavailable"],
+      validationCodes: { "/name": "bad_slug" },
+      body: Body({
+        name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40, description: "unique among your volumes" }),
+        size_gb: Type.Integer({ minimum: 1, maximum: 1024 }),
+      }),
+      response: { 201: Volume },
+      handler: async (request, reply) =>
+        reply.code(201).send(await view(await volumes.create(callerOf(request), request.body))),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/volumes",
+      operationId: "listVolumes",
+      tags,
+      summary: "The caller's volumes, removed ones excluded; instance-limited keys see their volumes.",
+      summaryKo: "볼륨 목록(삭제된 것 제외).",
+      auth: { scope: "volumes:read", instance: "list" },
+      response: { 200: Type.Array(Volume) },
+      handler: async (request) =>
+        Promise.all((await volumes.list(callerOf(request), request.instanceFilter)).map(view)),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/volumes/:id",
+      operationId: "getVolume",
+      tags,
+      summary: "One volume by id or name: state, the pod mounting it, bytes used.",
+      summaryKo: "볼륨 하나(id 또는 이름)와 사용량.",
+      auth: read,
+      params: Params,
+      response: { 200: Volume },
+      handler: async (request) => view(await volumes.get(callerOf(request), request.params.id)),
+    }),
+    route({
+      method: "DELETE",
+      url: "/v1/volumes/:id",
+      operationId: "deleteVolume",
+      tags,
+      summary:
+        "Delete the volume and its data (202, state removed); 409 volume_in_use while a pod mounts it: delete the pod first.",
+      summaryKo: "볼륨과 그 데이터를 지웁니다. 팟이 마운트 중이면 409입니다.",
+      auth: write,
+      errors: ["volume_in_use"],
+      params: Params,
+      response: { 202: Volume },
+      handler: async (request, reply) =>
+        reply.code(202).send(await view(await volumes.remove(callerOf(request), request.params.id))),
+    }),
+  ];
 }
