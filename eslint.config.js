@@ -60,6 +60,31 @@ export default defineConfig(
     },
   },
   {
+    // Control-plane SQL lives in repo files (`repo.ts`, `*-repo.ts`, a `repo/` folder): a `.query(` with the SQL
+    // written in place (a string, a template or a {text} object) anywhere else fails the lint. Shared store
+    // machinery (src/store, src/jobs) and providers (SQL against customers' own servers) are exempt.
+    files: ["src/**/*.ts"],
+    ignores: [
+      "src/**/repo.ts",
+      "src/**/*-repo.ts",
+      "src/**/repo/**",
+      "src/store/**",
+      "src/jobs/**",
+      "src/**/provider/**",
+    ],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "CallExpression[callee.property.name='query'][arguments.0.type=/^(Literal|TemplateLiteral|ObjectExpression)$/]",
+          message:
+            "Control-plane SQL belongs in the area's repo file (repo.ts, *-repo.ts or repo/): call a repo function.",
+        },
+      ],
+    },
+  },
+  {
     // Tests and benchmarks read loosely-typed JSON answers (`res.json() as any`) and build fakes of
     // third-party payloads; the assertions are the checking there, so `any` is not flagged.
     files: ["test/**/*.ts", "bench/**/*.ts"],

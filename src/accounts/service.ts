@@ -79,6 +79,18 @@ export function accountsService(
   tokens: Pick<TokenResolver, "announceRevocation" | "announceAccountChange">,
 ) {
   const sessionExpiry = () => new Date(Date.now() + config.sessionTtlDays * 86_400_000);
+  /** A sign-in session: a full token of the account's own, valid SESSION_TTL_DAYS; its secret. */
+  const issueSession = async (q: Queryable, accountId: string) =>
+    (
+      await issueToken(q, {
+        accountId,
+        owner: accountOwner(accountId),
+        kind: "full",
+        name: "session",
+        scopes: [],
+        expiresAt: sessionExpiry(),
+      })
+    ).secret;
 
   /** Creates an account and its first sign-in session; the operator also creates accounts without a password. */
   async function createAccount(input: { email: string; password: string | null; displayName: string | null }) {
@@ -87,15 +99,7 @@ export function accountsService(
     try {
       return await inTransaction(db, async (tx) => {
         const account = await repo.insertAccount(tx, { email, passwordHash, displayName: input.displayName });
-        const token = await issueToken(tx, {
-          accountId: account.id,
-          owner: accountOwner(account.id),
-          kind: "full",
-          name: "session",
-          scopes: [],
-          expiresAt: sessionExpiry(),
-        });
-        return { account, token: token.secret };
+        return { account, token: await issueSession(tx, account.id) };
       });
     } catch (err) {
       if (isUniqueViolation(err, "accounts_email_live"))
@@ -115,15 +119,7 @@ export function accountsService(
     const account = await repo.findLiveAccountByEmail(db, normaliseEmail(emailRaw));
     const ok = await verifyPassword(password, account?.password_hash ?? null);
     if (!account || !ok) throw new ApiError("invalid_credentials", "The e-mail or password is wrong.");
-    const token = await issueToken(db, {
-      accountId: account.id,
-      owner: accountOwner(account.id),
-      kind: "full",
-      name: "session",
-      scopes: [],
-      expiresAt: sessionExpiry(),
-    });
-    return token.secret;
+    return issueSession(db, account.id);
   }
 
   /** Revokes the calling token. */

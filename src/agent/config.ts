@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import os from "node:os";
+import { int } from "../config/config.js";
 
 /** The agent's settings, from its environment (the install script writes them to AGENT_STATE_DIR/agent.env). */
 export interface AgentConfig {
@@ -30,14 +31,6 @@ export interface AgentConfig {
 
 type Env = Record<string, string | undefined>;
 
-function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (!raw) return fallback;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-  return n;
-}
-
 function gpus(): number {
   try {
     return readdirSync("/dev").filter((f) => /^nvidia\d+$/.test(f)).length;
@@ -60,13 +53,13 @@ export function agentConfig(env: Env): AgentConfig {
     bootstrapToken: env.AGENT_BOOTSTRAP_TOKEN || null,
     stateDir: env.AGENT_STATE_DIR || "/var/lib/platform-agent",
     machineName: (env.AGENT_HOST_NAME || os.hostname()).slice(0, 253),
-    gpuSlots: env.AGENT_GPU_SLOTS ? whole(env, "AGENT_GPU_SLOTS", 0, 0, 64) : gpus(),
+    gpuSlots: env.AGENT_GPU_SLOTS ? int(env, "AGENT_GPU_SLOTS", 0, 0, 64) : gpus(),
     labels,
     namePrefix: env.AGENT_NAME_PREFIX ?? "",
     advertiseHost: env.AGENT_ADVERTISE_HOST || "127.0.0.1",
-    waitSeconds: whole(env, "AGENT_WAIT_SECONDS", 25, 1, 60),
-    passMs: whole(env, "AGENT_PASS_MS", 1000, 100, 60_000),
-    maxCrashes: whole(env, "AGENT_MAX_CRASHES", 5, 1, 100),
-    drainMs: whole(env, "AGENT_DRAIN_MS", 2000, 0, 600_000),
+    waitSeconds: int(env, "AGENT_WAIT_SECONDS", 25, 1, 60),
+    passMs: int(env, "AGENT_PASS_MS", 1000, 100, 60_000),
+    maxCrashes: int(env, "AGENT_MAX_CRASHES", 5, 1, 100),
+    drainMs: int(env, "AGENT_DRAIN_MS", 2000, 0, 600_000),
   };
 }

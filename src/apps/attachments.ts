@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { AttachmentConsumer } from "../kernel/area.js";
 import type { JobQueue } from "../jobs/queue.js";
 import * as repo from "./repo.js";
@@ -26,13 +25,7 @@ export function podAttachments(jobs: Pick<JobQueue, "send">): AttachmentConsumer
       if (resource !== "databases") return [];
       const pods = await repo.bumpAttached(q, id);
       for (const p of pods) {
-        await repo.recordRollout(q, {
-          id: randomUUID(),
-          podId: p.id,
-          generation: p.generation,
-          image: p.image,
-          reason: "database credentials rotated",
-        });
+        await repo.recordRollout(q, p, "database credentials rotated");
         if (p.host_id) await sendReconcile(jobs, p.id, p.host_id);
       }
       return pods.map((p) => p.id);

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../store/db.js";
 import type { ContainerInfo, RuntimeProvider } from "../runtime/provider.js";
 import { LABEL_GENERATION } from "./container-spec.js";
+import { countCleanedContainers } from "./lifecycle-repo.js";
 
 /**
  * The reconciler owns every container it ever started (issue 33): a container it finds that the pod should not
@@ -46,10 +47,7 @@ export async function cleanUp(
   const removed: ContainerInfo[] = [];
   for (const c of containers) if (await removeContainer(deps, c)) removed.push(c);
   if (removed.length) {
-    await deps.db.query("UPDATE pods SET cleaned_containers = cleaned_containers + $2 WHERE id = $1", [
-      podId,
-      removed.length,
-    ]);
+    await countCleanedContainers(deps.db, podId, removed.length);
     deps.log.warn(
       {
         pod: podId,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
 import { ApiError, notFound } from "../http/errors.js";
 import { systemPrincipal, type AuditDraft, type Principal } from "../auth/principal.js";
@@ -55,13 +54,7 @@ export function linkedService(deps: { db: Db; pods: PodsService; runtime: Runtim
         throw new ApiError("invalid_state", `The app is ${cur.state}; only running or failed apps can be restarted.`);
       const next = await repo.setDesired(tx, cur.id, "running", { bump: true, reason: null });
       // a rollout like any restart: the legacy deployment endpoints and the reconciler's records name it
-      await repo.recordRollout(tx, {
-        id: randomUUID(),
-        podId: cur.id,
-        generation: next.generation,
-        image: next.image,
-        reason: "restart",
-      });
+      await repo.recordRollout(tx, next, "restart");
       return next;
     });
     await pods.kick(pod);

@@ -6,24 +6,9 @@
  */
 import { type Queryable, isUuid, isUniqueViolation } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { moveOwned, notifyEach, type MoveTo, type OwnedTable } from "../kernel/owned-repo.js";
 import { ApiError } from "../http/errors.js";
 import type { GroupRow } from "./groups/repo.js";
-
-export interface OwnedRow {
-  id: string;
-  name: string;
-  slug: string | null;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  state: string;
-  created_at: Date;
-}
-
-export interface MoveTo {
-  owner: Owner;
-  accountId: string;
-}
 
 const POD = "id::text, name, slug, owner_kind, owner_id::text, account_id::text, state, created_at";
 const VOLUME = "id::text, name, NULL AS slug, owner_kind, owner_id::text, account_id::text, state, created_at";
@@ -32,23 +17,23 @@ const MOUNTS = "p.volumes @> jsonb_build_array(jsonb_build_object('volume_id', v
 
 const byRef = (ref: string) => (isUuid(ref) ? "id = $1::uuid" : "slug = $1");
 
-/** Live pods of the owner that are not members of a group (a group's members are the group's). */
-export async function ownedPods(q: Queryable, owner: Owner): Promise<OwnedRow[]> {
-  const { rows } = await q.query<OwnedRow>(
-    `SELECT ${POD} FROM pods WHERE owner_kind = $1 AND owner_id = $2 AND desired_state <> 'removed'
-        AND group_id IS NULL ORDER BY created_at, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** Live pods that are not members of a group (a group's members are the group's). */
+export const OWNED_PODS: OwnedTable = {
+  kind: "pod",
+  table: "pods",
+  columns: POD,
+  live: "desired_state <> 'removed' AND group_id IS NULL",
+  refColumn: "slug",
+};
 
-export async function podByRef(q: Queryable, ref: string): Promise<OwnedRow | null> {
-  const { rows } = await q.query<OwnedRow>(
-    `SELECT ${POD} FROM pods WHERE ${byRef(ref)} AND desired_state <> 'removed' AND group_id IS NULL`,
-    [ref],
-  );
-  return rows[0] ?? null;
-}
+/** Volumes are found by id only: their names are unique per owner, not platform-wide. */
+export const OWNED_VOLUMES: OwnedTable = {
+  kind: "volume",
+  table: "volumes",
+  columns: VOLUME,
+  live: "state <> 'removed'",
+  refColumn: null,
+};
 
 export async function ownedGroups(q: Queryable, owner: Owner): Promise<GroupRow[]> {
   const { rows } = await q.query<GroupRow>(
@@ -67,25 +52,7 @@ export async function groupByRef(q: Queryable, ref: string): Promise<GroupRow | 
   return rows[0] ?? null;
 }
 
-export async function ownedVolumes(q: Queryable, owner: Owner): Promise<OwnedRow[]> {
-  const { rows } = await q.query<OwnedRow>(
-    `SELECT ${VOLUME} FROM volumes WHERE owner_kind = $1 AND owner_id = $2 AND state <> 'removed'
-      ORDER BY created_at, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
-
-/** Volumes are found by id only: their names are unique per owner, not platform-wide. */
-export async function volumeById(q: Queryable, id: string): Promise<OwnedRow | null> {
-  if (!isUuid(id)) return null;
-  const { rows } = await q.query<OwnedRow>(`SELECT ${VOLUME} FROM volumes WHERE id = $1 AND state <> 'removed'`, [id]);
-  return rows[0] ?? null;
-}
-
-async function announce(q: Queryable, slugs: string[]): Promise<void> {
-  if (slugs.length) await q.query("SELECT pg_notify('pod_routes', s) FROM unnest($1::text[]) AS s", [slugs]);
-}
+const announce = (q: Queryable, slugs: string[]) => notifyEach(q, "pod_routes", slugs);
 
 /** Moves live pods (not group members' rows: those move with their group) and the volumes they mount. */
 export async function movePods(q: Queryable, ids: string[], to: MoveTo): Promise<void> {
@@ -148,11 +115,7 @@ export async function moveVolumes(q: Queryable, ids: string[], to: MoveTo): Prom
   );
   if (clash[0]) throw volumeClash(clash[0].name);
   try {
-    await q.query(
-      `UPDATE volumes SET owner_kind = $2, owner_id = $3, account_id = $4
-        WHERE id = ANY($1::uuid[]) AND state <> 'removed'`,
-      [ids, to.owner.kind, to.owner.id, to.accountId],
-    );
+    await moveOwned(q, OWNED_VOLUMES, ids, to);
   } catch (err) {
     // two volumes of one name moving to one owner together
     if (isUniqueViolation(err, "volumes_name_live")) throw volumeClash(null);

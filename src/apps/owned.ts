@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { OwnedResource, OwnedResources } from "../kernel/orgs.js";
+import { ownedSource } from "../kernel/owned-repo.js";
 import type { Owner } from "../kernel/owner.js";
 import { membersOfMany, type GroupRow } from "./groups/repo.js";
 import { groupState } from "./groups/view.js";
@@ -14,17 +15,6 @@ import * as repo from "./owned-repo.js";
 export function appsOwned(): OwnedResources[] {
   return [groupSource(), podSource(), volumeSource()];
 }
-
-const resource = (kind: string, r: repo.OwnedRow): OwnedResource => ({
-  kind,
-  id: r.id,
-  name: r.name,
-  slug: r.slug,
-  owner: { kind: r.owner_kind, id: r.owner_id },
-  accountId: r.account_id,
-  state: r.state,
-  createdAt: r.created_at,
-});
 
 /** Ties through attachments and mounts are the apps' tables: this source answers for databases and volumes too. */
 async function ties(q: Queryable, ref: { kind: string; id: string }) {
@@ -42,18 +32,7 @@ async function ties(q: Queryable, ref: { kind: string; id: string }) {
   }
 }
 
-function podSource(): OwnedResources {
-  return {
-    kind: "pod",
-    list: async (q, owner) => (await repo.ownedPods(q, owner)).map((r) => resource("pod", r)),
-    find: async (q, ref) => {
-      const r = await repo.podByRef(q, ref);
-      return r && resource("pod", r);
-    },
-    reassign: (q, ids, to) => repo.movePods(q, ids, to),
-    ties,
-  };
-}
+const podSource = (): OwnedResources => ownedSource(repo.OWNED_PODS, repo.movePods, ties);
 
 async function groupResources(q: Queryable, groups: GroupRow[]): Promise<OwnedResource[]> {
   const members = await membersOfMany(
@@ -84,14 +63,4 @@ function groupSource(): OwnedResources {
   };
 }
 
-function volumeSource(): OwnedResources {
-  return {
-    kind: "volume",
-    list: async (q, owner) => (await repo.ownedVolumes(q, owner)).map((r) => resource("volume", r)),
-    find: async (q, ref) => {
-      const r = await repo.volumeById(q, ref);
-      return r && resource("volume", r);
-    },
-    reassign: (q, ids, to) => repo.moveVolumes(q, ids, to),
-  };
-}
+const volumeSource = (): OwnedResources => ownedSource(repo.OWNED_VOLUMES, repo.moveVolumes);

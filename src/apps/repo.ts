@@ -1,14 +1,11 @@
-import { type Queryable, isUuid } from "../store/db.js";
+import { randomUUID } from "node:crypto";
+import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
+import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 
 /** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
-export interface PodRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface PodRow extends NamedOwnerColumns {
   group_id: string | null;
   template_id: string | null;
   linked_email: string | null;
@@ -40,6 +37,9 @@ export interface PodRow {
   removed_at: Date | null;
 }
 
+/** Of the rows a slug names, a live one before removed ones, newest first (pods and pod groups). */
+export const REMOVED_LAST = "(desired_state = 'removed'), created_at DESC";
+
 /** The owner's pod by id or slug (removed ones too, newest first, so a GET after DELETE answers removed). */
 export async function findPod(
   q: Queryable,
@@ -47,13 +47,7 @@ export async function findPod(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<PodRow | null> {
-  const byId = isUuid(ref);
-  const { rows } = await q.query<PodRow>(
-    `SELECT * FROM pods WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
-      ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  return findByRef<PodRow>(q, { table: "pods", refColumn: "slug", order: REMOVED_LAST }, owner, ref, opts);
 }
 
 export async function podById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<PodRow | null> {
@@ -229,12 +223,13 @@ export async function knownPodIds(q: Queryable, hostId: string): Promise<Set<str
 
 export async function recordRollout(
   q: Queryable,
-  r: { id: string; podId: string; generation: number; image: string; reason: string },
+  pod: Pick<PodRow, "id" | "generation" | "image">,
+  reason: string,
 ): Promise<void> {
   await q.query(
     `INSERT INTO pod_rollouts (id, pod_id, generation, image, reason, state) VALUES ($1, $2, $3, $4, $5, 'pending')
       ON CONFLICT (pod_id, generation) DO NOTHING`,
-    [r.id, r.podId, r.generation, r.image, r.reason],
+    [randomUUID(), pod.id, pod.generation, pod.image, reason],
   );
 }
 
@@ -317,25 +312,17 @@ export async function findRollout(q: Queryable, owner: Owner, ref: string): Prom
 }
 
 /** What the edge serves at <slug>: a live pod, or a group's running members. */
-export async function edgeTargetRows(
-  q: Queryable,
-  slug: string,
-): Promise<{
+export interface EdgeTargetRow {
   kind: "pod" | "group";
   id: string;
   owner_kind: Owner["kind"];
   owner_id: string;
   account_id: string;
   addresses: string[];
-} | null> {
-  const { rows } = await q.query<{
-    kind: "pod" | "group";
-    id: string;
-    owner_kind: Owner["kind"];
-    owner_id: string;
-    account_id: string;
-    addresses: string[];
-  }>(
+}
+
+export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTargetRow | null> {
+  const { rows } = await q.query<EdgeTargetRow>(
     `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
             CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
        FROM pods WHERE slug = $1 AND desired_state <> 'removed'

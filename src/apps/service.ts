@@ -165,13 +165,7 @@ export function podsService(deps: PodsDeps) {
           removed_at: null,
         };
         await repo.insertPod(tx, row);
-        await repo.recordRollout(tx, {
-          id: randomUUID(),
-          podId: id,
-          generation: 1,
-          image: row.image,
-          reason: "create",
-        });
+        await repo.recordRollout(tx, { id, generation: 1, image: row.image }, "create");
         return (await repo.podById(tx, id))!;
       });
       await kick(pod);
@@ -218,13 +212,7 @@ export function podsService(deps: PodsDeps) {
         port: patch.port,
         command: patch.command,
       });
-      await repo.recordRollout(tx, {
-        id: randomUUID(),
-        podId: cur.id,
-        generation: next.generation,
-        image: next.image,
-        reason: "update",
-      });
+      await repo.recordRollout(tx, next, "update");
       return next;
     });
     await kick(pod);
@@ -259,23 +247,11 @@ export function podsService(deps: PodsDeps) {
         ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
       });
       const next = await repo.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
-      await repo.recordRollout(tx, {
-        id: randomUUID(),
-        podId: cur.id,
-        generation: next.generation,
-        image: next.image,
-        reason: "start",
-      });
+      await repo.recordRollout(tx, next, "start");
       return next;
     }
     const next = await repo.setDesired(tx, cur.id, "running", { bump: true });
-    await repo.recordRollout(tx, {
-      id: randomUUID(),
-      podId: cur.id,
-      generation: next.generation,
-      image: next.image,
-      reason: "restart",
-    });
+    await repo.recordRollout(tx, next, "restart");
     return next;
   }
 

@@ -14,27 +14,9 @@ import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { hashSecret, newSecret, FULL_TOKEN_PREFIX, SCOPED_KEY_PREFIX } from "./secrets.js";
 import { parseScope } from "./scopes.js";
 import type { TokenResolver } from "./token-resolver.js";
+import { insertToken, revokeScopedKeyRow, scopedKeys, type KeyRow, type TokenRow } from "./tokens-repo.js";
 
-export interface TokenRow {
-  id: string;
-  account_id: string;
-  kind: "full" | "scoped";
-  name: string;
-  display_prefix: string;
-  scopes: string[];
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  created_at: Date;
-}
-
-/** A scoped key as lists show it: the row and its issuer's e-mail. */
-export interface KeyRow extends TokenRow {
-  issuer_email: string;
-}
-
-const TOKEN_COLUMNS =
-  "id, account_id, kind, name, display_prefix, scopes, expires_at, revoked_at, last_used_at, created_at";
+export type { TokenRow, KeyRow } from "./tokens-repo.js";
 
 /**
  * Creates a token and returns its secret, which is never stored and never shown again. `accountId`
@@ -52,23 +34,18 @@ export async function issueToken(
   },
 ): Promise<{ row: TokenRow; secret: string }> {
   const secret = newSecret(t.kind === "full" ? FULL_TOKEN_PREFIX : SCOPED_KEY_PREFIX);
-  const { rows } = await q.query<TokenRow>(
-    `INSERT INTO tokens (id, account_id, owner_kind, owner_id, kind, name, secret_hash, display_prefix, scopes, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TOKEN_COLUMNS}`,
-    [
-      randomUUID(),
-      t.accountId,
-      t.owner.kind,
-      t.owner.id,
-      t.kind,
-      t.name,
-      hashSecret(secret),
-      secret.slice(0, 12),
-      t.scopes,
-      t.expiresAt,
-    ],
-  );
-  return { row: rows[0], secret };
+  const row = await insertToken(q, {
+    id: randomUUID(),
+    accountId: t.accountId,
+    owner: t.owner,
+    kind: t.kind,
+    name: t.name,
+    secretHash: hashSecret(secret),
+    displayPrefix: secret.slice(0, 12),
+    scopes: t.scopes,
+    expiresAt: t.expiresAt,
+  });
+  return { row, secret };
 }
 
 /** What a key request carries (POST /v1/api-keys and POST /v1/org/api-keys take the same body). */
@@ -111,17 +88,7 @@ export async function issueScopedKey(q: Queryable, by: { accountId: string; owne
 
 /** The owner's live scoped keys, newest first; `accountId` narrows to the keys one account issued. */
 export async function listScopedKeys(q: Queryable, where: { owner: Owner; accountId?: string }): Promise<KeyRow[]> {
-  const { rows } = await q.query<KeyRow>(
-    `SELECT ${TOKEN_COLUMNS.split(", ")
-      .map((c) => `t.${c}`)
-      .join(", ")}, a.email AS issuer_email
-       FROM tokens t JOIN accounts a ON a.id = t.account_id
-      WHERE t.owner_kind = $1 AND t.owner_id = $2 AND ($3::uuid IS NULL OR t.account_id = $3)
-        AND t.kind = 'scoped' AND t.revoked_at IS NULL
-      ORDER BY t.created_at DESC, t.id`,
-    [where.owner.kind, where.owner.id, where.accountId ?? null],
-  );
-  return rows;
+  return scopedKeys(q, where);
 }
 
 /**
@@ -133,13 +100,7 @@ export async function revokeScopedKey(
   tokens: Pick<TokenResolver, "announceRevocation">,
   where: { id: string; owner: Owner; accountId?: string },
 ): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `UPDATE tokens SET revoked_at = now()
-      WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND ($4::uuid IS NULL OR account_id = $4)
-        AND kind = 'scoped' AND revoked_at IS NULL`,
-    [where.id, where.owner.kind, where.owner.id, where.accountId ?? null],
-  );
-  if (!rowCount) return false;
+  if (!(await revokeScopedKeyRow(q, where))) return false;
   await tokens.announceRevocation(q, { tokenId: where.id });
   return true;
 }

@@ -1,10 +1,10 @@
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-import type { Db, Queryable } from "../store/db.js";
+import { listen, type Db, type Queryable } from "../store/db.js";
 import { hashSecret } from "./secrets.js";
 import { parseScope, type Grant } from "./scopes.js";
 import type { Principal } from "./principal.js";
-import type { OwnerKind } from "../kernel/owner.js";
+import { notify, principalRow, touchToken } from "./tokens-repo.js";
 
 const CHANNEL = "auth_invalidate";
 
@@ -54,7 +54,7 @@ export class TokenResolver {
     client.on("notification", (msg) => this.onInvalidate(msg.payload ?? ""));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
+      await listen(client, CHANNEL);
       this.listener = client;
       this.cache.clear();
       this.listening = true;
@@ -95,7 +95,7 @@ export class TokenResolver {
    */
   async announceRevocation(q: Queryable, target: RevocationTarget): Promise<void> {
     const payload = "tokenId" in target ? `token:${target.tokenId}` : `account:${target.accountId}`;
-    await q.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]);
+    await notify(q, CHANNEL, payload);
     this.onInvalidate(payload);
   }
 
@@ -109,9 +109,7 @@ export class TokenResolver {
     if (now - (this.touched.get(tokenId) ?? 0) < 60_000) return;
     if (this.touched.size > CACHE_MAX) this.touched.clear();
     this.touched.set(tokenId, now);
-    await this.db
-      .query({ name: "token-touch", text: "UPDATE tokens SET last_used_at = now() WHERE id = $1", values: [tokenId] })
-      .catch(() => {});
+    await touchToken(this.db, tokenId).catch(() => {});
   }
 
   async resolve(secret: string): Promise<Principal | null> {
@@ -141,32 +139,7 @@ export class TokenResolver {
 }
 
 async function loadPrincipal(db: Db, secretHash: Buffer): Promise<Principal | null> {
-  const { rows } = await db.query<{
-    id: string;
-    kind: "full" | "scoped";
-    scopes: string[];
-    expires_at: Date | null;
-    owner_kind: OwnerKind;
-    owner_id: string;
-    account_id: string;
-    email: string;
-    display_name: string | null;
-    locale: "ko" | "en";
-    has_password: boolean;
-    account_spend_cap_krw: number | null;
-    app_spend_cap_krw: number | null;
-    created_at: Date;
-  }>({
-    // named: planned once per connection, this runs on every cache miss
-    name: "token-load",
-    text: `SELECT t.id, t.kind, t.scopes, t.expires_at, t.owner_kind, t.owner_id, a.id AS account_id, a.email, a.display_name, a.locale,
-                  a.password_hash IS NOT NULL AS has_password, a.account_spend_cap_krw, a.app_spend_cap_krw, a.created_at
-             FROM tokens t JOIN accounts a ON a.id = t.account_id
-            WHERE t.secret_hash = $1 AND a.deleted_at IS NULL
-              AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
-    values: [secretHash],
-  });
-  const row = rows[0];
+  const row = await principalRow(db, secretHash);
   if (!row) return null;
   return {
     accountId: row.account_id,

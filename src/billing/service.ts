@@ -3,7 +3,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
 import { spendCapsOf } from "../accounts/public.js";
 import { findWalletOf } from "./ledger/ledger.js";
-import { listOwnerTransactions, type HistoryFilter } from "./ledger/history.js";
+import { listOwnerTransactions, type HistoryFilter } from "./ledger/history-repo.js";
 import { burnRateMicro, krw, monthToDate, usageDaily } from "./metering/reports.js";
 import { MICRO } from "./catalog.js";
 import { walletOwnerOf } from "./owner.js";

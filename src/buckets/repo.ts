@@ -2,6 +2,7 @@
 import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
 
 export interface BucketRow {
   id: string;
@@ -40,12 +41,8 @@ export async function listBuckets(q: Queryable, owner: Owner): Promise<BucketRow
 
 /** The owner's live bucket by id or name; `lock` takes its row for the transaction. */
 export async function findBucket(q: Queryable, owner: Owner, ref: string, lock = false): Promise<BucketRow | null> {
-  const { rows } = await q.query<BucketRow>(
-    `SELECT ${BUCKET} FROM buckets WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL
-        AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"} ${lock ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  const t = { table: "buckets", columns: BUCKET, refColumn: "name", where: "deleted_at IS NULL" };
+  return findByRef<BucketRow>(q, t, owner, ref, { forUpdate: lock });
 }
 
 /** Multipart uploads in progress and the bytes their parts hold. */

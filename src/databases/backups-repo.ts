@@ -79,6 +79,11 @@ export async function firstRecoverableAt(q: Queryable, databaseId: string): Prom
   return rows[0]?.first ?? null;
 }
 
+/** Every backup row of a purged instance. */
+export async function deleteAllBackups(q: Queryable, databaseId: string): Promise<void> {
+  await q.query("DELETE FROM database_backups WHERE database_id = $1", [databaseId]);
+}
+
 export async function deleteBackups(q: Queryable, databaseId: string, ids: string[]): Promise<void> {
   if (ids.length)
     await q.query("DELETE FROM database_backups WHERE database_id = $1 AND id = ANY($2)", [databaseId, ids]);

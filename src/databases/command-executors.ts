@@ -84,7 +84,7 @@ export function executors(
     },
     purge: async (row) => {
       await provider.purge(row.id);
-      await db.query("DELETE FROM database_backups WHERE database_id = $1", [row.id]);
+      await repo.deleteAllBackups(db, row.id);
       return { patch: { purged_at: new Date() } as Partial<repo.DatabaseRow> };
     },
     snapshot: async (row, params) => {

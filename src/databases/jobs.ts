@@ -6,6 +6,8 @@ import { isProviderError, type DatabaseProvider } from "./provider/types.js";
 import { COMMAND_JOB, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
 import { executors } from "./command-executors.js";
 import * as repo from "./repo.js";
+import * as commands from "./commands-repo.js";
+import { sessionLock, sessionUnlock, trySessionLock } from "../store/locks.js";
 import { watchDatabases } from "./watch.js";
 import { databasesOnHost, markCommandsOnUnavailableHosts, sendCommand } from "./placement.js";
 import { driftedAllowlists, END_OLD_SESSIONS_JOB, NO_APPS, OWNER_NETWORKS_JOB, type AppsSide } from "./attachments.js";
@@ -13,9 +15,6 @@ import type { Owner } from "../kernel/owner.js";
 
 /** How long a rotation leaves the owner's app sessions of the old password alive by default (DB_APP_SESSION_GRACE_S). */
 export const DEFAULT_APP_SESSION_GRACE_S = 120;
-
-/** Passwords in command parameters are kept only until applied. */
-const SECRET_PARAMS = ["password"];
 
 /** The desired state each lifecycle command works towards. */
 const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = {
@@ -88,7 +87,7 @@ export function databaseJobs(
       try {
         const cmd = await repo.findCommand(lock, commandId);
         if (!cmd || cmd.status === "succeeded" || cmd.status === "failed") return;
-        await lock.query("SELECT pg_advisory_lock(hashtext('database:' || $1))", [cmd.database_id]);
+        await sessionLock(lock, `database:${cmd.database_id}`);
         try {
           const row = await repo.findDatabaseById(lock, cmd.database_id);
           const fresh = await repo.findCommand(lock, commandId);
@@ -96,16 +95,10 @@ export function databaseJobs(
           if (row.host_id !== hostId) return; // a job that reached the wrong host: the owner's own job runs it
           const superseded = await supersededReason(provider, cmd.kind, row);
           if (superseded) {
-            await lock.query(
-              `UPDATE database_commands SET status = 'failed', error = $2, finished_at = now(), params = params - $3::text[] WHERE id = $1`,
-              [commandId, superseded, SECRET_PARAMS],
-            );
+            await commands.failCommand(lock, commandId, superseded);
             return;
           }
-          await lock.query(
-            "UPDATE database_commands SET status = 'running', error = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1 WHERE id = $1",
-            [commandId],
-          );
+          await commands.startCommand(lock, commandId);
           const exec = run[cmd.kind];
           try {
             if (!exec) throw new Error(`unknown command ${cmd.kind}`);
@@ -114,10 +107,7 @@ export function databaseJobs(
               // compare-and-set against desired_state: a command that finished after a later one was asked for
               // (a stop overtaken by a DELETE) leaves the row as that later request set it
               const ok = out.patch ? await repo.applyCommandOutcome(tx, row.id, cmd.kind, out.patch) : true;
-              await tx.query(
-                `UPDATE database_commands SET status = 'succeeded', finished_at = now(), result = $2, params = params - $3::text[] WHERE id = $1`,
-                [commandId, out.result ?? null, SECRET_PARAMS],
-              );
+              await commands.succeedCommand(tx, commandId, out.result);
               return ok;
             });
             // lost follow-ups are harmless: the daily base backup and the watcher cover for them
@@ -140,30 +130,23 @@ export function databaseJobs(
                 "backup_not_found",
                 "no_base_backup",
               ].includes(err.code);
-            await lock.query(
-              `UPDATE database_commands SET status = $2, error = $3, finished_at = CASE WHEN $2 = 'failed' THEN now() END,
-                 params = CASE WHEN $2 = 'failed' THEN params - $4::text[] ELSE params END WHERE id = $1`,
-              [commandId, final ? "failed" : "queued", message, SECRET_PARAMS],
-            );
+            await commands.commandAttemptFailed(lock, commandId, message, final);
             if ((cmd.kind === "provision" || cmd.kind === "restore") && final)
               await repo.applyCommandOutcome(lock, row.id, cmd.kind, { state: "failed", status_reason: message });
             if (!final) throw err;
           }
         } finally {
-          await lock.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [cmd.database_id]).catch(() => {});
+          await sessionUnlock(lock, `database:${cmd.database_id}`).catch(() => {});
         }
       } finally {
         lock.release();
       }
     },
     onFinalFailure: async ({ commandId }, message) => {
-      const { rows } = await db.query<{ database_id: string; kind: string }>(
-        "UPDATE database_commands SET status = 'failed', finished_at = now(), error = $2, params = params - $3::text[] WHERE id = $1 AND status <> 'succeeded' RETURNING database_id, kind",
-        [commandId, message, SECRET_PARAMS],
-      );
+      const failed = await commands.failUnlessSucceeded(db, commandId, message);
       // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
-      if (rows[0]?.kind === "restore")
-        await repo.applyCommandOutcome(db, rows[0].database_id, "restore", {
+      if (failed?.kind === "restore")
+        await repo.applyCommandOutcome(db, failed.database_id, "restore", {
           state: "failed",
           status_reason: `restore failed: ${message}`,
         });
@@ -237,11 +220,7 @@ export async function enqueueSystem(
   databaseId: string,
   kind: string,
 ): Promise<void> {
-  const open = await db.query(
-    "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')",
-    [databaseId, kind],
-  );
-  if (open.rowCount) return;
+  if (await commands.hasOpenCommand(db, databaseId, kind)) return;
   const { randomUUID } = await import("node:crypto");
   const id = randomUUID();
   await repo.insertCommand(db, { id, databaseId, kind, params: {} });
@@ -256,12 +235,7 @@ export async function enqueueSystem(
  */
 async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStartup = false): Promise<void> {
   // at start-up a queued command may have lost its job to the killed process (fetched, never run): a duplicate job is harmless
-  const { rows } = await db.query<{ id: string; database_id: string; status: string; stale: boolean }>(
-    `SELECT c.id, c.database_id, c.status, c.started_at < now() - interval '20 minutes' AS stale FROM database_commands c
-      WHERE (c.status = 'queued' AND ($1 OR c.created_at < now() - interval '1 minute')) OR c.status = 'running'`,
-    [atStartup],
-  );
-  for (const r of rows) {
+  for (const r of await commands.unfinishedCommands(db, atStartup)) {
     if (r.status === "running" && !r.stale && !(await lockIsFree(db, r.database_id))) continue;
     await sendCommand(db, queue, COMMAND_JOB, r.id, { singletonKey: `cmd:${r.id}`, resend: true });
   }
@@ -270,10 +244,8 @@ async function requeueLostCommands(db: Db, queue: Pick<JobQueue, "send">, atStar
 async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
   const c = await db.connect();
   try {
-    const got = (
-      await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('database:' || $1)) AS ok", [databaseId])
-    ).rows[0].ok;
-    if (got) await c.query("SELECT pg_advisory_unlock(hashtext('database:' || $1))", [databaseId]);
+    const got = await trySessionLock(c, `database:${databaseId}`);
+    if (got) await sessionUnlock(c, `database:${databaseId}`);
     return got;
   } finally {
     c.release();
@@ -290,14 +262,7 @@ async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
  *   running or paused / failed         → left for the user (restore or delete): retrying blindly would not help
  */
 async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<void> {
-  const { rows } = await db.query<{ id: string; desired_state: string; state: string }>(
-    `SELECT d.id, d.desired_state, d.state FROM databases d
-      WHERE d.purged_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))
-        AND CASE WHEN d.desired_state = 'removed' THEN d.state <> 'removed'
-                 ELSE d.state <> 'failed' AND (d.state = 'creating' OR d.state <> d.desired_state) END`,
-  );
-  for (const r of rows) {
+  for (const r of await commands.driftedDatabases(db)) {
     const kind =
       r.desired_state === "removed"
         ? "remove"
@@ -320,12 +285,7 @@ export async function reconcileNow(
   provider: DatabaseProvider,
   hostId: string,
 ): Promise<void> {
-  const { rows } = await db.query<{ id: string; state: string; desired_state: string }>(
-    `SELECT id, state, desired_state FROM databases
-      WHERE host_id = $1 AND (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL`,
-    [hostId],
-  );
-  for (const r of rows) {
+  for (const r of await commands.serversToCheck(db, hostId)) {
     const status = await provider.status(r.id).catch(() => null);
     if (!status) continue;
     if (r.desired_state === "removed") {

@@ -3,18 +3,11 @@ import type { Lifecycle, MeteredResource, MeteringSource } from "../kernel/area.
 import type { Owner } from "../kernel/owner.js";
 import { enqueueSystem } from "./jobs.js";
 import * as repo from "./repo.js";
+import { meteredResource } from "../kernel/metered.js";
 
 const KIND = "database";
 
-const metered = (r: repo.BillableRow): MeteredResource => ({
-  id: r.id,
-  owner: { kind: r.owner_kind, id: r.owner_id },
-  accountId: r.account_id,
-  kind: KIND,
-  size: r.size,
-  storageGb: r.storage_gb,
-  state: r.state,
-});
+const metered = (r: repo.BillableRow): MeteredResource => meteredResource(r, KIND, r.size, r.storage_gb, r.state);
 
 /** "kind:id" → the owner it names (ownerKey in kernel/owner.ts; ids never contain ":" but kinds come first). */
 function parseOwnerKey(key: string): Owner {

@@ -3,6 +3,9 @@ import type { JobQueue, SendOptions } from "../jobs/queue.js";
 import { ApiError } from "../http/errors.js";
 import type { DatabaseProvider } from "./provider/types.js";
 import * as repo from "./repo.js";
+import * as commands from "./commands-repo.js";
+
+export { databasesOnHost, supersedeRotations } from "./commands-repo.js";
 
 /**
  * Databases on hosts (issue 18). Each instance records the host holding its files (`host_id`, chosen
@@ -30,38 +33,23 @@ export async function sendCommand(
   commandId: string,
   options: SendOptions & { resend?: boolean } = {},
 ): Promise<void> {
-  const { rows } = await db.query<{ host_id: string | null }>(
-    "SELECT d.host_id FROM database_commands c JOIN databases d ON d.id = c.database_id WHERE c.id = $1",
-    [commandId],
-  );
-  if (!rows[0]) return;
-  const hostId = rows[0].host_id;
-  if (!hostId) return markWaiting(db, [commandId], NOT_PLACED);
+  const hostId = await commands.commandHost(db, commandId);
+  if (hostId === undefined) return;
+  if (!hostId) return commands.markWaiting(db, [commandId], NOT_PLACED);
   if (jobs.hostAvailable && !(await jobs.hostAvailable(hostId))) {
-    await markWaiting(db, [commandId], HOST_UNAVAILABLE);
+    await commands.markWaiting(db, [commandId], HOST_UNAVAILABLE);
     if (options.resend) return;
   }
   const { resend: _, ...send } = options;
   await jobs.send(job, { commandId }, { ...send, host: hostId });
 }
 
-async function markWaiting(db: Queryable, ids: string[], reason: string): Promise<void> {
-  await db.query(
-    "UPDATE database_commands SET error = $2 WHERE id = ANY($1) AND status = 'queued' AND error IS DISTINCT FROM $2",
-    [ids, reason],
-  );
-}
-
 /** The reconciler's pass: queued commands whose host went quiet after they were sent say so too. */
 export async function markCommandsOnUnavailableHosts(db: Db, jobs: Jobs): Promise<void> {
   if (!jobs.hostAvailable) return;
-  const { rows } = await db.query<{ host_id: string | null; ids: string[] }>(
-    `SELECT d.host_id, array_agg(c.id::text) AS ids FROM database_commands c JOIN databases d ON d.id = c.database_id
-      WHERE c.status = 'queued' GROUP BY d.host_id`,
-  );
-  for (const r of rows) {
-    if (!r.host_id) await markWaiting(db, r.ids, NOT_PLACED);
-    else if (!(await jobs.hostAvailable(r.host_id))) await markWaiting(db, r.ids, HOST_UNAVAILABLE);
+  for (const r of await commands.queuedByHost(db)) {
+    if (!r.host_id) await commands.markWaiting(db, r.ids, NOT_PLACED);
+    else if (!(await jobs.hostAvailable(r.host_id))) await commands.markWaiting(db, r.ids, HOST_UNAVAILABLE);
   }
 }
 
@@ -98,7 +86,7 @@ export async function awaitCommand(
       hostGone = !(await jobs.hostAvailable(hostId));
     }
     if (hostGone) {
-      const withdrawn = await withdraw(
+      const withdrawn = await commands.withdrawQueued(
         db,
         commandId,
         "host_unavailable: the server holding this database stopped answering; withdrawn",
@@ -112,27 +100,10 @@ export async function awaitCommand(
     }
     if (Date.now() > deadline) {
       const reason = "withdrawn: not run in time";
-      return (await withdraw(db, commandId, reason)) ? { ...c, status: "failed", error: reason } : c;
+      return (await commands.withdrawQueued(db, commandId, reason)) ? { ...c, status: "failed", error: reason } : c;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-async function withdraw(db: Queryable, commandId: string, reason: string): Promise<boolean> {
-  const res = await db.query(
-    "UPDATE database_commands SET status = 'failed', error = $2, finished_at = now(), params = params - 'password' WHERE id = $1 AND status = 'queued'",
-    [commandId, reason],
-  );
-  return (res.rowCount ?? 0) > 0;
-}
-
-/** A new rotation supersedes queued ones: only the newest password is ever applied last (e.g. one whose request a crash cut). */
-export async function supersedeRotations(db: Queryable, databaseId: string): Promise<void> {
-  await db.query(
-    `UPDATE database_commands SET status = 'failed', error = 'superseded by a newer password rotation', finished_at = now(), params = params - 'password'
-      WHERE database_id = $1 AND kind = 'rotate_password' AND status = 'queued'`,
-    [databaseId],
-  );
 }
 
 /**
@@ -140,29 +111,16 @@ export async function supersedeRotations(db: Queryable, databaseId: string): Pro
  * their files; each such host adopts its own at start-up. Nothing is ever moved from one host to another.
  */
 export async function adoptUnplaced(db: Db, provider: DatabaseProvider, hostId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM databases WHERE host_id IS NULL AND purged_at IS NULL",
-  );
   const adopted: string[] = [];
-  for (const r of rows) {
-    const here = await provider.status(r.id).then(
+  for (const id of await commands.unplacedDatabaseIds(db)) {
+    const here = await provider.status(id).then(
       () => true,
       () => false,
     );
     if (!here) continue;
-    const res = await db.query("UPDATE databases SET host_id = $2 WHERE id = $1 AND host_id IS NULL", [r.id, hostId]);
-    if (res.rowCount) adopted.push(r.id);
+    if (await commands.placeUnplaced(db, id, hostId)) adopted.push(id);
   }
   return adopted;
-}
-
-/** The instances this host holds, for work that goes over all of them (the watcher, the start-up check). */
-export async function databasesOnHost(db: Queryable, hostId: string, states: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM databases WHERE host_id = $1 AND state = ANY($2) AND purged_at IS NULL",
-    [hostId, states],
-  );
-  return rows.map((r) => r.id);
 }
 
 /**
@@ -177,10 +135,5 @@ export async function statusOnHost<T>(
   kinds: string[],
 ): Promise<T | null> {
   if (row.host_id === localHostId) return live().catch(() => null);
-  const { rows } = await db.query<{ result: T }>(
-    `SELECT result FROM database_commands WHERE database_id = $1 AND kind = ANY($2) AND status = 'succeeded' AND result IS NOT NULL
-      ORDER BY finished_at DESC LIMIT 1`,
-    [row.id, kinds],
-  );
-  return rows[0]?.result ?? null;
+  return commands.lastCommandResult<T>(db, row.id, kinds);
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
 
 // database_backups has its own file; re-exported so `repo.*` names every table of the area
 export * from "./backups-repo.js";
@@ -93,13 +94,8 @@ export async function findDatabase(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<DatabaseRow | null> {
-  const byId = UUID.test(ref);
-  const { rows } = await q.query<DatabaseRow>(
-    `SELECT * FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"} AND purged_at IS NULL
-      ORDER BY created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  const t = { table: "databases", refColumn: "slug", where: "purged_at IS NULL", order: "created_at DESC" };
+  return findByRef<DatabaseRow>(q, t, owner, ref, opts);
 }
 
 export async function findDatabaseById(q: Queryable, id: string): Promise<DatabaseRow | null> {

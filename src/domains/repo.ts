@@ -1,5 +1,6 @@
-import { type Queryable, isUuid } from "../store/db.js";
+import type { Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
 
 export interface DomainRow {
   id: string;
@@ -21,12 +22,9 @@ export interface DomainRow {
 
 /** One of the owner's domains by id or by name (lower case). */
 export async function findDomain(q: Queryable, owner: Owner, ref: string): Promise<DomainRow | null> {
-  const byId = isUuid(ref);
-  const { rows } = await q.query<DomainRow>(
-    `SELECT * FROM custom_domains WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "domain = $3"}`,
-    [owner.kind, owner.id, byId ? ref : ref.toLowerCase().replace(/\.$/, "")],
-  );
-  return rows[0] ?? null;
+  return findByRef<DomainRow>(q, { table: "custom_domains", refColumn: "domain" }, owner, ref, {
+    refValue: (name) => name.toLowerCase().replace(/\.$/, ""),
+  });
 }
 
 /** The owner's domains (of one app when appSlug is given), oldest first; refs narrow it for instance-limited keys. */

@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/config.js";
+import { ConfigError, int } from "../config/config.js";
 
 /** The edge's settings (README "Edge"); every one has a default, so `npm start` runs an edge with none set. */
 export interface EdgeConfig {
@@ -35,14 +35,6 @@ export interface EdgeConfig {
 
 type Env = Record<string, string | undefined>;
 
-function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return Number(raw);
-}
-
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export function edgeConfig(env: Env): EdgeConfig {
@@ -60,22 +52,22 @@ export function edgeConfig(env: Env): EdgeConfig {
       throw new ConfigError("EDGE_LOGIN_URL", `must be an http(s) URL, got "${env.EDGE_LOGIN_URL}"`);
     }
   }
-  const port = whole(env, "EDGE_PORT", 8081, 0, 65535);
+  const port = int(env, "EDGE_PORT", 8081, 0, 65535);
   return {
     port,
     // several processes on one machine with EDGE_PORT=0 (tests) must not fight over 8443 either
-    tlsPort: env.EDGE_TLS_PORT === "off" ? null : whole(env, "EDGE_TLS_PORT", port === 0 ? 0 : 8443, 0, 65535),
+    tlsPort: env.EDGE_TLS_PORT === "off" ? null : int(env, "EDGE_TLS_PORT", port === 0 ? 0 : 8443, 0, 65535),
     host,
     appsDomain,
-    routeTtlMs: whole(env, "EDGE_ROUTE_TTL_MS", 5000, 0, 600_000),
-    negativeTtlMs: whole(env, "EDGE_NEGATIVE_TTL_MS", 2000, 0, 600_000),
-    upstreamTimeoutMs: whole(env, "EDGE_UPSTREAM_TIMEOUT_MS", 120_000, 100, 3_600_000),
-    requestTimeoutMs: whole(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
-    drainMs: whole(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
+    routeTtlMs: int(env, "EDGE_ROUTE_TTL_MS", 5000, 0, 600_000),
+    negativeTtlMs: int(env, "EDGE_NEGATIVE_TTL_MS", 2000, 0, 600_000),
+    upstreamTimeoutMs: int(env, "EDGE_UPSTREAM_TIMEOUT_MS", 120_000, 100, 3_600_000),
+    requestTimeoutMs: int(env, "EDGE_REQUEST_TIMEOUT_MS", 300_000, 0, 3_600_000),
+    drainMs: int(env, "EDGE_DRAIN_MS", 10_000, 0, 600_000),
     loginUrl,
-    staticCacheBytes: whole(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
-    statsFlushMs: whole(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
-    statsKeepDays: whole(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
+    staticCacheBytes: int(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
+    statsFlushMs: int(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
+    statsKeepDays: int(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
   };
 }
 

@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
+import { listen } from "../store/db.js";
 
 /**
  * One connection of the edge's own LISTENing on every route source's channel (kernel.edgeRoutes), so every edge
@@ -32,7 +33,7 @@ export class RouteFeed {
     client.on("notification", (msg) => this.changed(msg.channel, msg.payload ?? ""));
     try {
       await client.connect();
-      for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      for (const channel of this.channels) await listen(client, channel);
       if (this.closed) {
         await client.end().catch(() => {});
         return;

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-import { ConfigError } from "../config/config.js";
+import { ConfigError, int } from "../config/config.js";
 import { ApiError } from "../http/errors.js";
 import {
   HOST_ROLES,
@@ -16,6 +16,7 @@ import {
 } from "../kernel/hosts.js";
 import type { Db, Queryable } from "../store/db.js";
 import * as repo from "./repo.js";
+import { sessionLock } from "../store/locks.js";
 
 export interface HostsConfig {
   /** HOST_NAME: shown to operators; default the machine's host name */
@@ -29,14 +30,6 @@ export interface HostsConfig {
 }
 
 type Env = Record<string, string | undefined>;
-
-function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return Number(raw);
-}
 
 export function hostsConfig(env: Env): HostsConfig {
   const name = env.HOST_NAME || os.hostname();
@@ -55,8 +48,8 @@ export function hostsConfig(env: Env): HostsConfig {
   return {
     name,
     roles,
-    heartbeatSeconds: whole(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300),
-    missedBeats: whole(env, "HOST_MISSED_BEATS", 3, 1, 100),
+    heartbeatSeconds: int(env, "HOST_HEARTBEAT_SECONDS", 5, 1, 300),
+    missedBeats: int(env, "HOST_MISSED_BEATS", 3, 1, 100),
   };
 }
 
@@ -82,8 +75,6 @@ export async function loadHostId(dataDir: string): Promise<string> {
     }
   }
 }
-
-const lockKey = "hashtext('process:' || $1)";
 
 /**
  * This process's host: registered at setup, heartbeat every HOST_HEARTBEAT_SECONDS, and from start a
@@ -137,7 +128,7 @@ export class HostRegistry implements Hosts {
       ).unref();
     });
     await client.connect();
-    await client.query(`SELECT pg_advisory_lock(${lockKey})`, [id]);
+    await sessionLock(client, `process:${id}`);
     if (this.stopped || this.lease?.id !== id) {
       await client.end().catch(() => {});
       return;

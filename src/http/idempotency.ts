@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../store/db.js";
 import { ApiError } from "./errors.js";
 import { claimChange, idempotentChangeOf } from "./idempotent-change.js";
+import { claimKey, releaseKey, storedResponse, storeResponse } from "./idempotency-repo.js";
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 // a request that crashed mid-flight leaves a "running" row; a retry takes it over as soon as the process
@@ -10,15 +11,6 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 100;
 const WAIT_MAX_MS = 30_000;
-
-interface StoredResponse {
-  state: "running" | "done";
-  request_hash: string;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  locked: boolean;
-}
 
 /**
  * Idempotency-Key on every POST: the first completed response for (caller, key) is kept 24 h and
@@ -43,29 +35,19 @@ export class Idempotency {
     const hash = requestHash(request);
     const started = Date.now();
     for (;;) {
-      const claimed = await this.db.query(
-        `INSERT INTO idempotency_keys (owner, key, request_hash, state, locked_until, process_id)
-         VALUES ($1, $2, $3, 'running', now() + $4 * interval '1 millisecond', $5)
-         ON CONFLICT (owner, key) DO UPDATE SET locked_until = EXCLUDED.locked_until, request_hash = EXCLUDED.request_hash, process_id = EXCLUDED.process_id
-           WHERE idempotency_keys.state = 'running' AND idempotency_keys.request_hash = EXCLUDED.request_hash
-             AND (idempotency_keys.locked_until < now()
-               -- the owner's lease lock is free: that process is gone (the lock is tried for this statement only)
-               OR (idempotency_keys.process_id IS DISTINCT FROM EXCLUDED.process_id
-                   AND pg_try_advisory_xact_lock(hashtext('process:' || idempotency_keys.process_id::text))))
-         RETURNING 1`,
-        [request.callerKey, key, hash, LOCK_MS, this.lease()],
-      );
-      if (claimed.rowCount) {
+      const claimed = await claimKey(this.db, {
+        owner: request.callerKey,
+        key,
+        hash,
+        lockMs: LOCK_MS,
+        processId: this.lease(),
+      });
+      if (claimed) {
         (request as { idempotencyKey?: string }).idempotencyKey = key;
         claimChange(request, request.callerKey, key);
         return false;
       }
-      const { rows } = await this.db.query<StoredResponse>(
-        `SELECT state, request_hash, response_status, response_headers, response_body, locked_until > now() AS locked
-           FROM idempotency_keys WHERE owner = $1 AND key = $2`,
-        [request.callerKey, key],
-      );
-      const stored = rows[0];
+      const stored = await storedResponse(this.db, request.callerKey, key);
       if (!stored) continue; // expired between the two statements: claim again
       if (stored.request_hash !== hash) {
         throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request.");
@@ -96,15 +78,7 @@ export class Idempotency {
     (request as { idempotencyKey?: string }).idempotencyKey = undefined;
     if (reply.statusCode >= 500) {
       // a create that committed keeps its result for the retry (idempotent-change.ts): only the lock is let go
-      const freed = await this.db.query(
-        "DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2 AND committed_result IS NULL",
-        [request.callerKey, key],
-      );
-      if (!freed.rowCount)
-        await this.db.query("UPDATE idempotency_keys SET locked_until = now() WHERE owner = $1 AND key = $2", [
-          request.callerKey,
-          key,
-        ]);
+      await releaseKey(this.db, request.callerKey, key);
       return;
     }
     const change = idempotentChangeOf(request);
@@ -119,17 +93,11 @@ export class Idempotency {
     const headers: Record<string, string> = {};
     const location = reply.getHeader("location");
     if (typeof location === "string") headers.location = location;
-    await this.db.query(
-      `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5
-        WHERE owner = $1 AND key = $2`,
-      [
-        request.callerKey,
-        key,
-        reply.statusCode,
-        headers,
-        typeof payload === "string" ? payload : payload == null ? "" : String(payload),
-      ],
-    );
+    await storeResponse(this.db, request.callerKey, key, {
+      status: reply.statusCode,
+      headers,
+      body: typeof payload === "string" ? payload : payload == null ? "" : String(payload),
+    });
   }
 }
 

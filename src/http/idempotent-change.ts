@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Queryable } from "../store/db.js";
 import type { AuditDraft, IdempotentChange } from "../auth/principal.js";
+import { lockCommittedResult, recordCommittedResult } from "./idempotency-repo.js";
 
 export type { IdempotentChange };
 
@@ -54,21 +55,13 @@ export async function createOnce<T>(
     change.bound = false;
     return { value, replayed: false };
   }
-  await tx.query("UPDATE idempotency_keys SET committed_result = $3 WHERE owner = $1 AND key = $2", [
-    change.owner,
-    change.key,
-    text,
-  ]);
+  await recordCommittedResult(tx, change.owner, change.key, text);
   return { value, replayed: false };
 }
 
 /** Locks the key's row for the rest of the transaction; the earlier attempt's result if one committed. */
 async function committedResult(tx: Queryable, change: IdempotentChange): Promise<{ value: unknown } | null> {
-  const { rows } = await tx.query<{ committed_result: string | null }>(
-    "SELECT committed_result FROM idempotency_keys WHERE owner = $1 AND key = $2 FOR UPDATE",
-    [change.owner, change.key],
-  );
-  const stored = rows[0]?.committed_result;
+  const stored = await lockCommittedResult(tx, change.owner, change.key);
   return stored == null ? null : { value: decode(stored) };
 }
 

@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
+import { listen } from "../store/db.js";
 
 const CHANNEL = "owner_changed";
 
@@ -39,7 +40,7 @@ export class OwnerChangeFeed {
     client.on("notification", (msg) => this.changed(msg.payload ?? ""));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
+      await listen(client, CHANNEL);
       this.listener = client;
       this.live = true;
     } catch (err) {

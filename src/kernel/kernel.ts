@@ -22,6 +22,7 @@ import type {
 import type { Owner } from "./owner.js";
 import type { ExternalHosts, Hosts } from "./hosts.js";
 import type { ManagedAsset, Mailer, OrgDirectory, OwnedResources, UsageTotals } from "./orgs.js";
+import { xactLock } from "../store/locks.js";
 
 /** resource names as one instance is called in messages */
 const SINGULAR: Partial<Record<Resource, string>> = {
@@ -133,7 +134,7 @@ export class Kernel {
    * than `ownChannel` already serves it (the area checks its own tables, with its own unique index).
    */
   async appSlugTakenElsewhere(tx: Queryable, slug: string, ownChannel: string): Promise<boolean> {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('app-slug:' || $1))", [slug]);
+    await xactLock(tx, `app-slug:${slug}`);
     for (const source of this.edgeRoutes) {
       if (source.channel !== ownChannel && (await source.resolve(tx, slug))) return true;
     }

@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError } from "../config/config.js";
 import type { Queryable } from "../store/db.js";
+import { recordSecretKey, secretKeyIds } from "./secrets-repo.js";
 
 const PREFIX = "enc:v1:";
 
@@ -107,13 +108,12 @@ export async function loadSecretBox(
  * sealed by another, so a second host with its own generated key cannot write secrets no one else opens.
  */
 export async function registerSecretKey(q: Queryable, box: SecretBox): Promise<void> {
-  const { rows } = await q.query<{ kid: string }>("SELECT kid FROM secret_keys");
-  const known = rows.map((r) => r.kid);
+  const known = await secretKeyIds(q);
   if (known.length && !known.some((k) => box.canOpen(k))) {
     throw new ConfigError(
       "PLATFORM_SECRET_KEY",
       `does not match the key this store's secrets are sealed with (${known.join(", ")}); give every host the same key`,
     );
   }
-  await q.query("INSERT INTO secret_keys (kid) VALUES ($1) ON CONFLICT DO NOTHING", [box.currentKeyId]);
+  await recordSecretKey(q, box.currentKeyId);
 }

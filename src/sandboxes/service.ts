@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import type { FastifyBaseLogger } from "fastify";
-import { ConfigError } from "../config/config.js";
+import { int } from "../config/config.js";
 import type { Db } from "../store/db.js";
 import { inTransaction } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
@@ -45,19 +45,10 @@ export interface SandboxesConfig {
   image: string | null;
 }
 
-function whole(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max)
-    throw new ConfigError(name, `must be a whole number between ${min} and ${max}, got "${raw}"`);
-  return n;
-}
-
 export function sandboxesConfig(env: Record<string, string | undefined>): SandboxesConfig {
   return {
-    maxPerOwner: whole(env, "SANDBOX_MAX_PER_OWNER", 5, 1, 10_000),
-    memoryMb: whole(env, "SANDBOX_MEMORY_MB", 512, 16, 1_048_576),
+    maxPerOwner: int(env, "SANDBOX_MAX_PER_OWNER", 5, 1, 10_000),
+    memoryMb: int(env, "SANDBOX_MEMORY_MB", 512, 16, 1_048_576),
     image: env.SANDBOX_IMAGE || null,
   };
 }

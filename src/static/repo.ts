@@ -2,14 +2,10 @@ import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "../kernel/area.js";
+import { findByRef } from "../store/find.js";
+import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 
-export interface SiteRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface SiteRow extends NamedOwnerColumns {
   spa: boolean;
   not_found_page: string | null;
   live_deployment_id: string | null;
@@ -45,13 +41,13 @@ export async function findSite(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<SiteRow | null> {
-  const { rows } = await q.query<SiteRow>(
-    `SELECT * FROM static_sites
-      WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL AND ${isUuid(ref) ? "id = $3::uuid" : "slug = $3"}
-      ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
+  return findByRef<SiteRow>(
+    q,
+    { table: "static_sites", refColumn: "slug", where: "removed_at IS NULL" },
+    owner,
+    ref,
+    opts,
   );
-  return rows[0] ?? null;
 }
 
 /** The owner's live sites, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */

@@ -41,3 +41,13 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 /** Whether a path ref is a UUID (an id) rather than a slug or name. */
 export const isUuid = (ref: string): boolean =>
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);
+
+/** Whether the store answers at all (readiness). */
+export async function ping(q: Queryable): Promise<void> {
+  await q.query("SELECT 1");
+}
+
+/** Starts hearing NOTIFYs on `channel` on a connection of its own. */
+export async function listen(client: pg.Client, channel: string): Promise<void> {
+  await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+}

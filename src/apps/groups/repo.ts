@@ -1,6 +1,8 @@
-import { type Db, type Queryable, isUuid } from "../../store/db.js";
+import type { Db, Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import type { PodRow } from "../repo.js";
+import { REMOVED_LAST, type PodRow } from "../repo.js";
+import { findByRef } from "../../store/find.js";
+import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
 
 /** The member pods' spec as a group keeps it (env sealed like a pod's); volumes are per pod, so none. */
 export interface GroupSpec {
@@ -13,13 +15,7 @@ export interface GroupSpec {
 }
 
 /** A pod group as stored: the members' spec, the replica bounds and what the autoscaler decided. */
-export interface GroupRow {
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  name: string;
-  slug: string;
+export interface GroupRow extends NamedOwnerColumns {
   spec: GroupSpec;
   replica_min: number;
   replica_max: number;
@@ -64,13 +60,7 @@ export async function findGroup(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<GroupRow | null> {
-  const byId = isUuid(ref);
-  const { rows } = await q.query<GroupRow>(
-    `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : "slug = $3"}
-      ORDER BY (desired_state = 'removed'), created_at DESC LIMIT 1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  return findByRef<GroupRow>(q, { table: "pod_groups", refColumn: "slug", order: REMOVED_LAST }, owner, ref, opts);
 }
 
 export async function groupById(

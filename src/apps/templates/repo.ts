@@ -1,5 +1,6 @@
-import { type Queryable, isUuid } from "../../store/db.js";
+import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
+import { findByRef } from "../../store/find.js";
 
 /** A saved pod spec; env inside `spec` is sealed (env_sealed). */
 export interface TemplateRow {
@@ -31,12 +32,8 @@ export async function findTemplate(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<TemplateRow | null> {
-  const { rows } = await q.query<TemplateRow>(
-    `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
-        AND removed_at IS NULL ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
+  const t = { table: "pod_templates", refColumn: "name", where: "removed_at IS NULL" };
+  return findByRef<TemplateRow>(q, t, owner, ref, opts);
 }
 
 export async function insertTemplate(

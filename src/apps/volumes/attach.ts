@@ -1,7 +1,7 @@
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { ApiError } from "../../http/errors.js";
-import { findVolume, podsUsingVolume } from "./repo.js";
+import { findVolume, podsUsingVolume, volumeStates } from "./repo.js";
 
 /** A volume named in a pod spec: by id or name, mounted at an absolute path. */
 export interface VolumeRef {
@@ -56,9 +56,9 @@ export async function volumesBlocking(
   refs: { volume_id: string }[],
 ): Promise<{ pending: string | null; failed: string | null }> {
   if (!refs.length) return { pending: null, failed: null };
-  const { rows } = await q.query<{ id: string; name: string; state: string; state_reason: string | null }>(
-    "SELECT id, name, state, state_reason FROM volumes WHERE id = ANY($1::uuid[])",
-    [refs.map((r) => r.volume_id)],
+  const rows = await volumeStates(
+    q,
+    refs.map((r) => r.volume_id),
   );
   const bad = rows.find((v) => v.state === "failed" || v.state === "removed");
   const missing = refs.length > rows.length;

@@ -5,6 +5,7 @@ import type { Db } from "../../store/db.js";
 import type { VolumeStore } from "../../runtime/volumes.js";
 import { creatingOnHost, finishCreate, podsHoldingVolume, podsUsingVolume, volumeById } from "./repo.js";
 import { sendReconcile } from "../service.js";
+import { sessionLock, sessionUnlock } from "../../store/locks.js";
 
 /** Creates or removes one volume's file system on its host; the row says which. */
 export const VOLUME_JOB = "apps.volume";
@@ -29,11 +30,11 @@ const MB_PER_GB = 1024;
 export async function applyVolume(deps: VolumeJobDeps, volumeId: string): Promise<void> {
   const lock = await deps.db.connect();
   try {
-    await lock.query("SELECT pg_advisory_lock(hashtext('volume:' || $1::text))", [volumeId]);
+    await sessionLock(lock, `volume:${volumeId}`);
     try {
       await step(deps, volumeId);
     } finally {
-      await lock.query("SELECT pg_advisory_unlock(hashtext('volume:' || $1::text))", [volumeId]);
+      await sessionUnlock(lock, `volume:${volumeId}`);
     }
   } finally {
     lock.release();

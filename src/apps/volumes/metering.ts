@@ -1,20 +1,13 @@
 import type { MeteredResource, MeteringSource } from "../../kernel/area.js";
+import { meteredResource } from "../../kernel/metered.js";
 import { billableVolumes, billableVolumesOf, volumeNames, type BillableVolume } from "./repo.js";
 
 /** catalog/prices.json resources.volume: one size, paid per GB-hour of storage. */
 export const VOLUME_KIND = "volume";
 export const VOLUME_SIZE = "standard";
 
-const metered = (r: BillableVolume): MeteredResource => ({
-  id: r.id,
-  owner: { kind: r.owner_kind, id: r.owner_id },
-  accountId: r.account_id,
-  kind: VOLUME_KIND,
-  size: VOLUME_SIZE,
-  storageGb: r.size_gb,
-  // volumes have no instance price; what keeps data pays storage
-  state: "running",
-});
+// volumes have no instance price; what keeps data pays storage
+const metered = (r: BillableVolume): MeteredResource => meteredResource(r, VOLUME_KIND, VOLUME_SIZE, r.size_gb);
 
 /** What billing meters of volumes: their size in GB while they exist, attached or not. */
 export function volumeMetering(): MeteringSource {

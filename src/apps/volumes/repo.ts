@@ -1,5 +1,6 @@
-import { type Queryable, isUuid } from "../../store/db.js";
+import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
+import { findByRef } from "../../store/find.js";
 
 export interface VolumeRow {
   id: string;
@@ -22,12 +23,13 @@ export async function findVolume(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<VolumeRow | null> {
-  const { rows } = await q.query<VolumeRow>(
-    `SELECT * FROM volumes WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
-        AND state <> 'removed' ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
+  return findByRef<VolumeRow>(
+    q,
+    { table: "volumes", refColumn: "name", where: "state <> 'removed'" },
+    owner,
+    ref,
+    opts,
   );
-  return rows[0] ?? null;
 }
 
 /** Live pods (not removed) that mount the volume, other than `exceptPod`. */
@@ -59,6 +61,18 @@ export async function insertVolume(
 export async function volumeWithPod(q: Queryable, id: string): Promise<VolumeWithPod | null> {
   const { rows } = await q.query<VolumeWithPod>(`${WITH_POD} WHERE v.id = $1`, [id]);
   return rows[0] ?? null;
+}
+
+/** The state of each of these volumes that still has a row. */
+export async function volumeStates(
+  q: Queryable,
+  ids: string[],
+): Promise<{ id: string; name: string; state: string; state_reason: string | null }[]> {
+  const { rows } = await q.query<{ id: string; name: string; state: string; state_reason: string | null }>(
+    "SELECT id, name, state, state_reason FROM volumes WHERE id = ANY($1::uuid[])",
+    [ids],
+  );
+  return rows;
 }
 
 export async function volumeById(q: Queryable, id: string): Promise<VolumeRow | null> {

@@ -1,9 +1,10 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import { MAX_PENDING, type bankTransferService } from "./service.js";
 import type { BankTransferRow } from "./repo.js";
+import type { Principal } from "../../auth/principal.js";
 
 const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
@@ -92,13 +93,39 @@ export const BankTransferConfigFields = {
   business_info: Nullable(TaxInvoice),
 };
 
+/** The bank-transfer config answer: the deposit account (null until one is configured), limits, business details. */
+export const bankTransferConfigView = (
+  b: {
+    bankName: string | null;
+    accountNumber: string | null;
+    accountHolder: string | null;
+    minKrw: number;
+    maxKrw: number;
+  },
+  business: Static<typeof TaxInvoice> | null,
+) => ({
+  deposit_account: b.accountNumber
+    ? { bank_name: b.bankName, account_number: b.accountNumber, account_holder: b.accountHolder }
+    : null,
+  min_amount_krw: b.minKrw,
+  max_amount_krw: b.maxKrw,
+  max_pending: MAX_PENDING,
+  business_info: business,
+});
+
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const page = <T>(rows: BankTransferRow[], limit: number, map: (t: BankTransferRow) => T) => ({
-    items: rows.map(map),
-    next_cursor: rows.length === limit ? rows[rows.length - 1].id : null,
-  });
+  /** One page of requests (the caller's, or every account's for the operator: `principal` null). */
+  const listPage = async <T>(
+    principal: Principal | null,
+    query: Static<typeof ListQuery>,
+    map: (t: BankTransferRow) => T,
+  ) => {
+    const limit = query.limit ?? 50;
+    const rows = await bank.list(principal, { status: query.status, limit, afterId: query.cursor });
+    return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
+  };
 
   r.get(
     "/v1/billing/bank-transfer/config",
@@ -115,15 +142,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
     },
     async (request) => {
       const { bank: b, business } = await bank.config(request.principal!);
-      return {
-        deposit_account: b.accountNumber
-          ? { bank_name: b.bankName, account_number: b.accountNumber, account_holder: b.accountHolder }
-          : null,
-        min_amount_krw: b.minKrw,
-        max_amount_krw: b.maxKrw,
-        max_pending: MAX_PENDING,
-        business_info: business,
-      };
+      return bankTransferConfigView(b, business);
     },
   );
 
@@ -143,15 +162,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
         response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
       },
     },
-    async (request) => {
-      const limit = request.query.limit ?? 50;
-      const rows = await bank.list(request.principal!, {
-        status: request.query.status,
-        limit,
-        afterId: request.query.cursor,
-      });
-      return page(rows, limit, view);
-    },
+    async (request) => listPage(request.principal!, request.query, view),
   );
 
   r.post(
@@ -254,14 +265,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
         },
       },
     },
-    async (request) => {
-      const limit = request.query.limit ?? 50;
-      return page(
-        await bank.list(null, { status: request.query.status, limit, afterId: request.query.cursor }),
-        limit,
-        operatorView,
-      );
-    },
+    async (request) => listPage(null, request.query, operatorView),
   );
 
   r.post(

@@ -41,18 +41,18 @@
  * `post(pool, ...)` calls of a process are coalesced into one call and one commit (PostQueue): a hot
  * wallet then takes one row lock and one WAL flush per batch; each posting still stands alone.
  *
- * Files: this one is the entry point and the API (it re-exports types.ts and wallets.ts); the call of
- * ledger_post_many is in post-sql.ts, the coalescing PostQueue in post-queue.ts.
+ * Files: this one is the entry point and the API (it re-exports types.ts and wallets-repo.ts); the call of
+ * ledger_post_many is in post-repo.ts, the coalescing PostQueue in post-queue.ts.
  */
 import pg from "pg";
 import type { Queryable } from "../../store/db.js";
 import { LedgerError, type PostInput, type PostOptions } from "./types.js";
-import { callPost, type PostResult } from "./post-sql.js";
+import { callPost, type PostResult } from "./post-repo.js";
 import { queueOf } from "./post-queue.js";
 
 export * from "./types.js";
-export * from "./wallets.js";
-export type { PostResult } from "./post-sql.js";
+export * from "./wallets-repo.js";
+export type { PostResult } from "./post-repo.js";
 
 function validate(input: PostInput): void {
   if (!input.idempotencyKey) throw new LedgerError("invalid_amount", "An idempotency key is required.");

@@ -4,7 +4,7 @@
  */
 import type pg from "pg";
 import { LedgerError, type LedgerTransaction, type PostInput } from "./types.js";
-import { callPost, type Outcome, type Posting, type PostResult } from "./post-sql.js";
+import { callPost, type Outcome, type Posting, type PostResult } from "./post-repo.js";
 
 const isResult = (o: Outcome | undefined): o is PostResult => !!o && !(o instanceof Error);
 

@@ -37,6 +37,10 @@ const CheckoutConfig = Type.Object({
   topup_limits: Type.Object({ krw: Limits, usd_cents: Limits }),
 });
 
+/** Auto-recharge as GET and PUT answer it: the settings with the card they charge. */
+const autoRechargeAnswer = ({ settings, card }: Awaited<ReturnType<PaymentsService["getAutoRecharge"]>>) =>
+  autoRechargeView(settings, card);
+
 /** Top-ups, saved card, auto-recharge and the two provider webhooks. */
 export async function paymentRoutes(
   app: FastifyInstance,
@@ -238,10 +242,7 @@ export async function paymentRoutes(
         response: { 200: AutoRecharge },
       },
     },
-    async (request) => {
-      const { settings, card } = await payments.getAutoRecharge(request.principal!);
-      return autoRechargeView(settings, card);
-    },
+    async (request) => autoRechargeAnswer(await payments.getAutoRecharge(request.principal!)),
   );
 
   r.put(
@@ -265,10 +266,7 @@ export async function paymentRoutes(
         response: { 200: AutoRecharge },
       },
     },
-    async (request) => {
-      const { settings, card } = await payments.setAutoRecharge(request.principal!, request.body);
-      return autoRechargeView(settings, card);
-    },
+    async (request) => autoRechargeAnswer(await payments.setAutoRecharge(request.principal!, request.body)),
   );
 
   // Stripe signs the exact bytes it sent: this route alone keeps the raw body (other routes parse JSON as usual)

@@ -1,0 +1,82 @@
+/**
+ * The apps area's SQL for billing and the reconciler's housekeeping (metering.ts, cleanup.ts): the pods billing
+ * meters, holding and releasing an owner's paid pods, and the count of containers cleaned up on a pod.
+ */
+import type { Queryable } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
+
+export interface BillablePodRow {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  size: string;
+}
+
+/** meant to run (desired running, whatever a crash says: the capacity is held for it) */
+const BILLABLE = "desired_state = 'running' AND state <> 'removed'";
+
+/** Billable pods created before `createdBefore`, after `after` in (owner key, id) order. */
+export async function billablePods(
+  q: Queryable,
+  { createdBefore, after, limit }: { createdBefore: Date; after?: [string, string] | null; limit: number },
+): Promise<BillablePodRow[]> {
+  const { rows } = await q.query<BillablePodRow>(
+    `SELECT id, owner_kind, owner_id, account_id, size FROM pods
+      WHERE ${BILLABLE} AND created_at < $1
+        AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id::text) > ($2, $3))
+      ORDER BY owner_kind || ':' || owner_id::text, id::text LIMIT $4`,
+    [createdBefore, after?.[0] ?? null, after?.[1] ?? null, limit],
+  );
+  return rows;
+}
+
+export async function billablePodsOf(q: Queryable, owner: Owner): Promise<BillablePodRow[]> {
+  const { rows } = await q.query<BillablePodRow>(
+    `SELECT id, owner_kind, owner_id, account_id, size FROM pods WHERE ${BILLABLE} AND owner_kind = $1 AND owner_id = $2`,
+    [owner.kind, owner.id],
+  );
+  return rows;
+}
+
+export async function podNames(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
+  const { rows } = await q.query<{ id: string; name: string; slug: string }>(
+    "SELECT id, name, slug FROM pods WHERE id = ANY($1::uuid[])",
+    [ids],
+  );
+  return rows;
+}
+
+/** The hosts of those of the pods that are placed. */
+export async function placedPods(q: Queryable, ids: string[]): Promise<{ id: string; host_id: string }[]> {
+  const { rows } = await q.query<{ id: string; host_id: string }>(
+    "SELECT id, host_id FROM pods WHERE id = ANY($1::uuid[]) AND host_id IS NOT NULL",
+    [ids],
+  );
+  return rows;
+}
+
+/** Stops the owner's running paid pods (not nano) with the reason kept; their ids. */
+export async function pausePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE pods SET desired_state = 'stopped', paused_reason = $3, state_reason = $3, updated_at = now()
+      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'running' AND size <> 'nano' RETURNING id`,
+    [owner.kind, owner.id, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Starts again the owner's pods this reason stopped; their ids. */
+export async function resumePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
+        generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
+      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'stopped' AND paused_reason = $3 RETURNING id`,
+    [owner.kind, owner.id, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function countCleanedContainers(q: Queryable, podId: string, removed: number): Promise<void> {
+  await q.query("UPDATE pods SET cleaned_containers = cleaned_containers + $2 WHERE id = $1", [podId, removed]);
+}

@@ -1,0 +1,34 @@
+/**
+ * The one lookup every area's repo makes for a path ref: the owner's row of a table by id (a UUID) or by its
+ * name column (a slug or name). Several rows may share a name (removed ones stay): `order` decides which comes.
+ */
+import { type Queryable, isUuid } from "./db.js";
+
+export interface RefLookup {
+  table: string;
+  /** the select list; every column by default */
+  columns?: string;
+  /** the column a ref that is not a UUID names */
+  refColumn: string;
+  /** the condition of the rows that count (e.g. live ones), if any */
+  where?: string;
+  /** ORDER BY of the rows a ref matches, the first one found; none where a ref matches one row at most */
+  order?: string;
+}
+
+export async function findByRef<T extends object>(
+  q: Queryable,
+  t: RefLookup,
+  owner: { kind: string; id: string },
+  ref: string,
+  opts: { forUpdate?: boolean; refValue?: (ref: string) => string } = {},
+): Promise<T | null> {
+  const byId = isUuid(ref);
+  const { rows } = await q.query<T>(
+    `SELECT ${t.columns ?? "*"} FROM ${t.table}
+      WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : `${t.refColumn} = $3`}${t.where ? ` AND ${t.where}` : ""}
+      ${t.order ? `ORDER BY ${t.order} LIMIT 1` : ""} ${opts.forUpdate ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id, byId || !opts.refValue ? ref : opts.refValue(ref)],
+  );
+  return rows[0] ?? null;
+}
