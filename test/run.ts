@@ -25,7 +25,9 @@ function findTests(dir: string): string[] {
 
 // a server of its own per run, so parallel runs (CI, several developers) never share or stop each other's
 const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? `.test-data/run-${process.pid}`);
-const server = await startEmbeddedServer(dataDir, TEMPLATE_DB);
+// two files at a time, some with several platforms and their pools, job queues and listeners: on a loaded machine
+// connections close late, and 200 was seen exhausted ("sorry, too many clients already")
+const server = await startEmbeddedServer(dataDir, TEMPLATE_DB, { maxConnections: 500 });
 const pool = createPool(server.url, 2);
 await migrate(pool, AREAS);
 // the job queue's schema goes into the template too, so each test database starts complete
