@@ -30,7 +30,9 @@ export const COMMAND_JOB = "databases.command";
 
 export interface DatabasesDeps {
   db: Db;
-  config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
+  config: Pick<Config, "baseDomain" | "internalDomain">;
+  /** DB_RESTORE_ENABLED (the area's own setting): restores are performed, not answered 501 restore_not_ready */
+  restoreEnabled: boolean;
   jobs: Pick<JobQueue, "send" | "hostAvailable">;
   provider: DatabaseProvider;
   /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */

@@ -12,6 +12,7 @@ import { accessRoutes } from "./routes/access.js";
 import { licenseRoutes } from "./routes/licenses.js";
 import { releaseRoutes } from "./routes/releases.js";
 import { operatorRoutes } from "./routes/operator.js";
+import { ONPREM_ERROR_CODES } from "./errors.js";
 
 export interface OnpremState {
   config: OnpremConfig;
@@ -29,6 +30,7 @@ export interface OnpremState {
  */
 export const onpremArea = defineArea<OnpremState, OnpremConfig>({
   name: "onprem",
+  errors: ONPREM_ERROR_CODES,
   tags: [
     {
       name: "onprem",

@@ -14,6 +14,7 @@ export function databaseRoutes(ctx: AppContext, state: DatabasesState): Route[] 
   const svc = databasesService({
     db: ctx.db,
     config: ctx.config,
+    restoreEnabled: state.restoreEnabled,
     jobs: ctx.jobs,
     provider: state.provider,
     admission: ctx.kernel,
