@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     log.info({ dataDir: config.dataDir }, "embedded PostgreSQL running");
   }
   const db = createPool(databaseUrl, 20);
-  const applied = await migrate(db);
+  const applied = await migrate(db, AREAS);
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);

@@ -29,6 +29,8 @@ import { findTemplate } from "./templates/repo.js";
 import { templateRoutes } from "./routes/templates.js";
 import { appImages } from "./build-target.js";
 import { appsOwned } from "./owned.js";
+import { APPS_ERROR_CODES } from "./errors.js";
+import { APPS_SCOPES } from "./scopes.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -56,6 +58,8 @@ export interface AppsState {
 /** Apps: pods, pod groups, volumes, templates on real containers (src/runtime; README "Apps"). */
 export const appsArea = defineArea<AppsState, AppsConfig>({
   name: "apps",
+  errors: APPS_ERROR_CODES,
+  scopes: APPS_SCOPES,
   tags: [
     { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
     { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },

@@ -8,6 +8,8 @@ import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
 import { usageTotals } from "./metering/usage-totals.js";
 import { orgBillingForAdmins } from "./org-context.js";
+import { BILLING_ERROR_CODES } from "./errors.js";
+import { BILLING_SCOPES } from "./scopes.js";
 
 /**
  * Ledger, metering, balance and usage reports, payments and bank transfers. Billing meters every area's
@@ -16,6 +18,8 @@ import { orgBillingForAdmins } from "./org-context.js";
  */
 export const billingArea = defineArea({
   name: "billing",
+  errors: BILLING_ERROR_CODES,
+  scopes: BILLING_SCOPES,
   tags: [
     {
       name: "billing",

@@ -14,6 +14,8 @@ import { S3Gateway } from "./gateway/server.js";
 import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
 import { expireUploads, foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
 import { bucketsOwned } from "./owned.js";
+import { BUCKETS_ERROR_CODES } from "./errors.js";
+import { BUCKETS_SCOPES } from "./scopes.js";
 
 export interface BucketsState {
   config: BucketsConfig;
@@ -35,6 +37,8 @@ export interface BucketsState {
  */
 export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   name: "buckets",
+  errors: BUCKETS_ERROR_CODES,
+  scopes: BUCKETS_SCOPES,
   tags: [{ name: "buckets", description: "S3-compatible buckets and their access keys; the S3 gateway serves them." }],
   config: bucketsConfig,
   setup: (p, config) => {

@@ -8,6 +8,8 @@ import { builderProblem } from "./buildah.js";
 import * as repo from "./repo.js";
 import { rebuildsContract } from "./rebuilds.js";
 import { outboundFor } from "../net/outbound.js";
+import { BUILDS_ERROR_CODES } from "./errors.js";
+import { BUILDS_SCOPES } from "./scopes.js";
 
 export interface BuildsState {
   config: BuildsConfig;
@@ -24,6 +26,8 @@ export interface BuildsState {
  */
 export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   name: "builds",
+  errors: BUILDS_ERROR_CODES,
+  scopes: BUILDS_SCOPES,
   tags: [
     {
       name: "builds",

@@ -9,6 +9,8 @@ import { domainsOwned } from "./owned.js";
 import * as repo from "./repo.js";
 import { domainRoutes } from "./routes.js";
 import { appOf, domainsService, type DomainsState } from "./service.js";
+import { DOMAINS_ERROR_CODES } from "./errors.js";
+import { DOMAINS_SCOPES } from "./scopes.js";
 
 export type { DomainsState } from "./service.js";
 
@@ -32,6 +34,8 @@ export function domainEdgeHosts(kernel: Pick<Kernel, "all">): EdgeHostSource {
 /** Custom domains (issue 11; README.md here): add, verify by DNS, detect the DNS provider, Cloudflare autosetup. */
 export const domainsArea = defineArea<DomainsState, DomainsConfig>({
   name: "domains",
+  errors: DOMAINS_ERROR_CODES,
+  scopes: DOMAINS_SCOPES,
   tags: [
     {
       name: "domains",

@@ -17,7 +17,7 @@ export const edgeArea = defineArea<Edge, EdgeConfig>({
   tags: [{ name: "stats", description: "Daily requests, errors, response times and traffic of apps, from the edge." }],
   config: edgeConfig,
   setup: (p, config) => new Edge(p, config),
-  routes: (app, p) => statsRoutes(app, statsService({ db: p.db, kernel: p.kernel })),
+  routes: (_app, p) => statsRoutes(statsService({ db: p.db, kernel: p.kernel })),
   jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
   health: (p, edge): Record<string, HealthCheck> =>
     p.kernel.require("hosts").local.roles.includes("edge") ? { edge: () => edge.health() } : {},

@@ -72,7 +72,7 @@ async function authorizeOrgRole(request: FastifyRequest, deps: AuthDeps): Promis
   const role = p.owner.kind === "org" && m.role === "owner" ? "admin" : m.role;
   if (!orgs.roleAtLeast(role, needed))
     throw new ApiError("forbidden_role", `This needs the organization role ${needed}; the caller is ${role}.`);
-  request.org = { ...m, role };
+  request.org = { ...m, role, byOrganizationKey: p.owner.kind === "org" };
   if (p.owner.kind !== "org") request.principal = { ...p, owner: { kind: "org", id: m.orgId } };
 }
 

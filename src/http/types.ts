@@ -30,6 +30,9 @@ declare module "fastify" {
     /** Identity for rate limiting and idempotency: the account, or the operator, or the client address. */
     callerKey: string;
     /** set on routes that declare `orgRole`: the caller's membership (role capped at admin for keys) */
-    org?: OrgMembership;
+    org?: OrgMembership & {
+      /** the caller is an organization API key (the principal acts for the organization either way) */
+      byOrganizationKey: boolean;
+    };
   }
 }

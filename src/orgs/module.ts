@@ -5,6 +5,8 @@ import { assertMayManageAsset } from "./asset-management.js";
 import * as repo from "./repo.js";
 import { coreRoutes } from "./routes.js";
 import { orgsService } from "./service.js";
+import { ORGS_ERROR_CODES } from "./errors.js";
+import { ORGS_SCOPES } from "./scopes.js";
 
 /**
  * Organizations (issue 13; README.md here), the core: the organization itself and its settings, membership with
@@ -15,6 +17,8 @@ import { orgsService } from "./service.js";
  */
 export const orgsArea = defineArea<null>({
   name: "orgs",
+  errors: ORGS_ERROR_CODES,
+  scopes: ORGS_SCOPES,
   tags: [
     {
       name: "org",

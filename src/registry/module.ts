@@ -7,6 +7,8 @@ import { registryRoutes } from "./routes.js";
 import { RegistryService } from "./service.js";
 import { ConfigError } from "../config/config.js";
 import { down, off, up } from "../kernel/components.js";
+import { REGISTRY_ERROR_CODES } from "./errors.js";
+import { REGISTRY_SCOPES } from "./scopes.js";
 
 export interface RegistryState {
   config: RegistryConfig;
@@ -24,6 +26,8 @@ export interface RegistryState {
  */
 export const registryArea = defineArea<RegistryState, RegistryConfig>({
   name: "registry",
+  errors: REGISTRY_ERROR_CODES,
+  scopes: REGISTRY_SCOPES,
   tags: [{ name: "registry", description: "The image registry: owner namespaces, login credentials, repositories." }],
   config: registryConfig,
   setup: (p, config) => {

@@ -4,6 +4,7 @@ import * as repo from "./repo.js";
 import { sandboxRoutes } from "./routes.js";
 import { sandboxJobs, reap } from "./jobs.js";
 import { sandboxesConfig, sandboxesService, type SandboxesConfig, type SandboxesState } from "./service.js";
+import { SANDBOXES_SCOPES } from "./scopes.js";
 
 export type { SandboxesState } from "./service.js";
 
@@ -14,6 +15,7 @@ export type { SandboxesState } from "./service.js";
  */
 export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
   name: "sandboxes",
+  scopes: SANDBOXES_SCOPES,
   tags: [
     {
       name: "sandboxes",

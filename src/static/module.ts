@@ -8,6 +8,8 @@ import { staticRoutes } from "./routes.js";
 import { staticJobs } from "./sweep.js";
 import { clearStaleWork } from "./upload.js";
 import { staticOwned } from "./owned.js";
+import { STATIC_ERROR_CODES } from "./errors.js";
+import { STATIC_SCOPES } from "./scopes.js";
 
 export interface StaticState {
   svc: StaticService;
@@ -22,6 +24,8 @@ export interface StaticState {
  */
 export const staticArea = defineArea<StaticState, StaticConfig>({
   name: "static",
+  errors: STATIC_ERROR_CODES,
+  scopes: STATIC_SCOPES,
   tags: [
     {
       name: "static",

@@ -30,7 +30,11 @@ export interface EmbeddedServer {
  * The control plane's own PostgreSQL, used when DATABASE_URL is unset: initialised under
  * $DATA_DIR/control on first start, adopted if it is still running after a crash.
  */
-export async function startEmbeddedServer(dataDir: string, database = "platform"): Promise<EmbeddedServer> {
+export async function startEmbeddedServer(
+  dataDir: string,
+  database = "platform",
+  opts: { maxConnections?: number } = {},
+): Promise<EmbeddedServer> {
   const root = path.join(dataDir, "control");
   const runAs = postgresRunAs();
   await ensureTraversable(dataDir, runAs);
@@ -57,7 +61,7 @@ export async function startEmbeddedServer(dataDir: string, database = "platform"
       port,
       listen_addresses: "127.0.0.1",
       unix_socket_directories: "",
-      max_connections: 200,
+      max_connections: opts.maxConnections ?? 200,
       shared_buffers: "128MB",
       fsync: "on",
     });

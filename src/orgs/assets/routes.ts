@@ -52,7 +52,8 @@ const moveView = (m: AssetMove) => ({ ...view(m.asset), moved_with: m.movedWith.
 
 /** An organization key acts for the organization, not as a person: it cannot hand over someone's personal things. */
 const personalCallerOnly: preValidationHookHandler = async (request) => {
-  if (request.principal?.owner.kind === "org")
+  // the authorizer has already switched a member's principal to the organization; only a key came as one
+  if (request.org?.byOrganizationKey)
     throw new ApiError(
       "forbidden_role",
       "An organization API key cannot designate personal resources; the member does it with their own token.",

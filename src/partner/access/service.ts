@@ -3,6 +3,7 @@
  * department (with sub-departments) or invited subject refs, and vouches for visitors with one-time links.
  */
 import { randomUUID } from "node:crypto";
+import type { Static } from "@sinclair/typebox";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { EdgeTarget } from "../../kernel/area.js";
@@ -12,6 +13,7 @@ import { ApiError } from "../../http/errors.js";
 import { assertOpaque, childOf, departmentScope, type ChildRow, type PartnerRow } from "../public.js";
 import { hashToken, newToken, VISITOR_PATH } from "./edge-policy.js";
 import * as repo from "./repo.js";
+import type { AccessBody, VisitorBody } from "./schemas.js";
 
 /** a one-time link is good this long */
 export const LINK_TTL_SECONDS = 5 * 60;
@@ -24,20 +26,8 @@ export interface AccessDeps {
   edgePort: number;
 }
 
-export interface AccessInput {
-  mode: repo.LockMode | "none";
-  tenant_ref?: string;
-  department_code?: string;
-  invited_refs?: string[];
-}
-
-export interface VisitorInput {
-  subject_ref: string;
-  tenant_ref?: string | null;
-  department_code?: string | null;
-  site?: string;
-  return_url?: string;
-}
+export type AccessInput = Static<typeof AccessBody>;
+export type VisitorInput = Static<typeof VisitorBody>;
 
 interface ChildSite {
   target: EdgeTarget;

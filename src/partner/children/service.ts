@@ -2,6 +2,7 @@
  * Partner children (README.md, "Children"): isolated identities the partner issues for its end users, their scoped
  * tokens, membership (department, tenant), monthly cap, and credit moved from the partner's wallet (child_prepaid).
  */
+import type { Static } from "@sinclair/typebox";
 import { isUuid, type Db, type Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import { accountOwner, type Owner } from "../../kernel/owner.js";
@@ -17,6 +18,7 @@ import { assertOpaque } from "../schemas.js";
 import { departmentExists } from "../departments/repo.js";
 import { checkChildScopes, tokenExpiry } from "./scopes.js";
 import * as repo from "./repo.js";
+import type { ChildCreate, TokenRequest } from "./schemas.js";
 
 export interface ChildrenDeps {
   db: Db;
@@ -24,19 +26,8 @@ export interface ChildrenDeps {
   tokens: Pick<TokenResolver, "announceRevocation">;
 }
 
-export interface ChildInput {
-  external_ref: string;
-  department_code?: string | null;
-  tenant_ref?: string | null;
-  monthly_cap_krw?: number | null;
-  token?: { name?: string; scopes: string[]; expires_in_days?: number };
-}
-
-export interface TokenInput {
-  name?: string;
-  scopes: string[];
-  expires_in_days?: number;
-}
+export type ChildInput = Static<typeof ChildCreate>;
+export type TokenInput = Static<typeof TokenRequest>;
 
 export const childOwner = (id: string): Owner => ({ kind: "partner_child", id });
 
