@@ -21,6 +21,7 @@ import { promisify } from "node:util";
 import { startEmbeddedServer } from "../src/store/embedded.js";
 import { createPool } from "../src/store/db.js";
 import { migrate } from "../src/store/migrate.js";
+import { AREAS } from "../src/areas.js";
 import { freePort } from "../src/pgserver/cluster.js";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { printTable } from "./lib/report.js";
@@ -54,7 +55,7 @@ interface Platform {
 async function oneRun(n: number) {
   const store = await startEmbeddedServer(path.join(root, `store-${n}`), "platform");
   const pool = createPool(store.url, 2);
-  await migrate(pool);
+  await migrate(pool, AREAS);
   await pool.end();
   const port = await freePort();
   const dataDir = path.join(root, `data-${n}`);

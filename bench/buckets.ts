@@ -26,6 +26,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import { startEmbeddedServer } from "../src/store/embedded.js";
 import { createPool } from "../src/store/db.js";
 import { migrate } from "../src/store/migrate.js";
+import { AREAS } from "../src/areas.js";
 import { freePort } from "../src/pgserver/cluster.js";
 import { printTable } from "./lib/report.js";
 
@@ -42,7 +43,7 @@ const root = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), "benc
 await chmod(root, 0o755); // the embedded store's system user passes through
 const store = await startEmbeddedServer(path.join(root, "store"), "platform");
 const pool = createPool(store.url, 2);
-await migrate(pool);
+await migrate(pool, AREAS);
 await pool.end();
 
 const port = await freePort();

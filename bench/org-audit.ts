@@ -70,7 +70,7 @@ if (!url) {
   stopServer = server.stop;
 }
 const db = createPool(url, 8);
-await migrate(db);
+await migrate(db, AREAS);
 const env = { LOG_LEVEL: "silent", RATE_LIMIT_RPS: "1000000", DATA_DIR: path.join(root ?? os.tmpdir(), "data") };
 const silent = pino({ level: "silent" });
 const platform = await createPlatform(

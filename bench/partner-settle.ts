@@ -13,6 +13,7 @@ import { performance } from "node:perf_hooks";
 import { createPool, type Db } from "../src/store/db.js";
 import { startEmbeddedServer } from "../src/store/embedded.js";
 import { migrate } from "../src/store/migrate.js";
+import { AREAS } from "../src/areas.js";
 import { ensureTraversable } from "../src/pgserver/cluster.js";
 import { postgresRunAs } from "../src/pgserver/system-user.js";
 import { intervalStartOf, meterInterval } from "../src/billing/metering/meter.js";
@@ -38,7 +39,7 @@ if (!url) {
 }
 const db: Db = createPool(url, 4);
 try {
-  await migrate(db);
+  await migrate(db, AREAS);
   log(
     `set-up: a postpaid partner with ${CHILDREN.toLocaleString()} children, one GPU pod each metered in one window ...`,
   );

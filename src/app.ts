@@ -118,7 +118,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
     operatorToken: platform.operatorToken,
     fleetToken: config.fleetToken,
   };
-  const idempotency = new Idempotency(db, () => platform.kernel.hosts.leaseId());
+  const idempotency = new Idempotency(db, () => platform.kernel.require("hosts").leaseId());
 
   // during shutdown, answers to in-flight requests close their keep-alive connection, so close() can finish
   let closing = false;

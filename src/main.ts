@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     log.info({ dataDir: config.dataDir }, "embedded PostgreSQL running");
   }
   const db = createPool(databaseUrl, 20);
-  const applied = await migrate(db);
+  const applied = await migrate(db, AREAS);
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   try {
     await startPlatform(platform);
     // ROLES without api: a worker host that serves no HTTP
-    if (platform.kernel.hosts.local.roles.includes("api"))
+    if (platform.kernel.require("hosts").local.roles.includes("api"))
       await app.listen({ port: config.port, host: config.host }).catch((err) => {
         throw bindError("PORT", config.port, err);
       });

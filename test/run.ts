@@ -10,6 +10,7 @@ import PgBoss from "pg-boss";
 import { startEmbeddedServer, ensureDatabase } from "../src/store/embedded.js";
 import { createPool } from "../src/store/db.js";
 import { migrate } from "../src/store/migrate.js";
+import { AREAS } from "../src/areas.js";
 import { buildTestImages, IMAGE_TEST_DIRS } from "./helpers/images.js";
 
 export const TEMPLATE_DB = "platform_template";
@@ -28,7 +29,7 @@ const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? `.test-data/run-${proc
 // connections close late, and 200 was seen exhausted ("sorry, too many clients already")
 const server = await startEmbeddedServer(dataDir, TEMPLATE_DB, { maxConnections: 500 });
 const pool = createPool(server.url, 2);
-await migrate(pool);
+await migrate(pool, AREAS);
 // the job queue's schema goes into the template too, so each test database starts complete
 const boss = new PgBoss({ connectionString: server.url, schema: "pgboss" });
 boss.on("error", () => {});

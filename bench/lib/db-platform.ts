@@ -53,7 +53,7 @@ export function clientFor(url: URL): pg.Client {
 export async function startDbPlatform(root: string) {
   const store = await startEmbeddedServer(path.join(root, "store"), "platform");
   const db = createPool(store.url, 10);
-  await migrate(db);
+  await migrate(db, AREAS);
   const env = {
     LOG_LEVEL: "silent",
     RATE_LIMIT_RPS: "1000000",

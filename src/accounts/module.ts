@@ -3,10 +3,12 @@ import { accountsService } from "./service.js";
 import { signInRoutes } from "./sign-in-routes.js";
 import { meRoutes } from "./routes.js";
 import { apiKeyRoutes } from "./api-key-routes.js";
+import { ACCOUNTS_ERROR_CODES } from "./errors.js";
 
 /** The account: sign-up, sign-in and tokens; profile, password, spend caps, API keys, own audit log, deletion. */
 export const accountsArea = defineArea({
   name: "accounts",
+  errors: ACCOUNTS_ERROR_CODES,
   // "auth" first: the sign-in routes were an area of their own listed before accounts, so the tags, the manual and
   // the OpenAPI document keep their order.
   tags: [

@@ -19,7 +19,7 @@ import { limitsOf, podSizes } from "./sizes.js";
 export interface AgentFeedDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "imageAccess">;
+  kernel: Pick<Kernel, "use">;
   gpuCatalogFile: string;
 }
 
@@ -43,7 +43,9 @@ export function agentFeed(deps: AgentFeedDeps) {
         [LABEL_HOST]: hostId,
         "platform.owner": ownerKey(owner),
       },
-      pullAuth: await deps.kernel.imageAccess.pullFor(owner, pod.image).catch(() => null),
+      pullAuth: await (deps.kernel.use("imageAccess")?.pullFor(owner, pod.image) ?? Promise.resolve(null)).catch(
+        () => null,
+      ),
     };
   }
 

@@ -1,4 +1,4 @@
-import type { AttachmentConsumer } from "../kernel/area.js";
+import type { AttachmentConsumer } from "./contract.js";
 import type { JobQueue } from "../jobs/queue.js";
 import * as repo from "./repo.js";
 import { ownerSubnets } from "./networks-repo.js";

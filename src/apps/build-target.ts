@@ -1,11 +1,11 @@
-import type { AppImages, AppRef, AppSpec } from "../kernel/contracts.js";
+import type { AppImages, AppRef, AppSpec } from "./contract.js";
 import type { Principal } from "../auth/principal.js";
 import { ApiError, asApiError } from "../http/errors.js";
 import type { PodsService } from "./service.js";
 import type { GroupsService } from "./groups/service.js";
 
 /**
- * What builds deploy to (kernel.appImages): the caller's live pod or pod group by id or slug; a pod that is a
+ * What builds deploy to (kernel.use("appImages")): the caller's live pod or pod group by id or slug; a pod that is a
  * group's member stands for its group (its members share one spec). Deploying is the same rolling update as
  * `PATCH /v1/pods/{id}` or `PATCH /v1/pod-groups/{id}` with `{image}`.
  */

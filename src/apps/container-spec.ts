@@ -15,7 +15,7 @@ export interface SpecDeps {
   db: Db;
   runtime: RuntimeProvider;
   volumes: VolumeStore;
-  kernel: Pick<Kernel, "attachable" | "imageAccess">;
+  kernel: Pick<Kernel, "all" | "use">;
   secrets: SecretBox;
   hostId: string;
   gpuCatalogFile: string;
@@ -58,7 +58,7 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
   const owner: Owner = { kind: pod.owner_kind, id: pod.owner_id };
   const network = await ownerNetwork(deps, owner);
   const env = openEnv(deps.secrets, pod.env_sealed);
-  const source = deps.kernel.attachable("databases");
+  const source = deps.kernel.all("attachables").find((a) => a.resource === "databases");
   for (const [i, ref] of pod.databases.entries()) {
     const found = source && (await source.resolve(deps.db, owner, ref));
     if (!found) throw new RuntimeError(`attached database ${ref} no longer exists`, "bad_spec");
@@ -90,6 +90,6 @@ export async function containerSpecOf(deps: SpecDeps, pod: PodRow): Promise<Cont
       [LABEL_HOST]: deps.hostId,
       "platform.owner": ownerKey(owner),
     },
-    pullAuth: await deps.kernel.imageAccess.pullFor(owner, pod.image),
+    pullAuth: (await deps.kernel.use("imageAccess")?.pullFor(owner, pod.image)) ?? null,
   };
 }

@@ -29,6 +29,8 @@ import { findTemplate } from "./templates/repo.js";
 import { templateRoutes } from "./routes/templates.js";
 import { appImages } from "./build-target.js";
 import { appsOwned } from "./owned.js";
+import { APPS_ERROR_CODES } from "./errors.js";
+import { APPS_SCOPES } from "./scopes.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -56,6 +58,8 @@ export interface AppsState {
 /** Apps: pods, pod groups, volumes, templates on real containers (src/runtime; README "Apps"). */
 export const appsArea = defineArea<AppsState, AppsConfig>({
   name: "apps",
+  errors: APPS_ERROR_CODES,
+  scopes: APPS_SCOPES,
   tags: [
     { name: "pods", description: "Container apps (pods) and autoscaled pod groups on real containers." },
     { name: "volumes", description: "Fixed-size volumes whose data outlives pod restarts and re-creation." },
@@ -78,7 +82,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   setup: (p, config) => {
     const runtime = createRuntime(p.env);
     const volumes = createVolumeStore(p.config.dataDir);
-    const hostId = p.kernel.hosts.local.id;
+    const hostId = p.kernel.require("hosts").local.id;
     const fallbackProcessId = randomUUID();
     const worker = new PodWorker(
       {
@@ -91,7 +95,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
         gpuCatalogFile: p.config.gpuCatalogFile,
         // the databases area's job (src/databases/attachments.ts): allowlists admit the owner's new subnet
         // before the lease is held (start-up) a random id: its claims look abandoned to others, which is safe (idempotent steps)
-        processId: () => p.kernel.hosts.leaseId() ?? fallbackProcessId,
+        processId: () => p.kernel.require("hosts").leaseId() ?? fallbackProcessId,
         networkChanged: (owner) => void p.jobs.send("databases.owner-networks", { owner }).catch(() => null),
         log: p.log,
         drainMs: config.drainMs,
@@ -120,10 +124,10 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       intervalMs: config.autoscaleMs,
       cooldownMs: config.autoscaleCooldownMs,
     });
-    p.kernel.setAttachmentConsumer(podAttachments(p.jobs));
-    p.kernel.addEdgeRoutes(podEdgeRoutes());
-    p.kernel.setAppImages(appImages(pods, groups));
-    for (const source of appsOwned()) p.kernel.addOwned(source);
+    p.kernel.provide("attachments", podAttachments(p.jobs));
+    p.kernel.contribute("edgeRoutes", podEdgeRoutes());
+    p.kernel.provide("appImages", appImages(pods, groups));
+    for (const source of appsOwned()) p.kernel.contribute("owned", source, source.kind);
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
       db: p.db,
@@ -139,7 +143,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       ...podRoutes(deps),
       ...groupRoutes({ groups: s.groups, urls: deps.urls }),
       ...linkedRoutes(deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime })),
-      ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id })),
+      ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id })),
       ...volumeRoutes({ volumes: s.volumeService }),
       ...templateRoutes({ templates: s.templates }),
     ];
@@ -147,11 +151,14 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   jobs: (p, s) => [
     ...podJobs(s.worker),
     ...autoscaleJobs(s.autoscaler),
-    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.hosts.local.id, log: p.log, jobs: p.jobs }),
+    ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.require("hosts").local.id, log: p.log, jobs: p.jobs }),
   ],
   metering: () => [podMetering(), volumeMetering()],
   lifecycle: (p) =>
-    podLifecycle({ jobs: p.jobs, isExternal: async (q, id) => !!(await p.kernel.externalHosts?.isExternal(q, id)) }),
+    podLifecycle({
+      jobs: p.jobs,
+      isExternal: async (q, id) => !!(await p.kernel.use("externalHosts")?.isExternal(q, id)),
+    }),
   instances: (p) => [
     {
       resource: "pods",
@@ -183,8 +190,8 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   ],
   // adopt what runs already (a restart never starts a duplicate), then keep watching
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
-    await resumeVolumes(p.db, p.jobs, p.kernel.hosts.local.id);
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
+    await resumeVolumes(p.db, p.jobs, p.kernel.require("hosts").local.id);
     if (await s.runtime.unavailable()) return;
     const started = Date.now();
     await s.worker

@@ -1,5 +1,5 @@
 import type { Queryable } from "../store/db.js";
-import type { OwnedResource, OwnedResources } from "../kernel/orgs.js";
+import type { OwnedResource, OwnedResources } from "../orgs/contract.js";
 import { ownedSource } from "../kernel/owned-repo.js";
 import type { Owner } from "../kernel/owner.js";
 import { membersOfMany, type GroupRow } from "./groups/repo.js";

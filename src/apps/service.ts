@@ -25,7 +25,7 @@ export const sendReconcile = (jobs: Pick<JobQueue, "send">, podId: string, hostI
 export interface PodsDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "admit" | "attachable" | "imageAccess" | "hosts" | "appSlugTakenElsewhere" | "externalHosts">;
+  kernel: Pick<Kernel, "admit" | "all" | "use" | "require" | "appSlugTakenElsewhere">;
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
   gpuCatalogFile: string;
@@ -57,7 +57,7 @@ export function podsService(deps: PodsDeps) {
   const kick = async (pod: repo.PodRow) => {
     if (!pod.host_id) return null;
     // an organization external host's agent follows its pods by itself (long poll woken by the store): no job
-    if (await kernel.externalHosts?.isExternal(db, pod.host_id)) return null;
+    if (await kernel.use("externalHosts")?.isExternal(db, pod.host_id)) return null;
     return sendReconcile(jobs, pod.id, pod.host_id);
   };
 
@@ -68,7 +68,7 @@ export function podsService(deps: PodsDeps) {
   }
 
   async function resolveDatabases(q: Queryable, owner: Owner, refs: string[]): Promise<string[]> {
-    const source = kernel.attachable("databases");
+    const source = kernel.all("attachables").find((a) => a.resource === "databases");
     const ids: string[] = [];
     for (const ref of refs) {
       const found = source && (await source.resolve(q, owner, ref));
@@ -105,7 +105,7 @@ export function podsService(deps: PodsDeps) {
     if (!input.name) throw new ApiError("invalid_request", "name is required (directly or through a template).");
     const external = externalPlacement(p, raw, input);
     const size = sizeOf(input.size ?? DEFAULT_POD_SIZE, !!external);
-    await kernel.imageAccess.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
+    await kernel.use("imageAccess")?.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
     try {
@@ -129,8 +129,8 @@ export function podsService(deps: PodsDeps) {
         const volumes = await checkVolumes(tx, p.owner, input.volumes ?? [], null);
         const where = { kind: "pod", owner: p.owner, size: size.id, gpu: !!size.gpu, ...external };
         const hostId = external
-          ? await kernel.hosts.place(tx, where)
-          : (volumes.hostId ?? (await kernel.hosts.place(tx, where)));
+          ? await kernel.require("hosts").place(tx, where)
+          : (volumes.hostId ?? (await kernel.require("hosts").place(tx, where)));
         const row: Parameters<typeof repo.insertPod>[1] = {
           id,
           owner_kind: p.owner.kind,
@@ -188,7 +188,7 @@ export function podsService(deps: PodsDeps) {
   async function update(p: Principal, ref: string, patch: PodPatch): Promise<repo.PodRow> {
     await requireRuntime();
     const size = patch.size !== undefined ? sizeOf(patch.size) : null;
-    if (patch.image !== undefined) await kernel.imageAccess.pullFor(p.owner, patch.image);
+    if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
     const pod = await auditedTransaction(db, p, async (tx) => {
       const cur = await locked(tx, p, ref);
       // every spec change is a new deployment (deploy rules, department blocks); a new size is admitted like a creation
@@ -258,7 +258,7 @@ export function podsService(deps: PodsDeps) {
   /** the serving (or newest) container of a pod on this host */
   async function containerOf(pod: repo.PodRow): Promise<string> {
     await requireRuntime();
-    if (pod.host_id !== kernel.hosts.local.id)
+    if (pod.host_id !== kernel.require("hosts").local.id)
       throw new ApiError(
         "host_unavailable",
         "The pod runs on another host; ask that host's API (logs and exec run where the pod is).",

@@ -2,37 +2,58 @@
  * Scope grammar (spec, Authentication): `*`, `resource:read|write|*`, and for the instance-limited
  * resources `resource:action:{id|slug}`. A write grant includes read on the same resource.
  */
-export const RESOURCES = [
-  "pods",
-  "databases",
-  "volumes",
-  "static",
-  "backups",
-  "billing",
-  "pod-templates",
-  "domains",
-  "sandboxes",
-  "buckets",
-  "registry",
-  "builds",
-  "partner",
-  "org",
-  "linked-apps",
-] as const;
-export type Resource = (typeof RESOURCES)[number];
 
-export const INSTANCE_LIMITED: ReadonlySet<string> = new Set([
-  "pods",
-  "databases",
-  "volumes",
-  "static",
-  "pod-templates",
-  "domains",
-  "sandboxes",
-  "buckets",
-  "registry",
-  "builds",
-]);
+/** What a resource admits: `instances` for the instance-limited ones, which take `resource:action:{id|slug}`. */
+export interface ScopeResource {
+  instances: boolean;
+}
+/** An area's own scope resources (`scopes` on its module, kept in src/<area>/scopes.ts). */
+export type ScopeTable = Readonly<Record<string, ScopeResource>>;
+
+/**
+ * Every area's scope resources by area name. An area's scopes.ts adds its own with
+ * `declare module "../auth/scopes.js" { interface AreaScopeTables { buckets: typeof BUCKETS_SCOPES } }`,
+ * so `scope: "buckets:write"` is checked at compile time.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface AreaScopeTables {}
+
+/** Shared resources no one area owns: none today; every resource belongs to the area that serves it. */
+const SHARED_RESOURCES = {} as const satisfies ScopeTable;
+
+type AreaResource = { [A in keyof AreaScopeTables]: keyof AreaScopeTables[A] & string }[keyof AreaScopeTables];
+export type Resource = keyof typeof SHARED_RESOURCES | AreaResource;
+
+/** The resources scopes may name: the shared ones, plus each listed area's from start-up on (`declareScopeResources`). */
+export const RESOURCES: readonly Resource[] = Object.keys(SHARED_RESOURCES) as Resource[];
+export const INSTANCE_LIMITED: ReadonlySet<string> = new Set(
+  Object.entries(SHARED_RESOURCES as ScopeTable).flatMap(([r, s]) => (s.instances ? [r] : [])),
+);
+const owners = new Map<string, string>(RESOURCES.map((r) => [r, "the shared resources (src/auth/scopes.ts)"]));
+
+/**
+ * Merges areas' scope resources (at start-up, from the areas list). A resource two owners declare is refused,
+ * naming both, before anything is merged; an area declaring its own again (a second platform) is no duplicate.
+ */
+export function declareScopeResources(areas: readonly { area: string; scopes: ScopeTable }[]): void {
+  const next = new Map(owners);
+  for (const { area, scopes } of areas) {
+    for (const resource of Object.keys(scopes)) {
+      const owner = next.get(resource);
+      if (owner !== undefined && owner !== area)
+        throw new Error(`scope resource ${resource} is declared twice: by ${owner} and by the ${area} area`);
+      next.set(resource, area);
+    }
+  }
+  for (const { scopes } of areas) {
+    for (const [resource, { instances }] of Object.entries(scopes)) {
+      if (!owners.has(resource)) (RESOURCES as Resource[]).push(resource as Resource);
+      if (instances) (INSTANCE_LIMITED as Set<string>).add(resource);
+      else (INSTANCE_LIMITED as Set<string>).delete(resource);
+      owners.set(resource, next.get(resource)!);
+    }
+  }
+}
 
 export type Action = "read" | "write";
 

@@ -8,6 +8,8 @@ import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
 import { usageTotals } from "./metering/usage-totals.js";
 import { orgBillingForAdmins } from "./org-context.js";
+import { BILLING_ERROR_CODES } from "./errors.js";
+import { BILLING_SCOPES } from "./scopes.js";
 
 /**
  * Ledger, metering, balance and usage reports, payments and bank transfers. Billing meters every area's
@@ -16,15 +18,17 @@ import { orgBillingForAdmins } from "./org-context.js";
  */
 export const billingArea = defineArea({
   name: "billing",
+  errors: BILLING_ERROR_CODES,
+  scopes: BILLING_SCOPES,
   tags: [
     {
       name: "billing",
       description: "Balance, usage, transactions, top-ups, saved cards, auto-recharge and bank transfers.",
     },
   ],
-  // organization budgets read consumption through the kernel (kernel.usage), never usage_records
+  // organization budgets read consumption through the kernel (kernel.use("usageTotals")), never usage_records
   setup: (p) => {
-    p.kernel.setUsageTotals(usageTotals());
+    p.kernel.provide("usageTotals", usageTotals());
     return null;
   },
   routes: async (app, ctx) => {

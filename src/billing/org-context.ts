@@ -1,7 +1,6 @@
 import type { preValidationHookHandler, RouteOptions } from "fastify";
 import type { Queryable } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
-import { roleAtLeast } from "../kernel/orgs.js";
 import type { AuthRule } from "../http/auth-rule.js";
 import { ApiError } from "../http/errors.js";
 
@@ -22,15 +21,16 @@ const ORG_ROUTE_INSTEAD: Record<string, string> = {
   "POST /v1/billing/bank-transfers": "POST /v1/org/bank-transfers",
 };
 
-export function orgBillingForAdmins(kernel: Pick<Kernel, "orgs">, db: Queryable) {
+export function orgBillingForAdmins(kernel: Pick<Kernel, "use">, db: Queryable) {
   const check: preValidationHookHandler = async (request) => {
     const p = request.principal;
     if (!p || p.owner.kind !== "org") return;
     const instead = ORG_ROUTE_INSTEAD[`${request.method} ${request.routeOptions.url}`];
     if (instead)
       throw new ApiError("forbidden_role", `In the company context this is ${instead}, with the organization's rules.`);
-    const m = kernel.orgs ? await kernel.orgs.membership(db, p.accountId) : null;
-    if (!m || m.orgId !== p.owner.id || !roleAtLeast(m.role, "admin"))
+    const orgs = kernel.use("orgs");
+    const m = orgs ? await orgs.membership(db, p.accountId) : null;
+    if (!orgs || !m || m.orgId !== p.owner.id || !orgs.roleAtLeast(m.role, "admin"))
       throw new ApiError(
         "forbidden_role",
         "The organization's billing (its wallet, top-ups, card, transactions) is for its admins and owner.",

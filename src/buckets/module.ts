@@ -14,6 +14,8 @@ import { S3Gateway } from "./gateway/server.js";
 import { RequestCounter, sweepOrphans } from "./gateway/upkeep.js";
 import { expireUploads, foldUsageDeltas, purgeMeteredRequests } from "./gateway/repo.js";
 import { bucketsOwned } from "./owned.js";
+import { BUCKETS_ERROR_CODES } from "./errors.js";
+import { BUCKETS_SCOPES } from "./scopes.js";
 
 export interface BucketsState {
   config: BucketsConfig;
@@ -35,13 +37,15 @@ export interface BucketsState {
  */
 export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   name: "buckets",
+  errors: BUCKETS_ERROR_CODES,
+  scopes: BUCKETS_SCOPES,
   tags: [{ name: "buckets", description: "S3-compatible buckets and their access keys; the S3 gateway serves them." }],
   config: bucketsConfig,
   setup: (p, config) => {
     const store: BlobStore =
       config.storage === "s3"
         ? new S3BlobStore(config.upstream!)
-        : new FilesystemBlobStore(config.storageDir, p.kernel.hosts.local.id);
+        : new FilesystemBlobStore(config.storageDir, p.kernel.require("hosts").local.id);
     const counter = new RequestCounter(p.db, p.log);
     const gateway = new S3Gateway({
       db: p.db,
@@ -60,7 +64,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
       log: p.log,
       region: config.region,
     });
-    p.kernel.addOwned(bucketsOwned());
+    p.kernel.contribute("owned", bucketsOwned(), "bucket");
     const endpoint = () => {
       if (config.publicUrl) return config.publicUrl;
       const port = gateway.address?.port ?? config.port;
@@ -79,7 +83,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
     },
   }),
   health: (p, s): Record<string, HealthCheck> => {
-    if (!p.kernel.hosts.local.roles.includes("s3")) return {};
+    if (!p.kernel.require("hosts").local.roles.includes("s3")) return {};
     return {
       s3: () => {
         const a = s.gateway.address;
@@ -90,7 +94,7 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   // the gateway runs where the s3 role is; S3_PORT in use is a configuration error that stops start-up (exit 2),
   // any other failure leaves the API working and says why (readiness shows s3 down)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("s3")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("s3")) return;
     const cleared = await s.store.clearTemp();
     if (cleared) p.log.info({ cleared }, "removed temp files of uploads interrupted by the last stop");
     try {

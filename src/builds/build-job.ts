@@ -15,12 +15,12 @@ import { findDockerfile } from "./upload.js";
 import { manifestDigest } from "./digest.js";
 import type { Outbound } from "../net/outbound.js";
 import { tellObservers } from "./observe.js";
-import type { BuildBaseImage } from "../kernel/contracts.js";
+import type { BuildBaseImage } from "./contract.js";
 import * as repo from "./repo.js";
 
 export interface JobDeps {
   db: Db;
-  kernel: Pick<Kernel, "imageAccess" | "appImages" | "buildObservers">;
+  kernel: Pick<Kernel, "use" | "all">;
   config: BuildsConfig;
   log: FastifyBaseLogger;
   /** DATA_DIR/builds */
@@ -180,7 +180,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
 
     for (const image of images) {
       note(`pulling ${image}`);
-      const creds = await d.kernel.imageAccess.pullFor(owner, image).catch((err) => {
+      const creds = await (d.kernel.use("imageAccess")?.pullFor(owner, image) ?? Promise.resolve(null)).catch((err) => {
         throw new BuildFailure(`base image ${image}: ${asApiError(err)?.message ?? String(err)}`);
       });
       const local = image.startsWith("localhost/");
@@ -221,8 +221,9 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
     );
 
     const repository = row.app_slug ?? "build";
-    if (!d.kernel.imageAccess.pushFor) throw new BuildFailure("no image registry to push to");
-    const push = await d.kernel.imageAccess.pushFor(owner, repository).catch((err) => {
+    const access = d.kernel.use("imageAccess");
+    if (!access?.pushFor) throw new BuildFailure("no image registry to push to");
+    const push = await access.pushFor(owner, repository).catch((err) => {
       throw new BuildFailure(`pushing: ${asApiError(err)?.message ?? String(err)}`);
     });
     const image = `${push.registry}/${push.namespace}/${repository}:build-${row.id}`;
@@ -293,7 +294,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
 
 /** Rolls the build's app to the image, acting for the account that created the build; the error's text or null. */
 async function deploy(d: JobDeps, row: repo.BuildRow, image: string): Promise<string | null> {
-  const apps = d.kernel.appImages;
+  const apps = d.kernel.use("appImages");
   if (!apps) return "this platform has no apps area";
   const principal = systemPrincipal({
     accountId: row.account_id,

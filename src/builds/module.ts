@@ -8,6 +8,8 @@ import { builderProblem } from "./buildah.js";
 import * as repo from "./repo.js";
 import { rebuildsContract } from "./rebuilds.js";
 import { outboundFor } from "../net/outbound.js";
+import { BUILDS_ERROR_CODES } from "./errors.js";
+import { BUILDS_SCOPES } from "./scopes.js";
 
 export interface BuildsState {
   config: BuildsConfig;
@@ -24,6 +26,8 @@ export interface BuildsState {
  */
 export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   name: "builds",
+  errors: BUILDS_ERROR_CODES,
+  scopes: BUILDS_SCOPES,
   tags: [
     {
       name: "builds",
@@ -35,7 +39,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   setup: (p, config) => {
     const root = path.join(p.config.dataDir, "builds");
     const running = { on: false };
-    const hostId = p.kernel.hosts.local.id;
+    const hostId = p.kernel.require("hosts").local.id;
     const runner = new BuildRunner({
       db: p.db,
       kernel: p.kernel,
@@ -43,7 +47,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       log: p.log,
       root,
       hostId,
-      lease: () => p.kernel.hosts.leaseId(),
+      lease: () => p.kernel.require("hosts").leaseId(),
       outbound: outboundFor(p.env),
     });
     const service = buildsService({
@@ -54,7 +58,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       root,
       local: () => (running.on ? runner : null),
     });
-    p.kernel.setRebuilds(rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
+    p.kernel.provide("rebuilds", rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
     return { config, service, runner, running };
   },
   routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),
@@ -79,7 +83,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
   }),
   // builds left `building` by a platform that died are marked failed, then queued ones run
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     const problem = await builderProblem(s.config.buildah);
     if (problem) {
       p.log.warn(`${problem}; build endpoints answer 503 builder_unavailable`);

@@ -1,6 +1,6 @@
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import type { BuildBaseImage, EndedBuild } from "../kernel/contracts.js";
+import type { BuildBaseImage, EndedBuild } from "./contract.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
@@ -16,7 +16,7 @@ import * as repo from "./repo.js";
 
 interface ObserveDeps {
   db: Db;
-  kernel: Pick<Kernel, "buildObservers">;
+  kernel: Pick<Kernel, "all">;
   log: FastifyBaseLogger;
   /** DATA_DIR/builds */
   root: string;
@@ -35,7 +35,7 @@ export async function tellObservers(
     status?: EndedBuild["status"];
   },
 ): Promise<void> {
-  if (!d.kernel.buildObservers.length) return;
+  if (!d.kernel.all("buildObservers").length) return;
   try {
     const status = run.status ?? (await repo.statuses(d.db, [row.id])).get(row.id);
     if (status !== "succeeded" && status !== "failed" && status !== "cancelled") return;
@@ -51,7 +51,7 @@ export async function tellObservers(
       baseImages: run.bases,
     };
     let keep = false;
-    for (const o of d.kernel.buildObservers) keep = (await o.ended(ended)) === true || keep;
+    for (const o of d.kernel.all("buildObservers")) keep = (await o.ended(ended)) === true || keep;
     if (keep && status === "succeeded" && row.app_id) await keepSource(d, row, run.dir);
   } catch (err) {
     d.log.warn({ err, build: row.id }, "build observers were not told of the build's end");

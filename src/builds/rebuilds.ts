@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import type { Kernel } from "../kernel/kernel.js";
-import type { Rebuilds } from "../kernel/contracts.js";
+import type { Rebuilds } from "./contract.js";
 import { builderProblem, resolveBin } from "./buildah.js";
 import type { BuildsConfig } from "./config.js";
 import { manifestDigest } from "./digest.js";
@@ -28,17 +28,18 @@ function builderVersion(bin: string): Promise<string | null> {
 }
 
 /**
- * What the builds area offers others for base-image refresh (kernel.setRebuilds; issue 14): the current digest of a
+ * What the builds area offers others for base-image refresh (capability "rebuilds"; issue 14): the current digest of a
  * base image (with the owner's pull access, as a build pulls it), rebuilds of kept sources, the builder's state.
  */
 export function rebuildsContract(
   svc: BuildsService,
-  kernel: Pick<Kernel, "imageAccess">,
+  kernel: Pick<Kernel, "use">,
   config: BuildsConfig,
   outbound: Outbound,
 ): Rebuilds {
   return {
-    digestOf: async (owner, image) => manifestDigest(image, await kernel.imageAccess.pullFor(owner, image), outbound),
+    digestOf: async (owner, image) =>
+      manifestDigest(image, (await kernel.use("imageAccess")?.pullFor(owner, image)) ?? null, outbound),
     rebuild: async (p, buildId) => {
       const row = await svc.rebuild(p, buildId);
       return { id: row.id, tag: `build-${row.id}` };

@@ -10,7 +10,7 @@ import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { coverage } from "../auth/scopes.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound, scopeInsufficient } from "../http/errors.js";
-import type { AppRef } from "../kernel/contracts.js";
+import type { AppRef } from "../apps/contract.js";
 import { builderProblem } from "./buildah.js";
 import { workDirOf } from "./build-job.js";
 import type { BuildsConfig } from "./config.js";
@@ -27,7 +27,7 @@ const EVENTS_KEPT = 500;
 
 export interface BuildsDeps {
   db: Db;
-  kernel: Pick<Kernel, "admit" | "appImages" | "imageAccess" | "hosts" | "permits" | "assertMayChange">;
+  kernel: Pick<Kernel, "admit" | "use" | "require" | "permits" | "assertMayChange">;
   jobs: Pick<JobQueue, "send">;
   config: BuildsConfig;
   /** DATA_DIR/builds */
@@ -59,12 +59,12 @@ export function buildsService(deps: BuildsDeps) {
   async function requireBuilder(): Promise<void> {
     const problem = await builderProblem(config.buildah);
     if (problem) throw new ApiError("builder_unavailable", problem);
-    if (!kernel.hosts.local.roles.includes("worker"))
+    if (!kernel.require("hosts").local.roles.includes("worker"))
       throw new ApiError(
         "builder_unavailable",
         "This process runs no builds (ROLES without worker); send build requests to a process that does.",
       );
-    if (!kernel.imageAccess.pushFor)
+    if (!kernel.use("imageAccess")?.pushFor)
       throw new ApiError("registry_unavailable", "There is no image registry on this platform to push builds to.");
   }
 
@@ -73,7 +73,7 @@ export function buildsService(deps: BuildsDeps) {
    * needs pods:write covering that app beside builds:write (which the route checked).
    */
   async function resolveApp(p: Principal, ref: string): Promise<AppRef> {
-    const apps = kernel.appImages;
+    const apps = kernel.use("appImages");
     const app = apps && (await apps.find(p, ref));
     if (!app) throw new ApiError("not_found", `No pod or pod group "${ref}" for this account to deploy to.`);
     if (p.kind === "scoped") {
@@ -109,7 +109,7 @@ export function buildsService(deps: BuildsDeps) {
   ) {
     return auditedTransaction(db, p, async (tx) => {
       await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
-      const host = fields.host_id ?? (await kernel.hosts.place(tx, { kind: "build", owner: p.owner }));
+      const host = fields.host_id ?? (await kernel.require("hosts").place(tx, { kind: "build", owner: p.owner }));
       const row = await repo.insertBuild(
         tx,
         {
@@ -178,7 +178,7 @@ export function buildsService(deps: BuildsDeps) {
         "This upload URL is not valid: it was used already, has expired, or the build is gone. Create a new build.",
       );
     }
-    if (known.host_id !== kernel.hosts.local.id) {
+    if (known.host_id !== kernel.require("hosts").local.id) {
       body.resume();
       throw new ApiError(
         "host_unavailable",
@@ -223,7 +223,7 @@ export function buildsService(deps: BuildsDeps) {
       return repo.markQueued(tx, cur.id);
     });
     const local = deps.local();
-    if (local && row.host_id === kernel.hosts.local.id) local.wake();
+    if (local && row.host_id === kernel.require("hosts").local.id) local.wake();
     else await deps.jobs.send(WAKE_JOB, {}, { host: row.host_id }).catch(() => null);
     return row;
   }
@@ -264,7 +264,7 @@ export function buildsService(deps: BuildsDeps) {
     await requireBuilder();
     const src = await repo.findBuild(db, p.owner, sourceId);
     if (!src) throw notFound("build");
-    if (src.host_id !== kernel.hosts.local.id)
+    if (src.host_id !== kernel.require("hosts").local.id)
       throw new ApiError(
         "host_unavailable",
         `Build ${src.id} ran on host ${src.host_id}; rebuild it through that host's API.`,

@@ -10,7 +10,7 @@ export type { Certificates } from "./service.js";
 /**
  * TLS certificates (issue 11; README.md here): per host name, obtained by ACME (HTTP-01 answered by the edge),
  * stored with the key sealed, renewed before expiry. Listed before the edge, whose HTTPS listener serves them
- * through kernel.certificates.
+ * through kernel.use("certificates").
  */
 export const certificatesArea = defineArea<Certificates, CertificatesConfig>({
   name: "certificates",
@@ -37,7 +37,7 @@ export const certificatesArea = defineArea<Certificates, CertificatesConfig>({
       renewDays: config.renewDays,
       issuer,
     });
-    p.kernel.setCertificates(certificates);
+    p.kernel.provide("certificates", certificates);
     return certificates;
   },
   jobs: (_p, certificates) => [

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Db, Queryable } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
-import type { TlsCertificates } from "../kernel/contracts.js";
+import type { TlsCertificates } from "./contract.js";
 import type { AcmeIssuer } from "./acme.js";
 import { certificateHost } from "./config.js";
 import * as repo from "./repo.js";
@@ -36,7 +36,7 @@ export interface CertificatesDeps {
 }
 
 /**
- * Certificates per host name (kernel.certificates): requested by the areas that add host names and by the edge
+ * Certificates per host name (kernel.use("certificates")): requested by the areas that add host names and by the edge
  * for hosts it routes, issued and renewed by ACME jobs, keys sealed at rest. ACME trouble is recorded in the
  * host's row (status, last_error, attempts, next_attempt_at) and retried with back-off; it never reaches a caller.
  */

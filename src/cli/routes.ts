@@ -1,10 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Body } from "../http/schemas.js";
 import { callerOf } from "../auth/principal.js";
 import { MAX_REPORTS_PER_REQUEST, MAX_REQUEST_BYTES, recordCliErrors } from "./service.js";
+import { route, type Route } from "../http/route.js";
 
 const Text = (max = 1000) => Type.Optional(Type.String({ maxLength: max }));
 const Report = Type.Object(
@@ -29,28 +28,24 @@ const Report = Type.Object(
 );
 
 /** Client error reports: best-effort for the client, but bounded per request and per day. */
-export async function cliRoutes(app: FastifyInstance, ctx: AppContext) {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.post(
-    "/v1/cli/errors",
-    {
-      bodyLimit: MAX_REQUEST_BYTES,
-      config: {
-        auth: { token: true },
-        errors: ["report_limit_exceeded"],
-        summaryKo: "CLI 오류 보고(요청당 20건·64KB, 사용자당 24시간 500건).",
+export function cliRoutes(ctx: AppContext): Route[] {
+  return [
+    route({
+      method: "POST",
+      url: "/v1/cli/errors",
+      operationId: "reportCliErrors",
+      tags: ["cli"],
+      summary: "Record client error reports: at most 20 reports and 64 KB per request, 500 per user per 24 h.",
+      summaryKo: "CLI 오류 보고(요청당 20건·64KB, 사용자당 24시간 500건).",
+      auth: { token: true },
+      errors: ["report_limit_exceeded"],
+      body: Body({ reports: Type.Array(Report, { minItems: 1, maxItems: MAX_REPORTS_PER_REQUEST }) }),
+      response: { 204: Type.Null() },
+      options: { bodyLimit: MAX_REQUEST_BYTES },
+      handler: async (request, reply) => {
+        await recordCliErrors(ctx.db, callerOf(request), request.body.reports);
+        return reply.code(204).send(null);
       },
-      schema: {
-        operationId: "reportCliErrors",
-        tags: ["cli"],
-        summary: "Record client error reports: at most 20 reports and 64 KB per request, 500 per user per 24 h.",
-        body: Body({ reports: Type.Array(Report, { minItems: 1, maxItems: MAX_REPORTS_PER_REQUEST }) }),
-        response: { 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
-      await recordCliErrors(ctx.db, callerOf(request), request.body.reports);
-      return reply.code(204).send(null);
-    },
-  );
+    }),
+  ];
 }

@@ -20,7 +20,6 @@ export interface Config {
   defaultAppSpendCapKrw: number;
   sessionTtlDays: number;
   gpuCatalogFile: string;
-  dbRestoreEnabled: boolean;
   dbMaxInstances: number;
   overdueAction: "keep" | "pause";
   overdueGraceHours: number;
@@ -90,7 +89,8 @@ export function int(env: Env, name: string, fallback: number, min: number, max: 
   return n;
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+/** One of a fixed set of words; areas parse their own settings with it. */
+export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (!(allowed as readonly string[]).includes(raw))
@@ -155,7 +155,6 @@ export function loadConfig(env: Env = process.env): Config {
     defaultAccountSpendCapKrw: int(env, "DEFAULT_ACCOUNT_SPEND_CAP_KRW", 1_000_000, 1, Number.MAX_SAFE_INTEGER),
     defaultAppSpendCapKrw: int(env, "DEFAULT_APP_SPEND_CAP_KRW", 100_000, 1, Number.MAX_SAFE_INTEGER),
     sessionTtlDays: int(env, "SESSION_TTL_DAYS", 90, 1, 3650),
-    dbRestoreEnabled: oneOf(env, "DB_RESTORE_ENABLED", ["0", "1"] as const, "0") === "1",
     dbMaxInstances: int(env, "DB_MAX_INSTANCES", 50, 1, 10_000),
     overdueAction: oneOf(env, "OVERDUE_ACTION", ["keep", "pause"] as const, "keep"),
     overdueGraceHours: int(env, "OVERDUE_GRACE_HOURS", 24, 0, 24 * 90),

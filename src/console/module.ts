@@ -9,5 +9,5 @@ export const consoleArea = defineArea<ConsoleState, { distDir: string }>({
   name: "console",
   config: (env) => ({ distDir: env.CONSOLE_DIST_DIR || DEFAULT_DIST_DIR }),
   setup: (_platform, config) => ({ assets: consoleAssets(config.distDir) }),
-  routes: consoleRoutes,
+  routes: (_app, ctx, state) => consoleRoutes(ctx, state),
 });

@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../kernel/context.js";
 import { Body } from "../http/schemas.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError, type ErrorCode } from "../http/errors.js";
 import { CSRF_COOKIE, csrfCookie, csrfSatisfied, readCookies, setSessionCookies } from "../http/session-cookie.js";
 import { accountsService, MIN_PASSWORD_LENGTH } from "../accounts/public.js";
 import { consoleHeaders, CONSOLE_PAGES } from "./headers.js";
 import { checkoutSources } from "../billing/public.js";
 import type { ConsoleState } from "./assets.js";
+import { route, type Route } from "../http/route.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Console not built</title>
@@ -22,13 +22,12 @@ const newCsrf = () => randomBytes(24).toString("base64url");
  * API operations (hidden from /v1/openapi.json and the route table); the console reads and changes everything
  * through the public /v1 API with the SDK, the session cookie standing in for the bearer token.
  */
-export async function consoleRoutes(app: FastifyInstance, ctx: AppContext, state: ConsoleState) {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function consoleRoutes(ctx: AppContext, state: ConsoleState): Route[] {
   const accounts = accountsService(ctx.db, ctx.config, ctx.tokens);
-  const hidden = { hide: true } as const;
   // the CSP allows the checkout scripts of the payment providers configured, and nothing else
   const CONSOLE_HEADERS = consoleHeaders(checkoutSources(ctx.config.payments));
-  const page = { config: { auth: { public: true } as const, errors: [] }, schema: hidden };
+  // not API operations: hidden, and without tags, so their audit rows name no resource kind (as before the helper)
+  const hidden = { tags: [] as string[], hide: true, auth: { public: true } as const, response: {} };
 
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {
     const assets = await state.assets();
@@ -38,23 +37,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: AppContext, state
     if (!assets) return reply.code(503).type("text/html; charset=utf-8").send(NOT_BUILT);
     return reply.type(assets.index.type).send(assets.index.body);
   };
-  for (const url of CONSOLE_PAGES) r.get(url, page, sendPage);
-
-  r.get<{ Params: { file: string } }>("/assets/:file", page, async (request, reply) => {
-    const asset = (await state.assets())?.hashed.get(request.params.file);
-    if (!asset) return reply.code(404).headers(CONSOLE_HEADERS).type("text/plain").send("not found");
-    reply.headers(CONSOLE_HEADERS).header("cache-control", "public, max-age=31536000, immutable");
-    return reply.type(asset.type).send(asset.body);
-  });
-  r.get("/favicon.svg", page, async (_request, reply) => {
-    const asset = (await state.assets())?.root.get("favicon.svg");
-    if (!asset) return reply.code(404).type("text/plain").send("not found");
-    return reply
-      .headers(CONSOLE_HEADERS)
-      .header("cache-control", "public, max-age=86400")
-      .type(asset.type)
-      .send(asset.body);
-  });
+  const pages = CONSOLE_PAGES.map((url) =>
+    route({
+      ...hidden,
+      method: "GET",
+      url,
+      summary: "The console's page (one for every client-side route).",
+      handler: sendPage,
+    }),
+  );
 
   const requireCsrf = async (request: FastifyRequest) => {
     if (!csrfSatisfied(request))
@@ -72,38 +63,68 @@ export async function consoleRoutes(app: FastifyInstance, ctx: AppContext, state
     return reply.code(204).send(null);
   };
   const session = {
-    auth: { public: true } as const,
-    errors: ["invalid_credentials", "email_taken", "signup_closed", "invalid_request"] as never[],
+    ...hidden,
+    errors: ["invalid_credentials", "email_taken", "signup_closed"] as ErrorCode[],
+    options: { preHandler: requireCsrf },
   };
 
-  r.post(
-    "/console/session",
-    {
-      config: session,
-      preHandler: requireCsrf,
-      schema: { ...hidden, body: Body({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) }) },
-    },
-    async (request, reply) =>
-      startSession(request, reply, await accounts.login(request.body.email, request.body.password)),
-  );
-
-  r.post(
-    "/console/signup",
-    {
-      config: session,
-      preHandler: requireCsrf,
-      schema: {
-        ...hidden,
-        body: Body({ email: Email, password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 }) }),
+  return [
+    ...pages,
+    route({
+      ...hidden,
+      method: "GET",
+      url: "/assets/:file",
+      summary: "A hashed console asset, cached for a year.",
+      handler: async (request, reply) => {
+        const asset = (await state.assets())?.hashed.get((request.params as { file: string }).file);
+        if (!asset) return reply.code(404).headers(CONSOLE_HEADERS).type("text/plain").send("not found");
+        reply.headers(CONSOLE_HEADERS).header("cache-control", "public, max-age=31536000, immutable");
+        return reply.type(asset.type).send(asset.body);
       },
-    },
-    async (request, reply) => startSession(request, reply, (await accounts.signup(request.body)).token),
-  );
-
-  // the console revokes its token with POST /v1/auth/logout first; this only forgets the cookies
-  r.post("/console/signout", { config: session, preHandler: requireCsrf, schema: hidden }, async (request, reply) => {
-    setSessionCookies(request, reply, null);
-    reply.header("set-cookie", [...(reply.getHeader("set-cookie") as string[]), csrfCookie(request, newCsrf())]);
-    return reply.code(204).send(null);
-  });
+    }),
+    route({
+      ...hidden,
+      method: "GET",
+      url: "/favicon.svg",
+      summary: "The console's icon.",
+      handler: async (_request, reply) => {
+        const asset = (await state.assets())?.root.get("favicon.svg");
+        if (!asset) return reply.code(404).type("text/plain").send("not found");
+        return reply
+          .headers(CONSOLE_HEADERS)
+          .header("cache-control", "public, max-age=86400")
+          .type(asset.type)
+          .send(asset.body);
+      },
+    }),
+    route({
+      ...session,
+      method: "POST",
+      url: "/console/session",
+      summary: "Sign in: the session and CSRF cookies.",
+      body: Body({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) }),
+      handler: async (request, reply) =>
+        startSession(request, reply, await accounts.login(request.body.email, request.body.password)),
+    }),
+    route({
+      ...session,
+      method: "POST",
+      url: "/console/signup",
+      summary: "Sign up, then signed in with the session and CSRF cookies.",
+      body: Body({ email: Email, password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 }) }),
+      handler: async (request, reply) => startSession(request, reply, (await accounts.signup(request.body)).token),
+    }),
+    // the console revokes its token with POST /v1/auth/logout first; this only forgets the cookies
+    route({
+      ...session,
+      method: "POST",
+      url: "/console/signout",
+      summary: "Forget the session cookies (a fresh CSRF cookie stays).",
+      handler: async (request, reply) => {
+        setSessionCookies(request, reply, null);
+        reply.header("set-cookie", [...(reply.getHeader("set-cookie") as string[]), csrfCookie(request, newCsrf())]);
+        return reply.code(204).send(null);
+      },
+    }),
+  ];
 }

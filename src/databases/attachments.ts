@@ -1,5 +1,5 @@
 import type { Queryable } from "../store/db.js";
-import type { Attachable, AttachmentConsumer } from "../kernel/contracts.js";
+import type { Attachable, AttachmentConsumer } from "../apps/contract.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { ownerKey, type Owner } from "../kernel/owner.js";
 import type { SecretBox } from "../kernel/secrets.js";
@@ -11,17 +11,26 @@ import * as repo from "./repo.js";
 
 /*
  * Apps attached to databases, the databases side (README: "Apps attached to a database"). The apps area asks
- * `kernel.attachable("databases").resolve` when a pod names a database and answers through
- * `kernel.attachments` which pods use one, rolls them after a rotation and names the networks they connect from.
+ * the "attachables" contribution's resolve when a pod names a database and answers through the capability
+ * "attachments" which pods use one, rolls them after a rotation and names the networks they connect from.
  */
 
-/** The apps side as the databases area reaches it: the kernel, read at each call (the apps area registers later). */
-export type AppsSide = Pick<Kernel, "attachments">;
+/** The apps side as the databases area reaches it. */
+export interface AppsSide {
+  readonly attachments: AttachmentConsumer;
+}
 
-/** Without an apps area nothing is attached (what the kernel answers too). */
+/** Without an apps area nothing is attached. */
 export const NO_APPS: AppsSide = {
   attachments: { attachedTo: async () => [], refresh: async () => [], sourceCidrs: async () => [] },
 };
+
+/** The apps side through the kernel, read at each call (the apps area registers later). */
+export const appsSide = (kernel: Pick<Kernel, "use">): AppsSide => ({
+  get attachments() {
+    return kernel.use("attachments") ?? NO_APPS.attachments;
+  },
+});
 
 /**
  * Sent by the apps area when an owner's app networks change (a network created or removed): `{ owner: { kind,

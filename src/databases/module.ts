@@ -2,19 +2,23 @@ import { defineArea } from "../kernel/area.js";
 import type { DatabasesState } from "./state.js";
 import { findPgbouncer, LocalDatabaseProvider } from "./provider/local/index.js";
 import { databaseRoutes } from "./routes/index.js";
-import { ConfigError } from "../config/config.js";
+import { ConfigError, oneOf } from "../config/config.js";
 import { databaseJobs, DEFAULT_APP_SESSION_GRACE_S, reconcileNow } from "./jobs.js";
 import { databaseLifecycle, databaseMetering } from "./metering.js";
 import * as repo from "./repo.js";
 import { adoptUnplaced } from "./placement.js";
-import { databaseAttachable } from "./attachments.js";
+import { appsSide, databaseAttachable } from "./attachments.js";
 import { databasesOwned } from "./owned.js";
+import { DATABASES_ERROR_CODES } from "./errors.js";
+import { DATABASES_SCOPES } from "./scopes.js";
 
 export type { DatabasesState } from "./state.js";
 
 /** Managed PostgreSQL: instances, backups, HA, pooling (README: src/databases/README.md). */
-export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: number }>({
+export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: number; restoreEnabled: boolean }>({
   name: "databases",
+  errors: DATABASES_ERROR_CODES,
+  scopes: DATABASES_SCOPES,
   tags: [
     {
       name: "databases",
@@ -28,28 +32,31 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
     const appSessionGraceS = raw === undefined || raw === "" ? DEFAULT_APP_SESSION_GRACE_S : Number(raw);
     if (!Number.isInteger(appSessionGraceS) || appSessionGraceS < 0 || appSessionGraceS > 3600)
       throw new ConfigError("DB_APP_SESSION_GRACE_S", "must be a whole number of seconds 0-3600");
-    return { appSessionGraceS };
+    // point-in-time restore is performed only when enabled (otherwise 501 restore_not_ready)
+    const restoreEnabled = oneOf(env, "DB_RESTORE_ENABLED", ["0", "1"] as const, "0") === "1";
+    return { appSessionGraceS, restoreEnabled };
   },
   setup: (p, config) => {
     // what a pod attaching a database is given (DATABASE_URL); the apps area asks it through the kernel
-    p.kernel.addAttachable(databaseAttachable(p.secrets));
+    p.kernel.contribute("attachables", databaseAttachable(p.secrets));
     // company assets and ownership moves (organizations)
-    p.kernel.addOwned(databasesOwned(p.changes));
+    p.kernel.contribute("owned", databasesOwned(p.changes), "database");
     return {
       provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
       poolAvailable: () => findPgbouncer() !== null,
       appSessionGraceS: config.appSessionGraceS,
+      restoreEnabled: config.restoreEnabled,
     };
   },
-  routes: databaseRoutes,
+  routes: (_app, ctx, state) => databaseRoutes(ctx, state),
   jobs: (p, s) =>
     databaseJobs(p.jobs, {
       db: p.db,
       config: p.config,
       provider: s.provider,
       secrets: p.secrets,
-      hostId: p.kernel.hosts.local.id,
-      apps: p.kernel,
+      hostId: p.kernel.require("hosts").local.id,
+      apps: appsSide(p.kernel),
       appSessionGraceS: s.appSessionGraceS,
     }),
   metering: () => databaseMetering(),
@@ -63,7 +70,7 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
   }),
   // bring every managed server back to its recorded state before taking requests
   start: async (p, s) => {
-    const host = p.kernel.hosts.local;
+    const host = p.kernel.require("hosts").local;
     if (!host.roles.includes("worker")) return; // no instance lives on an API-only host
     const adopted = await adoptUnplaced(p.db, s.provider, host.id);
     if (adopted.length) p.log.info({ adopted }, "instances created before hosts existed now belong to this host");

@@ -1,5 +1,5 @@
 import { ownedSource } from "../kernel/owned-repo.js";
-import type { OwnedResources } from "../kernel/orgs.js";
+import type { OwnedResources } from "../orgs/contract.js";
 import { ownerKey } from "../kernel/owner.js";
 import type { OwnerChangeFeed } from "../kernel/change-feed.js";
 import { OWNED_DATABASES, moveDatabases } from "./owned-repo.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import type { Static } from "@sinclair/typebox";
 import type { Config } from "../config/config.js";
 import type { Db } from "../store/db.js";
 import { ApiError, notFound } from "../http/errors.js";
@@ -13,8 +14,10 @@ import { auditedTransaction } from "../audit/record.js";
 import type { DatabaseProvider, InstanceSpec } from "./provider/types.js";
 import { generatePassword } from "./provider/local/index.js";
 import * as repo from "./repo.js";
-import type { Hosts } from "../kernel/hosts.js";
+import type { Hosts } from "../hosts/contract.js";
+import type { AttachmentConsumer } from "../apps/contract.js";
 import { sendCommand } from "./placement.js";
+import type { ComputeBody, CreateBody, StorageBody } from "./schemas.js";
 
 /*
  * What every part of the databases service shares: its dependencies, constants and types, and the machinery
@@ -28,7 +31,9 @@ export const COMMAND_JOB = "databases.command";
 
 export interface DatabasesDeps {
   db: Db;
-  config: Pick<Config, "baseDomain" | "internalDomain" | "dbRestoreEnabled">;
+  config: Pick<Config, "baseDomain" | "internalDomain">;
+  /** DB_RESTORE_ENABLED (the area's own setting): restores are performed, not answered 501 restore_not_ready */
+  restoreEnabled: boolean;
   jobs: Pick<JobQueue, "send" | "hostAvailable">;
   provider: DatabaseProvider;
   /** every creation and paid update asks it first (402 insufficient_funds, budgets, deploy rules) */
@@ -42,22 +47,14 @@ export interface DatabasesDeps {
   /** placement: the host that holds a new instance (src/hosts) */
   hosts: Pick<Hosts, "local" | "place">;
   /** the apps side of attachments (attached-apps, rolling apps after a rotation): the kernel, read at each call */
-  apps: Pick<Kernel, "attachments">;
+  apps: { readonly attachments: AttachmentConsumer };
 }
 
 export type Size = repo.DatabaseRow["size"];
 
-export type CreateInput = {
-  name: string;
-  slug?: string;
-  engine?: "postgres";
-  version?: 16 | 17;
-  size?: Size;
-  storage_gb?: number;
-  pitr_retention_days?: number;
-};
-export type ComputeSettings = { enabled: boolean; min_size?: Size; max_size?: Size; cpu_threshold_pct?: number };
-export type StorageSettings = { enabled: boolean; max_gb?: number; threshold_pct?: number; step_gb?: number };
+export type CreateInput = Static<typeof CreateBody>;
+export type ComputeSettings = Static<typeof ComputeBody>;
+export type StorageSettings = Static<typeof StorageBody>;
 export type HaAction = "ha_enable" | "ha_disable" | "ha_rebuild" | "ha_switchover";
 
 /** What a mutation decided after checking the locked row: the command to record and the row's new intent. */

@@ -1,7 +1,7 @@
 import { ApiError, badRequest } from "../http/errors.js";
 import type { Principal } from "../auth/principal.js";
 import type { Queryable } from "../store/db.js";
-import type { AttachedApp } from "../kernel/contracts.js";
+import type { AttachedApp } from "../apps/contract.js";
 import { connectionUrl, DB_SIZES } from "./provider/types.js";
 import { ALLOWED_EXTENSIONS, normalizeCidr } from "./provider/local/index.js";
 import { statusOnHost } from "./placement.js";

@@ -218,7 +218,7 @@ export function databasesService(deps: DatabasesDeps) {
             `The target time is outside the ${row.pitr_retention_days}-day retention window of this database.`,
           );
       }
-      if (!config.dbRestoreEnabled)
+      if (!deps.restoreEnabled)
         throw new ApiError("restore_not_ready", "Restore is not available yet on this platform.");
       if (
         row.state === "removed" &&

@@ -1,5 +1,5 @@
 import { defineArea } from "../kernel/area.js";
-import type { EdgeHostSource } from "../kernel/area.js";
+import type { EdgeHostSource } from "../edge/contract.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { outboundFor } from "../net/outbound.js";
 import { CloudflareClient } from "./cloudflare.js";
@@ -9,6 +9,8 @@ import { domainsOwned } from "./owned.js";
 import * as repo from "./repo.js";
 import { domainRoutes } from "./routes.js";
 import { appOf, domainsService, type DomainsState } from "./service.js";
+import { DOMAINS_ERROR_CODES } from "./errors.js";
+import { DOMAINS_SCOPES } from "./scopes.js";
 
 export type { DomainsState } from "./service.js";
 
@@ -17,7 +19,7 @@ export type { DomainsState } from "./service.js";
  * of the domain's owner (a deleted app's slug taken by another owner never gets the domain's traffic). Changes are
  * announced on NOTIFY domain_routes (migration 019's triggers).
  */
-export function domainEdgeHosts(kernel: Pick<Kernel, "edgeRoutes">): EdgeHostSource {
+export function domainEdgeHosts(kernel: Pick<Kernel, "all">): EdgeHostSource {
   return {
     channel: "domain_routes",
     appSlug: async (q, host) => {
@@ -32,6 +34,8 @@ export function domainEdgeHosts(kernel: Pick<Kernel, "edgeRoutes">): EdgeHostSou
 /** Custom domains (issue 11; README.md here): add, verify by DNS, detect the DNS provider, Cloudflare autosetup. */
 export const domainsArea = defineArea<DomainsState, DomainsConfig>({
   name: "domains",
+  errors: DOMAINS_ERROR_CODES,
+  scopes: DOMAINS_SCOPES,
   tags: [
     {
       name: "domains",
@@ -41,9 +45,9 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
   ],
   config: domainsConfig,
   setup: (p, config) => {
-    p.kernel.addEdgeHosts(domainEdgeHosts(p.kernel));
+    p.kernel.contribute("edgeHosts", domainEdgeHosts(p.kernel));
     // a custom domain keeps its app's owner when either moves (organizations' company assets)
-    p.kernel.addOwned(domainsOwned());
+    p.kernel.contribute("owned", domainsOwned(), "domain");
     const service = domainsService({
       db: p.db,
       kernel: p.kernel,

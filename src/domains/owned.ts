@@ -1,5 +1,5 @@
 import { ownedSource } from "../kernel/owned-repo.js";
-import type { OwnedResources } from "../kernel/orgs.js";
+import type { OwnedResources } from "../orgs/contract.js";
 import { OWNED_DOMAINS, domainApp, domainsOfApp, moveDomains } from "./owned-repo.js";
 
 /**

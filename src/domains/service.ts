@@ -15,7 +15,7 @@ import { checkDomain, type VerificationCheck } from "./verification.js";
 
 export interface DomainsDeps {
   db: Db;
-  kernel: Pick<Kernel, "edgeRoutes" | "certificates" | "assertMayChange">;
+  kernel: Pick<Kernel, "all" | "use" | "assertMayChange">;
   config: DomainsConfig;
   dns: DnsLookup;
   cloudflare: CloudflareClient;
@@ -39,12 +39,12 @@ export interface DomainEntry {
  * (or no app) is null, so a domain never serves an app its owner does not own, even after the slug changed hands.
  */
 export async function appOf(
-  kernel: Pick<Kernel, "edgeRoutes">,
+  kernel: Pick<Kernel, "all">,
   q: Queryable,
   owner: Owner,
   slug: string,
 ): Promise<AppRef | null> {
-  for (const source of kernel.edgeRoutes) {
+  for (const source of kernel.all("edgeRoutes")) {
     const target = await source.resolve(q, slug);
     if (target) return sameOwner(target.owner, owner) ? { kind: target.kind, id: target.id, slug } : null;
   }
@@ -134,7 +134,7 @@ export function domainsService(d: DomainsDeps) {
       const updated = await auditedTransaction(d.db, p, async (tx) => {
         const after = await repo.recordCheck(tx, row.id, { method: check.method, text });
         if (!after) throw notFound("domain");
-        if (after.status === "verified") await d.kernel.certificates?.request(tx, after.domain);
+        if (after.status === "verified") await d.kernel.use("certificates")?.request(tx, after.domain);
         return after;
       });
       return { row: updated, appExists: true, check };

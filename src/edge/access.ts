@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import type { EdgeAccessPolicy, EdgeTarget, EdgeVisitorGate } from "../kernel/area.js";
+import type { EdgeAccessPolicy, EdgeVisitorGate } from "./contract.js";
+import type { EdgeTarget } from "../kernel/area.js";
 import type { Queryable } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
 import { sameOwner } from "../kernel/owner.js";
@@ -31,7 +32,7 @@ export interface Visitor {
  * visitor sessions with their own cookie and a 302 to a login URL) are further rules registered with `addRule`
  * under their visibility names. Organization visibility (company, department, invited, private) is not a target
  * visibility: every target an organization owns goes to the organizations area's policy (`addPolicy`, from
- * kernel.edgeAccess), since the edge route sources know nothing of organizations. `key` tells
+ * kernel.all("edgeAccess")), since the edge route sources know nothing of organizations. `key` tells
  * the decision cache what the decision depends on beyond the target (null: do not cache, e.g. redirects that
  * carry the request's URL).
  */
@@ -83,7 +84,7 @@ export function signInPage(url: string): Decision {
 }
 
 /**
- * An owner kind's access policy (kernel.edgeAccess: organization visibility) as a rule: the target's visibility
+ * An owner kind's access policy (kernel.all("edgeAccess"): organization visibility) as a rule: the target's visibility
  * from the policy (cached per target, dropped with the decisions), "public" lets anyone in without looking at the
  * session; otherwise a visitor without a session gets the sign-in page, a signed-in one the policy's answer.
  */
@@ -139,7 +140,7 @@ interface Cached {
  */
 export class EdgeAccess {
   private readonly rules = new Map<string, AccessRule>();
-  /** owner kinds decided by a policy (kernel.edgeAccess) instead of the target's own visibility */
+  /** owner kinds decided by a policy (kernel.all("edgeAccess")) instead of the target's own visibility */
   private readonly ownerRules = new Map<string, AccessRule>();
   private readonly policyChannels = new Set<string>();
   private readonly cache = new Map<string, Cached>();

@@ -6,7 +6,7 @@ export interface EdgeConfig {
   port: number;
   /**
    * EDGE_TLS_PORT: the HTTPS listener (8443; 0 = a free port, the default when EDGE_PORT is 0; null = off);
-   * certificates from kernel.certificates by SNI, a self-signed fallback otherwise (src/certificates/README.md)
+   * certificates from kernel.use("certificates") by SNI, a self-signed fallback otherwise (src/certificates/README.md)
    */
   tlsPort: number | null;
   /** EDGE_HOST (127.0.0.1): the address the listener binds */

@@ -47,7 +47,7 @@ export class Edge {
     });
     this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
     // owners whose areas decide who sees their targets (organizations: company sites' visibility)
-    for (const policy of p.kernel.edgeAccess) this.access.addPolicy(policy, p.db);
+    for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
       flushMs: config.statsFlushMs,
       write: (rows) => addStats(p.db, rows),
@@ -80,13 +80,13 @@ export class Edge {
   private async resolve(host: string): Promise<Resolved> {
     let label = appLabel(host, this.config.appsDomain);
     if (!label && !host.endsWith(`.${this.config.appsDomain}`)) {
-      for (const hosts of this.p.kernel.edgeHosts) {
+      for (const hosts of this.p.kernel.all("edgeHosts")) {
         label = await hosts.appSlug(this.p.db, host);
         if (label) break;
       }
     }
     if (!label) return UNKNOWN;
-    for (const source of this.p.kernel.edgeRoutes) {
+    for (const source of this.p.kernel.all("edgeRoutes")) {
       const target = await source.resolve(this.p.db, label);
       if (target) return { target, channel: source.channel };
     }
@@ -94,7 +94,8 @@ export class Edge {
   }
 
   async start(): Promise<void> {
-    const { edgeRoutes, edgeHosts, certificates } = this.p.kernel;
+    const [edgeRoutes, edgeHosts] = [this.p.kernel.all("edgeRoutes"), this.p.kernel.all("edgeHosts")];
+    const certificates = this.p.kernel.use("certificates");
     const policyChannels = this.access.channels;
     const channels = [
       ...new Set([
@@ -114,7 +115,7 @@ export class Edge {
     });
     await this.feed.start();
     await this.tokens.start();
-    const files = this.p.kernel.staticFiles;
+    const files = this.p.kernel.use("staticFiles");
     const signIn = this.signIn();
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,

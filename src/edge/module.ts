@@ -10,19 +10,19 @@ export type { Edge } from "./edge.js";
 /**
  * The edge (issues 10 and 11; README.md here): the HTTP front door for what users deploy, on EDGE_PORT beside
  * the API, or alone on a host with ROLES=edge against the same store. Listed after every area that registers
- * route sources (kernel.addEdgeRoutes), since it LISTENs on their channels at start.
+ * route sources (kernel.contribute("edgeRoutes")), since it LISTENs on their channels at start.
  */
 export const edgeArea = defineArea<Edge, EdgeConfig>({
   name: "edge",
   tags: [{ name: "stats", description: "Daily requests, errors, response times and traffic of apps, from the edge." }],
   config: edgeConfig,
   setup: (p, config) => new Edge(p, config),
-  routes: (app, p) => statsRoutes(app, statsService({ db: p.db, kernel: p.kernel })),
+  routes: (_app, p) => statsRoutes(statsService({ db: p.db, kernel: p.kernel })),
   jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
   health: (p, edge): Record<string, HealthCheck> =>
-    p.kernel.hosts.local.roles.includes("edge") ? { edge: () => edge.health() } : {},
+    p.kernel.require("hosts").local.roles.includes("edge") ? { edge: () => edge.health() } : {},
   start: async (p, edge) => {
-    if (p.kernel.hosts.local.roles.includes("edge")) await edge.start();
+    if (p.kernel.require("hosts").local.roles.includes("edge")) await edge.start();
   },
   stop: async (_p, edge) => edge.stop(),
 });

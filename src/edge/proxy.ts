@@ -30,7 +30,7 @@ export interface EdgeProxyOptions {
   observe?: (o: EdgeObservation) => void;
   /** static sites' files (targets with `site`); without it such a target has no upstream (503) */
   files?: StaticServe;
-  /** ACME HTTP-01: the key authorization for a token (kernel.certificates.challenge), for any host */
+  /** ACME HTTP-01: the key authorization for a token (kernel.use("certificates").challenge), for any host */
   challenge?: (token: string) => Promise<string | null>;
   /** POST /.platform/sign-in on any served host: the edge's sign-in form (sign-in.ts) */
   signIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { listen } from "../store/db.js";
 
 /**
- * One connection of the edge's own LISTENing on every route source's channel (kernel.edgeRoutes), so every edge
+ * One connection of the edge's own LISTENing on every route source's channel (kernel.all("edgeRoutes")), so every edge
  * process drops what it cached within a NOTIFY's delivery (milliseconds) of the committed change. Lost, it
  * reconnects every second; until then `live` is false and the caches hold nothing (kernel/change-feed.ts).
  */

@@ -3,7 +3,8 @@ import { promisify } from "node:util";
 import zlib from "node:zlib";
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../store/db.js";
-import type { StaticFileEntry, StaticFiles, StaticSiteTarget } from "../kernel/area.js";
+import type { StaticFileEntry, StaticFiles } from "../static/contract.js";
+import type { StaticSiteTarget } from "../kernel/area.js";
 import { pages, sendPage, type EdgePage } from "./pages.js";
 import { ByteLru, LoadingLru } from "./static-cache.js";
 

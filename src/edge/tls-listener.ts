@@ -1,7 +1,7 @@
 import tls, { type SecureContext } from "node:tls";
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../store/db.js";
-import type { TlsCertificates } from "../kernel/contracts.js";
+import type { TlsCertificates } from "../certificates/contract.js";
 import { hostName } from "./config.js";
 import type { PemPair } from "./fallback-cert.js";
 import type { EdgeProxy } from "./proxy.js";
@@ -34,7 +34,7 @@ export interface TlsListenerOptions extends ListenerOptions {
 
 /**
  * The edge's HTTPS listener: the same proxy as the plain listener, with the certificate chosen by SNI. A host's
- * certificate (kernel.certificates.load) becomes a TLS context kept per host until the `tls_certificates` NOTIFY
+ * certificate (kernel.use("certificates").load) becomes a TLS context kept per host until the `tls_certificates` NOTIFY
  * for that host (every edge process, at commit), an hour, or its expiry. A host without one gets the fallback
  * certificate; when the edge routes that host, a certificate is requested (on demand, rate-limited per host), and
  * its NOTIFY makes the next handshake use it.

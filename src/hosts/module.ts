@@ -13,9 +13,9 @@ export const hostsArea = defineArea<HostRegistry, HostsConfig>({
   setup: async (p, config) => {
     const local = { id: await loadHostId(p.config.dataDir), name: config.name, roles: config.roles };
     // organization external hosts (src/orgs/hosts) answer placements that name a host_id or host_labels
-    const hosts = new HostRegistry(p.db, p.databaseUrl, p.log, local, config, () => p.kernel.externalHosts);
+    const hosts = new HostRegistry(p.db, p.databaseUrl, p.log, local, config, () => p.kernel.use("externalHosts"));
     await hosts.register(hostCapacity({ db_max_instances: p.config.dbMaxInstances }));
-    p.kernel.setHosts(hosts);
+    p.kernel.provide("hosts", hosts);
     // provider work for this host's resources runs only here, and only with the worker role
     p.jobs.bindHost({
       hostId: local.id,

@@ -1,5 +1,5 @@
 import type { Queryable } from "../store/db.js";
-import type { HostRole } from "../kernel/hosts.js";
+import type { HostRole } from "./contract.js";
 
 export interface HostRow {
   id: string;

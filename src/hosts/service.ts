@@ -6,14 +6,8 @@ import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
 import { ConfigError, int } from "../config/config.js";
 import { ApiError } from "../http/errors.js";
-import {
-  HOST_ROLES,
-  type ExternalHosts,
-  type HostIdentity,
-  type HostRole,
-  type Hosts,
-  type PlacementRequest,
-} from "../kernel/hosts.js";
+import { HOST_ROLES, type HostIdentity, type HostRole, type Hosts, type PlacementRequest } from "./contract.js";
+import type { ExternalHosts } from "../orgs/contract.js";
 import type { Db, Queryable } from "../store/db.js";
 import * as repo from "./repo.js";
 import { sessionLock } from "../store/locks.js";
@@ -92,7 +86,7 @@ export class HostRegistry implements Hosts {
     private log: FastifyBaseLogger,
     readonly local: HostIdentity,
     readonly config: HostsConfig,
-    /** organization external hosts (kernel.externalHosts), asked when a placement names a host */
+    /** organization external hosts (kernel.use("externalHosts")), asked when a placement names a host */
     private readonly external: () => ExternalHosts | null = () => null,
   ) {}
 

@@ -9,7 +9,6 @@ import { isStorable } from "./storable.js";
 import { sessionToken } from "./session-cookie.js";
 import { applyOwnerContext, headerContext } from "./owner-context.js";
 import type { Queryable } from "../store/db.js";
-import { roleAtLeast } from "../kernel/orgs.js";
 
 export interface AuthDeps {
   tokens: TokenResolver;
@@ -66,11 +65,12 @@ async function authorizeOrgRole(request: FastifyRequest, deps: AuthDeps): Promis
   const needed = request.routeOptions.config.orgRole;
   const p = request.principal;
   if (!needed || !p) return;
-  const m = await deps.kernel.orgs?.membership(deps.db, p.accountId);
+  const orgs = deps.kernel.use("orgs");
+  const m = await orgs?.membership(deps.db, p.accountId);
   const own = m && (p.owner.kind !== "org" || p.owner.id === m.orgId);
-  if (!m || !own) throw new ApiError("not_found", "The caller is not a member of an organization.");
+  if (!orgs || !m || !own) throw new ApiError("not_found", "The caller is not a member of an organization.");
   const role = p.owner.kind === "org" && m.role === "owner" ? "admin" : m.role;
-  if (!roleAtLeast(role, needed))
+  if (!orgs.roleAtLeast(role, needed))
     throw new ApiError("forbidden_role", `This needs the organization role ${needed}; the caller is ${role}.`);
   request.org = { ...m, role, byOrganizationKey: p.owner.kind === "org" };
   if (p.owner.kind !== "org") request.principal = { ...p, owner: { kind: "org", id: m.orgId } };
@@ -158,7 +158,7 @@ export function requireAuthDeclarations(app: FastifyInstance, kernel: Kernel): v
     if (!route.config || !(route.config as { auth?: unknown }).auth) {
       throw new Error(`route ${route.method} ${route.url} has no auth declaration`);
     }
-    if (route.config.orgRole && !kernel.orgs)
+    if (route.config.orgRole && !kernel.use("orgs"))
       throw new Error(`route ${route.method} ${route.url} declares orgRole, but no organizations area is listed`);
   });
 }

@@ -1,45 +1,25 @@
+import { PUBLISHED_ORDER } from "./error-order.js";
+
+/** One catalog entry: the HTTP status a code answers with, and its one-line meaning. */
+export type ErrorEntry = readonly [status: number, meaning: string];
+/** An area's own codes (`errors` on its module, kept in src/<area>/errors.ts). */
+export type ErrorTable = Readonly<Record<string, ErrorEntry>>;
+
 /**
- * The one error catalog: every error code the API answers, its HTTP status and a one-line meaning.
- * Thrown anywhere as `new ApiError(code, message)`; the code decides the status; rendered once as
- * {"error":{"code","message"}} (error-handler.ts). The OpenAPI document lists per operation the codes
- * it can answer, and /v1/manual prints this table.
+ * The shared codes: the request itself, authentication and scopes, admission (funds, budgets, rules, limits),
+ * rate limits, not found, and the server's own failures. Codes of one area live in that area (`errors` on its
+ * module) and join these at start-up into the one catalog.
  */
-export const ERROR_CATALOG = {
+const SHARED_ERRORS = {
   // 400: the request itself is wrong
   invalid_request: [400, "A field, parameter or header is missing or invalid; the message names it."],
   bad_json: [400, "The body is not valid JSON."],
   bad_slug: [400, "Slug or name breaks the rule: 3-40 lowercase letters, digits and hyphens."],
   bad_size: [400, "Unknown size."],
-  bad_version: [400, "PostgreSQL version must be 16 or 17."],
-  bad_time: [400, "Restore time is not RFC 3339."],
-  out_of_retention: [400, "Restore time is outside the retention window."],
-  future_time: [400, "Restore time is in the future."],
-  stop_not_supported: [400, "Only dev databases can be stopped."],
   not_running: [400, "The operation needs a running resource."],
-  not_stopped: [400, "The operation needs a stopped resource."],
-  bad_cidr: [400, "An allowlist entry is not a valid CIDR."],
-  extension_not_allowed: [400, "The extension is not on the allow-list."],
-  ha_not_enabled: [400, "High availability is not enabled."],
-  ha_not_supported: [400, "High availability is not available for this size."],
   invalid_scope: [400, "A requested scope is not valid."],
-  current_password_required: [400, "Changing the password needs the current one."],
-  amount_out_of_range: [400, "The amount is outside the allowed limits."],
-  currency_not_supported: [400, "The provider does not take this currency."],
-  card_required: [400, "No saved card."],
-  invalid_payment_key: [400, "The payment key is not valid."],
-  invalid_payment_method: [400, "The payment method is not valid."],
-  payment_key_required: [400, "The payment key is required."],
-  payment_rejected: [400, "The provider rejected the payment."],
-  invalid_signature: [400, "The webhook signature does not verify."],
-  auth_key_required: [400, "The card authorization key is required."],
-  invalid_auth_key: [400, "The card authorization key is not valid."],
-  bank_transfer_unavailable: [400, "Bank transfers are not configured."],
-  invalid_business_number: [400, "The business registration number is not valid."],
-  tax_invoice_required: [400, "A tax invoice request needs business information."],
   unknown_department: [400, "department_code is not in the chart."],
-  tenant_required: [400, "Locking a site needs a tenant_ref."],
   bad_image: [400, "The image reference is not valid."],
-  bad_archive: [400, "The upload is not a usable tar, tar.gz or zip archive; the message names the entry."],
   destination_forbidden: [
     400,
     "The URL names a loopback, private, link-local, metadata or reserved address the platform does not call.",
@@ -49,91 +29,113 @@ export const ERROR_CATALOG = {
   invalid_credentials: [401, "Wrong e-mail or password."],
   // 402
   insufficient_funds: [402, "A paid resource needs a positive, settled balance."],
-  payment_failed: [402, "The card was declined."],
   budget_exceeded: [402, "An organization budget in block mode is used up."],
-  partner_monthly_limit: [402, "The partner's monthly limit is exceeded."],
-  partner_child_monthly_limit: [402, "The end user's monthly cap is reached."],
   suite_login_required: [402, "A suite-billed member needs a suite login."],
   suite_usage_exhausted: [402, "The suite allowance is used up."],
-  spend_cap_reached: [402, "The account or app spend cap is reached; running replicas stay, growth stops."],
   // 403
   scope_insufficient: [403, "The key lacks a scope, or a scoped key called an account endpoint."],
-  wrong_password: [403, "The current password is wrong."],
-  signup_closed: [403, "Sign-up is closed on this platform."],
   forbidden_role: [403, "The caller's organization role does not allow this."],
   org_only: [403, "Suite-login users create resources only in the company context."],
   deploy_rule_violation: [403, "An organization deploy rule forbids this."],
-  onprem_approval_required: [403, "On-premises access is not approved yet."],
-  download_expired: [403, "The download address has expired or was altered; ask for a new one."],
   image_forbidden: [403, "The image is in another owner's registry namespace."],
-  partner_required: [403, "The endpoint needs a partner account's own token or key (not a child key)."],
-  department_deploy_blocked: [403, "The end user's partner department (or a parent) blocks new deployments."],
   // 404, 405
   not_found: [404, "No such resource or route for the caller."],
   // 409
   slug_taken: [409, "The slug is in use."],
-  email_taken: [409, "The e-mail address has an account."],
   conflict: [409, "The resource is not in a state that allows this."],
-  database_removed: [409, "The database was deleted; restore it first."],
-  still_creating: [409, "The resource is still being created."],
-  not_restorable: [409, "The resource cannot be restored."],
-  credentials_already_revealed: [409, "The one-time reveal was used."],
   idempotency_in_progress: [409, "A request with this Idempotency-Key is still running."],
   invalid_state: [409, "The request is not in a state that allows this."],
-  deposit_reported: [409, "The deposit was already reported."],
-  too_many_pending: [409, "Too many pending requests."],
-  topup_not_pending: [409, "The top-up is no longer pending."],
-  payment_key_mismatch: [409, "The payment key does not match the top-up."],
-  card_save_in_progress: [409, "A card is being saved."],
-  domain_in_use: [409, "The domain's app still exists."],
-  domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
-  host_in_use: [409, "A pod runs on the host."],
-  volume_in_use: [409, "The volume is attached to a pod."],
-  bucket_not_empty: [409, "The bucket holds objects or uploads; delete them first or pass ?force=1."],
-  not_uploaded: [409, "The deployment has no files yet; upload them first."],
-  idempotency_conflict: [409, "A ledger posting with this key has other content."],
   // 408-431
-  terms_required: [412, "The current on-premises terms are not accepted."],
   request_timeout: [408, "The request was not received in time; the connection is closed."],
   payload_too_large: [413, "The request body is too large."],
   uri_too_long: [414, "The request address is too long."],
   unsupported_media_type: [415, "The body must be application/json."],
   idempotency_key_reused: [422, "The Idempotency-Key was used with another request."],
   too_many_requests: [429, "Rate limit exceeded; see Retry-After."],
-  report_limit_exceeded: [429, "Too many CLI error reports in 24 hours."],
-  quota_exceeded: [429, "A department's concurrent-run limit is reached."],
   headers_too_large: [431, "The request headers are too large."],
   // 5xx
   internal: [500, "An unexpected server error; the request id identifies it in the logs."],
-  restore_not_ready: [501, "Restore is not enabled on this platform."],
   provider_error: [502, "A payment or DNS provider failed."],
   provision_failed: [503, "Capacity or quota could not be obtained."],
-  rotation_failed: [503, "The password could not be applied."],
   host_unavailable: [503, "The host holding the resource has no heartbeat; nothing was changed."],
-  pool_unavailable: [503, "Connection pooling is not installed on this host."],
-  provider_unavailable: [503, "The payment provider is not configured."],
-  webhook_not_configured: [503, "The webhook secret is not configured."],
   service_unavailable: [503, "The server is shutting down or a component is missing."],
   runtime_unavailable: [503, "The container runtime (podman) is not installed or not working on this host."],
   runtime_failed: [502, "The container runtime failed; the message says how."],
-  registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
-  builder_unavailable: [503, "The image builder (buildah) is not installed or not working on this host."],
-} as const satisfies Record<string, readonly [number, string]>;
+} as const satisfies ErrorTable;
 
-export type ErrorCode = keyof typeof ERROR_CATALOG;
+/**
+ * Every area's table by area name. An area's errors.ts adds its own with
+ * `declare module "../http/errors.js" { interface AreaErrorTables { buckets: typeof BUCKETS_ERROR_CODES } }`,
+ * so `new ApiError("bucket_not_empty")` is checked at compile time like a shared code.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface AreaErrorTables {}
 
-export const statusOf = (code: ErrorCode): number => ERROR_CATALOG[code][0];
+type AreaErrorCode = { [A in keyof AreaErrorTables]: keyof AreaErrorTables[A] }[keyof AreaErrorTables];
+export type ErrorCode = keyof typeof SHARED_ERRORS | AreaErrorCode;
+
+/**
+ * The one error catalog: every code this process answers, its HTTP status and a one-line meaning; the shared
+ * codes, plus each listed area's from start-up on (`declareErrorCodes`). Thrown anywhere as
+ * `new ApiError(code, message)`; the code decides the status; rendered once as {"error":{"code","message"}}
+ * (error-handler.ts). The OpenAPI document lists per operation the codes it can answer, and /v1/manual prints
+ * this table.
+ */
+export const ERROR_CATALOG = { ...SHARED_ERRORS } as Record<ErrorCode, ErrorEntry>;
+
+const SHARED_OWNER = "the shared catalog (src/http/errors.ts)";
+const owners = new Map<string, string>(Object.keys(SHARED_ERRORS).map((code) => [code, SHARED_OWNER]));
+
+/**
+ * Merges areas' codes into the catalog (at start-up, from the areas list). A code two owners declare is refused,
+ * naming both, before anything is merged. An area declaring its codes again (a second platform in one process)
+ * is no duplicate.
+ */
+export function declareErrorCodes(areas: readonly { area: string; errors: ErrorTable }[]): void {
+  const next = new Map(owners);
+  for (const { area, errors } of areas) {
+    for (const code of Object.keys(errors)) {
+      const owner = next.get(code);
+      if (owner !== undefined && owner !== area)
+        throw new Error(`error code ${code} is declared twice: by ${owner} and by the ${area} area`);
+      next.set(code, area);
+    }
+  }
+  const entries = new Map<string, ErrorEntry>(Object.entries(ERROR_CATALOG));
+  for (const { errors } of areas) for (const [code, entry] of Object.entries(errors)) entries.set(code, entry);
+  for (const [code, owner] of next) owners.set(code, owner);
+  // the published order first, then newer codes by status and name
+  const rank = new Map(PUBLISHED_ORDER.map((code, i) => [code, i]));
+  const ordered = [...entries].sort(
+    ([a, ea], [b, eb]) =>
+      (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity) || ea[0] - eb[0] || (a < b ? -1 : a > b ? 1 : 0),
+  );
+  const catalog = ERROR_CATALOG as Record<string, ErrorEntry>;
+  for (const code of Object.keys(catalog)) delete catalog[code];
+  for (const [code, entry] of ordered) catalog[code] = entry;
+}
+
+/** A code's status; a code no listed area declared is a programming error. */
+export function statusOf(code: ErrorCode): number {
+  const entry = ERROR_CATALOG[code];
+  if (!entry)
+    throw new Error(`error code ${code} is in no catalog: is the area that declares it listed in src/areas.ts?`);
+  return entry[0];
+}
 
 /** The one error type: thrown anywhere, rendered in one place as {"error":{"code","message"}}. */
 export class ApiError extends Error {
-  readonly status: number;
   constructor(
     readonly code: ErrorCode,
-    message: string = ERROR_CATALOG[code][1],
+    message?: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
-    this.status = statusOf(code);
+    super(message ?? ERROR_CATALOG[code]?.[1] ?? code);
+  }
+
+  /** read from the catalog when rendered: an area's codes join it at start-up, maybe after this error was made */
+  get status(): number {
+    return statusOf(this.code);
   }
 }
 

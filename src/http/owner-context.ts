@@ -30,7 +30,7 @@ export async function applyOwnerContext(
   if (p.owner.kind === "org") return;
   if (p.owner.kind !== "account")
     throw new ApiError("forbidden_role", "Only a personal account can act for an organization.");
-  const membership = deps.kernel.orgs ? await deps.kernel.orgs.membership(deps.db, p.accountId) : null;
+  const membership = (await deps.kernel.use("orgs")?.membership(deps.db, p.accountId)) ?? null;
   if (!membership)
     throw new ApiError(
       "forbidden_role",

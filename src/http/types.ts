@@ -1,7 +1,10 @@
 import type { Principal, InstanceFilter } from "../auth/principal.js";
 import type { AuthRule } from "./auth-rule.js";
 import type { ErrorCode } from "./errors.js";
-import type { OrgMembership } from "../kernel/orgs.js";
+import type { Capabilities } from "../kernel/capabilities.js";
+
+/** the organizations capability's membership (orgs/contract.ts), named through the kernel: http names no area */
+type OrgMembership = NonNullable<Awaited<ReturnType<Capabilities["orgs"]["membership"]>>>;
 
 declare module "fastify" {
   interface FastifyContextConfig {

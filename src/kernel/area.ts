@@ -3,6 +3,4 @@
  * platform they receive) and what areas hand the kernel (kernel/contracts.ts).
  */
 export type * from "./contracts.js";
-export type * from "./orgs.js";
-export { roleAtLeast } from "./orgs.js";
 export { defineArea, type AreaModule } from "./context.js";

@@ -13,6 +13,8 @@ import type { Kernel } from "./kernel.js";
 import type { OwnerChangeFeed } from "./change-feed.js";
 import type { SecretBox } from "./secrets.js";
 import type { ComponentStatus } from "./components.js";
+import type { ErrorTable } from "../http/errors.js";
+import type { ScopeTable } from "../auth/scopes.js";
 
 /** One component's readiness check (src/meta/health.ts); answers within a couple of seconds. */
 export type HealthCheck = () => ComponentStatus | Promise<ComponentStatus>;
@@ -64,6 +66,15 @@ export interface AreaModule<S = unknown, C = unknown> {
   name: string;
   /** the OpenAPI tags the area's routes use, each with a one-line description (listed at the top of /v1/openapi.json) */
   tags?: { name: string; description: string }[];
+  /** the area's own error codes (code → [status, meaning], in src/<area>/errors.ts), merged at start-up into the
+   * one catalog (http/errors.ts); a code declared twice stops start-up */
+  errors?: ErrorTable;
+  /** the scope resources the area's routes are granted on (src/<area>/scopes.ts), merged at start-up into the
+   * grammar (auth/scopes.ts); a resource declared twice stops start-up */
+  scopes?: ScopeTable;
+  /** the folder of the area's own numbered SQL migrations (`NNN_name.sql`), applied with src/store/migrations
+   * in number order (store/migrate.ts) */
+  migrations?: string;
   /** parses the area's own settings from the environment; throw ConfigError naming the variable */
   config?: (env: Record<string, string | undefined>) => C;
   setup?: (platform: Platform, config: C) => S | Promise<S>;

@@ -1,7 +1,10 @@
-/** What areas hand the kernel: jobs, metering sources, lifecycle hooks, admission checks, instance lookups. */
+/**
+ * What every area hands the kernel the same way (jobs, metering sources, lifecycle hooks, admission checks, instance
+ * lookups), and the contracts the kernel itself calls across areas: edge route sources, owner policies, the mailer.
+ * One area's services for another are capabilities (capabilities.ts), each typed in its area's contract.ts.
+ */
 import type { Queryable } from "../store/db.js";
 import type { Resource } from "../auth/scopes.js";
-import type { Principal } from "../auth/principal.js";
 import type { JobDefinition } from "../jobs/queue.js";
 import type { Owner } from "./owner.js";
 
@@ -110,132 +113,6 @@ export interface AdmissionRequest {
 /** A check that may refuse a creation by throwing an ApiError (402 insufficient_funds, 403 deploy_rule_violation, ...). */
 export type AdmissionCheck = (q: Queryable, request: AdmissionRequest) => Promise<void>;
 
-/**
- * Who may run which image. The registry area decides (an owner runs images of its own namespace and
- * public images, never another owner's namespace) and hands back pull credentials for its registry.
- * Without a registry area every image is allowed and pulled anonymously.
- */
-export interface ImageAccess {
-  /** throws ApiError bad_image / image_forbidden; returns credentials when the image needs them */
-  pullFor(owner: Owner, image: string): Promise<{ username: string; password: string } | null>;
-  /**
-   * Push and pull credentials for one repository (a name under the owner's namespace) of the platform's own
-   * registry, minted for the platform's builder and never shown to users; throws 503 registry_unavailable.
-   * Absent: no registry to push to.
-   */
-  pushFor?(owner: Owner, repository: string): Promise<PushCredentials>;
-}
-
-export interface PushCredentials {
-  /** 127.0.0.1:<port> of the registry */
-  registry: string;
-  namespace: string;
-  username: string;
-  password: string;
-  /** when the credentials stop working */
-  expires_at?: Date;
-}
-
-/** An app a build can roll to its image: a pod, or a pod group (every member). */
-export interface AppRef {
-  kind: "pod" | "group";
-  id: string;
-  slug: string;
-}
-
-/**
- * The apps side of builds (the apps area sets it): finding the caller's pod or pod group by id or slug, and
- * rolling it to a new image the way `PATCH {image}` does (a rolling update; errors are ApiErrors).
- */
-export interface AppImages {
-  find(p: Principal, ref: string): Promise<AppRef | null>;
-  deploy(p: Principal, app: AppRef, image: string): Promise<void>;
-  /** what the app runs now (organizations' GitOps manifests, src/orgs/gitlab); null when it is gone */
-  describe?(p: Principal, app: AppRef): Promise<AppSpec | null>;
-  /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
-  scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
-}
-
-/** An app's deployable spec as GitOps manifests show it: a pod has 1 replica; a group its bounds. */
-export interface AppSpec {
-  image: string;
-  size: string;
-  port: number | null;
-  replicaMin: number;
-  replicaMax: number;
-  /** a group's autoscaling target; null for a pod */
-  targetCpuPercent: number | null;
-}
-
-/** A base image a build pulled, with the manifest digest its registry named just before the pull (null: unknown). */
-export interface BuildBaseImage {
-  image: string;
-  digest: string | null;
-}
-
-/** A build that has ended, as the builds area tells its observers (base-image refresh, issue 14). */
-export interface EndedBuild {
-  id: string;
-  owner: Owner;
-  /** the account that created it */
-  accountId: string;
-  app: AppRef | null;
-  status: "succeeded" | "failed" | "cancelled";
-  /** the pushed image and its manifest digest (null when it was not pushed) */
-  image: string | null;
-  digest: string | null;
-  baseImages: BuildBaseImage[];
-}
-
-/**
- * Told of every build's end (kernel.addBuildObserver). Answering true for a succeeded build that named an app keeps
- * its source on the build host for `Rebuilds.rebuild` (the newest kept build of an app replaces older ones).
- */
-export interface BuildObserver {
-  ended(build: EndedBuild): Promise<boolean | void>;
-}
-
-/** The builds area's services for others (kernel.rebuilds): base-image digests, rebuilds of a kept source. */
-export interface Rebuilds {
-  /** the manifest digest the image's registry names now, with the owner's pull access; null: not in a registry */
-  digestOf(owner: Owner, image: string): Promise<string | null>;
-  /**
-   * A new build of a kept source (same Dockerfile, context and app, base images pulled again), queued on the source's
-   * host and rolled to its app on success. 409 conflict when the source is no longer kept; the build's admission runs.
-   */
-  rebuild(p: Principal, buildId: string): Promise<{ id: string; tag: string }>;
-  /** the builder this platform runs builds with */
-  builder(): Promise<{ name: string; version: string | null; available: boolean; problem: string | null }>;
-}
-
-/** An app attached to a resource (a pod using a database), as the apps area reports it. */
-export interface AttachedApp {
-  kind: string;
-  id: string;
-  name: string;
-  slug: string | null;
-  state: string;
-}
-
-/**
- * A resource apps attach to (databases): what an attached app is given. The apps area asks it when a
- * pod names the resource; the resource's area never reads the apps' tables.
- */
-export interface Attachable {
-  resource: Resource;
-  /** the environment an attached app gets (DATABASE_URL), or null when the owner has no such instance */
-  resolve(q: Queryable, owner: Owner, ref: string): Promise<{ id: string; env: Record<string, string> } | null>;
-}
-
-/** The apps side of attachments: which apps use a resource, and rolling them when its credentials change. */
-export interface AttachmentConsumer {
-  attachedTo(q: Queryable, resource: Resource, id: string): Promise<AttachedApp[]>;
-  /** rolls every app attached to the resource so it picks up new credentials; returns the app ids */
-  refresh(q: Queryable, resource: Resource, id: string): Promise<string[]>;
-  /** source networks (CIDR) the owner's apps connect from, so an allowlist can always admit them */
-  sourceCidrs(q: Queryable, owner: Owner): Promise<string[]>;
-}
-
 /** What the edge serves for one host name: upstream replicas (or files) and the access rule. */
 export interface EdgeTarget {
   kind: string;
@@ -245,7 +122,7 @@ export interface EdgeTarget {
   upstreams: string[];
   /**
    * public: anyone; owner-only: a signed-in member of the owner. An owner kind with an access policy
-   * (kernel.edgeAccess: organizations) is decided by that policy instead, whatever this says.
+   * (edge access policies: organizations) is decided by that policy instead, whatever this says.
    */
   visibility: "public" | "owner-only";
   /** the account responsible for it (its creator, or who took it over): organization visibility reads it */
@@ -262,50 +139,6 @@ export interface StaticSiteTarget {
   notFoundPage: string | null;
 }
 
-/** One file of a static deployment; `hash` (sha256 hex) names its content, shared between deployments. */
-export interface StaticFileEntry {
-  hash: string;
-  size: number;
-  contentType: string;
-}
-
-/**
- * The files of static sites, for the edge (the static area sets it). A finalized deployment never changes and a
- * hash always names the same bytes, so the edge caches both without invalidation.
- */
-export interface StaticFiles {
-  /** every file of a deployment by path ("index.html", "assets/app.js"); empty for an unknown deployment */
-  manifest(q: Queryable, deploymentId: string): Promise<Map<string, StaticFileEntry>>;
-  /** the bytes of one file content, or null when no such content is stored */
-  content(q: Queryable, hash: string): Promise<Buffer | null>;
-  /**
-   * Makes a finalized deployment of the caller's site live again, as `POST /v1/static/{slug}/rollback` (ApiErrors
-   * as there); organizations' GitOps auto-sync. Optional.
-   */
-  rollback?(p: Principal, site: string, deploymentId: string): Promise<void>;
-}
-
-/**
- * Host names outside the apps domain (custom domains): the app slug a verified host serves, then resolved by the
- * route sources like <slug>.<APPS_DOMAIN>. `channel` announces changes (verification, deletion).
- */
-export interface EdgeHostSource {
-  channel: string;
-  appSlug(q: Queryable, host: string): Promise<string | null>;
-}
-
-/** The certificates area, for the edge's HTTPS listener and the areas that add host names (custom domains). */
-export interface TlsCertificates {
-  /** NOTIFY channel announcing a stored or renewed certificate */
-  channel: string;
-  /** asks for a certificate for host; idempotent, issued by a job (ACME) */
-  request(q: Queryable, host: string): Promise<void>;
-  /** the current certificate and key (PEM) for host, or null */
-  load(q: Queryable, host: string): Promise<{ certPem: string; keyPem: string; notAfter: Date } | null>;
-  /** the key authorization for an ACME HTTP-01 token, or null (served at /.well-known/acme-challenge/<token>) */
-  challenge(q: Queryable, token: string): Promise<string | null>;
-}
-
 /**
  * An area whose resources the edge serves (apps now, static sites later). `channel` is the NOTIFY channel its
  * route changes are announced on, so every edge process drops what it cached within a second.
@@ -316,66 +149,76 @@ export interface EdgeRouteSource {
   resolve(q: Queryable, slug: string): Promise<EdgeTarget | null>;
 }
 
+/** A company asset about to change, as the change-permission check names it to the caller. */
+export interface ManagedAsset {
+  /** what it is, for the message: `bucket "logs"`, `static site "docs"` */
+  label: string;
+  /** the member responsible for it (its creator); null for a change that reaches every company asset of a kind */
+  accountId: string | null;
+}
+
 /**
- * Who may see the targets of one owner kind, decided by the area that knows those owners (organizations: the
- * visibility of company sites), instead of the targets' own `visibility`. The edge asks `visibility` first (kept
- * per target until `channel` announces a change) and lets anyone in when it is "public"; otherwise a visitor
- * must be signed in (the edge's sign-in page) and `admits` decides (403 when not).
+ * What the area that knows one kind of owner decides for everyone (organizations for "org"), contributed as
+ * "ownerPolicies": whose wallet pays and who may change its assets. Owners of a kind without a policy pay for
+ * themselves, and their actors change everything they own.
  */
-export interface EdgeAccessPolicy {
-  /** the owner kind whose targets it decides ("org") */
+export interface OwnerPolicy {
   ownerKind: Owner["kind"];
-  /** NOTIFY channel announcing any change of what it decides on; the edge drops its cached decisions */
-  channel: string;
-  /** the target's visibility now ("public": no sign-in needed) */
-  visibility(q: Queryable, target: EdgeTarget): Promise<string>;
-  /** whether the signed-in account may see the target of that visibility */
-  admits(q: Queryable, target: EdgeTarget, visibility: string, accountId: string): Promise<boolean>;
-  /** the same visibility with what decided it, for the owning area's views (GET /v1/static/{slug}) */
-  explain(q: Queryable, target: Pick<EdgeTarget, "kind" | "id" | "owner">): Promise<VisibilityInForce>;
   /**
-   * Visitors without a platform account (partner site locks: people the partner vouched for, with a cookie of their
-   * own): every request for the policy's targets is decided here instead of the sign-in page and `admits`.
+   * Whose wallet pays an owner's usage: an organization in `personal` billing mode has each company asset paid by
+   * the member who created it (`accountId`); `prepaid` (and later card and suite) organizations pay themselves.
    */
-  visitors?: EdgeVisitorGate;
+  payer(q: Queryable, owner: Owner, accountId: string): Promise<Owner>;
+  /**
+   * Refuses (403 forbidden_role) a change to a company asset by an account that may not manage it: members manage
+   * only what they are responsible for (`asset.accountId`; null: every company asset at once), admins and the owner
+   * everything, members everything when the organization's `members_manage_all_assets` is on (kernel.assertMayManage).
+   */
+  assertMayManage(q: Queryable, ownerId: string, accountId: string, asset: ManagedAsset): Promise<void>;
 }
 
-/** What a visitor gate answers: a redirect may set headers (a cookie) too. */
-export type EdgeVerdict =
-  | { kind: "allow" }
-  | { kind: "deny"; status: number; title: string; message: string }
-  | { kind: "redirect"; location: string; headers?: Record<string, string> };
-
-/** The request as a visitor gate sees it: the absolute URL asked for and the Cookie header. */
-export interface EdgeVisitorRequest {
-  url: string;
-  cookies: string | undefined;
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
 }
 
-export interface EdgeVisitorGate {
-  /** the decision for a request to a target whose visibility (the policy's, "public" too) is given */
-  decide(q: Queryable, target: EdgeTarget, visibility: string, request: EdgeVisitorRequest): Promise<EdgeVerdict>;
-  /** what that decision depends on beyond target and visibility, for the edge's decision cache (null: not kept) */
-  key(target: EdgeTarget, visibility: string, request: EdgeVisitorRequest): string | null;
+/** Outgoing mail (SMTP through nodemailer, or the log when SMTP_URL is unset). */
+export interface Mailer {
+  /** whether mail really leaves this platform (false: only logged; callers then show links in their answers) */
+  readonly delivers: boolean;
+  send(message: MailMessage): Promise<void>;
 }
 
-/** A target's visibility as the edge enforces it, and where it comes from. */
-export interface VisibilityInForce {
-  visibility: string;
-  /** site: its own setting; organization_default: it has none; organization_maximum: capped by the maximum */
-  source: "site" | "organization_default" | "organization_maximum";
-  /** the target's own setting (null: none), shown beside the one in force when a maximum caps it */
-  own: string | null;
+/** One resource as its area reports it for the company-asset views and ownership moves. */
+export interface OwnedResource {
+  /** pod | pod-group | site | database | volume | bucket */
+  kind: string;
+  id: string;
+  name: string;
+  slug: string | null;
+  owner: Owner;
+  /** the creator (the member responsible for a company asset) */
+  accountId: string;
+  state: string;
+  createdAt: Date;
 }
 
 /**
- * The installation's own license (on-premises edition, LICENSE_FILE), as `/v1/edition` reports it; `valid` is
- * computed at each call (a license expires while the platform runs).
+ * An area's resources for organizations (contribution "owned"): listing an owner's, finding one by id, and moving some
+ * to another owner and creator. `reassign` runs in the caller's transaction and announces the change the way the
+ * area's own writes do (edge routes, owner caches), so the edge and lists follow at commit.
  */
-export interface EditionLicense {
-  license_id: string;
-  customer: string;
-  hosts: number;
-  not_after: string;
-  valid: boolean;
+export interface OwnedResources {
+  kind: string;
+  list(q: Queryable, owner: Owner): Promise<OwnedResource[]>;
+  /** by id (or slug where the kind has one), whoever owns it; deleted resources are not found */
+  find(q: Queryable, ref: string): Promise<OwnedResource | null>;
+  reassign(q: Queryable, ids: string[], to: { owner: Owner; accountId: string }): Promise<void>;
+  /**
+   * Resources tied to `ref` (of any kind, this source's or another's) that must keep one owner with it: a pod's
+   * attached databases and volumes, a database's apps. A designation moves the tied ones along. Optional.
+   */
+  ties?(q: Queryable, ref: { kind: string; id: string }): Promise<{ kind: string; id: string }[]>;
 }

@@ -5,7 +5,7 @@
  */
 import { type Queryable, isUuid } from "../store/db.js";
 import type { Owner } from "./owner.js";
-import type { OwnedResource, OwnedResources } from "./orgs.js";
+import type { OwnedResource, OwnedResources } from "./contracts.js";
 
 /** The columns every owned row starts with: its id, who owns it, the member responsible. */
 export interface OwnerColumns {

@@ -5,6 +5,7 @@ import { OwnerChangeFeed } from "./change-feed.js";
 import { registerSecretKey } from "./secrets.js";
 import { infraHealth } from "./infra-health.js";
 import { createMailer } from "../mail/mailer.js";
+import { declareAreas } from "./declarations.js";
 
 /**
  * Builds the platform from its infrastructure and the list of areas (src/areas.ts): each area's
@@ -12,6 +13,7 @@ import { createMailer } from "../mail/mailer.js";
  * check and instance lookup. Nothing here names an area.
  */
 export async function createPlatform(infra: Infra, areas: readonly AreaModule<any, any>[]): Promise<Platform> {
+  declareAreas(areas); // error codes and scope resources first: a duplicate stops start-up before anything runs
   const states = new Map<string, unknown>();
   const platform: Platform = {
     ...infra,

@@ -1,6 +1,6 @@
 import nodemailer from "nodemailer";
 import type { FastifyBaseLogger } from "fastify";
-import type { Mailer, MailMessage } from "../kernel/orgs.js";
+import type { Mailer, MailMessage } from "../kernel/contracts.js";
 import { ConfigError } from "../config/config.js";
 
 /**

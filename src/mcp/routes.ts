@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createPlatformMcpServer, type Execute } from "@hosting-platform/sdk/mcp";
 import type { OpenApiDocument } from "@hosting-platform/sdk";
 import { ApiError } from "../http/errors.js";
+import { route, type Route } from "../http/route.js";
 
 const JsonRpcId = Type.Union([Type.String({ maxLength: 200 }), Type.Integer()]);
 const OpenObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -35,77 +35,76 @@ const JsonRpcAnswer = Type.Object(
  * header, so authentication, scopes, validation, rate limits and audit apply exactly as on REST: a
  * refusal there (403 scope_insufficient) comes back as a tool error.
  */
-export async function mcpRoutes(app: FastifyInstance) {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.post(
-    "/v1/mcp",
-    {
-      config: {
-        auth: { token: true },
-        errors: ["invalid_request"],
-        summaryKo: "AI 에이전트용 MCP 엔드포인트(Streamable HTTP): API 작업을 호출자 토큰으로 도구로 제공.",
-      },
-      schema: {
-        operationId: "mcp",
-        tags: ["mcp"],
-        summary:
-          "Model Context Protocol over Streamable HTTP (stateless, JSON answers): tools per area and call_operation, the manual as a resource; tools run with the caller's token and scopes.",
-        body: JsonRpcMessage,
-        response: { 200: JsonRpcAnswer, 202: Type.Null({ description: "A notification or answer was accepted" }) },
-      },
-    },
-    async (request, reply) => {
-      const authorization = request.headers.authorization ?? "";
-      const execute: Execute = async (call) => {
-        const query = new URLSearchParams();
-        for (const [k, v] of Object.entries(call.query))
-          for (const item of Array.isArray(v) ? v : [v]) query.append(k, String(item));
-        const qs = query.toString();
-        const res = await app.inject({
-          method: call.method as "GET",
-          url: qs ? `${call.path}?${qs}` : call.path,
-          headers: { authorization, ...(call.body !== undefined ? { "content-type": "application/json" } : {}) },
-          payload: call.body === undefined ? undefined : JSON.stringify(call.body),
+export function mcpRoutes(app: FastifyInstance): Route[] {
+  return [
+    route({
+      method: "POST",
+      url: "/v1/mcp",
+      operationId: "mcp",
+      tags: ["mcp"],
+      summary:
+        "Model Context Protocol over Streamable HTTP (stateless, JSON answers): tools per area and call_operation, the manual as a resource; tools run with the caller's token and scopes.",
+      summaryKo: "AI 에이전트용 MCP 엔드포인트(Streamable HTTP): API 작업을 호출자 토큰으로 도구로 제공.",
+      auth: { token: true },
+      body: JsonRpcMessage,
+      response: { 200: JsonRpcAnswer, 202: Type.Null({ description: "A notification or answer was accepted" }) },
+      handler: async (request, reply) => {
+        const authorization = request.headers.authorization ?? "";
+        const execute: Execute = async (call) => {
+          const query = new URLSearchParams();
+          for (const [k, v] of Object.entries(call.query))
+            for (const item of Array.isArray(v) ? v : [v]) query.append(k, String(item));
+          const qs = query.toString();
+          const res = await app.inject({
+            method: call.method as "GET",
+            url: qs ? `${call.path}?${qs}` : call.path,
+            headers: { authorization, ...(call.body !== undefined ? { "content-type": "application/json" } : {}) },
+            payload: call.body === undefined ? undefined : JSON.stringify(call.body),
+          });
+          const type = String(res.headers["content-type"] ?? "");
+          let body: unknown = res.body;
+          if (type.includes("json") && res.body) body = JSON.parse(res.body);
+          return { status: res.statusCode, body };
+        };
+        const server = createPlatformMcpServer({ document: app.swagger() as unknown as OpenApiDocument, execute });
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
         });
-        const type = String(res.headers["content-type"] ?? "");
-        let body: unknown = res.body;
-        if (type.includes("json") && res.body) body = JSON.parse(res.body);
-        return { status: res.statusCode, body };
-      };
-      const server = createPlatformMcpServer({ document: app.swagger() as unknown as OpenApiDocument, execute });
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      await server.connect(transport);
-      try {
-        const headers = new Headers({
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        });
-        const version = request.headers["mcp-protocol-version"];
-        if (typeof version === "string") headers.set("mcp-protocol-version", version);
-        const answer = await transport.handleRequest(
-          new Request(`http://platform${request.url}`, { method: "POST", headers, body: JSON.stringify(request.body) }),
-          { parsedBody: request.body },
-        );
-        if (answer.status === 202) return reply.code(202).send(null);
-        const text = await answer.text();
-        if (!answer.ok) {
-          // the transport's own refusals (bad protocol version, not a JSON-RPC message) in the one error body
-          let message = `The MCP request was refused (HTTP ${answer.status}).`;
-          try {
-            message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
-          } catch {
-            // keep the status line
+        await server.connect(transport);
+        try {
+          const headers = new Headers({
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          });
+          const version = request.headers["mcp-protocol-version"];
+          if (typeof version === "string") headers.set("mcp-protocol-version", version);
+          const answer = await transport.handleRequest(
+            new Request(`http://platform${request.url}`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify(request.body),
+            }),
+            { parsedBody: request.body },
+          );
+          if (answer.status === 202) return reply.code(202).send(null);
+          const text = await answer.text();
+          if (!answer.ok) {
+            // the transport's own refusals (bad protocol version, not a JSON-RPC message) in the one error body
+            let message = `The MCP request was refused (HTTP ${answer.status}).`;
+            try {
+              message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
+            } catch {
+              // keep the status line
+            }
+            throw new ApiError("invalid_request", message);
           }
-          throw new ApiError("invalid_request", message);
+          return reply.code(200).send(JSON.parse(text));
+        } finally {
+          await transport.close();
+          await server.close();
         }
-        return reply.code(200).send(JSON.parse(text));
-      } finally {
-        await transport.close();
-        await server.close();
-      }
-    },
-  );
+      },
+    }),
+  ];
 }

@@ -12,8 +12,5 @@ export const metaArea = defineArea({
         "Edition, the manual for AI agents, this OpenAPI document, the GPU catalog and the fleet patch report.",
     },
   ],
-  routes: async (app, ctx) => {
-    await metaRoutes(app, ctx);
-    await healthRoutes(app, ctx);
-  },
+  routes: (app, ctx) => [...metaRoutes(app, ctx), ...healthRoutes(ctx)],
 });

@@ -7,7 +7,7 @@
 import type { Principal } from "../auth/principal.js";
 import { ApiError } from "../http/errors.js";
 import type { Kernel } from "../kernel/kernel.js";
-import { roleAtLeast, type OrgRole } from "../kernel/orgs.js";
+import type { OrgRole } from "../orgs/contract.js";
 import { accountOwner, type Owner } from "../kernel/owner.js";
 import type { Queryable } from "../store/db.js";
 import * as repo from "./repo/access.js";
@@ -27,7 +27,7 @@ export interface ActingDeps {
 }
 
 async function membership(deps: ActingDeps, accountId: string) {
-  return deps.kernel.orgs ? deps.kernel.orgs.membership(deps.db, accountId) : null;
+  return deps.kernel.use("orgs")?.membership(deps.db, accountId) ?? null;
 }
 
 export async function actingFor(deps: ActingDeps, p: Principal, scope: Scope, needed: OrgRole): Promise<Acting> {
@@ -37,7 +37,7 @@ export async function actingFor(deps: ActingDeps, p: Principal, scope: Scope, ne
   }
   const m = await membership(deps, p.accountId);
   if (!m) throw new ApiError("not_found", "The caller is not a member of an organization (scope org).");
-  if (!roleAtLeast(m.role, needed))
+  if (!deps.kernel.require("orgs").roleAtLeast(m.role, needed))
     throw new ApiError("forbidden_role", `This needs the organization role ${needed}; the caller is ${m.role}.`);
   const owner: Owner = { kind: "org", id: m.orgId };
   return { scope, owner, principal: { ...p, owner } };

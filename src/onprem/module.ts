@@ -12,6 +12,7 @@ import { accessRoutes } from "./routes/access.js";
 import { licenseRoutes } from "./routes/licenses.js";
 import { releaseRoutes } from "./routes/releases.js";
 import { operatorRoutes } from "./routes/operator.js";
+import { ONPREM_ERROR_CODES } from "./errors.js";
 
 export interface OnpremState {
   config: OnpremConfig;
@@ -29,6 +30,7 @@ export interface OnpremState {
  */
 export const onpremArea = defineArea<OnpremState, OnpremConfig>({
   name: "onprem",
+  errors: ONPREM_ERROR_CODES,
   tags: [
     {
       name: "onprem",
@@ -38,7 +40,7 @@ export const onpremArea = defineArea<OnpremState, OnpremConfig>({
   config: onpremConfig,
   setup: async (p, config) => {
     if (config.installation) {
-      p.kernel.setEditionLicense(editionView(config.installation));
+      p.kernel.provide("editionLicense", editionView(config.installation));
       p.log.info(
         { license: config.installation.license.license_id, not_after: config.installation.license.not_after },
         "on-premises license verified",
@@ -65,10 +67,10 @@ export const onpremArea = defineArea<OnpremState, OnpremConfig>({
     });
     return { config, signingKey, access, licenses, orders, releases };
   },
-  routes: async (app, _ctx, s) => {
-    accessRoutes(app, s);
-    licenseRoutes(app, s);
-    releaseRoutes(app, s, { downloadBaseUrl: s.config.downloadBaseUrl });
-    await operatorRoutes(app, s);
-  },
+  routes: async (app, _ctx, s) => [
+    ...accessRoutes(s),
+    ...licenseRoutes(s),
+    ...releaseRoutes(s, { downloadBaseUrl: s.config.downloadBaseUrl }),
+    ...(await operatorRoutes(app, s)),
+  ],
 });

@@ -5,5 +5,5 @@ import { operatorRoutes } from "./routes.js";
 export const operatorArea = defineArea({
   name: "operator",
   tags: [{ name: "operator", description: "The platform operator's API (operator token), including hosts." }],
-  routes: operatorRoutes,
+  routes: (_app, ctx) => operatorRoutes(ctx),
 });

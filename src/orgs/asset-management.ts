@@ -1,6 +1,7 @@
 import type { Queryable } from "../store/db.js";
 import { ApiError } from "../http/errors.js";
-import { roleAtLeast, type ManagedAsset } from "../kernel/orgs.js";
+import { roleAtLeast } from "./contract.js";
+import type { ManagedAsset } from "../kernel/contracts.js";
 import * as repo from "./repo.js";
 
 /**

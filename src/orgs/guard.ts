@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import type { OrgMembership } from "../kernel/orgs.js";
+import type { OrgMembership } from "./contract.js";
 
 /** The membership the authorizer found (routes declaring orgRole only; http/authenticate.ts). */
 export function orgOf(request: FastifyRequest): OrgMembership {

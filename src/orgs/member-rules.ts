@@ -4,7 +4,7 @@
  * the single routes refuse. The owner is never changed nor removed; only the owner grants the admin role; admins
  * are the owner's to change (role or department) or remove.
  */
-import type { OrgRole } from "../kernel/orgs.js";
+import type { OrgRole } from "./contract.js";
 
 /** What the caller does to one member: a change (role when given: the role asked for) or a removal. */
 export type MemberAction = { kind: "change"; role?: "admin" | "member" } | { kind: "remove" };

@@ -20,7 +20,7 @@ const orgOwner = (orgId: string): Owner => ({ kind: "org", id: orgId });
 /** Company assets the member is responsible for become the organization owner's responsibility. */
 export async function handOverAssets(q: Queryable, kernel: Kernel, orgId: string, from: string, to: string) {
   let moved = 0;
-  for (const source of kernel.owned) {
+  for (const source of kernel.all("owned")) {
     const ids = (await source.list(q, orgOwner(orgId))).filter((r) => r.accountId === from).map((r) => r.id);
     if (ids.length) await source.reassign(q, ids, { owner: orgOwner(orgId), accountId: to });
     moved += ids.length;
@@ -31,7 +31,7 @@ export async function handOverAssets(q: Queryable, kernel: Kernel, orgId: string
 /** Every company asset goes back to its creator's personal ownership. */
 export async function returnAssetsToCreators(q: Queryable, kernel: Kernel, orgId: string) {
   let moved = 0;
-  for (const source of kernel.owned) {
+  for (const source of kernel.all("owned")) {
     const byCreator = new Map<string, string[]>();
     for (const r of await source.list(q, orgOwner(orgId)))
       byCreator.set(r.accountId, [...(byCreator.get(r.accountId) ?? []), r.id]);

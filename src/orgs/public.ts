@@ -28,3 +28,7 @@ export {
 export { removeFromOrg, type ChangeDeps } from "./membership-changes.js";
 export { memberActionRefusal, type MemberAction, type MemberRefusal } from "./member-rules.js";
 export { publicBaseUrl } from "./public-url.js";
+
+// the organizations contract (contract.ts), for the sub-areas
+export { roleAtLeast } from "./contract.js";
+export type { ExternalHosts, OrgMembership, OrgRole, OwnedResource, OwnedResources } from "./contract.js";

@@ -3,7 +3,7 @@
  * member leaves behind (the sub-areas' own SQL is in their folders).
  */
 import type { Queryable } from "../store/db.js";
-import type { OrgMembership, OrgRole } from "../kernel/orgs.js";
+import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
 export const VISIBILITIES: readonly Visibility[] = ["private", "invited", "department", "company", "public"];

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { AuthRule } from "../http/auth-rule.js";
 import { Nullable } from "../http/schemas.js";
 import { VISIBILITIES, type MemberRow, type OrgRow } from "./repo.js";
-import type { OrgRole } from "../kernel/orgs.js";
+import type { OrgRole } from "./contract.js";
 
 export const tags = ["org"];
 export const read: AuthRule = { scope: "org:read" };

@@ -27,7 +27,7 @@ function startsOf(r: AdmissionRequest): number {
   return 1;
 }
 
-type Deps = Pick<Kernel, "usage" | "metering">;
+type Deps = Pick<Kernel, "use" | "metering">;
 
 async function running(q: Queryable, kernel: Deps, childIds: string[]): Promise<number> {
   const source = kernel.metering.find((s) => s.kind === RUNNING_KIND);
@@ -46,8 +46,9 @@ async function monthlyLimits(
   capKrw: number | null,
 ) {
   if (r.update || !isPaid(prices(), r.kind, r.size, r.storageGb ?? 1)) return;
-  if (capKrw !== null && kernel.usage) {
-    const used = await kernel.usage.spentKrw(q, r.owner, currentMonth());
+  const totals = kernel.use("usageTotals");
+  if (capKrw !== null && totals) {
+    const used = await totals.spentKrw(q, r.owner, currentMonth());
     if (used >= capKrw)
       throw new ApiError(
         "partner_child_monthly_limit",

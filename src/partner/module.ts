@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineArea } from "../kernel/area.js";
 import { installPartnerGuard } from "./guard.js";
 import { profileRoutes } from "./routes.js";
@@ -9,6 +10,8 @@ import { departmentsService } from "./departments/service.js";
 import { partnerAdmission } from "./admission.js";
 import { billingJobs, billingRoutes } from "./billing/index.js";
 import { accessSetup, partnerAccessRoutes } from "./access/module.js";
+import { PARTNER_ERROR_CODES } from "./errors.js";
+import { PARTNER_SCOPES } from "./scopes.js";
 
 /**
  * Partner platforms (issue 26; README.md here): partner accounts the operator makes, their isolated child identities
@@ -17,6 +20,9 @@ import { accessSetup, partnerAccessRoutes } from "./access/module.js";
  */
 export const partnerArea = defineArea<null>({
   name: "partner",
+  errors: PARTNER_ERROR_CODES,
+  scopes: PARTNER_SCOPES,
+  migrations: fileURLToPath(new URL("./migrations/", import.meta.url)),
   tags: [
     {
       name: "partner",
@@ -25,12 +31,15 @@ export const partnerArea = defineArea<null>({
   ],
   setup: (p) => (accessSetup(p), null),
   routes: (app, ctx) => {
+    // installed before the routes are registered: it guards every /v1/partner route as it is added
     installPartnerGuard(app, ctx.db);
-    profileRoutes(app, partnerService({ db: ctx.db, kernel: ctx.kernel }));
-    childRoutes(app, childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens }));
-    departmentRoutes(app, departmentsService({ db: ctx.db }));
-    billingRoutes(app, ctx);
-    partnerAccessRoutes(app, ctx);
+    return [
+      ...profileRoutes(partnerService({ db: ctx.db, kernel: ctx.kernel })),
+      ...childRoutes(childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens })),
+      ...departmentRoutes(departmentsService({ db: ctx.db })),
+      ...billingRoutes(ctx),
+      ...partnerAccessRoutes(ctx),
+    ];
   },
   admissionErrors: [
     "partner_monthly_limit",

@@ -16,7 +16,7 @@ import { monthUsageKrw } from "./usage.js";
 
 export interface PartnerDeps {
   db: Db;
-  kernel: Pick<Kernel, "usage">;
+  kernel: Pick<Kernel, "use">;
 }
 
 export const ceilingOf = (p: repo.PartnerRow): readonly string[] => p.child_scopes ?? DEFAULT_CHILD_SCOPES;

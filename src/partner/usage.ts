@@ -1,4 +1,4 @@
-/** This month's usage of partner children, read through billing's usage totals (kernel.usage), never its tables. */
+/** This month's usage of partner children, read through billing's usage totals (kernel.use("usageTotals")), never its tables. */
 import type { Queryable } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 
@@ -11,8 +11,8 @@ export function currentMonth(now = new Date()): { from: Date; to: Date } {
 }
 
 /** Whole KRW the children's resources were charged this month (0 without a billing area). */
-export async function monthUsageKrw(q: Queryable, kernel: Pick<Kernel, "usage">, childIds: string[]): Promise<number> {
-  const usage = kernel.usage;
+export async function monthUsageKrw(q: Queryable, kernel: Pick<Kernel, "use">, childIds: string[]): Promise<number> {
+  const usage = kernel.use("usageTotals");
   if (!usage) return 0;
   const range = currentMonth();
   let total = 0;

@@ -7,6 +7,8 @@ import { registryRoutes } from "./routes.js";
 import { RegistryService } from "./service.js";
 import { ConfigError } from "../config/config.js";
 import { down, off, up } from "../kernel/components.js";
+import { REGISTRY_ERROR_CODES } from "./errors.js";
+import { REGISTRY_SCOPES } from "./scopes.js";
 
 export interface RegistryState {
   config: RegistryConfig;
@@ -24,29 +26,31 @@ export interface RegistryState {
  */
 export const registryArea = defineArea<RegistryState, RegistryConfig>({
   name: "registry",
+  errors: REGISTRY_ERROR_CODES,
+  scopes: REGISTRY_SCOPES,
   tags: [{ name: "registry", description: "The image registry: owner namespaces, login credentials, repositories." }],
   config: registryConfig,
   setup: (p, config) => {
     const server = new RegistryProcess({ bin: config.bin, dataDir: p.config.dataDir, port: config.port, log: p.log });
     const status = { running: false, problem: null as string | null };
-    const worker = p.kernel.hosts.local.roles.includes("worker");
+    const worker = p.kernel.require("hosts").local.roles.includes("worker");
     const svc = new RegistryService({
       db: p.db,
       secrets: p.secrets,
       config,
-      hosts: p.kernel.hosts,
+      hosts: p.kernel.require("hosts"),
       local: () => (status.running ? server.address : null),
       // a host without the worker role never runs one: its binary is no one's concern
       localProblem: () => status.problem ?? (worker ? binaryMissing(config.bin) : null),
     });
     const realm = new LoopbackRealm((authorization, query) => svc.issueToken(authorization, query));
-    p.kernel.setImageAccess(svc.imageAccess());
+    p.kernel.provide("imageAccess", svc.imageAccess());
     return { config, svc, process: server, realm, status };
   },
   routes: (_app, _ctx, state) => registryRoutes(state.svc),
   // readiness: down while the process is not serving (a failed start, or a restart in back-off)
   health: (p, s): Record<string, HealthCheck> => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return {};
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return {};
     return {
       registry: () => {
         const missing = binaryMissing(s.config.bin);
@@ -59,7 +63,7 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
   // the registry runs where the worker role is; a failure leaves its endpoints answering 503, nothing else,
   // but for REGISTRY_PORT held by another program: a configuration error that stops start-up (exit 2)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     const missing = binaryMissing(s.config.bin);
     if (missing) {
       p.log.warn(missing);
@@ -80,14 +84,14 @@ export const registryArea = defineArea<RegistryState, RegistryConfig>({
     s.status.running = false;
     await s.process.stop();
     await s.realm.stop();
-    if (wasRunning) await s.svc.forgetServer(p.kernel.hosts.local.id).catch(() => {});
+    if (wasRunning) await s.svc.forgetServer(p.kernel.require("hosts").local.id).catch(() => {});
   },
 });
 
 async function startRegistry(p: Platform, s: RegistryState): Promise<void> {
   const realm = s.config.tokenRealm ?? (await s.realm.start());
   const address = await s.process.start({ realm, certificate: await s.svc.certificate() });
-  await s.svc.recordServer(p.kernel.hosts.local.id, address);
+  await s.svc.recordServer(p.kernel.require("hosts").local.id, address);
   s.status.running = true;
   s.status.problem = null;
   p.log.info({ address, realm }, "image registry running");

@@ -4,6 +4,7 @@ import * as repo from "./repo.js";
 import { sandboxRoutes } from "./routes.js";
 import { sandboxJobs, reap } from "./jobs.js";
 import { sandboxesConfig, sandboxesService, type SandboxesConfig, type SandboxesState } from "./service.js";
+import { SANDBOXES_SCOPES } from "./scopes.js";
 
 export type { SandboxesState } from "./service.js";
 
@@ -14,6 +15,7 @@ export type { SandboxesState } from "./service.js";
  */
 export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
   name: "sandboxes",
+  scopes: SANDBOXES_SCOPES,
   tags: [
     {
       name: "sandboxes",
@@ -27,7 +29,7 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
     return { runtime, config, service };
   },
   routes: (_app, _ctx, state) => sandboxRoutes(state),
-  jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id, log: p.log }),
+  jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id, log: p.log }),
   instances: (p) => ({
     resource: "sandboxes",
     find: async (owner, ref) => {
@@ -37,8 +39,8 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
   }),
   // sandboxes that timed out while no platform process ran are marked (their containers are gone already)
   start: async (p, s) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
-    await reap({ db: p.db, runtime: s.runtime, hostId: p.kernel.hosts.local.id, log: p.log }).catch((err) =>
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
+    await reap({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id, log: p.log }).catch((err) =>
       p.log.error({ err }, "start-up sandbox reap failed; the periodic reaper retries"),
     );
   },

@@ -57,7 +57,7 @@ export interface SandboxesDeps {
   db: Db;
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
-  kernel: Pick<Kernel, "admit" | "imageAccess" | "hosts">;
+  kernel: Pick<Kernel, "admit" | "use" | "require">;
   config: SandboxesConfig;
   log: FastifyBaseLogger;
 }
@@ -128,7 +128,7 @@ export function sandboxesService(deps: SandboxesDeps) {
   async function requireRuntime(): Promise<void> {
     const why = await runtime.unavailable();
     if (why) throw new ApiError("runtime_unavailable", why);
-    if (!kernel.hosts.local.roles.includes("worker"))
+    if (!kernel.require("hosts").local.roles.includes("worker"))
       throw new ApiError(
         "runtime_unavailable",
         "This process runs no containers (ROLES without worker); send sandbox requests to a process that does.",
@@ -154,9 +154,9 @@ export function sandboxesService(deps: SandboxesDeps) {
       image: input.image,
       features: input.network ? ["network"] : [],
     });
-    const hostId = kernel.hosts.local.id;
+    const hostId = kernel.require("hosts").local.id;
     let image = input.image ?? config.image;
-    const pullAuth = image ? await kernel.imageAccess.pullFor(p.owner, image) : null;
+    const pullAuth = image ? ((await kernel.use("imageAccess")?.pullFor(p.owner, image)) ?? null) : null;
     image ??= await platformImage();
     const insertedAt = Date.now();
     // the insert is the create an Idempotency-Key binds: a retry after a crash answers that sandbox as it is now
@@ -218,7 +218,7 @@ export function sandboxesService(deps: SandboxesDeps) {
     if (row.shown_state === "expired" || (row.remaining_ms ?? 0) < 1)
       throw new ApiError("conflict", "The sandbox has expired.");
     await requireRuntime();
-    if (row.host_id !== kernel.hosts.local.id)
+    if (row.host_id !== kernel.require("hosts").local.id)
       throw new ApiError(
         "runtime_unavailable",
         `The sandbox runs on host ${row.host_id}; this process cannot reach it.`,
@@ -262,7 +262,7 @@ export function sandboxesService(deps: SandboxesDeps) {
     const row = await get(p, id);
     if (row.state === "removed") return row;
     const removed = (await auditedTransaction(db, p, (tx) => repo.markRemoved(tx, row.id, null)))!;
-    if (row.host_id === kernel.hosts.local.id && (await runtime.unavailable()) === null) {
+    if (row.host_id === kernel.require("hosts").local.id && (await runtime.unavailable()) === null) {
       await destroy(runtime, row).catch((err) =>
         log.warn({ err, sandbox: row.id }, "sandbox container not removed; the reaper removes it"),
       );

@@ -1,4 +1,5 @@
-import type { EdgeRouteSource, StaticFiles } from "../kernel/area.js";
+import type { EdgeRouteSource } from "../kernel/area.js";
+import type { StaticFiles } from "./contract.js";
 import * as repo from "./repo.js";
 import { STATIC_CHANNEL } from "./service.js";
 

@@ -8,6 +8,8 @@ import { staticRoutes } from "./routes.js";
 import { staticJobs } from "./sweep.js";
 import { clearStaleWork } from "./upload.js";
 import { staticOwned } from "./owned.js";
+import { STATIC_ERROR_CODES } from "./errors.js";
+import { STATIC_SCOPES } from "./scopes.js";
 
 export interface StaticState {
   svc: StaticService;
@@ -22,6 +24,8 @@ export interface StaticState {
  */
 export const staticArea = defineArea<StaticState, StaticConfig>({
   name: "static",
+  errors: STATIC_ERROR_CODES,
+  scopes: STATIC_SCOPES,
   tags: [
     {
       name: "static",
@@ -33,12 +37,12 @@ export const staticArea = defineArea<StaticState, StaticConfig>({
   setup: (p, config) => {
     const workDir = path.join(p.config.dataDir, "static-uploads");
     const svc = staticService({ db: p.db, kernel: p.kernel, config, workDir });
-    p.kernel.addEdgeRoutes(siteEdgeRoutes());
-    p.kernel.setStaticFiles({
+    p.kernel.contribute("edgeRoutes", siteEdgeRoutes());
+    p.kernel.provide("staticFiles", {
       ...siteFiles(),
       rollback: async (who, site, id) => void (await svc.rollback(who, site, id)),
     });
-    p.kernel.addOwned(staticOwned());
+    p.kernel.contribute("owned", staticOwned(), "site");
     return { svc, config, workDir };
   },
   routes: (app, _ctx, s) => staticRoutes(app, { svc: s.svc, config: s.config }),

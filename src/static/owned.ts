@@ -1,5 +1,5 @@
 import { ownedSource } from "../kernel/owned-repo.js";
-import type { OwnedResources } from "../kernel/orgs.js";
+import type { OwnedResources } from "../orgs/contract.js";
 import { OWNED_SITES, moveSites } from "./owned-repo.js";
 import { STATIC_CHANNEL } from "./service.js";
 

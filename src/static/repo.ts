@@ -1,7 +1,7 @@
 import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import type { StaticFileEntry } from "../kernel/area.js";
+import type { StaticFileEntry } from "./contract.js";
 import { findByRef } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 

@@ -1,4 +1,4 @@
-import type { VisibilityInForce } from "../kernel/area.js";
+import type { VisibilityInForce } from "../edge/contract.js";
 import type { DeploymentRow, SiteRow } from "./repo.js";
 
 /** Where a site is served: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT], like a pod's url. */

@@ -43,7 +43,7 @@ describe("pod groups", () => {
 
   after(async () => {
     if (!t) return;
-    const host = t.platform.kernel.hosts.local.id;
+    const host = t.platform.kernel.require("hosts").local.id;
     const { rows: nets } = await t.db.query<{ name: string }>("SELECT name FROM owner_networks");
     await t.close();
     // whatever a failed test left: every container of this app's host, then its owners' networks

@@ -110,7 +110,7 @@ describe("volumes API on real containers", () => {
     assert.equal(volume.size_gb, 1);
     assert.equal(volume.state, "creating");
     assert.equal(volume.attached_to, null);
-    assert.equal(volume.host_id, t.platform.kernel.hosts.local.id);
+    assert.equal(volume.host_id, t.platform.kernel.require("hosts").local.id);
     expectError(await post("/v1/volumes", { name: "data", size_gb: 2 }), 409, "slug_taken");
 
     const ready = await volumeState(volume.id, ["ready", "failed"]);

@@ -61,7 +61,7 @@ describe("ACME certificates (pebble)", { skip: NO_PEBBLE }, () => {
   test("a host requested through kernel.certificates is issued, stored sealed and served by SNI", async () => {
     const host = "shop.custom-test.example";
     // as the custom-domains area does at verification, inside its transaction (the job starts after commit)
-    await inTransaction(app.t.db, (tx) => app.t.platform.kernel.certificates!.request(tx, host));
+    await inTransaction(app.t.db, (tx) => app.t.platform.kernel.use("certificates")!.request(tx, host));
     assert.equal((await row(host)).status, "pending");
     await issued(host);
 

@@ -169,7 +169,7 @@ export async function certApp(pebble: Pebble, edgePort: number, opts: TestAppOpt
   });
   const source = new FakeSource();
   // Edge.resolve asks the kernel's sources at every miss, so one added after start serves too
-  t.platform.kernel.addEdgeRoutes(source);
+  t.platform.kernel.contribute("edgeRoutes", source);
   return { t, edge: t.platform.state<Edge>("edge"), source, close: () => t.close() };
 }
 

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
-import type { AttachedApp, AttachmentConsumer } from "../../src/kernel/contracts.js";
+import type { AttachedApp, AttachmentConsumer } from "../../src/apps/contract.js";
 import type { Owner } from "../../src/kernel/owner.js";
 import { OWNER_NETWORKS_JOB } from "../../src/databases/attachments.js";
 import { ApiError } from "../../src/http/errors.js";
@@ -58,11 +58,15 @@ describe("databases attached to apps", () => {
   let db: any;
   const apps = new FakeApps();
   const owner = (): Owner => ({ kind: "account", id: user.id });
-  const resolve = (o: Owner, ref: string) => t.platform.kernel.attachable("databases")!.resolve(t.db, o, ref);
+  const resolve = (o: Owner, ref: string) =>
+    t.platform.kernel
+      .all("attachables")
+      .find((a) => a.resource === "databases")!
+      .resolve(t.db, o, ref);
 
   before(async () => {
     t = await createTestApp({ startJobs: true });
-    t.platform.kernel.setAttachmentConsumer(apps);
+    t.platform.kernel.replace("attachments", apps);
     user = await signup(t.app);
     other = await signup(t.app);
     db = await createRunning(t, user.token, { name: "attach-db" });

@@ -122,13 +122,13 @@ async function assertRemoved(t: TestApp, token: string, id: string, what: string
 /** A worker process of its own: defined like the platform's, started and stopped at will. */
 async function startWorker(t: TestApp): Promise<JobQueue> {
   const q = new JobQueue(t.url, pino({ level: "silent" }));
-  q.bindHost({ hostId: t.platform.kernel.hosts.local.id, worker: true, available: async () => true });
+  q.bindHost({ hostId: t.platform.kernel.require("hosts").local.id, worker: true, available: async () => true });
   for (const spec of databaseJobs(q, {
     db: t.db,
     config: t.config,
     provider: t.databases,
     secrets: t.platform.secrets,
-    hostId: t.platform.kernel.hosts.local.id,
+    hostId: t.platform.kernel.require("hosts").local.id,
   }))
     q.define(spec);
   await q.start();
@@ -219,7 +219,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
         worker = null;
         await Promise.all(ids.map((id) => remove(t, user.token, id)));
         worker = await startWorker(t);
-        await reconcileNow(t.db, worker, t.databases, t.platform.kernel.hosts.local.id);
+        await reconcileNow(t.db, worker, t.databases, t.platform.kernel.require("hosts").local.id);
         for (const p of pending) if (p) assert.ok([200, 400, 503].includes(await p.answer));
         for (const id of ids) await assertRemoved(t, user.token, id, `${pair}+delete across a worker restart`);
         await Promise.all(ids.map((id) => revive(t, user.token, id)));
@@ -247,7 +247,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
           config: t.config,
           provider: t.databases,
           secrets: t.platform.secrets,
-          hostId: t.platform.kernel.hosts.local.id,
+          hostId: t.platform.kernel.require("hosts").local.id,
         }).map((d) => [d.name, d]),
       );
       const runCommand = (commandId: string) =>
@@ -296,7 +296,7 @@ describe("databases: commands racing a delete (issue 19)", { concurrency: 2 }, (
         if (c.serverRunning) await t.databases.start(id);
         await t.db.query("UPDATE databases SET state = $2 WHERE id = $1", [id, c.state]);
         if (c.how === "periodic") await worker!.send("databases.reconcile", {});
-        else await reconcileNow(t.db, worker!, t.databases, t.platform.kernel.hosts.local.id);
+        else await reconcileNow(t.db, worker!, t.databases, t.platform.kernel.require("hosts").local.id);
         const deadline = Date.now() + 30_000;
         for (;;) {
           const d = (await call(t.app, { url: `/v1/databases/${id}`, token: user.token })).json();

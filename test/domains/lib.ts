@@ -112,7 +112,7 @@ export async function domainsApp(
     env: { APPS_DOMAIN, BASE_DOMAIN, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: "400", ...env },
   });
   const apps = new TestApps();
-  t.platform.kernel.addEdgeRoutes(apps);
+  t.platform.kernel.contribute("edgeRoutes", apps);
   return { t, apps, notify: async () => void (await t.db.query("SELECT pg_notify($1, '')", [CHANNEL])) };
 }
 

@@ -33,7 +33,7 @@ describe("custom domains: DNS verification and provider detection", () => {
     await dns.start();
     ({ t, apps } = await domainsApp(dns));
     // the certificates area (another part of issue 11) is asked for a certificate once a domain is verified
-    t.platform.kernel.setCertificates({
+    t.platform.kernel.replace("certificates", {
       channel: "test_certificates",
       request: async (_q, host) => void certificates.push(host),
       load: async () => null,

@@ -236,7 +236,7 @@ export interface EdgeApp {
 /** A test app with the fake source registered and its edge started on a free port. */
 export async function edgeApp(opts: TestAppOptions = {}, source = new FakeSource()): Promise<EdgeApp> {
   const t = await createTestApp({ ...opts, env: { APPS_DOMAIN, ...opts.env } });
-  t.platform.kernel.addEdgeRoutes(source);
+  t.platform.kernel.contribute("edgeRoutes", source);
   const edge = t.platform.state<Edge>("edge");
   await edgeArea.start!(t.platform, edge);
   return {

@@ -7,8 +7,10 @@ import { loadConfig, type Config } from "../../src/config/config.js";
 import { createPool, type Db } from "../../src/store/db.js";
 import { JobQueue } from "../../src/jobs/queue.js";
 import { createPlatform, startPlatform, stopPlatform } from "../../src/kernel/platform.js";
-import type { Platform } from "../../src/kernel/context.js";
+import type { AreaModule, Platform } from "../../src/kernel/context.js";
 import { AREAS } from "../../src/areas.js";
+import { declareAreas } from "../../src/kernel/declarations.js";
+import { migrate } from "../../src/store/migrate.js";
 import { loadSecretBox } from "../../src/kernel/secrets.js";
 import type { DatabasesState } from "../../src/databases/module.js";
 import path from "node:path";
@@ -21,6 +23,10 @@ export const OPERATOR_TOKEN = "test-operator-token-0123456789";
 export const FLEET_TOKEN = "test-fleet-token-0123456789abc";
 /** one platform key for every test app, so apps sharing a store open each other's secrets, as hosts must */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
+
+// the areas' error codes and scope resources, as a platform's start-up declares them: tests of the scope grammar
+// and the catalog run before (or without) any app
+declareAreas(AREAS);
 
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_URL;
@@ -65,6 +71,8 @@ export interface TestAppOptions {
   startJobs?: boolean;
   /** runs on the built app before it is made ready */
   extend?: (app: FastifyInstance) => void;
+  /** the areas list (default src/areas.ts); areas beyond it get their migrations applied to the test database */
+  areas?: readonly AreaModule<any, any>[];
 }
 
 /** Builds the real app over a real database; the rate limit is raised unless a test sets RATE_LIMIT_RPS. */
@@ -89,13 +97,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   };
   const config = loadConfig(env);
   const db = createPool(database.url, 5);
+  if (opts.areas) await migrate(db, opts.areas); // the template holds src/areas.ts's; others' are applied here
   const log = pino({ level: "silent" });
   const jobs = new JobQueue(database.url, log, opts.startJobs ?? false);
   const rateLimit = opts.rateLimit ?? new MemoryRateLimitStore();
   const secrets = (await loadSecretBox(env, providerDir)).box;
   const platform = await createPlatform(
     { config, db, databaseUrl: database.url, rateLimit, jobs, operatorToken: OPERATOR_TOKEN, log, env, secrets },
-    AREAS,
+    opts.areas ?? AREAS,
   );
   const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
   const app = await buildApp(platform);
@@ -126,7 +135,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       const { rows } = await db.query<{ id: string }>("SELECT id FROM databases");
       for (const r of rows) await databases.purge(r.id).catch(() => {});
       await databases.idle(); // a warm-pool initdb still running
-      await cleanupHost(db, platform.kernel.hosts.local.id, providerDir);
+      await cleanupHost(db, platform.kernel.require("hosts").local.id, providerDir);
       await rm(providerDir, { recursive: true, force: true });
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();

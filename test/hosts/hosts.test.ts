@@ -53,7 +53,7 @@ describe("hosts in one process", () => {
   before(async () => {
     t = await createTestApp();
     user = await signup(t.app);
-    hostId = t.platform.kernel.hosts.local.id;
+    hostId = t.platform.kernel.require("hosts").local.id;
   });
   after(async () => {
     await t.close();
@@ -173,7 +173,7 @@ describe("hosts in one process", () => {
       ])
     ).rows[0];
     assert.equal(row.state, "done");
-    assert.equal(row.process_id, t.platform.kernel.hosts.leaseId());
+    assert.equal(row.process_id, t.platform.kernel.require("hosts").leaseId());
   });
 });
 

@@ -170,7 +170,7 @@ describe("company assets of apps and databases", () => {
     expectError(await req("GET", `/v1/pods/${memberPod}`, member), 404, "not_found");
     const listed = (await req("GET", "/v1/org/resources?kind=pod", member)).json().items as { id: string }[];
     assert.ok(!listed.some((a) => a.id === memberPod), "members are not listed apart from their group");
-    const source = t.platform.kernel.edgeRoutes.find((r) => r.channel === "pod_routes")!;
+    const source = t.platform.kernel.all("edgeRoutes").find((r) => r.channel === "pod_routes")!;
     assert.deepEqual((await source.resolve(t.db, group.slug))?.owner, { kind: "org", id: org.id });
   });
 });

@@ -35,7 +35,7 @@ const ids = (list: { id: string }[]) => list.map((i) => i.id).sort();
 
 /** The route the edge resolves for a site's slug now (the static area's route source). */
 const edgeOwner = async (slug: string) => {
-  const source = s.t.platform.kernel.edgeRoutes.find((r) => r.channel === "static_routes")!;
+  const source = s.t.platform.kernel.all("edgeRoutes").find((r) => r.channel === "static_routes")!;
   return (await source.resolve(s.t.db, slug))?.owner ?? null;
 };
 

@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { RouteEntry } from "../../src/http/route-table.js";
-import { roleAtLeast, type OrgRole } from "../../src/kernel/orgs.js";
+import { roleAtLeast, type OrgRole } from "../../src/orgs/contract.js";
 import { call, createTestApp, expectError, scopedKey, type TestApp } from "../helpers/app.js";
 import { makeOrg, type Person, type TestOrg } from "./lib.js";
 

@@ -8,7 +8,7 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { call, type TestApp } from "../helpers/app.js";
 import { APPS_DOMAIN, get, staticApp, tarGz, type Answer, type StaticApp } from "../static/lib.js";
-import type { OwnedResource } from "../../src/kernel/area.js";
+import type { OwnedResource } from "../../src/orgs/contract.js";
 import { ORG, type Person } from "./lib.js";
 
 /**
@@ -17,7 +17,7 @@ import { ORG, type Person } from "./lib.js";
  */
 export async function orgSiteApp(env: Record<string, string> = {}): Promise<StaticApp> {
   return staticApp({ env }, (t) => {
-    if (t.platform.kernel.owned.some((s) => s.kind === "site")) return;
+    if (t.platform.kernel.all("owned").some((s) => s.kind === "site")) return;
     const row = (r: Record<string, any>): OwnedResource => ({
       kind: "site",
       id: r.id,
@@ -28,7 +28,7 @@ export async function orgSiteApp(env: Record<string, string> = {}): Promise<Stat
       state: "live",
       createdAt: r.created_at,
     });
-    t.platform.kernel.addOwned({
+    t.platform.kernel.contribute("owned", {
       kind: "site",
       list: async (q, owner) =>
         (

@@ -42,7 +42,7 @@ describe("registry: image access for deployments, scopes, the token endpoint", (
     await t?.close();
   });
 
-  const access = () => t.platform.kernel.imageAccess;
+  const access = () => t.platform.kernel.require("imageAccess");
 
   test("pullFor refuses an image of another owner's namespace, naming the namespace", async () => {
     await rejects(access().pullFor(accountOwner(bob.id), image), "image_forbidden", /namespace "u-[0-9a-f]{12}"/);
@@ -182,6 +182,6 @@ describe("registry: without the docker-registry binary", () => {
     }
     assert.equal((await call(t.app, { url: "/v1/me", token: user.token })).statusCode, 200);
     // images of other registries still deploy
-    assert.equal(await t.platform.kernel.imageAccess.pullFor(accountOwner(user.id), "nginx:1"), null);
+    assert.equal(await t.platform.kernel.require("imageAccess").pullFor(accountOwner(user.id), "nginx:1"), null);
   });
 });

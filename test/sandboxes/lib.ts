@@ -6,7 +6,7 @@ import { createRuntime, ownerNetworkName } from "../../src/runtime/index.js";
 import type { Owner } from "../../src/kernel/owner.js";
 
 export const sandboxes = (t: TestApp) => t.platform.state<SandboxesState>("sandboxes");
-export const hostId = (t: TestApp) => t.platform.kernel.hosts.local.id;
+export const hostId = (t: TestApp) => t.platform.kernel.require("hosts").local.id;
 
 /** Runs the reaper of the test app's host now (the job the cron and each sandbox's expiry queue). */
 export const reapNow = (t: TestApp) =>

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import zlib from "node:zlib";
 import { call, signup } from "../helpers/app.js";
 import { within } from "../edge/lib.js";
-import type { StaticFiles } from "../../src/kernel/area.js";
+import type { StaticFiles } from "../../src/static/contract.js";
 import { createSite, deploy, get, staticApp, tarGz, zipArchive, type StaticApp } from "./lib.js";
 
 let s: StaticApp;
@@ -22,7 +22,7 @@ const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, ...Array.from({ length: 4000 },
 
 before(async () => {
   s = await staticApp({}, (t) => {
-    const files = t.platform.kernel.staticFiles!;
+    const files = t.platform.kernel.use("staticFiles")!;
     const counting: StaticFiles = {
       manifest: files.manifest,
       content: async (q, hash) => {
@@ -30,7 +30,7 @@ before(async () => {
         return files.content(q, hash);
       },
     };
-    t.platform.kernel.setStaticFiles(counting);
+    t.platform.kernel.replace("staticFiles", counting);
   });
   token = (await signup(s.t.app)).token;
   await createSite(s.t, token, { name: "docs", slug: "docs", not_found_page: "404.html" });

@@ -33,7 +33,7 @@ export type GroupPatch = Partial<
 export interface GroupsDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "admit" | "imageAccess" | "appSlugTakenElsewhere">;
+  kernel: Pick<Kernel, "admit" | "use" | "appSlugTakenElsewhere">;
   pods: PodsService;
 }
 
@@ -123,7 +123,7 @@ export function groupsService(deps: GroupsDeps) {
     await pods.requireRuntime();
     checkBounds(input.replica_min, input.replica_max);
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
-    await kernel.imageAccess.pullFor(p.owner, input.image);
+    await kernel.use("imageAccess")?.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
     await kernel.admit(db, {
       owner: p.owner,
@@ -208,7 +208,7 @@ export function groupsService(deps: GroupsDeps) {
       patch.command !== undefined;
     if (specChange) await pods.requireRuntime();
     const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
-    if (patch.image !== undefined) await kernel.imageAccess.pullFor(p.owner, patch.image);
+    if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
     const group = await auditedTransaction(db, p, async (tx) => {
       const cur = await repo.findGroup(tx, p.owner, ref, { forUpdate: true });
       if (!cur || cur.desired_state === "removed") throw notFound("pod group");

@@ -14,7 +14,7 @@ import * as repo from "./repo.js";
 export interface TemplatesDeps {
   db: Db;
   secrets: SecretBox;
-  kernel: Pick<Kernel, "imageAccess" | "findInstance">;
+  kernel: Pick<Kernel, "use" | "findInstance">;
   gpuCatalogFile: string;
 }
 
@@ -46,7 +46,7 @@ export function templatesService(deps: TemplatesDeps) {
       const known = podSizes(deps.gpuCatalogFile).map((s) => s.id);
       throw new ApiError("bad_size", `Unknown pod size "${f.size}"; sizes: ${known.join(", ")}.`);
     }
-    if (typeof f.image === "string") await kernel.imageAccess.pullFor(p.owner, f.image);
+    if (typeof f.image === "string") await kernel.use("imageAccess")?.pullFor(p.owner, f.image);
     // a reference the owner cannot use is refused when it is written, not at the deploy that needs it
     for (const ref of f.databases ?? [])
       if (!(await kernel.findInstance("databases", p.owner, ref)))

@@ -12,7 +12,7 @@ import { VOLUME_KIND, VOLUME_SIZE } from "./metering.js";
 
 export interface VolumesDeps {
   db: Db;
-  kernel: Pick<Kernel, "admit" | "hosts">;
+  kernel: Pick<Kernel, "admit" | "require">;
   jobs: Pick<JobQueue, "send">;
   store: VolumeStore;
 }
@@ -39,9 +39,9 @@ export function volumesService(deps: VolumesDeps) {
           size: VOLUME_SIZE,
           storageGb: input.size_gb,
         });
-        const hostId = await kernel.hosts.place(tx, { kind: "volume", owner: p.owner });
+        const hostId = await kernel.require("hosts").place(tx, { kind: "volume", owner: p.owner });
         // this host cannot make volumes (not root, no mkfs.ext4): 503 with how to fix it, nothing recorded
-        const missing = hostId === kernel.hosts.local.id ? await deps.store.unavailable() : null;
+        const missing = hostId === kernel.require("hosts").local.id ? await deps.store.unavailable() : null;
         if (missing) throw new ApiError("runtime_unavailable", `Volumes cannot be created here: ${missing}.`);
         await repo.insertVolume(tx, {
           id,
@@ -89,7 +89,7 @@ export function volumesService(deps: VolumesDeps) {
 
   /** bytes in use, when the volume is ready on this host (another host's volume is measured there) */
   async function usedBytes(v: repo.VolumeRow): Promise<number | null> {
-    if (v.state !== "ready" || v.host_id !== kernel.hosts.local.id) return null;
+    if (v.state !== "ready" || v.host_id !== kernel.require("hosts").local.id) return null;
     const u = await deps.store.usage(v.id).catch(() => null);
     return u?.usedBytes ?? null;
   }

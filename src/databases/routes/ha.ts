@@ -1,38 +1,26 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import type { ErrorCode } from "../../http/errors.js";
 import type { HaAction } from "../service.js";
 import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
+import { route, type Route } from "../../http/route.js";
 
 const HaStatus = Type.Object({ enabled: Type.Boolean(), standby: Type.Unknown() });
-const HA_ERRORS: ErrorCode[] = [
-  "not_found",
-  "database_removed",
-  "ha_not_supported",
-  "ha_not_enabled",
-  "not_running",
-  "deploy_rule_violation",
-];
+const HA_ERRORS: ErrorCode[] = ["database_removed", "ha_not_supported", "ha_not_enabled", "not_running"];
 
 /** High availability: a streaming standby, its status, rebuild and switchover. */
-export function haRoutes(app: FastifyInstance, { svc }: RouteDeps): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-
-  r.get(
-    "/v1/databases/:id/ha",
-    {
-      config: { auth: read, errors: ["not_found"], summaryKo: "대기 서버(HA) 상태와 복제 지연." },
-      schema: {
-        operationId: "getDatabaseHa",
-        tags,
-        summary: "Standby status with replication lag.",
-        params: Params,
-        response: { 200: HaStatus },
-      },
-    },
-    async (request) => svc.haStatus(caller(request), request.params.id),
-  );
+export function haRoutes({ svc }: RouteDeps): Route[] {
+  const status = route({
+    method: "GET",
+    url: "/v1/databases/:id/ha",
+    operationId: "getDatabaseHa",
+    tags,
+    summary: "Standby status with replication lag.",
+    summaryKo: "대기 서버(HA) 상태와 복제 지연.",
+    auth: read,
+    params: Params,
+    response: { 200: HaStatus },
+    handler: async (request) => svc.haStatus(caller(request), request.params.id),
+  });
 
   const actions: {
     method: "POST" | "DELETE";
@@ -75,14 +63,25 @@ export function haRoutes(app: FastifyInstance, { svc }: RouteDeps): void {
       summaryKo: "대기 서버를 주 서버로 승격합니다. URL은 그대로입니다.",
     },
   ];
-  for (const a of actions) {
-    r.route({
-      method: a.method,
-      url: `/v1/databases/:id/ha${a.path}`,
-      config: { auth: write, errors: HA_ERRORS, summaryKo: a.summaryKo },
-      schema: { operationId: a.operationId, tags, summary: a.summary, params: Params, response: { 202: Accepted } },
-      handler: async (request, reply) =>
-        reply.code(202).send({ command_id: (await svc.ha(caller(request), request.params.id, a.action)).commandId }),
-    });
-  }
+  return [
+    status,
+    ...actions.map((a) =>
+      route({
+        method: a.method,
+        url: `/v1/databases/:id/ha${a.path}`,
+        operationId: a.operationId,
+        tags,
+        summary: a.summary,
+        summaryKo: a.summaryKo,
+        auth: write,
+        // only enabling adds a standby: it passes admission like an update (organization rule features.ha)
+        admits: a.action === "ha_enable",
+        errors: HA_ERRORS,
+        params: Params,
+        response: { 202: Accepted },
+        handler: async (request, reply) =>
+          reply.code(202).send({ command_id: (await svc.ha(caller(request), request.params.id, a.action)).commandId }),
+      }),
+    ),
+  ];
 }

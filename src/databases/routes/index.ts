@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { Route } from "../../http/route.js";
 import type { AppContext } from "../../kernel/context.js";
 import type { DatabasesState } from "../state.js";
 import { databasesService } from "../service.js";
@@ -8,21 +8,23 @@ import { settingsRoutes } from "./settings.js";
 import { haRoutes } from "./ha.js";
 import { poolRoutes } from "./pool.js";
 import { backupRoutes } from "./backups.js";
+import { appsSide } from "../attachments.js";
 
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
-export async function databaseRoutes(app: FastifyInstance, ctx: AppContext, state: DatabasesState): Promise<void> {
+export function databaseRoutes(ctx: AppContext, state: DatabasesState): Route[] {
   const svc = databasesService({
     db: ctx.db,
     config: ctx.config,
+    restoreEnabled: state.restoreEnabled,
     jobs: ctx.jobs,
     provider: state.provider,
     admission: ctx.kernel,
     poolAvailable: state.poolAvailable,
     changes: ctx.changes,
     secrets: ctx.secrets,
-    hosts: ctx.kernel.hosts,
-    apps: ctx.kernel,
+    hosts: ctx.kernel.require("hosts"),
+    apps: appsSide(ctx.kernel),
   });
   const deps: RouteDeps = { svc, config: ctx.config };
-  for (const register of [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes]) register(app, deps);
+  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes].flatMap((routes) => routes(deps));
 }

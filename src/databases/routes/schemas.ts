@@ -18,13 +18,7 @@ export const write = { scope: "databases:write", instance: { param: "id" } } as 
 /** The authenticated caller; every route here declares auth, so it is always there. */
 export const caller = (request: FastifyRequest): Principal => request.principal!;
 
-export const SLUG = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
-export const Size = Type.Union([
-  Type.Literal("dev"),
-  Type.Literal("basic"),
-  Type.Literal("pro"),
-  Type.Literal("business"),
-]);
+export { SLUG, Size } from "../schemas.js";
 export const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) });
 export const Accepted = Type.Object({ command_id: Type.String() });
 export const Backup = Type.Object({

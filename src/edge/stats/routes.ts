@@ -1,9 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Nullable } from "../../http/schemas.js";
 import { WINDOWS, type StatsKind, type StatsService, type Window } from "./service.js";
+import { route, type Route } from "../../http/route.js";
 
 export const tags = ["stats"];
 
@@ -86,33 +85,26 @@ const ROUTES: {
  * response time and bytes out per UTC day over 7, 30 or 90 days. The static-site path sits beside the static
  * area's `/v1/static/{slug}` routes; apps are found through their areas' instance lookups.
  */
-export function statsRoutes(app: FastifyInstance, stats: StatsService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  for (const route of ROUTES) {
-    r.get(
-      route.path,
-      {
-        config: {
-          auth: { scope: route.scope, instance: { param: route.param } },
-          errors: ["not_found"],
-          summaryKo: route.summaryKo,
-        },
-        schema: {
-          operationId: route.operationId,
-          tags,
-          summary: `Daily requests, 4xx and 5xx answers, p50/p95 response time and bytes out of ${route.what}, as the edge recorded them; ?days=7 (default), 30 or 90.`,
-          params: Type.Object({
-            [route.param]: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }),
-          }),
-          querystring: Days,
-          response: { 200: AppStats },
-        },
-      },
-      async (request) => {
-        const ref = (request.params as Record<string, string>)[route.param];
+export function statsRoutes(stats: StatsService): Route[] {
+  return ROUTES.map((target) =>
+    route({
+      method: "GET",
+      url: target.path,
+      operationId: target.operationId,
+      tags,
+      summary: `Daily requests, 4xx and 5xx answers, p50/p95 response time and bytes out of ${target.what}, as the edge recorded them; ?days=7 (default), 30 or 90.`,
+      summaryKo: target.summaryKo,
+      auth: { scope: target.scope, instance: { param: target.param } },
+      params: Type.Object({
+        [target.param]: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }),
+      }),
+      query: Days,
+      response: { 200: AppStats },
+      handler: async (request) => {
+        const ref = (request.params as Record<string, string>)[target.param];
         const days = (request.query.days ?? 7) as Window;
-        return stats.forApp(callerOf(request), route.kind, ref, days);
+        return stats.forApp(callerOf(request), target.kind, ref, days);
       },
-    );
-  }
+    }),
+  );
 }

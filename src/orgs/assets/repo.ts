@@ -1,4 +1,4 @@
-/** The company-asset views' own SQL: who created what (the resources themselves are read through kernel.owned). */
+/** The company-asset views' own SQL: who created what (the resources themselves are read through kernel.all("owned")). */
 import type { Queryable } from "../../store/db.js";
 
 export interface Creator {

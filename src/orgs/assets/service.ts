@@ -1,13 +1,13 @@
 /**
  * Company assets (README.md here, "Company assets"): the resources an organization owns, read and moved
- * through every area's kernel.owned source. Designation moves one of the member's personal resources, with what is
+ * through every area's kernel.all("owned") source. Designation moves one of the member's personal resources, with what is
  * tied to it (a pod's databases and volumes, a database's apps), to the organization; removal moves it back to its
  * creator. Each move is one transaction with its audit row: a refusal anywhere (409) moves nothing.
  */
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { OrgMembership, OwnedResource, OwnedResources } from "../../kernel/orgs.js";
+import type { OrgMembership, OwnedResource, OwnedResources } from "../public.js";
 import { accountOwner, sameOwner, type Owner } from "../../kernel/owner.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
@@ -42,7 +42,7 @@ export function assetsService(d: AssetsDeps) {
 
   function source(kind: string): OwnedResources {
     const canonical = KIND_ALIASES[kind] ?? kind;
-    const s = kernel.owned.find((o) => o.kind === canonical);
+    const s = kernel.all("owned").find((o) => o.kind === canonical);
     if (!s) throw new ApiError("invalid_request", `kind ${kind} is not a company asset kind on this platform.`);
     return s;
   }
@@ -60,7 +60,7 @@ export function assetsService(d: AssetsDeps) {
 
   /** Every company asset of the organization, oldest first, optionally of one kind or creator. */
   async function companyAssets(q: Queryable, orgId: string, f: { kind?: string; creator?: string }) {
-    const sources = f.kind ? [source(f.kind)] : kernel.owned;
+    const sources = f.kind ? [source(f.kind)] : kernel.all("owned");
     const all: OwnedResource[] = [];
     for (const s of sources) all.push(...(await s.list(q, orgOwner(orgId))));
     const picked = all
@@ -75,11 +75,14 @@ export function assetsService(d: AssetsDeps) {
     const queue = [root];
     while (queue.length) {
       const cur = queue.shift()!;
-      for (const s of kernel.owned) {
+      for (const s of kernel.all("owned")) {
         for (const t of (await s.ties?.(q, { kind: cur.kind, id: cur.id })) ?? []) {
           const key = `${t.kind}:${t.id}`;
           if (seen.has(key)) continue;
-          const found = await kernel.owned.find((o) => o.kind === t.kind)?.find(q, t.id);
+          const found = await kernel
+            .all("owned")
+            .find((o) => o.kind === t.kind)
+            ?.find(q, t.id);
           if (!found) continue; // gone, or not an asset of its own (a group's member pod)
           seen.set(key, found);
           queue.push(found);
@@ -93,7 +96,7 @@ export function assetsService(d: AssetsDeps) {
 
   /** Moves the given resources, grouped per kind, to one owner and creator; answers them as found afterwards. */
   async function moveAll(q: Queryable, items: OwnedResource[], to: { owner: Owner; accountId: string }) {
-    for (const s of kernel.owned) {
+    for (const s of kernel.all("owned")) {
       const ids = items.filter((r) => r.kind === s.kind).map((r) => r.id);
       if (ids.length) await s.reassign(q, ids, to);
     }

@@ -8,7 +8,7 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { TokenResolver } from "../../auth/token-resolver.js";
 import { issueScopedKey, listScopedKeys, revokeScopedKey, type KeyRequest } from "../../auth/api-keys.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import type { Owner } from "../../kernel/owner.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { listOwnerAudit, type OwnerAuditQuery } from "../../audit/service.js";

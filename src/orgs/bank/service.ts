@@ -8,7 +8,7 @@
 import type { PaymentsConfig } from "../../config/config.js";
 import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import { ApiError } from "../../http/errors.js";
 import { bankTransferService } from "../../billing/public.js";
 import * as orgRepo from "../public.js";

@@ -14,12 +14,12 @@ import * as repo from "./repo.js";
  * Free creations and running resources are never stopped here.
  */
 export function budgetAdmission(
-  kernel: Pick<Kernel, "usage">,
+  kernel: Pick<Kernel, "use">,
   now: () => Date = () => new Date(),
   catalog: () => PriceCatalog = prices,
 ): AdmissionCheck {
   return async (q, r) => {
-    if (r.owner.kind !== "org" || r.update || !kernel.usage) return;
+    if (r.owner.kind !== "org" || r.update || !kernel.use("usageTotals")) return;
     if (!isPaid(catalog(), r.kind, r.size, r.storageGb ?? 1)) return;
     const m = await orgs.membership(q, r.accountId);
     const departments = m?.orgId === r.owner.id && m.departmentId ? await departmentChain(q, m.departmentId) : [];
@@ -32,7 +32,7 @@ export function budgetAdmission(
     );
     const range = monthRange(now());
     for (const b of budgets) {
-      const used = await consumedKrw(q, kernel.usage, b, range);
+      const used = await consumedKrw(q, kernel.use("usageTotals"), b, range);
       if (used >= b.amount_krw)
         throw new ApiError(
           "budget_exceeded",

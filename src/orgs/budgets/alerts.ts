@@ -10,7 +10,7 @@ export const THRESHOLDS = [80, 100] as const;
 
 export interface AlertDeps {
   db: Db;
-  kernel: Pick<Kernel, "usage" | "mailer">;
+  kernel: Pick<Kernel, "use" | "mailer">;
   log: FastifyBaseLogger;
 }
 
@@ -39,7 +39,7 @@ export async function sendBudgetAlerts(deps: AlertDeps, now: Date = new Date()):
   const range = monthRange(now);
   let sent = 0;
   for (const b of await repo.warnBudgetsPending(deps.db, range.from)) {
-    const used = await consumedKrw(deps.db, deps.kernel.usage, b, range);
+    const used = await consumedKrw(deps.db, deps.kernel.use("usageTotals"), b, range);
     const crossed = THRESHOLDS.filter((t) => used * 100 >= b.amount_krw * t);
     if (!crossed.length) continue;
     const claimed = await repo.claimAlerts(deps.db, b.id, range.from, [...crossed]);

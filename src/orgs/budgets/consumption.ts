@@ -1,5 +1,5 @@
 import type { Queryable } from "../../store/db.js";
-import type { UsageTotals } from "../../kernel/orgs.js";
+import type { UsageTotals } from "../../billing/contract.js";
 import { membersUnder } from "../public.js";
 import type { BudgetRow } from "./repo.js";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { isUuid, type Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import { roleAtLeast, type OrgMembership } from "../../kernel/orgs.js";
+import { roleAtLeast, type OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
 import { departmentChain } from "../public.js";
@@ -21,7 +21,7 @@ export interface BudgetInput {
 
 export interface BudgetsDeps {
   db: Db;
-  kernel: Pick<Kernel, "usage">;
+  kernel: Pick<Kernel, "use">;
   now?: () => Date;
 }
 
@@ -34,7 +34,7 @@ export function budgetsService(d: BudgetsDeps) {
     const range = monthRange(now());
     const out = [];
     for (const b of rows) {
-      const consumed = await consumedKrw(db, kernel.usage, b, range);
+      const consumed = await consumedKrw(db, kernel.use("usageTotals"), b, range);
       out.push({ ...b, month: range.label, consumed_krw: consumed });
     }
     return out;

@@ -7,7 +7,7 @@
  */
 import { ApiError } from "../../http/errors.js";
 import { normaliseEmail } from "../../auth/secrets.js";
-import type { OrgRole } from "../../kernel/orgs.js";
+import type { OrgRole } from "../public.js";
 import { memberActionRefusal } from "../public.js";
 import type { MemberState, MemberWrite } from "./repo.js";
 

@@ -4,7 +4,7 @@
  * arrays, so a sync of thousands of rows is a handful of round trips.
  */
 import type { Queryable } from "../../store/db.js";
-import type { OrgRole } from "../../kernel/orgs.js";
+import type { OrgRole } from "../public.js";
 
 export interface DepartmentRow {
   id: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { normaliseEmail } from "../../auth/secrets.js";

@@ -1,19 +1,19 @@
 /**
  * Company apps as the syncs see them, only through the kernel (no other area's tables): the organization's pods, pod
  * groups and static sites from the areas' owned-resource sources, a site's live deployment from the edge's route
- * sources, a pod's or group's spec from the apps area (kernel.appImages.describe), and the changes auto-sync applies
+ * sources, a pod's or group's spec from the apps area (kernel.use("appImages").describe), and the changes auto-sync applies
  * (appImages.deploy / scale, staticFiles.rollback), made as the app's responsible member acting for the organization.
  */
 import { createHash } from "node:crypto";
 import { systemPrincipal, type Principal } from "../../auth/principal.js";
 import { ApiError } from "../../http/errors.js";
-import type { AppRef } from "../../kernel/contracts.js";
+import type { AppRef } from "../../apps/contract.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { Queryable } from "../../store/db.js";
 import type { AppState, Desired } from "./manifest.js";
 import type { AppKind } from "./repo.js";
 
-export type AppsKernel = Pick<Kernel, "owned" | "edgeRoutes" | "appImages" | "staticFiles">;
+export type AppsKernel = Pick<Kernel, "all" | "use">;
 
 export interface OrgApp {
   kind: AppKind;
@@ -28,7 +28,7 @@ export const APP_KINDS: readonly AppKind[] = ["pod", "pod-group", "site"];
 /** The organization's pods, pod groups and static sites (a group's member pods are the group's). */
 export async function orgApps(q: Queryable, kernel: AppsKernel, orgId: string): Promise<OrgApp[]> {
   const out: OrgApp[] = [];
-  for (const source of kernel.owned) {
+  for (const source of kernel.all("owned")) {
     if (!APP_KINDS.includes(source.kind as AppKind)) continue;
     for (const r of await source.list(q, { kind: "org", id: orgId })) {
       if (r.slug && r.state !== "removed")
@@ -46,7 +46,10 @@ export async function orgApp(
   kind: AppKind,
   id: string,
 ): Promise<OrgApp | null> {
-  const r = await kernel.owned.find((s) => s.kind === kind)?.find(q, id);
+  const r = await kernel
+    .all("owned")
+    .find((s) => s.kind === kind)
+    ?.find(q, id);
   if (!r || r.id !== id || r.owner.kind !== "org" || r.owner.id !== orgId || !r.slug || r.state === "removed")
     return null;
   return { kind, id: r.id, slug: r.slug, accountId: r.accountId };
@@ -68,13 +71,13 @@ const appRef = (app: OrgApp): AppRef => ({ kind: app.kind === "pod" ? "pod" : "g
 /** What the app runs now; null when it is gone (or this platform cannot tell: no apps or static area). */
 export async function appState(q: Queryable, kernel: AppsKernel, orgId: string, app: OrgApp): Promise<AppState | null> {
   if (app.kind === "site") {
-    for (const source of kernel.edgeRoutes) {
+    for (const source of kernel.all("edgeRoutes")) {
       const t = await source.resolve(q, app.slug);
       if (t?.site && t.id === app.id) return { kind: "site", deploymentId: t.site.deploymentId };
     }
     return null;
   }
-  const describe = kernel.appImages?.describe;
+  const describe = kernel.use("appImages")?.describe;
   if (!describe) return null;
   const spec = await describe(actor(orgId, app, "describe", "git-scan"), appRef(app));
   return spec && { kind: app.kind, spec };
@@ -104,14 +107,14 @@ export async function apply(
   const changes: string[] = [];
   if (now.kind === "site" && want.kind === "site") {
     if (now.deploymentId === want.deploymentId) return changes;
-    const rollback = kernel.staticFiles?.rollback;
+    const rollback = kernel.use("staticFiles")?.rollback;
     if (!rollback)
       throw new ApiError("invalid_request", "This platform's static area cannot change a site's deployment.");
     await rollback(actAs("gitopsRollbackSite"), app.id, want.deploymentId);
     return [`deployment ${now.deploymentId ?? "none"} → ${want.deploymentId}`];
   }
   if (now.kind === "site" || want.kind === "site") throw new Error("manifest kind does not match the app");
-  const apps = kernel.appImages;
+  const apps = kernel.use("appImages");
   if (!apps?.scale) throw new ApiError("invalid_request", "This platform's apps area cannot apply manifests.");
   const s = now.spec;
   if (app.kind === "pod" && (want.replicaMin !== 1 || want.replicaMax !== 1))

@@ -5,7 +5,7 @@
  * whose bounds differ); a static site has no image, so its manifest is a `StaticSite` naming the live deployment.
  * Auto-sync reads back what it applies: the image and replicas of pods and groups, a site's deployment id.
  */
-import type { AppSpec } from "../../kernel/contracts.js";
+import type { AppSpec } from "../../apps/contract.js";
 import type { AppKind } from "./repo.js";
 
 export const API_GROUP = "hosting-platform";

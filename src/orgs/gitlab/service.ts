@@ -2,7 +2,7 @@ import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
 import type { JobQueue } from "../../jobs/queue.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { isUuid, type Db } from "../../store/db.js";
 import { OutboundError, type Outbound } from "../../net/outbound.js";

@@ -82,7 +82,7 @@ async function archive(d: RunDeps, s: repo.SettingsRow, app: OrgApp): Promise<re
       "The platform keeps no source of pods and pod groups: a build's source is removed from the build host once " +
         "its image is built. Push the source to GitLab from where it is built.",
     );
-  const files = d.kernel.staticFiles;
+  const files = d.kernel.use("staticFiles");
   if (!state.deploymentId || !files) return skipped("The site has no live deployment yet.");
   const gl = clientFor(d, s);
   const group = await gl.group(s.group_path);

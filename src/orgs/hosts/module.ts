@@ -14,13 +14,13 @@ interface OrgHostsState {
   timer: NodeJS.Timeout | null;
 }
 
-/** setup: the service, and placement on external hosts through kernel.externalHosts. */
+/** setup: the service, and placement on external hosts through kernel.use("externalHosts"). */
 function setup(p: Platform): OrgHostsState {
   const config = orgHostsConfig(p.env, p.config);
   const feed = agentFeed({ db: p.db, secrets: p.secrets, kernel: p.kernel, gpuCatalogFile: p.config.gpuCatalogFile });
   const hub = new DesiredHub(p.databaseUrl, p.log);
   const svc = orgHostsService({ db: p.db, feed, hub, config });
-  p.kernel.setExternalHosts(svc.external);
+  p.kernel.provide("externalHosts", svc.external);
   return { svc, hub, timer: null };
 }
 
@@ -39,7 +39,7 @@ export const orgHostsArea = defineArea<OrgHostsState>({
   },
   // on worker processes, every heartbeat interval, pods of hosts gone quiet become `unknown`
   start: async (p, part) => {
-    if (!p.kernel.hosts.local.roles.includes("worker")) return;
+    if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     const every = orgHostsConfig(p.env, p.config).heartbeatSeconds * 1000;
     const tick = () =>
       void part.svc.markOffline().catch((err) => p.log.warn({ err }, "external host monitor failed; retried"));

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
-import type { ExternalHosts, PlacementRequest } from "../../kernel/hosts.js";
+import type { OrgMembership } from "../public.js";
+import type { ExternalHosts } from "../public.js";
+import type { PlacementRequest } from "../../hosts/contract.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, authRequired, notFound } from "../../http/errors.js";
 import type { AgentFeed } from "../../apps/public.js";
@@ -107,7 +108,7 @@ export function orgHostsService(deps: OrgHostsDeps) {
     hub.wake(id); // a waiting poll answers now: 401 at its next call, the agent stops
   }
 
-  /** Placement of a company pod on one of its organization's hosts (kernel.externalHosts). */
+  /** Placement of a company pod on one of its organization's hosts (kernel.use("externalHosts")). */
   async function place(q: Queryable, req: PlacementRequest): Promise<string> {
     const owner = req.owner;
     if (!owner || owner.kind !== "org") throw notFound("host");

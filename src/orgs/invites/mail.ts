@@ -1,6 +1,6 @@
 /** Invitation tokens, the link they travel in, and the invitation e-mail. */
 import { createHash, randomBytes } from "node:crypto";
-import type { MailMessage } from "../../kernel/orgs.js";
+import type { MailMessage } from "../../kernel/contracts.js";
 
 /** Invitation validity (spec, Limits). */
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;

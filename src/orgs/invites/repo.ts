@@ -1,6 +1,6 @@
 /** SQL of invitations (org_invites) and of member changes by admins (org_members role and department). */
 import type { Queryable } from "../../store/db.js";
-import type { OrgRole } from "../../kernel/orgs.js";
+import type { OrgRole } from "../public.js";
 
 export type InviteRole = "admin" | "member";
 export type InviteStatus = "pending" | "accepted" | "withdrawn";

@@ -3,7 +3,7 @@
  * README, "Invoices, card, bank transfers and statistics".
  */
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { deleteSavedCard, endCardBilling, saveCardNow, savedCard, startCardBilling } from "../../billing/public.js";

@@ -26,7 +26,7 @@ export const refreshJob = (deps: RefreshDeps): JobSpec => ({
 export const orgRefreshArea = defineArea<null>({
   name: "orgs-refresh",
   setup: (p) => {
-    p.kernel.addBuildObserver(refreshObserver({ db: p.db, kernel: p.kernel, log: p.log }));
+    p.kernel.contribute("buildObservers", refreshObserver({ db: p.db, kernel: p.kernel, log: p.log }));
     return null;
   },
   routes: (app, ctx) => refreshRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log }),

@@ -1,5 +1,5 @@
 import { isUuid, type Queryable } from "../../store/db.js";
-import type { BuildBaseImage } from "../../kernel/contracts.js";
+import type { BuildBaseImage } from "../../builds/contract.js";
 
 /** Base-image refresh SQL (migration 033; README, "Base-image refresh"). */
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { inTransaction, type Db } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { BuildObserver } from "../../kernel/contracts.js";
+import type { BuildObserver } from "../../builds/contract.js";
 import { systemPrincipal, type Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, asApiError, notFound } from "../../http/errors.js";
@@ -11,11 +11,11 @@ import * as repo from "./repo.js";
 /**
  * Base-image refresh (issue 14; README, "Base-image refresh"): records the builds of company apps (a kernel build
  * observer), checks their base images' digests against their registries, proposes rebuilds, rebuilds through the
- * builds area (kernel.rebuilds), and with policy `auto` starts them itself.
+ * builds area (kernel.use("rebuilds")), and with policy `auto` starts them itself.
  */
 export interface RefreshDeps {
   db: Db;
-  kernel: Pick<Kernel, "rebuilds" | "owned">;
+  kernel: Pick<Kernel, "use" | "all">;
   log: FastifyBaseLogger;
 }
 
@@ -49,8 +49,9 @@ export function refreshService(deps: RefreshDeps) {
   };
 
   async function builder() {
-    if (!kernel.rebuilds) return { name: "none", version: null, available: false, problem: "no builds area" };
-    return kernel.rebuilds.builder();
+    const rebuilds = kernel.use("rebuilds");
+    if (!rebuilds) return { name: "none", version: null, available: false, problem: "no builds area" };
+    return rebuilds.builder();
   }
 
   async function settingsOf(orgId: string): Promise<repo.Settings> {
@@ -68,7 +69,7 @@ export function refreshService(deps: RefreshDeps) {
   /** The organization's apps that are company assets now, by "<kind>:<id>", with their responsible member. */
   async function companyApps(orgId: string): Promise<Map<string, string>> {
     const apps = new Map<string, string>();
-    for (const source of kernel.owned.filter((s) => s.kind === "pod" || s.kind === "pod-group"))
+    for (const source of kernel.all("owned").filter((s) => s.kind === "pod" || s.kind === "pod-group"))
       for (const r of await source.list(db, org(orgId))) apps.set(`${r.kind}:${r.id}`, r.accountId);
     return apps;
   }
@@ -90,8 +91,9 @@ export function refreshService(deps: RefreshDeps) {
     const found: Parameters<typeof repo.propose>[1][] = [];
     for (const b of builds) {
       for (const base of b.base_images) {
-        if (!base.digest || !kernel.rebuilds) continue;
-        if (!now.has(base.image)) now.set(base.image, kernel.rebuilds.digestOf(org(orgId), base.image));
+        const rebuilds = kernel.use("rebuilds");
+        if (!base.digest || !rebuilds) continue;
+        if (!now.has(base.image)) now.set(base.image, rebuilds.digestOf(org(orgId), base.image));
         const digest = await now.get(base.image)!.catch((err) => {
           log.warn({ err, org: orgId, image: base.image }, "base image digest not read; checked again next time");
           return null;
@@ -162,10 +164,11 @@ export function refreshService(deps: RefreshDeps) {
         for (const r of claimed) await repo.setStatus(tx, [r.id], r.status, { error: r.error });
       });
     try {
-      if (!kernel.rebuilds) throw new ApiError("builder_unavailable", "This platform has no builds area.");
+      const rebuilds = kernel.use("rebuilds");
+      if (!rebuilds) throw new ApiError("builder_unavailable", "This platform has no builds area.");
       const current = await repo.currentBuildOf(db, orgId, appId);
       if (!current) throw new ApiError("conflict", "No build of this app is recorded any more; build it from source.");
-      const started = await kernel.rebuilds.rebuild(p, current.build_id);
+      const started = await rebuilds.rebuild(p, current.build_id);
       await repo.setStatus(
         db,
         claimed.map((r) => r.id),

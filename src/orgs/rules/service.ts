@@ -1,6 +1,6 @@
 import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
-import type { OrgMembership } from "../../kernel/orgs.js";
+import type { OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { summarize, validateRules } from "./check.js";

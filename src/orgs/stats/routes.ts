@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import type { OwnedResource } from "../../kernel/orgs.js";
+import type { OwnedResource } from "../public.js";
 import { AppStats, Days, type StatsView, type Window } from "../../edge/public.js";
 import { orgOf, read, tags } from "../public.js";
 import type { OrgStatsService } from "./service.js";

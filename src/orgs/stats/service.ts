@@ -1,22 +1,22 @@
 /**
  * Site statistics of company deployments (GET /v1/org/stats/sites[/{slug}]): the organization's static sites, pods
- * and pod groups, found through the areas' owned-resource sources (kernel.owned), with the edge's daily statistics
+ * and pod groups, found through the areas' owned-resource sources (kernel.all("owned")), with the edge's daily statistics
  * (src/edge/stats, `ownerAppsStats`) for each and summed over all of them.
  */
 import type { Db } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { OrgMembership, OwnedResource } from "../../kernel/orgs.js";
+import type { OrgMembership, OwnedResource } from "../public.js";
 import { ApiError } from "../../http/errors.js";
 import { ownerAppsStats, type StatsKind, type Window } from "../../edge/public.js";
 
 /** Owned-resource kinds the edge serves, and the kind its statistics name them by (EdgeTarget.kind). */
 const SERVED: Record<string, StatsKind> = { site: "site", pod: "pod", "pod-group": "group" };
 
-export function orgStatsService(deps: { db: Db; kernel: Pick<Kernel, "owned">; now?: () => number }) {
+export function orgStatsService(deps: { db: Db; kernel: Pick<Kernel, "all">; now?: () => number }) {
   const { db, kernel } = deps;
   const now = deps.now ?? Date.now;
   const orgOwner = (m: OrgMembership) => ({ kind: "org" as const, id: m.orgId });
-  const sources = () => kernel.owned.filter((s) => s.kind in SERVED);
+  const sources = () => kernel.all("owned").filter((s) => s.kind in SERVED);
 
   async function report(m: OrgMembership, sites: OwnedResource[], days: Window) {
     const at = now();

@@ -9,7 +9,8 @@ import { siteAccessPolicy } from "./sites.js";
 export const orgVisibilityArea = defineArea<null>({
   name: "orgs-visibility",
   setup: (p) => {
-    p.kernel.addEdgeAccess(siteAccessPolicy());
+    const access = siteAccessPolicy();
+    p.kernel.contribute("edgeAccess", access, access.ownerKind);
     return null;
   },
   routes: (app, ctx) => visibilityRoutes(app, { db: ctx.db, kernel: ctx.kernel, log: ctx.log }),

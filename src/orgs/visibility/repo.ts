@@ -1,6 +1,6 @@
 /** Site visibility SQL: org_site_access, org_site_grants, org_approvals and the department tree they read. */
 import type { Queryable } from "../../store/db.js";
-import type { OrgRole } from "../../kernel/orgs.js";
+import type { OrgRole } from "../public.js";
 import type { VisibilityLevel as Visibility } from "../public.js";
 
 /** NOTIFY channel of every change the edge's decisions depend on (migration 027's triggers send it). */

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { Principal } from "../../auth/principal.js";
-import { roleAtLeast, type OrgMembership } from "../../kernel/orgs.js";
+import { roleAtLeast, type OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError } from "../../http/errors.js";
 import { findOrg, visibilityRank, type OrgRow, type VisibilityLevel as Visibility } from "../public.js";

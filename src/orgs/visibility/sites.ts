@@ -1,11 +1,12 @@
 /**
  * Company sites: apps an organization owns that the edge serves (static sites, pods, pod groups), found by slug
- * through the edge's route sources (kernel.edgeRoutes) and listed through the areas' owned-resource sources
- * (kernel.owned). Their effective visibility, as the edge enforces it, is `effectiveVisibility`.
+ * through the edge's route sources (kernel.all("edgeRoutes")) and listed through the areas' owned-resource sources
+ * (kernel.all("owned")). Their effective visibility, as the edge enforces it, is `effectiveVisibility`.
  */
 import type { Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
-import type { EdgeAccessPolicy, EdgeTarget } from "../../kernel/area.js";
+import type { EdgeAccessPolicy } from "../../edge/contract.js";
+import type { EdgeTarget } from "../../kernel/area.js";
 import { ApiError } from "../../http/errors.js";
 import { visibilityRank, type OrgRow, type VisibilityLevel as Visibility } from "../public.js";
 import * as repo from "./repo.js";
@@ -20,7 +21,7 @@ export interface CompanySite {
   creator: string | null;
 }
 
-/** edge target kinds and the owned-resource kinds (kernel/orgs.ts OwnedResource.kind) naming the same apps */
+/** edge target kinds and the owned-resource kinds (orgs/contract.ts OwnedResource.kind) naming the same apps */
 const OWNED_KIND: Record<string, string> = { site: "site", pod: "pod", group: "pod-group" };
 const EDGE_KIND: Record<string, string> = { site: "site", pod: "pod", "pod-group": "group" };
 
@@ -47,14 +48,14 @@ export const effectiveVisibility = (
 
 async function creatorOf(q: Queryable, kernel: Kernel, target: EdgeTarget): Promise<string | null> {
   if (target.accountId) return target.accountId;
-  const source = kernel.owned.find((s) => s.kind === OWNED_KIND[target.kind]);
+  const source = kernel.all("owned").find((s) => s.kind === OWNED_KIND[target.kind]);
   return (await source?.find(q, target.id))?.accountId ?? null;
 }
 
 /** The organization's site served at <slug>; 404 for an unknown slug and for anyone else's app. */
 export async function findCompanySite(q: Queryable, kernel: Kernel, orgId: string, slug: string) {
   let target: EdgeTarget | null = null;
-  for (const source of kernel.edgeRoutes) {
+  for (const source of kernel.all("edgeRoutes")) {
     target = await source.resolve(q, slug);
     if (target) break;
   }
@@ -73,7 +74,7 @@ export async function findCompanySite(q: Queryable, kernel: Kernel, orgId: strin
 /** Every current company site (what the areas' owned-resource sources list with a slug). */
 export async function listCompanySites(q: Queryable, kernel: Kernel, orgId: string): Promise<CompanySite[]> {
   const sites: CompanySite[] = [];
-  for (const source of kernel.owned) {
+  for (const source of kernel.all("owned")) {
     const kind = EDGE_KIND[source.kind];
     if (!kind) continue;
     for (const r of await source.list(q, { kind: "org", id: orgId }))
@@ -83,7 +84,7 @@ export async function listCompanySites(q: Queryable, kernel: Kernel, orgId: stri
 }
 
 /**
- * Organization visibility for the edge (kernel.edgeAccess): every target an organization owns. private < invited <
+ * Organization visibility for the edge (kernel.all("edgeAccess")): every target an organization owns. private < invited <
  * department < company < public; the organization's owner and admins and the site's responsible member always see
  * it; company: any member; department: members of the responsible member's department or its sub-departments;
  * invited: members granted the site; private: nobody else. Non-members see public sites only.

@@ -5,7 +5,7 @@
  * list, the department chart, the login URL, a revoked session or a deleted child.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { EdgeAccessPolicy, EdgeVerdict, EdgeVisitorRequest } from "../../kernel/area.js";
+import type { EdgeAccessPolicy, EdgeVerdict, EdgeVisitorRequest } from "../../edge/contract.js";
 import type { Queryable } from "../../store/db.js";
 import { departmentScope } from "../public.js";
 import * as repo from "./repo.js";

@@ -1,20 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
-import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import { Nullable, Timestamp } from "../../http/schemas.js";
 import { partnerOf } from "../guard.js";
-import { OpaqueRef, PARTNER_ERRORS, read, tags, write } from "../schemas.js";
+import { PARTNER_ERRORS, read, tags, write } from "../schemas.js";
 import type { AccessService } from "./service.js";
-
-const Slug = Type.String({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" });
-const DepartmentCode = Type.String({ minLength: 1, maxLength: 100 });
-const Mode = Type.Union([
-  Type.Literal("none"),
-  Type.Literal("tenant"),
-  Type.Literal("department"),
-  Type.Literal("invited"),
-]);
+import { AccessBody, Mode, Slug, VisitorBody } from "./schemas.js";
+import { route, type Route } from "../../http/route.js";
 
 const SiteAccess = Type.Object({
   site: Type.String(),
@@ -33,75 +24,52 @@ const VisitorLink = Type.Object({
 });
 
 /** /v1/partner/sites/{slug}/access and /v1/partner/visitor-sessions (README.md here). */
-export function accessRoutes(app: FastifyInstance, svc: AccessService): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+export function accessRoutes(svc: AccessService): Route[] {
   const params = Type.Object({ slug: Slug });
 
-  r.get(
-    "/v1/partner/sites/:slug/access",
-    {
-      config: { auth: read, errors: [...PARTNER_ERRORS, "not_found"], summaryKo: "사이트 접근 잠금 조회." },
-      schema: {
-        operationId: "getPartnerSiteAccess",
-        tags,
-        summary: "A child's static site's lock: mode (none, tenant, department, invited), tenant, department, invites.",
-        params,
-        response: { 200: SiteAccess },
-      },
-    },
-    async (request) => svc.get(partnerOf(request), request.params.slug),
-  );
-
-  r.put(
-    "/v1/partner/sites/:slug/access",
-    {
-      config: {
-        auth: write,
-        errors: [...PARTNER_ERRORS, "not_found", "tenant_required", "unknown_department"],
-        summaryKo: "사이트 잠금(회사, 부서, 초대) 또는 해제.",
-      },
-      schema: {
-        operationId: "setPartnerSiteAccess",
-        tags,
-        summary:
-          "Locks a child's static site to its tenant, a department (sub-departments included) or invited subject refs, or unlocks it (mode none). tenant_ref comes from here or the child (else 400 tenant_required); a new tenant drops the old tenant's invites; a new mode, tenant or department signs visitors out.",
-        params,
-        body: Body({
-          mode: Mode,
-          tenant_ref: Type.Optional(OpaqueRef),
-          department_code: Type.Optional(DepartmentCode),
-          invited_refs: Type.Optional(Type.Array(OpaqueRef, { maxItems: 1000 })),
-        }),
-        response: { 200: SiteAccess },
-      },
-    },
-    async (request) => svc.put(callerOf(request), partnerOf(request), request.params.slug, request.body),
-  );
-
-  r.post(
-    "/v1/partner/visitor-sessions",
-    {
-      config: {
-        auth: write,
-        errors: [...PARTNER_ERRORS, "not_found", "unknown_department"],
-        summaryKo: "방문자 보증: 일회용 링크 발급.",
-      },
-      schema: {
-        operationId: "createPartnerVisitorSession",
-        tags,
-        summary:
-          "Vouches for a visitor (opaque subject_ref, tenant_ref, department_code) on a child's site, named by slug or by return_url on it: a one-time link (5 minutes) that sets a visitor cookie (12 hours) and lands on the page.",
-        body: Body({
-          subject_ref: OpaqueRef,
-          tenant_ref: Type.Optional(Nullable(OpaqueRef)),
-          department_code: Type.Optional(Nullable(DepartmentCode)),
-          site: Type.Optional(Slug),
-          return_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-        }),
-        response: { 201: VisitorLink },
-      },
-    },
-    async (request, reply) =>
-      reply.code(201).send(await svc.vouch(callerOf(request), partnerOf(request), request.body)),
-  );
+  return [
+    route({
+      method: "GET",
+      url: "/v1/partner/sites/:slug/access",
+      operationId: "getPartnerSiteAccess",
+      tags,
+      summary: "A child's static site's lock: mode (none, tenant, department, invited), tenant, department, invites.",
+      summaryKo: "사이트 접근 잠금 조회.",
+      auth: read,
+      errors: [...PARTNER_ERRORS],
+      params,
+      response: { 200: SiteAccess },
+      handler: async (request) => svc.get(partnerOf(request), request.params.slug),
+    }),
+    route({
+      method: "PUT",
+      url: "/v1/partner/sites/:slug/access",
+      operationId: "setPartnerSiteAccess",
+      tags,
+      summary:
+        "Locks a child's static site to its tenant, a department (sub-departments included) or invited subject refs, or unlocks it (mode none). tenant_ref comes from here or the child (else 400 tenant_required); a new tenant drops the old tenant's invites; a new mode, tenant or department signs visitors out.",
+      summaryKo: "사이트 잠금(회사, 부서, 초대) 또는 해제.",
+      auth: write,
+      errors: [...PARTNER_ERRORS, "tenant_required", "unknown_department"],
+      params,
+      body: AccessBody,
+      response: { 200: SiteAccess },
+      handler: async (request) => svc.put(callerOf(request), partnerOf(request), request.params.slug, request.body),
+    }),
+    route({
+      method: "POST",
+      url: "/v1/partner/visitor-sessions",
+      operationId: "createPartnerVisitorSession",
+      tags,
+      summary:
+        "Vouches for a visitor (opaque subject_ref, tenant_ref, department_code) on a child's site, named by slug or by return_url on it: a one-time link (5 minutes) that sets a visitor cookie (12 hours) and lands on the page.",
+      summaryKo: "방문자 보증: 일회용 링크 발급.",
+      auth: write,
+      errors: [...PARTNER_ERRORS, "not_found", "unknown_department"],
+      body: VisitorBody,
+      response: { 201: VisitorLink },
+      handler: async (request, reply) =>
+        reply.code(201).send(await svc.vouch(callerOf(request), partnerOf(request), request.body)),
+    }),
+  ];
 }

@@ -3,6 +3,7 @@
  * department (with sub-departments) or invited subject refs, and vouches for visitors with one-time links.
  */
 import { randomUUID } from "node:crypto";
+import type { Static } from "@sinclair/typebox";
 import type { Db, Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { EdgeTarget } from "../../kernel/area.js";
@@ -12,32 +13,21 @@ import { ApiError } from "../../http/errors.js";
 import { assertOpaque, childOf, departmentScope, type ChildRow, type PartnerRow } from "../public.js";
 import { hashToken, newToken, VISITOR_PATH } from "./edge-policy.js";
 import * as repo from "./repo.js";
+import type { AccessBody, VisitorBody } from "./schemas.js";
 
 /** a one-time link is good this long */
 export const LINK_TTL_SECONDS = 5 * 60;
 
 export interface AccessDeps {
   db: Db;
-  kernel: Pick<Kernel, "edgeRoutes" | "edgeHosts">;
+  kernel: Pick<Kernel, "all">;
   /** APPS_DOMAIN and EDGE_PORT, for the links of sites named by slug */
   appsDomain: string;
   edgePort: number;
 }
 
-export interface AccessInput {
-  mode: repo.LockMode | "none";
-  tenant_ref?: string;
-  department_code?: string;
-  invited_refs?: string[];
-}
-
-export interface VisitorInput {
-  subject_ref: string;
-  tenant_ref?: string | null;
-  department_code?: string | null;
-  site?: string;
-  return_url?: string;
-}
+export type AccessInput = Static<typeof AccessBody>;
+export type VisitorInput = Static<typeof VisitorBody>;
 
 interface ChildSite {
   target: EdgeTarget;
@@ -48,7 +38,7 @@ interface ChildSite {
 export function accessService({ db, kernel, appsDomain, edgePort }: AccessDeps) {
   /** A static site of one of the partner's children; 404 for anything else (another partner's, a plain user's). */
   async function childSite(q: Queryable, partner: PartnerRow, slug: string): Promise<ChildSite> {
-    for (const source of kernel.edgeRoutes) {
+    for (const source of kernel.all("edgeRoutes")) {
       const target = await source.resolve(q, slug);
       if (!target) continue;
       const owned = target.kind === "site" ? await childOf(q, target.owner) : null;
@@ -149,7 +139,7 @@ export function accessService({ db, kernel, appsDomain, edgePort }: AccessDeps) 
     let slug: string | null = null;
     const label = host.endsWith(`.${appsDomain}`) ? host.slice(0, -appsDomain.length - 1) : null;
     if (label && !label.includes(".")) slug = label;
-    for (const hosts of slug ? [] : kernel.edgeHosts) {
+    for (const hosts of slug ? [] : kernel.all("edgeHosts")) {
       slug = await hosts.appSlug(q, host);
       if (slug) break;
     }

@@ -4,7 +4,6 @@
  * (so a platform down on the 1st still invoices), and sends the limit and unpaid-invoice mails.
  * `partner.invoices-finalize` runs at 00:15 UTC on the 1st, the month's first pass.
  */
-import type { FastifyInstance } from "fastify";
 import type { AppContext, Platform } from "../../kernel/context.js";
 import type { JobSpec } from "../../kernel/contracts.js";
 import { partnerBillingRoutes } from "./routes.js";
@@ -16,8 +15,7 @@ import { sendLimitNotices, sendUnpaidNotices, type NoticeDeps } from "./notices.
 export const SETTLE_JOB = "partner.settle";
 export const FINALIZE_JOB = "partner.invoices-finalize";
 
-export const billingRoutes = (app: FastifyInstance, ctx: AppContext) =>
-  partnerBillingRoutes(app, billingService(ctx.db));
+export const billingRoutes = (ctx: AppContext) => partnerBillingRoutes(billingService(ctx.db));
 
 export const noticeDeps = (p: Platform): NoticeDeps => ({
   db: p.db,

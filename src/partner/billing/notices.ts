@@ -8,7 +8,7 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../../store/db.js";
-import type { Mailer } from "../../kernel/orgs.js";
+import type { Mailer } from "../../kernel/contracts.js";
 import { MICRO } from "../../billing/public.js";
 import { monthOf } from "./settle.js";
 import * as repo from "./repo.js";

@@ -2,6 +2,7 @@
  * Partner children (README.md, "Children"): isolated identities the partner issues for its end users, their scoped
  * tokens, membership (department, tenant), monthly cap, and credit moved from the partner's wallet (child_prepaid).
  */
+import type { Static } from "@sinclair/typebox";
 import { isUuid, type Db, type Queryable } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import { accountOwner, type Owner } from "../../kernel/owner.js";
@@ -17,26 +18,16 @@ import { assertOpaque } from "../schemas.js";
 import { departmentExists } from "../departments/repo.js";
 import { checkChildScopes, tokenExpiry } from "./scopes.js";
 import * as repo from "./repo.js";
+import type { ChildCreate, TokenRequest } from "./schemas.js";
 
 export interface ChildrenDeps {
   db: Db;
-  kernel: Pick<Kernel, "owned">;
+  kernel: Pick<Kernel, "all">;
   tokens: Pick<TokenResolver, "announceRevocation">;
 }
 
-export interface ChildInput {
-  external_ref: string;
-  department_code?: string | null;
-  tenant_ref?: string | null;
-  monthly_cap_krw?: number | null;
-  token?: { name?: string; scopes: string[]; expires_in_days?: number };
-}
-
-export interface TokenInput {
-  name?: string;
-  scopes: string[];
-  expires_in_days?: number;
-}
+export type ChildInput = Static<typeof ChildCreate>;
+export type TokenInput = Static<typeof TokenRequest>;
 
 export const childOwner = (id: string): Owner => ({ kind: "partner_child", id });
 
@@ -127,7 +118,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
 
   /**
    * DELETE /v1/partner/users/{id}: the child's tokens are revoked at once on every API process (NOTIFY on commit);
-   * its resources pass to the partner account (kernel.owned, as organization assets return to their creators) and its
+   * its resources pass to the partner account (kernel.all("owned"), as organization assets return to their creators) and its
    * remaining balance back to the partner's wallet, so nothing stays running or paid for an identity nobody can use.
    */
   async function remove(p: Principal, partner: PartnerRow, id: string): Promise<void> {
@@ -140,7 +131,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
       // a locked site stays with the child's identity, where the partner lock still applies: handed to the partner
       // account it would be public (access/README.md, "Deleted children")
       const locked = await repo.lockedSiteIds(tx, child.id);
-      for (const source of kernel.owned) {
+      for (const source of kernel.all("owned")) {
         const ids = (await source.list(tx, owner))
           .filter((r) => !(source.kind === "site" && locked.has(r.id)))
           .map((r) => r.id);

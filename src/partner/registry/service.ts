@@ -14,13 +14,13 @@ import { childOwner } from "../children/service.js";
 
 export interface PartnerRegistryDeps {
   db: Db;
-  kernel: Pick<Kernel, "imageAccess">;
+  kernel: Pick<Kernel, "use">;
 }
 
 export function registryService({ db, kernel }: PartnerRegistryDeps) {
   /** POST /v1/partner/users/{id}/registry: the app's repository and push (and pull) credentials for it alone. */
   async function create(p: Principal, partner: PartnerRow, childId: string, app: string) {
-    const pushFor = kernel.imageAccess.pushFor;
+    const pushFor = kernel.use("imageAccess")?.pushFor;
     if (!pushFor) throw new ApiError("registry_unavailable", "This platform runs no image registry to push to.");
     return auditedTransaction(db, p, async (tx) => {
       const child = await findChild(tx, partner.account_id, childId);

@@ -1,5 +1,12 @@
+/** What the hosts area provides the others (capability "hosts"): this process's host, placement, host liveness. */
 import type { Queryable } from "../store/db.js";
-import type { Owner } from "./owner.js";
+import type { Owner } from "../kernel/owner.js";
+
+declare module "../kernel/capabilities.js" {
+  interface Capabilities {
+    hosts: Hosts;
+  }
+}
 
 /**
  * What a process does: `api` serves HTTP, `worker` runs jobs and the providers whose files live on its
@@ -28,18 +35,6 @@ export interface PlacementRequest {
   hostId?: string;
   /** or any of the organization's online external hosts carrying all these labels */
   hostLabels?: Record<string, string>;
-}
-
-/**
- * Organization external hosts (bring your own machine, src/orgs/hosts): machines that run the host agent
- * (src/agent) and talk to the control plane over HTTPS with their own credential, never the store's. Pods
- * placed there are reconciled by the agent, not by a worker process, so no per-host job is sent to them.
- */
-export interface ExternalHosts {
-  /** the external host for a request naming hostId or hostLabels: 404 for another owner's, 503 host_unavailable when not online */
-  place(q: Queryable, request: PlacementRequest): Promise<string>;
-  /** whether the host id is an external host (its pods are driven by its agent) */
-  isExternal(q: Queryable, hostId: string): Promise<boolean>;
 }
 
 /**

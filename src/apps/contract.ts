@@ -1,0 +1,79 @@
+/**
+ * What the apps area provides the others: its pods and groups for builds (capability "appImages"), the apps side of
+ * attachments ("attachments"), and the point where resources apps attach to are offered ("attachables").
+ */
+import type { Queryable } from "../store/db.js";
+import type { Resource } from "../auth/scopes.js";
+import type { Principal } from "../auth/principal.js";
+import type { Owner } from "../kernel/owner.js";
+
+declare module "../kernel/capabilities.js" {
+  interface Capabilities {
+    appImages: AppImages;
+    /** without an apps area nothing is ever attached */
+    attachments: AttachmentConsumer;
+  }
+  interface Contributions {
+    /** one per resource (databases) */
+    attachables: Attachable;
+  }
+}
+
+/** An app a build can roll to its image: a pod, or a pod group (every member). */
+export interface AppRef {
+  kind: "pod" | "group";
+  id: string;
+  slug: string;
+}
+
+/**
+ * The apps side of builds (the apps area sets it): finding the caller's pod or pod group by id or slug, and
+ * rolling it to a new image the way `PATCH {image}` does (a rolling update; errors are ApiErrors).
+ */
+export interface AppImages {
+  find(p: Principal, ref: string): Promise<AppRef | null>;
+  deploy(p: Principal, app: AppRef, image: string): Promise<void>;
+  /** what the app runs now (organizations' GitOps manifests, src/orgs/gitlab); null when it is gone */
+  describe?(p: Principal, app: AppRef): Promise<AppSpec | null>;
+  /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
+  scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
+}
+
+/** An app's deployable spec as GitOps manifests show it: a pod has 1 replica; a group its bounds. */
+export interface AppSpec {
+  image: string;
+  size: string;
+  port: number | null;
+  replicaMin: number;
+  replicaMax: number;
+  /** a group's autoscaling target; null for a pod */
+  targetCpuPercent: number | null;
+}
+
+/** An app attached to a resource (a pod using a database), as the apps area reports it. */
+export interface AttachedApp {
+  kind: string;
+  id: string;
+  name: string;
+  slug: string | null;
+  state: string;
+}
+
+/**
+ * A resource apps attach to (databases): what an attached app is given. The apps area asks it when a
+ * pod names the resource; the resource's area never reads the apps' tables.
+ */
+export interface Attachable {
+  resource: Resource;
+  /** the environment an attached app gets (DATABASE_URL), or null when the owner has no such instance */
+  resolve(q: Queryable, owner: Owner, ref: string): Promise<{ id: string; env: Record<string, string> } | null>;
+}
+
+/** The apps side of attachments: which apps use a resource, and rolling them when its credentials change. */
+export interface AttachmentConsumer {
+  attachedTo(q: Queryable, resource: Resource, id: string): Promise<AttachedApp[]>;
+  /** rolls every app attached to the resource so it picks up new credentials; returns the app ids */
+  refresh(q: Queryable, resource: Resource, id: string): Promise<string[]>;
+  /** source networks (CIDR) the owner's apps connect from, so an allowlist can always admit them */
+  sourceCidrs(q: Queryable, owner: Owner): Promise<string[]>;
+}

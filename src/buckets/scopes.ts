@@ -1,0 +1,13 @@
+import type { ScopeTable } from "../auth/scopes.js";
+
+/** The scope resources keys are granted on in this area (`resource:read|write|*`; instance-limited ones also `:{id|slug}`). */
+export const BUCKETS_SCOPES = {
+  buckets: { instances: true },
+} as const satisfies ScopeTable;
+
+// so route declarations (`scope: "buckets:write"`) type-check these resources everywhere
+declare module "../auth/scopes.js" {
+  interface AreaScopeTables {
+    buckets: typeof BUCKETS_SCOPES;
+  }
+}
