@@ -6,7 +6,7 @@
  */
 import type { Queryable } from "../store/db.js";
 import type { PlacementRequest } from "../hosts/contract.js";
-import type { OwnedResources } from "./contract.js";
+import type { OwnedResources } from "../kernel/contracts.js";
 
 /** owned resources are the kernel's (kernel/owned-repo.ts implements them over one table); the point is "owned" */
 export type { OwnedResource, OwnedResources } from "../kernel/contracts.js";
