@@ -6,17 +6,8 @@ import { Body } from "../http/schemas.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
 import type { DeploymentRow, SiteRow } from "./service.js";
 import { deploymentView } from "./view.js";
-import {
-  ARCHIVE_TYPES,
-  Deployment,
-  DeploymentParams,
-  RawUpload,
-  read,
-  SiteParams,
-  tags,
-  write,
-  type StaticRouteDeps,
-} from "./schemas.js";
+import { ARCHIVE_TYPES, Deployment, DeploymentParams, RawUpload, read, SiteParams, tags, write } from "./schemas.js";
+import type { StaticRouteDeps } from "./route-deps.js";
 
 /** The API's own address as the caller reached it: upload URLs point back here. */
 const apiBase = (request: FastifyRequest) => `${request.protocol}://${request.host}`;

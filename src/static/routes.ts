@@ -3,7 +3,8 @@ import type { FastifyInstance } from "fastify";
 import { callerOf } from "../auth/principal.js";
 import { route, type Route } from "../http/route.js";
 import { siteView } from "./view.js";
-import { read, SiteBody, SiteParams, SitePatchBody, Site, tags, write, type StaticRouteDeps } from "./schemas.js";
+import { read, SiteBody, SiteParams, SitePatchBody, Site, tags, write } from "./schemas.js";
+import type { StaticRouteDeps } from "./route-deps.js";
 import { deploymentRoutes } from "./deployment-routes.js";
 
 /** Static sites: create, list, read, change, delete; deployments in deployment-routes.ts. */

@@ -1,14 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { Readable } from "node:stream";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
-import type { StaticConfig } from "./config.js";
-import type { StaticService } from "./service.js";
-
-/** What the route files get from the module. */
-export interface StaticRouteDeps {
-  svc: StaticService;
-  config: StaticConfig;
-}
 
 export const tags = ["static"];
 export const read = { scope: "static:read", instance: { param: "slug" } } as const;
