@@ -54,7 +54,10 @@ describe("builds: built offline, pushed, deployed and served", () => {
     const listed = (await call(t.app, { url: "/v1/registry", token: alice.token })).json();
     const repo = listed.repositories.find((r: any) => r.name === "build");
     assert.ok(repo?.tags.includes(`build-${build.id}`), JSON.stringify(listed));
-    assert.equal(existsSync(path.join(t.config.dataDir, "builds", build.id)), false);
+    // removed in the job's last step, right after the status is written: wait for it, a little
+    const dir = path.join(t.config.dataDir, "builds", build.id);
+    for (let i = 0; i < 100 && existsSync(dir); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(existsSync(dir), false);
     const list = (await call(t.app, { url: "/v1/builds", token: alice.token })).json();
     assert.equal(list[0].id, build.id);
     assert.equal(list[0].logs, undefined);
