@@ -31,6 +31,10 @@ import { orgInvoicesArea } from "./orgs/invoices/module.js";
 import { orgBankArea } from "./orgs/bank/module.js";
 import { orgStatsArea } from "./orgs/stats/module.js";
 import { orgHostsArea } from "./orgs/hosts/module.js";
+import { suiteArea } from "./suite/module.js";
+import { suiteSignInArea } from "./suite/sign-in/module.js";
+import { suiteDirectoryArea } from "./suite/directory/module.js";
+import { suiteBillingArea } from "./suite/billing/module.js";
 import { partnerArea } from "./partner/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
@@ -56,6 +60,10 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   orgBankArea,
   orgStatsArea,
   orgHostsArea,
+  suiteArea, // the suite core, then its parts (src/suite/README.md)
+  suiteSignInArea,
+  suiteDirectoryArea,
+  suiteBillingArea,
   partnerArea,
   hostsArea,
   databasesArea,
