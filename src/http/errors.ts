@@ -30,12 +30,9 @@ const SHARED_ERRORS = {
   // 402
   insufficient_funds: [402, "A paid resource needs a positive, settled balance."],
   budget_exceeded: [402, "An organization budget in block mode is used up."],
-  suite_login_required: [402, "A suite-billed member needs a suite login."],
-  suite_usage_exhausted: [402, "The suite allowance is used up."],
   // 403
   scope_insufficient: [403, "The key lacks a scope, or a scoped key called an account endpoint."],
   forbidden_role: [403, "The caller's organization role does not allow this."],
-  org_only: [403, "Suite-login users create resources only in the company context."],
   deploy_rule_violation: [403, "An organization deploy rule forbids this."],
   image_forbidden: [403, "The image is in another owner's registry namespace."],
   // 404, 405
