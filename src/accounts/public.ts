@@ -4,6 +4,8 @@
  */
 export {
   accountsService,
+  insertSuiteAccount,
+  issueSignInSession,
   spendCapsOf,
   isLiveAccount,
   liveAccountByEmail,

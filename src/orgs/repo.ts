@@ -233,3 +233,42 @@ export async function membersUnder(q: Queryable, departmentId: string): Promise<
   });
   return rows.map((r) => r.account_id);
 }
+
+/**
+ * Invitations as sign-in paths other than the invitation link see them (the suite's `invite` join policy): the
+ * pending, unexpired invitation of an e-mail made after `since` (older ones do not admit), locked.
+ */
+export async function pendingInviteFor(
+  q: Queryable,
+  orgId: string,
+  email: string,
+  since: Date | null = null,
+): Promise<{ id: string; role: "admin" | "member"; department_id: string | null } | null> {
+  const { rows } = await q.query<{ id: string; role: "admin" | "member"; department_id: string | null }>(
+    `SELECT id, role, department_id FROM org_invites
+      WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
+        AND ($3::timestamptz IS NULL OR created_at > $3)
+      FOR UPDATE`,
+    [orgId, email, since],
+  );
+  return rows[0] ?? null;
+}
+
+/** Marks a pending invitation accepted by the account (the caller adds the membership in the same transaction). */
+export async function markInviteAccepted(q: Queryable, id: string, accountId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    "UPDATE org_invites SET status = 'accepted', accepted_by = $2, decided_at = now() WHERE id = $1 AND status = 'pending'",
+    [id, accountId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Withdraws the pending invitations of an e-mail made up to `until` (a deprovisioned member's old ones). */
+export async function withdrawInvitesOf(q: Queryable, orgId: string, email: string, until: Date): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE org_invites SET status = 'withdrawn', decided_at = now()
+      WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND created_at <= $3`,
+    [orgId, email, until],
+  );
+  return rowCount ?? 0;
+}
