@@ -33,7 +33,7 @@ export function checkReturnTo(raw: string | undefined): string {
     );
   if (raw.length > 2000) throw bad();
   if (raw.startsWith("/")) {
-    if (raw.startsWith("//") || raw.includes("\\") || /[\u0000-\u001f]/.test(raw)) throw bad();
+    if (raw.startsWith("//") || raw.includes("\\") || [...raw].some((ch) => ch.charCodeAt(0) < 0x20)) throw bad();
     return raw;
   }
   let u: URL;
