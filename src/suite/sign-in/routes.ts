@@ -81,17 +81,20 @@ export function signInRoutes(ctx: AppContext, svc: SignInService): Route[] {
       operationId: "startSuiteSignIn",
       tags,
       summary:
-        "Start a suite sign-in: 302 to the suite. return_to: a path of this platform or a loopback address (the CLI).",
+        "Start a suite sign-in: 302 to the suite (with Accept: application/json, the address as JSON). return_to: a path of this platform or a loopback address (the CLI).",
       summaryKo: "스위트 로그인을 시작합니다(스위트로 302).",
       auth: { public: true },
       errors: ["suite_not_configured", "suite_unavailable"],
       query: Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 2000 })) }),
-      response: { 302: Type.Null({ description: "to the suite's authorization page" }) },
-      handler: async (request, reply) =>
-        reply
-          .code(302)
-          .header("location", await svc.start(request.query.return_to))
-          .send(),
+      response: {
+        200: Type.Object({ authorization_url: Type.String() }),
+        302: Type.Null({ description: "to the suite's authorization page" }),
+      },
+      handler: async (request, reply) => {
+        const url = await svc.start(request.query.return_to);
+        if (wantsJson(request)) return { authorization_url: url };
+        return reply.code(302).header("location", url).send();
+      },
     }),
     route({
       method: "GET",
