@@ -3,6 +3,42 @@ import type { AddressInfo } from "node:net";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import Provider, { type Configuration } from "oidc-provider";
 
+/** oidc-provider's storage, in this process's memory (a test's provider lives as long as the test). */
+class MemoryAdapter {
+  private static readonly store = new Map<string, { payload: Record<string, unknown>; expiresAt: number }>();
+  constructor(private readonly model: string) {}
+  private key = (id: string) => `${this.model}:${id}`;
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number) {
+    MemoryAdapter.store.set(this.key(id), { payload, expiresAt: Date.now() + expiresIn * 1000 });
+  }
+  async find(id: string) {
+    const hit = MemoryAdapter.store.get(this.key(id));
+    if (!hit || hit.expiresAt < Date.now()) return undefined;
+    return hit.payload as never;
+  }
+  async findByUserCode(userCode: string) {
+    return this.findWhere((p) => p.userCode === userCode);
+  }
+  async findByUid(uid: string) {
+    return this.findWhere((p) => p.uid === uid);
+  }
+  private findWhere(match: (p: Record<string, unknown>) => boolean) {
+    for (const [k, v] of MemoryAdapter.store)
+      if (k.startsWith(`${this.model}:`) && v.expiresAt >= Date.now() && match(v.payload)) return v.payload as never;
+    return undefined;
+  }
+  async consume(id: string) {
+    const hit = MemoryAdapter.store.get(this.key(id));
+    if (hit) hit.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string) {
+    MemoryAdapter.store.delete(this.key(id));
+  }
+  async revokeByGrantId(grantId: string) {
+    for (const [k, v] of MemoryAdapter.store) if (v.payload.grantId === grantId) MemoryAdapter.store.delete(k);
+  }
+}
+
 /** A person of the fake suite: what its ID tokens say about them. */
 export interface SuitePerson {
   sub: string;
@@ -54,6 +90,8 @@ export async function startSuiteIdp(opts: { clients: SuiteClient[]; port?: numbe
     conformIdTokenClaims: false,
     pkce: { required: () => true, methods: ["S256"] },
     features: { devInteractions: { enabled: false } },
+    adapter: MemoryAdapter,
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 3600, IdToken: 3600, RefreshToken: 86_400 },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     async findAccount(_ctx, sub) {
       const person = people.get(sub);

@@ -229,6 +229,45 @@ describe("suite sign-in", () => {
     assert.equal(mine.statusCode, 201, mine.body);
   });
 
+  test("a deprovisioned member comes back only if the policy admits them now, never by an old invitation", async () => {
+    const leaver = person(s);
+    const first = await signedIn(s, leaver.sub); // policy all
+    await call(s.app, {
+      method: "PUT",
+      url: "/v1/org/suite/join-policy",
+      token: owner.token,
+      body: { policy: "invite" },
+    });
+    // what the directory part does when the suite stops listing someone: out of the organization, marked
+    await s.db.query("DELETE FROM org_members WHERE account_id = $1", [first.account.id]);
+    const old = await call(s.app, {
+      method: "POST",
+      url: "/v1/org/invites",
+      token: owner.token,
+      body: { emails: [leaver.email] },
+    });
+    assert.ok(old.statusCode < 300, old.body);
+    await s.db.query("UPDATE suite_identities SET deprovisioned_at = now() WHERE account_id = $1", [first.account.id]);
+
+    const refused = await signInJson(s, leaver.sub);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, "suite_join_invite");
+    const { rows } = await s.db.query("SELECT status FROM org_invites WHERE lower(email) = $1", [leaver.email]);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ["withdrawn"],
+    );
+    // a new invitation brings them back, to the same account
+    await call(s.app, { method: "POST", url: "/v1/org/invites", token: owner.token, body: { emails: [leaver.email] } });
+    const back = await signedIn(s, leaver.sub);
+    assert.equal(back.account.id, first.account.id);
+    assert.equal(back.org_id, owner.org_id);
+    const ident = await s.db.query("SELECT deprovisioned_at FROM suite_identities WHERE account_id = $1", [
+      first.account.id,
+    ]);
+    assert.equal(ident.rows[0].deprovisioned_at, null);
+  });
+
   test("the owner's recovery code: owner only, shown once, single use, a new one replaces the old", async () => {
     const adminSide = await signedIn(s, admin.sub); // the owner
     const code1 = await call(s.app, { method: "POST", url: "/v1/org/suite/recovery-code", token: adminSide.token });

@@ -43,7 +43,8 @@ export const suiteKo: Record<keyof typeof suiteEn, string> = {
   "suite.or": "또는",
   "suite.notice.suite_setup_pending":
     "회사 설정이 아직 끝나지 않았습니다. 관리자가 설정 마법사를 마친 뒤 다시 로그인하세요.",
-  "suite.notice.suite_join_department": "회사가 고른 부서의 직원만 가입할 수 있습니다. 관리자에게 부서 추가를 요청하세요.",
+  "suite.notice.suite_join_department":
+    "회사가 고른 부서의 직원만 가입할 수 있습니다. 관리자에게 부서 추가를 요청하세요.",
   "suite.notice.suite_join_invite": "관리자가 초대한 직원만 가입할 수 있습니다. 관리자에게 이메일 초대를 요청하세요.",
   "suite.notice.suite_not_linked":
     "회사가 아직 연결되지 않았습니다. 스위트 전사 관리자가 먼저 로그인한 뒤 다시 시도하세요.",

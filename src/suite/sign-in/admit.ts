@@ -57,7 +57,12 @@ interface Ctx {
  * join by the link's policy. A refusal throws a SignInNotice and the transaction creates nothing. Identity is
  * (issuer, company, subject), never the e-mail.
  */
-export async function admit(tx: Queryable, c: Ctx): Promise<Admitted> {
+/** A refusal whose transaction still commits (a returning member's old invitations withdrawn). */
+export interface Refused {
+  notice: SignInNotice;
+}
+
+export async function admit(tx: Queryable, c: Ctx): Promise<Admitted | Refused> {
   const { claims, issuer } = c;
   await repo.lockCompany(tx, issuer, claims.companyId);
   const link = await repo.linkOfCompany(tx, issuer, claims.companyId);
@@ -95,10 +100,16 @@ export async function admit(tx: Queryable, c: Ctx): Promise<Admitted> {
 
   // someone new, or back after being deprovisioned (or removed): admitted only as the rules say now
   const returningSince = identity ? (identity.deprovisioned_at ?? new Date()) : null;
-  const joining = await joinRule(tx, c, link, returningSince);
-  const accountId = identity?.account_id ?? (await newAccount(tx, claims));
-  // an old invitation never brings a deprovisioned member back
+  // an old invitation never brings a deprovisioned member back: withdrawn, even when the sign-in is refused
   if (returningSince) await withdrawInvitesOf(tx, orgId, claims.email, returningSince);
+  let joining: Joining;
+  try {
+    joining = await joinRule(tx, c, link, returningSince);
+  } catch (err) {
+    if (returningSince && err instanceof SignInNotice) return { notice: err };
+    throw err;
+  }
+  const accountId = identity?.account_id ?? (await newAccount(tx, claims));
   if (joining.inviteId) await markInviteAccepted(tx, joining.inviteId, accountId);
   if (current?.orgId !== orgId) {
     await assertInNoOtherOrg(tx, accountId, orgId);

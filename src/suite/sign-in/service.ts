@@ -107,6 +107,7 @@ export function signInService(p: Platform) {
           ip: req.ip,
           requestId: req.requestId,
         });
+        if ("notice" in a) return a;
         const code = newCode();
         await repo.insertLoginCode(tx, {
           codeHash: sha256(code),
@@ -120,6 +121,7 @@ export function signInService(p: Platform) {
       if (err instanceof SignInNotice) return { kind: "notice", error: err, returnTo: noticeTo };
       throw err;
     }
+    if ("notice" in admitted) return { kind: "notice", error: admitted.notice, returnTo: noticeTo };
     // departments mirror the suite's chart at every login (the directory part; it records and schedules the work)
     await requestDepartmentSync(p, p.db, admitted.orgId).catch((err) =>
       p.log.warn({ err, orgId: admitted.orgId }, "suite sign-in: department sync not requested"),

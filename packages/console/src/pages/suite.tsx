@@ -42,7 +42,9 @@ export function SuiteSignIn() {
     };
   }, []);
   const notice = new URLSearchParams(window.location.search).get("notice");
-  const noticeKey = (notice && NOTICES.includes(notice) ? `suite.notice.${notice}` : "suite.notice.unknown") as MessageKey;
+  const noticeKey = (
+    notice && NOTICES.includes(notice) ? `suite.notice.${notice}` : "suite.notice.unknown"
+  ) as MessageKey;
   return (
     <>
       {notice && (
@@ -170,7 +172,7 @@ function Wizard({ link, reload }: { link: SuiteLink; reload: () => Promise<unkno
             if (checkUnits()) void policyAction.run();
           }}
         >
-          <fieldset>
+          <fieldset className="scope-grid">
             {(["all", "departments", "invite"] as const).map((p) => (
               <label className="check" key={p}>
                 <input type="radio" name="policy" checked={policy === p} onChange={() => setPolicy(p)} />
