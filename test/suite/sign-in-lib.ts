@@ -79,9 +79,18 @@ export function person(s: SuiteTestApp, p: Partial<SuitePerson> = {}): SuitePers
  * and interaction to the platform's callback URL, which it returns without calling it.
  */
 export async function toCallback(s: SuiteTestApp, sub: string, returnTo?: string): Promise<string> {
+  return follow(
+    s,
+    sub,
+    `${s.baseUrl}/v1/auth/suite/start${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ""}`,
+  );
+}
+
+/** The same from a start address given whole (the one the CLI prints). */
+export async function follow(s: SuiteTestApp, sub: string, start: string): Promise<string> {
   s.idp.loginAs = sub;
   const jar = new CookieJar();
-  let url = `${s.baseUrl}/v1/auth/suite/start${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ""}`;
+  let url = start;
   for (let hop = 0; hop < 12; hop++) {
     const res = await fetch(url, { redirect: "manual", headers: { cookie: jar.header() } });
     jar.take(res);
