@@ -152,6 +152,13 @@ describe("suite sign-in", () => {
     assert.equal(joined.role, "member");
     assert.equal(joined.org_id, owner.org_id);
     // the departments policy itself needs the fake directory (the directory part's tests cover it)
+
+    // someone who deleted their account here gets a new one at their next suite sign-in
+    const gone = await call(s.app, { method: "POST", url: "/v1/me/delete", token: joined.token });
+    assert.equal(gone.statusCode, 204, gone.body);
+    const fresh = await signedIn(s, anyone.sub);
+    assert.notEqual(fresh.account.id, joined.account.id);
+    assert.equal(fresh.org_id, owner.org_id);
   });
 
   test("a suite identity never merges with a password account of the same e-mail", async () => {

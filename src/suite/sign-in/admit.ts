@@ -4,7 +4,7 @@ import type { Platform } from "../../kernel/context.js";
 import { ApiError, type ErrorCode } from "../../http/errors.js";
 import { SYSTEM_TOKEN_ID } from "../../auth/principal.js";
 import { insertAudit } from "../../audit/repo.js";
-import { insertSuiteAccount } from "../../accounts/public.js";
+import { insertSuiteAccount, isLiveAccount } from "../../accounts/public.js";
 import {
   addMember,
   insertOrg,
@@ -66,7 +66,12 @@ export async function admit(tx: Queryable, c: Ctx): Promise<Admitted | Refused> 
   const { claims, issuer } = c;
   await repo.lockCompany(tx, issuer, claims.companyId);
   const link = await repo.linkOfCompany(tx, issuer, claims.companyId);
-  const identity = await repo.identityOf(tx, issuer, claims.companyId, claims.subject);
+  let identity = await repo.identityOf(tx, issuer, claims.companyId, claims.subject);
+  // the person deleted their account here: the suite identity starts over with a new one
+  if (identity && !(await isLiveAccount(tx, identity.account_id))) {
+    await repo.deleteIdentity(tx, identity.account_id);
+    identity = null;
+  }
 
   if (!link) {
     if (!claims.isAdmin)

@@ -213,6 +213,10 @@ export async function identityOf(
   return rows[0] ?? null;
 }
 
+export async function deleteIdentity(q: Queryable, accountId: string): Promise<void> {
+  await q.query("DELETE FROM suite_identities WHERE account_id = $1", [accountId]);
+}
+
 export async function identityEmail(q: Queryable, accountId: string): Promise<string | null> {
   const { rows } = await q.query<{ email: string | null }>("SELECT email FROM suite_identities WHERE account_id = $1", [
     accountId,
