@@ -7,6 +7,7 @@ export {
   spendCapsOf,
   isLiveAccount,
   liveAccountByEmail,
+  signsInWithSuite,
   MIN_PASSWORD_LENGTH,
   type AccountsService,
 } from "./service.js";

@@ -58,5 +58,15 @@ export function databaseLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): L
       for (const id of ids) await enqueueSystem(q, send, id, "start");
       return ids;
     },
+    pauseMember: async (q, owner, accountId, reason) => {
+      const ids = await repo.pauseMemberDatabases(q, owner, accountId, reason);
+      for (const id of ids) await enqueueSystem(q, send, id, "stop");
+      return ids;
+    },
+    resumeMember: async (q, owner, accountId, reason) => {
+      const ids = await repo.resumeMemberDatabases(q, owner, accountId, reason);
+      for (const id of ids) await enqueueSystem(q, send, id, "start");
+      return ids;
+    },
   };
 }

@@ -15,6 +15,7 @@ export {
   findOrg,
   lockAccountMembership,
   membersUnder,
+  memberIds,
   membership,
   updateOrg,
   VISIBILITIES,
