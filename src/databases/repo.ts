@@ -338,39 +338,6 @@ export async function resumePausedDatabases(q: Queryable, owner: Owner, reason: 
   return rows.map((r) => r.id);
 }
 
-/** pausePaidDatabases for one member's instances of the owner (their creator is `accountId`). */
-export async function pauseMemberDatabases(
-  q: Queryable,
-  owner: Owner,
-  accountId: string,
-  reason: string,
-): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `UPDATE databases SET desired_state = 'paused', status_reason = $4
-      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'running' AND state = 'running'
-        AND size <> 'dev'
-      RETURNING id`,
-    [owner.kind, owner.id, accountId, reason],
-  );
-  return rows.map((r) => r.id);
-}
-
-/** resumePausedDatabases for one member's instances: only those this reason stopped. */
-export async function resumeMemberDatabases(
-  q: Queryable,
-  owner: Owner,
-  accountId: string,
-  reason: string,
-): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `UPDATE databases SET desired_state = 'running'
-      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND status_reason = $4 AND desired_state = 'paused'
-      RETURNING id`,
-    [owner.kind, owner.id, accountId, reason],
-  );
-  return rows.map((r) => r.id);
-}
-
 // ---- database_commands
 
 export async function insertCommand(

@@ -28,13 +28,19 @@ after(async () => {
 });
 
 /** Polls a company pod (X-Owner: org) until `until` holds (bounded). */
-async function waitPod(_t: TestApp, token: string, id: string, until: (p: any) => boolean, ms = 60_000) {
+interface PodView {
+  state: string;
+  desired_state: string;
+  state_reason: string | null;
+}
+
+async function waitPod(_t: TestApp, token: string, id: string, until: (p: PodView) => boolean, ms = 60_000) {
   const deadline = Date.now() + ms;
   let last: unknown;
   while (Date.now() < deadline) {
     const res = await call(t.app, { url: `/v1/pods/${id}`, token, headers: orgHeaders });
     last = res.json();
-    if (res.statusCode === 200 && until(last)) return last as any;
+    if (res.statusCode === 200 && until(last as PodView)) return last as PodView;
     await new Promise((r) => setTimeout(r, 150));
   }
   assert.fail(`pod ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
