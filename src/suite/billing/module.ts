@@ -53,5 +53,5 @@ export const suiteBillingArea = defineArea<null>({
   routes: (_app, ctx) => suiteBillingRoutes(suiteBillingService(ctx)),
   jobs: (p) => suiteBillingJobs(p),
   admission: (p) => suiteAdmission(p),
-  admissionErrors: ["suite_login_required", "suite_usage_exhausted", "suite_unavailable"],
+  admissionErrors: ["suite_login_required", "suite_usage_exhausted", "suite_unavailable", "suite_not_configured"],
 });
