@@ -19,6 +19,7 @@ export {
   updateOrg,
   VISIBILITIES,
   visibilityRank,
+  withdrawInvitesTo,
   type DepartmentLink,
   type MemberRow,
   type OrgRow,
