@@ -12,6 +12,8 @@ import { insidePolicy, unitsWithDescendants } from "../../src/suite/directory/pu
 import { parentsFirst } from "../../src/suite/directory/plan.js";
 import { SWEEP_JOB } from "../../src/suite/directory/module.js";
 import { requestDepartmentSync } from "../../src/suite/directory/public.js";
+import { suiteApiClient } from "../../src/suite/adapter/api-client.js";
+import { worksDirectory } from "../../src/suite/adapter/directory.js";
 import { directoryApp, directoryJob, linkedOrg, resultsOf, staff, syncNow } from "./directory-lib.js";
 
 let t: TestApp;
@@ -237,6 +239,22 @@ describe("department mirroring", () => {
     ]);
     await sweep.handler({}, { id: "test", retryCount: 0 });
     assert.equal((await departments(org.owner.token)).find((d) => d.code === "s-1")?.name, "Hourly");
+  });
+});
+
+describe("the adapter", () => {
+  test("one member by id, units primary first; null when the suite does not list them", async () => {
+    const company = fake.directory.company(`adapter-${process.pid}`);
+    company.users = [{ userId: "zoe", email: "zoe@suite.test", lastName: "Kim", firstName: "Zoe", units: ["b", "a"] }];
+    const api = suiteApiClient({ baseUrl: fake.url, token: fake.token, rps: 1000 });
+    const directory = worksDirectory(api);
+    assert.deepEqual(await directory.member(`adapter-${process.pid}`, "zoe"), {
+      userId: "zoe",
+      email: "zoe@suite.test",
+      name: "Kim Zoe",
+      unitIds: ["b", "a"],
+    });
+    assert.equal(await directory.member(`adapter-${process.pid}`, "nobody"), null);
   });
 });
 

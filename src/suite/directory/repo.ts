@@ -28,14 +28,17 @@ export async function linkOf(q: Queryable, orgId: string): Promise<LinkRow | nul
 
 /**
  * Organizations whose sync is due: a sync was asked for since the last one, or (setup finished) the last one is
- * older than `minutes`, or there was none yet.
+ * older than `minutes`, or there was none yet; one that just failed backs off.
  */
 export async function dueOrgs(q: Queryable, minutes: number): Promise<string[]> {
   const { rows } = await q.query<{ org_id: string }>(
     `SELECT l.org_id FROM suite_links l LEFT JOIN suite_directory_syncs s ON s.org_id = l.org_id
-      WHERE (s.requested_at IS NOT NULL AND (s.synced_at IS NULL OR s.requested_at > s.synced_at))
-         OR (l.setup_done_at IS NOT NULL
-             AND (s.synced_at IS NULL OR s.synced_at < now() - make_interval(mins => $1)))
+      WHERE ((s.requested_at IS NOT NULL AND (s.synced_at IS NULL OR s.requested_at > s.synced_at))
+             OR (l.setup_done_at IS NOT NULL
+                 AND (s.synced_at IS NULL OR s.synced_at < now() - make_interval(mins => $1))))
+        -- a failed sync waits 5 minutes before the sweep tries again, unless a login asked since
+        AND (s.last_error_at IS NULL OR s.last_error_at < now() - interval '5 minutes'
+             OR s.requested_at > s.last_error_at)
       ORDER BY s.synced_at NULLS FIRST`,
     [minutes],
   );
