@@ -8,13 +8,14 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { call, scopedKey, type TestApp } from "../helpers/app.js";
 import type { Person } from "../orgs/lib.js";
+import { requestDepartmentSync } from "../../src/suite/directory/public.js";
 import { directoryApp, linkedOrg, staff, syncNow, type LinkedOrg } from "./directory-lib.js";
 
 let t: TestApp;
 let fake: Awaited<ReturnType<typeof directoryApp>>["fake"];
 let close: () => Promise<void>;
 before(async () => {
-  ({ t, fake, close } = await directoryApp());
+  ({ t, fake, close } = await directoryApp({ startJobs: true }));
 });
 after(async () => close?.());
 
@@ -45,6 +46,30 @@ async function pendingInvite(org: LinkedOrg, who: Person): Promise<string> {
   );
   return id;
 }
+
+describe("syncs asked for by logins", () => {
+  test("a burst of logins queues one sync job per organization, which runs the sync", async () => {
+    const org = await linkedOrg(t, fake);
+    org.directory.units = [{ id: "burst", name: "Burst" }];
+    org.directory.users = [{ userId: "owner", email: org.owner.email, units: ["burst"] }];
+    const before = fake.directory.calls.orgunits;
+    await Promise.all(Array.from({ length: 8 }, () => requestDepartmentSync(t.platform, t.db, org.id)));
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { rows } = await t.db.query(
+        "SELECT synced_at >= requested_at AS done FROM suite_directory_syncs WHERE org_id = $1",
+        [org.id],
+      );
+      if (rows[0]?.done) break;
+      assert.ok(Date.now() < deadline, "the sync job ran");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { rows } = await t.db.query("SELECT suite_unit_id FROM org_departments WHERE org_id = $1", [org.id]);
+    assert.deepEqual(rows, [{ suite_unit_id: "burst" }]);
+    // one job running and at most one queued behind it: never one per login
+    assert.ok(fake.directory.calls.orgunits - before <= 2, `${fake.directory.calls.orgunits - before} syncs`);
+  });
+});
 
 describe("deprovisioning at a sync", () => {
   test("a member the suite no longer lists loses tokens, membership and invitations; the owner unlisted is reported", async () => {

@@ -12,9 +12,10 @@ import type { FakeCompany } from "../fakes/suite-directory.js";
 
 export const ISSUER = "https://suite.example.test";
 
-export async function directoryApp() {
+export async function directoryApp(opts: { startJobs?: boolean } = {}) {
   const fake = await startFakeSuite();
   const t = await createTestApp({
+    startJobs: opts.startJobs,
     env: {
       SUITE_ISSUER: ISSUER,
       SUITE_CLIENT_ID: "platform",
