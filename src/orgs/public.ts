@@ -20,6 +20,7 @@ export {
   updateOrg,
   VISIBILITIES,
   visibilityRank,
+  withdrawInvitesTo,
   type DepartmentLink,
   type MemberRow,
   type OrgRow,
