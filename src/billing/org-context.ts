@@ -3,6 +3,7 @@ import type { Queryable } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { AuthRule } from "../http/auth-rule.js";
 import { ApiError } from "../http/errors.js";
+import { findWalletOf } from "./ledger/ledger.js";
 
 /**
  * In the company context (X-Owner: org, or an organization API key) the billing routes read and move the
@@ -30,6 +31,13 @@ export function orgBillingForAdmins(kernel: Pick<Kernel, "use">, db: Queryable) 
       throw new ApiError("forbidden_role", `In the company context this is ${instead}, with the organization's rules.`);
     const orgs = kernel.use("orgs");
     const m = orgs ? await orgs.membership(db, p.accountId) : null;
+    // a suite-billed organization's balance says to every member that their company usage goes to the suite
+    // (suite_billed); its wallet holds nothing of theirs to hide
+    const suiteBalance =
+      `${request.method} ${request.routeOptions.url}` === "GET /v1/billing/balance" &&
+      m?.orgId === p.owner.id &&
+      (await findWalletOf(db, { kind: "org", id: p.owner.id }, "KRW"))?.policy === "suite";
+    if (suiteBalance) return;
     if (!orgs || !m || m.orgId !== p.owner.id || !orgs.roleAtLeast(m.role, "admin"))
       throw new ApiError(
         "forbidden_role",
