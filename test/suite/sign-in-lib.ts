@@ -40,6 +40,7 @@ export async function suiteApp(env: Record<string, string> = {}): Promise<SuiteT
       SUITE_REDIRECT_URL: redirectUrl,
       SUITE_API_URL: suite.url,
       SUITE_API_TOKEN: suite.token,
+      SUITE_API_RPS: "1000",
       PUBLIC_URL: baseUrl,
       ...env,
     },

@@ -151,14 +151,43 @@ describe("suite sign-in", () => {
     const joined = await signedIn(s, anyone.sub);
     assert.equal(joined.role, "member");
     assert.equal(joined.org_id, owner.org_id);
-    // the departments policy itself needs the fake directory (the directory part's tests cover it)
-
     // someone who deleted their account here gets a new one at their next suite sign-in
     const gone = await call(s.app, { method: "POST", url: "/v1/me/delete", token: joined.token });
     assert.equal(gone.statusCode, 204, gone.body);
     const fresh = await signedIn(s, anyone.sub);
     assert.notEqual(fresh.account.id, joined.account.id);
     assert.equal(fresh.org_id, owner.org_id);
+  });
+
+  test("policy departments admits staff of the chosen units and their descendants, else suite_join_department", async () => {
+    const chart = s.suite.directory.company("acme");
+    chart.units.push(
+      { id: "root", name: "Acme" },
+      { id: "eng", name: "Engineering", parentId: "root" },
+      { id: "eng-web", name: "Web", parentId: "eng" },
+      { id: "sales", name: "Sales", parentId: "root" },
+    );
+    const web = person(s);
+    const seller = person(s);
+    chart.users.push({ userId: web.sub, email: web.email, units: ["eng-web"] });
+    chart.users.push({ userId: seller.sub, email: seller.email, units: ["sales"] });
+    const set = await call(s.app, {
+      method: "PUT",
+      url: "/v1/org/suite/join-policy",
+      token: owner.token,
+      body: { policy: "departments", departments: ["eng"] },
+    });
+    assert.deepEqual(set.json(), { policy: "departments", departments: ["eng"] });
+
+    const out = await signInJson(s, seller.sub);
+    assert.equal(out.status, 403);
+    assert.equal(out.body.error.code, "suite_join_department");
+    assert.equal(await accountsWithEmail(seller.email), 0);
+    const joined = await signedIn(s, web.sub);
+    assert.equal(joined.role, "member");
+    assert.equal(joined.org_id, owner.org_id);
+
+    await call(s.app, { method: "PUT", url: "/v1/org/suite/join-policy", token: owner.token, body: { policy: "all" } });
   });
 
   test("a suite identity never merges with a password account of the same e-mail", async () => {
@@ -210,6 +239,8 @@ describe("suite sign-in", () => {
 
   test("org_only: a suite account creates nothing personal; with X-Owner: org it creates company assets", async () => {
     const member = await signedIn(s, staff.sub);
+    // company assets are billed to the member's suite allowance (the billing part)
+    s.suite.billing.setAllowance("acme", staff.sub, { limit: 100_000 });
     const personal = await call(s.app, {
       method: "POST",
       url: "/v1/buckets",

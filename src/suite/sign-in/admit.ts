@@ -15,8 +15,8 @@ import {
   withdrawInvitesOf,
   type OrgRole,
 } from "../../orgs/public.js";
-import { departmentForUnits } from "../directory/public.js";
-import type { SuiteClaims, SuiteProvider, SuiteTokens } from "../provider.js";
+import { departmentForUnits, insidePolicy } from "../directory/public.js";
+import type { SuiteClaims, SuiteProvider, SuiteTokens, SuiteUnit } from "../provider.js";
 import * as repo from "./repo.js";
 
 /** A sign-in the join rules hold or refuse: the notice the console and the CLI show in words. */
@@ -146,29 +146,29 @@ async function joinRule(tx: Queryable, c: Ctx, link: repo.LinkRow, returningSinc
       "Your company's setup is not finished yet; sign in again once an admin has finished it.",
     );
   if (claims.isAdmin) return { role: "admin", departmentId: null, unitIds: await memberUnits(c, false) };
-  switch (link.join_policy) {
-    case "all":
-      return { role: "member", departmentId: null, unitIds: await memberUnits(c, false) };
-    case "departments": {
-      const unitIds = await memberUnits(c, true);
-      const allowed = await withDescendants(c, link.join_units);
-      if (!unitIds.some((u) => allowed.has(u)))
-        throw new SignInNotice(
-          "suite_join_department",
-          "Only staff of the departments your company chose can join; ask an admin to add your department.",
-        );
-      return { role: "member", departmentId: null, unitIds };
-    }
-    case "invite": {
-      const invite = await pendingInviteFor(tx, link.org_id, claims.email, returningSince);
-      if (!invite)
-        throw new SignInNotice(
-          "suite_join_invite",
-          `Only staff an admin invited can join; ask an admin to invite ${claims.email}.`,
-        );
-      return { role: invite.role, departmentId: invite.department_id, inviteId: invite.id };
-    }
+  if (link.join_policy === "invite") {
+    const invite = await pendingInviteFor(tx, link.org_id, claims.email, returningSince);
+    if (!invite)
+      throw new SignInNotice(
+        "suite_join_invite",
+        `Only staff an admin invited can join; ask an admin to invite ${claims.email}.`,
+      );
+    return { role: invite.role, departmentId: invite.department_id, inviteId: invite.id };
   }
+  // all, departments: the directory part's one rule of who is inside the policy (the same its syncs apply)
+  const unitIds = await memberUnits(c, link.join_policy === "departments");
+  const chart = link.join_policy === "departments" ? await suiteChart(c) : [];
+  const answer = insidePolicy({ joinPolicy: link.join_policy, joinUnits: link.join_units }, chart, unitIds, {
+    invited: false,
+  });
+  if (!answer.inside)
+    throw new SignInNotice(
+      answer.notice,
+      answer.notice === "suite_join_department"
+        ? "Only staff of the departments your company chose can join; ask an admin to add your department."
+        : `Only staff an admin invited can join; ask an admin to invite ${claims.email}.`,
+    );
+  return { role: "member", departmentId: null, unitIds };
 }
 
 /** The member's suite units from the directory. For the departments policy the directory must answer (else 503);
@@ -184,24 +184,13 @@ async function memberUnits(c: Ctx, required: boolean): Promise<string[]> {
   }
 }
 
-/** The chosen suite units and every unit below them, from the suite's chart. */
-async function withDescendants(c: Ctx, chosen: string[]): Promise<Set<string>> {
-  let units;
+/** The suite's chart (the departments policy reads the chosen units and their descendants in it). */
+async function suiteChart(c: Ctx): Promise<SuiteUnit[]> {
   try {
-    units = await c.provider.directory.units(c.claims.companyId);
+    return await c.provider.directory.units(c.claims.companyId);
   } catch (err) {
     throw err instanceof ApiError ? err : unavailable(err);
   }
-  const allowed = new Set(chosen);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const u of units)
-      if (u.parentId && allowed.has(u.parentId) && !allowed.has(u.id)) {
-        allowed.add(u.id);
-        grew = true;
-      }
-  }
-  return allowed;
 }
 
 const unavailable = (err: unknown) =>
