@@ -113,19 +113,41 @@ export const bankTransferConfigView = (
   business_info: business,
 });
 
+/** A top-up request's body (personal, and the organization wallet's: POST /v1/org/bank-transfers). */
+export const BankTransferRequest = Body({
+  amount_krw: Type.Integer({ minimum: 1 }),
+  depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
+  receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
+  tax_invoice: Type.Optional(TaxInvoice),
+});
+/** What a top-up request can be refused with, whoever's wallet it is for. */
+export const BANK_TRANSFER_REQUEST_ERRORS = [
+  "bank_transfer_unavailable",
+  "amount_out_of_range",
+  "tax_invoice_required",
+  "invalid_business_number",
+  "too_many_pending",
+] as const;
+/** The body of deposit-reported: the depositor's name may be corrected. */
+export const DepositReport = Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) });
+
+/** One page of requests, newest first, from a list query (?status=&limit=&cursor=). */
+export async function bankTransferPage<T>(
+  query: Static<typeof ListQuery>,
+  list: (q: { status?: Static<typeof Status>; limit: number; afterId?: string }) => Promise<BankTransferRow[]>,
+  map: (t: BankTransferRow) => T,
+): Promise<{ items: T[]; next_cursor: string | null }> {
+  const limit = query.limit ?? 50;
+  const rows = await list({ status: query.status, limit, afterId: query.cursor });
+  return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
+}
+
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
   const routes: Route[] = [];
   /** One page of requests (the caller's, or every account's for the operator: `principal` null). */
-  const listPage = async <T>(
-    principal: Principal | null,
-    query: Static<typeof ListQuery>,
-    map: (t: BankTransferRow) => T,
-  ) => {
-    const limit = query.limit ?? 50;
-    const rows = await bank.list(principal, { status: query.status, limit, afterId: query.cursor });
-    return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
-  };
+  const listPage = <T>(principal: Principal | null, query: Static<typeof ListQuery>, map: (t: BankTransferRow) => T) =>
+    bankTransferPage(query, (q) => bank.list(principal, q), map);
 
   routes.push(
     route({
@@ -174,19 +196,8 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증.",
       auth: write,
       guard: "orgWalletAdmins",
-      errors: [
-        "bank_transfer_unavailable",
-        "amount_out_of_range",
-        "tax_invoice_required",
-        "invalid_business_number",
-        "too_many_pending",
-      ],
-      body: Body({
-        amount_krw: Type.Integer({ minimum: 1 }),
-        depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
-        receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
-        tax_invoice: Type.Optional(TaxInvoice),
-      }),
+      errors: [...BANK_TRANSFER_REQUEST_ERRORS],
+      body: BankTransferRequest,
       response: { 201: BankTransfer },
       handler: async (request, reply) =>
         reply.code(201).send(view(await bank.create(request.principal!, request.body))),
@@ -238,7 +249,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       guard: "orgWalletAdmins",
       errors: ["invalid_state"],
       params: Params,
-      body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+      body: DepositReport,
       response: { 200: BankTransfer },
       handler: async (request) =>
         view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)),

@@ -4,6 +4,8 @@ import { Body, Nullable } from "../../http/schemas.js";
 import type { PaymentsService } from "./service.js";
 import type { paymentWebhooks } from "./webhooks.js";
 import {
+  CARD_SAVE_ERRORS,
+  CardCredentials,
   AutoRecharge,
   Card,
   CurrencySchema,
@@ -176,20 +178,8 @@ export async function paymentRoutes(
         "카드를 저장합니다. stripe는 payment_method(없으면 SetupIntent 시작), toss는 카드 등록창의 auth_key. 카드 번호는 저장하지 않습니다.",
       auth: write,
       guard: "orgWalletAdmins",
-      errors: [
-        "provider_unavailable",
-        "provider_error",
-        "invalid_payment_method",
-        "payment_failed",
-        "auth_key_required",
-        "invalid_auth_key",
-        "card_save_in_progress",
-      ],
-      body: Body({
-        provider: ProviderSchema,
-        payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        auth_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-      }),
+      errors: [...CARD_SAVE_ERRORS],
+      body: Body({ provider: ProviderSchema, ...CardCredentials }),
       response: {
         201: Card,
         202: Type.Object({
