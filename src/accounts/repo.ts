@@ -85,3 +85,12 @@ export async function revokeAllTokens(
     [accountId, opts.kind ?? null, opts.except ?? null],
   );
 }
+
+/** How a live account signs in ('password' or 'suite', migration 046), or null. */
+export async function signInOf(q: Queryable, id: string): Promise<"password" | "suite" | null> {
+  const { rows } = await q.query<{ sign_in: "password" | "suite" }>(
+    "SELECT sign_in FROM accounts WHERE id = $1 AND deleted_at IS NULL",
+    [id],
+  );
+  return rows[0]?.sign_in ?? null;
+}

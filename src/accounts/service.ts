@@ -238,3 +238,8 @@ export function accountsService(
 }
 
 export type AccountsService = ReturnType<typeof accountsService>;
+
+/** Whether the account signs in only through the suite (a suite member), for billing's suite_billed. */
+export async function signsInWithSuite(q: Queryable, accountId: string): Promise<boolean> {
+  return (await repo.signInOf(q, accountId)) === "suite";
+}

@@ -77,6 +77,39 @@ export async function resumePods(q: Queryable, owner: Owner, reason: string): Pr
   return rows.map((r) => r.id);
 }
 
+/** pausePods for one member's pods of the owner (their creator is `accountId`). */
+export async function pauseMemberPods(
+  q: Queryable,
+  owner: Owner,
+  accountId: string,
+  reason: string,
+): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE pods SET desired_state = 'stopped', paused_reason = $4, state_reason = $4, updated_at = now()
+      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'running' AND size <> 'nano'
+      RETURNING id`,
+    [owner.kind, owner.id, accountId, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** resumePods for one member's pods: only those this reason stopped. */
+export async function resumeMemberPods(
+  q: Queryable,
+  owner: Owner,
+  accountId: string,
+  reason: string,
+): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
+        generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
+      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'stopped' AND paused_reason = $4
+      RETURNING id`,
+    [owner.kind, owner.id, accountId, reason],
+  );
+  return rows.map((r) => r.id);
+}
+
 export async function countCleanedContainers(q: Queryable, podId: string, removed: number): Promise<void> {
   await q.query("UPDATE pods SET cleaned_containers = cleaned_containers + $2 WHERE id = $1", [podId, removed]);
 }

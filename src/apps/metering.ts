@@ -7,9 +7,11 @@ import { sendReconcile } from "./service.js";
 import {
   billablePods,
   billablePodsOf,
+  pauseMemberPods,
   pausePods,
   placedPods,
   podNames,
+  resumeMemberPods,
   resumePods,
   type BillablePodRow,
 } from "./lifecycle-repo.js";
@@ -54,6 +56,17 @@ export function podLifecycle({
     },
     resume: async (q, owner, reason) => {
       const ids = await resumePods(q, owner, reason);
+      await kick(q, ids);
+      return ids;
+    },
+    // one member's pods (pod group members included: they carry the group creator's account)
+    pauseMember: async (q, owner, accountId, reason) => {
+      const ids = await pauseMemberPods(q, owner, accountId, reason);
+      await kick(q, ids);
+      return ids;
+    },
+    resumeMember: async (q, owner, accountId, reason) => {
+      const ids = await resumeMemberPods(q, owner, accountId, reason);
       await kick(q, ids);
       return ids;
     },

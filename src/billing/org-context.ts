@@ -2,6 +2,7 @@ import type { Queryable } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { RouteGuard } from "../http/route-guard.js";
 import { ApiError } from "../http/errors.js";
+import { findWalletOf } from "./ledger/ledger.js";
 
 /**
  * The organization's card and bank transfers have their own rows with their own rules (the owner registers the
@@ -33,6 +34,13 @@ export function orgWalletAdminsGuard(kernel: Pick<Kernel, "use">, db: Queryable)
         );
       const orgs = kernel.use("orgs");
       const m = orgs ? await orgs.membership(db, p.accountId) : null;
+      // a suite-billed organization's balance says to every member that their company usage goes to the suite
+      // (suite_billed); its wallet holds nothing of theirs to hide
+      const suiteBalance =
+        `${request.method} ${request.routeOptions.url}` === "GET /v1/billing/balance" &&
+        m?.orgId === p.owner.id &&
+        (await findWalletOf(db, { kind: "org", id: p.owner.id }, "KRW"))?.policy === "suite";
+      if (suiteBalance) return;
       if (!orgs || !m || m.orgId !== p.owner.id || !orgs.roleAtLeast(m.role, "admin"))
         throw new ApiError(
           "forbidden_role",

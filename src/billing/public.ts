@@ -2,7 +2,8 @@
  * What other areas may use of billing without reading its tables: the ledger's posting API and wallets, the meter's
  * interval and its lock, and the reads partner settlement and invoices are made of (src/partner/billing); the price
  * catalog (admission checks in partner and orgs), the Toss client (on-prem orders), the checkout sources (the
- * console's content security policy), and for src/orgs its card billing in arrears and bank-transfer top-ups.
+ * console's content security policy), for src/orgs its card billing in arrears and bank-transfer top-ups, and for
+ * src/suite/billing the suite wallet, its usage by member and the posting of what the suite accepted.
  * Anything another area imports from billing comes from here (.dependency-cruiser.cjs, "areas-meet-through-public").
  */
 import type { Queryable } from "../store/db.js";
@@ -51,6 +52,8 @@ export {
   type PeriodUsage,
 } from "./invoicing/index.js";
 export { bankTransferService, MAX_PENDING } from "./bank/service.js";
+// For src/suite/billing (organizations in billing mode suite).
+export { startSuiteBilling, isSuiteBilled, suiteUsageByMember, creditSuiteReport } from "./invoicing/suite.js";
 export {
   BankTransfer,
   BankTransferConfigFields,

@@ -1,7 +1,7 @@
 import type { Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
-import { spendCapsOf } from "../accounts/public.js";
+import { signsInWithSuite, spendCapsOf } from "../accounts/public.js";
 import { findWalletOf } from "./ledger/ledger.js";
 import { listOwnerTransactions, type HistoryFilter } from "./ledger/history-repo.js";
 import { burnRateMicro, krw, monthToDate, usageDaily } from "./metering/reports.js";
@@ -10,7 +10,7 @@ import { walletOwnerOf } from "./owner.js";
 
 export interface BillingDeps {
   db: Db;
-  kernel: Pick<Kernel, "metering">;
+  kernel: Pick<Kernel, "metering" | "use">;
   /** platform defaults when the account set no spend cap */
   defaultAccountSpendCapKrw: number;
   defaultAppSpendCapKrw: number;
@@ -20,6 +20,17 @@ export interface BillingDeps {
 export function billingService(deps: BillingDeps) {
   const { db, kernel } = deps;
   const wallet = (p: Principal, currency: "KRW" | "USD") => findWalletOf(db, walletOwnerOf(p.owner), currency);
+
+  /**
+   * Whether the caller's usage is billed through the suite: the owner's wallet is a suite wallet, or (in the personal
+   * context) the caller is a suite member whose organization's wallet is; their company assets are all they run.
+   */
+  async function suiteBilled(p: Principal, policy: string): Promise<boolean> {
+    if (policy === "suite") return true;
+    if (p.owner.kind !== "account" || !(await signsInWithSuite(db, p.accountId))) return false;
+    const m = await kernel.use("orgs")?.membership(db, p.accountId);
+    return !!m && (await findWalletOf(db, { kind: "org", id: m.orgId }, "KRW"))?.policy === "suite";
+  }
 
   async function balance(p: Principal) {
     const krwWallet = await wallet(p, "KRW");
@@ -37,7 +48,7 @@ export function billingService(deps: BillingDeps) {
       burn_rate_krw_per_hour: Math.ceil(burn / MICRO),
       burn_rate_microkrw_per_hour: burn,
       hours_left: burn > 0 ? Math.max(0, Math.floor((balance * MICRO) / burn)) : null,
-      suite_billed: policy === "suite",
+      suite_billed: await suiteBilled(p, policy),
       billing_policy: policy,
       overdue: !!krwWallet?.overdue_since,
       overdue_since: krwWallet?.overdue_since?.toISOString() ?? null,
@@ -69,7 +80,7 @@ export function billingService(deps: BillingDeps) {
         burn_rate_microkrw_per_hour: m.burnMicro,
       },
       balance: w?.balance ?? 0,
-      suite_billed: w?.policy === "suite",
+      suite_billed: await suiteBilled(p, w?.policy ?? "prepaid"),
       overdue: !!w?.overdue_since,
       spend_caps: {
         account: {

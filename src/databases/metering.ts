@@ -3,6 +3,7 @@ import type { Lifecycle, MeteredResource, MeteringSource } from "../kernel/area.
 import type { Owner } from "../kernel/owner.js";
 import { enqueueSystem } from "./jobs.js";
 import * as repo from "./repo.js";
+import { pauseMemberDatabases, resumeMemberDatabases } from "./lifecycle-repo.js";
 import { meteredResource } from "../kernel/metered.js";
 
 const KIND = "database";
@@ -55,6 +56,16 @@ export function databaseLifecycle({ jobs }: { jobs: Pick<JobQueue, "send"> }): L
     },
     resume: async (q, owner, reason) => {
       const ids = await repo.resumePausedDatabases(q, owner, reason);
+      for (const id of ids) await enqueueSystem(q, send, id, "start");
+      return ids;
+    },
+    pauseMember: async (q, owner, accountId, reason) => {
+      const ids = await pauseMemberDatabases(q, owner, accountId, reason);
+      for (const id of ids) await enqueueSystem(q, send, id, "stop");
+      return ids;
+    },
+    resumeMember: async (q, owner, accountId, reason) => {
+      const ids = await resumeMemberDatabases(q, owner, accountId, reason);
       for (const id of ids) await enqueueSystem(q, send, id, "start");
       return ids;
     },

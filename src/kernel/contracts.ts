@@ -51,6 +51,12 @@ export interface MeteringSource {
 export interface Lifecycle {
   pause(q: Queryable, owner: Owner, reason: string): Promise<string[]>;
   resume(q: Queryable, owner: Owner, reason: string): Promise<string[]>;
+  /**
+   * The same for one member's company assets (those whose creator is `accountId`): suite billing's stop-on-exhausted.
+   * Optional: an area without it keeps that member's resources running.
+   */
+  pauseMember?(q: Queryable, owner: Owner, accountId: string, reason: string): Promise<string[]>;
+  resumeMember?(q: Queryable, owner: Owner, accountId: string, reason: string): Promise<string[]>;
 }
 
 /** Finds one of the area's instances by id or slug within an owner, for instance-limited keys. */

@@ -103,6 +103,22 @@ export class Kernel extends CapabilityRegistry {
     return ids;
   }
 
+  /** Pauses one member's paid company assets (their creator is `accountId`) in every area that can; the ids paused. */
+  async pauseMember(q: Queryable, owner: Owner, accountId: string, reason: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const { lifecycle } of this.lifecycles)
+      if (lifecycle.pauseMember) ids.push(...(await lifecycle.pauseMember(q, owner, accountId, reason)));
+    return ids;
+  }
+
+  /** Resumes what a member pause with the same reason did. */
+  async resumeMember(q: Queryable, owner: Owner, accountId: string, reason: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const { lifecycle } of this.lifecycles)
+      if (lifecycle.resumeMember) ids.push(...(await lifecycle.resumeMember(q, owner, accountId, reason)));
+    return ids;
+  }
+
   /** The owner's instance named by ref (id or slug) in another area, or null (no lookup, or not the owner's). */
   async findInstance(
     resource: Resource,

@@ -132,6 +132,19 @@ export async function removeMember(q: Queryable, orgId: string, accountId: strin
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Withdraws the organization's pending invitations to these e-mails (case-insensitive); returns how many. For a
+ * person who must not come back through an old invitation (suite deprovisioning).
+ */
+export async function withdrawInvitesTo(q: Queryable, orgId: string, emails: string[]): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE org_invites SET status = 'withdrawn', decided_at = now()
+      WHERE org_id = $1 AND status = 'pending' AND lower(email) = ANY($2::text[])`,
+    [orgId, emails.map((e) => e.toLowerCase())],
+  );
+  return rowCount ?? 0;
+}
+
 export interface MemberRow {
   account_id: string;
   email: string;

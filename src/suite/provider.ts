@@ -90,9 +90,16 @@ export interface SuiteUsageRecord {
   idempotencyKey: string;
 }
 
+/** The suite's answer to a usage record: its id, and whether the key had been sent before (counted once). */
+export interface SuiteUsageReceipt {
+  recordId: string;
+  duplicate: boolean;
+}
+
 export interface SuiteBilling {
-  allowance(companyId: string, userId: string): Promise<SuiteAllowance>;
-  reportUsage(record: SuiteUsageRecord): Promise<void>;
+  /** the member's allowance now, or null when the suite does not list the member */
+  allowance(companyId: string, userId: string): Promise<SuiteAllowance | null>;
+  reportUsage(record: SuiteUsageRecord): Promise<SuiteUsageReceipt>;
 }
 
 export interface SuiteProvider {

@@ -11,6 +11,8 @@ export interface FakeRequest {
 export interface FakeResponse {
   status: number;
   body: unknown;
+  /** extra response headers (Retry-After of a 429) */
+  headers?: Record<string, string>;
 }
 
 /** A local HTTP server for a provider fake; every request is logged for assertions. */
@@ -36,7 +38,11 @@ export async function startFakeServer(
         out = { status: 500, body: { error: { message: String(err) } } };
       }
       const text = JSON.stringify(out.body);
-      res.writeHead(out.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      res.writeHead(out.status, {
+        ...out.headers,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+      });
       res.end(text);
     });
   });

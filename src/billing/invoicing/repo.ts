@@ -70,3 +70,29 @@ export async function cardById(
   );
   return rows[0] ? { ...rows[0], provider_ref: box.open(rows[0].provider_ref, "billing_cards.provider_ref") } : null;
 }
+
+/** Suite billing starts: the wallet is billed through the suite (no floor, never overdue). */
+export async function setSuitePolicy(q: Queryable, walletId: string): Promise<void> {
+  await q.query(
+    "UPDATE ledger_wallets SET policy = 'suite', overdue_since = NULL WHERE id = $1 AND policy <> 'suite'",
+    [walletId],
+  );
+}
+
+/** Exact micro-won of the usage records charged to the wallet for intervals in [from, to), by creator. */
+export async function usageByMember(
+  q: Queryable,
+  owner: { kind: string; id: string },
+  walletId: string,
+  from: Date,
+  to: Date,
+): Promise<{ account_id: string; micro: number }[]> {
+  const { rows } = await q.query<{ account_id: string; micro: number }>(
+    `SELECT account_id::text, sum(instance_micro + storage_micro)::bigint AS micro
+       FROM usage_records
+      WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4 AND wallet_id = $5
+      GROUP BY 1 HAVING sum(instance_micro + storage_micro) > 0 ORDER BY 1`,
+    [owner.kind, owner.id, from, to, walletId],
+  );
+  return rows;
+}

@@ -13,7 +13,8 @@ export interface WalletOwner {
   id: string;
 }
 export type WalletPolicy = "prepaid" | "postpaid" | "suite" | "system";
-export type SystemWalletName = "revenue" | "payments-clearing" | "adjustments" | "bank-clearing" | "partner-settlement";
+export type SystemWalletName =
+  "revenue" | "payments-clearing" | "adjustments" | "bank-clearing" | "partner-settlement" | "suite-receivable";
 export type SourceType = "topup" | "usage" | "refund" | "transfer" | "adjustment" | "invoice";
 export const SOURCE_TYPES: readonly SourceType[] = ["topup", "usage", "refund", "transfer", "adjustment", "invoice"];
 

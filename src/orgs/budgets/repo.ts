@@ -83,7 +83,7 @@ export async function departmentByRef(
   ref: { id?: string; code?: string },
 ): Promise<{ id: string; code: string } | null> {
   const { rows } = await q.query<{ id: string; code: string }>(
-    `SELECT id, code FROM org_departments WHERE org_id = $1
+    `SELECT id, code FROM org_departments WHERE org_id = $1 AND removed_at IS NULL
         AND (($2::text IS NOT NULL AND id::text = $2) OR ($3::text IS NOT NULL AND code = $3))`,
     [orgId, ref.id ?? null, ref.code ?? null],
   );

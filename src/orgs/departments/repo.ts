@@ -55,7 +55,7 @@ export async function listDepartments(q: Queryable, orgId: string): Promise<Depa
        LEFT JOIN org_departments pd ON pd.id = d.parent_id
        LEFT JOIN (SELECT department_id, count(*) AS n FROM org_members WHERE org_id = $1 AND department_id IS NOT NULL
                    GROUP BY department_id) c ON c.department_id = d.id
-      WHERE d.org_id = $1
+      WHERE d.org_id = $1 AND d.removed_at IS NULL
       ORDER BY d.code`,
     [orgId],
   );
@@ -69,7 +69,7 @@ export async function findDepartment(q: Queryable, orgId: string, ref: string): 
        FROM org_departments d
        LEFT JOIN org_departments pd ON pd.id = d.parent_id
        LEFT JOIN LATERAL (SELECT count(*) AS n FROM org_members m WHERE m.department_id = d.id) c ON true
-      WHERE d.org_id = $1 AND (d.id::text = lower($2) OR d.code = $2)
+      WHERE d.org_id = $1 AND d.removed_at IS NULL AND (d.id::text = lower($2) OR d.code = $2)
       ORDER BY (d.id::text = lower($2)) DESC
       LIMIT 1`,
     [orgId, ref],
@@ -77,9 +77,10 @@ export async function findDepartment(q: Queryable, orgId: string, ref: string): 
   return rows[0] ?? null;
 }
 
+/** Live departments only: one the suite mirror tombstoned (removed_at) is out of every list and sync. */
 export async function chartOf(q: Queryable, orgId: string): Promise<ChartRow[]> {
   const { rows } = await q.query<ChartRow>(
-    "SELECT id, code, name, parent_id, approver_email FROM org_departments WHERE org_id = $1",
+    "SELECT id, code, name, parent_id, approver_email FROM org_departments WHERE org_id = $1 AND removed_at IS NULL",
     [orgId],
   );
   return rows;

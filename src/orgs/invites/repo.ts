@@ -138,7 +138,7 @@ export async function departmentsByRef(
 ): Promise<DepartmentRef[]> {
   const { rows } = await q.query<DepartmentRef>(
     `SELECT id, code FROM org_departments
-      WHERE org_id = $1 AND (id::text = ANY($2::text[]) OR code = ANY($3::text[]))`,
+      WHERE org_id = $1 AND removed_at IS NULL AND (id::text = ANY($2::text[]) OR code = ANY($3::text[]))`,
     [orgId, refs.ids, refs.codes],
   );
   return rows;

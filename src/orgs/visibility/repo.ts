@@ -194,7 +194,7 @@ export async function departmentBlocks(q: Queryable, orgId: string): Promise<Dep
          FROM org_departments d JOIN tree ON d.parent_id = tree.id WHERE tree.depth < 100)
      SELECT d.id, d.code, d.name, d.parent_id, d.deploy_blocked, COALESCE(t.blocked, d.deploy_blocked) AS blocked
        FROM org_departments d LEFT JOIN tree t ON t.id = d.id
-      WHERE d.org_id = $1 ORDER BY d.code`,
+      WHERE d.org_id = $1 AND d.removed_at IS NULL ORDER BY d.code`,
     [orgId],
   );
   return rows;
