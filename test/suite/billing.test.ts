@@ -8,7 +8,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
+import { randomUUID } from "node:crypto";
 import { makeOrg } from "../orgs/lib.js";
+import { enforceOrg, SUITE_PAUSE_REASON } from "../../src/suite/billing/stop.js";
+import { linkOf } from "../../src/suite/billing/repo.js";
+import { requireSuite, suiteOf } from "../../src/suite/state.js";
 import {
   CONTACT,
   makeSuiteOrg,
@@ -154,5 +158,57 @@ describe("suite billing", () => {
     const notLinked = await get(plain.owner.token);
     expectError(notLinked, 404, "not_found");
     assert.match(notLinked.json().error.message, /not linked to a suite company/);
+  });
+
+  test("stop on exhausted stops an exhausted member's paid company databases only; turned off, they run again", async () => {
+    const [m] = org.members;
+    const other = org.admins[0];
+    /** a running company database as the databases area keeps it (no server: desired state is what changes) */
+    const database = async (creator: string, reason: string | null = null) => {
+      const id = randomUUID();
+      const slug = `s${id.replace(/-/g, "").slice(0, 20)}`;
+      await t.db.query(
+        `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, version, size, storage_gb, pitr_retention_days, desired_state, state, status_reason, db_name, db_user)
+         VALUES ($1, $2, 'org', $3, $4, $4, 17, 'basic', 10, 7, $5, 'running', $6, $4, $4)`,
+        [id, creator, org.id, slug, reason ? "paused" : "running", reason],
+      );
+      return id;
+    };
+    const desired = async (id: string) =>
+      (await t.db.query("SELECT desired_state, status_reason FROM databases WHERE id = $1", [id])).rows[0];
+    const mine = await database(m.id);
+    const overdue = await database(m.id, "overdue: balance below zero");
+    const theirs = await database(other.id);
+    const put = (on: boolean) =>
+      call(t.app, {
+        method: "PUT",
+        url: "/v1/org/suite/billing",
+        token: org.owner.token,
+        body: { stop_on_exhausted: on },
+      });
+    assert.equal((await put(true)).statusCode, 200);
+    const sub = org.subject.get(m.id)!;
+    suite.billing.setAllowance(org.companyId, sub, { limit: 10, used: 12 });
+    try {
+      const r = await enforceOrg(t.platform, requireSuite(suiteOf(t.platform)).billing, (await linkOf(t.db, org.id))!);
+      assert.deepEqual(r.paused, [mine]);
+      assert.deepEqual(await desired(mine), { desired_state: "paused", status_reason: SUITE_PAUSE_REASON });
+      assert.equal((await desired(theirs)).desired_state, "running");
+      // turned off: what the suite paused runs again at once, what another reason paused stays
+      const off = await put(false);
+      assert.equal(off.statusCode, 200, off.body);
+      assert.equal((await desired(mine)).desired_state, "running");
+      assert.deepEqual(await desired(overdue), {
+        desired_state: "paused",
+        status_reason: "overdue: balance below zero",
+      });
+      const me = off.json().members.find((x: { account_id: string }) => x.account_id === m.id);
+      assert.deepEqual([me.paused, me.allowance.remaining_krw], [false, -2]);
+    } finally {
+      suite.billing.setAllowance(org.companyId, sub, { limit: 100_000, used: 0 });
+      await t.db.query("UPDATE databases SET desired_state = 'removed', state = 'removed' WHERE id = ANY($1)", [
+        [mine, overdue, theirs],
+      ]);
+    }
   });
 });

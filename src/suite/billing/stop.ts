@@ -9,6 +9,7 @@
 import type { Platform } from "../../kernel/context.js";
 import type { Owner } from "../../kernel/owner.js";
 import { inTransaction } from "../../store/db.js";
+import { startSuiteBilling } from "../../billing/public.js";
 import type { SuiteBilling } from "../provider.js";
 import * as repo from "./repo.js";
 
@@ -80,6 +81,8 @@ export async function enforceOrg(p: Platform, billing: SuiteBilling, link: repo.
 export async function enforceAll(p: Platform, billing: SuiteBilling): Promise<StopResult> {
   const out: StopResult = { paused: [], resumed: [], errors: 0 };
   for (const link of await repo.suiteBilledOrgs(p.db)) {
+    // the suite wallet, if linking did not set it (deployment at zero balance, suite_billed)
+    await startSuiteBilling(p.db, orgOwner(link.org_id));
     const r = await enforceOrg(p, billing, link);
     out.paused.push(...r.paused);
     out.resumed.push(...r.resumed);
