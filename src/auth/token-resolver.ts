@@ -1,6 +1,6 @@
-import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-import { listen, type Db, type Queryable } from "../store/db.js";
+import type { Db, Queryable } from "../store/db.js";
+import { ReconnectingListener } from "../store/listener.js";
 import { hashSecret } from "./secrets.js";
 import { parseScope, type Grant } from "./scopes.js";
 import type { Principal } from "./principal.js";
@@ -26,54 +26,35 @@ export class TokenResolver {
   private cache = new Map<string, Entry>();
   private loading = new Map<string, Promise<Principal | null>>();
   private touched = new Map<string, number>();
-  private listener: pg.Client | null = null;
-  private listening = false;
-  private closed = false;
+  private readonly listener: ReconnectingListener;
 
   constructor(
     private db: Db,
-    private connectionString: string,
-    private log: FastifyBaseLogger,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.listen();
+    connectionString: string,
+    log: FastifyBaseLogger,
+  ) {
+    this.listener = new ReconnectingListener({
+      connectionString,
+      channels: [CHANNEL],
+      log,
+      lostMessage: "auth invalidation listener lost; cache bypassed until it reconnects",
+      onNotification: (_channel, payload) => this.onInvalidate(payload),
+      onLive: () => this.cache.clear(),
+      onLost: () => this.cache.clear(),
+    });
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.listening = false;
-    await this.listener?.end().catch(() => {});
+  /** the cache is trusted only while revocations are heard */
+  private get listening(): boolean {
+    return this.listener.live;
   }
 
-  private async listen(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.connectionString });
-    client.on("error", (err) => this.onListenerLost(err));
-    client.on("end", () => this.onListenerLost(new Error("connection ended")));
-    client.on("notification", (msg) => this.onInvalidate(msg.payload ?? ""));
-    try {
-      await client.connect();
-      await listen(client, CHANNEL);
-      this.listener = client;
-      this.cache.clear();
-      this.listening = true;
-    } catch (err) {
-      this.onListenerLost(err as Error);
-    }
+  start(): Promise<void> {
+    return this.listener.start();
   }
 
-  private onListenerLost(err: Error): void {
-    if (!this.listening && this.listener === null && this.closed) return;
-    this.listening = false;
-    this.cache.clear();
-    const old = this.listener;
-    this.listener = null;
-    old?.removeAllListeners();
-    old?.end().catch(() => {});
-    if (this.closed) return;
-    this.log.warn({ err: err.message }, "auth invalidation listener lost; cache bypassed until it reconnects");
-    setTimeout(() => void this.listen(), 1000).unref();
+  close(): Promise<void> {
+    return this.listener.close();
   }
 
   private onInvalidate(payload: string): void {

@@ -7,7 +7,7 @@ import { fundsCheck } from "./metering/admission.js";
 import { spendCapCheck } from "./metering/spend-caps.js";
 import { paymentJobs } from "./payments/jobs.js";
 import { usageTotals } from "./metering/usage-totals.js";
-import { orgBillingForAdmins } from "./org-context.js";
+import { orgWalletAdminsGuard } from "./org-context.js";
 import { BILLING_ERROR_CODES } from "./errors.js";
 import { BILLING_SCOPES } from "./scopes.js";
 
@@ -29,10 +29,10 @@ export const billingArea = defineArea({
   // organization budgets read consumption through the kernel (kernel.use("usageTotals")), never usage_records
   setup: (p) => {
     p.kernel.provide("usageTotals", usageTotals());
+    p.kernel.provide("orgWalletAdmins", orgWalletAdminsGuard(p.kernel, p.db));
     return null;
   },
   routes: async (app, ctx) => {
-    app.addHook("onRoute", orgBillingForAdmins(ctx.kernel, ctx.db));
     await billingRoutes(
       app,
       billingService({

@@ -14,6 +14,7 @@ import { prices } from "./catalog.js";
 export { MICRO } from "./catalog.js";
 export { tossClient, TossError, type TossClient, type TossPayment } from "./payments/toss.js";
 export { checkoutSources, type CheckoutSources } from "./payments/checkout.js";
+export { CARD_SAVE_ERRORS, CardCredentials } from "./payments/schemas.js";
 import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing/partner-repo.js";
 
 export {
@@ -56,6 +57,11 @@ export { startSuiteBilling, isSuiteBilled, suiteUsageByMember, creditSuiteReport
 export {
   BankTransfer,
   BankTransferConfigFields,
+  BankTransferRequest,
+  BANK_TRANSFER_REQUEST_ERRORS,
+  DepositReport,
+  bankTransferConfigView,
+  bankTransferPage,
   TaxInvoice,
   ListQuery as BankTransferListQuery,
   view as bankTransferView,

@@ -48,11 +48,21 @@ export async function identify(request: FastifyRequest, deps: AuthDeps): Promise
   if (request.principal) request.callerKey = `acct:${request.principal.accountId}`;
 }
 
-/** Step two: apply the route's declared rule and organization role, then the company-asset rule to changes. */
+/**
+ * Step two: apply the route's declared rule and organization role, then the company-asset rule to changes, then the
+ * guard of the area the route names (route-guard.ts). All before the body is read.
+ */
 export async function authorize(request: FastifyRequest, deps: AuthDeps): Promise<void> {
   await authorizeRule(request, deps);
   await authorizeOrgRole(request, deps);
   await mayChangeInstance(request, deps);
+  await authorizeGuard(request, deps);
+}
+
+/** The route's guard, asked through the kernel (start-up refused a guard no area provides). */
+async function authorizeGuard(request: FastifyRequest, deps: AuthDeps): Promise<void> {
+  const name = request.routeOptions.config.guard;
+  if (name) await deps.kernel.require(name).check(request);
 }
 
 /**
@@ -151,7 +161,7 @@ function checkSecret(request: FastifyRequest, expected: string | null, what: str
 
 /**
  * Fails start-up if any route was registered without an auth declaration, or declares an organization role on a
- * platform without the organizations area (nothing could enforce it).
+ * platform without the organizations area, or a guard no area provides (nothing could enforce them).
  */
 export function requireAuthDeclarations(app: FastifyInstance, kernel: Kernel): void {
   app.addHook("onRoute", (route) => {
@@ -160,5 +170,8 @@ export function requireAuthDeclarations(app: FastifyInstance, kernel: Kernel): v
     }
     if (route.config.orgRole && !kernel.use("orgs"))
       throw new Error(`route ${route.method} ${route.url} declares orgRole, but no organizations area is listed`);
+    const guard = route.config.guard;
+    if (guard && !kernel.use(guard))
+      throw new Error(`route ${route.method} ${route.url} declares the guard ${guard}, but no listed area provides it`);
   });
 }

@@ -2,6 +2,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { AuthRule } from "./auth-rule.js";
 import type { ErrorCode } from "./errors.js";
+import type { RouteGuardName } from "./route-guard.js";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type OrgRole = "member" | "admin" | "owner";
@@ -42,6 +43,8 @@ export interface RouteDeclaration<P = undefined, Q = undefined, B = undefined, H
   auth: AuthRule;
   /** /v1/org routes: the organization role the caller needs (404 outside an organization, 403 below it) */
   orgRole?: OrgRole;
+  /** an area's rule on who may call the route beyond scope and role (route-guard.ts), e.g. "partnerAccount" */
+  guard?: RouteGuardName;
   admits?: boolean;
   /** area codes the route can answer beyond what the declaration implies */
   errors?: ErrorCode[];
@@ -92,6 +95,7 @@ export function routeOptions(d: Route): RouteOptions {
     config: {
       auth: d.auth,
       ...(d.orgRole ? { orgRole: d.orgRole } : {}),
+      ...(d.guard ? { guard: d.guard } : {}),
       ...(d.admits ? { admits: true } : {}),
       // what the declaration implies is added when documented (route-schema.ts); these are the area's own
       errors: d.errors ?? [],

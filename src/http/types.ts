@@ -2,6 +2,7 @@ import type { Principal, InstanceFilter } from "../auth/principal.js";
 import type { AuthRule } from "./auth-rule.js";
 import type { ErrorCode } from "./errors.js";
 import type { Capabilities } from "../kernel/capabilities.js";
+import type { RouteGuardName } from "./route-guard.js";
 
 /** the organizations capability's membership (orgs/contract.ts), named through the kernel: http names no area */
 type OrgMembership = NonNullable<Awaited<ReturnType<Capabilities["orgs"]["membership"]>>>;
@@ -20,6 +21,8 @@ declare module "fastify" {
     errors?: ErrorCode[];
     /** /v1/org routes: the organization role the caller needs (http/authenticate.ts enforces it; 403 forbidden_role) */
     orgRole?: "member" | "admin" | "owner";
+    /** an area's rule on who may call the route (route-guard.ts); http/authenticate.ts asks it through the kernel */
+    guard?: RouteGuardName;
     /** the route creates or grows billable resources: it can answer every admission refusal (route.ts) */
     admits?: boolean;
   }

@@ -1,6 +1,5 @@
-import pg from "pg";
 import type { FastifyBaseLogger } from "fastify";
-import { listen } from "../store/db.js";
+import { ReconnectingListener } from "../store/listener.js";
 
 const CHANNEL = "owner_changed";
 
@@ -12,15 +11,26 @@ const CHANNEL = "owner_changed";
  * While the listener is down nothing may be cached: `live` is false and caches bypass themselves.
  */
 export class OwnerChangeFeed {
-  private listener: pg.Client | null = null;
-  private closed = false;
   private readonly subscribers = new Set<(ownerKey: string | null) => void>();
-  live = false;
+  private readonly listener: ReconnectingListener;
 
-  constructor(
-    private connectionString: string,
-    private log: FastifyBaseLogger,
-  ) {}
+  constructor(connectionString: string, log: FastifyBaseLogger) {
+    this.listener = new ReconnectingListener({
+      connectionString,
+      channels: [CHANNEL],
+      log,
+      lostMessage: "owner change listener lost; read caches bypassed until it reconnects",
+      onNotification: (_channel, payload) => this.changed(payload),
+      onLost: () => {
+        for (const fn of this.subscribers) fn(null);
+      },
+    });
+  }
+
+  /** listening now: caches may keep what they load */
+  get live(): boolean {
+    return this.listener.live;
+  }
 
   /** null means "everything may have changed" (the listener was lost) */
   subscribe(fn: (ownerKey: string | null) => void): void {
@@ -32,40 +42,12 @@ export class OwnerChangeFeed {
     for (const fn of this.subscribers) fn(ownerKey);
   }
 
-  async start(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.connectionString });
-    client.on("error", (err) => this.lost(err));
-    client.on("end", () => this.lost(new Error("connection ended")));
-    client.on("notification", (msg) => this.changed(msg.payload ?? ""));
-    try {
-      await client.connect();
-      await listen(client, CHANNEL);
-      this.listener = client;
-      this.live = true;
-    } catch (err) {
-      this.lost(err as Error);
-    }
+  start(): Promise<void> {
+    return this.listener.start();
   }
 
-  private lost(err: Error): void {
-    const wasLive = this.live || this.listener !== null;
-    this.live = false;
-    const old = this.listener;
-    this.listener = null;
-    old?.removeAllListeners();
-    old?.end().catch(() => {});
-    for (const fn of this.subscribers) fn(null);
-    if (this.closed) return;
-    if (wasLive)
-      this.log.warn({ err: err.message }, "owner change listener lost; read caches bypassed until it reconnects");
-    setTimeout(() => void this.start(), 1000).unref();
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.live = false;
-    await this.listener?.end().catch(() => {});
+  close(): Promise<void> {
+    return this.listener.close();
   }
 }
 

@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Queryable } from "../store/db.js";
 import { ApiError } from "../http/errors.js";
+import type { RouteGuard } from "../http/route-guard.js";
 import { findPartner, type PartnerRow } from "./repo.js";
 
 declare module "fastify" {
@@ -10,38 +11,33 @@ declare module "fastify" {
   }
 }
 
-const isPartnerRoute = (url: string) => url === "/v1/partner" || url.startsWith("/v1/partner/");
-
 /**
- * Every /v1/partner route (after the scope evaluator admitted partner:read or partner:write): the caller must be a
- * partner account acting for itself, with its full-access token or one of its own keys. A child key, an organization
- * key or any other account is refused with 403 partner_required before the body is read.
+ * The guard every /v1/partner route names (`guard: "partnerAccount"`), asked by the one authorizer after the scope
+ * evaluator admitted partner:read or partner:write: the caller must be a partner account acting for itself, with its
+ * full-access token or one of its own keys. A child key, an organization key or any other account is refused with
+ * 403 partner_required before the body is read. The routes list partner_required in their errors themselves
+ * (schemas.ts PARTNER_ERRORS).
  */
-export function installPartnerGuard(app: FastifyInstance, db: Queryable): void {
-  const guard: preValidationHookHandler = async (request) => {
-    const p = request.principal!;
-    if (p.owner.kind !== "account" || p.owner.id !== p.accountId)
-      throw new ApiError(
-        "partner_required",
-        p.owner.kind === "partner_child"
-          ? "A child token cannot call /v1/partner endpoints."
-          : "Partner endpoints act for the partner account itself, not for an organization.",
-      );
-    const partner = await findPartner(db, p.accountId);
-    if (!partner)
-      throw new ApiError(
-        "partner_required",
-        "This account is not a partner; the platform operator makes partner accounts on request.",
-      );
-    request.partner = partner;
+export function partnerAccountGuard(db: Queryable): RouteGuard {
+  return {
+    check: async (request) => {
+      const p = request.principal!;
+      if (p.owner.kind !== "account" || p.owner.id !== p.accountId)
+        throw new ApiError(
+          "partner_required",
+          p.owner.kind === "partner_child"
+            ? "A child token cannot call /v1/partner endpoints."
+            : "Partner endpoints act for the partner account itself, not for an organization.",
+        );
+      const partner = await findPartner(db, p.accountId);
+      if (!partner)
+        throw new ApiError(
+          "partner_required",
+          "This account is not a partner; the platform operator makes partner accounts on request.",
+        );
+      request.partner = partner;
+    },
   };
-  app.addHook("onRoute", (route) => {
-    const auth = route.config?.auth;
-    if (!isPartnerRoute(route.url) || !auth || !("scope" in auth)) return;
-    const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
-    // the routes list partner_required in their errors themselves (schemas.ts PARTNER_ERRORS): documented by then
-    route.preValidation = [...list(route.preValidation), guard];
-  });
 }
 
 /** The partner the guard found (every /v1/partner route). */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineArea } from "../kernel/area.js";
-import { installPartnerGuard } from "./guard.js";
+import { partnerAccountGuard } from "./guard.js";
 import { profileRoutes } from "./routes.js";
 import { partnerService } from "./service.js";
 import { childRoutes } from "./children/routes.js";
@@ -29,18 +29,18 @@ export const partnerArea = defineArea<null>({
       description: "Partner platforms: child identities and tokens, credit, limits and department quotas.",
     },
   ],
-  setup: (p) => (accessSetup(p), null),
-  routes: (app, ctx) => {
-    // installed before the routes are registered: it guards every /v1/partner route as it is added
-    installPartnerGuard(app, ctx.db);
-    return [
-      ...profileRoutes(partnerService({ db: ctx.db, kernel: ctx.kernel })),
-      ...childRoutes(childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens })),
-      ...departmentRoutes(departmentsService({ db: ctx.db })),
-      ...billingRoutes(ctx),
-      ...partnerAccessRoutes(ctx),
-    ];
+  setup: (p) => {
+    accessSetup(p);
+    p.kernel.provide("partnerAccount", partnerAccountGuard(p.db));
+    return null;
   },
+  routes: (_app, ctx) => [
+    ...profileRoutes(partnerService({ db: ctx.db, kernel: ctx.kernel })),
+    ...childRoutes(childrenService({ db: ctx.db, kernel: ctx.kernel, tokens: ctx.tokens })),
+    ...departmentRoutes(departmentsService({ db: ctx.db })),
+    ...billingRoutes(ctx),
+    ...partnerAccessRoutes(ctx),
+  ],
   admissionErrors: [
     "partner_monthly_limit",
     "partner_child_monthly_limit",

@@ -113,19 +113,41 @@ export const bankTransferConfigView = (
   business_info: business,
 });
 
+/** A top-up request's body (personal, and the organization wallet's: POST /v1/org/bank-transfers). */
+export const BankTransferRequest = Body({
+  amount_krw: Type.Integer({ minimum: 1 }),
+  depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
+  receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
+  tax_invoice: Type.Optional(TaxInvoice),
+});
+/** What a top-up request can be refused with, whoever's wallet it is for. */
+export const BANK_TRANSFER_REQUEST_ERRORS = [
+  "bank_transfer_unavailable",
+  "amount_out_of_range",
+  "tax_invoice_required",
+  "invalid_business_number",
+  "too_many_pending",
+] as const;
+/** The body of deposit-reported: the depositor's name may be corrected. */
+export const DepositReport = Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) });
+
+/** One page of requests, newest first, from a list query (?status=&limit=&cursor=). */
+export async function bankTransferPage<T>(
+  query: Static<typeof ListQuery>,
+  list: (q: { status?: Static<typeof Status>; limit: number; afterId?: string }) => Promise<BankTransferRow[]>,
+  map: (t: BankTransferRow) => T,
+): Promise<{ items: T[]; next_cursor: string | null }> {
+  const limit = query.limit ?? 50;
+  const rows = await list({ status: query.status, limit, afterId: query.cursor });
+  return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
+}
+
 /** Bank-transfer top-up requests, and the operator's confirm/reject. */
 export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<typeof bankTransferService>) {
   const routes: Route[] = [];
   /** One page of requests (the caller's, or every account's for the operator: `principal` null). */
-  const listPage = async <T>(
-    principal: Principal | null,
-    query: Static<typeof ListQuery>,
-    map: (t: BankTransferRow) => T,
-  ) => {
-    const limit = query.limit ?? 50;
-    const rows = await bank.list(principal, { status: query.status, limit, afterId: query.cursor });
-    return { items: rows.map(map), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
-  };
+  const listPage = <T>(principal: Principal | null, query: Static<typeof ListQuery>, map: (t: BankTransferRow) => T) =>
+    bankTransferPage(query, (q) => bank.list(principal, q), map);
 
   routes.push(
     route({
@@ -136,6 +158,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summary: "Deposit account, amount limits and the business details last used for a tax invoice.",
       summaryKo: "무통장 입금 계좌, 최소·최대 금액, 저장된 사업자 정보.",
       auth: read,
+      guard: "orgWalletAdmins",
       response: {
         200: Type.Object(BankTransferConfigFields),
       },
@@ -155,6 +178,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summary: "Own bank-transfer top-up requests, newest first; ?status=&limit=&cursor=.",
       summaryKo: "내 무통장 입금 충전 요청 목록(pending, confirmed, cancelled, rejected).",
       auth: read,
+      guard: "orgWalletAdmins",
       query: ListQuery,
       response: { 200: Type.Object({ items: Type.Array(BankTransfer), next_cursor: Nullable(Type.String()) }) },
       handler: async (request) => listPage(request.principal!, request.query, view),
@@ -171,19 +195,9 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
         "Request a bank-transfer top-up {amount_krw, depositor_name, receipt_type none|tax_invoice, tax_invoice{business info}}; the wallet is credited after operator confirmation.",
       summaryKo: "무통장 입금 충전을 요청합니다. 운영자 확인 후 충전됩니다. 세금계산서는 사업자등록번호 검증.",
       auth: write,
-      errors: [
-        "bank_transfer_unavailable",
-        "amount_out_of_range",
-        "tax_invoice_required",
-        "invalid_business_number",
-        "too_many_pending",
-      ],
-      body: Body({
-        amount_krw: Type.Integer({ minimum: 1 }),
-        depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
-        receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
-        tax_invoice: Type.Optional(TaxInvoice),
-      }),
+      guard: "orgWalletAdmins",
+      errors: [...BANK_TRANSFER_REQUEST_ERRORS],
+      body: BankTransferRequest,
       response: { 201: BankTransfer },
       handler: async (request, reply) =>
         reply.code(201).send(view(await bank.create(request.principal!, request.body))),
@@ -199,6 +213,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summary: "One bank-transfer request.",
       summaryKo: "무통장 입금 요청 하나.",
       auth: read,
+      guard: "orgWalletAdmins",
       params: Params,
       response: { 200: BankTransfer },
       handler: async (request) => view(await bank.get(request.principal!, request.params.id)),
@@ -214,6 +229,7 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summary: "Cancel a pending request before the deposit (not after deposit-reported).",
       summaryKo: "입금 전(입금 알림 전)에 요청을 취소합니다.",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: ["invalid_state", "deposit_reported"],
       params: Params,
       response: { 200: BankTransfer },
@@ -230,9 +246,10 @@ export async function bankTransferRoutes(app: FastifyInstance, bank: ReturnType<
       summary: "Report the deposit for operator matching; depositor_name may be corrected.",
       summaryKo: "입금했음을 알립니다(운영자 대조용). 입금자명을 바꿀 수 있습니다.",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: ["invalid_state"],
       params: Params,
-      body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+      body: DepositReport,
       response: { 200: BankTransfer },
       handler: async (request) =>
         view(await bank.reportDeposit(request.principal!, request.params.id, request.body.depositor_name)),

@@ -4,6 +4,8 @@ import { Body, Nullable } from "../../http/schemas.js";
 import type { PaymentsService } from "./service.js";
 import type { paymentWebhooks } from "./webhooks.js";
 import {
+  CARD_SAVE_ERRORS,
+  CardCredentials,
   AutoRecharge,
   Card,
   CurrencySchema,
@@ -74,6 +76,7 @@ export async function paymentRoutes(
         "Create a top-up request: provider stripe (USD, amount in cents; answers a PaymentIntent client_secret) or toss (KRW, amount in won; answers the order_id for the payment window).",
       summaryKo: "충전 요청을 만듭니다. stripe는 USD(센트), toss는 KRW(원).",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: [
         "currency_not_supported",
         "amount_out_of_range",
@@ -104,6 +107,7 @@ export async function paymentRoutes(
       summary: "Top-up status.",
       summaryKo: "충전 상태.",
       auth: read,
+      guard: "orgWalletAdmins",
       params: TopupParams,
       response: { 200: Topup },
       handler: async (request) => topupView(await payments.getTopup(request.principal!, request.params.id)),
@@ -121,6 +125,7 @@ export async function paymentRoutes(
       summaryKo:
         "충전을 확정합니다. toss는 결제창이 준 payment_key, stripe는 선택적으로 payment_method. 지갑에는 한 번만 적립됩니다.",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: [
         "payment_key_mismatch",
         "topup_not_pending",
@@ -152,6 +157,7 @@ export async function paymentRoutes(
       summary: "The saved card (provider reference and display data only), or null.",
       summaryKo: "저장된 카드(제공자 참조와 표시 정보만).",
       auth: read,
+      guard: "orgWalletAdmins",
       response: { 200: Type.Object({ card: Nullable(Card) }) },
       handler: async (request) => {
         const { card } = await payments.getAutoRecharge(request.principal!);
@@ -171,20 +177,9 @@ export async function paymentRoutes(
       summaryKo:
         "카드를 저장합니다. stripe는 payment_method(없으면 SetupIntent 시작), toss는 카드 등록창의 auth_key. 카드 번호는 저장하지 않습니다.",
       auth: write,
-      errors: [
-        "provider_unavailable",
-        "provider_error",
-        "invalid_payment_method",
-        "payment_failed",
-        "auth_key_required",
-        "invalid_auth_key",
-        "card_save_in_progress",
-      ],
-      body: Body({
-        provider: ProviderSchema,
-        payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        auth_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-      }),
+      guard: "orgWalletAdmins",
+      errors: [...CARD_SAVE_ERRORS],
+      body: Body({ provider: ProviderSchema, ...CardCredentials }),
       response: {
         201: Card,
         202: Type.Object({
@@ -210,6 +205,7 @@ export async function paymentRoutes(
       summary: "Delete the saved card; auto-recharge, which needs it, is switched off.",
       summaryKo: "저장된 카드를 삭제합니다. 자동 충전도 꺼집니다.",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: ["not_found"],
       response: { 204: Type.Null() },
       handler: async (request, reply) => {
@@ -228,6 +224,7 @@ export async function paymentRoutes(
       summary: "Auto-recharge settings, the card it charges, and its last failure.",
       summaryKo: "자동 충전 설정과 최근 실패.",
       auth: read,
+      guard: "orgWalletAdmins",
       response: { 200: AutoRecharge },
       handler: async (request) => autoRechargeAnswer(await payments.getAutoRecharge(request.principal!)),
     }),
@@ -243,6 +240,7 @@ export async function paymentRoutes(
         "Set auto-recharge: when the balance falls below threshold, the saved card is charged amount once (units of the card's currency: USD cents, KRW won); a failed charge is retried with back-off.",
       summaryKo: "자동 충전을 설정합니다. 잔액이 threshold 아래로 내려가면 저장된 카드로 amount를 한 번 결제합니다.",
       auth: write,
+      guard: "orgWalletAdmins",
       errors: ["card_required", "amount_out_of_range"],
       body: Body({
         enabled: Type.Boolean(),

@@ -9,6 +9,21 @@ export const ErrorBody = { ...ErrorBodySchema, description: "Error" };
 export const ProviderSchema = Type.Union([Type.Literal("stripe"), Type.Literal("toss")], {
   description: "stripe (USD) or toss (KRW)",
 });
+/** What saving a card takes beside the provider (personal, and the organization's: POST /v1/org/billing/card). */
+export const CardCredentials = {
+  payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  auth_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+};
+/** What saving a card can be refused with at the provider, whoever's card it is. */
+export const CARD_SAVE_ERRORS = [
+  "provider_unavailable",
+  "provider_error",
+  "invalid_payment_method",
+  "payment_failed",
+  "auth_key_required",
+  "invalid_auth_key",
+  "card_save_in_progress",
+] as const;
 export const CurrencySchema = Type.Union([Type.Literal("USD"), Type.Literal("KRW")]);
 
 export const Topup = Type.Object({

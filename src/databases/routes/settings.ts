@@ -1,9 +1,34 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import type { Principal } from "../../auth/principal.js";
 import { Body } from "../../http/schemas.js";
 import { databaseView } from "../view.js";
 import { ComputeBody, StorageBody } from "../schemas.js";
 import { Accepted, caller, Instance, Params, tags, write, type RouteDeps } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
+
+/** PATCH /v1/databases/{id}/compute or /storage: the two autoscale settings, alike but for their body. */
+function autoscaleRoute<B extends TSchema>(
+  part: "compute" | "storage",
+  body: B,
+  summaryKo: string,
+  set: (p: Principal, ref: string, settings: Static<B>) => Promise<Parameters<typeof databaseView>[0]>,
+  config: RouteDeps["config"],
+): Route {
+  const name = part === "compute" ? "Compute" : "Storage";
+  return route({
+    method: "PATCH",
+    url: `/v1/databases/:id/${part}`,
+    operationId: `setDatabase${name}`,
+    tags,
+    summary: `${name} autoscale settings.`,
+    summaryKo,
+    auth: write,
+    params: Params,
+    body,
+    response: { 200: Instance },
+    handler: async (request) => databaseView(await set(caller(request), request.params.id, request.body), config),
+  });
+}
 
 /** Settings of an instance: network allow-list, client groups, autoscale, label, extensions. */
 export function settingsRoutes({ svc, config }: RouteDeps): Route[] {
@@ -50,34 +75,8 @@ export function settingsRoutes({ svc, config }: RouteDeps): Route[] {
           config,
         ),
     }),
-    route({
-      method: "PATCH",
-      url: "/v1/databases/:id/compute",
-      operationId: "setDatabaseCompute",
-      tags,
-      summary: "Compute autoscale settings.",
-      summaryKo: "컴퓨트 자동 확장 설정.",
-      auth: write,
-      params: Params,
-      body: ComputeBody,
-      response: { 200: Instance },
-      handler: async (request) =>
-        databaseView(await svc.setCompute(caller(request), request.params.id, request.body), config),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/databases/:id/storage",
-      operationId: "setDatabaseStorage",
-      tags,
-      summary: "Storage autoscale settings.",
-      summaryKo: "스토리지 자동 확장 설정.",
-      auth: write,
-      params: Params,
-      body: StorageBody,
-      response: { 200: Instance },
-      handler: async (request) =>
-        databaseView(await svc.setStorage(caller(request), request.params.id, request.body), config),
-    }),
+    autoscaleRoute("compute", ComputeBody, "컴퓨트 자동 확장 설정.", svc.setCompute, config),
+    autoscaleRoute("storage", StorageBody, "스토리지 자동 확장 설정.", svc.setStorage, config),
     route({
       method: "PATCH",
       url: "/v1/databases/:id/rename",

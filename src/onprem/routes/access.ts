@@ -3,7 +3,7 @@ import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import type { AccessService } from "../access-service.js";
 import type { LicensesService } from "../licenses-service.js";
-import { account, Inquiry, inquiryView, open, OwnerView, ScopeField, tags } from "./schemas.js";
+import { account, Inquiry, inquiryView, open, OwnerView, ScopeField, tags, withScope } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
 
 const Terms = Type.Object({
@@ -80,13 +80,7 @@ export function accessRoutes(svc: { access: AccessService; licenses: LicensesSer
       }),
       response: { 201: Inquiry },
       handler: async (request, reply) =>
-        reply
-          .code(201)
-          .send(
-            inquiryView(
-              await svc.access.request(callerOf(request), { ...request.body, scope: request.body.scope ?? "me" }),
-            ),
-          ),
+        reply.code(201).send(inquiryView(await svc.access.request(callerOf(request), withScope(request.body)))),
     }),
     route({
       method: "GET",

@@ -14,6 +14,7 @@ import {
   orderView,
   ScopeField,
   tags,
+  withScope,
 } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
 
@@ -35,13 +36,7 @@ export function licenseRoutes(svc: { licenses: LicensesService; orders: OrdersSe
       body: Body({ customer: Customer, scope: Type.Optional(ScopeField) }),
       response: { 201: License },
       handler: async (request, reply) =>
-        reply
-          .code(201)
-          .send(
-            licenseView(
-              await svc.licenses.trial(callerOf(request), { ...request.body, scope: request.body.scope ?? "me" }),
-            ),
-          ),
+        reply.code(201).send(licenseView(await svc.licenses.trial(callerOf(request), withScope(request.body)))),
     }),
     route({
       method: "GET",
@@ -97,13 +92,7 @@ export function licenseRoutes(svc: { licenses: LicensesService; orders: OrdersSe
       }),
       response: { 201: Order },
       handler: async (request, reply) =>
-        reply
-          .code(201)
-          .send(
-            orderView(
-              await svc.orders.create(callerOf(request), { ...request.body, scope: request.body.scope ?? "me" }),
-            ),
-          ),
+        reply.code(201).send(orderView(await svc.orders.create(callerOf(request), withScope(request.body)))),
     }),
     route({
       method: "GET",

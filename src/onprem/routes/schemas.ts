@@ -13,6 +13,11 @@ export const open: AuthRule = { public: true };
 export const ScopeField = Type.Union([Type.Literal("me"), Type.Literal("org")], {
   description: "me: the caller's account; org: the caller's organization (changes need the role admin or owner)",
 });
+/** A body with its optional scope defaulted to "me" (the caller's own account). */
+export const withScope = <B extends { scope?: "me" | "org" }>(body: B): B & { scope: "me" | "org" } => ({
+  ...body,
+  scope: body.scope ?? "me",
+});
 export const IdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 export const OwnerView = Type.Object({ kind: Type.String(), id: Type.String() });
 export const Customer = Type.String({ minLength: 1, maxLength: 200, description: "the licensed company's name" });

@@ -2,14 +2,17 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../kernel/context.js";
 import { callerOf } from "../../auth/principal.js";
-import { Body, Nullable } from "../../http/schemas.js";
+import { Nullable } from "../../http/schemas.js";
 import {
   BankTransfer,
   BankTransferConfigFields,
   BankTransferListQuery as ListQuery,
+  BankTransferRequest,
+  BANK_TRANSFER_REQUEST_ERRORS,
+  bankTransferConfigView,
+  bankTransferPage,
   bankTransferView as view,
-  MAX_PENDING,
-  TaxInvoice,
+  DepositReport,
 } from "../../billing/public.js";
 import { orgOf, read, tags, write } from "../public.js";
 import { orgBankService } from "./service.js";
@@ -51,17 +54,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
       handler: async (request) => {
         const c = await svc.config(callerOf(request), orgOf(request));
-        return {
-          deposit_account: c.bank.accountNumber
-            ? { bank_name: c.bank.bankName, account_number: c.bank.accountNumber, account_holder: c.bank.accountHolder }
-            : null,
-          min_amount_krw: c.bank.minKrw,
-          max_amount_krw: c.bank.maxKrw,
-          max_pending: MAX_PENDING,
-          business_info: c.business,
-          billing_mode: c.billing_mode,
-          available: c.available,
-        };
+        return { ...bankTransferConfigView(c.bank, c.business), billing_mode: c.billing_mode, available: c.available };
       },
     }),
   );
@@ -79,15 +72,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       errors: ["not_found", "forbidden_role"],
       query: ListQuery,
       response: { 200: Type.Object({ items: Type.Array(OrgBankTransfer), next_cursor: Nullable(Type.String()) }) },
-      handler: async (request) => {
-        const limit = request.query.limit ?? 50;
-        const rows = await svc.list(callerOf(request), {
-          status: request.query.status,
-          limit,
-          afterId: request.query.cursor,
-        });
-        return { items: rows.map(orgView), next_cursor: rows.length === limit ? rows[rows.length - 1].id : null };
-      },
+      handler: async (request) => bankTransferPage(request.query, (q) => svc.list(callerOf(request), q), orgView),
     }),
   );
 
@@ -103,22 +88,8 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
         "조직 지갑 무통장 입금 충전을 요청합니다(관리자, 선불·개인 결제 조직만; 카드·스위트는 409). 운영자 확인 후 충전됩니다.",
       auth: write,
       orgRole: "admin",
-      errors: [
-        "not_found",
-        "forbidden_role",
-        "conflict",
-        "bank_transfer_unavailable",
-        "amount_out_of_range",
-        "tax_invoice_required",
-        "invalid_business_number",
-        "too_many_pending",
-      ],
-      body: Body({
-        amount_krw: Type.Integer({ minimum: 1 }),
-        depositor_name: Type.String({ minLength: 1, maxLength: 50 }),
-        receipt_type: Type.Union([Type.Literal("none"), Type.Literal("tax_invoice")]),
-        tax_invoice: Type.Optional(TaxInvoice),
-      }),
+      errors: ["not_found", "forbidden_role", "conflict", ...BANK_TRANSFER_REQUEST_ERRORS],
+      body: BankTransferRequest,
       response: { 201: OrgBankTransfer },
       handler: async (request, reply) =>
         reply.code(201).send(orgView(await svc.create(callerOf(request), orgOf(request), request.body))),
@@ -154,7 +125,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       orgRole: "admin",
       errors: ["forbidden_role", "invalid_state"],
       params: Params,
-      body: Body({ depositor_name: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+      body: DepositReport,
       response: { 200: OrgBankTransfer },
       handler: async (request) =>
         orgView(await svc.reportDeposit(callerOf(request), request.params.id, request.body.depositor_name)),

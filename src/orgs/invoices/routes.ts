@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { IdParams, orgOf, read, tags, write } from "../public.js";
+import { CARD_SAVE_ERRORS, CardCredentials } from "../../billing/public.js";
 import type { InvoicesService } from "./service.js";
 import {
   BillingState,
@@ -15,16 +16,6 @@ import {
   invoiceView,
 } from "./schemas.js";
 import { registerRoutes, route, type Route } from "../../http/route.js";
-
-const PROVIDER_ERRORS = [
-  "provider_unavailable",
-  "provider_error",
-  "invalid_payment_method",
-  "payment_failed",
-  "auth_key_required",
-  "invalid_auth_key",
-  "card_save_in_progress",
-] as const;
 
 /** POST/DELETE /v1/org/billing/card and GET /v1/org/invoices[/{id}] (README, "Invoices, card, bank transfers ..."). */
 export function invoiceRoutes(app: FastifyInstance, svc: InvoicesService): void {
@@ -42,13 +33,12 @@ export function invoiceRoutes(app: FastifyInstance, svc: InvoicesService): void 
         "조직 카드를 등록합니다(소유자). 등록 시점부터 사용량 후불(종량제), 매월 초 지난달 청구서를 카드로 자동 결제합니다.",
       auth: write,
       orgRole: "owner",
-      errors: ["not_found", "forbidden_role", "conflict", ...PROVIDER_ERRORS],
+      errors: ["not_found", "forbidden_role", "conflict", ...CARD_SAVE_ERRORS],
       body: Body({
         provider: Type.Union([Type.Literal("stripe"), Type.Literal("toss")], {
           description: "toss (KRW billing key) or stripe (PaymentMethod, charged in KRW)",
         }),
-        payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        auth_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+        ...CardCredentials,
       }),
       response: { 201: Type.Object({ ...BillingState, card: Card }) },
       handler: async (request, reply) => {

@@ -1,0 +1,18 @@
+import type { FastifyRequest } from "fastify";
+import type { Capabilities } from "../kernel/capabilities.js";
+
+/**
+ * A rule an area enforces on the routes that name it (`guard` in the route declaration, route.ts), beyond scope and
+ * organization role: the partner area's "the caller is a partner acting for itself", billing's "in the company
+ * context the wallet is for admins". The area provides it as a capability (kernel.provide in its setup, typed in its
+ * contract.ts); the one authorizer (authenticate.ts) asks it after the scope, the role and the company-asset rule,
+ * before the body is read. It throws an ApiError to refuse. A route naming a guard no area provides stops start-up.
+ */
+export interface RouteGuard {
+  check(request: FastifyRequest): Promise<void>;
+}
+
+/** The capabilities that are route guards: what a route may name in `guard`. */
+export type RouteGuardName = {
+  [N in keyof Capabilities]: Capabilities[N] extends RouteGuard ? N : never;
+}[keyof Capabilities];
