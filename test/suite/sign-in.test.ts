@@ -67,6 +67,15 @@ describe("suite sign-in", () => {
     assert.equal(link.json().company_id, "acme");
     assert.equal(link.json().setup_done, false);
     assert.equal(link.json().billing_mode, "suite");
+    // billed through the suite from the link on: zero balance, suite_billed
+    const balance = await call(s.app, {
+      url: "/v1/billing/balance",
+      token: owner.token,
+      headers: { "x-owner": "org" },
+    });
+    assert.equal(balance.statusCode, 200, balance.body);
+    assert.equal(balance.json().suite_billed, true);
+    assert.equal(balance.json().balance, 0);
     // the suite's tokens are kept sealed, with their expiry and the login time
     const { rows } = await s.db.query(
       "SELECT access_token_sealed, refresh_token_sealed, token_expires_at, last_login_at FROM suite_identities WHERE account_id = $1",

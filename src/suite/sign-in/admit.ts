@@ -16,6 +16,7 @@ import {
   type OrgRole,
 } from "../../orgs/public.js";
 import { departmentForUnits, insidePolicy } from "../directory/public.js";
+import { startSuiteBilling } from "../billing/public.js";
 import type { SuiteClaims, SuiteProvider, SuiteTokens, SuiteUnit } from "../provider.js";
 import * as repo from "./repo.js";
 
@@ -88,6 +89,7 @@ export async function admit(tx: Queryable, c: Ctx): Promise<Admitted | Refused> 
       ownerAccountId: accountId,
     });
     await updateOrg(tx, orgId, { billing_mode: "suite" });
+    await startSuiteBilling(tx, orgId); // its wallet is a suite wallet from the start: suite_billed at once
     await addMember(tx, { orgId, accountId, role: "owner", departmentId: null });
     await repo.insertLink(tx, { orgId, issuer, companyId: claims.companyId, linkedBy: accountId });
     await saveIdentity(tx, c, accountId);
