@@ -29,7 +29,9 @@ describe("MCP tool annotations", () => {
   });
   after(() => t.close());
 
-  const methodOf = (id: string) => index.byId.get(id)?.method ?? HIDDEN_OPERATIONS[id]?.method;
+  // the effect's method: a hidden operation may be a POST that only reads (run_sql's READ ONLY transaction)
+  const methodOf = (id: string) =>
+    HIDDEN_OPERATIONS[id]?.readOnly ? "GET" : (index.byId.get(id)?.method ?? HIDDEN_OPERATIONS[id]?.method);
   const admits = (id: string) => {
     const op = index.byId.get(id);
     if (!op) return false;

@@ -12,6 +12,6 @@ export {
   type ToolDefinition,
   type ToolResult,
 } from "./tools.js";
-export { HIDDEN_OPERATIONS, deriveAnnotations, type TaskSpec } from "./tasks.js";
+export { HIDDEN_OPERATIONS, deriveAnnotations, methodOf, type TaskSpec } from "./tasks.js";
 export { untrusted, Confirmations } from "./guard.js";
 export { isDdl } from "./task-specs-data.js";

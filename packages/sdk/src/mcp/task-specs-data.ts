@@ -184,8 +184,12 @@ export const dataTasks: TaskSpec[] = [
     required: ["id", "sql"],
     calls: ["mcpRunSql", "mcpRunSqlWrite"],
     destructive: true,
+    confirmation: (a) =>
+      a.write === true && isDdl(String(a.sql))
+        ? "This SQL changes the schema or rights (DDL); the person should agree to it."
+        : null,
     readOnlyVariant: {
-      drop: ["write"],
+      drop: ["write", "confirm"],
       calls: ["mcpRunSql"],
       description: "Run read-only SQL on a database (a READ ONLY transaction). At most 500 rows, 10 s.",
     },

@@ -39,22 +39,30 @@ export interface TaskSpec {
   openWorld?: boolean;
   /** the tool also has a read-only form, offered in read-only mode (run_sql without write) */
   readOnlyVariant?: { drop: string[]; calls: string[]; description: string };
+  /** why the call needs the person's agreement beyond money (DDL), or null */
+  confirmation?: (args: Record<string, any>) => string | null;
   /** what the call would bill; null when free or when it bills nothing new */
   billable?: (args: Record<string, any>) => Billable | null;
   run(ctx: TaskContext, args: Record<string, any>): Promise<unknown>;
 }
 
 /** Operations the API serves for the MCP tools only (src/mcp/routes.ts), hidden from the OpenAPI document. */
-export const HIDDEN_OPERATIONS: Record<string, { method: string; path: string; pathParams: string[] }> = {
-  mcpRunSql: { method: "POST", path: "/v1/mcp/databases/{id}/sql", pathParams: ["id"] },
+export const HIDDEN_OPERATIONS: Record<
+  string,
+  { method: string; path: string; pathParams: string[]; readOnly?: boolean }
+> = {
+  // a POST only because SQL is a body; its transaction is READ ONLY, so it counts as a read
+  mcpRunSql: { method: "POST", path: "/v1/mcp/databases/{id}/sql", pathParams: ["id"], readOnly: true },
   mcpRunSqlWrite: { method: "POST", path: "/v1/mcp/databases/{id}/sql-write", pathParams: ["id"] },
   mcpPrices: { method: "GET", path: "/v1/mcp/prices", pathParams: [] },
 };
 
+/** The method an operation's effect has: its own, or GET for a hidden operation that only reads. */
 export function methodOf(index: OperationIndex, operationId: string): string {
-  const op = index.byId.get(operationId) ?? HIDDEN_OPERATIONS[operationId];
+  const hidden = HIDDEN_OPERATIONS[operationId];
+  const op = index.byId.get(operationId) ?? hidden;
   if (!op) throw new Error(`task tool calls an unknown operation ${operationId}`);
-  return op.method;
+  return hidden?.readOnly ? "GET" : op.method;
 }
 
 export interface ToolAnnotations {
@@ -97,7 +105,7 @@ export const CONFIRM_FIELD: JsonSchema = {
 
 export function resolveInput(
   index: OperationIndex,
-  spec: Pick<TaskSpec, "input" | "required" | "billable">,
+  spec: Pick<TaskSpec, "input" | "required" | "billable" | "confirmation">,
   drop: string[] = [],
 ): JsonSchema & { type: "object" } {
   const properties: Record<string, JsonSchema> = {};
@@ -110,7 +118,7 @@ export function resolveInput(
       properties[name] = description ? { ...schema, description } : schema;
     } else properties[name] = given;
   }
-  if (spec.billable) properties.confirm = CONFIRM_FIELD;
+  if ((spec.billable || spec.confirmation) && !drop.includes("confirm")) properties.confirm = CONFIRM_FIELD;
   return {
     type: "object",
     properties,

@@ -8,7 +8,7 @@
 import { buildRequest, type Operation, type OperationIndex, type OperationRequest } from "../operations.js";
 import { PlatformCallError, toolError, untrusted, type Confirmations, type ToolResult } from "./guard.js";
 import { appTasks } from "./task-specs-apps.js";
-import { dataTasks, isDdl } from "./task-specs-data.js";
+import { dataTasks } from "./task-specs-data.js";
 import {
   deriveAnnotations,
   HIDDEN_OPERATIONS,
@@ -229,8 +229,8 @@ export async function callTool(
       const q = await quote(index, deps, billable);
       if (!q.free) reasons.push(...q.lines);
     }
-    if (name === "run_sql" && rest.write === true && isDdl(String(rest.sql)))
-      reasons.push("This SQL changes the schema or rights (DDL); the person should agree to it.");
+    const why = deps.readOnly ? null : (spec.confirmation?.(rest) ?? null);
+    if (why) reasons.push(why);
     if (reasons.length && !deps.confirmations.verify(name, rest, confirm)) {
       const token = deps.confirmations.issue(name, rest);
       return ok(
