@@ -1,5 +1,4 @@
 import { defineArea } from "../kernel/area.js";
-import { MCP_ERROR_CODES } from "./errors.js";
 import { customerSql } from "./provider/customer-sql.js";
 import type { McpState } from "./provider/types.js";
 import { mcpRoutes } from "./routes.js";
@@ -11,10 +10,9 @@ export const mcpArea = defineArea<McpState>({
     {
       name: "mcp",
       description:
-        "Model Context Protocol endpoint for AI agents: task tools and call_operation with the caller's token, the manual as resources.",
+        "Model Context Protocol endpoint for AI agents: the API's operations as tools, with the caller's token.",
     },
   ],
-  errors: MCP_ERROR_CODES,
   setup: (platform) => ({ sql: customerSql(platform.db, platform.kernel) }),
   routes: mcpRoutes,
 });

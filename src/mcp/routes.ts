@@ -83,7 +83,6 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext, state: McpState
       params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
       body: SqlBody,
       response: { 200: SqlAnswer },
-      errors: ["sql_failed", "database_unreachable"],
       handler: async (request) => state.sql.run(callerOf(request).owner, request.params.id, request.body.sql, write),
     });
   return [

@@ -108,6 +108,12 @@ describe("MCP scenario: database, schema, pod, logs, rollback, delete", () => {
     assert.equal(confirmed.isError, true, confirmed.text);
     assert.match(confirmed.text, /^Error [a-z_]+: /);
     assert.match(confirmed.text, /Next step: /);
+    // call_operation is no way around it
+    const generic = await tool(agent, "call_operation", {
+      operation: "createDatabase",
+      arguments: { name: "shop-paid", size: "basic" },
+    });
+    assert.match(generic.text, /CONFIRMATION NEEDED[\s\S]*Prefer create_database/);
     assert.deepEqual(await json(agent, "list_databases"), [], "nothing was created");
 
     const created = await json(agent, "create_database", { name: "shop-db" });
@@ -141,7 +147,7 @@ describe("MCP scenario: database, schema, pod, logs, rollback, delete", () => {
 
     const refused = await tool(agent, "run_sql", { id: db.id, sql: "INSERT INTO notes (body) VALUES ('x')" });
     assert.equal(refused.isError, true);
-    assert.match(refused.text, /sql_failed/);
+    assert.match(refused.text, /Error invalid_request: The SQL failed/);
     assert.match(refused.text, /read-only transaction/);
     const escape = await tool(agent, "run_sql", { id: db.id, sql: "COMMIT; INSERT INTO notes (body) VALUES ('x')" });
     assert.equal(escape.isError, true);

@@ -86,10 +86,7 @@ async function runSql(
   try {
     await client.connect();
   } catch (err) {
-    throw new ApiError(
-      "database_unreachable",
-      `The database does not accept connections yet (${(err as Error).message}).`,
-    );
+    throw new ApiError("conflict", `The database does not accept connections yet (${(err as Error).message}).`);
   }
   const started = Date.now();
   try {
@@ -105,7 +102,7 @@ async function runSql(
     const e = err as Error & { code?: string };
     const reason = e.code === "57014" ? `it ran longer than ${STATEMENT_TIMEOUT_MS / 1000} s` : e.message;
     throw new ApiError(
-      "sql_failed",
+      "invalid_request",
       `The SQL failed (nothing was changed): ${reason}${e.code ? ` [SQLSTATE ${e.code}]` : ""}`,
     );
   } finally {

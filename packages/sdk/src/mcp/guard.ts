@@ -88,7 +88,7 @@ const NEXT_STEPS: Record<string, string> = {
   forbidden_role: "The caller's organization role is too low: ask an organization admin to do it.",
   not_found: "Check the id or slug with the matching list tool (list_databases, list_apps, ...).",
   validation_failed: "Fix the arguments as the message says; the tool's input schema lists what each field takes.",
-  invalid_request: "Fix the request as the message says.",
+  invalid_request: "Fix the request (or the SQL) as the message says; nothing was changed.",
   insufficient_funds: "The balance does not cover this: show billing_balance to the person and ask them to top up.",
   budget_exceeded: "A budget or spend cap blocks this: tell the person; they can raise it or choose a smaller size.",
   spend_cap_exceeded: "A spend cap blocks this: tell the person; they can raise the cap or pick a free size.",
@@ -97,8 +97,6 @@ const NEXT_STEPS: Record<string, string> = {
     "The resource is in a state that does not allow this yet: read it again (get_*) and retry when it is ready.",
   runtime_unavailable: "This platform has no container runtime installed: tell the person; nothing to retry.",
   restore_not_ready: "Point-in-time restore is not enabled on this platform: take or list backups instead.",
-  sql_failed: "Fix the SQL as the database's message says (nothing was changed) and run it again.",
-  database_unreachable: "The database is not running yet: call get_database until its state is running, then retry.",
   read_only_mode: "This session is read-only: tell the person what you would change and let them do it.",
   confirmation_required: "Show the price to the person; repeat the call with confirm set to the token once they agree.",
 };

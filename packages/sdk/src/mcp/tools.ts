@@ -10,6 +10,7 @@ import { PlatformCallError, toolError, untrusted, type Confirmations, type ToolR
 import { appTasks } from "./task-specs-apps.js";
 import { dataTasks } from "./task-specs-data.js";
 import {
+  CONFIRM_FIELD,
   deriveAnnotations,
   HIDDEN_OPERATIONS,
   methodOf,
@@ -92,6 +93,7 @@ export function buildTools(index: OperationIndex, mode: ToolMode = {}): ToolDefi
       properties: {
         operation: { type: "string", enum: ops.map((o) => o.id), description: "operationId" },
         arguments: { type: "object", description: "the operation's path, query and body fields, side by side" },
+        ...(mode.readOnly ? {} : { confirm: CONFIRM_FIELD }),
       },
       required: ["operation"],
       additionalProperties: false,
@@ -264,6 +266,20 @@ async function callGeneric(index: OperationIndex, deps: CallDeps, args: Record<s
   const input = args.arguments ?? {};
   if (typeof input !== "object" || input === null || Array.isArray(input))
     return toolError("validation_failed", `"arguments" must be an object.`);
+  // what can cost money is not a way around the task tools' confirmation
+  const { confirm, ...unconfirmed } = args;
+  if (op.charges && !deps.confirmations.verify(GENERIC_TOOL, unconfirmed, confirm)) {
+    const covered = TASK_TOOLS.find((s) => s.billable && s.calls.includes(op.id));
+    return ok(
+      [
+        `CONFIRMATION NEEDED: nothing was done yet. ${op.id} can create or grow something billable, or move money.`,
+        covered
+          ? `Prefer ${covered.name}, which shows the exact price first.`
+          : "Check the price with the person (docs_search 'prices') and the balance with billing_balance.",
+        `Once the person agrees, call ${GENERIC_TOOL} again with the same arguments plus confirm: "${deps.confirmations.issue(GENERIC_TOOL, unconfirmed)}" (valid 10 minutes).`,
+      ].join("\n"),
+    );
+  }
   const request = buildRequest(op, input as Record<string, unknown>);
   const { status, body } = await deps.execute(request);
   if (status >= 400) {
