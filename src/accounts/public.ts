@@ -8,6 +8,8 @@ import { revokeAllTokens } from "./repo.js";
  */
 export {
   accountsService,
+  insertSuiteAccount,
+  issueSignInSession,
   spendCapsOf,
   isLiveAccount,
   liveAccountByEmail,

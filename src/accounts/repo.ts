@@ -17,11 +17,12 @@ const ACCOUNT_COLUMNS =
 
 export async function insertAccount(
   q: Queryable,
-  a: { email: string; passwordHash: string | null; displayName: string | null },
+  a: { email: string; passwordHash: string | null; displayName: string | null; signIn?: "password" | "suite" },
 ): Promise<AccountRow> {
   const { rows } = await q.query<AccountRow>(
-    `INSERT INTO accounts (id, email, password_hash, display_name) VALUES ($1, $2, $3, $4) RETURNING ${ACCOUNT_COLUMNS}`,
-    [randomUUID(), a.email, a.passwordHash, a.displayName],
+    `INSERT INTO accounts (id, email, password_hash, display_name, sign_in) VALUES ($1, $2, $3, $4, $5)
+     RETURNING ${ACCOUNT_COLUMNS}`,
+    [randomUUID(), a.email, a.passwordHash, a.displayName, a.signIn ?? "password"],
   );
   return rows[0];
 }
@@ -34,9 +35,13 @@ export async function findLiveAccount(q: Queryable, id: string): Promise<Account
   return rows[0] ?? null;
 }
 
+/**
+ * The live password account of an e-mail (password sign-in, the edge's visitor sign-in, linked apps). Suite accounts
+ * (sign_in 'suite') may share the e-mail and are never found here: they sign in only through the suite.
+ */
 export async function findLiveAccountByEmail(q: Queryable, email: string): Promise<AccountRow | null> {
   const { rows } = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL`,
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL AND sign_in = 'password'`,
     [email],
   );
   return rows[0] ?? null;

@@ -67,6 +67,33 @@ export async function liveAccountByEmail(q: Queryable, email: string): Promise<{
   return a && { id: a.id, email: a.email };
 }
 
+/** A sign-in session: a full token of the account's own, valid SESSION_TTL_DAYS; its secret. */
+export async function issueSignInSession(q: Queryable, config: Pick<Config, "sessionTtlDays">, accountId: string) {
+  const { secret } = await issueToken(q, {
+    accountId,
+    owner: accountOwner(accountId),
+    kind: "full",
+    name: "session",
+    scopes: [],
+    expiresAt: new Date(Date.now() + config.sessionTtlDays * 86_400_000),
+  });
+  return secret;
+}
+
+/**
+ * An account that signs in only through the suite (src/suite): no password, `sign_in = 'suite'`, so it never
+ * merges with a password account of the same e-mail (e-mails are unique among password accounts only).
+ */
+export async function insertSuiteAccount(q: Queryable, a: { email: string; displayName: string | null }) {
+  const row = await repo.insertAccount(q, {
+    email: normaliseEmail(a.email),
+    passwordHash: null,
+    displayName: a.displayName,
+    signIn: "suite",
+  });
+  return { id: row.id, email: row.email };
+}
+
 /**
  * Accounts: sign-up and sign-in (no principal yet), and everything a signed-in caller does to its own
  * account. Every change made for a caller commits its audit row in the same transaction
@@ -78,19 +105,7 @@ export function accountsService(
   config: Pick<Config, "signup" | "sessionTtlDays" | "defaultAccountSpendCapKrw" | "defaultAppSpendCapKrw">,
   tokens: Pick<TokenResolver, "announceRevocation" | "announceAccountChange">,
 ) {
-  const sessionExpiry = () => new Date(Date.now() + config.sessionTtlDays * 86_400_000);
-  /** A sign-in session: a full token of the account's own, valid SESSION_TTL_DAYS; its secret. */
-  const issueSession = async (q: Queryable, accountId: string) =>
-    (
-      await issueToken(q, {
-        accountId,
-        owner: accountOwner(accountId),
-        kind: "full",
-        name: "session",
-        scopes: [],
-        expiresAt: sessionExpiry(),
-      })
-    ).secret;
+  const issueSession = (q: Queryable, accountId: string) => issueSignInSession(q, config, accountId);
 
   /** Creates an account and its first sign-in session; the operator also creates accounts without a password. */
   async function createAccount(input: { email: string; password: string | null; displayName: string | null }) {

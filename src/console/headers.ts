@@ -68,6 +68,8 @@ export const CONSOLE_PAGES = [
   "/buckets/keys",
   "/buckets/:id",
   "/org",
+  "/org/suite",
+  "/suite",
   "/invite",
   "/partner",
 ];

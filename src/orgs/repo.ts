@@ -2,7 +2,7 @@
  * The organizations core's SQL: organizations, memberships, the department tree as sub-areas walk it, and what a
  * member leaves behind (the sub-areas' own SQL is in their folders).
  */
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
@@ -196,12 +196,12 @@ export async function lockAccountMembership(q: Queryable, accountId: string): Pr
 
 /** Revokes the organization keys (tokens owned by the organization) one member issued, or all; their ids. */
 export async function revokeOrgTokens(q: Queryable, orgId: string, accountId?: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE tokens SET revoked_at = now() WHERE owner_kind = 'org' AND owner_id = $1 AND revoked_at IS NULL
         AND ($2::uuid IS NULL OR account_id = $2) RETURNING id`,
     [orgId, accountId ?? null],
   );
-  return rows.map((r) => r.id);
 }
 
 /** A leaving member's site grants and member budgets (rows of the visibility and budgets sub-areas) go. */
@@ -245,4 +245,43 @@ export async function membersUnder(q: Queryable, departmentId: string): Promise<
     values: [departmentId],
   });
   return rows.map((r) => r.account_id);
+}
+
+/**
+ * Invitations as sign-in paths other than the invitation link see them (the suite's `invite` join policy): the
+ * pending, unexpired invitation of an e-mail made after `since` (older ones do not admit), locked.
+ */
+export async function pendingInviteFor(
+  q: Queryable,
+  orgId: string,
+  email: string,
+  since: Date | null = null,
+): Promise<{ id: string; role: "admin" | "member"; department_id: string | null } | null> {
+  const { rows } = await q.query<{ id: string; role: "admin" | "member"; department_id: string | null }>(
+    `SELECT id, role, department_id FROM org_invites
+      WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
+        AND ($3::timestamptz IS NULL OR created_at > $3)
+      FOR UPDATE`,
+    [orgId, email, since],
+  );
+  return rows[0] ?? null;
+}
+
+/** Marks a pending invitation accepted by the account (the caller adds the membership in the same transaction). */
+export async function markInviteAccepted(q: Queryable, id: string, accountId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    "UPDATE org_invites SET status = 'accepted', accepted_by = $2, decided_at = now() WHERE id = $1 AND status = 'pending'",
+    [id, accountId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Withdraws the pending invitations of an e-mail made up to `until` (a deprovisioned member's old ones). */
+export async function withdrawInvitesOf(q: Queryable, orgId: string, email: string, until: Date): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE org_invites SET status = 'withdrawn', decided_at = now()
+      WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND created_at <= $3`,
+    [orgId, email, until],
+  );
+  return rowCount ?? 0;
 }

@@ -14,6 +14,8 @@ export interface SuiteClaims {
   name: string | null;
   /** the configured enterprise-admin claim is true */
   isAdmin: boolean;
+  /** the `company_name` claim, when the suite gives one (names a new organization) */
+  companyName?: string | null;
 }
 
 /** The member's suite login token: metering and allowance lookups act with it. */

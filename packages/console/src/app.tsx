@@ -26,6 +26,7 @@ import { BucketKeysPage } from "./pages/bucket-keys";
 import { InvitePage } from "./pages/invite";
 import { OrgPage } from "./pages/org";
 import { PartnerPage } from "./pages/partner";
+import { SuiteLanding, SuiteWizardPage } from "./pages/suite";
 import { ContextBanner, ContextSwitch, OrgProvider, useOrgState } from "./org-context";
 import type { Me } from "./me";
 
@@ -105,11 +106,23 @@ function Shell() {
   const publicPage = path === "/signin" || path === "/signup";
   // an invitation link opens for anyone: its preview is public, accepting needs the invited account
   const invite = path === "/invite";
+  // the suite sign-in's landing turns its one-time code into the session, whoever was signed in before
+  const suiteLanding = path === "/suite";
   useEffect(() => {
-    if (me === null && !publicPage && !invite) navigate("/signin");
+    if (me === null && !publicPage && !invite && !suiteLanding) navigate("/signin");
     if (me && (publicPage || path === "/")) navigate((publicPage && nextPath()) || "/databases");
-  }, [me, publicPage, invite, path, navigate]);
+  }, [me, publicPage, invite, suiteLanding, path, navigate]);
 
+  if (suiteLanding)
+    return (
+      <SuiteLanding
+        onSignedIn={async () => {
+          // a suite account works only for its organization (org_only): the console starts in its context
+          orgState.setOwner("org");
+          await refresh();
+        }}
+      />
+    );
   if (me === undefined)
     return (
       <div className="center-screen">
@@ -231,6 +244,7 @@ function Page({
   if (path === "/volumes") return <VolumesPage />;
   if (path === "/templates") return <TemplatesPage />;
   if (path === "/org") return <OrgPage me={me} />;
+  if (path === "/org/suite") return <SuiteWizardPage />;
   if (path === "/partner") return <PartnerPage />;
   if (path === "/invite") return <InvitePage signedIn />;
   if (path === "/keys") return <KeysPage />;

@@ -6,6 +6,7 @@ import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
 import { sitesEn, sitesKo } from "./i18n-sites";
+import { suiteEn, suiteKo } from "./i18n-suite";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
 const en = {
@@ -179,6 +180,7 @@ const en = {
   ...bucketsEn,
   ...orgEn,
   ...partnerEn,
+  ...suiteEn,
 };
 
 export type MessageKey = keyof typeof en;
@@ -355,6 +357,7 @@ const ko: Record<MessageKey, string> = {
   ...bucketsKo,
   ...orgKo,
   ...partnerKo,
+  ...suiteKo,
 };
 
 export const MESSAGES: Record<Locale, Record<MessageKey, string>> = { en, ko };

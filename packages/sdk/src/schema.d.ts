@@ -289,6 +289,106 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/auth/suite": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Whether this platform offers sign-in with the suite, and the suite's issuer (the console's button).
+     * @description Whether this platform offers sign-in with the suite, and the suite's issuer (the console's button).
+     */
+    get: operations["getSuiteSignIn"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/auth/suite/callback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Where the suite sends the browser back: 302 to return_to with suite_code (or to the sign-in page with notice); with Accept: application/json the same as JSON.
+     * @description Where the suite sends the browser back: 302 to return_to with suite_code (or to the sign-in page with notice); with Accept: application/json the same as JSON.
+     */
+    get: operations["finishSuiteSignIn"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/auth/suite/exchange": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Exchange the one-time suite_code (2 minutes, single use) for a sign-in session token.
+     * @description Exchange the one-time suite_code (2 minutes, single use) for a sign-in session token.
+     */
+    post: operations["exchangeSuiteCode"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/auth/suite/recover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The owner's way in when the suite cannot sign them in: the one-time recovery code from POST /v1/org/suite/recovery-code.
+     * @description The owner's way in when the suite cannot sign them in: the one-time recovery code from POST /v1/org/suite/recovery-code.
+     */
+    post: operations["recoverSuiteOwner"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/auth/suite/start": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Start a suite sign-in: 302 to the suite (with Accept: application/json, the address as JSON). return_to: a path of this platform or a loopback address (the CLI).
+     * @description Start a suite sign-in: 302 to the suite (with Accept: application/json, the address as JSON). return_to: a path of this platform or a loopback address (the CLI).
+     */
+    get: operations["startSuiteSignIn"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/backups": {
     parameters: {
       query?: never;
@@ -3515,6 +3615,134 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/org/suite": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's suite link: company, setup state, join policy, billing options (admin).
+     * @description The organization's suite link: company, setup state, join policy, billing options (admin).
+     */
+    get: operations["getOrgSuite"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/suite/billing": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Suite billing: stop_on_exhausted and each member's status (last allowance, paused or not, last usage report); a member sees only their own. 404 outside a suite-linked organization.
+     * @description Suite billing: stop_on_exhausted and each member's status (last allowance, paused or not, last usage report); a member sees only their own. 404 outside a suite-linked organization.
+     */
+    get: operations["getOrgSuiteBilling"];
+    /**
+     * Admin: stop_on_exhausted. On: a member whose suite allowance is used up has their paid company apps paused and databases stopped until it is back. Off (default): running apps keep running; what the suite paused resumes now.
+     * @description Admin: stop_on_exhausted. On: a member whose suite allowance is used up has their paid company apps paused and databases stopped until it is back. Off (default): running apps keep running; what the suite paused resumes now.
+     */
+    put: operations["setOrgSuiteBilling"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/suite/join-policy": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who joins by suite sign-in alone: all, departments (chosen suite units and below) or invite.
+     * @description Who joins by suite sign-in alone: all, departments (chosen suite units and below) or invite.
+     */
+    get: operations["getSuiteJoinPolicy"];
+    /**
+     * Set the join policy; departments takes the suite unit ids (their descendants are included).
+     * @description Set the join policy; departments takes the suite unit ids (their descendants are included).
+     */
+    put: operations["setSuiteJoinPolicy"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/suite/recovery-code": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A new one-time recovery code for the owner (shown once; replaces the previous one), for POST /v1/auth/suite/recover.
+     * @description A new one-time recovery code for the owner (shown once; replaces the previous one), for POST /v1/auth/suite/recover.
+     */
+    post: operations["newSuiteRecoveryCode"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/suite/setup/finish": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Finish the suite setup wizard: from now on staff join by the join policy.
+     * @description Finish the suite setup wizard: from now on staff join by the join policy.
+     */
+    post: operations["finishSuiteSetup"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/org/suite/sync-departments": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mirror the linked suite company's org chart now (admin): departments matched on the suite's unit id with a result per item (insert, update, skip, delete; a removed unit is tombstoned), each suite member's department from their primary unit, and staff the suite no longer lists or the join policy no longer admits deprovisioned (the owner never: reported). 404 outside a suite-linked organization.
+     * @description Mirror the linked suite company's org chart now (admin): departments matched on the suite's unit id with a result per item (insert, update, skip, delete; a removed unit is tombstoned), each suite member's department from their primary unit, and staff the suite no longer lists or the join policy no longer admits deprovisioned (the owner never: reported). 404 outside a suite-linked organization.
+     */
+    post: operations["syncOrgSuiteDepartments"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/partner": {
     parameters: {
       query?: never;
@@ -4694,6 +4922,27 @@ export interface components {
       };
     };
     /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_6da37ceb69: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "suite_sign_in_failed";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
     Error400_6e6fc2bc2a: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
@@ -4924,6 +5173,27 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "not_stopped";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_7473d990eb: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "suite_sign_in_failed";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -5321,8 +5591,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 402: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error402_86637196e7: {
+    /** @description Error 402: `error.code` is one of the 7 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error402_af98826477: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5340,7 +5610,30 @@ export interface components {
               | "budget_exceeded"
               | "partner_monthly_limit"
               | "partner_child_monthly_limit"
+              | "suite_login_required"
+              | "suite_usage_exhausted"
               | "spend_cap_reached";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 403: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error403_1f5e342440: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "suite_join_department" | "suite_join_invite" | "suite_not_linked" | "suite_setup_pending";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -5410,32 +5703,6 @@ export interface components {
         };
       };
     };
-    /** @description Error 403: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error403_271b38c8d8: {
-      headers: {
-        RateLimit: components["headers"]["RateLimit"];
-        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-        [name: string]: unknown;
-      };
-      content: {
-        "application/json": {
-          error: {
-            /**
-             * @description Stable error code from the catalog (see /v1/manual).
-             * @enum {string}
-             */
-            code:
-              | "scope_insufficient"
-              | "forbidden_role"
-              | "deploy_rule_violation"
-              | "image_forbidden"
-              | "department_deploy_blocked";
-            /** @description What went wrong, in English, naming the field where one is at fault. */
-            message: string;
-          };
-        };
-      };
-    };
     /** @description Error 403: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
     Error403_787c7ca968: {
       headers: {
@@ -5499,8 +5766,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 403: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error403_973a8c9e75: {
+    /** @description Error 403: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error403_6172c6df8a: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5513,7 +5780,39 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "scope_insufficient" | "forbidden_role" | "deploy_rule_violation" | "department_deploy_blocked";
+            code:
+              | "scope_insufficient"
+              | "forbidden_role"
+              | "org_only"
+              | "deploy_rule_violation"
+              | "department_deploy_blocked";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 403: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error403_7998aea9bf: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code:
+              | "scope_insufficient"
+              | "forbidden_role"
+              | "org_only"
+              | "deploy_rule_violation"
+              | "image_forbidden"
+              | "department_deploy_blocked";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -5562,8 +5861,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 403: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error403_c5e3295e16: {
+    /** @description Error 403: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error403_ba9de6a8e5: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5576,7 +5875,7 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "deploy_rule_violation" | "image_forbidden" | "department_deploy_blocked";
+            code: "org_only" | "deploy_rule_violation" | "image_forbidden" | "department_deploy_blocked";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6458,6 +6757,25 @@ export interface components {
         };
       };
     };
+    /** @description Error 503: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_0dda0d23d4: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "provision_failed" | "service_unavailable" | "suite_not_configured" | "suite_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
     /** @description Error 503: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
     Error503_2f12b31069: {
       headers: {
@@ -6471,25 +6789,6 @@ export interface components {
              * @enum {string}
              */
             code: "service_unavailable";
-            /** @description What went wrong, in English, naming the field where one is at fault. */
-            message: string;
-          };
-        };
-      };
-    };
-    /** @description Error 503: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_04c836e018: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/json": {
-          error: {
-            /**
-             * @description Stable error code from the catalog (see /v1/manual).
-             * @enum {string}
-             */
-            code: "provision_failed" | "host_unavailable" | "service_unavailable" | "runtime_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6515,8 +6814,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 503: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_8a1a9262fe: {
+    /** @description Error 503: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_15a1ffba85: {
       headers: {
         [name: string]: unknown;
       };
@@ -6527,7 +6826,12 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "provision_failed" | "service_unavailable";
+            code:
+              | "host_unavailable"
+              | "service_unavailable"
+              | "builder_unavailable"
+              | "suite_not_configured"
+              | "suite_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6572,8 +6876,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 503: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_731f5893cb: {
+    /** @description Error 503: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_499b125a9f: {
       headers: {
         [name: string]: unknown;
       };
@@ -6584,15 +6888,20 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "host_unavailable" | "service_unavailable" | "builder_unavailable";
+            code:
+              | "host_unavailable"
+              | "service_unavailable"
+              | "runtime_unavailable"
+              | "suite_not_configured"
+              | "suite_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
         };
       };
     };
-    /** @description Error 503: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_50351b58e1: {
+    /** @description Error 503: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_6584f62fe0: {
       headers: {
         [name: string]: unknown;
       };
@@ -6603,7 +6912,13 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "host_unavailable" | "service_unavailable" | "registry_unavailable" | "builder_unavailable";
+            code:
+              | "provision_failed"
+              | "host_unavailable"
+              | "service_unavailable"
+              | "runtime_unavailable"
+              | "suite_not_configured"
+              | "suite_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6629,8 +6944,8 @@ export interface components {
         };
       };
     };
-    /** @description Error 503: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_5043646eb3: {
+    /** @description Error 503: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_63309e44f8: {
       headers: {
         [name: string]: unknown;
       };
@@ -6641,7 +6956,64 @@ export interface components {
              * @description Stable error code from the catalog (see /v1/manual).
              * @enum {string}
              */
-            code: "pool_unavailable" | "service_unavailable";
+            code: "service_unavailable" | "runtime_unavailable" | "suite_not_configured" | "suite_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 503: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_446684a88b: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "pool_unavailable" | "service_unavailable" | "suite_not_configured" | "suite_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 503: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_980658f385: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "service_unavailable" | "suite_not_configured" | "suite_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 503: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_b7a3e8ccc4: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "service_unavailable" | "suite_not_configured";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6667,25 +7039,6 @@ export interface components {
         };
       };
     };
-    /** @description Error 503: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error503_b7b852b276: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/json": {
-          error: {
-            /**
-             * @description Stable error code from the catalog (see /v1/manual).
-             * @enum {string}
-             */
-            code: "provision_failed" | "service_unavailable" | "runtime_unavailable";
-            /** @description What went wrong, in English, naming the field where one is at fault. */
-            message: string;
-          };
-        };
-      };
-    };
     /** @description Error 503: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
     Error503_b73f658120: {
       headers: {
@@ -6699,6 +7052,31 @@ export interface components {
              * @enum {string}
              */
             code: "webhook_not_configured" | "service_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 503: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_c76962b656: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code:
+              | "host_unavailable"
+              | "service_unavailable"
+              | "registry_unavailable"
+              | "builder_unavailable"
+              | "suite_not_configured"
+              | "suite_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6737,6 +7115,30 @@ export interface components {
              * @enum {string}
              */
             code: "rotation_failed" | "service_unavailable";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 503: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error503_ee39af38ff: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code:
+              | "provision_failed"
+              | "service_unavailable"
+              | "runtime_unavailable"
+              | "suite_not_configured"
+              | "suite_unavailable";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -7642,6 +8044,221 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getSuiteSignIn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            enabled: boolean;
+            issuer: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  finishSuiteSignIn: {
+    parameters: {
+      query?: {
+        code?: string;
+        error?: string;
+        error_description?: string;
+        state?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            code: string;
+            return_to: string;
+          };
+        };
+      };
+      /** @description to return_to with suite_code, or to the sign-in page with notice */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Error400_7473d990eb"];
+      403: components["responses"]["Error403_1f5e342440"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_56a23c8a60"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
+    };
+  };
+  exchangeSuiteCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            account: {
+              email: string;
+              id: string;
+            };
+            org_id: string;
+            role: string | null;
+            /** @description the suite setup wizard is not finished (staff sign-in is held) */
+            setup_pending: boolean;
+            /** @description a sign-in session token (op_u_...), as POST /v1/auth/login gives */
+            token: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6da37ceb69"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  recoverSuiteOwner: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          code: string;
+          email: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            account: {
+              email: string;
+              id: string;
+            };
+            org_id: string;
+            role: string | null;
+            /** @description the suite setup wizard is not finished (staff sign-in is held) */
+            setup_pending: boolean;
+            /** @description a sign-in session token (op_u_...), as POST /v1/auth/login gives */
+            token: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_311045afd3"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  startSuiteSignIn: {
+    parameters: {
+      query?: {
+        return_to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            authorization_url: string;
+          };
+        };
+      };
+      /** @description to the suite's authorization page */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   listBackups: {
@@ -9169,8 +9786,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -9179,7 +9796,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getBucket: {
@@ -9579,8 +10196,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -9590,7 +10207,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_50351b58e1"];
+      503: components["responses"]["Error503_c76962b656"];
     };
   };
   getBuild: {
@@ -10315,8 +10932,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_a2488b3b91"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -10325,7 +10942,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_8a1a9262fe"];
+      503: components["responses"]["Error503_0dda0d23d4"];
     };
   };
   getDatabase: {
@@ -11024,8 +11641,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_5a180fb9a0"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_0092636fe4"];
@@ -11036,7 +11653,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   disableDatabaseHa: {
@@ -11366,8 +11983,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_86babe5aab"];
@@ -11377,7 +11994,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_5043646eb3"];
+      503: components["responses"]["Error503_446684a88b"];
     };
   };
   renameDatabase: {
@@ -11551,8 +12168,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_01340d5b3a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_0092636fe4"];
@@ -11563,7 +12180,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   restoreDatabase: {
@@ -14521,8 +15138,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_d7f8841151"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_c5e3295e16"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_ba9de6a8e5"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
@@ -14532,7 +15149,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_b7b852b276"];
+      503: components["responses"]["Error503_ee39af38ff"];
     };
   };
   operatorListOnpremAccessRequests: {
@@ -15488,8 +16105,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_c81a53a3b5"];
@@ -15500,7 +16117,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   rejectOrgApproval: {
@@ -17093,8 +17710,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -17104,7 +17721,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getOrgDeployRules: {
@@ -17986,8 +18603,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_c81a53a3b5"];
@@ -17998,7 +18615,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_731f5893cb"];
+      503: components["responses"]["Error503_15a1ffba85"];
     };
   };
   checkOrgImageRefreshes: {
@@ -19390,8 +20007,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -19400,7 +20017,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   grantOrgSiteAccess: {
@@ -19765,6 +20382,418 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getOrgSuite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            billing_mode: string;
+            company_id: string;
+            issuer: string;
+            /** @description all | departments | invite */
+            join_policy: string;
+            /** @description the chosen suite units (policy departments) */
+            join_units: string[];
+            setup_done: boolean;
+            setup_done_at: string | null;
+            stop_on_exhausted: boolean;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  getOrgSuiteBilling: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            company_id: string;
+            members: {
+              account_id: string;
+              allowance: {
+                /** @description when the suite last answered it */
+                checked_at: string;
+                contact: string | null;
+                /** Format: int64 */
+                limit_krw: number;
+                /** Format: int64 */
+                remaining_krw: number;
+                resets_at: string | null;
+                /** Format: int64 */
+                used_krw: number;
+              } | null;
+              email: string | null;
+              last_report: {
+                /** Format: int64 */
+                amount_krw: number;
+                hour: string;
+                last_error: string | null;
+                reported_at: string | null;
+                /** @description pending (sent again until the suite takes it) or reported */
+                status: string;
+              } | null;
+              /** @description stop-on-exhausted paused this member's company apps and databases */
+              paused: boolean;
+              paused_at: string | null;
+              /** @description ids of the pods and databases the suite paused */
+              paused_resources: string[];
+              suite_user_id: string | null;
+            }[];
+            stop_on_exhausted: boolean;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  setOrgSuiteBilling: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          stop_on_exhausted: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            company_id: string;
+            members: {
+              account_id: string;
+              allowance: {
+                /** @description when the suite last answered it */
+                checked_at: string;
+                contact: string | null;
+                /** Format: int64 */
+                limit_krw: number;
+                /** Format: int64 */
+                remaining_krw: number;
+                resets_at: string | null;
+                /** Format: int64 */
+                used_krw: number;
+              } | null;
+              email: string | null;
+              last_report: {
+                /** Format: int64 */
+                amount_krw: number;
+                hour: string;
+                last_error: string | null;
+                reported_at: string | null;
+                /** @description pending (sent again until the suite takes it) or reported */
+                status: string;
+              } | null;
+              /** @description stop-on-exhausted paused this member's company apps and databases */
+              paused: boolean;
+              paused_at: string | null;
+              /** @description ids of the pods and databases the suite paused */
+              paused_resources: string[];
+              suite_user_id: string | null;
+            }[];
+            stop_on_exhausted: boolean;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  getSuiteJoinPolicy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            departments: string[];
+            policy: "all" | "departments" | "invite";
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  setSuiteJoinPolicy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          departments?: string[];
+          policy: "all" | "departments" | "invite";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            departments: string[];
+            policy: "all" | "departments" | "invite";
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  newSuiteRecoveryCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            recovery_code: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  finishSuiteSetup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            billing_mode: string;
+            company_id: string;
+            issuer: string;
+            /** @description all | departments | invite */
+            join_policy: string;
+            /** @description the chosen suite units (policy departments) */
+            join_units: string[];
+            setup_done: boolean;
+            setup_done_at: string | null;
+            stop_on_exhausted: boolean;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_b7a3e8ccc4"];
+    };
+  };
+  syncOrgSuiteDepartments: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            counts: {
+              /** Format: int64 */
+              delete: number;
+              /** Format: int64 */
+              insert: number;
+              /** Format: int64 */
+              skip: number;
+              /** Format: int64 */
+              update: number;
+            };
+            items: {
+              code: string;
+              name: string;
+              /** @description delete: the suite no longer lists the unit; the department is tombstoned, not deleted */
+              result: "insert" | "update" | "skip" | "delete";
+              /** @description the suite's stable org unit id the department is matched on */
+              suite_unit_id: string;
+            }[];
+            member_counts: {
+              /** Format: int64 */
+              delete: number;
+              /** Format: int64 */
+              skip: number;
+              /** Format: int64 */
+              update: number;
+            };
+            members: {
+              /** Format: uuid */
+              account_id: string;
+              department_code: string | null;
+              email: string;
+              message?: string;
+              reason?: "unlisted" | "outside_policy";
+              /** @description update: department set from the primary suite unit; delete: deprovisioned */
+              result: "update" | "skip" | "delete";
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getPartner: {
@@ -21151,8 +22180,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_d7f8841151"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_271b38c8d8"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
@@ -21162,7 +22191,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_b7b852b276"];
+      503: components["responses"]["Error503_ee39af38ff"];
     };
   };
   getPodGroup: {
@@ -21405,8 +22434,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_a9f186ecbb"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_271b38c8d8"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -21415,7 +22444,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_b7b852b276"];
+      503: components["responses"]["Error503_ee39af38ff"];
     };
   };
   getPodGroupStats: {
@@ -22002,8 +23031,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_d7f8841151"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_271b38c8d8"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_a09ea019a1"];
@@ -22013,7 +23042,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_04c836e018"];
+      503: components["responses"]["Error503_6584f62fe0"];
     };
   };
   getPod: {
@@ -22256,8 +23285,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_a9f186ecbb"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_271b38c8d8"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -22266,7 +23295,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_b7b852b276"];
+      503: components["responses"]["Error503_ee39af38ff"];
     };
   };
   execPod: {
@@ -22516,8 +23545,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_c81a53a3b5"];
@@ -22528,7 +23557,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_dc9bb3e5fd"];
+      503: components["responses"]["Error503_63309e44f8"];
     };
   };
   getPodStats: {
@@ -22977,8 +24006,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_7b178052c7"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_271b38c8d8"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -22988,7 +24017,7 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       502: components["responses"]["Error502_ac4d9d0cfa"];
-      503: components["responses"]["Error503_b7b852b276"];
+      503: components["responses"]["Error503_ee39af38ff"];
     };
   };
   getSandbox: {
@@ -23257,8 +24286,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_6e6fc2bc2a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -23267,7 +24296,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getStaticSite: {
@@ -23544,8 +24573,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -23556,7 +24585,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getStaticDeployment: {
@@ -23756,8 +24785,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_92a45aa8d2"];
@@ -23768,7 +24797,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   rollbackStaticSite: {
@@ -24003,8 +25032,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_92a45aa8d2"];
@@ -24015,7 +25044,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_2f12b31069"];
+      503: components["responses"]["Error503_980658f385"];
     };
   };
   getToken: {
@@ -24154,8 +25183,8 @@ export interface operations {
       };
       400: components["responses"]["Error400_6e6fc2bc2a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      402: components["responses"]["Error402_86637196e7"];
-      403: components["responses"]["Error403_973a8c9e75"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_fdc1a07ebf"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -24164,7 +25193,7 @@ export interface operations {
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
-      503: components["responses"]["Error503_7a97a9ebe3"];
+      503: components["responses"]["Error503_499b125a9f"];
     };
   };
   getVolume: {

@@ -5,6 +5,7 @@ import { contextOf, VERSION } from "../context.js";
 import { UsageError } from "../exit.js";
 import { details, table } from "../output.js";
 import { promptLine, readAllStdin } from "../prompt.js";
+import { suiteLogin } from "./suite-login.js";
 
 export function accountCommands(program: Command): void {
   program
@@ -13,44 +14,63 @@ export function accountCommands(program: Command): void {
     .option("--token <token>", "store an existing op_u_ token or opk_ key instead of signing in")
     .option("--email <email>", "sign in with e-mail and password")
     .option("--password-stdin", "read the password from standard input")
-    .action(async (opts: { token?: string; email?: string; passwordStdin?: boolean }, cmd: Command) => {
-      const { out, session } = await contextOf(cmd);
-      let token = opts.token;
-      let email = opts.email;
-      if (!token) {
-        if (!email) {
-          if (!process.stdin.isTTY)
-            throw new UsageError("login needs --token, or --email with --password-stdin, when not on a terminal");
-          email = await promptLine("E-mail: ");
+    .option("--suite", "sign in with the workplace suite in the browser (a one-shot server on 127.0.0.1 receives it)")
+    .option("--no-browser", "with --suite: only print the address to open, do not start a browser")
+    .action(
+      async (
+        opts: { token?: string; email?: string; passwordStdin?: boolean; suite?: boolean; browser?: boolean },
+        cmd: Command,
+      ) => {
+        const { out, session } = await contextOf(cmd);
+        let token = opts.token;
+        let email = opts.email;
+        let orgHint = "";
+        if (opts.suite) {
+          if (token || email) throw new UsageError("login --suite takes neither --token nor --email");
+          const signedIn = await suiteLogin(session.apiUrl, out, {
+            open: opts.browser !== false,
+            userAgent: `platform-cli/${VERSION}`,
+          });
+          token = signedIn.token;
+          email = signedIn.account.email;
+          // a suite account creates only company assets (403 org_only otherwise)
+          orgHint = "; it works for its organization: add --org (or set PLATFORM_OWNER=org) to commands that create";
         }
-        const password = opts.passwordStdin
-          ? (await readAllStdin()).replace(/\r?\n$/, "")
-          : process.stdin.isTTY
-            ? await promptLine("Password: ", true)
-            : "";
-        if (!password) throw new UsageError("no password given (use --password-stdin when not on a terminal)");
-        const anonymous = createPlatformClient({
-          baseUrl: session.apiUrl,
-          headers: { "user-agent": `platform-cli/${VERSION}` },
-        });
-        token = (await unwrap(anonymous.api.POST("/v1/auth/login", { body: { email, password } }))).token;
-      }
-      // the token is checked before it is stored
-      const checker = createPlatformClient({ baseUrl: session.apiUrl, token });
-      const info = await unwrap(checker.api.GET("/v1/token"));
-      const file = await updateProfile(session.profileName, (p) => ({
-        ...p,
-        api_url: session.apiUrl,
-        token,
-        email: email ?? p?.email,
-        databases: p?.databases,
-      }));
-      out.data(
-        { profile: session.profileName, api_url: session.apiUrl, kind: info.kind, scopes: info.scopes, config: file },
-        () =>
-          `Logged in to ${session.apiUrl} as profile "${session.profileName}" (${info.kind}, scopes ${info.scopes.join(" ")}); token stored in ${file}`,
-      );
-    });
+        if (!token) {
+          if (!email) {
+            if (!process.stdin.isTTY)
+              throw new UsageError("login needs --token, or --email with --password-stdin, when not on a terminal");
+            email = await promptLine("E-mail: ");
+          }
+          const password = opts.passwordStdin
+            ? (await readAllStdin()).replace(/\r?\n$/, "")
+            : process.stdin.isTTY
+              ? await promptLine("Password: ", true)
+              : "";
+          if (!password) throw new UsageError("no password given (use --password-stdin when not on a terminal)");
+          const anonymous = createPlatformClient({
+            baseUrl: session.apiUrl,
+            headers: { "user-agent": `platform-cli/${VERSION}` },
+          });
+          token = (await unwrap(anonymous.api.POST("/v1/auth/login", { body: { email, password } }))).token;
+        }
+        // the token is checked before it is stored
+        const checker = createPlatformClient({ baseUrl: session.apiUrl, token });
+        const info = await unwrap(checker.api.GET("/v1/token"));
+        const file = await updateProfile(session.profileName, (p) => ({
+          ...p,
+          api_url: session.apiUrl,
+          token,
+          email: email ?? p?.email,
+          databases: p?.databases,
+        }));
+        out.data(
+          { profile: session.profileName, api_url: session.apiUrl, kind: info.kind, scopes: info.scopes, config: file },
+          () =>
+            `Logged in to ${session.apiUrl} as profile "${session.profileName}" (${info.kind}, scopes ${info.scopes.join(" ")}); token stored in ${file}${orgHint}`,
+        );
+      },
+    );
 
   program
     .command("logout")

@@ -4,6 +4,7 @@ import { useI18n } from "../i18n";
 import { Link } from "../router";
 import { TextField } from "../fields";
 import { ErrorNote, Submit, useAction } from "../ui";
+import { SuiteSignIn } from "./suite";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -64,6 +65,7 @@ export function AuthPage({ mode, onSignedIn }: { mode: "signin" | "signup"; onSi
           <ErrorNote error={action.error} />
           <Submit busy={action.busy}>{title}</Submit>
         </form>
+        {mode === "signin" && <SuiteSignIn />}
         <p className="switch">
           {mode === "signup" ? (
             <Link to={`/signin${search}`}>{t("auth.toSignin")}</Link>
