@@ -124,9 +124,14 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext, state: McpState
             headers: {
               authorization,
               ...owner,
-              ...(call.body !== undefined ? { "content-type": "application/json" } : {}),
+              ...(call.body !== undefined ? { "content-type": call.contentType ?? "application/json" } : {}),
             },
-            payload: call.body === undefined ? undefined : JSON.stringify(call.body),
+            payload:
+              call.body === undefined
+                ? undefined
+                : call.body instanceof Uint8Array
+                  ? Buffer.from(call.body)
+                  : JSON.stringify(call.body),
           });
           const type = String(res.headers["content-type"] ?? "");
           let body: unknown = res.body;

@@ -63,8 +63,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       for (const item of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(item));
     }
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
-    let body: string | undefined;
-    if (init.body !== undefined) {
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
+    if (init.body instanceof Uint8Array) {
+      // a raw upload (archives): sent as is, with the media type the caller named
+      headers["content-type"] ??= "application/octet-stream";
+      body = new Uint8Array(init.body);
+    } else if (init.body !== undefined) {
       headers["content-type"] = "application/json";
       body = JSON.stringify(init.body);
     }

@@ -135,6 +135,8 @@ export interface OperationRequest {
   path: string;
   query: Record<string, unknown>;
   body: unknown;
+  /** a raw body's media type (the body is then a Uint8Array, sent as is) */
+  contentType?: string;
 }
 
 /** Puts each field of a flat input where the operation takes it; unknown fields and missing required ones throw. */

@@ -30,7 +30,11 @@ export function mcpCommand(program: Command): void {
           try {
             return {
               status: 200,
-              body: await client.request(req.method, req.path, { query: req.query, body: req.body }),
+              body: await client.request(req.method, req.path, {
+                query: req.query,
+                body: req.body,
+                ...(req.contentType ? { headers: { "content-type": req.contentType } } : {}),
+              }),
             };
           } catch (err) {
             if (err instanceof PlatformApiError)

@@ -1,5 +1,12 @@
 /** Task tools of apps (pods), sites, buckets, domains and builds. */
+import { decodeFiles, tarGz } from "./archive.js";
 import { s, type TaskSpec } from "./tasks.js";
+
+const FILES = {
+  type: "object",
+  additionalProperties: { type: "string" },
+  description: "the folder as path → content (UTF-8 text, or 'base64:...' for binary files), at most 10 MiB",
+};
 
 const APP_REF = s.str("the app's (pod's) id or slug");
 const items = (list: any): any[] => (Array.isArray(list) ? list : (list?.items ?? []));
@@ -126,6 +133,40 @@ export const appTasks: TaskSpec[] = [
     run: (ctx) => ctx.call("listStaticSites"),
   },
   {
+    name: "deploy_site_files",
+    group: "sites",
+    description:
+      "Publish a static site from files given inline (e.g. index.html): creates the site if needed, uploads, goes live.",
+    input: { slug: ["createStaticSite", "slug"], files: FILES, spa: ["createStaticSite", "spa"] },
+    required: ["slug", "files"],
+    calls: [
+      "getStaticSite",
+      "createStaticSite",
+      "createStaticDeployment",
+      "uploadStaticFiles",
+      "finalizeStaticDeployment",
+    ],
+    async run(ctx, a) {
+      const archive = tarGz(decodeFiles(a.files));
+      const exists = await ctx.call("getStaticSite", { slug: a.slug }).then(
+        () => true,
+        (e: { status?: number }) => {
+          if (e.status === 404) return false;
+          throw e;
+        },
+      );
+      if (!exists)
+        await ctx.call("createStaticSite", {
+          name: a.slug,
+          slug: a.slug,
+          ...(a.spa !== undefined ? { spa: a.spa } : {}),
+        });
+      const deployment = await ctx.call("createStaticDeployment", { slug: a.slug });
+      await ctx.upload("uploadStaticFiles", { slug: a.slug, id: deployment.id }, archive);
+      return ctx.call("finalizeStaticDeployment", { slug: a.slug, id: deployment.id });
+    },
+  },
+  {
     name: "rollback_site",
     group: "sites",
     description: "Serve an earlier deployment of a static site again (the previous one by default).",
@@ -209,6 +250,28 @@ export const appTasks: TaskSpec[] = [
     calls: ["verifyAppDomain"],
     openWorld: true,
     run: (ctx, a) => ctx.call("verifyAppDomain", { slug: a.app, id: a.id }),
+  },
+  {
+    name: "start_build_from_files",
+    group: "builds",
+    description:
+      "Build a container image from files given inline (a Dockerfile and the sources); with app, the app is rolled to it. Then wait_build.",
+    input: {
+      files: FILES,
+      app: ["createBuild", "app"],
+      dockerfile: ["createBuild", "dockerfile"],
+    },
+    required: ["files"],
+    calls: ["createBuild", "uploadBuildSource", "startBuild"],
+    async run(ctx, a) {
+      const archive = tarGz(decodeFiles(a.files));
+      const { files: _files, ...options } = a;
+      const build = await ctx.call("createBuild", options);
+      const url = new URL(build.upload_url);
+      await ctx.upload("uploadBuildSource", { id: build.id, token: url.searchParams.get("token") }, archive);
+      await ctx.call("startBuild", { id: build.id });
+      return { id: build.id, status: "queued", next: "wait_build with this id, then get_build_logs" };
+    },
   },
   {
     name: "wait_build",

@@ -11,6 +11,8 @@ export type Group = "account" | "databases" | "apps" | "sites" | "buckets" | "do
 export interface TaskContext {
   /** one operation by operationId, with its flat input; throws PlatformCallError on an error answer */
   call(operationId: string, input?: Record<string, unknown>): Promise<any>;
+  /** an archive (tar.gz) as the raw body of an operation, with its path and query fields in input */
+  upload(operationId: string, input: Record<string, unknown>, archive: Uint8Array): Promise<any>;
   /** marks text as untrusted data (logs, rows, command output) */
   untrusted(label: string, content: string): string;
   readOnly: boolean;

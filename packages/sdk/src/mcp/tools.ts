@@ -157,6 +157,15 @@ function contextOf(index: OperationIndex, deps: CallDeps, allowed: string[]): Ta
       if (status >= 400) throw errorOf(status, body);
       return body;
     },
+    async upload(operationId, input, archive) {
+      if (!allowed.includes(operationId)) throw new Error(`the tool does not declare ${operationId}`);
+      // the document names a raw body as the field "body" (static files) or not at all (a build's upload_url)
+      const named = index.byId.get(operationId)?.hasBody ? { ...input, body: "" } : input;
+      const request = { ...requestOf(index, operationId, named), body: archive };
+      const { status, body } = await deps.execute({ ...request, contentType: "application/gzip" });
+      if (status >= 400) throw errorOf(status, body);
+      return body;
+    },
   };
 }
 
