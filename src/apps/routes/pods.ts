@@ -3,6 +3,7 @@ import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import { podView } from "../view.js";
+import { ChecksSchema, DeploySchema } from "../checks/spec.js";
 import type { PodRow } from "../repo.js";
 import {
   Command,
@@ -63,6 +64,8 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
           Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
         ),
         volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
+        checks: Type.Optional(Nullable(ChecksSchema)),
+        deploy: Type.Optional(DeploySchema),
         databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
         // organization external hosts (src/orgs/hosts): company pods only
         host_id: Type.Optional(
@@ -112,7 +115,7 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       operationId: "updatePod",
       tags,
       summary:
-        "Change image, env, size, port or command: a rolling update (the new replica starts, answers its health check, then the old one stops).",
+        "Change image, env, size, port, command, checks or deploy settings: a new release, rolled out safely (the new replica must pass readiness before it takes traffic, the old one drains; a failing version is rolled back by itself).",
       summaryKo: "이미지, 환경 변수, 크기를 바꿉니다(롤링 업데이트).",
       auth: write,
       admits: true,
@@ -125,6 +128,8 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
+        checks: Type.Optional(Nullable(ChecksSchema)),
+        deploy: Type.Optional(DeploySchema),
       }),
       response: { 200: Pod },
       handler: async (request) => view(await pods.update(callerOf(request), request.params.id, request.body)),
