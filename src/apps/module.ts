@@ -139,7 +139,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       kernel: p.kernel,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
-    const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log });
+    const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log, reconcile: worker.reconcile });
     return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, checks, config };
   },
   routes: (_app, p, s) => {

@@ -29,7 +29,14 @@ export class CheckMonitor {
   private ticking = false;
 
   constructor(
-    private readonly deps: { db: Db; runtime: RuntimeProvider; hostId: string; log: FastifyBaseLogger },
+    private readonly deps: {
+      db: Db;
+      runtime: RuntimeProvider;
+      hostId: string;
+      log: FastifyBaseLogger;
+      /** the pod's reconcile, asked for at once after a liveness stop (not left to the next sweep) */
+      reconcile: (podId: string) => Promise<void>;
+    },
     private readonly tickMs = 250,
   ) {}
 
@@ -106,6 +113,7 @@ export class CheckMonitor {
       }
       this.deps.log.warn({ pod: pod.id, reason: r.reason }, "liveness check failed: the replica is restarted");
       await this.deps.runtime.stop(name, pod.stop_grace_seconds).catch(() => {});
+      await this.deps.reconcile(pod.id);
     })()
       .catch((err) => this.deps.log.warn({ err, pod: pod.id }, "check failed to run"))
       .finally(() => (track.running = false));
