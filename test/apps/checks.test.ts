@@ -107,3 +107,38 @@ test("checks that cannot work are refused with a clear error", async () => {
   });
   expectError(badType, 400, "invalid_request");
 });
+
+test("templates and groups carry checks to the pods they make", async () => {
+  const checks = { readiness: { type: "http", path: "/cgi-bin/health", interval_seconds: 0.5 } };
+  const tpl = await call(t.app, {
+    method: "POST",
+    url: "/v1/pod-templates",
+    token,
+    body: { name: "checked", image, port: 8080, command: command({ body: "tpl" }), checks },
+  });
+  assert.equal(tpl.statusCode, 201, tpl.body);
+  assert.deepEqual(tpl.json().checks, checks);
+  const fromTemplate = await createPod(t, token, { template: "checked", name: "from-tpl" });
+  assert.deepEqual(fromTemplate.checks, checks);
+
+  const group = await call(t.app, {
+    method: "POST",
+    url: "/v1/pod-groups",
+    token,
+    body: {
+      name: "checked-group",
+      image,
+      port: 8080,
+      command: command({ body: "g" }),
+      checks,
+      replica_min: 1,
+      replica_max: 1,
+    },
+  });
+  assert.equal(group.statusCode, 201, group.body);
+  assert.deepEqual(group.json().checks, checks);
+  const member = group.json().replicas[0];
+  const got = await waitPod(t, token, member.id, (p) => p.check_status.readiness?.state === "passing");
+  assert.deepEqual(got.checks, checks);
+  await call(t.app, { method: "DELETE", url: `/v1/pod-groups/${group.json().id}`, token });
+});

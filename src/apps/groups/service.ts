@@ -8,6 +8,7 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
+import { validateChecks, type Checks, type Deploy } from "../checks/spec.js";
 import { openEnv, sealEnv } from "../container-spec.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
@@ -21,13 +22,27 @@ export interface GroupInput {
   env?: Record<string, string>;
   size?: string;
   databases?: string[];
+  checks?: Checks | null;
+  deploy?: Deploy;
   replica_min: number;
   replica_max: number;
   target_cpu_percent?: number;
 }
 
 export type GroupPatch = Partial<
-  Pick<GroupInput, "replica_min" | "replica_max" | "target_cpu_percent" | "image" | "env" | "size" | "port" | "command">
+  Pick<
+    GroupInput,
+    | "replica_min"
+    | "replica_max"
+    | "target_cpu_percent"
+    | "image"
+    | "env"
+    | "size"
+    | "port"
+    | "command"
+    | "checks"
+    | "deploy"
+  >
 >;
 
 export interface GroupsDeps {
@@ -81,6 +96,8 @@ export function groupsService(deps: GroupsDeps) {
     env: openEnv(secrets, g.spec.env_sealed),
     size: g.spec.size,
     databases: g.spec.databases,
+    checks: g.spec.checks ?? null,
+    deploy: g.spec.deploy,
   });
 
   /** which member goes first when the group shrinks: one not serving, then the newest */
@@ -122,6 +139,7 @@ export function groupsService(deps: GroupsDeps) {
   async function create(p: Principal, input: GroupInput): Promise<GroupWithMembers> {
     await pods.requireRuntime();
     checkBounds(input.replica_min, input.replica_max);
+    validateChecks(input.checks, input.port);
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
@@ -153,6 +171,8 @@ export function groupsService(deps: GroupsDeps) {
             env_sealed: sealEnv(secrets, input.env ?? {}),
             size: size.id,
             databases: input.databases ?? [],
+            checks: input.checks ?? null,
+            deploy: input.deploy ?? {},
           },
           replica_min: input.replica_min,
           replica_max: input.replica_max,
@@ -205,7 +225,9 @@ export function groupsService(deps: GroupsDeps) {
       patch.env !== undefined ||
       patch.size !== undefined ||
       patch.port !== undefined ||
-      patch.command !== undefined;
+      patch.command !== undefined ||
+      patch.checks !== undefined ||
+      patch.deploy !== undefined;
     if (specChange) await pods.requireRuntime();
     const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
@@ -215,6 +237,8 @@ export function groupsService(deps: GroupsDeps) {
       const min = patch.replica_min ?? cur.replica_min;
       const max = patch.replica_max ?? cur.replica_max;
       checkBounds(min, max);
+      const checks = patch.checks !== undefined ? patch.checks : cur.spec.checks;
+      validateChecks(checks, patch.port !== undefined ? patch.port : cur.spec.port);
       // every change is admitted (deploy rules, department blocks); a new size like a creation, the rest as an update
       const resized = !!size && size.id !== cur.spec.size;
       await kernel.admit(tx, {
@@ -238,6 +262,8 @@ export function groupsService(deps: GroupsDeps) {
               env_sealed: patch.env !== undefined ? sealEnv(secrets, { ...patch.env }) : cur.spec.env_sealed,
               size: size?.id ?? cur.spec.size,
               databases: cur.spec.databases,
+              checks: patch.checks !== undefined ? patch.checks : (cur.spec.checks ?? null),
+              deploy: { ...cur.spec.deploy, ...patch.deploy },
             }
           : undefined,
       });
@@ -249,6 +275,8 @@ export function groupsService(deps: GroupsDeps) {
         size: size?.id,
         port: patch.port,
         command: patch.command,
+        checks: patch.checks,
+        deploy: patch.deploy,
       };
       for (const m of await repo.membersOf(db, group.id)) await pods.update(p, m.id, memberPatch);
     }

@@ -26,6 +26,7 @@ export function groupView(
     image: g.spec.image,
     port: g.spec.port,
     command: g.spec.command,
+    checks: g.spec.checks ?? null,
     env,
     size: g.spec.size,
     databases: g.spec.databases,

@@ -5,6 +5,7 @@ import { route, type Route } from "../../http/route.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
 import { Command, Env, Image, Params, read, SLUG, tags, write } from "./schemas.js";
+import { ChecksSchema, DeploySchema } from "../checks/spec.js";
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
 const TargetCpu = (extra: { default?: number } = {}) =>
@@ -22,6 +23,7 @@ export const PodGroup = Type.Object({
   image: Type.String(),
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
+  checks: Nullable(ChecksSchema),
   env: Type.Record(Type.String(), Type.String()),
   size: Type.String(),
   databases: Type.Array(Type.String()),
@@ -85,6 +87,8 @@ export function groupRoutes({
         image: Image,
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
+        checks: Type.Optional(Nullable(ChecksSchema)),
+        deploy: Type.Optional(DeploySchema),
         env: Type.Optional(Env),
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
         databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
@@ -141,6 +145,8 @@ export function groupRoutes({
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
+        checks: Type.Optional(Nullable(ChecksSchema)),
+        deploy: Type.Optional(DeploySchema),
       }),
       response: { 200: PodGroup },
       handler: async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),

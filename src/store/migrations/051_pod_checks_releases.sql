@@ -13,7 +13,6 @@ ALTER TABLE pods ADD COLUMN release integer NOT NULL DEFAULT 1;
 ALTER TABLE pods ADD COLUMN rollback jsonb;
 
 ALTER TABLE pod_rollouts ADD COLUMN release integer;
-ALTER TABLE pod_templates ADD COLUMN checks jsonb;
 
 -- every change of image, command, env, size, port or checks: a numbered release of the pod
 CREATE TABLE pod_releases (
