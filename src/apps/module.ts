@@ -34,6 +34,7 @@ import { APPS_SCOPES } from "./scopes.js";
 import { releaseRoutes } from "./releases/routes.js";
 import { releasesService } from "./releases/service.js";
 import { CheckMonitor } from "./checks/monitor.js";
+import { GroupRolloutDriver } from "./rollout/groups.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -56,6 +57,7 @@ export interface AppsState {
   volumeService: VolumesService;
   templates: TemplatesService;
   checks: CheckMonitor;
+  groupRollouts: GroupRolloutDriver;
   config: AppsConfig;
 }
 
@@ -140,7 +142,20 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
     const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log, reconcile: worker.reconcile });
-    return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, checks, config };
+    const groupRollouts = new GroupRolloutDriver({ db: p.db, secrets: p.secrets, pods, log: p.log }, config.sweepMs);
+    return {
+      runtime,
+      volumes,
+      pods,
+      groups,
+      autoscaler,
+      worker,
+      volumeService,
+      templates,
+      checks,
+      groupRollouts,
+      config,
+    };
   },
   routes: (_app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
@@ -209,9 +224,11 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     s.worker.start();
     s.autoscaler.start();
     s.checks.start();
+    s.groupRollouts.start();
   },
   stop: async (_p, s) => {
     s.checks.stop();
+    s.groupRollouts.stop();
     await s.autoscaler.stop();
     await s.worker.stop();
   },

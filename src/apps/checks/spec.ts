@@ -136,5 +136,25 @@ export const DeploySchema = Type.Object(
   { additionalProperties: false },
 );
 export type Deploy = Static<typeof DeploySchema>;
+
+/** A group's rollout settings: a member's, and how many members roll at once. */
+export const GroupDeploySchema = Type.Object(
+  {
+    ...DeploySchema.properties,
+    max_surge: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 50, description: "members rolled at once (default 1)" }),
+    ),
+    max_unavailable: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 50,
+        description:
+          "members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type GroupDeploy = Static<typeof GroupDeploySchema>;
 export const DEFAULT_STOP_GRACE_SECONDS = 10;
 export const DEFAULT_DEADLINE_SECONDS = 300;

@@ -8,7 +8,9 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
-import { validateChecks, type Checks, type Deploy } from "../checks/spec.js";
+import { validateChecks, type Checks, type GroupDeploy } from "../checks/spec.js";
+import { advanceGroupRollout } from "../rollout/groups.js";
+import { setGroupRollout } from "../rollout/repo.js";
 import { openEnv, sealEnv } from "../container-spec.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
@@ -23,7 +25,7 @@ export interface GroupInput {
   size?: string;
   databases?: string[];
   checks?: Checks | null;
-  deploy?: Deploy;
+  deploy?: GroupDeploy;
   replica_min: number;
   replica_max: number;
   target_cpu_percent?: number;
@@ -97,7 +99,10 @@ export function groupsService(deps: GroupsDeps) {
     size: g.spec.size,
     databases: g.spec.databases,
     checks: g.spec.checks ?? null,
-    deploy: g.spec.deploy,
+    deploy: g.spec.deploy && {
+      stop_grace_seconds: g.spec.deploy.stop_grace_seconds,
+      deadline_seconds: g.spec.deploy.deadline_seconds,
+    },
   });
 
   /** which member goes first when the group shrinks: one not serving, then the newest */
@@ -249,6 +254,14 @@ export function groupsService(deps: GroupsDeps) {
         update: !resized,
         ...groupRules(patch.image ?? cur.spec.image, (size ?? pods.knownSize(cur.spec.size))?.gpu, min, max),
       });
+      // a spec change rolls the members a batch at a time (src/apps/rollout/groups.ts), from the group's row
+      if (specChange)
+        await setGroupRollout(tx, cur.id, {
+          state: "rolling",
+          reason: null,
+          started_at: new Date().toISOString(),
+          previous_spec: cur.spec,
+        });
       return repo.updateGroup(tx, cur.id, {
         replica_min: min,
         replica_max: max,
@@ -268,18 +281,7 @@ export function groupsService(deps: GroupsDeps) {
           : undefined,
       });
     });
-    if (specChange) {
-      const memberPatch = {
-        image: patch.image,
-        env: patch.env,
-        size: size?.id,
-        port: patch.port,
-        command: patch.command,
-        checks: patch.checks,
-        deploy: patch.deploy,
-      };
-      for (const m of await repo.membersOf(db, group.id)) await pods.update(p, m.id, memberPatch);
-    }
+    if (specChange) await advanceGroupRollout({ db, secrets, pods }, group.id);
     return { group, members: await converge(p, group.id) };
   }
 

@@ -25,3 +25,25 @@ export async function findRollout(q: Queryable, owner: Owner, ref: string): Prom
   );
   return rows[0] ?? null;
 }
+
+/** Groups whose members are being rolled (or rolled back) to the group's spec. */
+export async function rollingGroupIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM pod_groups WHERE desired_state = 'running' AND rollout->>'state' IN ('rolling', 'rolling_back')`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The group's rollout (and, going back, its spec). */
+export async function setGroupRollout(
+  q: Queryable,
+  groupId: string,
+  rollout: Record<string, unknown>,
+  spec?: unknown,
+): Promise<void> {
+  await q.query("UPDATE pod_groups SET rollout = $2, spec = COALESCE($3::jsonb, spec) WHERE id = $1", [
+    groupId,
+    JSON.stringify(rollout),
+    spec === undefined ? null : JSON.stringify(spec),
+  ]);
+}

@@ -5,7 +5,7 @@ import { route, type Route } from "../../http/route.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
 import { Command, Env, Image, Params, read, SLUG, tags, write } from "./schemas.js";
-import { ChecksSchema, DeploySchema } from "../checks/spec.js";
+import { ChecksSchema, GroupDeploySchema } from "../checks/spec.js";
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
 const TargetCpu = (extra: { default?: number } = {}) =>
@@ -24,6 +24,20 @@ export const PodGroup = Type.Object({
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
   checks: Nullable(ChecksSchema),
+  deploy: GroupDeploySchema,
+  rollout: Nullable(
+    Type.Object(
+      {
+        state: Type.Union(["rolling", "done", "rolling_back", "rolled_back"].map((s) => Type.Literal(s))),
+        reason: Nullable(Type.String()),
+        started_at: Timestamp,
+      },
+      {
+        description:
+          "the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed",
+      },
+    ),
+  ),
   env: Type.Record(Type.String(), Type.String()),
   size: Type.String(),
   databases: Type.Array(Type.String()),
@@ -88,7 +102,7 @@ export function groupRoutes({
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
         checks: Type.Optional(Nullable(ChecksSchema)),
-        deploy: Type.Optional(DeploySchema),
+        deploy: Type.Optional(GroupDeploySchema),
         env: Type.Optional(Env),
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
         databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
@@ -146,7 +160,7 @@ export function groupRoutes({
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
         checks: Type.Optional(Nullable(ChecksSchema)),
-        deploy: Type.Optional(DeploySchema),
+        deploy: Type.Optional(GroupDeploySchema),
       }),
       response: { 200: PodGroup },
       handler: async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
