@@ -5,7 +5,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, type TestApp } from "../helpers/app.js";
-import { httpGet, waitPod } from "./lib.js";
+import { httpGet } from "./lib.js";
 import { command, setup, teardown } from "./checks-lib.js";
 
 let t: TestApp;
