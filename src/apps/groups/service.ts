@@ -8,44 +8,20 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
-import { validateChecks, type Checks, type GroupDeploy } from "../checks/spec.js";
+import { validateChecks } from "../checks/spec.js";
 import { advanceGroupRollout } from "../rollout/groups.js";
 import { setGroupRollout } from "../rollout/repo.js";
+import type { Static } from "@sinclair/typebox";
+import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { openEnv, sealEnv } from "../container-spec.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
 
-export interface GroupInput {
-  name: string;
-  slug?: string;
-  image: string;
-  port?: number | null;
-  command?: string[] | null;
-  env?: Record<string, string>;
-  size?: string;
-  databases?: string[];
-  checks?: Checks | null;
-  deploy?: GroupDeploy;
-  replica_min: number;
-  replica_max: number;
-  target_cpu_percent?: number;
-}
+/** A group as POST /v1/pod-groups takes it. */
+export type GroupInput = Static<typeof GroupCreateBody>;
 
-export type GroupPatch = Partial<
-  Pick<
-    GroupInput,
-    | "replica_min"
-    | "replica_max"
-    | "target_cpu_percent"
-    | "image"
-    | "env"
-    | "size"
-    | "port"
-    | "command"
-    | "checks"
-    | "deploy"
-  >
->;
+/** What PATCH /v1/pod-groups/{id} may change. */
+export type GroupPatch = Static<typeof GroupPatchBody>;
 
 export interface GroupsDeps {
   db: Db;
