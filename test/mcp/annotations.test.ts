@@ -66,8 +66,10 @@ describe("MCP tool annotations", () => {
             tool.name,
           );
         const billable = callsOf(spec, { readOnly }).filter((c) => admits(c) && methodOf(c) !== "PATCH");
-        // no priced kind in the catalog (domains, static sites, builds): nothing to quote; admission still decides
-        if (billable.length && !["add_domain", "deploy_site_files", "start_build_from_files"].includes(tool.name))
+        // no priced kind in the catalog (domains, static sites, builds): nothing to quote; a rollback returns to a
+        // spec the app already ran; admission still decides
+        const unquoted = ["add_domain", "deploy_site_files", "start_build_from_files", "rollback_app"];
+        if (billable.length && !unquoted.includes(tool.name))
           assert.ok(
             "confirm" in (tool.inputSchema.properties as object),
             `${tool.name} calls ${billable}: needs confirm`,

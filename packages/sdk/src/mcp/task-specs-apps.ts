@@ -116,6 +116,33 @@ export const appTasks: TaskSpec[] = [
     run: (ctx, a) => ctx.call("updatePod", { id: a.id, size: a.size }),
   },
   {
+    name: "list_app_releases",
+    group: "apps",
+    description: "The app's numbered releases, newest first: image, what changed, outcome.",
+    input: { id: APP_REF },
+    required: ["id"],
+    calls: ["listPodReleases"],
+    run: (ctx, a) => ctx.call("listPodReleases", { id: a.id }),
+  },
+  {
+    name: "rollback_app",
+    group: "apps",
+    description:
+      "Return the app to an earlier release (default: the one before the newest), rolled out safely: the current one serves until it is ready.",
+    input: { id: APP_REF, release: s.int("the release number (list_app_releases)", { minimum: 1 }) },
+    required: ["id"],
+    calls: ["listPodReleases", "rollbackPod"],
+    async run(ctx, a) {
+      let release = a.release;
+      if (release === undefined) {
+        const releases: { number: number }[] = await ctx.call("listPodReleases", { id: a.id });
+        if (releases.length < 2) throw new Error("The app has no earlier release to return to.");
+        release = releases[1].number;
+      }
+      return ctx.call("rollbackPod", { id: a.id, release });
+    },
+  },
+  {
     name: "delete_app",
     group: "apps",
     description: "Delete an app and its containers. Ask the person first.",
