@@ -13,7 +13,7 @@ import * as repo from "./repo.js";
 import { checkVolumes } from "./volumes/attach.js";
 import type { PodInput, PodPatch } from "./types.js";
 import { expandTemplate } from "./templates/expand.js";
-import { openEnv, sealEnv } from "./container-spec.js";
+import { applyEnvChange, emptyEnvDoc, maskSecrets, readEnvDoc, sealEnvDoc, setterOf } from "./secrets/env.js";
 import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 
 export const RECONCILE_JOB = "apps.reconcile";
@@ -145,7 +145,16 @@ export function podsService(deps: PodsDeps) {
           image: input.image!,
           port: input.port ?? null,
           command: input.command ?? null,
-          env_sealed: sealEnv(secrets, input.env ?? {}),
+          env_sealed: sealEnvDoc(
+            secrets,
+            applyEnvChange(
+              secrets,
+              emptyEnvDoc(),
+              { env: input.env ?? {}, secret_env: input.secret_env },
+              setterOf(p),
+              input.inherited_secrets,
+            ),
+          ),
           size: size.id,
           gpu: size.gpu,
           volumes: volumes.refs,
@@ -203,7 +212,11 @@ export function podsService(deps: PodsDeps) {
         gpu: (resized ? size.gpu : cur.gpu) ? 1 : 0,
         ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
       });
-      const env = patch.env === undefined ? undefined : sealEnv(secrets, { ...patch.env });
+      // a secret change is a spec change like env: a new generation, rolled out (src/apps/secrets/env.ts)
+      const env =
+        patch.env === undefined && patch.secret_env === undefined
+          ? undefined
+          : sealEnvDoc(secrets, applyEnvChange(secrets, readEnvDoc(secrets, cur.env_sealed), patch, setterOf(p)));
       const next = await repo.updatePodSpec(tx, cur.id, {
         image: patch.image,
         env_sealed: env,
@@ -275,7 +288,8 @@ export function podsService(deps: PodsDeps) {
   }
 
   async function logs(pod: repo.PodRow, tail: number): Promise<string[]> {
-    return deps.runtime.logs(await containerOf(pod), tail);
+    const { secret } = readEnvDoc(secrets, pod.env_sealed);
+    return (await deps.runtime.logs(await containerOf(pod), tail)).map((line) => maskSecrets(line, secret));
   }
 
   async function exec(pod: repo.PodRow, command: string[], timeoutS: number) {
@@ -284,10 +298,15 @@ export function podsService(deps: PodsDeps) {
       timeoutMs: timeoutS * 1000,
       maxBytes: 64 * 1024,
     });
-    return { exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timed_out: r.timedOut };
+    const { secret } = readEnvDoc(secrets, pod.env_sealed);
+    const stdout = maskSecrets(r.stdout, secret);
+    const stderr = maskSecrets(r.stderr, secret);
+    return { exit_code: r.exitCode, stdout, stderr, truncated: r.truncated, timed_out: r.timedOut };
   }
 
-  const envOf = (pod: repo.PodRow) => openEnv(secrets, pod.env_sealed);
+  /** the plain values only; secrets show as their fingerprints (secretEnvOf) */
+  const envOf = (pod: repo.PodRow) => readEnvDoc(secrets, pod.env_sealed).plain;
+  const secretEnvOf = (pod: repo.PodRow) => readEnvDoc(secrets, pod.env_sealed).meta;
 
   /** a size by id without the host check (what an existing app holds) */
   const knownSize = (id: string) => podSizes(deps.gpuCatalogFile).find((s) => s.id === id) ?? null;
@@ -302,6 +321,7 @@ export function podsService(deps: PodsDeps) {
     logs,
     exec,
     envOf,
+    secretEnvOf,
     requireRuntime,
     kick,
     sizeOf,

@@ -1,4 +1,5 @@
 import type { VolumeRef } from "./volumes/attach.js";
+import type { EnvDoc } from "./secrets/env.js";
 
 /** A pod as a request describes it (POST /v1/pods, a template, a group member). */
 export interface PodInput {
@@ -9,6 +10,10 @@ export interface PodInput {
   port?: number | null;
   command?: string[] | null;
   env?: Record<string, string>;
+  /** secret values (src/apps/secrets/env.ts): sealed, never shown again; null removes one on a change */
+  secret_env?: Record<string, string | null>;
+  /** secrets copied from a group or template, keeping their fingerprints and setters */
+  inherited_secrets?: Pick<EnvDoc, "secret" | "meta">;
   size?: string;
   volumes?: VolumeRef[];
   databases?: string[];
@@ -18,4 +23,4 @@ export interface PodInput {
   host_labels?: Record<string, string>;
 }
 
-export type PodPatch = Pick<PodInput, "image" | "env" | "size" | "port" | "command">;
+export type PodPatch = Pick<PodInput, "image" | "env" | "secret_env" | "size" | "port" | "command">;

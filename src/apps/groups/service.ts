@@ -8,7 +8,7 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
-import { openEnv, sealEnv } from "../container-spec.js";
+import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
 
@@ -19,6 +19,7 @@ export interface GroupInput {
   port?: number | null;
   command?: string[] | null;
   env?: Record<string, string>;
+  secret_env?: Record<string, string | null>;
   size?: string;
   databases?: string[];
   replica_min: number;
@@ -27,7 +28,10 @@ export interface GroupInput {
 }
 
 export type GroupPatch = Partial<
-  Pick<GroupInput, "replica_min" | "replica_max" | "target_cpu_percent" | "image" | "env" | "size" | "port" | "command">
+  Pick<
+    GroupInput,
+    "replica_min" | "replica_max" | "target_cpu_percent" | "image" | "env" | "secret_env" | "size" | "port" | "command"
+  >
 >;
 
 export interface GroupsDeps {
@@ -71,14 +75,15 @@ function checkBounds(min: number, max: number): void {
 export function groupsService(deps: GroupsDeps) {
   const { db, secrets, kernel, pods } = deps;
 
-  const memberInput = (g: repo.GroupRow): PodInput => ({
+  const memberInput = (g: repo.GroupRow, doc = readEnvDoc(secrets, g.spec.env_sealed)): PodInput => ({
     name: g.name,
     // members are reached through the group's name; their own slug says whose they are
     slug: `${g.slug.slice(0, 33)}-${randomBytes(3).toString("hex")}`,
     image: g.spec.image,
     port: g.spec.port,
     command: g.spec.command,
-    env: openEnv(secrets, g.spec.env_sealed),
+    env: doc.plain,
+    inherited_secrets: doc,
     size: g.spec.size,
     databases: g.spec.databases,
   });
@@ -150,7 +155,15 @@ export function groupsService(deps: GroupsDeps) {
             image: input.image,
             port: input.port ?? null,
             command: input.command ?? null,
-            env_sealed: sealEnv(secrets, input.env ?? {}),
+            env_sealed: sealEnvDoc(
+              secrets,
+              applyEnvChange(
+                secrets,
+                emptyEnvDoc(),
+                { env: input.env ?? {}, secret_env: input.secret_env },
+                setterOf(p),
+              ),
+            ),
             size: size.id,
             databases: input.databases ?? [],
           },
@@ -203,6 +216,7 @@ export function groupsService(deps: GroupsDeps) {
     const specChange =
       patch.image !== undefined ||
       patch.env !== undefined ||
+      patch.secret_env !== undefined ||
       patch.size !== undefined ||
       patch.port !== undefined ||
       patch.command !== undefined;
@@ -235,7 +249,13 @@ export function groupsService(deps: GroupsDeps) {
               image: patch.image ?? cur.spec.image,
               port: patch.port !== undefined ? patch.port : cur.spec.port,
               command: patch.command !== undefined ? patch.command : cur.spec.command,
-              env_sealed: patch.env !== undefined ? sealEnv(secrets, { ...patch.env }) : cur.spec.env_sealed,
+              env_sealed:
+                patch.env !== undefined || patch.secret_env !== undefined
+                  ? sealEnvDoc(
+                      secrets,
+                      applyEnvChange(secrets, readEnvDoc(secrets, cur.spec.env_sealed), patch, setterOf(p)),
+                    )
+                  : cur.spec.env_sealed,
               size: size?.id ?? cur.spec.size,
               databases: cur.spec.databases,
             }
@@ -246,6 +266,7 @@ export function groupsService(deps: GroupsDeps) {
       const memberPatch = {
         image: patch.image,
         env: patch.env,
+        secret_env: patch.secret_env,
         size: size?.id,
         port: patch.port,
         command: patch.command,
@@ -300,9 +321,10 @@ export function groupsService(deps: GroupsDeps) {
     }
   }
 
-  const envOf = (g: repo.GroupRow) => openEnv(secrets, g.spec.env_sealed);
+  const envOf = (g: repo.GroupRow) => readEnvDoc(secrets, g.spec.env_sealed).plain;
+  const secretEnvOf = (g: repo.GroupRow) => readEnvDoc(secrets, g.spec.env_sealed).meta;
 
-  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf };
+  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf, secretEnvOf };
 }
 
 export type GroupsService = ReturnType<typeof groupsService>;

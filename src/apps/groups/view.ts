@@ -1,5 +1,6 @@
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
+import type { SecretMeta } from "../secrets/env.js";
 
 export type GroupState = "creating" | "running" | "stopped" | "failed" | "removed";
 
@@ -17,6 +18,7 @@ export function groupView(
   { group: g, members }: GroupWithMembers,
   env: Record<string, string>,
   urls: { appsDomain: string; edgePort: number },
+  secretEnv: Record<string, SecretMeta> = {},
 ) {
   const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
@@ -27,6 +29,7 @@ export function groupView(
     port: g.spec.port,
     command: g.spec.command,
     env,
+    secret_env: secretEnv,
     size: g.spec.size,
     databases: g.spec.databases,
     replica_min: g.replica_min,

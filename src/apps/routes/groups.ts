@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { SecretEnv, SecretEnvView } from "../secrets/schemas.js";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
@@ -23,6 +24,7 @@ export const PodGroup = Type.Object({
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
   env: Type.Record(Type.String(), Type.String()),
+  secret_env: SecretEnvView,
   size: Type.String(),
   databases: Type.Array(Type.String()),
   replica_min: Type.Integer(),
@@ -64,7 +66,7 @@ export function groupRoutes({
   groups: GroupsService;
   urls: { appsDomain: string; edgePort: number };
 }): Route[] {
-  const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls);
+  const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls, groups.secretEnvOf(g.group));
 
   return [
     route({
@@ -86,6 +88,7 @@ export function groupRoutes({
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
         env: Type.Optional(Env),
+        secret_env: Type.Optional(SecretEnv),
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
         databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
         replica_min: ReplicaCount,
@@ -138,6 +141,7 @@ export function groupRoutes({
         target_cpu_percent: Type.Optional(TargetCpu()),
         image: Type.Optional(Image),
         env: Type.Optional(Env),
+        secret_env: Type.Optional(SecretEnv),
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),

@@ -3,6 +3,7 @@ import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import { podView } from "../view.js";
+import { SecretEnv } from "../secrets/schemas.js";
 import type { PodRow } from "../repo.js";
 import {
   Command,
@@ -37,7 +38,7 @@ const CREATE_ERRORS = [
 
 /** Pods: create, list, read, change (rolling update), start/stop/restart, delete, logs, exec. */
 export function podRoutes({ pods, urls }: RouteDeps): Route[] {
-  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls);
+  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod));
 
   return [
     route({
@@ -59,6 +60,7 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
         env: Type.Optional(Env),
+        secret_env: Type.Optional(SecretEnv),
         size: Type.Optional(
           Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
         ),
@@ -122,6 +124,7 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       body: Body({
         image: Type.Optional(Image),
         env: Type.Optional(Env),
+        secret_env: Type.Optional(SecretEnv),
         size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
         port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
         command: Type.Optional(Nullable(Command)),
