@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { simpleParser } from "mailparser";
-import { call, createTestApp, expectError, freshDatabase, signup, type TestApp } from "../helpers/app.js";
+import { call, createTestApp, expectError, freshDatabase, scopedKey, signup, type TestApp } from "../helpers/app.js";
 import { testImage } from "../helpers/images.js";
 import type { CronState } from "../../src/cron/module.js";
 
@@ -127,6 +127,28 @@ describe("cron jobs", () => {
       (await call(A.app, { method: "DELETE", url: `/v1/cron-jobs/${seoul.id}`, token: user.token })).statusCode,
       200,
     );
+  });
+
+  test("scopes: cron-jobs keys, and instance-limited ones see only their job", async () => {
+    const one = await createJob({ name: "scoped-one", command: ["true"], suspended: true });
+    await createJob({ name: "scoped-two", command: ["true"], suspended: true });
+    assert.equal(one.next_run_at, null); // suspended: nothing scheduled
+    const podsKey = await scopedKey(A.app, user.token, ["pods:*"]);
+    expectError(await call(A.app, { url: "/v1/cron-jobs", token: podsKey }), 403, "scope_insufficient");
+    const key = await scopedKey(A.app, user.token, [`cron-jobs:read:${one.id}`]);
+    const listed = (await call(A.app, { url: "/v1/cron-jobs", token: key })).json();
+    assert.deepEqual(
+      listed.map((j: any) => j.name),
+      ["scoped-one"],
+    );
+    expectError(await call(A.app, { url: "/v1/cron-jobs/scoped-two", token: key }), 403, "scope_insufficient");
+    expectError(
+      await call(A.app, { method: "POST", url: `/v1/cron-jobs/${one.id}/run`, token: key, body: {} }),
+      403,
+      "scope_insufficient",
+    );
+    for (const name of ["scoped-one", "scoped-two"])
+      await call(A.app, { method: "DELETE", url: `/v1/cron-jobs/${name}`, token: user.token });
   });
 
   test("a run every minute fires once per minute across two processes, to completion with exit code, duration and logs", async () => {
