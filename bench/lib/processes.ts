@@ -112,6 +112,8 @@ export interface PlatformOptions {
   nodeArgs?: string[];
   /** extra environment for the server, set last (e.g. a fixed EDGE_PORT) */
   env?: NodeJS.ProcessEnv;
+  /** the API's port (default: a free one), when something must know the address before start */
+  port?: number;
 }
 
 /**
@@ -120,7 +122,7 @@ export interface PlatformOptions {
  * GET /v1/edition answers 200.
  */
 export async function startPlatform(opts: PlatformOptions): Promise<{ child: Child; url: string }> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),

@@ -2,7 +2,7 @@
  * The apps area's SQL for billing and the reconciler's housekeeping (metering.ts, cleanup.ts): the pods billing
  * meters, holding and releasing an owner's paid pods, and the count of containers cleaned up on a pod.
  */
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface BillablePodRow {
@@ -58,23 +58,23 @@ export async function placedPods(q: Queryable, ids: string[]): Promise<{ id: str
 
 /** Stops the owner's running paid pods (not nano) with the reason kept; their ids. */
 export async function pausePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE pods SET desired_state = 'stopped', paused_reason = $3, state_reason = $3, updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'running' AND size <> 'nano' RETURNING id`,
     [owner.kind, owner.id, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Starts again the owner's pods this reason stopped; their ids. */
 export async function resumePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
         generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'stopped' AND paused_reason = $3 RETURNING id`,
     [owner.kind, owner.id, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 /** pausePods for one member's pods of the owner (their creator is `accountId`). */
@@ -84,13 +84,13 @@ export async function pauseMemberPods(
   accountId: string,
   reason: string,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE pods SET desired_state = 'stopped', paused_reason = $4, state_reason = $4, updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'running' AND size <> 'nano'
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 /** resumePods for one member's pods: only those this reason stopped. */
@@ -100,14 +100,14 @@ export async function resumeMemberPods(
   accountId: string,
   reason: string,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
         generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'stopped' AND paused_reason = $4
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 export async function countCleanedContainers(q: Queryable, podId: string, removed: number): Promise<void> {

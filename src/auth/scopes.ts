@@ -6,6 +6,13 @@
 /** What a resource admits: `instances` for the instance-limited ones, which take `resource:action:{id|slug}`. */
 export interface ScopeResource {
   instances: boolean;
+  /**
+   * The route guard (http/route-guard.ts, a capability the area provides) every route acting under this resource
+   * names unless it names its own: the area's rule on who may call them, declared once for all its routes.
+   */
+  guard?: string;
+  /** the codes the guard refuses with: every route under the resource documents them (http/route-schema.ts) */
+  guardErrors?: readonly string[];
 }
 /** An area's own scope resources (`scopes` on its module, kept in src/<area>/scopes.ts). */
 export type ScopeTable = Readonly<Record<string, ScopeResource>>;
@@ -30,6 +37,13 @@ export const INSTANCE_LIMITED: ReadonlySet<string> = new Set(
   Object.entries(SHARED_RESOURCES as ScopeTable).flatMap(([r, s]) => (s.instances ? [r] : [])),
 );
 const owners = new Map<string, string>(RESOURCES.map((r) => [r, "the shared resources (src/auth/scopes.ts)"]));
+const guards = new Map<string, string>();
+const guardErrors = new Map<string, readonly string[]>();
+
+/** The guard a resource's routes name by default (ScopeResource.guard), if its area declares one. */
+export const guardOfResource = (resource: string): string | undefined => guards.get(resource);
+/** The codes that guard refuses with (ScopeResource.guardErrors). */
+export const guardErrorsOf = (resource: string): readonly string[] => guardErrors.get(resource) ?? [];
 
 /**
  * Merges areas' scope resources (at start-up, from the areas list). A resource two owners declare is refused,
@@ -46,10 +60,14 @@ export function declareScopeResources(areas: readonly { area: string; scopes: Sc
     }
   }
   for (const { scopes } of areas) {
-    for (const [resource, { instances }] of Object.entries(scopes)) {
+    for (const [resource, { instances, guard, guardErrors: refusals }] of Object.entries(scopes)) {
       if (!owners.has(resource)) (RESOURCES as Resource[]).push(resource as Resource);
       if (instances) (INSTANCE_LIMITED as Set<string>).add(resource);
       else (INSTANCE_LIMITED as Set<string>).delete(resource);
+      if (guard) guards.set(resource, guard);
+      else guards.delete(resource);
+      if (guard && refusals?.length) guardErrors.set(resource, refusals);
+      else guardErrors.delete(resource);
       owners.set(resource, next.get(resource)!);
     }
   }

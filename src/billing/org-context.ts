@@ -16,10 +16,10 @@ const ORG_ROUTE_INSTEAD: Record<string, string> = {
 };
 
 /**
- * The guard every billing-scoped route names (`guard: "orgWalletAdmins"`). In the company context (X-Owner: org, or
- * an organization API key) the billing routes read and move the organization's wallet (balance, transactions, usage,
- * top-ups, card, auto-recharge, bank transfers): admins and the owner only; a member gets 403 forbidden_role.
- * Outside it the guard lets everyone through.
+ * The guard of every route acting under the scope resource billing (scopes.ts declares it). In the company context
+ * (X-Owner: org, or an organization API key) the billing routes read and move the organization's wallet (balance,
+ * transactions, usage, top-ups, card, auto-recharge, bank transfers): admins and the owner only; a member gets 403
+ * forbidden_role. Outside it the guard lets everyone through.
  */
 export function orgWalletAdminsGuard(kernel: Pick<Kernel, "use">, db: Queryable): RouteGuard {
   return {

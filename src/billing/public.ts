@@ -14,7 +14,7 @@ import { prices } from "./catalog.js";
 export { MICRO } from "./catalog.js";
 export { tossClient, TossError, type TossClient, type TossPayment } from "./payments/toss.js";
 export { checkoutSources, type CheckoutSources } from "./payments/checkout.js";
-export { CARD_SAVE_ERRORS, CardCredentials } from "./payments/schemas.js";
+export { CARD_SAVE_ERRORS, CardCredentials, cardView } from "./payments/schemas.js";
 import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing/partner-repo.js";
 
 export {

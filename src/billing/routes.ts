@@ -37,7 +37,6 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
       summary: "Balance (KRW won; USD micro-dollars), burn rate per hour of what runs now, suite_billed, overdue.",
       summaryKo: "잔액과 시간당 소비(실행 중인 리소스 기준).",
       auth: read,
-      guard: "orgWalletAdmins",
       response: {
         200: Type.Object({
           currency: Type.Literal("KRW"),
@@ -68,7 +67,6 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
         "Ledger transactions on the caller's wallets, newest first; ?type=topup|usage|refund|transfer|adjustment|invoice&currency=&from=&to=&limit=&cursor=.",
       summaryKo: "거래 내역(커서 페이지, 유형·기간 필터).",
       auth: read,
-      guard: "orgWalletAdmins",
       query: Type.Composite(
         [
           PageQuery,
@@ -122,7 +120,6 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
         "Usage per UTC day and resource kind with totals; ?from=YYYY-MM-DD (default 30 days ago)&to=YYYY-MM-DD (inclusive, default today), at most 366 days.",
       summaryKo: "일별 사용량(리소스 종류별, 합계).",
       auth: read,
-      guard: "orgWalletAdmins",
       query: Type.Object(
         {
           from: Type.Optional(Type.String({ pattern: DAY })),
@@ -170,7 +167,6 @@ export async function billingRoutes(app: FastifyInstance, billing: BillingServic
         "Month to date (UTC) by kind, projected month at the current burn rate, spend caps with this month's consumption.",
       summaryKo: "이번 달 사용량(종류별), 월말 예상액, 지출 한도 대비 사용.",
       auth: read,
-      guard: "orgWalletAdmins",
       response: {
         200: Type.Object({
           period: Type.String(),

@@ -2,7 +2,8 @@ import type { ScopeTable } from "../auth/scopes.js";
 
 /** The scope resources keys are granted on in this area (`resource:read|write|*`; instance-limited ones also `:{id|slug}`). */
 export const BILLING_SCOPES = {
-  billing: { instances: false },
+  // in the company context the organization's wallet is for its admins and owner (org-context.ts)
+  billing: { instances: false, guard: "orgWalletAdmins", guardErrors: ["forbidden_role"] },
 } as const satisfies ScopeTable;
 
 // so route declarations (`scope: "billing:write"`) type-check these resources everywhere

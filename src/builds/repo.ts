@@ -1,4 +1,4 @@
-import { isUuid, type Queryable } from "../store/db.js";
+import { returnedIds, isUuid, type Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 
 export type BuildStatus = "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
@@ -231,7 +231,8 @@ export async function failOrphans(q: Queryable, hostId: string, reason: string):
  * still arriving), or uploaded and not started within a day. Marked failed, so their sources are removed.
  */
 export async function expireUploads(q: Queryable, hostId: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE builds SET status = 'failed', upload_token_hash = NULL, finished_at = now(), updated_at = now(),
         status_reason = CASE WHEN uploaded_at IS NULL THEN 'the source was not uploaded before the upload URL expired'
                              ELSE 'the build was not started within a day of its upload' END
@@ -241,7 +242,6 @@ export async function expireUploads(q: Queryable, hostId: string): Promise<strin
       RETURNING id`,
     [hostId],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Statuses of the given builds (the runner's watch for cancels made through other processes). */
@@ -302,12 +302,12 @@ export async function eventsOf(q: Queryable, buildId: string): Promise<EventRow[
 /** Builds of the host whose working directories may be removed (not waiting for or running a build). */
 export async function settledOnHost(q: Queryable, hostId: string, ids: string[]): Promise<string[]> {
   if (!ids.length) return [];
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `SELECT x.id::text AS id FROM unnest($2::uuid[]) AS x(id)
       WHERE NOT EXISTS (SELECT 1 FROM builds b WHERE b.id = x.id AND b.host_id = $1 AND b.status IN ('awaiting_upload', 'queued', 'building'))`,
     [hostId, ids],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Of the given builds, those that named the app (kept sources an app's newer build replaces; base-image refresh). */

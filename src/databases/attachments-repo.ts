@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 
 /** The SQL of attachments (attachments.ts): which instances carry an allowlist the owner's app networks join. */
@@ -14,12 +14,12 @@ export async function wasRotated(q: Queryable, databaseId: string): Promise<bool
 
 /** The owner's instances (not deleted) whose allowlist is not empty: their pg_hba lists the owner's app networks. */
 export async function allowlistedOf(q: Queryable, owner: Owner): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `SELECT id FROM databases WHERE owner_kind = $1 AND owner_id = $2 AND desired_state <> 'removed' AND state <> 'removed'
         AND purged_at IS NULL AND jsonb_array_length(allowlist) > 0 ORDER BY id`,
     [owner.kind, owner.id],
   );
-  return rows.map((r) => r.id);
 }
 
 export interface AllowlistedRow {

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /*
@@ -13,14 +13,14 @@ export async function pauseMemberDatabases(
   accountId: string,
   reason: string,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE databases SET desired_state = 'paused', status_reason = $4
       WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'running' AND state = 'running'
         AND size <> 'dev'
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 /** resumePausedDatabases for one member's instances: only those this reason stopped. */
@@ -30,11 +30,11 @@ export async function resumeMemberDatabases(
   accountId: string,
   reason: string,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE databases SET desired_state = 'running'
       WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND status_reason = $4 AND desired_state = 'paused'
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
-  return rows.map((r) => r.id);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 
@@ -318,24 +318,24 @@ export async function namesOf(q: Queryable, ids: string[]): Promise<{ id: string
 
 /** Marks the owner's running paid instances to be paused, with the reason shown to the user; returns their ids. */
 export async function pausePaidDatabases(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE databases SET desired_state = 'paused', status_reason = $3
       WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'running' AND state = 'running' AND size <> 'dev'
       RETURNING id`,
     [owner.kind, owner.id, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Marks to run again the owner's instances a pause with this reason stopped; returns their ids. */
 export async function resumePausedDatabases(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE databases SET desired_state = 'running'
       WHERE owner_kind = $1 AND owner_id = $2 AND status_reason = $3 AND desired_state = 'paused'
       RETURNING id`,
     [owner.kind, owner.id, reason],
   );
-  return rows.map((r) => r.id);
 }
 
 // ---- database_commands

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TokenResolver } from "../auth/token-resolver.js";
-import { coverage, type Action, type Resource } from "../auth/scopes.js";
+import { coverage, guardOfResource, type Action, type Resource } from "../auth/scopes.js";
+import type { RouteGuardName } from "./route-guard.js";
 import { secretsEqual } from "../auth/secrets.js";
 import { ApiError, authRequired, scopeInsufficient } from "./errors.js";
 import type { Kernel } from "../kernel/kernel.js";
@@ -170,6 +171,10 @@ export function requireAuthDeclarations(app: FastifyInstance, kernel: Kernel): v
     }
     if (route.config.orgRole && !kernel.use("orgs"))
       throw new Error(`route ${route.method} ${route.url} declares orgRole, but no organizations area is listed`);
+    // a route under a resource whose area declares a guard names it unless it names its own (auth/scopes.ts)
+    const rule = route.config.auth;
+    const byResource = rule && "scope" in rule ? guardOfResource(rule.scope.split(":")[0]) : undefined;
+    if (!route.config.guard && byResource) route.config = { ...route.config, guard: byResource as RouteGuardName };
     const guard = route.config.guard;
     if (guard && !kernel.use(guard))
       throw new Error(`route ${route.method} ${route.url} declares the guard ${guard}, but no listed area provides it`);

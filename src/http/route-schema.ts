@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { RouteOptions } from "fastify";
 import { ERROR_CATALOG, type ErrorCode } from "./errors.js";
 import type { AuthRule } from "./auth-rule.js";
+import { guardErrorsOf } from "../auth/scopes.js";
 
 /**
  * Platform-wide defaults applied to every route's schema when it is registered (app.ts, onRoute).
@@ -116,6 +117,9 @@ export function errorCodesOf(route: RouteOptions, admissionCodes: readonly Error
   const changesInstance = auth && "scope" in auth && auth.scope.endsWith(":write") && typeof auth.instance === "object";
   if (changesInstance && methods.some((m) => MUTATING.has(m))) codes.add("forbidden_role");
   if (route.config?.admits) for (const code of admissionCodes) codes.add(code);
+  // what the resource's route guard refuses with (auth/scopes.ts ScopeResource.guardErrors)
+  if (auth && "scope" in auth)
+    for (const code of guardErrorsOf(auth.scope.split(":")[0])) if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
   for (const code of Object.values(route.config?.validationCodes ?? {}))
     if (code in ERROR_CATALOG) codes.add(code as ErrorCode);
   const declared = route.config?.errors;

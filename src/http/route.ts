@@ -43,7 +43,7 @@ export interface RouteDeclaration<P = undefined, Q = undefined, B = undefined, H
   auth: AuthRule;
   /** /v1/org routes: the organization role the caller needs (404 outside an organization, 403 below it) */
   orgRole?: OrgRole;
-  /** an area's rule on who may call the route beyond scope and role (route-guard.ts), e.g. "partnerAccount" */
+  /** an area's rule on who may call the route beyond scope and role (route-guard.ts); by default its scope's */
   guard?: RouteGuardName;
   admits?: boolean;
   /** area codes the route can answer beyond what the declaration implies */

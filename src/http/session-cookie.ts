@@ -56,6 +56,16 @@ function cookieAttributes(request: FastifyRequest, maxAgeSeconds: number, httpOn
   return parts.join("; ");
 }
 
+/**
+ * An HttpOnly cookie for a short browser flow (the suite sign-in's browser binding): SameSite=Lax, since the browser
+ * comes back to the platform from another site (the suite) within the flow.
+ */
+export function flowCookie(request: FastifyRequest, name: string, value: string, maxAgeSeconds: number): string {
+  const parts = [`${name}=${value}`, "Path=/", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, "HttpOnly"];
+  if (request.protocol === "https") parts.push("Secure");
+  return parts.join("; ");
+}
+
 /** Sets (or, with null, clears) the session cookie and the CSRF cookie together. */
 export function setSessionCookies(
   request: FastifyRequest,

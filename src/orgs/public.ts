@@ -38,3 +38,15 @@ export { publicBaseUrl } from "./public-url.js";
 // the organizations contract (contract.ts), for the sub-areas
 export { roleAtLeast } from "./contract.js";
 export type { ExternalHosts, OrgMembership, OrgRole, OwnedResource, OwnedResources } from "./contract.js";
+export {
+  departmentOfUnits,
+  insertMirrored,
+  lockChart,
+  mirrorRows,
+  releaseDepartmentUnits,
+  setMemberDepartments,
+  tombstoneDepartments,
+  updateMirrored,
+  type MirrorRow,
+  type MirrorWrite,
+} from "./chart-mirror-repo.js";

@@ -2,7 +2,7 @@
  * The organizations core's SQL: organizations, memberships, the department tree as sub-areas walk it, and what a
  * member leaves behind (the sub-areas' own SQL is in their folders).
  */
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
@@ -196,12 +196,12 @@ export async function lockAccountMembership(q: Queryable, accountId: string): Pr
 
 /** Revokes the organization keys (tokens owned by the organization) one member issued, or all; their ids. */
 export async function revokeOrgTokens(q: Queryable, orgId: string, accountId?: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `UPDATE tokens SET revoked_at = now() WHERE owner_kind = 'org' AND owner_id = $1 AND revoked_at IS NULL
         AND ($2::uuid IS NULL OR account_id = $2) RETURNING id`,
     [orgId, accountId ?? null],
   );
-  return rows.map((r) => r.id);
 }
 
 /** A leaving member's site grants and member budgets (rows of the visibility and budgets sub-areas) go. */

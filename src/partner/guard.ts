@@ -12,9 +12,9 @@ declare module "fastify" {
 }
 
 /**
- * The guard every /v1/partner route names (`guard: "partnerAccount"`), asked by the one authorizer after the scope
- * evaluator admitted partner:read or partner:write: the caller must be a partner account acting for itself, with its
- * full-access token or one of its own keys. A child key, an organization key or any other account is refused with
+ * The guard of every route acting under the scope resource partner (scopes.ts declares it: every /v1/partner route),
+ * asked by the one authorizer after the scope evaluator admitted partner:read or partner:write: the caller must be a
+ * partner account acting for itself, with its full-access token or one of its own keys. A child key, an organization key or any other account is refused with
  * 403 partner_required before the body is read. The routes list partner_required in their errors themselves
  * (schemas.ts PARTNER_ERRORS).
  */

@@ -17,7 +17,6 @@ export function profileRoutes(svc: PartnerService): Route[] {
       summary: "The partner profile: billing_mode, monthly limit, this month's usage, child count, visitor_login_url.",
       summaryKo: "파트너 프로필(billing_mode 포함).",
       auth: read,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       response: { 200: Partner },
       handler: async (request) => svc.view(partnerOf(request)),
@@ -31,7 +30,6 @@ export function profileRoutes(svc: PartnerService): Route[] {
         "Registers visitor_login_url (https; http only on localhost) and child_scopes, the most a child token may carry (null: the platform's default).",
       summaryKo: "visitor_login_url 등록.",
       auth: write,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS, "invalid_scope"],
       body: Body({
         visitor_login_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 2048 }))),

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { returnedIds, type Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
@@ -231,7 +231,8 @@ export async function prunableDeployments(
   q: Queryable,
   o: { keep: number; abandonedHours: number; limit: number },
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `WITH ranked AS (
        SELECT d.id, d.status, d.created_at, d.uploaded_at, s.removed_at, s.live_deployment_id,
               row_number() OVER (PARTITION BY d.site_id, d.status ORDER BY d.finalized_at DESC, d.id DESC) AS newer
@@ -245,7 +246,6 @@ export async function prunableDeployments(
       LIMIT $3`,
     [o.keep, o.abandonedHours, o.limit],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Deleted sites let go of their live deployment, so the sweep can delete it. */

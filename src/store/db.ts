@@ -51,3 +51,9 @@ export async function ping(q: Queryable): Promise<void> {
 export async function listen(client: pg.Client, channel: string): Promise<void> {
   await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
 }
+
+/** Runs a statement that answers `RETURNING id` and gives the ids (the pause/resume updates of the lifecycles). */
+export async function returnedIds(q: Queryable, sql: string, params: unknown[]): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(sql, params);
+  return rows.map((r) => r.id);
+}

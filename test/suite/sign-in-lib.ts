@@ -89,6 +89,15 @@ export async function toCallback(s: SuiteTestApp, sub: string, returnTo?: string
 
 /** The same from a start address given whole (the one the CLI prints). */
 export async function follow(s: SuiteTestApp, sub: string, start: string): Promise<string> {
+  return (await followInBrowser(s, sub, start)).url;
+}
+
+/** follow, also giving the browser's cookies (the platform's sign-in binding among them). */
+export async function followInBrowser(
+  s: SuiteTestApp,
+  sub: string,
+  start: string,
+): Promise<{ url: string; jar: CookieJar }> {
   s.idp.loginAs = sub;
   const jar = new CookieJar();
   let url = start;
@@ -99,7 +108,7 @@ export async function follow(s: SuiteTestApp, sub: string, start: string): Promi
     const location = res.headers.get("location");
     assert.ok(res.status >= 300 && res.status < 400 && location, `${url}: ${res.status}`);
     url = new URL(location, url).href;
-    if (url.startsWith(s.redirectUrl)) return url;
+    if (url.startsWith(s.redirectUrl)) return { url, jar };
   }
   throw new Error("the sign-in did not come back to the platform");
 }

@@ -9,7 +9,15 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, expectError, signup } from "../helpers/app.js";
 import { makeOrg } from "../orgs/lib.js";
-import { person, signedIn, signInJson, suiteApp, toCallback, type SuiteTestApp } from "./sign-in-lib.js";
+import {
+  followInBrowser,
+  person,
+  signedIn,
+  signInJson,
+  suiteApp,
+  toCallback,
+  type SuiteTestApp,
+} from "./sign-in-lib.js";
 import type { SuiteState } from "../../src/suite/state.js";
 
 let s: SuiteTestApp;
@@ -244,6 +252,36 @@ describe("suite sign-in", () => {
     const res = await fetch(cb, { redirect: "manual" });
     assert.equal(res.status, 302);
     assert.match(res.headers.get("location")!, /^\/org\?suite_code=[\w-]+$/);
+  });
+
+  test("login CSRF: the console's exchange takes a code only in the browser that started the sign-in", async () => {
+    const consoleExchange = async (code: string, cookies: string) => {
+      const csrf = "c".repeat(24);
+      return fetch(`${s.baseUrl}/console/suite-session`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-platform-csrf": csrf,
+          cookie: [`platform_csrf=${csrf}`, cookies].filter(Boolean).join("; "),
+        },
+        body: JSON.stringify({ code }),
+      });
+    };
+    const finish = async (url: string) =>
+      ((await (await fetch(url, { headers: { accept: "application/json" } })).json()) as any).code as string;
+    // an attacker's own sign-in, its code handed to a victim's browser (no binding cookie, or the victim's own)
+    const theirs = await followInBrowser(s, admin.sub, `${s.baseUrl}/v1/auth/suite/start`);
+    const victim = await followInBrowser(s, staff.sub, `${s.baseUrl}/v1/auth/suite/start`);
+    const theirCode = await finish(theirs.url);
+    for (const cookies of ["", victim.jar.header()]) {
+      const refused = await consoleExchange(theirCode, cookies);
+      assert.equal(refused.status, 400);
+      assert.equal(((await refused.json()) as any).error.code, "suite_sign_in_failed");
+    }
+    // in the browser that started it the same code signs in (it was not used up by the refusals)
+    const ok = await consoleExchange(theirCode, theirs.jar.header());
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.match(ok.headers.getSetCookie().join(";"), /platform_session=op_/);
   });
 
   test("org_only: a suite account creates nothing personal; with X-Owner: org it creates company assets", async () => {

@@ -8393,7 +8393,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -8461,7 +8461,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -8539,7 +8539,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_1163a3283f"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
       415: components["responses"]["Error415_687001250d"];
@@ -8598,7 +8598,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -8656,7 +8656,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -8723,7 +8723,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -8808,7 +8808,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_0244b60087"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_e4fb3a14ef"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -8874,7 +8874,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       414: components["responses"]["Error414_2c5e23c42f"];
@@ -8938,7 +8938,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_8b7d0e2090"];
@@ -9012,7 +9012,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_494dcf5d54"];
@@ -9063,7 +9063,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -9133,7 +9133,7 @@ export interface operations {
       400: components["responses"]["Error400_ffce2c3446"];
       401: components["responses"]["Error401_18e5ce20ec"];
       402: components["responses"]["Error402_34adacfa95"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_00c526a175"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -9166,7 +9166,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -9344,7 +9344,7 @@ export interface operations {
       400: components["responses"]["Error400_6608616530"];
       401: components["responses"]["Error401_18e5ce20ec"];
       402: components["responses"]["Error402_4385cd22c0"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -9419,7 +9419,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       414: components["responses"]["Error414_2c5e23c42f"];
@@ -9499,7 +9499,7 @@ export interface operations {
       400: components["responses"]["Error400_5be17ed828"];
       401: components["responses"]["Error401_18e5ce20ec"];
       402: components["responses"]["Error402_34adacfa95"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_1b00940519"];
@@ -9607,7 +9607,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -9667,7 +9667,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];

@@ -8,31 +8,17 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
+import type { Static } from "@sinclair/typebox";
+import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
 
-export interface GroupInput {
-  name: string;
-  slug?: string;
-  image: string;
-  port?: number | null;
-  command?: string[] | null;
-  env?: Record<string, string>;
-  secret_env?: Record<string, string | null>;
-  size?: string;
-  databases?: string[];
-  replica_min: number;
-  replica_max: number;
-  target_cpu_percent?: number;
-}
+/** A group as POST /v1/pod-groups takes it. */
+export type GroupInput = Static<typeof GroupCreateBody>;
 
-export type GroupPatch = Partial<
-  Pick<
-    GroupInput,
-    "replica_min" | "replica_max" | "target_cpu_percent" | "image" | "env" | "secret_env" | "size" | "port" | "command"
-  >
->;
+/** What PATCH /v1/pod-groups/{id} may change. */
+export type GroupPatch = Static<typeof GroupPatchBody>;
 
 export interface GroupsDeps {
   db: Db;

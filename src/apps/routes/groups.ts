@@ -1,20 +1,12 @@
 import { Type } from "@sinclair/typebox";
-import { SecretEnv, SecretEnvView } from "../secrets/schemas.js";
+import { SecretEnvView } from "../secrets/schemas.js";
 import { callerOf } from "../../auth/principal.js";
-import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import { Nullable, Timestamp } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
-import { Command, Env, Image, Params, read, SLUG, tags, write } from "./schemas.js";
-
-const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
-const TargetCpu = (extra: { default?: number } = {}) =>
-  Type.Integer({
-    minimum: 10,
-    maximum: 100,
-    description: "average CPU of the members, percent of what their size allots, the autoscaler keeps them near",
-    ...extra,
-  });
+import { Params, read, tags, write } from "./schemas.js";
+import { GroupCreateBody, GroupPatchBody } from "./bodies.js";
 
 export const PodGroup = Type.Object({
   id: Type.String(),
@@ -81,20 +73,7 @@ export function groupRoutes({
       admits: true,
       errors: ["bad_slug", "slug_taken", "not_found", "runtime_unavailable", ...SpecErrors],
       validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
-      body: Body({
-        name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
-        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        image: Image,
-        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-        command: Type.Optional(Nullable(Command)),
-        env: Type.Optional(Env),
-        secret_env: Type.Optional(SecretEnv),
-        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
-        databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
-        replica_min: ReplicaCount,
-        replica_max: ReplicaCount,
-        target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
-      }),
+      body: GroupCreateBody,
       response: { 201: PodGroup },
       handler: async (request, reply) =>
         reply.code(201).send(view(await groups.create(callerOf(request), request.body))),
@@ -135,17 +114,7 @@ export function groupRoutes({
       errors: ["runtime_unavailable", ...SpecErrors],
       validationCodes: { "/size": "bad_size", "/image": "bad_image" },
       params: Params,
-      body: Body({
-        replica_min: Type.Optional(ReplicaCount),
-        replica_max: Type.Optional(ReplicaCount),
-        target_cpu_percent: Type.Optional(TargetCpu()),
-        image: Type.Optional(Image),
-        env: Type.Optional(Env),
-        secret_env: Type.Optional(SecretEnv),
-        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-        command: Type.Optional(Nullable(Command)),
-      }),
+      body: GroupPatchBody,
       response: { 200: PodGroup },
       handler: async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
     }),

@@ -1,27 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { callerOf } from "../../auth/principal.js";
-import { Body, Nullable } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import { podView } from "../view.js";
-import { SecretEnv } from "../secrets/schemas.js";
 import type { PodRow } from "../repo.js";
-import {
-  Command,
-  Env,
-  ExecBody,
-  ExecResult,
-  Image,
-  Logs,
-  Params,
-  Pod,
-  read,
-  SLUG,
-  TailQuery,
-  tags,
-  VolumeMount,
-  write,
-  type RouteDeps,
-} from "./schemas.js";
+import { PodCreateBody, PodPatchBody } from "./bodies.js";
+import { ExecBody, ExecResult, Logs, Params, Pod, read, TailQuery, tags, write, type RouteDeps } from "./schemas.js";
 
 const CREATE_ERRORS = [
   "bad_slug",
@@ -52,35 +35,7 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       admits: true,
       errors: [...CREATE_ERRORS],
       validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
-      body: Body({
-        name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
-        template: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "pod template id or name" })),
-        image: Type.Optional(Image),
-        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-        command: Type.Optional(Nullable(Command)),
-        env: Type.Optional(Env),
-        secret_env: Type.Optional(SecretEnv),
-        size: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
-        ),
-        volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
-        databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
-        // organization external hosts (src/orgs/hosts): company pods only
-        host_id: Type.Optional(
-          Type.String({
-            minLength: 1,
-            maxLength: 64,
-            description: "company pods: one of the organization's external hosts (GET /v1/org/hosts)",
-          }),
-        ),
-        host_labels: Type.Optional(
-          Type.Record(Type.String({ maxLength: 63 }), Type.String({ maxLength: 255 }), {
-            maxProperties: 16,
-            description: "company pods: any online external host of the organization carrying all these labels",
-          }),
-        ),
-      }),
+      body: PodCreateBody,
       response: { 201: Pod },
       handler: async (request, reply) => reply.code(201).send(view(await pods.create(callerOf(request), request.body))),
     }),
@@ -121,14 +76,7 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       errors: ["bad_size", "bad_image", "image_forbidden", "provision_failed", "runtime_unavailable"],
       validationCodes: { "/size": "bad_size", "/image": "bad_image" },
       params: Params,
-      body: Body({
-        image: Type.Optional(Image),
-        env: Type.Optional(Env),
-        secret_env: Type.Optional(SecretEnv),
-        size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-        port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-        command: Type.Optional(Nullable(Command)),
-      }),
+      body: PodPatchBody,
       response: { 200: Pod },
       handler: async (request) => view(await pods.update(callerOf(request), request.params.id, request.body)),
     }),

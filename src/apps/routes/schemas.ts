@@ -3,10 +3,13 @@ import { Nullable, Timestamp } from "../../http/schemas.js";
 import type { PodsService } from "../service.js";
 import { SecretEnvView } from "../secrets/schemas.js";
 
+// the request bodies' parts live beside the bodies (bodies.ts), which the services' input types come from
+import { Command, Env, Image, SLUG, VolumeMount } from "./bodies.js";
+export { Command, Env, Image, SLUG, VolumeMount };
+
 export const tags = ["pods"];
 export const read = { scope: "pods:read", instance: { param: "id" } } as const;
 export const write = { scope: "pods:write", instance: { param: "id" } } as const;
-export const SLUG = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
 export const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) });
 
 /** What every apps route file gets from the module. */
@@ -14,24 +17,6 @@ export interface RouteDeps {
   pods: PodsService;
   urls: { appsDomain: string; edgePort: number };
 }
-
-export const Env = Type.Record(
-  Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$" }),
-  Type.String({ maxLength: 32768 }),
-  {
-    description: "environment variables; names are letters, digits and _",
-    additionalProperties: false,
-  },
-);
-export const Command = Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 64 });
-export const Image = Type.String({ minLength: 1, maxLength: 512, pattern: "^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$" });
-export const VolumeMount = Type.Object(
-  {
-    volume: Type.String({ minLength: 1, maxLength: 64, description: "volume id or name" }),
-    path: Type.String({ minLength: 2, maxLength: 255 }),
-  },
-  { additionalProperties: false },
-);
 
 export const Pod = Type.Object({
   id: Type.String(),

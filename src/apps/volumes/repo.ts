@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { returnedIds, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { findByRef } from "../../store/find.js";
 
@@ -34,11 +34,11 @@ export async function findVolume(
 
 /** Live pods (not removed) that mount the volume, other than `exceptPod`. */
 export async function podsUsingVolume(q: Queryable, volumeId: string, exceptPod: string | null): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `SELECT id FROM pods WHERE volumes @> $1::jsonb AND desired_state <> 'removed' AND ($2::uuid IS NULL OR id <> $2)`,
     [JSON.stringify([{ volume_id: volumeId }]), exceptPod],
   );
-  return rows.map((r) => r.id);
 }
 
 /** The volume's row with the live pod mounting it (at most one: attach.ts), for the public view. */

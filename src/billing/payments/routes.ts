@@ -76,7 +76,6 @@ export async function paymentRoutes(
         "Create a top-up request: provider stripe (USD, amount in cents; answers a PaymentIntent client_secret) or toss (KRW, amount in won; answers the order_id for the payment window).",
       summaryKo: "충전 요청을 만듭니다. stripe는 USD(센트), toss는 KRW(원).",
       auth: write,
-      guard: "orgWalletAdmins",
       errors: [
         "currency_not_supported",
         "amount_out_of_range",
@@ -107,7 +106,6 @@ export async function paymentRoutes(
       summary: "Top-up status.",
       summaryKo: "충전 상태.",
       auth: read,
-      guard: "orgWalletAdmins",
       params: TopupParams,
       response: { 200: Topup },
       handler: async (request) => topupView(await payments.getTopup(request.principal!, request.params.id)),
@@ -125,7 +123,6 @@ export async function paymentRoutes(
       summaryKo:
         "충전을 확정합니다. toss는 결제창이 준 payment_key, stripe는 선택적으로 payment_method. 지갑에는 한 번만 적립됩니다.",
       auth: write,
-      guard: "orgWalletAdmins",
       errors: [
         "payment_key_mismatch",
         "topup_not_pending",
@@ -157,7 +154,6 @@ export async function paymentRoutes(
       summary: "The saved card (provider reference and display data only), or null.",
       summaryKo: "저장된 카드(제공자 참조와 표시 정보만).",
       auth: read,
-      guard: "orgWalletAdmins",
       response: { 200: Type.Object({ card: Nullable(Card) }) },
       handler: async (request) => {
         const { card } = await payments.getAutoRecharge(request.principal!);
@@ -177,7 +173,6 @@ export async function paymentRoutes(
       summaryKo:
         "카드를 저장합니다. stripe는 payment_method(없으면 SetupIntent 시작), toss는 카드 등록창의 auth_key. 카드 번호는 저장하지 않습니다.",
       auth: write,
-      guard: "orgWalletAdmins",
       errors: [...CARD_SAVE_ERRORS],
       body: Body({ provider: ProviderSchema, ...CardCredentials }),
       response: {
@@ -205,7 +200,6 @@ export async function paymentRoutes(
       summary: "Delete the saved card; auto-recharge, which needs it, is switched off.",
       summaryKo: "저장된 카드를 삭제합니다. 자동 충전도 꺼집니다.",
       auth: write,
-      guard: "orgWalletAdmins",
       errors: ["not_found"],
       response: { 204: Type.Null() },
       handler: async (request, reply) => {
@@ -224,7 +218,6 @@ export async function paymentRoutes(
       summary: "Auto-recharge settings, the card it charges, and its last failure.",
       summaryKo: "자동 충전 설정과 최근 실패.",
       auth: read,
-      guard: "orgWalletAdmins",
       response: { 200: AutoRecharge },
       handler: async (request) => autoRechargeAnswer(await payments.getAutoRecharge(request.principal!)),
     }),
@@ -240,7 +233,6 @@ export async function paymentRoutes(
         "Set auto-recharge: when the balance falls below threshold, the saved card is charged amount once (units of the card's currency: USD cents, KRW won); a failed charge is retried with back-off.",
       summaryKo: "자동 충전을 설정합니다. 잔액이 threshold 아래로 내려가면 저장된 카드로 amount를 한 번 결제합니다.",
       auth: write,
-      guard: "orgWalletAdmins",
       errors: ["card_required", "amount_out_of_range"],
       body: Body({
         enabled: Type.Boolean(),

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
 import { ErrorBodySchema } from "../../http/error-handler.js";
 import type { CardRow, TopupRow, AutoRechargeRow } from "./repo.js";
+import type { CardInfo } from "../invoicing/card-info.js";
 import { ORDER_NAME, AUTO_ORDER_NAME } from "./service.js";
 
 export const ErrorBody = { ...ErrorBodySchema, description: "Error" };
@@ -76,7 +77,8 @@ export const Card = Type.Object({
   created_at: Timestamp,
 });
 
-export const cardView = (c: CardRow) => ({
+/** A saved card's display data (personal, and the organization's: orgs/invoices); never its provider references. */
+export const cardView = (c: CardInfo) => ({
   id: c.id,
   provider: c.provider,
   brand: c.brand,

@@ -37,13 +37,8 @@ export interface DepartmentWrite {
   approverEmail: string | null;
 }
 
-/**
- * Serializes the changes of one organization's chart and its member syncs (departments, members' departments),
- * so a sync computes its differences over a state nobody else changes until it commits.
- */
-export async function lockChart(q: Queryable, orgId: string): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('org-chart:' || $1))", [orgId]);
-}
+// one lock for every change of the chart, the suite's mirror's too (the core's chart-mirror-repo.ts)
+export { lockChart } from "../public.js";
 
 const DEPARTMENT_COLUMNS = `d.id, d.code, d.name, d.parent_id, pd.code AS parent_code, d.approver_email,
   d.deploy_blocked, d.created_at, d.updated_at, coalesce(c.n, 0)::int AS member_count`;

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { returnedIds, type Queryable } from "../../store/db.js";
 
 /** The sealed token's column, the associated data of its ciphertext. */
 export const TOKEN_COLUMN = "org_gitlab.token_sealed";
@@ -169,12 +169,12 @@ export async function claim(q: Queryable, id: string, jobId: string): Promise<Sy
 
 /** Queued long ago and never started (the process that queued it stopped before sending its job): sent again. */
 export async function staleQueued(q: Queryable, olderThanSeconds: number): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `SELECT id::text FROM org_git_syncs WHERE status = 'queued' AND started_at IS NULL
         AND queued_at < now() - make_interval(secs => $1) ORDER BY queued_at LIMIT 500`,
     [olderThanSeconds],
   );
-  return rows.map((r) => r.id);
 }
 
 export interface Outcome {

@@ -1,7 +1,7 @@
 /** Response shapes of the organization card and invoices, and their mappers. */
 import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
-import type { CardInfo } from "../../billing/public.js";
+import { cardView as billingCardView, type CardInfo } from "../../billing/public.js";
 import { MAX_ATTEMPTS } from "./charge.js";
 import type { InvoiceRow, LineRow } from "./repo.js";
 
@@ -17,16 +17,7 @@ export const Card = Type.Object({
   created_at: Timestamp,
 });
 
-export const cardView = (c: CardInfo | null) =>
-  c && {
-    id: c.id,
-    provider: c.provider,
-    brand: c.brand,
-    last4: c.last4,
-    exp_month: c.exp_month,
-    exp_year: c.exp_year,
-    created_at: c.created_at.toISOString(),
-  };
+export const cardView = (c: CardInfo | null) => c && billingCardView(c);
 
 export const BillingState = {
   billing_mode: Type.String({ description: "personal, prepaid, card or suite" }),

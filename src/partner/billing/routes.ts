@@ -44,7 +44,6 @@ export function partnerBillingRoutes(svc: BillingService): Route[] {
       summary: "The partner's monthly invoices (partner_postpaid), newest first.",
       summaryKo: "파트너 월별 청구서 목록.",
       auth: read,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       response: { 200: Type.Object({ invoices: Type.Array(Invoice) }) },
       handler: async (request) => svc.invoices(partnerOf(request).account_id),
@@ -57,7 +56,6 @@ export function partnerBillingRoutes(svc: BillingService): Route[] {
       summary: "One invoice with its statement per child.",
       summaryKo: "청구서와 자식별 명세.",
       auth: read,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       params: InvoiceId,
       response: { 200: Type.Intersect([Invoice, Type.Object({ statements: Type.Array(Statement) })]) },
@@ -72,7 +70,6 @@ export function partnerBillingRoutes(svc: BillingService): Route[] {
         "Settled usage per child in period=YYYY-MM (default: the current UTC month); settlement runs 5-10 minutes behind.",
       summaryKo: "자식별 월 사용량.",
       auth: read,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       query: Type.Object({ period: Type.Optional(Type.String({ maxLength: 20 })) }),
       response: {

@@ -36,7 +36,6 @@ export function departmentRoutes(svc: DepartmentsService): Route[] {
       summary: "The department chart with each department's policy.",
       summaryKo: "부서 목록과 정책.",
       auth: read,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       response: { 200: Type.Object({ items: Type.Array(Department) }) },
       handler: async (request) => ({ items: (await svc.list(partnerOf(request))).map(view) }),
@@ -50,7 +49,6 @@ export function departmentRoutes(svc: DepartmentsService): Route[] {
         "Replaces the chart with code/parentCode entries; answers insert, update, skip or delete per code (idempotent). Codes not pushed are deleted and their children unassigned. A parentCode not in the chart or a cycle is 400.",
       summaryKo: "조직도 전체 교체(항목별 결과, 멱등).",
       auth: write,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       body: Body({
         departments: Type.Array(
@@ -97,7 +95,6 @@ export function departmentRoutes(svc: DepartmentsService): Route[] {
         "Sets the department's concurrent-run limit (max_running running app instances, sub-departments counted in; null: none) and deploy block. Enforced when an app starts: 429 quota_exceeded, 403 department_deploy_blocked; running apps continue.",
       summaryKo: "부서 동시 실행 한도와 배포 차단.",
       auth: write,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS],
       params: Type.Object({ code: Code }),
       body: Body({

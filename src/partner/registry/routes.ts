@@ -28,7 +28,6 @@ export function registryRoutes(svc: PartnerRegistryService): Route[] {
         "Creates the child app's managed repository <root>/<partner>/<child>/<app> and returns short-lived credentials (podman login) that push only there; the child's token deploys its images without credentials.",
       summaryKo: "자식 앱의 관리형 레지스트리 네임스페이스와 푸시 자격 증명.",
       auth: write,
-      guard: "partnerAccount",
       errors: [...PARTNER_ERRORS, "registry_unavailable"],
       params: Type.Object({ id: Type.String({ format: "uuid" }) }),
       body: Body({

@@ -4,16 +4,7 @@
  * the name; a unit the suite no longer lists is tombstoned, one it lists again comes back.
  */
 import type { SuiteUnit } from "../provider.js";
-
-/** A department as the mirror compares it: live and tombstoned ones, mirrored or not. */
-export interface MirrorRow {
-  id: string;
-  code: string;
-  name: string;
-  parent_id: string | null;
-  suite_unit_id: string | null;
-  removed_at: Date | null;
-}
+import type { MirrorRow, MirrorWrite } from "../../orgs/public.js";
 
 /** The HR sync's results (src/orgs/departments): insert, update, skip, and delete for a tombstoned unit. */
 export type DepartmentResult = "insert" | "update" | "skip" | "delete";
@@ -24,15 +15,6 @@ export interface DepartmentItem {
   name: string;
   suite_unit_id: string;
   result: DepartmentResult;
-}
-
-/** A department as the mirror writes it: the unit's name and parent, live. */
-export interface MirrorWrite {
-  id: string;
-  code: string;
-  name: string;
-  parentId: string | null;
-  unitId: string;
 }
 
 export interface MirrorPlan {
@@ -123,3 +105,5 @@ export function countResults<R extends string>(items: { result: R }[], keys: rea
   for (const i of items) counts[i.result]++;
   return counts;
 }
+
+export type { MirrorRow, MirrorWrite };

@@ -2,6 +2,7 @@ import type { Queryable } from "../../store/db.js";
 import type { Platform } from "../../kernel/context.js";
 import type { SuiteUnit } from "../provider.js";
 import * as repo from "./repo.js";
+import * as orgs from "../../orgs/public.js";
 import type { JoinPolicy } from "./repo.js";
 
 /**
@@ -70,5 +71,5 @@ export async function requestDepartmentSync(p: Platform, q: Queryable, orgId: st
 
 /** The organization's live department mirroring the first of the member's units (the primary first), or null. */
 export async function departmentForUnits(q: Queryable, orgId: string, unitIds: string[]): Promise<string | null> {
-  return unitIds.length ? repo.departmentForUnits(q, orgId, unitIds) : null;
+  return unitIds.length ? orgs.departmentOfUnits(q, orgId, unitIds) : null;
 }

@@ -4,7 +4,6 @@
  * bookkeeping (suite_directory_syncs). Bulk writes are one statement over unnest()ed arrays.
  */
 import type { Queryable } from "../../store/db.js";
-import type { MirrorRow, MirrorWrite } from "./plan.js";
 
 /** all staff, staff of the chosen units and their descendants, or staff an admin invited (migration 046) */
 export type JoinPolicy = "all" | "departments" | "invite";
@@ -70,79 +69,6 @@ export async function markFailed(q: Queryable, orgId: string, message: string): 
   );
 }
 
-/** The same lock as the HR syncs' (src/orgs/departments/repo.ts lockChart): chart writes of one organization queue. */
-export async function lockChart(q: Queryable, orgId: string): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('org-chart:' || $1))", [orgId]);
-}
-
-/** Every department of the organization, tombstoned ones included (a unit listed again comes back). */
-export async function mirrorRows(q: Queryable, orgId: string): Promise<MirrorRow[]> {
-  const { rows } = await q.query<MirrorRow>(
-    "SELECT id, code, name, parent_id, suite_unit_id, removed_at FROM org_departments WHERE org_id = $1",
-    [orgId],
-  );
-  return rows;
-}
-
-const columns = (rows: MirrorWrite[]) => [
-  rows.map((r) => r.id),
-  rows.map((r) => r.code),
-  rows.map((r) => r.name),
-  rows.map((r) => r.parentId),
-  rows.map((r) => r.unitId),
-];
-
-export async function insertMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
-  if (!rows.length) return;
-  await q.query(
-    `INSERT INTO org_departments (id, org_id, code, name, parent_id, suite_unit_id)
-     SELECT u.id, $1, u.code, u.name, u.parent_id, u.unit_id
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            WITH ORDINALITY AS u(id, code, name, parent_id, unit_id, n)
-      ORDER BY u.n`,
-    [orgId, ...columns(rows)],
-  );
-}
-
-/** Name, parent and unit as the suite says; a tombstoned department comes back. */
-export async function updateMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
-  if (!rows.length) return;
-  await q.query(
-    `UPDATE org_departments d
-        SET name = u.name, parent_id = u.parent_id, suite_unit_id = u.unit_id, removed_at = NULL, updated_at = now()
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            AS u(id, code, name, parent_id, unit_id)
-      WHERE d.org_id = $1 AND d.id = u.id`,
-    [orgId, ...columns(rows)],
-  );
-}
-
-export async function tombstone(q: Queryable, orgId: string, ids: string[]): Promise<void> {
-  if (!ids.length) return;
-  await q.query(
-    "UPDATE org_departments SET removed_at = now(), updated_at = now() WHERE org_id = $1 AND id = ANY($2::uuid[])",
-    [orgId, ids],
-  );
-}
-
-export async function releaseUnits(q: Queryable, orgId: string, ids: string[]): Promise<void> {
-  if (!ids.length) return;
-  await q.query("UPDATE org_departments SET suite_unit_id = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
-    orgId,
-    ids,
-  ]);
-}
-
-export async function departmentForUnits(q: Queryable, orgId: string, unitIds: string[]): Promise<string | null> {
-  const { rows } = await q.query<{ id: string }>(
-    `SELECT id FROM org_departments
-      WHERE org_id = $1 AND suite_unit_id = ANY($2::text[]) AND removed_at IS NULL
-      ORDER BY array_position($2::text[], suite_unit_id) LIMIT 1`,
-    [orgId, unitIds],
-  );
-  return rows[0]?.id ?? null;
-}
-
 /** A suite identity of the linked company not yet deprovisioned, with its membership of the organization if any. */
 export interface IdentityRow {
   account_id: string;
@@ -165,20 +91,6 @@ export async function liveIdentities(q: Queryable, link: LinkRow): Promise<Ident
     [link.org_id, link.issuer, link.company_id],
   );
   return rows;
-}
-
-export async function setDepartments(
-  q: Queryable,
-  orgId: string,
-  rows: { accountId: string; departmentId: string | null }[],
-): Promise<void> {
-  if (!rows.length) return;
-  await q.query(
-    `UPDATE org_members m SET department_id = u.department_id
-       FROM unnest($2::uuid[], $3::uuid[]) AS u(account_id, department_id)
-      WHERE m.org_id = $1 AND m.account_id = u.account_id`,
-    [orgId, rows.map((r) => r.accountId), rows.map((r) => r.departmentId)],
-  );
 }
 
 export async function markDeprovisioned(q: Queryable, accountId: string): Promise<void> {

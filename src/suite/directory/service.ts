@@ -14,6 +14,7 @@ import { requireSuite, type SuiteState } from "../state.js";
 import { countResults, DEPARTMENT_RESULTS, planMirror, type DepartmentItem } from "./plan.js";
 import { insidePolicy } from "./public.js";
 import * as repo from "./repo.js";
+import * as orgs from "../../orgs/public.js";
 
 export interface DirectoryDeps {
   db: Db;
@@ -77,16 +78,16 @@ export function directoryService(d: DirectoryDeps) {
     units: SuiteUnit[],
     people: SuiteMember[],
   ): Promise<SyncAnswer> {
-    await repo.lockChart(tx, link.org_id);
+    await orgs.lockChart(tx, link.org_id);
     const org = await findOrg(tx, link.org_id, true);
     if (!org) throw new ApiError("not_found", "The organization no longer exists.");
 
-    const plan = planMirror(await repo.mirrorRows(tx, link.org_id), units, randomUUID);
+    const plan = planMirror(await orgs.mirrorRows(tx, link.org_id), units, randomUUID);
     // a released unit id is free before a department takes it; parents exist before children point at them
-    await repo.releaseUnits(tx, link.org_id, plan.releases);
-    await repo.insertMirrored(tx, link.org_id, plan.inserts);
-    await repo.updateMirrored(tx, link.org_id, plan.updates);
-    await repo.tombstone(tx, link.org_id, plan.tombstones);
+    await orgs.releaseDepartmentUnits(tx, link.org_id, plan.releases);
+    await orgs.insertMirrored(tx, link.org_id, plan.inserts);
+    await orgs.updateMirrored(tx, link.org_id, plan.updates);
+    await orgs.tombstoneDepartments(tx, link.org_id, plan.tombstones);
     const codeOf = new Map([...plan.items].reverse().map((i) => [plan.departments.get(i.suite_unit_id), i.code]));
 
     const listed = new Map(people.map((m) => [m.userId, m]));
@@ -121,7 +122,7 @@ export function directoryService(d: DirectoryDeps) {
         members.push(itemOf(who, "update", department ? (codeOf.get(department) ?? null) : null));
       }
     }
-    await repo.setDepartments(tx, link.org_id, moves);
+    await orgs.setMemberDepartments(tx, link.org_id, moves);
     return {
       items: plan.items,
       counts: countResults(plan.items, DEPARTMENT_RESULTS),

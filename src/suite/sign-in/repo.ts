@@ -37,32 +37,38 @@ export const STATE_TTL_MINUTES = 10;
 
 export async function saveState(
   q: Queryable,
-  s: { state: string; nonce: string; codeVerifier: string; returnTo: string },
+  s: { state: string; nonce: string; codeVerifier: string; returnTo: string; browserHash: Buffer },
 ): Promise<void> {
   // old unfinished sign-ins go as new ones start: the table holds about ten minutes of them
   await q.query(`DELETE FROM suite_sign_in_states WHERE created_at < now() - interval '${STATE_TTL_MINUTES} minutes'`);
-  await q.query("INSERT INTO suite_sign_in_states (state, nonce, code_verifier, return_to) VALUES ($1, $2, $3, $4)", [
-    s.state,
-    s.nonce,
-    s.codeVerifier,
-    s.returnTo,
-  ]);
+  await q.query(
+    `INSERT INTO suite_sign_in_states (state, nonce, code_verifier, return_to, browser_hash)
+     VALUES ($1, $2, $3, $4, $5)`,
+    [s.state, s.nonce, s.codeVerifier, s.returnTo, s.browserHash],
+  );
 }
 
 /** Takes a started sign-in once (a replayed state finds nothing); null when unknown, used or older than 10 minutes. */
 export async function takeState(
   q: Queryable,
   state: string,
-): Promise<{ state: string; nonce: string; code_verifier: string; return_to: string } | null> {
+): Promise<{
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  browser_hash: Buffer | null;
+} | null> {
   const { rows } = await q.query<{
     state: string;
     nonce: string;
     code_verifier: string;
     return_to: string;
+    browser_hash: Buffer | null;
     fresh: boolean;
   }>(
     `DELETE FROM suite_sign_in_states WHERE state = $1
-     RETURNING state, nonce, code_verifier, return_to,
+     RETURNING state, nonce, code_verifier, return_to, browser_hash,
                created_at > now() - interval '${STATE_TTL_MINUTES} minutes' AS fresh`,
     [state],
   );
@@ -82,26 +88,31 @@ export async function peekReturnTo(q: Queryable, state: string): Promise<string 
 
 export async function insertLoginCode(
   q: Queryable,
-  c: { codeHash: Buffer; accountId: string; orgId: string; ttlSeconds: number },
+  c: { codeHash: Buffer; accountId: string; orgId: string; ttlSeconds: number; browserHash: Buffer | null },
 ): Promise<void> {
   await q.query("DELETE FROM suite_login_codes WHERE expires_at < now() - interval '1 day'");
   await q.query(
-    `INSERT INTO suite_login_codes (code_hash, account_id, org_id, expires_at)
-     VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
-    [c.codeHash, c.accountId, c.orgId, c.ttlSeconds],
+    `INSERT INTO suite_login_codes (code_hash, account_id, org_id, expires_at, browser_hash)
+     VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5)`,
+    [c.codeHash, c.accountId, c.orgId, c.ttlSeconds, c.browserHash],
   );
 }
 
-/** Uses a login code once; null when unknown, used or expired. */
+/**
+ * Uses a login code once; null when unknown, used or expired. With `browserHash` (the console's exchange) the code
+ * must come from a sign-in started in that browser; a code of another browser is left unused.
+ */
 export async function takeLoginCode(
   q: Queryable,
   codeHash: Buffer,
+  browserHash?: Buffer | null,
 ): Promise<{ account_id: string; org_id: string } | null> {
   const { rows } = await q.query<{ account_id: string; org_id: string }>(
     `UPDATE suite_login_codes SET used_at = now()
       WHERE code_hash = $1 AND used_at IS NULL AND expires_at > now()
+        AND ($2::boolean IS NOT TRUE OR browser_hash = $3)
       RETURNING account_id, org_id`,
-    [codeHash],
+    [codeHash, browserHash !== undefined, browserHash ?? null],
   );
   return rows[0] ?? null;
 }

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable } from "../../http/schemas.js";
 import { ApiError } from "../../http/errors.js";
-import { csrfSatisfied, setSessionCookies } from "../../http/session-cookie.js";
+import { csrfSatisfied, flowCookie, readCookies, setSessionCookies } from "../../http/session-cookie.js";
 import { route, type Route } from "../../http/route.js";
 import type { AppContext } from "../../kernel/context.js";
 import { orgOf } from "../../orgs/public.js";
@@ -34,6 +34,8 @@ const Link = Type.Object({
 const Policy = Type.Union([Type.Literal("all"), Type.Literal("departments"), Type.Literal("invite")]);
 const JoinPolicy = Type.Object({ policy: Policy, departments: Type.Array(Type.String()) });
 
+/** The cookie binding a sign-in to the browser that started it (login CSRF; service.ts `start`). */
+const BROWSER_COOKIE = "platform_suite_sign_in";
 const wantsJson = (request: FastifyRequest) => /application\/json/.test(request.headers.accept ?? "");
 
 /** Sign-in with the suite (public) and the organization's suite settings (admins): README.md here, "Sign-in". */
@@ -91,7 +93,8 @@ export function signInRoutes(ctx: AppContext, svc: SignInService): Route[] {
         302: Type.Null({ description: "to the suite's authorization page" }),
       },
       handler: async (request, reply) => {
-        const url = await svc.start(request.query.return_to);
+        const { url, browser } = await svc.start(request.query.return_to);
+        reply.header("set-cookie", flowCookie(request, BROWSER_COOKIE, browser, 600));
         if (wantsJson(request)) return { authorization_url: url };
         return reply.code(302).header("location", url).send();
       },
@@ -237,7 +240,8 @@ export function signInRoutes(ctx: AppContext, svc: SignInService): Route[] {
         },
       },
       handler: async (request, reply) => {
-        const session = await svc.exchange(request.body.code);
+        // only a code of a sign-in this browser started: a code someone got for themselves cannot sign a victim in
+        const session = await svc.exchange(request.body.code, readCookies(request).get(BROWSER_COOKIE) ?? null);
         setSessionCookies(request, reply, {
           token: session.token,
           csrf: randomBytes(24).toString("base64url"),

@@ -62,11 +62,16 @@ export type CallbackOutcome =
 export function signInService(p: Platform) {
   const suite = () => requireSuite(suiteOf(p));
 
-  async function start(returnToRaw: string | undefined): Promise<string> {
+  /**
+   * Begins a sign-in; `browser` is a fresh random value the route sets as a cookie in the browser that started it
+   * (login CSRF: the console's exchange later asks for the same cookie).
+   */
+  async function start(returnToRaw: string | undefined): Promise<{ url: string; browser: string }> {
     const returnTo = checkReturnTo(returnToRaw);
     const begun = await suite().identity.begin();
-    await repo.saveState(p.db, { ...begun, returnTo });
-    return begun.url;
+    const browser = newCode();
+    await repo.saveState(p.db, { ...begun, returnTo, browserHash: sha256(browser) });
+    return { url: begun.url, browser };
   }
 
   const failed = (why: string) =>
@@ -114,6 +119,7 @@ export function signInService(p: Platform) {
           accountId: a.accountId,
           orgId: a.orgId,
           ttlSeconds: LOGIN_CODE_TTL_SECONDS,
+          browserHash: saved.browser_hash,
         });
         return { ...a, code };
       });
@@ -143,14 +149,20 @@ export function signInService(p: Platform) {
   }
 
   /** The one-time login code for a session (the session never rides a URL). */
-  async function exchange(code: string) {
+  /** `browser`: the console's exchange passes the sign-in cookie (or null without one): the code must be this browser's. */
+  async function exchange(code: string, browser?: string | null) {
     const taken = await inTransaction(p.db, async (tx) => {
-      const row = await repo.takeLoginCode(tx, sha256(code));
+      const row = await repo.takeLoginCode(tx, sha256(code), browser === undefined ? undefined : sha256(browser ?? ""));
       if (!row) return null;
       const email = (await repo.identityEmail(tx, row.account_id)) ?? "";
       return { ...row, email, token: await issueSignInSession(tx, p.config, row.account_id) };
     });
-    if (!taken) throw failed("the login code is unknown, already used or older than 2 minutes");
+    if (!taken)
+      throw failed(
+        browser === undefined
+          ? "the login code is unknown, already used or older than 2 minutes"
+          : "the login code is unknown, already used, older than 2 minutes or from a sign-in this browser did not start",
+      );
     return sessionFor(taken.account_id, taken.org_id, taken.token, taken.email);
   }
 
