@@ -1,3 +1,4 @@
+import type { GroupRollout } from "../rollout/groups.js";
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
 import type { SecretMeta } from "../secrets/env.js";
@@ -28,6 +29,9 @@ export function groupView(
     image: g.spec.image,
     port: g.spec.port,
     command: g.spec.command,
+    checks: g.spec.checks ?? null,
+    deploy: g.spec.deploy ?? {},
+    rollout: rolloutView((g as { rollout?: GroupRollout | null }).rollout ?? null),
     env,
     secret_env: secretEnv,
     size: g.spec.size,
@@ -49,3 +53,5 @@ export function groupView(
     created_at: g.created_at.toISOString(),
   };
 }
+
+const rolloutView = (r: GroupRollout | null) => r && { state: r.state, reason: r.reason, started_at: r.started_at };

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
 import { SecretEnv } from "../secrets/schemas.js";
+import { ChecksSchema, DeploySchema, GroupDeploySchema } from "../checks/spec.js";
 
 /**
  * The request bodies of pods and pod groups, and their parts. The services take their static types (types.ts
@@ -40,6 +41,9 @@ export const PodCreateBody = Body({
     Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
   ),
   volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
+  // issue 29: declared checks and rollout settings (src/apps/rollout/README.md)
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(DeploySchema),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
   // organization external hosts (src/orgs/hosts): company pods only
   host_id: Type.Optional(
@@ -65,6 +69,8 @@ export const PodPatchBody = Body({
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(DeploySchema),
 });
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
@@ -87,6 +93,8 @@ export const GroupCreateBody = Body({
   secret_env: Type.Optional(SecretEnv),
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(GroupDeploySchema),
   replica_min: ReplicaCount,
   replica_max: ReplicaCount,
   target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
@@ -103,4 +111,6 @@ export const GroupPatchBody = Body({
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(GroupDeploySchema),
 });

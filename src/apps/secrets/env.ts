@@ -62,7 +62,9 @@ export function fingerprintOf(box: SecretBox, value: string): string {
 }
 
 export const setterOf = (p: Principal): string =>
-  `${p.account.email} (${p.kind === "full" ? "session or full key" : "scoped key"} ${p.tokenId.slice(0, 8)})`;
+  p.account?.email
+    ? `${p.account.email} (${p.kind === "full" ? "session or full key" : "scoped key"} ${p.tokenId.slice(0, 8)})`
+    : "platform";
 
 /**
  * The document after a change. A name is plain or secret, never both: giving one name in both, or a
@@ -96,8 +98,10 @@ export function applyEnvChange(
       delete next.meta[k];
       continue;
     }
+    // the same value again (a rollback, a group's rollout) keeps who set it and when
+    if (next.secret[k] !== v || !next.meta[k])
+      next.meta[k] = { fingerprint: fingerprintOf(box, v), set_by: setBy, set_at: now };
     next.secret[k] = v;
-    next.meta[k] = { fingerprint: fingerprintOf(box, v), set_by: setBy, set_at: now };
     delete next.plain[k];
   }
   if (change.env !== undefined) {
@@ -110,6 +114,20 @@ export function applyEnvChange(
     next.plain = { ...change.env };
   }
   return next;
+}
+
+/**
+ * The `secret_env` of a change that makes a resource's secrets exactly `target` (a release rolled back to, a
+ * group's spec reaching a member): every target value, and null for each secret the resource has beyond them.
+ */
+export function secretsPatchTo(
+  box: SecretBox,
+  curSealed: string,
+  target: Record<string, string>,
+): Record<string, string | null> {
+  const patch: Record<string, string | null> = { ...target };
+  for (const k of Object.keys(readEnvDoc(box, curSealed).secret)) if (!(k in target)) patch[k] = null;
+  return patch;
 }
 
 export const secretEnvView = (doc: EnvDoc): Record<string, SecretMeta> => doc.meta;
