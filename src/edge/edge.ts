@@ -183,7 +183,7 @@ export class Edge {
     const suite = this.p.kernel.use("suiteEdgeSignIn");
     if (!suite) return null;
     return {
-      startUrl: suite.startUrl,
+      start: (returnTo, browserHash) => suite.start(returnTo, browserHash),
       exchange: (code, browser) => suite.exchange(code, browser),
       maxAgeSeconds: this.p.config.sessionTtlDays * 86_400,
       routed: (host) => this.routed(host),

@@ -16,8 +16,8 @@ export const SUITE_LANDING_PATH = "/.platform/suite-landing";
 const BINDING_SECONDS = 600;
 
 export interface SuiteSignInOptions {
-  /** the platform's GET /v1/auth/suite/start, absolute (kernel.use("suiteEdgeSignIn").startUrl) */
-  startUrl: string;
+  /** a suite sign-in back to `returnTo`, bound to the binding's SHA-256 (hex) → the suite's authorization address */
+  start(returnTo: string, browserHash: string): Promise<string>;
   /** a login code of a sign-in bound to `browser` → a session token; throws ApiError suite_sign_in_failed */
   exchange(code: string, browser: string): Promise<string>;
   maxAgeSeconds: number;
@@ -49,8 +49,10 @@ const bindingCookie = (value: string, maxAge: number, https: boolean) =>
  * "Sign in with the suite" on a company site's host, for staff who have no password (issue 27).
  *
  * GET /.platform/suite-sign-in?next=/path makes a random binding, sets it as this host's cookie and sends the
- * browser to the platform's suite start with return_to=<this host>/.platform/suite-landing and the binding's
- * SHA-256; the suite's sign-in keeps that hash with the state and then the login code.
+ * browser to the suite, with a sign-in begun in-process (kernel.use("suiteEdgeSignIn").start) that comes back to
+ * <this host>/.platform/suite-landing and keeps the binding's SHA-256 with its state and then its login code. Not
+ * through the platform's public start route: the hash never rides a URL, and that route keeps refusing a site's
+ * host as return_to (only the edge starts such a sign-in).
  *
  * GET /.platform/suite-landing?suite_code=…&next=… exchanges the code with this host's binding cookie, so only the
  * browser that started the sign-in lands signed in (a code someone got for themselves cannot sign a victim in),
@@ -69,16 +71,26 @@ export async function answerSuiteSignIn(
   const https = (req.socket as TLSSocket).encrypted === true;
   const query = new URL(req.url ?? "/", "http://edge.invalid").searchParams;
   const next = safeNext(query.get("next"));
+  const again = (error: string) => sendPage(res, signInForm(next, error, true), req.method);
   if (pathOf(req.url) === SUITE_SIGN_IN_PATH) {
     const binding = randomBytes(32).toString("base64url");
     const returnTo = new URL(`${https ? "https" : "http"}://${hostHeader}${SUITE_LANDING_PATH}`);
     returnTo.searchParams.set("next", next);
-    const start = new URL(opts.startUrl);
-    start.searchParams.set("return_to", returnTo.href);
-    start.searchParams.set("browser_hash", createHash("sha256").update(binding).digest("hex"));
-    return sendRedirect(res, start.href, { "set-cookie": bindingCookie(binding, BINDING_SECONDS, https) });
+    const hash = createHash("sha256").update(binding).digest("hex");
+    let authorization: string;
+    try {
+      authorization = await opts.start(returnTo.href, hash);
+    } catch (err) {
+      opts.log.warn({ err }, "edge suite sign-in: the suite sign-in did not start");
+      const down = err instanceof ApiError && ["suite_unavailable", "suite_not_configured"].includes(err.code);
+      return again(
+        down
+          ? "The suite cannot be reached right now; try again in a moment."
+          : "The suite sign-in could not start; try again.",
+      );
+    }
+    return sendRedirect(res, authorization, { "set-cookie": bindingCookie(binding, BINDING_SECONDS, https) });
   }
-  const again = (error: string) => sendPage(res, signInForm(next, error, true), req.method);
   const notice = query.get("notice");
   if (notice) return again(NOTICES[notice] ?? "The suite sign-in could not be finished; try again.");
   const code = query.get("suite_code");

@@ -39,9 +39,10 @@ async function throughSuite(sub: string, next = "/page.html") {
   const binding = cookieOf(link, "platform_suite_binding");
   assert.ok(binding);
   assert.match(String(link.headers["set-cookie"]), /HttpOnly; SameSite=Lax; Max-Age=600/);
+  // straight to the suite's authorization page, with a sign-in begun in-process (the binding's hash in no URL)
   const start = new URL(String(link.headers.location));
-  assert.equal(`${start.origin}${start.pathname}`, `${s.baseUrl}/v1/auth/suite/start`);
-  assert.equal(start.searchParams.get("return_to"), `http://${HOST}/.platform/suite-landing?next=%2Fpage.html`);
+  assert.ok(start.href.startsWith(s.idp.issuer), start.href);
+  assert.ok(!start.href.includes(binding));
   const { url: callback } = await followInBrowser(s, sub, start.href);
   const back = await fetch(callback, { redirect: "manual" });
   assert.equal(back.status, 302);
@@ -61,7 +62,12 @@ before(async () => {
     resetsAt: "2030-01-01T00:00:00.000Z",
     contact: "it-help@acme.example",
   });
-  const policy = { method: "PUT", url: "/v1/org/suite/join-policy", token: owner.token, body: { policy: "all" } };
+  const policy = {
+    method: "PUT" as const,
+    url: "/v1/org/suite/join-policy",
+    token: owner.token,
+    body: { policy: "all" },
+  };
   assert.equal((await call(s.app, policy)).statusCode, 200);
   const done = await call(s.app, { method: "POST", url: "/v1/org/suite/setup/finish", token: owner.token });
   assert.equal(done.statusCode, 200, done.body);
@@ -115,26 +121,26 @@ describe("sign in with the suite at the edge", () => {
     assert.match(res.text, /no organization on this platform yet/);
   });
 
-  test("return_to on a host the edge does not serve, or without the binding, is refused 400", async () => {
-    const hash = "a".repeat(64);
-    const start = (returnTo: string, browserHash?: string) =>
-      fetch(
-        `${s.baseUrl}/v1/auth/suite/start?return_to=${encodeURIComponent(returnTo)}${browserHash ? `&browser_hash=${browserHash}` : ""}`,
-        { redirect: "manual" },
-      );
-    for (const [returnTo, browserHash] of [
-      [`http://nowhere.${APPS_DOMAIN}/.platform/suite-landing?next=%2F`, hash],
-      ["https://evil.example/.platform/suite-landing", hash],
-      [`http://${HOST}/elsewhere`, hash],
-      [`http://${HOST}/.platform/suite-landing`, undefined],
-      ["/suite", hash],
-    ] as const) {
-      const res = await start(returnTo, browserHash);
+  test("return_to on a host the edge does not serve is refused 400; a site's host only from its own page", async () => {
+    const start = (returnTo: string) =>
+      fetch(`${s.baseUrl}/v1/auth/suite/start?return_to=${encodeURIComponent(returnTo)}`, { redirect: "manual" });
+    for (const returnTo of [
+      `http://nowhere.${APPS_DOMAIN}/.platform/suite-landing?next=%2F`,
+      "https://evil.example/.platform/suite-landing",
+      `http://${HOST}/elsewhere`,
+      // served, but the public route has no binding for it: only the edge starts such a sign-in
+      `http://${HOST}/.platform/suite-landing?next=%2F`,
+    ]) {
+      const res = await start(returnTo);
       assert.equal(res.status, 400, returnTo);
       assert.equal(((await res.json()) as any).error.code, "invalid_request");
     }
-    const ok = await start(`http://${HOST}/.platform/suite-landing?next=%2F`, hash);
-    assert.equal(ok.status, 302);
-    assert.equal(ok.headers.get("set-cookie"), null);
+    // the edge's capability refuses a host it does not serve too
+    const edgeSignIn = s.platform.kernel.require("suiteEdgeSignIn");
+    await assert.rejects(
+      edgeSignIn.start(`http://nowhere.${APPS_DOMAIN}/.platform/suite-landing`, "a".repeat(64)),
+      (err: any) => err.code === "invalid_request",
+    );
+    assert.match(await edgeSignIn.start(`http://${HOST}/.platform/suite-landing`, "a".repeat(64)), /^http/);
   });
 });

@@ -9,8 +9,12 @@ declare module "../../kernel/capabilities.js" {
 }
 
 export interface SuiteEdgeSignIn {
-  /** the platform's GET /v1/auth/suite/start, absolute (the edge sends the browser there with return_to and browser_hash) */
-  startUrl: string;
+  /**
+   * Begins a suite sign-in that comes back to `returnTo`, the edge's /.platform/suite-landing on a host the edge
+   * serves (else ApiError invalid_request), bound to the browser whose binding cookie has the SHA-256 `browserHash`
+   * (hex); answers the suite's authorization address. In-process, so the hash never rides a URL.
+   */
+  start(returnTo: string, browserHash: string): Promise<string>;
   /**
    * A one-time login code for a new sign-in session token; the code must come from a sign-in started with the
    * SHA-256 of `browser` (the site host's binding cookie). Throws ApiError suite_sign_in_failed otherwise.

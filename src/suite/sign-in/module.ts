@@ -4,7 +4,6 @@ import { orgOnlyAdmission } from "./admission.js";
 import { signInRoutes } from "./routes.js";
 import { signInService } from "./service.js";
 import { suiteOf } from "../state.js";
-import { publicBaseUrl } from "../../orgs/public.js";
 
 /**
  * The suite's sign-in part (README.md of src/suite, "Sign-in"): OpenID Connect sign-in through the suite, linking a
@@ -17,7 +16,7 @@ export const suiteSignInArea = defineArea<null>({
     if (suiteOf(p).provider === null) return null;
     const svc = signInService(p);
     p.kernel.provide("suiteEdgeSignIn", {
-      startUrl: `${publicBaseUrl(p.env, p.config)}/v1/auth/suite/start`,
+      start: async (returnTo, browserHash) => (await svc.start(returnTo, Buffer.from(browserHash, "hex"))).url,
       exchange: async (code, browser) => (await svc.exchange(code, browser)).token,
     });
     return null;

@@ -83,26 +83,17 @@ export function signInRoutes(ctx: AppContext, svc: SignInService): Route[] {
       operationId: "startSuiteSignIn",
       tags,
       summary:
-        "Start a suite sign-in: 302 to the suite (with Accept: application/json, the address as JSON). return_to: a path of this platform, a loopback address (the CLI) or the edge's /.platform/suite-landing on a served host (with browser_hash).",
+        "Start a suite sign-in: 302 to the suite (with Accept: application/json, the address as JSON). return_to: a path of this platform or a loopback address (the CLI).",
       summaryKo: "스위트 로그인을 시작합니다(스위트로 302).",
       auth: { public: true },
       errors: ["suite_not_configured", "suite_unavailable"],
-      query: Type.Object({
-        return_to: Type.Optional(Type.String({ maxLength: 2000 })),
-        browser_hash: Type.Optional(
-          Type.String({
-            pattern: "^[0-9a-f]{64}$",
-            description:
-              "with a return_to on a site's host only (the edge's sign-in page): the SHA-256 (hex) of the edge's binding cookie there",
-          }),
-        ),
-      }),
+      query: Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 2000 })) }),
       response: {
         200: Type.Object({ authorization_url: Type.String() }),
         302: Type.Null({ description: "to the suite's authorization page" }),
       },
       handler: async (request, reply) => {
-        const { url, browser } = await svc.start(request.query.return_to, request.query.browser_hash);
+        const { url, browser } = await svc.start(request.query.return_to);
         if (browser !== null) reply.header("set-cookie", flowCookie(request, BROWSER_COOKIE, browser, 600));
         if (wantsJson(request)) return { authorization_url: url };
         return reply.code(302).header("location", url).send();

@@ -22,6 +22,8 @@ const newCode = () => randomBytes(32).toString("base64url");
 
 /** The edge's landing on a site's host (src/edge/suite-sign-in.ts): "Sign in with the suite" on a company site. */
 export const EDGE_LANDING_PATH = "/.platform/suite-landing";
+/** …and where such a sign-in starts, on the same host (the sign-in page's link). */
+const SITE_START_PATH = "/.platform/suite-sign-in";
 
 /** Where a sign-in goes back to: a path or loopback address (`site: false`), or the edge's landing on a site's host. */
 export interface ReturnTo {
@@ -84,25 +86,26 @@ export function signInService(p: Platform) {
    * (login CSRF: the console's exchange later asks for the same cookie).
    */
   /**
-   * A sign-in for the edge's landing on a site's host (`site`) is bound by the edge instead: its own cookie on that
-   * host, whose SHA-256 comes as `browserHash` (hex), and `browser` is null (no cookie here). Other sign-ins must
-   * not name one: their binding is this route's cookie.
+   * A sign-in for the edge's landing on a site's host (`site`) is bound by the edge instead (suiteEdgeSignIn, in
+   * module.ts): its own cookie on that host, whose SHA-256 comes as `browserHash`, and `browser` is null (no cookie
+   * here). Such a return_to comes only from the edge, never from the public start route: other sign-ins are bound
+   * by that route's cookie.
    */
   async function start(
     returnToRaw: string | undefined,
-    browserHash?: string,
+    browserHash?: Buffer,
   ): Promise<{ url: string; browser: string | null }> {
     const returnTo = await checkReturnTo(returnToRaw, p.kernel.use("edgeRoutedHost"));
     if (returnTo.site !== (browserHash !== undefined))
       throw new ApiError(
         "invalid_request",
         returnTo.site
-          ? "browser_hash is required with a return_to on a site's host: start from the site's sign-in page."
-          : "browser_hash is only for a return_to on a site's host (the edge's sign-in page).",
+          ? `return_to on a site's host is for that site's own sign-in page: open ${SITE_START_PATH} there.`
+          : "A browser binding is only for a return_to on a site's host.",
       );
     const begun = await suite().identity.begin();
     const browser = returnTo.site ? null : newCode();
-    const hash = browser === null ? Buffer.from(browserHash!, "hex") : sha256(browser);
+    const hash = browserHash ?? sha256(browser!);
     await repo.saveState(p.db, { ...begun, returnTo: returnTo.url, browserHash: hash });
     return { url: begun.url, browser };
   }
