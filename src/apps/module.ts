@@ -31,6 +31,10 @@ import { appImages } from "./build-target.js";
 import { appsOwned } from "./owned.js";
 import { APPS_ERROR_CODES } from "./errors.js";
 import { APPS_SCOPES } from "./scopes.js";
+import { releaseRoutes } from "./releases/routes.js";
+import { releasesService } from "./releases/service.js";
+import { CheckMonitor } from "./checks/monitor.js";
+import { GroupRolloutDriver } from "./rollout/groups.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -52,6 +56,8 @@ export interface AppsState {
   worker: PodWorker;
   volumeService: VolumesService;
   templates: TemplatesService;
+  checks: CheckMonitor;
+  groupRollouts: GroupRolloutDriver;
   config: AppsConfig;
 }
 
@@ -135,12 +141,27 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       kernel: p.kernel,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
-    return { runtime, volumes, pods, groups, autoscaler, worker, volumeService, templates, config };
+    const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log, reconcile: worker.reconcile });
+    const groupRollouts = new GroupRolloutDriver({ db: p.db, secrets: p.secrets, pods, log: p.log }, config.sweepMs);
+    return {
+      runtime,
+      volumes,
+      pods,
+      groups,
+      autoscaler,
+      worker,
+      volumeService,
+      templates,
+      checks,
+      groupRollouts,
+      config,
+    };
   },
   routes: (_app, p, s) => {
     const deps = { pods: s.pods, urls: { appsDomain: s.config.appsDomain, edgePort: s.config.edgePort } };
     return [
       ...podRoutes(deps),
+      ...releaseRoutes(deps, releasesService({ db: p.db, pods: s.pods })),
       ...groupRoutes({ groups: s.groups, urls: deps.urls }),
       ...linkedRoutes(deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime })),
       ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id })),
@@ -202,8 +223,12 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       .catch((err) => p.log.error({ err }, "start-up pod sweep failed; the periodic sweep retries"));
     s.worker.start();
     s.autoscaler.start();
+    s.checks.start();
+    s.groupRollouts.start();
   },
   stop: async (_p, s) => {
+    s.checks.stop();
+    s.groupRollouts.stop();
     await s.autoscaler.stop();
     await s.worker.stop();
   },

@@ -5,6 +5,10 @@ import * as repo from "./repo.js";
 import { containerSpecOf, LABEL_HOST, LABEL_POD, type SpecDeps } from "./container-spec.js";
 import { cleanUp, generationOf, POD_CONTAINER_NAME, removeContainer, unfinished } from "./cleanup.js";
 import { volumesBlocking } from "./volumes/attach.js";
+import { awaitReady } from "./checks/ready.js";
+import { releaseServing, rolloutOf } from "./releases/repo.js";
+import { rollBack } from "./rollout/rollback.js";
+import { drainReplicas } from "./rollout/drain.js";
 
 /**
  * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
@@ -30,7 +34,6 @@ export interface ReconcilerDeps extends SpecDeps {
   again: (podId: string, seconds: number) => void;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** a container that ran this long before it crashed starts the back-off over */
 const STABLE_MS = 60_000;
 const backoffSeconds = (crashes: number) => Math.min(60, 2 ** (crashes - 1));
@@ -74,6 +77,11 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   let current = containers.find((c) => generationOf(c) === gen) ?? null;
   const older = containers.filter((c) => generationOf(c) !== gen);
   if (current && current.status !== "running") {
+    // a new release that died before it served (seen after a restart of the platform): back to the serving one
+    if (await rollBack(deps, pod, current, `exited with code ${current.exitCode ?? "?"} before it was ready`)) {
+      await removeContainer(deps, current);
+      return true;
+    }
     await crashed(deps, pod, current, older);
     return false;
   }
@@ -105,16 +113,42 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       return false;
     }
   }
-  const healthy = await waitHealthy(deps, pod, current.name);
-  if (healthy === "superseded") return true; // deleted, stopped or changed while starting: the next pass follows
-  if (healthy === "exited") {
+  const rollout = await rolloutOf(deps.db, pod.id, gen);
+  // a new release must be ready within the pod's deadline (counted from its rollout), else it is rolled back
+  const deadline = (rollout?.created_at.getTime() ?? Date.now()) + pod.rollout_deadline_seconds * 1000;
+  const rollingBack = pod.serving_generation !== null && pod.serving_generation !== gen;
+  const until = Math.min(
+    Date.now() + deps.healthTimeoutMs,
+    rollingBack ? Math.max(deadline, Date.now() + 1000) : Infinity,
+  );
+  const ready = await awaitReady(deps, pod, current.name, until, async () => {
+    const now = await repo.podById(deps.db, pod.id);
+    return !!now && now.generation === pod.generation && now.desired_state === pod.desired_state;
+  });
+  if (ready.result === "superseded") return true; // deleted, stopped or changed while starting: the next pass follows
+  if (ready.result === "exited" || ready.result === "failed") {
     const info = await deps.runtime.inspect(current.name);
-    if (info) await crashed(deps, pod, info, older);
+    const why =
+      ready.result === "failed" ? ready.reason : `exited with code ${info?.exitCode ?? "?"} before it was ready`;
+    if (await rollBack(deps, pod, info, why)) {
+      if (info) await removeContainer(deps, info);
+      return true;
+    }
+    if (ready.result === "failed" && info) await deps.runtime.stop(info.name, 0).catch(() => {});
+    const after = await deps.runtime.inspect(current.name);
+    if (after) await crashed(deps, pod, after, older);
     return false;
   }
-  if (healthy === "timeout") {
+  if (ready.result === "timeout") {
+    if (Date.now() >= deadline) {
+      const why = `not ready within ${pod.rollout_deadline_seconds} s: ${ready.reason}`;
+      if (await rollBack(deps, pod, current, why)) {
+        await removeContainer(deps, current);
+        return true;
+      }
+    }
     await repo.recordObserved(deps.db, pod, {
-      state_reason: `generation ${gen} does not answer on port ${pod.port} yet`,
+      state_reason: `generation ${gen} is not ready yet: ${ready.reason}`,
     });
     deps.again(pod.id, 5);
     return false;
@@ -126,12 +160,12 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     address: info.address,
     network_address: info.networkAddress,
     serving_generation: gen,
+    ready: true,
   });
   if (!switched) return true;
   await repo.rolloutServing(deps.db, pod.id, gen);
-  const draining = older.filter((c) => c.status === "running");
-  if (draining.length) await sleep(deps.drainMs);
-  for (const c of older) await removeContainer(deps, c);
+  await releaseServing(deps.db, pod.id, pod.release);
+  await drainReplicas(deps, pod, older);
   return false;
 }
 
@@ -146,28 +180,6 @@ async function heldByVolumes(deps: ReconcilerDeps, pod: repo.PodRow): Promise<bo
   if (pod.state !== (failed ? "failed" : "pending") || pod.state_reason !== reason)
     await repo.recordObserved(deps.db, pod, { state: failed ? "failed" : "pending", state_reason: reason });
   return true;
-}
-
-async function waitHealthy(
-  deps: ReconcilerDeps,
-  pod: repo.PodRow,
-  name: string,
-): Promise<"healthy" | "exited" | "timeout" | "superseded"> {
-  const deadline = Date.now() + deps.healthTimeoutMs;
-  let checked = Date.now();
-  for (let delay = 25; Date.now() < deadline; delay = Math.min(250, delay * 2)) {
-    if (await deps.runtime.health(name)) return "healthy";
-    const info = await deps.runtime.inspect(name);
-    if (!info || info.status === "exited") return "exited";
-    // a delete (or stop, or new generation) while this one starts stops the wait at once, not at the time-out
-    if (Date.now() - checked > 1000) {
-      checked = Date.now();
-      const now = await repo.podById(deps.db, pod.id);
-      if (!now || now.generation !== pod.generation || now.desired_state !== pod.desired_state) return "superseded";
-    }
-    await sleep(delay);
-  }
-  return "timeout";
 }
 
 /**

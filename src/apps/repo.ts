@@ -3,6 +3,7 @@ import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
+import type { Checks } from "./checks/spec.js";
 
 /** A pod as stored: the spec and desired state the user asked for, beside what the reconciler observed. */
 export interface PodRow extends NamedOwnerColumns {
@@ -32,6 +33,15 @@ export interface PodRow extends NamedOwnerColumns {
   crash_count: number;
   next_restart_at: Date | null;
   cleaned_containers: number; // containers left by cut rollouts or removals, cleaned up (cleanup.ts)
+  /** issue 29: declared checks (null: default TCP readiness), their observed status, the readiness verdict */
+  checks: Checks | null;
+  check_status: Record<string, unknown>;
+  ready: boolean;
+  stop_grace_seconds: number;
+  rollout_deadline_seconds: number;
+  /** the release the wanted generation runs (src/apps/releases), and the last automatic rollback */
+  release: number;
+  rollback: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
@@ -78,13 +88,20 @@ export async function listPods(
   return rows;
 }
 
-export async function insertPod(q: Queryable, row: Omit<PodRow, "created_at" | "updated_at" | "cleaned_containers">) {
+export async function insertPod(
+  q: Queryable,
+  row: Omit<
+    PodRow,
+    "created_at" | "updated_at" | "cleaned_containers" | "check_status" | "ready" | "release" | "rollback"
+  >,
+) {
   await q.query(
     `INSERT INTO pods (id, owner_kind, owner_id, account_id, name, slug, group_id, template_id, linked_email,
        linked_service, image, port, command, env_sealed, size, gpu, volumes, databases, generation, desired_state,
        state, state_reason, paused_reason, host_id, address, network_address, serving_generation, restart_count,
-       crash_count, next_restart_at, removed_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31)`,
+       crash_count, next_restart_at, removed_at, checks, stop_grace_seconds, rollout_deadline_seconds)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,
+       $32,$33,$34)`,
     [
       row.id,
       row.owner_kind,
@@ -117,19 +134,35 @@ export async function insertPod(q: Queryable, row: Omit<PodRow, "created_at" | "
       row.crash_count,
       row.next_restart_at,
       row.removed_at,
+      row.checks === null ? null : JSON.stringify(row.checks),
+      row.stop_grace_seconds,
+      row.rollout_deadline_seconds,
     ],
   );
 }
 
 /** Fields a user change may set; a spec change bumps the generation the containers must follow. */
-export type PodSpecChange = Partial<Pick<PodRow, "image" | "env_sealed" | "size" | "gpu" | "port" | "command">>;
+export type PodSpecChange = Partial<
+  Pick<
+    PodRow,
+    | "image"
+    | "env_sealed"
+    | "size"
+    | "gpu"
+    | "port"
+    | "command"
+    | "checks"
+    | "stop_grace_seconds"
+    | "rollout_deadline_seconds"
+  >
+>;
 
 export async function updatePodSpec(q: Queryable, id: string, change: PodSpecChange): Promise<PodRow> {
   const sets: string[] = [];
   const values: unknown[] = [id];
   for (const [k, v] of Object.entries(change)) {
     if (v === undefined) continue;
-    values.push(k === "command" && v !== null ? JSON.stringify(v) : v);
+    values.push((k === "command" || k === "checks") && v !== null ? JSON.stringify(v) : v);
     sets.push(`${k} = $${values.length}`);
   }
   const { rows } = await q.query<PodRow>(
@@ -185,6 +218,7 @@ export async function recordObserved(
       | "crash_count"
       | "restart_count"
       | "next_restart_at"
+      | "ready"
     >
   >,
 ): Promise<boolean> {
@@ -227,7 +261,8 @@ export async function recordRollout(
   reason: string,
 ): Promise<void> {
   await q.query(
-    `INSERT INTO pod_rollouts (id, pod_id, generation, image, reason, state) VALUES ($1, $2, $3, $4, $5, 'pending')
+    `INSERT INTO pod_rollouts (id, pod_id, generation, image, reason, state, release)
+     VALUES ($1, $2, $3, $4, $5, 'pending', (SELECT release FROM pods WHERE id = $2))
       ON CONFLICT (pod_id, generation) DO NOTHING`,
     [randomUUID(), pod.id, pod.generation, pod.image, reason],
   );
@@ -286,30 +321,7 @@ export async function findLinkedPod(q: Queryable, owner: Owner, ref: string): Pr
   return pod && pod.linked_email !== null && pod.desired_state !== "removed" ? pod : null;
 }
 
-export interface RolloutRow {
-  id: string;
-  pod_id: string;
-  generation: number;
-  image: string;
-  reason: string;
-  state: string;
-  restarts: number;
-  created_at: Date;
-  serving_at: Date | null;
-  ended_at: Date | null;
-}
-
-/** A rollout of one of the owner's pods, by rollout id; a pod id (or slug) names its newest rollout. */
-export async function findRollout(q: Queryable, owner: Owner, ref: string): Promise<RolloutRow | null> {
-  const { rows } = await q.query<RolloutRow>(
-    `SELECT r.* FROM pod_rollouts r JOIN pods p ON p.id = r.pod_id
-      WHERE p.owner_kind = $1 AND p.owner_id = $2
-        AND (r.id::text = $3 OR p.id::text = $3 OR (p.slug = $3 AND p.desired_state <> 'removed'))
-      ORDER BY (r.id::text = $3) DESC, r.generation DESC LIMIT 1`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
-}
+export { findRollout, type RolloutRow } from "./rollout/repo.js";
 
 /** What the edge serves at <slug>: a live pod, or a group's running members. */
 export interface EdgeTargetRow {
@@ -324,11 +336,11 @@ export interface EdgeTargetRow {
 export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTargetRow | null> {
   const { rows } = await q.query<EdgeTargetRow>(
     `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
-            CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
+            CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' AND ready THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
        FROM pods WHERE slug = $1 AND desired_state <> 'removed'
      UNION ALL
      SELECT 'group', g.id, g.owner_kind, g.owner_id, g.account_id,
-            COALESCE(array_agg(p.address) FILTER (WHERE p.state = 'running' AND p.address IS NOT NULL AND p.desired_state = 'running'), ARRAY[]::text[])
+            COALESCE(array_agg(p.address) FILTER (WHERE p.state = 'running' AND p.address IS NOT NULL AND p.desired_state = 'running' AND p.ready), ARRAY[]::text[])
        FROM pod_groups g LEFT JOIN pods p ON p.group_id = g.id
       WHERE g.slug = $1 AND g.desired_state <> 'removed' GROUP BY g.id
      LIMIT 1`,

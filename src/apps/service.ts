@@ -15,6 +15,9 @@ import type { PodInput, PodPatch } from "./types.js";
 import { expandTemplate } from "./templates/expand.js";
 import { openEnv, sealEnv } from "./container-spec.js";
 import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
+import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } from "./checks/spec.js";
+import { changedFields, describeChange } from "./releases/changes.js";
+import { insertRelease } from "./releases/repo.js";
 
 export const RECONCILE_JOB = "apps.reconcile";
 
@@ -105,6 +108,7 @@ export function podsService(deps: PodsDeps) {
     if (!input.name) throw new ApiError("invalid_request", "name is required (directly or through a template).");
     const external = externalPlacement(p, raw, input);
     const size = sizeOf(input.size ?? DEFAULT_POD_SIZE, !!external);
+    validateChecks(input.checks, input.port);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
@@ -163,8 +167,12 @@ export function podsService(deps: PodsDeps) {
           crash_count: 0,
           next_restart_at: null,
           removed_at: null,
+          checks: input.checks ?? null,
+          stop_grace_seconds: input.deploy?.stop_grace_seconds ?? DEFAULT_STOP_GRACE_SECONDS,
+          rollout_deadline_seconds: input.deploy?.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS,
         };
         await repo.insertPod(tx, row);
+        await insertRelease(tx, id, row, { changed: [], description: "created", createdBy: p.accountId });
         await repo.recordRollout(tx, { id, generation: 1, image: row.image }, "create");
         return (await repo.podById(tx, id))!;
       });
@@ -185,12 +193,21 @@ export function podsService(deps: PodsDeps) {
   }
 
   /** a spec change: admission (a new size like a creation, else as an update), then a new generation rolled out */
-  async function update(p: Principal, ref: string, patch: PodPatch): Promise<repo.PodRow> {
+  async function update(
+    p: Principal,
+    ref: string,
+    patch: PodPatch,
+    opts: { description?: string } = {},
+  ): Promise<repo.PodRow> {
     await requireRuntime();
     const size = patch.size !== undefined ? sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
     const pod = await auditedTransaction(db, p, async (tx) => {
       const cur = await locked(tx, p, ref);
+      validateChecks(
+        patch.checks === undefined ? cur.checks : patch.checks,
+        patch.port === undefined ? cur.port : patch.port,
+      );
       // every spec change is a new deployment (deploy rules, department blocks); a new size is admitted like a creation
       const resized = !!size && size.id !== cur.size;
       await kernel.admit(tx, {
@@ -211,8 +228,19 @@ export function podsService(deps: PodsDeps) {
         gpu: size ? size.gpu : undefined,
         port: patch.port,
         command: patch.command,
+        checks: patch.checks,
+        stop_grace_seconds: patch.deploy?.stop_grace_seconds,
+        rollout_deadline_seconds: patch.deploy?.deadline_seconds,
       });
-      await repo.recordRollout(tx, next, "update");
+      // a change of what runs is a numbered release (src/apps/releases); the rollout carries its number
+      const changed = changedFields(cur, next, (row) => openEnv(secrets, row.env_sealed));
+      if (changed.length)
+        next.release = await insertRelease(tx, cur.id, next, {
+          changed,
+          description: opts.description ?? describeChange(changed),
+          createdBy: p.accountId,
+        });
+      await repo.recordRollout(tx, next, opts.description ? "rollback" : "update");
       return next;
     });
     await kick(pod);

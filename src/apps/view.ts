@@ -27,6 +27,20 @@ export function podView(pod: PodRow, env: Record<string, string>, urls: { appsDo
     restart_count: pod.restart_count,
     cleaned_containers: pod.cleaned_containers ?? 0,
     host_id: pod.host_id,
+    checks: pod.checks,
+    check_status: pod.check_status as Record<string, never>,
+    ready: pod.ready,
+    deploy: { stop_grace_seconds: pod.stop_grace_seconds, deadline_seconds: pod.rollout_deadline_seconds },
+    release: pod.release,
+    rollout: {
+      // a rollback stays shown until a newer release serves
+      state: (pod.rollback && (pod.rollback as { to_release?: number }).to_release === pod.release
+        ? "rollback"
+        : pod.serving_generation === pod.generation || pod.desired_state !== "running"
+          ? "done"
+          : "rolling") as "rollback" | "done" | "rolling",
+      rollback: pod.rollback as never,
+    },
     created_at: pod.created_at.toISOString(),
     updated_at: pod.updated_at.toISOString(),
   };

@@ -1,10 +1,16 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createHash } from "node:crypto";
 import { createPlatformMcpServer, type Execute } from "@hosting-platform/sdk/mcp";
 import type { OpenApiDocument } from "@hosting-platform/sdk";
 import { ApiError } from "../http/errors.js";
 import { route, type Route } from "../http/route.js";
+import type { AppContext } from "../kernel/context.js";
+import type { Principal } from "../auth/principal.js";
+import { callerOf } from "../auth/principal.js";
+import { prices } from "../billing/public.js";
+import type { McpState } from "./provider/types.js";
 
 const JsonRpcId = Type.Union([Type.String({ maxLength: 200 }), Type.Integer()]);
 const OpenObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -35,8 +41,63 @@ const JsonRpcAnswer = Type.Object(
  * header, so authentication, scopes, validation, rate limits and audit apply exactly as on REST: a
  * refusal there (403 scope_insufficient) comes back as a tool error.
  */
-export function mcpRoutes(app: FastifyInstance): Route[] {
+/**
+ * Read-only mode: asked for by the `X-MCP-Read-Only: 1` header, or implied by a scoped key that holds no write
+ * scope (it could not change anything anyway, so the write tools would only fail).
+ */
+function readOnlyOf(header: unknown, principal: Principal | null): boolean {
+  if (header === "1" || header === "true") return true;
+  return !!principal && principal.kind === "scoped" && !principal.grants.some((g) => g.action !== "read");
+}
+
+const SqlBody = Type.Object(
+  { sql: Type.String({ minLength: 1, maxLength: 100_000, description: "the SQL to run" }) },
+  { additionalProperties: false },
+);
+const SqlAnswer = Type.Object(
+  {
+    command: Type.Union([Type.String(), Type.Null()]),
+    row_count: Type.Union([Type.Integer(), Type.Null()]),
+    columns: Type.Array(Type.String()),
+    rows: Type.Array(Type.Object({}, { additionalProperties: true })),
+    truncated: Type.Boolean(),
+    elapsed_ms: Type.Integer(),
+  },
+  { description: "The last statement's rows (at most 500, 64 KiB) and what it did" },
+);
+
+export function mcpRoutes(app: FastifyInstance, ctx: AppContext, state: McpState): Route[] {
+  const confirmKey = ctx.secrets.derive("mcp.confirmations");
+  // run_sql's two routes: the MCP tools call them (hidden from the document, like the console's own routes);
+  // reading needs databases:read, changing databases:write, both for the instance named
+  const sqlRoute = (write: boolean): Route =>
+    route({
+      method: "POST",
+      url: `/v1/mcp/databases/:id/${write ? "sql-write" : "sql"}`,
+      hide: true,
+      tags: ["mcp"],
+      summary: write
+        ? "run_sql with write: the statements in one transaction as the owner role."
+        : "run_sql: one statement in a READ ONLY transaction as the owner role.",
+      auth: { scope: write ? "databases:write" : "databases:read", instance: { param: "id" } },
+      params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+      body: SqlBody,
+      response: { 200: SqlAnswer },
+      handler: async (request) => state.sql.run(callerOf(request).owner, request.params.id, request.body.sql, write),
+    });
   return [
+    sqlRoute(false),
+    sqlRoute(true),
+    route({
+      method: "GET",
+      url: "/v1/mcp/prices",
+      hide: true,
+      tags: ["mcp"],
+      summary: "The price catalog, for the tools' cost confirmation.",
+      auth: { token: true },
+      response: { 200: Type.Object({}, { additionalProperties: true }) },
+      handler: async () => prices(),
+    }),
     route({
       method: "POST",
       url: "/v1/mcp",
@@ -50,6 +111,8 @@ export function mcpRoutes(app: FastifyInstance): Route[] {
       response: { 200: JsonRpcAnswer, 202: Type.Null({ description: "A notification or answer was accepted" }) },
       handler: async (request, reply) => {
         const authorization = request.headers.authorization ?? "";
+        // the caller's owner context (X-Owner: org) applies to every call its tools make
+        const owner = typeof request.headers["x-owner"] === "string" ? { "x-owner": request.headers["x-owner"] } : {};
         const execute: Execute = async (call) => {
           const query = new URLSearchParams();
           for (const [k, v] of Object.entries(call.query))
@@ -58,7 +121,11 @@ export function mcpRoutes(app: FastifyInstance): Route[] {
           const res = await app.inject({
             method: call.method as "GET",
             url: qs ? `${call.path}?${qs}` : call.path,
-            headers: { authorization, ...(call.body !== undefined ? { "content-type": "application/json" } : {}) },
+            headers: {
+              authorization,
+              ...owner,
+              ...(call.body !== undefined ? { "content-type": "application/json" } : {}),
+            },
             payload: call.body === undefined ? undefined : JSON.stringify(call.body),
           });
           const type = String(res.headers["content-type"] ?? "");
@@ -66,7 +133,13 @@ export function mcpRoutes(app: FastifyInstance): Route[] {
           if (type.includes("json") && res.body) body = JSON.parse(res.body);
           return { status: res.statusCode, body };
         };
-        const server = createPlatformMcpServer({ document: app.swagger() as unknown as OpenApiDocument, execute });
+        const server = createPlatformMcpServer({
+          document: app.swagger() as unknown as OpenApiDocument,
+          execute,
+          readOnly: readOnlyOf(request.headers["x-mcp-read-only"], request.principal),
+          confirmKey,
+          caller: createHash("sha256").update(callerOf(request).tokenId).digest("hex"),
+        });
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

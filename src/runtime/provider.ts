@@ -115,6 +115,11 @@ export interface RuntimeProvider {
   stats(name: string): Promise<ContainerStats | null>;
   /** true when the container's port answers a TCP connect (or, without a port, the process runs) */
   health(name: string): Promise<boolean>;
+  /**
+   * open TCP connections to the container's `port` (requests in flight, or kept alive by the edge); null when
+   * this runtime cannot tell. A rollout drains an old replica until none is left before it stops it.
+   */
+  connections?(name: string, port: number): Promise<number | null>;
 }
 
 /** A runtime failure the caller can show (image missing, registry refused, no GPU). */

@@ -14,29 +14,24 @@ const textOf = (r: unknown) => (r as ToolText).content.map((c) => c.text).join("
 async function exercise(client: Client) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  for (const must of ["databases", "billing", "call_operation"])
+  for (const must of ["list_databases", "get_database", "whoami", "call_operation"])
     assert.ok(names.includes(must), `${must} in ${names.join(",")}`);
   assert.ok(!names.includes("operator"), "operator endpoints are not offered to agents");
-  const databases = tools.find((t) => t.name === "databases")!;
-  assert.match(databases.description ?? "", /createDatabase \(POST \/v1\/databases\)/);
-  assert.ok(((databases.inputSchema.properties as any).operation.enum as string[]).includes("listDatabases"));
+  // the key holds only databases:read, so the session is read-only: no write tool is listed
+  assert.ok(!names.includes("create_database"), "a key without write scopes gets no write tools");
+  const generic = tools.find((t) => t.name === "call_operation")!;
+  assert.ok(((generic.inputSchema.properties as any).operation.enum as string[]).includes("listDatabases"));
 
   // allowed by the key's scope: an empty list
-  const list = await client.callTool({ name: "databases", arguments: { operation: "listDatabases" } });
+  const list = await client.callTool({ name: "list_databases", arguments: {} });
   assert.ok(!list.isError, textOf(list));
   assert.deepEqual(JSON.parse(textOf(list)), []);
   // refused by the key's scope exactly as REST refuses it: a tool error carrying the API's code
-  const refused = await client.callTool({
-    name: "databases",
-    arguments: { operation: "createDatabase", arguments: { name: "from-agent" } },
-  });
-  assert.equal(refused.isError, true);
-  assert.match(textOf(refused), /HTTP 403/);
+  const refused = await client.callTool({ name: "call_operation", arguments: { operation: "getBillingBalance" } });
+  assert.equal(refused.isError, true, "billing is outside the key's scopes");
   assert.match(textOf(refused), /scope_insufficient/);
-  const generic = await client.callTool({ name: "call_operation", arguments: { operation: "getBillingBalance" } });
-  assert.equal(generic.isError, true, "billing is outside the key's scopes");
-  assert.match(textOf(generic), /scope_insufficient/);
-  const bad = await client.callTool({ name: "databases", arguments: { operation: "getDatabase", arguments: {} } });
+  assert.match(textOf(refused), /Next step:/);
+  const bad = await client.callTool({ name: "get_database", arguments: {} });
   assert.equal(bad.isError, true);
   assert.match(textOf(bad), /needs the field "id"/);
 
@@ -58,7 +53,7 @@ describe("MCP server", () => {
     await t.close();
   });
 
-  test("over Streamable HTTP at /v1/mcp with the caller's bearer: tools, a call, a scope refusal as a tool error", async () => {
+  test("over Streamable HTTP at /v1/mcp with the caller's bearer: task tools, a call, a scope refusal as a tool error", async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/v1/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
     });

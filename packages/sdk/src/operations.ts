@@ -21,6 +21,7 @@ interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
   security?: unknown[];
+  responses?: Record<string, unknown>;
 }
 export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
@@ -38,6 +39,8 @@ export interface Operation {
   description: string;
   /** no bearer token needed */
   public: boolean;
+  /** can answer 402: it creates or grows something billable, or moves money (admission, payments) */
+  charges: boolean;
   pathParams: string[];
   queryParams: string[];
   /** body fields named one by one (an object body); null when the body is not an object of known fields */
@@ -109,6 +112,7 @@ export function indexOperations(doc: OpenApiDocument): OperationIndex {
         summary: op.summary ?? "",
         description: op.description ?? op.summary ?? "",
         public: Array.isArray(op.security) && op.security.length === 0,
+        charges: "402" in (op.responses ?? {}),
         pathParams,
         queryParams,
         bodyFields,

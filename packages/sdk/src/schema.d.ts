@@ -4271,6 +4271,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/pods/{id}/releases": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The pod's numbered releases, newest first: what changed, who, when, and the outcome.
+     * @description The pod's numbered releases, newest first: what changed, who, when, and the outcome.
+     */
+    get: operations["listPodReleases"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/pods/{id}/restart": {
     parameters: {
       query?: never;
@@ -4285,6 +4305,26 @@ export interface paths {
      * @description Rolling restart: a new replica, then the old one stops. 202.
      */
     post: operations["restartPod"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/pods/{id}/rollback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Return to an earlier release: a new release with its spec, rolled out safely (202; the old version serves until the new one is ready).
+     * @description Return to an earlier release: a new release with its spec, rolled out safely (202; the old version serves until the new one is ready).
+     */
+    post: operations["rollbackPod"];
     delete?: never;
     options?: never;
     head?: never;
@@ -13022,6 +13062,264 @@ export interface operations {
           "application/json": ({
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -13031,6 +13329,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -13045,8 +13349,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -13143,6 +13469,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -13152,6 +13736,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -13166,8 +13756,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -15090,6 +15702,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -15099,6 +15969,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -15113,8 +15989,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -22033,10 +22931,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22062,6 +23225,13 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
             size: string;
@@ -22095,8 +23265,273 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description members rolled at once (default 1)
+             */
+            max_surge?: number;
+            /**
+             * Format: int32
+             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+             */
+            max_unavailable?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22136,10 +23571,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22165,6 +23865,13 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
             size: string;
@@ -22215,10 +23922,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22244,6 +24216,13 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
             size: string;
@@ -22290,10 +24269,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22319,6 +24563,13 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
             size: string;
@@ -22359,7 +24610,272 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description members rolled at once (default 1)
+             */
+            max_surge?: number;
+            /**
+             * Format: int32
+             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+             */
+            max_unavailable?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22390,10 +24906,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22419,6 +25200,13 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
             size: string;
@@ -22571,6 +25359,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22613,6 +25644,249 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
           /** @description environment variables; names are letters, digits and _ */
@@ -22649,6 +25923,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22707,6 +26224,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22789,6 +26549,249 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
           /** @description environment variables; names are letters, digits and _ */
@@ -22820,6 +26823,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22877,6 +27123,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -22886,6 +27390,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -22900,8 +27410,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -22940,8 +27472,263 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22986,6 +27773,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -22995,6 +28040,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23009,8 +28060,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23068,6 +28141,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23077,6 +28408,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23091,8 +28428,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23146,6 +28505,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23155,6 +28772,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23169,8 +28792,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23216,7 +28861,262 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -23240,6 +29140,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23249,6 +29407,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23263,8 +29427,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23395,6 +29581,61 @@ export interface operations {
       503: components["responses"]["Error503_7a97a9ebe3"];
     };
   };
+  listPodReleases: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description what this release changed (empty for the first) */
+            changed: string[];
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description the account that made the change */
+            created_by: string | null;
+            description: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            image: string;
+            /** Format: int64 */
+            number: number;
+            /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
+            outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
+            outcome_reason: string | null;
+            /** Format: int64 */
+            port: number | null;
+            size: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   restartPod: {
     parameters: {
       query?: never;
@@ -23418,6 +29659,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23427,6 +29926,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23441,8 +29946,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23477,6 +30004,382 @@ export interface operations {
       503: components["responses"]["Error503_dc9bb3e5fd"];
     };
   };
+  rollbackPod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int64 */
+          release: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
+            address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
+            /**
+             * Format: int64
+             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
+             */
+            cleaned_containers: number;
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
+            desired_state: string;
+            env: {
+              [key: string]: string;
+            };
+            /** Format: int64 */
+            generation: number;
+            gpu: string | null;
+            group_id: string | null;
+            host_id: string | null;
+            id: string;
+            image: string;
+            name: string;
+            /** Format: int64 */
+            port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
+            /** Format: int64 */
+            restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** Format: int64 */
+            serving_generation: number | null;
+            size: string;
+            slug: string;
+            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
+            state_reason: string | null;
+            template_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            volumes: {
+              path: string;
+              volume_id: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_01340d5b3a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_c81a53a3b5"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_ee39af38ff"];
+    };
+  };
   startPod: {
     parameters: {
       query?: never;
@@ -23500,6 +30403,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23509,6 +30670,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23523,8 +30690,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23689,6 +30878,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23698,6 +31145,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23712,8 +31165,30 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;

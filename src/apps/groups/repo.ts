@@ -3,6 +3,7 @@ import type { Owner } from "../../kernel/owner.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { findByRef } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
+import type { Checks, GroupDeploy } from "../checks/spec.js";
 
 /** The member pods' spec as a group keeps it (env sealed like a pod's); volumes are per pod, so none. */
 export interface GroupSpec {
@@ -12,6 +13,9 @@ export interface GroupSpec {
   env_sealed: string;
   size: string;
   databases: string[];
+  /** issue 29: the members' declared checks and rollout settings (absent in groups made before) */
+  checks?: Checks | null;
+  deploy?: GroupDeploy;
 }
 
 /** A pod group as stored: the members' spec, the replica bounds and what the autoscaler decided. */

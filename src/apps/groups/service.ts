@@ -8,6 +8,9 @@ import { auditedTransaction } from "../../audit/record.js";
 import type { PodsService } from "../service.js";
 import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
+import { validateChecks } from "../checks/spec.js";
+import { advanceGroupRollout } from "../rollout/groups.js";
+import { setGroupRollout } from "../rollout/repo.js";
 import type { Static } from "@sinclair/typebox";
 import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { openEnv, sealEnv } from "../container-spec.js";
@@ -71,6 +74,11 @@ export function groupsService(deps: GroupsDeps) {
     env: openEnv(secrets, g.spec.env_sealed),
     size: g.spec.size,
     databases: g.spec.databases,
+    checks: g.spec.checks ?? null,
+    deploy: g.spec.deploy && {
+      stop_grace_seconds: g.spec.deploy.stop_grace_seconds,
+      deadline_seconds: g.spec.deploy.deadline_seconds,
+    },
   });
 
   /** which member goes first when the group shrinks: one not serving, then the newest */
@@ -112,6 +120,7 @@ export function groupsService(deps: GroupsDeps) {
   async function create(p: Principal, input: GroupInput): Promise<GroupWithMembers> {
     await pods.requireRuntime();
     checkBounds(input.replica_min, input.replica_max);
+    validateChecks(input.checks, input.port);
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
@@ -143,6 +152,8 @@ export function groupsService(deps: GroupsDeps) {
             env_sealed: sealEnv(secrets, input.env ?? {}),
             size: size.id,
             databases: input.databases ?? [],
+            checks: input.checks ?? null,
+            deploy: input.deploy ?? {},
           },
           replica_min: input.replica_min,
           replica_max: input.replica_max,
@@ -195,7 +206,9 @@ export function groupsService(deps: GroupsDeps) {
       patch.env !== undefined ||
       patch.size !== undefined ||
       patch.port !== undefined ||
-      patch.command !== undefined;
+      patch.command !== undefined ||
+      patch.checks !== undefined ||
+      patch.deploy !== undefined;
     if (specChange) await pods.requireRuntime();
     const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
@@ -205,6 +218,8 @@ export function groupsService(deps: GroupsDeps) {
       const min = patch.replica_min ?? cur.replica_min;
       const max = patch.replica_max ?? cur.replica_max;
       checkBounds(min, max);
+      const checks = patch.checks !== undefined ? patch.checks : cur.spec.checks;
+      validateChecks(checks, patch.port !== undefined ? patch.port : cur.spec.port);
       // every change is admitted (deploy rules, department blocks); a new size like a creation, the rest as an update
       const resized = !!size && size.id !== cur.spec.size;
       await kernel.admit(tx, {
@@ -215,6 +230,14 @@ export function groupsService(deps: GroupsDeps) {
         update: !resized,
         ...groupRules(patch.image ?? cur.spec.image, (size ?? pods.knownSize(cur.spec.size))?.gpu, min, max),
       });
+      // a spec change rolls the members a batch at a time (src/apps/rollout/groups.ts), from the group's row
+      if (specChange)
+        await setGroupRollout(tx, cur.id, {
+          state: "rolling",
+          reason: null,
+          started_at: new Date().toISOString(),
+          previous_spec: cur.spec,
+        });
       return repo.updateGroup(tx, cur.id, {
         replica_min: min,
         replica_max: max,
@@ -228,20 +251,13 @@ export function groupsService(deps: GroupsDeps) {
               env_sealed: patch.env !== undefined ? sealEnv(secrets, { ...patch.env }) : cur.spec.env_sealed,
               size: size?.id ?? cur.spec.size,
               databases: cur.spec.databases,
+              checks: patch.checks !== undefined ? patch.checks : (cur.spec.checks ?? null),
+              deploy: { ...cur.spec.deploy, ...patch.deploy },
             }
           : undefined,
       });
     });
-    if (specChange) {
-      const memberPatch = {
-        image: patch.image,
-        env: patch.env,
-        size: size?.id,
-        port: patch.port,
-        command: patch.command,
-      };
-      for (const m of await repo.membersOf(db, group.id)) await pods.update(p, m.id, memberPatch);
-    }
+    if (specChange) await advanceGroupRollout({ db, secrets, pods }, group.id);
     return { group, members: await converge(p, group.id) };
   }
 

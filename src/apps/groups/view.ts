@@ -1,3 +1,4 @@
+import type { GroupRollout } from "../rollout/groups.js";
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
 
@@ -26,6 +27,9 @@ export function groupView(
     image: g.spec.image,
     port: g.spec.port,
     command: g.spec.command,
+    checks: g.spec.checks ?? null,
+    deploy: g.spec.deploy ?? {},
+    rollout: rolloutView((g as { rollout?: GroupRollout | null }).rollout ?? null),
     env,
     size: g.spec.size,
     databases: g.spec.databases,
@@ -46,3 +50,5 @@ export function groupView(
     created_at: g.created_at.toISOString(),
   };
 }
+
+const rolloutView = (r: GroupRollout | null) => r && { state: r.state, reason: r.reason, started_at: r.started_at };

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
+import { ChecksSchema, DeploySchema, GroupDeploySchema } from "../checks/spec.js";
 
 /**
  * The request bodies of pods and pod groups, and their parts. The services take their static types (types.ts
@@ -38,6 +39,9 @@ export const PodCreateBody = Body({
     Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
   ),
   volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
+  // issue 29: declared checks and rollout settings (src/apps/rollout/README.md)
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(DeploySchema),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
   // organization external hosts (src/orgs/hosts): company pods only
   host_id: Type.Optional(
@@ -62,6 +66,8 @@ export const PodPatchBody = Body({
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(DeploySchema),
 });
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
@@ -83,6 +89,8 @@ export const GroupCreateBody = Body({
   env: Type.Optional(Env),
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(GroupDeploySchema),
   replica_min: ReplicaCount,
   replica_max: ReplicaCount,
   target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
@@ -98,4 +106,6 @@ export const GroupPatchBody = Body({
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(GroupDeploySchema),
 });

@@ -6,6 +6,7 @@ import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
 import { Params, read, tags, write } from "./schemas.js";
 import { GroupCreateBody, GroupPatchBody } from "./bodies.js";
+import { ChecksSchema, GroupDeploySchema } from "../checks/spec.js";
 
 export const PodGroup = Type.Object({
   id: Type.String(),
@@ -14,6 +15,21 @@ export const PodGroup = Type.Object({
   image: Type.String(),
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
+  checks: Nullable(ChecksSchema),
+  deploy: GroupDeploySchema,
+  rollout: Nullable(
+    Type.Object(
+      {
+        state: Type.Union(["rolling", "done", "rolling_back", "rolled_back"].map((s) => Type.Literal(s))),
+        reason: Nullable(Type.String()),
+        started_at: Timestamp,
+      },
+      {
+        description:
+          "the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed",
+      },
+    ),
+  ),
   env: Type.Record(Type.String(), Type.String()),
   size: Type.String(),
   databases: Type.Array(Type.String()),

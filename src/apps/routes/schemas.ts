@@ -1,6 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
 import type { PodsService } from "../service.js";
+import { ChecksSchema } from "../checks/spec.js";
+
+export const CheckStatus = Type.Object({
+  generation: Type.Integer(),
+  state: Type.Union([Type.Literal("pending"), Type.Literal("passing"), Type.Literal("failing")]),
+  last_failure: Nullable(Type.Object({ reason: Type.String(), at: Timestamp })),
+  checked_at: Timestamp,
+});
 
 // the request bodies' parts live beside the bodies (bodies.ts), which the services' input types come from
 import { Command, Env, Image, SLUG, VolumeMount } from "./bodies.js";
@@ -48,6 +56,28 @@ export const Pod = Type.Object({
       "containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)",
   }),
   host_id: Nullable(Type.String()),
+  checks: Nullable(ChecksSchema),
+  check_status: Type.Record(Type.String(), CheckStatus, {
+    description: "per check (startup, readiness, liveness): its state and the last failure's reason",
+  }),
+  ready: Type.Boolean({ description: "the serving replica passes readiness (the edge routes to it)" }),
+  deploy: Type.Object({ stop_grace_seconds: Type.Integer(), deadline_seconds: Type.Integer() }),
+  release: Type.Integer({ description: "the release the pod runs (GET /v1/pods/{id}/releases)" }),
+  rollout: Type.Object({
+    state: Type.Union([Type.Literal("rolling"), Type.Literal("done"), Type.Literal("rollback")], {
+      description:
+        "rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back",
+    }),
+    rollback: Nullable(
+      Type.Object({
+        from_release: Type.Integer(),
+        to_release: Type.Integer(),
+        reason: Type.String(),
+        log_lines: Type.Array(Type.String(), { description: "the failed replica's last log lines" }),
+        at: Timestamp,
+      }),
+    ),
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

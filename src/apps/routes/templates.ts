@@ -5,6 +5,7 @@ import { route, type Route } from "../../http/route.js";
 import type { TemplatesService } from "../templates/service.js";
 import type { TemplateRow } from "../templates/repo.js";
 import { Command, Env, Image, SLUG, VolumeMount } from "./schemas.js";
+import { ChecksSchema } from "../checks/spec.js";
 
 const tags = ["pod-templates"];
 const read = { scope: "pod-templates:read", instance: { param: "id" } } as const;
@@ -22,6 +23,7 @@ const Template = Type.Object({
   size: Nullable(Type.String()),
   volumes: Type.Array(Type.Object({ volume: Type.String(), path: Type.String() })),
   databases: Type.Array(Type.String()),
+  checks: Nullable(ChecksSchema),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -31,6 +33,7 @@ const fields = {
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   env: Type.Optional(Env),
+  checks: Type.Optional(Nullable(ChecksSchema)),
   size: Type.Optional(Size),
   volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
@@ -50,6 +53,7 @@ export function templateRoutes({ templates }: { templates: TemplatesService }): 
     size: t.spec.size ?? null,
     volumes: t.spec.volumes ?? [],
     databases: t.spec.databases ?? [],
+    checks: t.spec.checks ?? null,
     created_at: t.created_at.toISOString(),
     updated_at: t.updated_at.toISOString(),
   });

@@ -31,6 +31,7 @@ export async function expandTemplate(
     size: given.size ?? s.size,
     volumes: given.volumes ?? s.volumes,
     databases: given.databases ?? s.databases,
+    checks: given.checks !== undefined ? given.checks : (s.checks ?? null),
     template: ref,
     template_id: t.id,
   };

@@ -1,3 +1,4 @@
+import type { Checks } from "../checks/spec.js";
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { findByRef } from "../../store/find.js";
@@ -23,6 +24,8 @@ export interface TemplateSpec {
   size?: string;
   volumes?: { volume: string; path: string }[];
   databases?: string[];
+  /** issue 29: declared checks of the pods it deploys */
+  checks?: Checks;
 }
 
 /** The owner's live template by id or name. */

@@ -7,6 +7,7 @@ import type { SecretBox } from "../../kernel/secrets.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { openEnv, sealEnv } from "../container-spec.js";
 import { podSizes } from "../sizes.js";
+import { validateChecks, type Checks } from "../checks/spec.js";
 import type { VolumeRef } from "../volumes/attach.js";
 import { findVolume } from "../volumes/repo.js";
 import * as repo from "./repo.js";
@@ -28,6 +29,7 @@ export interface TemplateFields {
   size?: string | null;
   volumes?: VolumeRef[];
   databases?: string[];
+  checks?: Checks | null;
 }
 
 /**
@@ -42,6 +44,7 @@ export function templatesService(deps: TemplatesDeps) {
 
   /** what POST /v1/pods would refuse is refused here (before any transaction: the registry may be asked) */
   async function check(p: Principal, f: TemplateFields): Promise<void> {
+    if (f.checks && typeof f.port === "number") validateChecks(f.checks, f.port);
     if (typeof f.size === "string" && !podSizes(deps.gpuCatalogFile).some((s) => s.id === f.size)) {
       const known = podSizes(deps.gpuCatalogFile).map((s) => s.id);
       throw new ApiError("bad_size", `Unknown pod size "${f.size}"; sizes: ${known.join(", ")}.`);
@@ -70,6 +73,7 @@ export function templatesService(deps: TemplatesDeps) {
     set("size", f.size);
     set("volumes", f.volumes);
     set("databases", f.databases);
+    set("checks", f.checks);
     if (f.env !== undefined) spec.env_sealed = sealEnv(secrets, { ...f.env });
     return spec;
   }

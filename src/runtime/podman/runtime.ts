@@ -1,5 +1,6 @@
 import { isolateSubnet, unisolateSubnet } from "./isolation.js";
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import net from "node:net";
 import {
   RuntimeError,
@@ -325,6 +326,25 @@ export class PodmanRuntime implements RuntimeProvider {
         ? ((s.CPUNano - prev.cpuNano) / (s.SystemNano - prev.systemNano)) * 100
         : s.CPU;
     return { cpuPercent, memoryBytes: s.MemUsage, memoryLimitBytes: s.MemLimit, pids: s.PIDs };
+  }
+
+  /** established connections to the port, read from the container's network namespace (/proc/<pid>/net/tcp*) */
+  async connections(name: string, port: number): Promise<number | null> {
+    checkName(name);
+    const res = await this.cli.run(["container", "inspect", "--format", "{{.State.Pid}}", name]);
+    const pid = Number(res.stdout.trim());
+    if (res.code !== 0 || !pid) return res.code === 0 ? 0 : null;
+    const hexPort = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+    let count = 0;
+    for (const file of ["tcp", "tcp6"]) {
+      const text = await readFile(`/proc/${pid}/net/${file}`, "utf8").catch(() => null);
+      if (text === null) return file === "tcp" ? null : count;
+      for (const line of text.split("\n").slice(1)) {
+        const [, local, , st] = line.trim().split(/\s+/);
+        if (local?.endsWith(hexPort) && st === "01") count++; // 01: ESTABLISHED
+      }
+    }
+    return count;
   }
 
   async health(name: string): Promise<boolean> {

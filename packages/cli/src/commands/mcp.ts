@@ -9,7 +9,8 @@ export function mcpCommand(program: Command): void {
     .description(
       "Serve the platform to an AI agent as an MCP server over stdio (auth: PLATFORM_TOKEN, an opk_ key, or the profile's token)",
     )
-    .action(async (_opts: unknown, cmd: Command) => {
+    .option("--read-only", "offer only tools that change nothing (write tools are neither listed nor callable)")
+    .action(async (opts: { readOnly?: boolean }, cmd: Command) => {
       const ctx = await contextOf(cmd);
       const client = ctx.authed();
       // loaded here only: the MCP SDK is large and no other command needs it
@@ -18,9 +19,13 @@ export function mcpCommand(program: Command): void {
         import("@modelcontextprotocol/sdk/server/stdio.js"),
       ]);
       const document = (await client.request("GET", "/v1/openapi.json")) as OpenApiDocument;
+      // a key without any write scope is read-only whatever the flag says (as on /v1/mcp)
+      const token = (await client.request("GET", "/v1/token")) as { kind: string; scopes: string[] };
+      const writeless = token.kind === "scoped" && token.scopes.every((sc) => sc.endsWith(":read"));
       const server = createPlatformMcpServer({
         document,
         version: VERSION,
+        readOnly: opts.readOnly === true || writeless,
         execute: async (req) => {
           try {
             return {

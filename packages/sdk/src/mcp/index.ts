@@ -4,8 +4,14 @@ export {
   agentOperations,
   buildTools,
   callTool,
+  callsOf,
   GENERIC_TOOL,
+  TASK_TOOLS,
+  toolGroups,
   type Execute,
   type ToolDefinition,
   type ToolResult,
 } from "./tools.js";
+export { HIDDEN_OPERATIONS, deriveAnnotations, methodOf, type TaskSpec } from "./tasks.js";
+export { untrusted, Confirmations } from "./guard.js";
+export { isDdl } from "./task-specs-data.js";
