@@ -1001,6 +1001,118 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/cron-jobs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's cron jobs; instance-limited keys see theirs.
+     * @description The caller's cron jobs; instance-limited keys see theirs.
+     */
+    get: operations["listCronJobs"];
+    put?: never;
+    /**
+     * Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).
+     * @description Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).
+     */
+    post: operations["createCronJob"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One cron job by id or name, with its next scheduled run.
+     * @description One cron job by id or name, with its next scheduled run.
+     */
+    get: operations["getCronJob"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete the cron job; a run still going is stopped.
+     * @description Delete the cron job; a run still going is stopped.
+     */
+    delete: operations["deleteCronJob"];
+    options?: never;
+    head?: never;
+    /**
+     * Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.
+     * @description Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.
+     */
+    patch: operations["updateCronJob"];
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/run": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run the job now (202), under its concurrency policy and admission; the run's state says how it went.
+     * @description Run the job now (202), under its concurrency policy and admission; the run's state says how it went.
+     */
+    post: operations["runCronJob"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/runs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The job's runs, newest first (a bounded history): state, exit code, duration, why.
+     * @description The job's runs, newest first (a bounded history): state, exit code, duration, why.
+     */
+    get: operations["listCronRuns"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/runs/{run_id}/logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A run's output (its last 1000 lines, 64 KiB), kept with the run once it ended.
+     * @description A run's output (its last 1000 lines, 64 KiB), kept with the run once it ended.
+     */
+    get: operations["getCronRunLogs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/databases": {
     parameters: {
       query?: never;
@@ -5039,6 +5151,27 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "invalid_signature";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_38a1773098: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "bad_slug" | "bad_size" | "bad_image" | "bad_schedule";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -10713,6 +10846,524 @@ export interface operations {
       503: components["responses"]["Error503_2f12b31069"];
     };
   };
+  listCronJobs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          command: string[];
+          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
+          concurrency_policy?: "forbid" | "replace" | "allow";
+          /**
+           * Format: int32
+           * @description a run still going after this is stopped (failed)
+           */
+          deadline_seconds?: number;
+          env?: {
+            [key: string]: string;
+          };
+          image?: string;
+          name: string;
+          /**
+           * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
+           * @enum {string}
+           */
+          owner?: "me" | "org";
+          /** @description a pod (id or slug) whose current image the job runs */
+          pod?: string;
+          /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
+          schedule: string;
+          /** @description nano, micro, cpu-small, cpu-medium */
+          size?: string;
+          suspended?: boolean;
+          /** @description IANA time zone, default UTC */
+          time_zone?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_38a1773098"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_fdc1a07ebf"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
+    };
+  };
+  getCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deleteCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          command?: string[];
+          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
+          concurrency_policy?: "forbid" | "replace" | "allow";
+          /**
+           * Format: int32
+           * @description a run still going after this is stopped (failed)
+           */
+          deadline_seconds?: number;
+          env?: {
+            [key: string]: string;
+          };
+          image?: string;
+          /** @description a pod (id or slug) whose current image the job runs */
+          pod?: string;
+          /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
+          schedule?: string;
+          /** @description nano, micro, cpu-small, cpu-medium */
+          size?: string;
+          suspended?: boolean;
+          /** @description IANA time zone, default UTC */
+          time_zone?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_38a1773098"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_0c4fb81dcc"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
+    };
+  };
+  runCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            duration_ms: number | null;
+            /** Format: int64 */
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            host_id: string | null;
+            id: string;
+            job_id: string;
+            reason: string | null;
+            /** Format: date-time */
+            scheduled_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+            state: string;
+            /** @description schedule or manual */
+            trigger: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_63309e44f8"];
+    };
+  };
+  listCronRuns: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            duration_ms: number | null;
+            /** Format: int64 */
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            host_id: string | null;
+            id: string;
+            job_id: string;
+            reason: string | null;
+            /** Format: date-time */
+            scheduled_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+            state: string;
+            /** @description schedule or manual */
+            trigger: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getCronRunLogs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+        run_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            lines: string[];
+            run: {
+              /** Format: int64 */
+              duration_ms: number | null;
+              /** Format: int64 */
+              exit_code: number | null;
+              /** Format: date-time */
+              finished_at: string | null;
+              host_id: string | null;
+              id: string;
+              job_id: string;
+              reason: string | null;
+              /** Format: date-time */
+              scheduled_at: string;
+              /** Format: date-time */
+              started_at: string | null;
+              /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+              state: string;
+              /** @description schedule or manual */
+              trigger: string;
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   listDatabases: {
     parameters: {
       query?: never;
@@ -13373,6 +14024,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -13779,6 +14440,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
@@ -16012,6 +16683,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
@@ -23234,6 +23915,16 @@ export interface operations {
             } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -23549,6 +24240,10 @@ export interface operations {
           replica_max: number;
           /** Format: int32 */
           replica_min: number;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU */
           size?: string;
           slug?: string;
@@ -23874,6 +24569,16 @@ export interface operations {
             } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -24225,6 +24930,16 @@ export interface operations {
             } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -24572,6 +25287,16 @@ export interface operations {
             } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -24887,6 +25612,10 @@ export interface operations {
           replica_max?: number;
           /** Format: int32 */
           replica_min?: number;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           size?: string;
           /**
            * Format: int32
@@ -25209,6 +25938,16 @@ export interface operations {
             } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -25614,6 +26353,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -25903,6 +26652,10 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
           volumes?: {
@@ -26178,6 +26931,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -26479,6 +27242,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -26803,6 +27576,10 @@ export interface operations {
           name?: string;
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string | null;
           volumes?: {
@@ -27078,6 +27855,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -27434,6 +28221,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -27748,6 +28545,10 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
           slug?: string;
@@ -28083,6 +28884,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
@@ -28452,6 +29263,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -28816,6 +29637,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -29124,6 +29955,10 @@ export interface operations {
           image?: string;
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           size?: string;
         };
       };
@@ -29450,6 +30285,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
@@ -29970,6 +30815,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -30345,6 +31200,16 @@ export interface operations {
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
             };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -30713,6 +31578,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
@@ -31188,6 +32063,16 @@ export interface operations {
               } | null;
               /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
               state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
             };
             /** Format: int64 */
             serving_generation: number | null;
