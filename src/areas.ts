@@ -38,6 +38,7 @@ import { suiteBillingArea } from "./suite/billing/module.js";
 import { partnerArea } from "./partner/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
+import { cronArea } from "./cron/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -74,6 +75,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   certificatesArea,
   domainsArea,
   buildsArea,
+  cronArea, // after apps: a job may take a pod's image
   edgeArea,
   bucketsArea,
   billingArea,

@@ -45,8 +45,12 @@ export async function ownerNetwork(deps: SpecDeps, owner: Owner): Promise<OwnerN
 
 export const sealEnv = (secrets: SecretBox, env: Record<string, string>): string =>
   secrets.seal(JSON.stringify(env), ENV_COLUMN);
-export const openEnv = (secrets: SecretBox, sealed: string): Record<string, string> =>
-  JSON.parse(secrets.open(sealed, ENV_COLUMN)) as Record<string, string>;
+/** every value the container gets; "$secrets" marks which are secret (src/apps/secrets/env.ts) and is not env */
+export function openEnv(secrets: SecretBox, sealed: string): Record<string, string> {
+  const env = JSON.parse(secrets.open(sealed, ENV_COLUMN)) as Record<string, string>;
+  delete env["$secrets"];
+  return env;
+}
 
 /**
  * The container a pod's current generation runs as. Attached databases are resolved now, so a rotated

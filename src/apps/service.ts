@@ -10,10 +10,19 @@ import type { Owner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
+import { openEnv } from "./container-spec.js";
 import { checkVolumes } from "./volumes/attach.js";
 import type { PodInput, PodPatch } from "./types.js";
 import { expandTemplate } from "./templates/expand.js";
-import { openEnv, sealEnv } from "./container-spec.js";
+import {
+  applyEnvChange,
+  emptyEnvDoc,
+  maskSecrets,
+  readEnvDoc,
+  sealEnvDoc,
+  secretsPatchTo,
+  setterOf,
+} from "./secrets/env.js";
 import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } from "./checks/spec.js";
 import { changedFields, describeChange } from "./releases/changes.js";
@@ -149,7 +158,16 @@ export function podsService(deps: PodsDeps) {
           image: input.image!,
           port: input.port ?? null,
           command: input.command ?? null,
-          env_sealed: sealEnv(secrets, input.env ?? {}),
+          env_sealed: sealEnvDoc(
+            secrets,
+            applyEnvChange(
+              secrets,
+              emptyEnvDoc(),
+              { env: input.env ?? {}, secret_env: input.secret_env },
+              setterOf(p),
+              input.inherited_secrets,
+            ),
+          ),
           size: size.id,
           gpu: size.gpu,
           volumes: volumes.refs,
@@ -220,7 +238,11 @@ export function podsService(deps: PodsDeps) {
         gpu: (resized ? size.gpu : cur.gpu) ? 1 : 0,
         ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
       });
-      const env = patch.env === undefined ? undefined : sealEnv(secrets, { ...patch.env });
+      // a secret change is a spec change like env: a new generation, rolled out (src/apps/secrets/env.ts)
+      const env =
+        patch.env === undefined && patch.secret_env === undefined
+          ? undefined
+          : sealEnvDoc(secrets, applyEnvChange(secrets, readEnvDoc(secrets, cur.env_sealed), patch, setterOf(p)));
       const next = await repo.updatePodSpec(tx, cur.id, {
         image: patch.image,
         env_sealed: env,
@@ -303,7 +325,8 @@ export function podsService(deps: PodsDeps) {
   }
 
   async function logs(pod: repo.PodRow, tail: number): Promise<string[]> {
-    return deps.runtime.logs(await containerOf(pod), tail);
+    const { secret } = readEnvDoc(secrets, pod.env_sealed);
+    return (await deps.runtime.logs(await containerOf(pod), tail)).map((line) => maskSecrets(line, secret));
   }
 
   async function exec(pod: repo.PodRow, command: string[], timeoutS: number) {
@@ -312,10 +335,18 @@ export function podsService(deps: PodsDeps) {
       timeoutMs: timeoutS * 1000,
       maxBytes: 64 * 1024,
     });
-    return { exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timed_out: r.timedOut };
+    const { secret } = readEnvDoc(secrets, pod.env_sealed);
+    const stdout = maskSecrets(r.stdout, secret);
+    const stderr = maskSecrets(r.stderr, secret);
+    return { exit_code: r.exitCode, stdout, stderr, truncated: r.truncated, timed_out: r.timedOut };
   }
 
-  const envOf = (pod: repo.PodRow) => openEnv(secrets, pod.env_sealed);
+  /** the plain values only; secrets show as their fingerprints (secretEnvOf) */
+  const envOf = (pod: repo.PodRow) => readEnvDoc(secrets, pod.env_sealed).plain;
+  const secretEnvOf = (pod: repo.PodRow) => readEnvDoc(secrets, pod.env_sealed).meta;
+  /** the secret_env of a change back to another sealed env (a release): its secrets, the pod's others removed */
+  const secretsPatchFor = (pod: repo.PodRow, targetSealed: string) =>
+    secretsPatchTo(secrets, pod.env_sealed, readEnvDoc(secrets, targetSealed).secret);
 
   /** a size by id without the host check (what an existing app holds) */
   const knownSize = (id: string) => podSizes(deps.gpuCatalogFile).find((s) => s.id === id) ?? null;
@@ -330,6 +361,8 @@ export function podsService(deps: PodsDeps) {
     logs,
     exec,
     envOf,
+    secretEnvOf,
+    secretsPatchTo: secretsPatchFor,
     requireRuntime,
     kick,
     sizeOf,

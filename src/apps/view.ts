@@ -1,7 +1,13 @@
 import type { PodRow } from "./repo.js";
+import type { SecretMeta } from "./secrets/env.js";
 
 /** The public shape of a pod; env is shown to its owner (it is theirs), kept sealed at rest. */
-export function podView(pod: PodRow, env: Record<string, string>, urls: { appsDomain: string; edgePort: number }) {
+export function podView(
+  pod: PodRow,
+  env: Record<string, string>,
+  urls: { appsDomain: string; edgePort: number },
+  secretEnv: Record<string, SecretMeta> = {},
+) {
   const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
     id: pod.id,
@@ -11,6 +17,7 @@ export function podView(pod: PodRow, env: Record<string, string>, urls: { appsDo
     port: pod.port,
     command: pod.command,
     env,
+    secret_env: secretEnv,
     size: pod.size,
     gpu: pod.gpu,
     volumes: pod.volumes,

@@ -13,6 +13,13 @@ declare module "../kernel/capabilities.js" {
     /** one per owner kind */
     edgeAccess: EdgeAccessPolicy;
   }
+  interface Capabilities {
+    /**
+     * Whether the edge serves a host name (an app, a site or a verified custom domain): the suite's sign-in
+     * accepts a return_to on such a host only (the edge's "Sign in with the suite", src/edge/suite-sign-in.ts).
+     */
+    edgeRoutedHost: (host: string) => Promise<boolean>;
+  }
 }
 
 /**

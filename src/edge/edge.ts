@@ -1,7 +1,7 @@
 import type { Platform } from "../kernel/context.js";
 import { TokenResolver } from "../auth/token-resolver.js";
 import { EdgeAccess } from "./access.js";
-import { appLabel, type EdgeConfig } from "./config.js";
+import { appLabel, hostName, type EdgeConfig } from "./config.js";
 import { EdgeProxy, type EdgeObservation } from "./proxy.js";
 import { RouteCache, type Resolved } from "./route-cache.js";
 import { RouteFeed } from "./route-feed.js";
@@ -13,6 +13,7 @@ import { EdgeTlsListener } from "./tls-listener.js";
 import { fallbackCertificate } from "./fallback-cert.js";
 import { accountsService } from "../accounts/public.js";
 import { answerSignIn, type SignInOptions } from "./sign-in.js";
+import { answerSuiteSignIn, type SuiteSignInOptions } from "./suite-sign-in.js";
 import { down, up, type ComponentStatus } from "../kernel/components.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
@@ -53,6 +54,12 @@ export class Edge {
       write: (rows) => addStats(p.db, rows),
       log: p.log,
     });
+  }
+
+  /** Whether a host name (a Host header's form, port allowed) is served: an app, a site or a custom domain. */
+  async routed(host: string): Promise<boolean> {
+    const name = hostName(host);
+    return name !== null && (await this.routes.get(name)).target !== null;
   }
 
   /** the listener's bound port; null when this process serves no edge */
@@ -117,6 +124,7 @@ export class Edge {
     await this.tokens.start();
     const files = this.p.kernel.use("staticFiles");
     const signIn = this.signIn();
+    const suiteSignIn = this.suiteSignIn();
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
@@ -126,6 +134,7 @@ export class Edge {
       },
       challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
       signIn: (req, res) => answerSignIn(req, res, signIn),
+      suiteSignIn: suiteSignIn ? (req, res) => answerSuiteSignIn(req, res, suiteSignIn) : undefined,
       files: files
         ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
         : undefined,
@@ -161,9 +170,23 @@ export class Edge {
     const accounts = accountsService(this.p.db, this.p.config, this.tokens);
     return {
       login: (email, password) => accounts.login(email, password),
+      suite: this.p.kernel.use("suiteEdgeSignIn") !== null,
       maxAgeSeconds: this.p.config.sessionTtlDays * 86_400,
       routed: async (host) => (await this.routes.get(host)).target !== null,
       hit: (key) => this.p.rateLimit.hit(key),
+      log: this.p.log,
+    };
+  }
+
+  /** "Sign in with the suite" on a site's host, when the suite's sign-in is there (a suite is configured). */
+  private suiteSignIn(): SuiteSignInOptions | null {
+    const suite = this.p.kernel.use("suiteEdgeSignIn");
+    if (!suite) return null;
+    return {
+      start: (returnTo, browserHash) => suite.start(returnTo, browserHash),
+      exchange: (code, browser) => suite.exchange(code, browser),
+      maxAgeSeconds: this.p.config.sessionTtlDays * 86_400,
+      routed: (host) => this.routed(host),
       log: this.p.log,
     };
   }

@@ -3,7 +3,12 @@ import type { TLSSocket } from "node:tls";
 import { CSRF_COOKIE, SESSION_COOKIE } from "../http/session-cookie.js";
 
 /** The platform's own cookies: they authenticate to the platform and never reach an app, nor come from one. */
-const PLATFORM_COOKIES = new Set([SESSION_COOKIE, CSRF_COOKIE]);
+/**
+ * The edge's binding of a suite sign-in to the browser that started it on a site's host (suite-sign-in.ts); an
+ * app setting it (even for a parent domain) could bind a visitor to a sign-in of its own choosing.
+ */
+export const SUITE_BINDING_COOKIE = "platform_suite_binding";
+const PLATFORM_COOKIES = new Set([SESSION_COOKIE, CSRF_COOKIE, SUITE_BINDING_COOKIE]);
 
 /** One cookie's value from a Cookie header (the first of that name), URI-decoded when it can be. */
 export function cookieValue(header: string | undefined, name: string): string | null {

@@ -16,7 +16,12 @@ export const edgeArea = defineArea<Edge, EdgeConfig>({
   name: "edge",
   tags: [{ name: "stats", description: "Daily requests, errors, response times and traffic of apps, from the edge." }],
   config: edgeConfig,
-  setup: (p, config) => new Edge(p, config),
+  setup: (p, config) => {
+    const edge = new Edge(p, config);
+    // the suite's sign-in asks whether a return_to names a host served here (an API-only process resolves too)
+    p.kernel.provide("edgeRoutedHost", (host) => edge.routed(host));
+    return edge;
+  },
   routes: (_app, p) => statsRoutes(statsService({ db: p.db, kernel: p.kernel })),
   jobs: (p, edge) => statsJobs(p.db, edge.config.statsKeepDays),
   health: (p, edge): Record<string, HealthCheck> =>

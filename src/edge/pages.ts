@@ -9,7 +9,14 @@ export interface EdgePage {
   message: string;
   headers?: Record<string, string>;
   /** the sign-in form (e-mail, password) posting to /.platform/sign-in on the same host, returning to `next` */
-  signIn?: { next: string; error?: string };
+  signIn?: SignInFormPage;
+}
+
+/** The sign-in form; `suite`: a "Sign in with the suite" link too (suite-sign-in.ts, when a suite is configured). */
+export interface SignInFormPage {
+  next: string;
+  error?: string;
+  suite?: boolean;
 }
 
 export const pages = {
@@ -51,8 +58,13 @@ export const pages = {
 const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
-const signInForm = (f: { next: string; error?: string }) => `
-<form method="post" action="/.platform/sign-in">${f.error ? `<p class="error">${escape(f.error)}</p>` : ""}
+const suiteLink = (next: string) =>
+  `<p><a class="suite" href="/.platform/suite-sign-in?next=${escape(encodeURIComponent(next))}">Sign in with the suite</a></p>`;
+
+const signInForm = (
+  f: SignInFormPage,
+) => `${f.error ? `<p class="error">${escape(f.error)}</p>` : ""}${f.suite ? suiteLink(f.next) : ""}
+<form method="post" action="/.platform/sign-in">
 <input type="hidden" name="next" value="${escape(f.next)}">
 <label>E-mail<input name="email" type="email" autocomplete="username" required></label>
 <label>Password<input name="password" type="password" autocomplete="current-password" required></label>

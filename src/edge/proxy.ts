@@ -6,11 +6,12 @@ import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
 import { prepareUpstreamHeaders, replayable } from "./headers.js";
-import { pages, sendPage, sendPageOnSocket, sendRedirect } from "./pages.js";
+import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
 import { ACME_CHALLENGE, answerChallenge } from "./acme-challenge.js";
 import { isSignIn } from "./sign-in.js";
+import { isSuiteSignIn } from "./suite-sign-in.js";
 import { Attempt, Flight, type AttemptOwner } from "./attempt.js";
 import { UpstreamPools } from "./upstream.js";
 
@@ -34,6 +35,8 @@ export interface EdgeProxyOptions {
   challenge?: (token: string) => Promise<string | null>;
   /** POST /.platform/sign-in on any served host: the edge's sign-in form (sign-in.ts) */
   signIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** GET /.platform/suite-sign-in and /.platform/suite-landing (suite-sign-in.ts): only when a suite is configured */
+  suiteSignIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -99,6 +102,11 @@ export class EdgeProxy implements AttemptOwner {
         this.opts.log.error({ err }, "edge sign-in failed");
         sendPage(res, pages.storeDown(), req.method);
       });
+    if (this.opts.suiteSignIn && isSuiteSignIn(req))
+      return void this.opts.suiteSignIn(req, res).catch((err) => {
+        this.opts.log.error({ err }, "edge suite sign-in failed");
+        sendPage(res, pages.storeDown(), req.method);
+      });
     // the common case without a wait: a cached route to a public app or site goes straight to its upstream or
     // files (other visibilities, and owners with an access policy, take the path below through the decision)
     const host = hostName(req.headers.host);
@@ -118,7 +126,7 @@ export class EdgeProxy implements AttemptOwner {
           seen.target = found.target;
         }
         const decision = await this.access.decide(found.target, req, found.url);
-        if (decision.kind === "deny") return sendPage(res, decision, req.method);
+        if (decision.kind === "deny") return sendPage(res, this.withSuiteLink(decision), req.method);
         if (decision.kind === "redirect") return sendRedirect(res, decision.location, decision.headers);
         this.forward(req, res, found.host, found.target);
       })
@@ -127,6 +135,11 @@ export class EdgeProxy implements AttemptOwner {
         sendPage(res, pages.storeDown(), req.method);
       });
   };
+
+  /** The sign-in page offers "Sign in with the suite" too where a suite is configured (a copy: decisions are cached). */
+  private withSuiteLink(page: EdgePage): EdgePage {
+    return page.signIn && this.opts.suiteSignIn ? { ...page, signIn: { ...page.signIn, suite: true } } : page;
+  }
 
   private forward(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
     if (target.site && this.opts.files) return this.opts.files.serve(req, res, target.site);

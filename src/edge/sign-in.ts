@@ -16,6 +16,8 @@ const ATTEMPTS_PER_SECOND = 5;
 export interface SignInOptions {
   /** e-mail and password to a new session token, as the accounts area signs in (throws invalid_credentials) */
   login(email: string, password: string): Promise<string>;
+  /** whether the page offers "Sign in with the suite" too (a suite is configured) */
+  suite: boolean;
   /** the session's lifetime (SESSION_TTL_DAYS), for the cookie's Max-Age */
   maxAgeSeconds: number;
   /** whether the host names a target (the form is only answered where a site is served) */
@@ -33,11 +35,12 @@ export function safeNext(next: string | null): string {
   return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
 }
 
-const form = (next: string, error?: string): EdgePage => ({
+/** The sign-in page again (401), with what went wrong; `suite`: with the "Sign in with the suite" link. */
+export const signInForm = (next: string, error?: string, suite?: boolean): EdgePage => ({
   status: 401,
   title: "Sign in",
   message: "This site is visible to members of its organization only; sign in with your platform account.",
-  signIn: { next, error },
+  signIn: { next, error, suite },
 });
 
 function readBody(req: IncomingMessage): Promise<string | null> {
@@ -95,21 +98,33 @@ export async function answerSignIn(req: IncomingMessage, res: ServerResponse, op
   const email = fields.get("email")?.trim() ?? "";
   const password = fields.get("password") ?? "";
   if (!email || !password || email.length > 254 || password.length > 200)
-    return sendPage(res, form(next, "Enter your e-mail and password."), "POST");
+    return sendPage(res, signInForm(next, "Enter your e-mail and password.", opts.suite), "POST");
   let token: string;
   try {
     token = await opts.login(email, password);
   } catch (err) {
     if (err instanceof ApiError && err.code === "invalid_credentials")
-      return sendPage(res, form(next, "The e-mail or password is wrong."), "POST");
+      return sendPage(res, signInForm(next, "The e-mail or password is wrong.", opts.suite), "POST");
     opts.log.error({ err }, "edge sign-in failed");
     return sendPage(res, pages.storeDown(), "POST");
   }
-  const cookie = [`${SESSION_COOKIE}=${token}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${opts.maxAgeSeconds}`];
-  if (https) cookie.push("Secure");
+  signedIn(res, { token, next, https, maxAgeSeconds: opts.maxAgeSeconds });
+}
+
+/**
+ * The end of a sign-in on a site's host (the form here, the suite's landing): the session token becomes the host's
+ * `platform_session` cookie (HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS), then a 303 back to the page;
+ * `extraCookies` go along (the suite's binding, cleared).
+ */
+export function signedIn(
+  res: ServerResponse,
+  s: { token: string; next: string; https: boolean; maxAgeSeconds: number; extraCookies?: string[] },
+): void {
+  const cookie = [`${SESSION_COOKIE}=${s.token}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${s.maxAgeSeconds}`];
+  if (s.https) cookie.push("Secure");
   res.writeHead(303, {
-    location: next,
-    "set-cookie": cookie.join("; "),
+    location: s.next,
+    "set-cookie": [cookie.join("; "), ...(s.extraCookies ?? [])],
     "cache-control": "no-store",
     "content-length": 0,
   });

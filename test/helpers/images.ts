@@ -23,7 +23,7 @@ const IMAGES = {
 export type TestImage = keyof typeof IMAGES;
 
 /** The test directories whose files use these images. */
-export const IMAGE_TEST_DIRS = ["apps", "runtime", "sandboxes", "registry", "bench-free"];
+export const IMAGE_TEST_DIRS = ["apps", "runtime", "sandboxes", "registry", "bench-free", "cron"];
 
 /** Builds every shared image (skipping those already built with the same content); returns the environment naming them. */
 export async function buildTestImages(): Promise<Record<TestImage, string>> {

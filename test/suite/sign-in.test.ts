@@ -9,15 +9,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, expectError, signup } from "../helpers/app.js";
 import { makeOrg } from "../orgs/lib.js";
-import {
-  followInBrowser,
-  person,
-  signedIn,
-  signInJson,
-  suiteApp,
-  toCallback,
-  type SuiteTestApp,
-} from "./sign-in-lib.js";
+import { person, signedIn, signInJson, suiteApp, toCallback, type SuiteTestApp } from "./sign-in-lib.js";
+import { followInBrowser } from "./sign-in-lib.js";
 import type { SuiteState } from "../../src/suite/state.js";
 
 let s: SuiteTestApp;
@@ -255,30 +248,28 @@ describe("suite sign-in", () => {
   });
 
   test("login CSRF: the console's exchange takes a code only in the browser that started the sign-in", async () => {
-    const consoleExchange = async (code: string, cookies: string) => {
-      const csrf = "c".repeat(24);
-      return fetch(`${s.baseUrl}/console/suite-session`, {
+    const csrf = "c".repeat(24);
+    const consoleExchange = (code: string, cookies: string) =>
+      fetch(`${s.baseUrl}/console/suite-session`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
           "x-platform-csrf": csrf,
-          cookie: [`platform_csrf=${csrf}`, cookies].filter(Boolean).join("; "),
+          cookie: `platform_csrf=${csrf}; ${cookies}`,
         },
         body: JSON.stringify({ code }),
       });
-    };
-    const finish = async (url: string) =>
-      ((await (await fetch(url, { headers: { accept: "application/json" } })).json()) as any).code as string;
     // an attacker's own sign-in, its code handed to a victim's browser (no binding cookie, or the victim's own)
     const theirs = await followInBrowser(s, admin.sub, `${s.baseUrl}/v1/auth/suite/start`);
     const victim = await followInBrowser(s, staff.sub, `${s.baseUrl}/v1/auth/suite/start`);
-    const theirCode = await finish(theirs.url);
+    const theirCode = ((await (await fetch(theirs.url, { headers: { accept: "application/json" } })).json()) as any)
+      .code;
     for (const cookies of ["", victim.jar.header()]) {
       const refused = await consoleExchange(theirCode, cookies);
       assert.equal(refused.status, 400);
       assert.equal(((await refused.json()) as any).error.code, "suite_sign_in_failed");
     }
-    // in the browser that started it the same code signs in (it was not used up by the refusals)
+    // in the browser that started it the same code signs in (the refusals did not use it up)
     const ok = await consoleExchange(theirCode, theirs.jar.header());
     assert.equal(ok.status, 200, await ok.clone().text());
     assert.match(ok.headers.getSetCookie().join(";"), /platform_session=op_/);

@@ -1001,6 +1001,118 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/cron-jobs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's cron jobs; instance-limited keys see theirs.
+     * @description The caller's cron jobs; instance-limited keys see theirs.
+     */
+    get: operations["listCronJobs"];
+    put?: never;
+    /**
+     * Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).
+     * @description Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).
+     */
+    post: operations["createCronJob"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One cron job by id or name, with its next scheduled run.
+     * @description One cron job by id or name, with its next scheduled run.
+     */
+    get: operations["getCronJob"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete the cron job; a run still going is stopped.
+     * @description Delete the cron job; a run still going is stopped.
+     */
+    delete: operations["deleteCronJob"];
+    options?: never;
+    head?: never;
+    /**
+     * Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.
+     * @description Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.
+     */
+    patch: operations["updateCronJob"];
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/run": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run the job now (202), under its concurrency policy and admission; the run's state says how it went.
+     * @description Run the job now (202), under its concurrency policy and admission; the run's state says how it went.
+     */
+    post: operations["runCronJob"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/runs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The job's runs, newest first (a bounded history): state, exit code, duration, why.
+     * @description The job's runs, newest first (a bounded history): state, exit code, duration, why.
+     */
+    get: operations["listCronRuns"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/cron-jobs/{id}/runs/{run_id}/logs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A run's output (its last 1000 lines, 64 KiB), kept with the run once it ended.
+     * @description A run's output (its last 1000 lines, 64 KiB), kept with the run once it ended.
+     */
+    get: operations["getCronRunLogs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/databases": {
     parameters: {
       query?: never;
@@ -4271,6 +4383,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/pods/{id}/releases": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The pod's numbered releases, newest first: what changed, who, when, and the outcome.
+     * @description The pod's numbered releases, newest first: what changed, who, when, and the outcome.
+     */
+    get: operations["listPodReleases"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/pods/{id}/restart": {
     parameters: {
       query?: never;
@@ -4285,6 +4417,26 @@ export interface paths {
      * @description Rolling restart: a new replica, then the old one stops. 202.
      */
     post: operations["restartPod"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/pods/{id}/rollback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Return to an earlier release: a new release with its spec, rolled out safely (202; the old version serves until the new one is ready).
+     * @description Return to an earlier release: a new release with its spec, rolled out safely (202; the old version serves until the new one is ready).
+     */
+    post: operations["rollbackPod"];
     delete?: never;
     options?: never;
     head?: never;
@@ -4999,6 +5151,27 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "invalid_signature";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_38a1773098: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "bad_slug" | "bad_size" | "bad_image" | "bad_schedule";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -10673,6 +10846,524 @@ export interface operations {
       503: components["responses"]["Error503_2f12b31069"];
     };
   };
+  listCronJobs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          command: string[];
+          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
+          concurrency_policy?: "forbid" | "replace" | "allow";
+          /**
+           * Format: int32
+           * @description a run still going after this is stopped (failed)
+           */
+          deadline_seconds?: number;
+          env?: {
+            [key: string]: string;
+          };
+          image?: string;
+          name: string;
+          /**
+           * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
+           * @enum {string}
+           */
+          owner?: "me" | "org";
+          /** @description a pod (id or slug) whose current image the job runs */
+          pod?: string;
+          /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
+          schedule: string;
+          /** @description nano, micro, cpu-small, cpu-medium */
+          size?: string;
+          suspended?: boolean;
+          /** @description IANA time zone, default UTC */
+          time_zone?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_38a1773098"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_fdc1a07ebf"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
+    };
+  };
+  getCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deleteCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          command?: string[];
+          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
+          concurrency_policy?: "forbid" | "replace" | "allow";
+          /**
+           * Format: int32
+           * @description a run still going after this is stopped (failed)
+           */
+          deadline_seconds?: number;
+          env?: {
+            [key: string]: string;
+          };
+          image?: string;
+          /** @description a pod (id or slug) whose current image the job runs */
+          pod?: string;
+          /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
+          schedule?: string;
+          /** @description nano, micro, cpu-small, cpu-medium */
+          size?: string;
+          suspended?: boolean;
+          /** @description IANA time zone, default UTC */
+          time_zone?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command: string[];
+            concurrency_policy: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            deadline_seconds: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            schedule: string;
+            size: string;
+            source_pod_id: string | null;
+            suspended: boolean;
+            time_zone: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_38a1773098"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_0c4fb81dcc"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_980658f385"];
+    };
+  };
+  runCronJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            duration_ms: number | null;
+            /** Format: int64 */
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            host_id: string | null;
+            id: string;
+            job_id: string;
+            reason: string | null;
+            /** Format: date-time */
+            scheduled_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+            state: string;
+            /** @description schedule or manual */
+            trigger: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_63309e44f8"];
+    };
+  };
+  listCronRuns: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: int64 */
+            duration_ms: number | null;
+            /** Format: int64 */
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            host_id: string | null;
+            id: string;
+            job_id: string;
+            reason: string | null;
+            /** Format: date-time */
+            scheduled_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+            state: string;
+            /** @description schedule or manual */
+            trigger: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getCronRunLogs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+        run_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            lines: string[];
+            run: {
+              /** Format: int64 */
+              duration_ms: number | null;
+              /** Format: int64 */
+              exit_code: number | null;
+              /** Format: date-time */
+              finished_at: string | null;
+              host_id: string | null;
+              id: string;
+              job_id: string;
+              reason: string | null;
+              /** Format: date-time */
+              scheduled_at: string;
+              /** Format: date-time */
+              started_at: string | null;
+              /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+              state: string;
+              /** @description schedule or manual */
+              trigger: string;
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   listDatabases: {
     parameters: {
       query?: never;
@@ -13022,6 +13713,264 @@ export interface operations {
           "application/json": ({
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -13031,6 +13980,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -13045,8 +14000,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -13143,6 +14130,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -13152,6 +14397,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -13166,8 +14417,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -15090,6 +16373,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -15099,6 +16640,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -15113,8 +16660,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -22033,10 +23612,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22062,8 +23906,25 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -22095,8 +23956,273 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description members rolled at once (default 1)
+             */
+            max_surge?: number;
+            /**
+             * Format: int32
+             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+             */
+            max_unavailable?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22114,6 +24240,10 @@ export interface operations {
           replica_max: number;
           /** Format: int32 */
           replica_min: number;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU */
           size?: string;
           slug?: string;
@@ -22136,10 +24266,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22165,8 +24560,25 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -22215,10 +24627,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22244,8 +24921,25 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -22290,10 +24984,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22319,8 +25278,25 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -22359,7 +25335,272 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description members rolled at once (default 1)
+             */
+            max_surge?: number;
+            /**
+             * Format: int32
+             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+             */
+            max_unavailable?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22371,6 +25612,10 @@ export interface operations {
           replica_max?: number;
           /** Format: int32 */
           replica_min?: number;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           size?: string;
           /**
            * Format: int32
@@ -22390,10 +25635,275 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
             /**
              * Format: int64
              * @description members the autoscaler wants now, within [replica_min, replica_max]
@@ -22419,8 +25929,25 @@ export interface operations {
               slug: string;
               state: string;
             }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
             /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
             scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             slug: string;
             /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
@@ -22571,6 +26098,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22583,6 +26353,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -22613,6 +26393,249 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
           /** @description environment variables; names are letters, digits and _ */
@@ -22629,6 +26652,10 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
           volumes?: {
@@ -22649,6 +26676,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22661,6 +26931,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -22707,6 +26987,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22719,6 +27242,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -22789,6 +27322,249 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
           /** @description environment variables; names are letters, digits and _ */
@@ -22800,6 +27576,10 @@ export interface operations {
           name?: string;
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string | null;
           volumes?: {
@@ -22820,6 +27600,249 @@ export interface operations {
         };
         content: {
           "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             command: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -22832,6 +27855,16 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -22877,6 +27910,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -22886,6 +28177,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -22900,8 +28197,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -22940,8 +28269,263 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
           databases?: string[];
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -22961,6 +28545,10 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
           slug?: string;
@@ -22986,6 +28574,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -22995,6 +28841,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23009,8 +28861,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23068,6 +28952,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23077,6 +29219,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23091,8 +29239,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23146,6 +29326,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23155,6 +29593,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23169,8 +29613,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23216,7 +29692,262 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+          checks?: {
+            liveness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            readiness?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+            startup?:
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  path: string;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description default 399
+                   */
+                  status_max?: number;
+                  /**
+                   * Format: int32
+                   * @description default 200
+                   */
+                  status_min?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "http";
+                }
+              | {
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description default: the pod's port
+                   */
+                  port?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "tcp";
+                }
+              | {
+                  command: string[];
+                  /**
+                   * Format: int32
+                   * @description failures in a row to count as failing; default 3
+                   */
+                  failure_threshold?: number;
+                  /** @description default 5 */
+                  interval_seconds?: number;
+                  /**
+                   * Format: int32
+                   * @description passes in a row to count as passing; default 1
+                   */
+                  success_threshold?: number;
+                  /** @description default 2 */
+                  timeout_seconds?: number;
+                  /** @enum {string} */
+                  type: "exec";
+                };
+          } | null;
           command?: string[] | null;
+          deploy?: {
+            /**
+             * Format: int32
+             * @description a new version not ready within this is rolled back (default 300)
+             */
+            deadline_seconds?: number;
+            /**
+             * Format: int32
+             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+             */
+            stop_grace_seconds?: number;
+          };
           /** @description environment variables; names are letters, digits and _ */
           env?: {
             [key: string]: string;
@@ -23224,6 +29955,10 @@ export interface operations {
           image?: string;
           /** Format: int32 */
           port?: number | null;
+          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           size?: string;
         };
       };
@@ -23240,6 +29975,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23249,6 +30242,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23263,8 +30262,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23395,6 +30426,61 @@ export interface operations {
       503: components["responses"]["Error503_7a97a9ebe3"];
     };
   };
+  listPodReleases: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description what this release changed (empty for the first) */
+            changed: string[];
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description the account that made the change */
+            created_by: string | null;
+            description: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            image: string;
+            /** Format: int64 */
+            number: number;
+            /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
+            outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
+            outcome_reason: string | null;
+            /** Format: int64 */
+            port: number | null;
+            size: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   restartPod: {
     parameters: {
       query?: never;
@@ -23418,6 +30504,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23427,6 +30771,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23441,8 +30791,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23477,6 +30859,392 @@ export interface operations {
       503: components["responses"]["Error503_dc9bb3e5fd"];
     };
   };
+  rollbackPod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int64 */
+          release: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
+            address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
+            /**
+             * Format: int64
+             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
+             */
+            cleaned_containers: number;
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
+            desired_state: string;
+            env: {
+              [key: string]: string;
+            };
+            /** Format: int64 */
+            generation: number;
+            gpu: string | null;
+            group_id: string | null;
+            host_id: string | null;
+            id: string;
+            image: string;
+            name: string;
+            /** Format: int64 */
+            port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
+            /** Format: int64 */
+            restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
+            /** Format: int64 */
+            serving_generation: number | null;
+            size: string;
+            slug: string;
+            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
+            state_reason: string | null;
+            template_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+            volumes: {
+              path: string;
+              volume_id: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_01340d5b3a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_c81a53a3b5"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_ee39af38ff"];
+    };
+  };
   startPod: {
     parameters: {
       query?: never;
@@ -23500,6 +31268,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23509,6 +31535,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23523,8 +31555,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;
@@ -23689,6 +31753,264 @@ export interface operations {
           "application/json": {
             /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
             address: string | null;
+            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+            check_status: {
+              [key: string]: {
+                /** Format: date-time */
+                checked_at: string;
+                /** Format: int64 */
+                generation: number;
+                last_failure: {
+                  /** Format: date-time */
+                  at: string;
+                  reason: string;
+                } | null;
+                state: "pending" | "passing" | "failing";
+              };
+            };
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
             /**
              * Format: int64
              * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
@@ -23698,6 +32020,12 @@ export interface operations {
             /** Format: date-time */
             created_at: string;
             databases: string[];
+            deploy: {
+              /** Format: int64 */
+              deadline_seconds: number;
+              /** Format: int64 */
+              stop_grace_seconds: number;
+            };
             desired_state: string;
             env: {
               [key: string]: string;
@@ -23712,8 +32040,40 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /** @description the serving replica passes readiness (the edge routes to it) */
+            ready: boolean;
+            /**
+             * Format: int64
+             * @description the release the pod runs (GET /v1/pods/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             restart_count: number;
+            rollout: {
+              rollback: {
+                /** Format: date-time */
+                at: string;
+                /** Format: int64 */
+                from_release: number;
+                /** @description the failed replica's last log lines */
+                log_lines: string[];
+                reason: string;
+                /** Format: int64 */
+                to_release: number;
+              } | null;
+              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+              state: "rolling" | "done" | "rollback";
+            };
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             /** Format: int64 */
             serving_generation: number | null;
             size: string;

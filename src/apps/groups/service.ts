@@ -13,7 +13,7 @@ import { advanceGroupRollout } from "../rollout/groups.js";
 import { setGroupRollout } from "../rollout/repo.js";
 import type { Static } from "@sinclair/typebox";
 import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
-import { openEnv, sealEnv } from "../container-spec.js";
+import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
 
@@ -64,14 +64,15 @@ function checkBounds(min: number, max: number): void {
 export function groupsService(deps: GroupsDeps) {
   const { db, secrets, kernel, pods } = deps;
 
-  const memberInput = (g: repo.GroupRow): PodInput => ({
+  const memberInput = (g: repo.GroupRow, doc = readEnvDoc(secrets, g.spec.env_sealed)): PodInput => ({
     name: g.name,
     // members are reached through the group's name; their own slug says whose they are
     slug: `${g.slug.slice(0, 33)}-${randomBytes(3).toString("hex")}`,
     image: g.spec.image,
     port: g.spec.port,
     command: g.spec.command,
-    env: openEnv(secrets, g.spec.env_sealed),
+    env: doc.plain,
+    inherited_secrets: doc,
     size: g.spec.size,
     databases: g.spec.databases,
     checks: g.spec.checks ?? null,
@@ -149,7 +150,15 @@ export function groupsService(deps: GroupsDeps) {
             image: input.image,
             port: input.port ?? null,
             command: input.command ?? null,
-            env_sealed: sealEnv(secrets, input.env ?? {}),
+            env_sealed: sealEnvDoc(
+              secrets,
+              applyEnvChange(
+                secrets,
+                emptyEnvDoc(),
+                { env: input.env ?? {}, secret_env: input.secret_env },
+                setterOf(p),
+              ),
+            ),
             size: size.id,
             databases: input.databases ?? [],
             checks: input.checks ?? null,
@@ -204,6 +213,7 @@ export function groupsService(deps: GroupsDeps) {
     const specChange =
       patch.image !== undefined ||
       patch.env !== undefined ||
+      patch.secret_env !== undefined ||
       patch.size !== undefined ||
       patch.port !== undefined ||
       patch.command !== undefined ||
@@ -248,7 +258,13 @@ export function groupsService(deps: GroupsDeps) {
               image: patch.image ?? cur.spec.image,
               port: patch.port !== undefined ? patch.port : cur.spec.port,
               command: patch.command !== undefined ? patch.command : cur.spec.command,
-              env_sealed: patch.env !== undefined ? sealEnv(secrets, { ...patch.env }) : cur.spec.env_sealed,
+              env_sealed:
+                patch.env !== undefined || patch.secret_env !== undefined
+                  ? sealEnvDoc(
+                      secrets,
+                      applyEnvChange(secrets, readEnvDoc(secrets, cur.spec.env_sealed), patch, setterOf(p)),
+                    )
+                  : cur.spec.env_sealed,
               size: size?.id ?? cur.spec.size,
               databases: cur.spec.databases,
               checks: patch.checks !== undefined ? patch.checks : (cur.spec.checks ?? null),
@@ -306,9 +322,10 @@ export function groupsService(deps: GroupsDeps) {
     }
   }
 
-  const envOf = (g: repo.GroupRow) => openEnv(secrets, g.spec.env_sealed);
+  const envOf = (g: repo.GroupRow) => readEnvDoc(secrets, g.spec.env_sealed).plain;
+  const secretEnvOf = (g: repo.GroupRow) => readEnvDoc(secrets, g.spec.env_sealed).meta;
 
-  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf };
+  return { create, list, get, update, remove, converge, convergeHeld, growthRefusal, envOf, secretEnvOf };
 }
 
 export type GroupsService = ReturnType<typeof groupsService>;

@@ -1,6 +1,7 @@
 import type { GroupRollout } from "../rollout/groups.js";
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
+import type { SecretMeta } from "../secrets/env.js";
 
 export type GroupState = "creating" | "running" | "stopped" | "failed" | "removed";
 
@@ -18,6 +19,7 @@ export function groupView(
   { group: g, members }: GroupWithMembers,
   env: Record<string, string>,
   urls: { appsDomain: string; edgePort: number },
+  secretEnv: Record<string, SecretMeta> = {},
 ) {
   const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
@@ -31,6 +33,7 @@ export function groupView(
     deploy: g.spec.deploy ?? {},
     rollout: rolloutView((g as { rollout?: GroupRollout | null }).rollout ?? null),
     env,
+    secret_env: secretEnv,
     size: g.spec.size,
     databases: g.spec.databases,
     replica_min: g.replica_min,

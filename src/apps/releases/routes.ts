@@ -72,7 +72,7 @@ export function releaseRoutes({ pods, urls }: RouteDeps, releases: ReleasesServi
       response: { 202: Pod },
       handler: async (request, reply) => {
         const pod = await releases.rollback(callerOf(request), request.params.id, request.body.release);
-        return reply.code(202).send(podView(pod, pods.envOf(pod), urls));
+        return reply.code(202).send(podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod)));
       },
     }),
   ];

@@ -31,7 +31,9 @@ export function releasesService(deps: { db: Db; pods: PodsService }) {
         image: target.image,
         port: target.port,
         command: target.command,
+        // the release's whole env: its plain values, and its secrets (those added since are removed)
         env: pods.envOf(target as unknown as PodRow),
+        secret_env: pods.secretsPatchTo(pod, target.env_sealed),
         size: target.size,
         checks: target.checks,
         deploy: { stop_grace_seconds: target.stop_grace_seconds, deadline_seconds: target.rollout_deadline_seconds },

@@ -2,6 +2,7 @@ import { systemPrincipal, type Principal } from "../../auth/principal.js";
 import type { Db } from "../../store/db.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { openEnv } from "../container-spec.js";
+import { readEnvDoc, secretsPatchTo } from "../secrets/env.js";
 import type { PodRow } from "../repo.js";
 import type { PodsService } from "../service.js";
 import type { PodPatch } from "../types.js";
@@ -32,11 +33,13 @@ export const batchSize = (spec: GroupSpec) =>
   Math.max(1, (spec.deploy?.max_surge ?? 1) + (spec.deploy?.max_unavailable ?? 0));
 
 function memberPatch(deps: GroupRolloutDeps, spec: GroupSpec): PodPatch {
+  const doc = readEnvDoc(deps.secrets, spec.env_sealed);
   return {
+    secret_env: doc.secret,
     image: spec.image,
     port: spec.port,
     command: spec.command,
-    env: openEnv(deps.secrets, spec.env_sealed),
+    env: doc.plain,
     size: spec.size,
     checks: spec.checks ?? null,
     deploy: {
@@ -55,7 +58,10 @@ function upToDate(deps: GroupRolloutDeps, m: PodRow, want: PodPatch): boolean {
     same(m.checks, want.checks) &&
     m.stop_grace_seconds === want.deploy!.stop_grace_seconds &&
     m.rollout_deadline_seconds === want.deploy!.deadline_seconds &&
-    same(sortedEnv(openEnv(deps.secrets, m.env_sealed)), sortedEnv(want.env!))
+    same(
+      sortedEnv(openEnv(deps.secrets, m.env_sealed)),
+      sortedEnv({ ...want.env!, ...(want.secret_env as Record<string, string>) }),
+    )
   );
 }
 
@@ -111,7 +117,10 @@ export async function advanceGroupRollout(deps: GroupRolloutDeps, groupId: strin
     }
     const p = rolloutPrincipal(g);
     for (const m of outdated.filter((m) => !rolling(m)).slice(0, Math.max(0, batchSize(g.spec) - inFlight)))
-      await deps.pods.update(p, m.id, want);
+      await deps.pods.update(p, m.id, {
+        ...want,
+        secret_env: secretsPatchTo(deps.secrets, m.env_sealed, want.secret_env as Record<string, string>),
+      });
   });
 }
 

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
+import { SecretEnv } from "../secrets/schemas.js";
 import { ChecksSchema, DeploySchema, GroupDeploySchema } from "../checks/spec.js";
 
 /**
@@ -35,6 +36,7 @@ export const PodCreateBody = Body({
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
   size: Type.Optional(
     Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" }),
   ),
@@ -63,6 +65,7 @@ export const PodCreateBody = Body({
 export const PodPatchBody = Body({
   image: Type.Optional(Image),
   env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
@@ -87,6 +90,7 @@ export const GroupCreateBody = Body({
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU" })),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
   checks: Type.Optional(Nullable(ChecksSchema)),
@@ -103,6 +107,7 @@ export const GroupPatchBody = Body({
   target_cpu_percent: Type.Optional(TargetCpu()),
   image: Type.Optional(Image),
   env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
   size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { SecretEnvView } from "../secrets/schemas.js";
 import { callerOf } from "../../auth/principal.js";
 import { Nullable, Timestamp } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
@@ -31,6 +32,7 @@ export const PodGroup = Type.Object({
     ),
   ),
   env: Type.Record(Type.String(), Type.String()),
+  secret_env: SecretEnvView,
   size: Type.String(),
   databases: Type.Array(Type.String()),
   replica_min: Type.Integer(),
@@ -72,7 +74,7 @@ export function groupRoutes({
   groups: GroupsService;
   urls: { appsDomain: string; edgePort: number };
 }): Route[] {
-  const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls);
+  const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls, groups.secretEnvOf(g.group));
 
   return [
     route({

@@ -13,7 +13,7 @@ const LinkedApp = Type.Intersect([Pod, Type.Object({ linked_service: Type.String
 
 /** Linked apps: the operator deploys for an e-mail user; the user reads logs and restarts (spec "Catalog, legacy and linked services"). */
 export function linkedRoutes({ pods, urls }: RouteDeps, linked: LinkedService): Route[] {
-  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls);
+  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod));
   const linkedView = (pod: PodRow) => ({ ...view(pod), linked_service: pod.linked_service ?? "" });
 
   return [

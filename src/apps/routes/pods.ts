@@ -21,7 +21,7 @@ const CREATE_ERRORS = [
 
 /** Pods: create, list, read, change (rolling update), start/stop/restart, delete, logs, exec. */
 export function podRoutes({ pods, urls }: RouteDeps): Route[] {
-  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls);
+  const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod));
 
   return [
     route({

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
 import type { PodsService } from "../service.js";
+import { SecretEnvView } from "../secrets/schemas.js";
 import { ChecksSchema } from "../checks/spec.js";
 
 export const CheckStatus = Type.Object({
@@ -33,6 +34,7 @@ export const Pod = Type.Object({
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
   env: Type.Record(Type.String(), Type.String()),
+  secret_env: SecretEnvView,
   size: Type.String(),
   gpu: Nullable(Type.String()),
   volumes: Type.Array(Type.Object({ volume_id: Type.String(), path: Type.String() })),

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { SecretEnv, SecretEnvView } from "../secrets/schemas.js";
 import { callerOf } from "../../auth/principal.js";
 import { Body, NoContent, Nullable, Timestamp } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
@@ -20,6 +21,7 @@ const Template = Type.Object({
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
   env: Type.Record(Type.String(), Type.String()),
+  secret_env: SecretEnvView,
   size: Nullable(Type.String()),
   volumes: Type.Array(Type.Object({ volume: Type.String(), path: Type.String() })),
   databases: Type.Array(Type.String()),
@@ -33,6 +35,7 @@ const fields = {
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
   checks: Type.Optional(Nullable(ChecksSchema)),
   size: Type.Optional(Size),
   volumes: Type.Optional(Type.Array(VolumeMount, { maxItems: 8 })),
@@ -50,6 +53,7 @@ export function templateRoutes({ templates }: { templates: TemplatesService }): 
     port: t.spec.port ?? null,
     command: t.spec.command ?? null,
     env: templates.envOf(t),
+    secret_env: templates.secretEnvOf(t),
     size: t.spec.size ?? null,
     volumes: t.spec.volumes ?? [],
     databases: t.spec.databases ?? [],

@@ -5,7 +5,7 @@ import type { InstanceFilter, Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { openEnv, sealEnv } from "../container-spec.js";
+import { applyEnvChange, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { podSizes } from "../sizes.js";
 import { validateChecks, type Checks } from "../checks/spec.js";
 import type { VolumeRef } from "../volumes/attach.js";
@@ -26,6 +26,7 @@ export interface TemplateFields {
   port?: number | null;
   command?: string[] | null;
   env?: Record<string, string>;
+  secret_env?: Record<string, string | null>;
   size?: string | null;
   volumes?: VolumeRef[];
   databases?: string[];
@@ -60,7 +61,7 @@ export function templatesService(deps: TemplatesDeps) {
   }
 
   /** the saved spec with the given fields applied (null removes a field, leaving it to each deploy) */
-  function applyFields(base: repo.TemplateSpec, f: TemplateFields): repo.TemplateSpec {
+  function applyFields(base: repo.TemplateSpec, f: TemplateFields, setBy: string): repo.TemplateSpec {
     const spec: repo.TemplateSpec = { ...base };
     const set = <K extends keyof repo.TemplateSpec>(key: K, value: repo.TemplateSpec[K] | null | undefined) => {
       if (value === undefined) return;
@@ -74,7 +75,8 @@ export function templatesService(deps: TemplatesDeps) {
     set("volumes", f.volumes);
     set("databases", f.databases);
     set("checks", f.checks);
-    if (f.env !== undefined) spec.env_sealed = sealEnv(secrets, { ...f.env });
+    if (f.env !== undefined || f.secret_env !== undefined)
+      spec.env_sealed = sealEnvDoc(secrets, applyEnvChange(secrets, readEnvDoc(secrets, base.env_sealed), f, setBy));
     return spec;
   }
 
@@ -85,7 +87,7 @@ export function templatesService(deps: TemplatesDeps) {
 
   async function create(p: Principal, f: TemplateFields & { name: string }): Promise<repo.TemplateRow> {
     await check(p, f);
-    const spec = applyFields({}, f);
+    const spec = applyFields({}, f, setterOf(p));
     try {
       return await auditedTransaction(db, p, (tx) =>
         repo.insertTemplate(tx, {
@@ -117,7 +119,7 @@ export function templatesService(deps: TemplatesDeps) {
       return await auditedTransaction(db, p, async (tx) => {
         const cur = await repo.findTemplate(tx, p.owner, ref, { forUpdate: true });
         if (!cur) throw notFound("pod template");
-        const spec = applyFields(cur.spec, f);
+        const spec = applyFields(cur.spec, f, setterOf(p));
         return repo.updateTemplate(tx, cur.id, f.name ?? cur.name, spec);
       });
     } catch (err) {
@@ -133,10 +135,10 @@ export function templatesService(deps: TemplatesDeps) {
     });
   }
 
-  const envOf = (t: repo.TemplateRow): Record<string, string> =>
-    t.spec.env_sealed ? openEnv(secrets, t.spec.env_sealed) : {};
+  const envOf = (t: repo.TemplateRow): Record<string, string> => readEnvDoc(secrets, t.spec.env_sealed).plain;
+  const secretEnvOf = (t: repo.TemplateRow) => readEnvDoc(secrets, t.spec.env_sealed).meta;
 
-  return { create, list, get, update, remove, envOf };
+  return { create, list, get, update, remove, envOf, secretEnvOf };
 }
 
 export type TemplatesService = ReturnType<typeof templatesService>;

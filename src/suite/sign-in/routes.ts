@@ -94,7 +94,7 @@ export function signInRoutes(ctx: AppContext, svc: SignInService): Route[] {
       },
       handler: async (request, reply) => {
         const { url, browser } = await svc.start(request.query.return_to);
-        reply.header("set-cookie", flowCookie(request, BROWSER_COOKIE, browser, 600));
+        if (browser !== null) reply.header("set-cookie", flowCookie(request, BROWSER_COOKIE, browser, 600));
         if (wantsJson(request)) return { authorization_url: url };
         return reply.code(302).header("location", url).send();
       },

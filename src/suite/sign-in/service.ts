@@ -20,21 +20,37 @@ const LOGIN_CODE_TTL_SECONDS = 120;
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
 const newCode = () => randomBytes(32).toString("base64url");
 
+/** The edge's landing on a site's host (src/edge/suite-sign-in.ts): "Sign in with the suite" on a company site. */
+export const EDGE_LANDING_PATH = "/.platform/suite-landing";
+/** …and where such a sign-in starts, on the same host (the sign-in page's link). */
+const SITE_START_PATH = "/.platform/suite-sign-in";
+
+/** Where a sign-in goes back to: a path or loopback address (`site: false`), or the edge's landing on a site's host. */
+export interface ReturnTo {
+  url: string;
+  site: boolean;
+}
+
 /**
- * Where the browser may be sent back to: a path of this platform (one leading "/"), or a loopback address with a
- * port (the CLI's one-shot server). Anything else could hand a login code to another site.
+ * Where the browser may be sent back to: a path of this platform (one leading "/"), a loopback address with a
+ * port (the CLI's one-shot server), or the edge's landing (/.platform/suite-landing) on a host the edge serves
+ * (`routed`: the edge's answer; the landing is the edge's own, never the site's, so the code reaches no app).
+ * Anything else could hand a login code to another site.
  */
-export function checkReturnTo(raw: string | undefined): string {
-  if (raw === undefined || raw === "") return DEFAULT_RETURN_TO;
+export async function checkReturnTo(
+  raw: string | undefined,
+  routed: ((host: string) => Promise<boolean>) | null = null,
+): Promise<ReturnTo> {
+  if (raw === undefined || raw === "") return { url: DEFAULT_RETURN_TO, site: false };
   const bad = () =>
     new ApiError(
       "invalid_request",
-      'return_to must be a path of this platform ("/...") or a loopback address such as http://127.0.0.1:<port>/callback.',
+      `return_to must be a path of this platform ("/..."), a loopback address such as http://127.0.0.1:<port>/callback, or ${EDGE_LANDING_PATH} on a host this platform serves.`,
     );
   if (raw.length > 2000) throw bad();
   if (raw.startsWith("/")) {
     if (raw.startsWith("//") || raw.includes("\\") || [...raw].some((ch) => ch.charCodeAt(0) < 0x20)) throw bad();
-    return raw;
+    return { url: raw, site: false };
   }
   let u: URL;
   try {
@@ -42,9 +58,12 @@ export function checkReturnTo(raw: string | undefined): string {
   } catch {
     throw bad();
   }
-  if (u.protocol !== "http:" || !["127.0.0.1", "localhost"].includes(u.hostname) || !u.port || u.username || u.password)
-    throw bad();
-  return u.href;
+  if (!["http:", "https:"].includes(u.protocol) || u.username || u.password) throw bad();
+  if (u.protocol === "http:" && ["127.0.0.1", "localhost"].includes(u.hostname) && u.port)
+    return { url: u.href, site: false };
+  if (u.pathname === EDGE_LANDING_PATH && !u.hash && routed && (await routed(u.host)))
+    return { url: u.href, site: true };
+  throw bad();
 }
 
 /** return_to with the query parameters added (a path stays a path). */
@@ -66,11 +85,28 @@ export function signInService(p: Platform) {
    * Begins a sign-in; `browser` is a fresh random value the route sets as a cookie in the browser that started it
    * (login CSRF: the console's exchange later asks for the same cookie).
    */
-  async function start(returnToRaw: string | undefined): Promise<{ url: string; browser: string }> {
-    const returnTo = checkReturnTo(returnToRaw);
+  /**
+   * A sign-in for the edge's landing on a site's host (`site`) is bound by the edge instead (suiteEdgeSignIn, in
+   * module.ts): its own cookie on that host, whose SHA-256 comes as `browserHash`, and `browser` is null (no cookie
+   * here). Such a return_to comes only from the edge, never from the public start route: other sign-ins are bound
+   * by that route's cookie.
+   */
+  async function start(
+    returnToRaw: string | undefined,
+    browserHash?: Buffer,
+  ): Promise<{ url: string; browser: string | null }> {
+    const returnTo = await checkReturnTo(returnToRaw, p.kernel.use("edgeRoutedHost"));
+    if (returnTo.site !== (browserHash !== undefined))
+      throw new ApiError(
+        "invalid_request",
+        returnTo.site
+          ? `return_to on a site's host is for that site's own sign-in page: open ${SITE_START_PATH} there.`
+          : "A browser binding is only for a return_to on a site's host.",
+      );
     const begun = await suite().identity.begin();
-    const browser = newCode();
-    await repo.saveState(p.db, { ...begun, returnTo, browserHash: sha256(browser) });
+    const browser = returnTo.site ? null : newCode();
+    const hash = browserHash ?? sha256(browser!);
+    await repo.saveState(p.db, { ...begun, returnTo: returnTo.url, browserHash: hash });
     return { url: begun.url, browser };
   }
 

@@ -1,0 +1,12 @@
+import type { ScopeTable } from "../auth/scopes.js";
+
+/** `cron-jobs:read|write|*`, and `cron-jobs:<scope>:<id|name>` for instance-limited keys. */
+export const CRON_SCOPES = {
+  "cron-jobs": { instances: true },
+} as const satisfies ScopeTable;
+
+declare module "../auth/scopes.js" {
+  interface AreaScopeTables {
+    cron: typeof CRON_SCOPES;
+  }
+}

@@ -1,0 +1,185 @@
+import { randomUUID } from "node:crypto";
+import { isUniqueViolation, type Db } from "../store/db.js";
+import { ApiError, notFound } from "../http/errors.js";
+import type { InstanceFilter, Principal } from "../auth/principal.js";
+import type { Kernel } from "../kernel/kernel.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import type { RuntimeProvider } from "../runtime/provider.js";
+import { auditedTransaction } from "../audit/record.js";
+import * as repo from "./repo.js";
+import { checkSchedule, nextRunAfter } from "./schedule.js";
+import { checkCronSize, CRON_RUN_KIND } from "./sizes.js";
+import { ENV_COLUMN, type CronScheduler } from "./scheduler.js";
+
+export interface CronJobInput {
+  name: string;
+  image?: string;
+  pod?: string;
+  command: string[];
+  env?: Record<string, string>;
+  schedule: string;
+  time_zone?: string;
+  concurrency_policy?: repo.ConcurrencyPolicy;
+  deadline_seconds?: number;
+  size?: string;
+  suspended?: boolean;
+}
+export type CronJobPatch = Partial<Omit<CronJobInput, "name">>;
+
+export interface CronDeps {
+  db: Db;
+  secrets: SecretBox;
+  kernel: Pick<Kernel, "admit" | "use">;
+  runtime: RuntimeProvider;
+  scheduler: CronScheduler;
+}
+
+export const DEFAULT_DEADLINE_SECONDS = 3600;
+
+/** Cron jobs: what to run and when; the scheduler (scheduler.ts) fires and runs them. */
+export function cronService(deps: CronDeps) {
+  const { db, secrets, kernel } = deps;
+
+  /** `pod`: the image that pod runs now (a job made from an app runs the app's current release) */
+  async function imageOf(
+    p: Principal,
+    f: { image?: string; pod?: string },
+  ): Promise<{ image: string; podId: string | null }> {
+    if (f.image !== undefined && f.pod !== undefined)
+      throw new ApiError("invalid_request", "Give image or pod, not both.");
+    if (f.pod !== undefined) {
+      const apps = kernel.use("appImages");
+      const app = apps && (await apps.find(p, f.pod));
+      const spec = app && app.kind === "pod" && (await apps.describe?.(p, app));
+      if (!app || !spec) throw new ApiError("not_found", `No pod "${f.pod}" for this account.`);
+      return { image: spec.image, podId: app.id };
+    }
+    await kernel.use("imageAccess")?.pullFor(p.owner, f.image!);
+    return { image: f.image!, podId: null };
+  }
+
+  const admit = (tx: Parameters<Kernel["admit"]>[0], p: Principal, size: string, image: string, update: boolean) =>
+    kernel.admit(tx, {
+      owner: p.owner,
+      accountId: p.accountId,
+      kind: CRON_RUN_KIND,
+      size,
+      update,
+      image,
+      shape: "cron-job",
+    });
+
+  async function create(p: Principal, f: CronJobInput): Promise<repo.CronJobRow> {
+    const timeZone = f.time_zone ?? "UTC";
+    checkSchedule(f.schedule, timeZone);
+    const size = f.size ?? "nano";
+    checkCronSize(size);
+    if (f.image === undefined && f.pod === undefined)
+      throw new ApiError("invalid_request", "image or pod is required.");
+    const { image, podId } = await imageOf(p, f);
+    try {
+      return await auditedTransaction(db, p, async (tx) => {
+        await admit(tx, p, size, image, false);
+        return repo.insertJob(tx, randomUUID(), p.owner, p.accountId, {
+          name: f.name,
+          image,
+          source_pod_id: podId,
+          command: f.command,
+          env_sealed: secrets.seal(JSON.stringify(f.env ?? {}), ENV_COLUMN),
+          schedule: f.schedule,
+          time_zone: timeZone,
+          concurrency_policy: f.concurrency_policy ?? "forbid",
+          deadline_seconds: f.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS,
+          size,
+          suspended: f.suspended ?? false,
+          notify_email: p.account.email,
+          next_run_at: f.suspended ? null : nextRunAfter(f.schedule, timeZone, new Date()),
+        });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, "cron_jobs_name_live"))
+        throw new ApiError("slug_taken", `A cron job named "${f.name}" exists already.`);
+      throw err;
+    }
+  }
+
+  const list = (p: Principal, filter: InstanceFilter) => repo.listJobs(db, p.owner, filter);
+
+  async function get(p: Principal, ref: string): Promise<repo.CronJobRow> {
+    const job = await repo.findJob(db, p.owner, ref);
+    if (!job) throw notFound("cron job");
+    return job;
+  }
+
+  async function update(p: Principal, ref: string, f: CronJobPatch): Promise<repo.CronJobRow> {
+    if (f.size !== undefined) checkCronSize(f.size);
+    const source = f.image !== undefined || f.pod !== undefined ? await imageOf(p, f) : null;
+    return auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
+      if (!cur) throw notFound("cron job");
+      const schedule = f.schedule ?? cur.schedule;
+      const timeZone = f.time_zone ?? cur.time_zone;
+      checkSchedule(schedule, timeZone);
+      const size = f.size ?? cur.size;
+      await admit(tx, p, size, source?.image ?? cur.image, size === cur.size);
+      const suspended = f.suspended ?? cur.suspended;
+      const retimed = f.schedule !== undefined || f.time_zone !== undefined || f.suspended !== undefined;
+      return repo.updateJob(tx, cur.id, {
+        image: source?.image,
+        source_pod_id: source ? source.podId : undefined,
+        command: f.command,
+        env_sealed: f.env === undefined ? undefined : secrets.seal(JSON.stringify(f.env), ENV_COLUMN),
+        schedule: f.schedule,
+        time_zone: f.time_zone,
+        concurrency_policy: f.concurrency_policy,
+        deadline_seconds: f.deadline_seconds,
+        size: f.size,
+        suspended: f.suspended,
+        // a new schedule (or a resume) counts from now: instants passed while suspended are not missed runs
+        next_run_at: retimed ? (suspended ? null : nextRunAfter(schedule, timeZone, new Date())) : undefined,
+      });
+    });
+  }
+
+  /** the job goes; a run still going is cancelled (its process stops the container) */
+  async function remove(p: Principal, ref: string): Promise<repo.CronJobRow> {
+    return auditedTransaction(db, p, async (tx) => {
+      const cur = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
+      if (!cur) throw notFound("cron job");
+      const running = await repo.runningRuns(tx, cur.id);
+      await repo.cancelRuns(
+        tx,
+        running.map((r) => r.id),
+        "the cron job was deleted",
+      );
+      return repo.removeJob(tx, cur.id);
+    });
+  }
+
+  async function runNow(p: Principal, ref: string): Promise<repo.CronRunRow> {
+    const missing = await deps.runtime.unavailable();
+    if (missing) throw new ApiError("runtime_unavailable", missing);
+    const { job, run } = await auditedTransaction(db, p, async (tx) => {
+      const job = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
+      if (!job) throw notFound("cron job");
+      return { job, run: await deps.scheduler.runNow(tx, job) };
+    });
+    deps.scheduler.afterBegin(job, run);
+    return run;
+  }
+
+  const runs = async (p: Principal, ref: string, limit: number) => repo.listRuns(db, (await get(p, ref)).id, limit);
+
+  async function run(p: Principal, ref: string, runId: string): Promise<repo.CronRunRow> {
+    const r = await repo.findRun(db, (await get(p, ref)).id, runId);
+    if (!r) throw notFound("cron run");
+    return r;
+  }
+
+  const envOf = (job: repo.CronJobRow) =>
+    JSON.parse(secrets.open(job.env_sealed, ENV_COLUMN)) as Record<string, string>;
+
+  return { create, list, get, update, remove, runNow, runs, run, envOf };
+}
+
+export type CronService = ReturnType<typeof cronService>;
