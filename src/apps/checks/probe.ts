@@ -1,6 +1,6 @@
 import http from "node:http";
+import net from "node:net";
 import type { RuntimeProvider } from "../../runtime/provider.js";
-import { tcpAnswers } from "../../runtime/tcp.js";
 import type { ResolvedCheck } from "./spec.js";
 
 /** One attempt of a check: passed, or why not (shown on the pod as the last failure's reason). */
@@ -67,5 +67,19 @@ function httpStatus(
       resolve(`GET ${path} got no answer within ${timeoutMs / 1000} s`);
     });
     req.on("error", (err) => resolve(`GET ${path} failed: ${err.message}`));
+  });
+}
+
+function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
+  const i = address.lastIndexOf(":");
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: address.slice(0, i), port: Number(address.slice(i + 1)) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
   });
 }

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
 import { SecretEnv } from "../secrets/schemas.js";
 import { ChecksSchema, DeploySchema, GroupDeploySchema } from "../checks/spec.js";
@@ -61,8 +61,8 @@ export const PodCreateBody = Body({
   ),
 });
 
-/** What a rolling update may change, on a pod and on a group's members (with the deploy settings of each). */
-const rolloutChanges = <D extends TSchema>(deploy: D) => ({
+/** PATCH /v1/pods/{id}: what a rolling update may change. */
+export const PodPatchBody = Body({
   image: Type.Optional(Image),
   env: Type.Optional(Env),
   secret_env: Type.Optional(SecretEnv),
@@ -70,11 +70,8 @@ const rolloutChanges = <D extends TSchema>(deploy: D) => ({
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   checks: Type.Optional(Nullable(ChecksSchema)),
-  deploy: Type.Optional(deploy),
+  deploy: Type.Optional(DeploySchema),
 });
-
-/** PATCH /v1/pods/{id}: what a rolling update may change. */
-export const PodPatchBody = Body(rolloutChanges(DeploySchema));
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
 const TargetCpu = (extra: { default?: number } = {}) =>
@@ -108,5 +105,12 @@ export const GroupPatchBody = Body({
   replica_min: Type.Optional(ReplicaCount),
   replica_max: Type.Optional(ReplicaCount),
   target_cpu_percent: Type.Optional(TargetCpu()),
-  ...rolloutChanges(GroupDeploySchema),
+  image: Type.Optional(Image),
+  env: Type.Optional(Env),
+  secret_env: Type.Optional(SecretEnv),
+  size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+  port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+  command: Type.Optional(Nullable(Command)),
+  checks: Type.Optional(Nullable(ChecksSchema)),
+  deploy: Type.Optional(GroupDeploySchema),
 });

@@ -1,6 +1,7 @@
 import { isolateSubnet, unisolateSubnet } from "./isolation.js";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import net from "node:net";
 import {
   RuntimeError,
   type ContainerInfo,
@@ -11,7 +12,6 @@ import {
 } from "../provider.js";
 import { isImageMissing, isNameInUse, isNoSuchContainer, isNoSuchNetwork, lastError, PodmanCli } from "./cli.js";
 import { boundedExec } from "./exec.js";
-import { tcpAnswers } from "../tcp.js";
 import { detectGpus, gpuArgs, type HostGpus } from "./gpu.js";
 import { ImagePuller } from "./images.js";
 import { containerInfo, mergeLogs, type PodmanInspect } from "./inspect.js";
@@ -353,4 +353,21 @@ export class PodmanRuntime implements RuntimeProvider {
     if (!info.address) return true;
     return tcpAnswers(info.address, 1000);
   }
+}
+
+/** Whether host:port accepts a TCP connection within the time. */
+export function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
+  const i = address.lastIndexOf(":");
+  const host = address.slice(0, i);
+  const port = Number(address.slice(i + 1));
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
 }
