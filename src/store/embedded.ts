@@ -60,17 +60,24 @@ export async function startEmbeddedServer(
     await writePlatformConf(cluster, {
       port,
       listen_addresses: "127.0.0.1",
-      unix_socket_directories: "",
+      // a Unix socket in the data directory (only the platform's user and PostgreSQL's reach it): cheaper than TCP
+      // loopback for every query; TCP stays for tools and for paths too long for a socket address
+      unix_socket_directories: socketDirFits(cluster.dataDir) ? cluster.dataDir : "",
       max_connections: opts.maxConnections ?? 200,
       shared_buffers: "128MB",
       fsync: "on",
     });
     await startCluster(cluster);
   }
-  const adminUrl = (db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
+  const socket = path.join(cluster.dataDir, `.s.PGSQL.${port}`);
+  const host = existsSync(socket) ? encodeURIComponent(cluster.dataDir) : "127.0.0.1";
+  const adminUrl = (db: string) => `postgres://postgres:${password}@${host}:${port}/${db}`;
   await ensureDatabase(adminUrl("postgres"), database);
   return { url: adminUrl(database), adminUrl, stop: () => stopCluster(cluster, "fast") };
 }
+
+/** Whether `<dir>/.s.PGSQL.<port>` fits a Unix socket address (108 bytes on Linux, with its terminating NUL). */
+const socketDirFits = (dir: string) => Buffer.byteLength(path.join(dir, ".s.PGSQL.65535")) < 108;
 
 export async function ensureDatabase(adminUrl: string, database: string, template?: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
