@@ -1,6 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { testImage } from "../helpers/images.js";
+import { isolateSubnet, NETWORK_POOL, unisolateSubnet } from "../../src/runtime/podman/isolation.js";
 import { cleanup, PREFIX, runtime, spec, waitFor } from "./lib.js";
 
 /**
@@ -60,5 +62,25 @@ describe("podman runtime: isolated networks", () => {
 
     // a network in use is not removed from under its containers
     await assert.rejects(runtime.removeNetwork(a.name));
+  });
+
+  test("a subnet whose DROP stands above its own RETURN is repaired (it would cut the network off its gateway)", async () => {
+    const subnet = "10.89.254.0/24"; // outside what these tests' networks get
+    const chain = () => execFileSync("iptables", ["-w", "-t", "raw", "-S", "PLATFORM_ISOLATION"], { encoding: "utf8" });
+    const rule = (target: string) =>
+      `-s ${subnet} -d ${target === "RETURN" ? subnet : NETWORK_POOL} -j ${target}`.split(" ");
+    try {
+      await isolateSubnet("10.89.253.0/24"); // the chain exists
+      execFileSync("iptables", ["-w", "-t", "raw", "-I", "PLATFORM_ISOLATION", "1", ...rule("DROP")]);
+      execFileSync("iptables", ["-w", "-t", "raw", "-A", "PLATFORM_ISOLATION", ...rule("RETURN")]);
+      await isolateSubnet(subnet);
+      const lines = chain().split("\n");
+      const at = (target: string) => lines.indexOf(`-A PLATFORM_ISOLATION ${rule(target).join(" ")}`);
+      assert.ok(at("RETURN") >= 0 && at("DROP") > at("RETURN"), chain());
+      assert.equal(lines.filter((l) => l.includes(`-s ${subnet} -d ${NETWORK_POOL}`)).length, 1);
+    } finally {
+      await unisolateSubnet(subnet);
+      await unisolateSubnet("10.89.253.0/24");
+    }
   });
 });

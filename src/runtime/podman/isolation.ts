@@ -28,12 +28,29 @@ export async function isolateSubnet(subnet: string): Promise<void> {
   if (!(await iptables(["-C", "PREROUTING", "-j", CHAIN]))) await iptables(["-I", "PREROUTING", "1", "-j", CHAIN]);
   const own = ["-s", subnet, "-d", subnet, "-j", "RETURN"];
   const others = ["-s", subnet, "-d", NETWORK_POOL, "-j", "DROP"];
-  // the RETURN must come before the DROP: both are inserted at the top, the DROP first
-  if (!(await iptables(["-C", CHAIN, ...others]))) await iptables(["-I", CHAIN, "1", ...others]);
-  if (!(await iptables(["-C", CHAIN, ...own]))) await iptables(["-I", CHAIN, "1", ...own]);
+  // every RETURN goes to the top and every DROP to the bottom, so whatever order networks come and go in, no
+  // subnet's DROP can stand above its own RETURN (which would cut a network off from its own gateway); a chain
+  // left that way by an older version is repaired here
+  const rules = await chainRules();
+  const at = (rule: string[]) => rules.indexOf(`-A ${CHAIN} ${rule.join(" ")}`);
+  if (at(own) < 0) await iptables(["-I", CHAIN, "1", ...own]);
+  const drop = at(others);
+  if (drop >= 0 && at(own) >= 0 && drop < at(own)) {
+    while (await iptables(["-D", CHAIN, ...others]));
+    await iptables(["-A", CHAIN, ...others]);
+  } else if (drop < 0) await iptables(["-A", CHAIN, ...others]);
+}
+
+/** The chain's rules as `iptables -S` prints them (`-A CHAIN -s 10.89.1.0/24 -d ... -j RETURN`). */
+async function chainRules(): Promise<string[]> {
+  return run("iptables", ["-w", "-t", "raw", "-S", CHAIN]).then(
+    (r) => r.stdout.split("\n"),
+    () => [],
+  );
 }
 
 export async function unisolateSubnet(subnet: string): Promise<void> {
-  await iptables(["-D", CHAIN, "-s", subnet, "-d", subnet, "-j", "RETURN"]);
+  // the DROP first: cut short, this leaves a RETURN alone, which blocks nothing
   await iptables(["-D", CHAIN, "-s", subnet, "-d", NETWORK_POOL, "-j", "DROP"]);
+  await iptables(["-D", CHAIN, "-s", subnet, "-d", subnet, "-j", "RETURN"]);
 }

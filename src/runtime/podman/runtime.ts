@@ -1,4 +1,5 @@
 import { isolateSubnet, unisolateSubnet } from "./isolation.js";
+import { withHostLock } from "./host-lock.js";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import net from "node:net";
@@ -103,8 +104,16 @@ export class PodmanRuntime implements RuntimeProvider {
     }
   }
 
+  /**
+   * Under the host's network lock: podman recycles a removed network's subnet, so another platform's removal
+   * (network, then its isolation rules) must not interleave with this creation of the same subnet.
+   */
   async ensureNetwork(networkName: string): Promise<{ name: string; subnet: string; gateway: string }> {
     checkName(networkName);
+    return withHostLock("networks", () => this.ensureNetworkLocked(networkName));
+  }
+
+  private async ensureNetworkLocked(networkName: string): Promise<{ name: string; subnet: string; gateway: string }> {
     const found = await this.networkInspect(networkName);
     if (found) {
       await isolateSubnet(found.subnet);
@@ -134,6 +143,10 @@ export class PodmanRuntime implements RuntimeProvider {
 
   async removeNetwork(networkName: string): Promise<void> {
     checkName(networkName);
+    await withHostLock("networks", () => this.removeNetworkLocked(networkName));
+  }
+
+  private async removeNetworkLocked(networkName: string): Promise<void> {
     const found = await this.networkInspect(networkName).catch(() => null);
     const res = await this.cli.run(["network", "rm", networkName]);
     if (res.code !== 0 && !isNoSuchNetwork(res.stderr))
