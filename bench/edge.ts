@@ -26,18 +26,18 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import http from "node:http";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { create as tarCreate } from "tar";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { nodeFiles } from "../test/apps/node-pg-image.js";
 import { envNumber, loadFromEnv, measure, type LoadOptions, type Sample } from "./lib/measure.js";
 import { childWithEnv, cpuProbe, postmasterPid, type CpuProbe } from "./lib/cpu.js";
 import { type Child, freePort, startPlatform } from "./lib/processes.js";
 import { nginxInstalled, startNginx } from "./lib/nginx.js";
+import { candidates, startCandidate } from "./lib/proxies.js";
+import { api, containersOf, deployStatic, expect, get, HELLO, page, POD_IMAGE, until } from "./lib/edge-setup.js";
 
 const run = promisify(execFile);
 const MIN_RATIO = 0.5;
@@ -50,7 +50,6 @@ const STATIC_BYTES = Math.round(envNumber("BENCH_STATIC_BYTES", 8192, 64));
 const POD_SIZE = process.env.BENCH_POD_SIZE || "cpu-small";
 const cpuProfDir = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 const log = (msg: string) => console.log(msg);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- everything started here is stopped on every way out ----
 const children: Child[] = [];
@@ -71,109 +70,6 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.stderr.write(`\n${signal}: stopping servers and removing temporary data...\n`);
     void cleanup().finally(() => process.exit(130));
   });
-
-/** The pod: a node hello server on 8080, keep-alive (the same answer for every request). */
-const HELLO = `
-const http = require("node:http");
-const body = Buffer.from("hello from a pod\\n");
-const server = http.createServer((req, res) => {
-  res.writeHead(200, { "content-type": "text/plain", "content-length": body.length });
-  res.end(body);
-});
-server.keepAliveTimeout = 5000;
-server.listen(8080);
-process.on("SIGTERM", () => { server.close(); server.closeIdleConnections(); setTimeout(() => process.exit(0), 300).unref(); });
-`;
-const POD_IMAGE = "localhost/platform-bench/node-hello:1";
-
-/** The static page: BENCH_STATIC_BYTES of HTML, the same bytes for the edge and nginx. */
-function page(bytes: number): string {
-  const head = "<!doctype html>\n<html><head><meta charset=utf-8><title>bench</title></head><body>\n";
-  const tail = "</body></html>\n";
-  let body = "";
-  for (let i = 0; body.length < bytes - head.length - tail.length; i++) body += `<p>paragraph ${i} of the page</p>\n`;
-  return head + body.slice(0, Math.max(0, bytes - head.length - tail.length)) + tail;
-}
-
-async function api(base: string, method: string, url: string, token?: string, body?: unknown) {
-  const res = await fetch(base + url, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  let json: any = text;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text
-  }
-  return { status: res.status, json };
-}
-async function expect(base: string, method: string, url: string, status: number, token?: string, body?: unknown) {
-  const r = await api(base, method, url, token, body);
-  if (r.status !== status)
-    throw new Error(`${method} ${url}: expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
-  return r.json;
-}
-async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await sleep(100);
-  }
-}
-/** GET base + path with a Host header (node's fetch would send its own): status and body. */
-function get(base: string, host: string, p = "/"): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(base + p, { headers: { host }, agent: false, timeout: 5000 }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode!, body }));
-      res.on("error", reject);
-    });
-    req.on("timeout", () => req.destroy(new Error("timed out")));
-    req.on("error", reject);
-  });
-}
-const containersOf = async (podId: string) =>
-  JSON.parse(
-    (await run("podman", ["ps", "-a", "--filter", `label=platform.pod=${podId}`, "--format", "json"])).stdout || "[]",
-  ) as { Id: string }[];
-
-/** Static site through /v1/static (the edge's static half); null when the platform has none yet. */
-async function deployStatic(base: string, token: string, dir: string, html: string): Promise<string | null> {
-  const slug = `bench-site-${process.pid}`;
-  const made = await api(base, "POST", "/v1/static", token, { name: "bench-site", slug });
-  if (made.status === 404) return null;
-  if (made.status !== 201 && made.status !== 200)
-    throw new Error(`POST /v1/static: ${made.status} ${JSON.stringify(made.json)}`);
-  const site = made.json.slug ?? slug;
-  const src = path.join(dir, "site");
-  mkdirSync(src);
-  writeFileSync(path.join(src, "index.html"), html);
-  const archive = path.join(dir, "site.tar.gz");
-  await tarCreate({ gzip: true, file: archive, cwd: src, portable: true }, ["index.html"]);
-  const made2 = await api(base, "POST", `/v1/static/${site}/deployments`, token, {});
-  if (made2.status < 200 || made2.status > 299)
-    throw new Error(`POST /v1/static/${site}/deployments: ${made2.status} ${JSON.stringify(made2.json)}`);
-  const dep = made2.json;
-  const put = await fetch(new URL(dep.upload_url, base), {
-    method: "PUT",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/gzip" },
-    body: readFileSync(archive),
-  });
-  if (put.status < 200 || put.status > 299) throw new Error(`PUT upload_url: ${put.status} ${await put.text()}`);
-  const fin = await api(base, "POST", `/v1/static/${site}/deployments/${dep.id}/finalize`, token);
-  if (fin.status < 200 || fin.status > 299) throw new Error(`finalize: ${fin.status} ${JSON.stringify(fin.json)}`);
-  return site;
-}
 
 // ---- results ----
 interface Row {
@@ -214,6 +110,56 @@ function verdict(edge: Sample, nginx: Sample, edgeGroup: string): string {
     `CPU per answer ${cpu.toFixed(2)}× nginx's (≤ ${MAX_CPU_RATIO}: ${cpu <= MAX_CPU_RATIO ? "PASS" : "MISS"}), ` +
     `p99 ${fmtMs(edge.p99)} ms (< ${MAX_P99_MS} ms: ${edge.p99 < MAX_P99_MS ? "PASS" : "MISS"})`
   );
+}
+
+/**
+ * Issue 32's candidates beside nginx (BENCH_CANDIDATES: a comma list, or "none"; default every installed one),
+ * judged by that issue's targets: ≥ 0.9× nginx's requests/s, ≤ 1.3× its CPU per answer, p99 ≤ 1.3× its p99.
+ */
+async function benchCandidates(
+  tmp: string,
+  upstream: string,
+  host: string,
+  www: string,
+  groups: Parameters<typeof cpuProbe>[0],
+  probe: CpuProbe,
+  nginxPod: Sample,
+  nginxStatic: Sample | null,
+): Promise<string[]> {
+  const wanted = (process.env.BENCH_CANDIDATES ?? "all").split(",");
+  const judge = (label: string, s: Sample, ref: Sample, group: string) => {
+    const [rps, cpu, p99] = [s.rps / ref.rps, cpuPerAnswer(s, group) / cpuPerAnswer(ref, "nginx"), s.p99 / ref.p99];
+    const ok = rps >= 0.9 && cpu <= 1.3 && p99 <= 1.3;
+    return `${label.padEnd(18)}${rps.toFixed(2)}× nginx rps, CPU ${cpu.toFixed(2)}× nginx's, p99 ${p99.toFixed(2)}× (${ok ? "PASS" : "MISS"})`;
+  };
+  const out: string[] = [];
+  for (const c of candidates()) {
+    if (!wanted.includes("all") && !wanted.includes(c.name)) continue;
+    if (c.missing) {
+      out.push(`${c.name}: not measured (${c.missing})`);
+      continue;
+    }
+    const cand = await startCandidate(c.name, path.join(tmp, c.name), upstream, host, www);
+    children.push(cand.child);
+    groups[c.name] = { pid: cand.child.proc.pid, withChildren: true };
+    log(`${c.name} ${cand.version}: proxy ${cand.proxyUrl}${cand.staticUrl ? `, static ${cand.staticUrl}` : ""}`);
+    out.push(
+      judge(`${c.name} → pod`, await bench(`${c.name} → pod`, c.name, cand.proxyUrl, host, probe), nginxPod, c.name),
+    );
+    if (cand.staticUrl && nginxStatic)
+      out.push(
+        judge(
+          `${c.name} static`,
+          await bench(`${c.name} static`, c.name, cand.staticUrl, "localhost", probe),
+          nginxStatic,
+          c.name,
+        ),
+      );
+    else out.push(`${c.name} static: serves no files (a static site would go to a file server behind it)`);
+    await cand.child.stop();
+  }
+  if (out.length) out.unshift("\ncandidates for the data plane (issue 32):");
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -320,7 +266,7 @@ async function main(): Promise<void> {
   // `npm start` forks the edge as a process of its own (src/edge/process.ts): its CPU is the edge's figure
   const edgePid = childWithEnv(platform.child.proc.pid!, "ROLES=edge");
   const edgeGroup = edgePid ? "edge" : "platform";
-  const probe = cpuProbe({
+  const groups: Parameters<typeof cpuProbe>[0] = {
     autocannon: { pid: process.pid },
     platform: { pid: platform.child.proc.pid },
     ...(edgePid ? { edge: { pid: edgePid } } : {}),
@@ -328,7 +274,8 @@ async function main(): Promise<void> {
     nginx: { pid: nginx.child.proc.pid, withChildren: true },
     // the pod runs under podman-init: its app is a child
     pod: { pid: podPid, withChildren: true },
-  });
+  };
+  const probe = cpuProbe(groups);
   log("\nmeasuring (cpu in % of one core; elsewhere = the machine's other busy time):");
   // a fresh edge and a fresh upstream pool answer their first seconds slower: one discarded run first
   await measure(edgeUrl, { host: podHost }, { ...load, duration: Math.max(1, load.warmup), warmup: 0 });
@@ -343,6 +290,8 @@ async function main(): Promise<void> {
     rows.push({ label: "nginx static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
     rows.push({ label: "edge static file", sample: null, note: "skipped: the platform has no /v1/static yet" });
   }
+
+  const judged = await benchCandidates(tmp, running.address, podHost, www, groups, probe, nginxPod, nginxStatic);
 
   log(
     `\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}${"cpu µs/answer".padStart(15)}`,
@@ -365,6 +314,7 @@ async function main(): Promise<void> {
   log(
     `  edge static file: ${edgeStatic && nginxStatic ? verdict(edgeStatic, nginxStatic, edgeGroup) : "not measured"}`,
   );
+  for (const line of judged) log(`  ${line}`);
   const noisy = rows.filter((r) => (r.sample?.cpu.elsewhere ?? 0) > 25);
   if (noisy.length)
     log(
