@@ -9,7 +9,11 @@
  *  - gateway and files take turns (object by object; one-second slices for small objects), so load from
  *    anything else on the machine slows both alike;
  *  - the same bytes written to files with fsync (what the gateway guarantees before it answers) and read back,
- *    and the small files the same way at the same concurrency.
+ *    and the small files the same way at the same concurrency;
+ *  - a bare node:http server storing the same objects as files (bench/lib/bare-object-server.ts: no auth, no
+ *    store), driven by the same client: the plain files have no HTTP at all, and on these 2 cores a node HTTP
+ *    server and its client alone reach about a quarter of them for 4 KiB and 1 MiB objects, so "gateway / bare
+ *    http" is what the gateway itself costs.
  *
  * The platform runs as a real process (src/main.ts, ROLES=api,s3) over an embedded control store; its storage
  * directory and the plain files share one filesystem.
@@ -65,6 +69,7 @@ const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.
   stdio: ["ignore", "inherit", "inherit"],
 });
 const base = `http://127.0.0.1:${port}`;
+let stopBare = () => {};
 
 async function api(method: string, url: string, token?: string, body?: unknown) {
   const res = await fetch(base + url, {
@@ -112,15 +117,15 @@ try {
   }
 
   /** One signed request; resolves with the status and the number of body bytes received. */
-  async function s3(method: "PUT" | "GET", objectKey: string, body?: Buffer): Promise<number> {
+  async function s3(method: "PUT" | "GET", objectKey: string, body?: Buffer, target = s3Port): Promise<number> {
     const p = `/${bucket}/${objectKey}`;
-    const ready = presigned.get(`${method} ${p}`);
+    const ready = target === s3Port ? presigned.get(`${method} ${p}`) : undefined;
     // a GET's signature may be sent again (S3 accepts it within 15 minutes); a PUT's is used once
     if (ready && method === "PUT") presigned.delete(`${method} ${p}`);
     const signed = { headers: ready ?? (await signedHeaders(method, p, body?.length)) };
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { host: "127.0.0.1", port: s3Port, method, path: p, headers: signed.headers, agent },
+        { host: "127.0.0.1", port: target, method, path: p, headers: signed.headers, agent },
         (res) => {
           let n = 0;
           res.on("data", (c: Buffer) => (n += c.length));
@@ -135,6 +140,17 @@ try {
   }
 
   const plainDir = path.join(root, "plain");
+  const barePort = await freePort();
+  const bare = spawn(
+    process.execPath,
+    ["--import", "tsx", "bench/lib/bare-object-server.ts", path.join(root, "bare"), String(barePort)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    bare.stdout.once("data", () => resolve());
+    bare.once("exit", (code) => reject(new Error(`the bare object server exited (${code})`)));
+  });
+  stopBare = () => bare.kill();
   await mkdir(plainDir, { recursive: true });
   async function plainWrite(name: string, data: Buffer): Promise<void> {
     const fh = await open(path.join(plainDir, name), "w");
@@ -174,14 +190,12 @@ try {
     const data = randomBytes(size);
     const total = size * count;
     log(`${label}: ${count} objects`);
-    let gwPut = 0;
-    let fsPut = 0;
+    let [gwPut, fsPut, barePut, gwGet, fsGet, bareGet] = [0, 0, 0, 0, 0, 0];
     cpu.ms = 0;
-    let gwGet = 0;
-    let fsGet = 0;
     for (let i = 0; i < count; i++) {
       gwPut += await gw(() => timed(() => s3("PUT", `obj-${size}-${i}`, data)));
       fsPut += await timed(() => plainWrite(`obj-${size}-${i}`, data));
+      barePut += await timed(() => s3("PUT", `obj-${size}-${i}`, data, barePort));
     }
     const putCpu = cpu.ms;
     cpu.ms = 0;
@@ -194,19 +208,26 @@ try {
       fsGet += await timed(async () => {
         if ((await readFile(path.join(plainDir, `obj-${size}-${i}`))).length !== size) throw new Error("short read");
       });
+      bareGet += await timed(async () => {
+        if ((await s3("GET", `obj-${size}-${i}`, undefined, barePort)) !== size) throw new Error("short read");
+      });
     }
     rows.push([
       `PUT ${label} (MB/s)`,
       mbps(total, gwPut).toFixed(0),
+      mbps(total, barePut).toFixed(0),
       mbps(total, fsPut).toFixed(0),
       ratio(fsPut, gwPut),
+      ratio(barePut, gwPut),
       cpuCell(putCpu, total / MiB, "ms/MiB"),
     ]);
     rows.push([
       `GET ${label} (MB/s)`,
       mbps(total, gwGet).toFixed(0),
+      mbps(total, bareGet).toFixed(0),
       mbps(total, fsGet).toFixed(0),
       ratio(fsGet, gwGet),
+      ratio(bareGet, gwGet),
       cpuCell(cpu.ms, total / MiB, "ms/MiB"),
     ]);
   }
@@ -229,6 +250,7 @@ try {
   }
   const gwCount = new Map<number, number>();
   const fsCount = new Map<number, number>();
+  const bareCount = new Map<number, number>();
   const next = (m: Map<number, number>, w: number) => {
     const i = m.get(w) ?? 0;
     m.set(w, i + 1);
@@ -236,7 +258,7 @@ try {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => mkdir(path.join(plainDir, `small-${w}`))));
   log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
-  const tally = { gwPut: [0, 0], fsPut: [0, 0], gwGet: [0, 0], fsGet: [0, 0] };
+  const tally = { gwPut: [0, 0], fsPut: [0, 0], barePut: [0, 0], gwGet: [0, 0], fsGet: [0, 0], bareGet: [0, 0] };
   const smallCpu = { put: 0, get: 0 };
   const add = (k: keyof typeof tally, [n, ms]: [number, number]) => {
     tally[k][0] += n;
@@ -251,6 +273,7 @@ try {
     add("gwPut", await gw(() => slice((w) => s3("PUT", `small/${w}/${next(gwCount, w)}`, small))));
     smallCpu.put += cpu.ms;
     add("fsPut", await slice((w) => plainWrite(`small-${w}/${next(fsCount, w)}`, small)));
+    add("barePut", await slice((w) => s3("PUT", `small/${w}/${next(bareCount, w)}`, small, barePort)));
   }
   const pick = (m: Map<number, number>, w: number) => Math.floor(Math.random() * (m.get(w) ?? 1));
   presigned.clear();
@@ -267,30 +290,36 @@ try {
     add("gwGet", await gw(() => slice((w) => s3("GET", `small/${w}/${nextPick(w)}`))));
     smallCpu.get += cpu.ms;
     add("fsGet", await slice((w) => readFile(path.join(plainDir, `small-${w}`, String(pick(fsCount, w))))));
+    add("bareGet", await slice((w) => s3("GET", `small/${w}/${pick(bareCount, w)}`, undefined, barePort)));
   }
   const ops = (k: keyof typeof tally) => tally[k][0] / (tally[k][1] / 1000);
   const perOp = (ms: number, k: "gwPut" | "gwGet") => cpuCell(ms * 1000, tally[k][0], "µs/op");
   rows.push([
     "PUT 4 KiB (ops/s)",
     ops("gwPut").toFixed(0),
+    ops("barePut").toFixed(0),
     ops("fsPut").toFixed(0),
     ratio(ops("gwPut"), ops("fsPut")),
+    ratio(ops("gwPut"), ops("barePut")),
     perOp(smallCpu.put, "gwPut"),
   ]);
   rows.push([
     "GET 4 KiB (ops/s)",
     ops("gwGet").toFixed(0),
+    ops("bareGet").toFixed(0),
     ops("fsGet").toFixed(0),
     ratio(ops("gwGet"), ops("fsGet")),
+    ratio(ops("gwGet"), ops("bareGet")),
     perOp(smallCpu.get, "gwGet"),
   ]);
 
   console.log(
     `\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, load average ${loadAtStart} at start, ${os.loadavg()[0].toFixed(1)} at end:\n`,
   );
-  printTable(["case", "gateway", "files", "gateway / files", "platform CPU"], rows);
+  printTable(["case", "gateway", "bare http", "files", "gateway / files", "gateway / bare http", "platform CPU"], rows);
   agent.destroy();
 } finally {
+  stopBare();
   child.kill("SIGTERM");
   await new Promise((r) => child.once("exit", r));
   await store.stop();
