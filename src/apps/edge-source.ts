@@ -18,6 +18,7 @@ export function podEdgeRoutes(): EdgeRouteSource {
           accountId: row.account_id,
           upstreams: row.addresses,
           visibility: "public",
+          ...(row.idle && { idle: row.idle }),
         }
       );
     },

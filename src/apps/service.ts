@@ -7,6 +7,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { Owner } from "../kernel/owner.js";
+import type { AdmissionRequest } from "../kernel/area.js";
 import { auditedTransaction } from "../audit/record.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
@@ -27,6 +28,8 @@ import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } from "./checks/spec.js";
 import { changedFields, describeChange } from "./releases/changes.js";
 import { insertRelease } from "./releases/repo.js";
+import { setPodIdleStop } from "./idle/repo.js";
+import { validateIdleStop } from "./idle/validate.js";
 
 export const RECONCILE_JOB = "apps.reconcile";
 
@@ -41,11 +44,38 @@ export interface PodsDeps {
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
   gpuCatalogFile: string;
+  /** APPS_IDLE_MIN_SECONDS: the shortest idle_stop_seconds accepted (scale-to-zero, src/apps/idle) */
+  idleMinSeconds?: number;
 }
+
+/**
+ * What admission judges when a stopped pod runs again (a start, or a wake from idleness): concurrent-run limits
+ * (partner departments), deploy blocks, funds and budgets, as for the instance it brings back.
+ */
+export function startAdmission(pod: repo.PodRow, owner: Owner, accountId: string): AdmissionRequest {
+  return {
+    owner,
+    accountId,
+    kind: POD_KIND,
+    size: pod.size,
+    update: true,
+    starts: 1,
+    image: pod.image,
+    gpu: pod.gpu ? 1 : 0,
+    ...(pod.group_id && { shape: "pod-group", partOf: pod.group_id }),
+  };
+}
+
+const memberIdle = () =>
+  new ApiError(
+    "invalid_request",
+    "A group's member stops and wakes with its group: set idle_stop_seconds on the pod group.",
+  );
 
 /** Pods: creation goes through admission, every change is a new generation the reconciler rolls out. */
 export function podsService(deps: PodsDeps) {
   const { db, secrets, kernel, jobs } = deps;
+  const idleMinSeconds = deps.idleMinSeconds ?? 60;
 
   /** 503 runtime_unavailable with the install sentence, before anything is recorded */
   async function requireRuntime(): Promise<void> {
@@ -66,7 +96,7 @@ export function podsService(deps: PodsDeps) {
   }
 
   /** the reconciler on the pod's host takes it from here (a lost send is made good by the host's sweep) */
-  const kick = async (pod: repo.PodRow) => {
+  const kick = async (pod: Pick<repo.PodRow, "id" | "host_id">) => {
     if (!pod.host_id) return null;
     // an organization external host's agent follows its pods by itself (long poll woken by the store): no job
     if (await kernel.use("externalHosts")?.isExternal(db, pod.host_id)) return null;
@@ -118,6 +148,7 @@ export function podsService(deps: PodsDeps) {
     const external = externalPlacement(p, raw, input);
     const size = sizeOf(input.size ?? DEFAULT_POD_SIZE, !!external);
     validateChecks(input.checks, input.port);
+    validateIdleStop(input.idle_stop_seconds, idleMinSeconds);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
@@ -188,6 +219,7 @@ export function podsService(deps: PodsDeps) {
           checks: input.checks ?? null,
           stop_grace_seconds: input.deploy?.stop_grace_seconds ?? DEFAULT_STOP_GRACE_SECONDS,
           rollout_deadline_seconds: input.deploy?.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS,
+          idle_stop_seconds: opts.groupId ? null : (input.idle_stop_seconds ?? null),
         };
         await repo.insertPod(tx, row);
         await insertRelease(tx, id, row, { changed: [], description: "created", createdBy: p.accountId });
@@ -217,11 +249,25 @@ export function podsService(deps: PodsDeps) {
     patch: PodPatch,
     opts: { description?: string } = {},
   ): Promise<repo.PodRow> {
+    validateIdleStop(patch.idle_stop_seconds, idleMinSeconds);
+    const { idle_stop_seconds: idleStop, ...spec } = patch;
+    // scale-to-zero's setting alone is no deployment: no admission, no new generation, nothing rolled
+    if (idleStop !== undefined && !Object.values(spec).some((v) => v !== undefined))
+      return auditedTransaction(db, p, async (tx) => {
+        const cur = await locked(tx, p, ref);
+        if (cur.group_id) throw memberIdle();
+        await setPodIdleStop(tx, cur.id, idleStop);
+        return (await repo.podById(tx, cur.id))!;
+      });
     await requireRuntime();
     const size = patch.size !== undefined ? sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
     const pod = await auditedTransaction(db, p, async (tx) => {
       const cur = await locked(tx, p, ref);
+      if (idleStop !== undefined) {
+        if (cur.group_id) throw memberIdle();
+        await setPodIdleStop(tx, cur.id, idleStop);
+      }
       validateChecks(
         patch.checks === undefined ? cur.checks : patch.checks,
         patch.port === undefined ? cur.port : patch.port,
@@ -285,17 +331,7 @@ export function podsService(deps: PodsDeps) {
     if (action === "start") {
       if (cur.desired_state === "running") return cur;
       // a start runs the app again: concurrent-run limits (partner departments) and deploy blocks judge it
-      await kernel.admit(tx, {
-        owner: p.owner,
-        accountId: p.accountId,
-        kind: POD_KIND,
-        size: cur.size,
-        update: true,
-        starts: 1,
-        image: cur.image,
-        gpu: cur.gpu ? 1 : 0,
-        ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
-      });
+      await kernel.admit(tx, startAdmission(cur, p.owner, p.accountId));
       const next = await repo.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
       await repo.recordRollout(tx, next, "start");
       return next;
@@ -367,6 +403,7 @@ export function podsService(deps: PodsDeps) {
     kick,
     sizeOf,
     knownSize,
+    idleMinSeconds,
   };
 }
 

@@ -16,6 +16,7 @@ import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
+import { validateIdleStop } from "../idle/validate.js";
 
 /** A group as POST /v1/pod-groups takes it. */
 export type GroupInput = Static<typeof GroupCreateBody>;
@@ -122,6 +123,7 @@ export function groupsService(deps: GroupsDeps) {
     await pods.requireRuntime();
     checkBounds(input.replica_min, input.replica_max);
     validateChecks(input.checks, input.port);
+    validateIdleStop(input.idle_stop_seconds, pods.idleMinSeconds);
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
@@ -171,6 +173,7 @@ export function groupsService(deps: GroupsDeps) {
           desired_state: "running",
           scale_hold: null,
           last_scaled_at: null,
+          idle_stop_seconds: input.idle_stop_seconds ?? null,
         });
       });
     let inserted: string | null = null;
@@ -219,6 +222,7 @@ export function groupsService(deps: GroupsDeps) {
       patch.command !== undefined ||
       patch.checks !== undefined ||
       patch.deploy !== undefined;
+    validateIdleStop(patch.idle_stop_seconds, pods.idleMinSeconds);
     if (specChange) await pods.requireRuntime();
     const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
@@ -252,6 +256,7 @@ export function groupsService(deps: GroupsDeps) {
         replica_min: min,
         replica_max: max,
         target_cpu_percent: patch.target_cpu_percent,
+        idle_stop_seconds: patch.idle_stop_seconds,
         desired_replicas: Math.min(max, Math.max(min, cur.desired_replicas)),
         spec: specChange
           ? {
