@@ -10,16 +10,18 @@ export interface IdleCandidate {
   id: string;
   idle_stop_seconds: number;
   awake_since: Date;
+  /** awake_since exactly (a Date keeps milliseconds only), to find the row unchanged */
+  awake_key: string;
 }
 
 /** Running standalone pods and groups whose idle time has passed since awake_since (requests are checked after). */
 export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCandidate[]> {
   const { rows } = await q.query<IdleCandidate>(
-    `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since FROM pods
+    `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since, awake_since::text AS awake_key FROM pods
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running' AND group_id IS NULL
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)
      UNION ALL
-     (SELECT 'group', id::text, idle_stop_seconds, awake_since FROM pod_groups
+     (SELECT 'group', id::text, idle_stop_seconds, awake_since, awake_since::text FROM pod_groups
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running'
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)`,
     [limit],
@@ -34,15 +36,15 @@ export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCan
 export async function idleStopPod(
   q: Queryable,
   id: string,
-  awakeSince: Date,
+  awakeKey: string,
   lastActive: Date,
 ): Promise<{ id: string; host_id: string | null } | null> {
   const { rows } = await q.query<{ id: string; host_id: string | null }>(
     `UPDATE pods SET desired_state = 'idle_stopped', state_reason = 'stopped while idle', updated_at = now()
-      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2
+      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
         AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)
       RETURNING id, host_id`,
-    [id, awakeSince, lastActive],
+    [id, awakeKey, lastActive],
   );
   return rows[0] ?? null;
 }
@@ -51,14 +53,14 @@ export async function idleStopPod(
 export async function idleStopGroup(
   q: Queryable,
   id: string,
-  awakeSince: Date,
+  awakeKey: string,
   lastActive: Date,
 ): Promise<{ id: string; host_id: string | null }[] | null> {
   const { rowCount } = await q.query(
     `UPDATE pod_groups SET desired_state = 'idle_stopped'
-      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2
+      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
         AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)`,
-    [id, awakeSince, lastActive],
+    [id, awakeKey, lastActive],
   );
   if (rowCount !== 1) return null;
   const { rows } = await q.query<{ id: string; host_id: string | null }>(

@@ -38,14 +38,17 @@ export function idleService(deps: IdleDeps) {
   async function sweep(): Promise<string[]> {
     const candidates = await idleCandidates(db);
     if (!candidates.length) return [];
-    const last = await lastRequests(db, candidates);
+    const last = await lastRequests(
+      db,
+      candidates.map((c) => ({ kind: c.kind, id: c.id })),
+    );
     const stopped: string[] = [];
     for (const c of candidates) {
       const request = last.get(`${c.kind}:${c.id}`);
       const lastActive = request && request > c.awake_since ? request : c.awake_since;
       const members = await inTransaction(db, async (tx) => {
-        if (c.kind === "group") return idleStopGroup(tx, c.id, c.awake_since, lastActive);
-        const pod = await idleStopPod(tx, c.id, c.awake_since, lastActive);
+        if (c.kind === "group") return idleStopGroup(tx, c.id, c.awake_key, lastActive);
+        const pod = await idleStopPod(tx, c.id, c.awake_key, lastActive);
         return pod && [pod];
       });
       if (!members) continue; // a request (or a change) came meanwhile
