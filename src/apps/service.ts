@@ -7,7 +7,6 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { Owner } from "../kernel/owner.js";
-import type { AdmissionRequest } from "../kernel/area.js";
 import { auditedTransaction } from "../audit/record.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
@@ -29,7 +28,9 @@ import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } 
 import { changedFields, describeChange } from "./releases/changes.js";
 import { insertRelease } from "./releases/repo.js";
 import { setPodIdleStop } from "./idle/repo.js";
-import { validateIdleStop } from "./idle/validate.js";
+import { memberIdle, validateIdleStop } from "./idle/validate.js";
+import { startAdmission } from "./admission.js";
+export { startAdmission };
 
 export const RECONCILE_JOB = "apps.reconcile";
 
@@ -47,30 +48,6 @@ export interface PodsDeps {
   /** APPS_IDLE_MIN_SECONDS: the shortest idle_stop_seconds accepted (scale-to-zero, src/apps/idle) */
   idleMinSeconds?: number;
 }
-
-/**
- * What admission judges when a stopped pod runs again (a start, or a wake from idleness): concurrent-run limits
- * (partner departments), deploy blocks, funds and budgets, as for the instance it brings back.
- */
-export function startAdmission(pod: repo.PodRow, owner: Owner, accountId: string): AdmissionRequest {
-  return {
-    owner,
-    accountId,
-    kind: POD_KIND,
-    size: pod.size,
-    update: true,
-    starts: 1,
-    image: pod.image,
-    gpu: pod.gpu ? 1 : 0,
-    ...(pod.group_id && { shape: "pod-group", partOf: pod.group_id }),
-  };
-}
-
-const memberIdle = () =>
-  new ApiError(
-    "invalid_request",
-    "A group's member stops and wakes with its group: set idle_stop_seconds on the pod group.",
-  );
 
 /** Pods: creation goes through admission, every change is a new generation the reconciler rolls out. */
 export function podsService(deps: PodsDeps) {

@@ -42,7 +42,8 @@ after(async () => {
 
 const edge = () => t.platform.state<Edge>("edge");
 const get = (slug: string) => request(port, `${slug}.${DOMAIN}`);
-const api = (method: string, url: string, body?: unknown) => call(t.app, { method, url, token: user.token, body });
+const api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, body?: unknown) =>
+  call(t.app, { method, url, token: user.token, body });
 
 async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;

@@ -6,7 +6,7 @@ import type { JobSpec } from "../../kernel/area.js";
 import { lastRequests } from "../../edge/public.js";
 import type { EdgeWakeOutcome } from "../contract.js";
 import type { PodsService } from "../service.js";
-import { startAdmission } from "../service.js";
+import { startAdmission } from "../admission.js";
 import * as pods from "../repo.js";
 import { groupById, membersOf } from "../groups/repo.js";
 import { POD_KIND } from "../sizes.js";
@@ -128,6 +128,6 @@ export function idleService(deps: IdleDeps) {
 export type IdleService = ReturnType<typeof idleService>;
 
 /** Every minute (pg-boss cron), on whichever process takes it: stops what has been idle long enough. */
-export function idleJobs(idle: IdleService): JobSpec<any>[] {
+export function idleJobs(idle: IdleService): JobSpec[] {
   return [{ name: IDLE_SWEEP_JOB, cron: "* * * * *", handler: async () => void (await idle.sweep()) }];
 }

@@ -12,3 +12,10 @@ export function validateIdleStop(seconds: number | null | undefined, minSeconds:
       `idle_stop_seconds must be null (never stop) or a whole number from ${minSeconds} to ${IDLE_STOP_MAX_SECONDS}.`,
     );
 }
+
+/** a group's members follow their group's setting */
+export const memberIdle = () =>
+  new ApiError(
+    "invalid_request",
+    "A group's member stops and wakes with its group: set idle_stop_seconds on the pod group.",
+  );
