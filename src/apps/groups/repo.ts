@@ -28,11 +28,16 @@ export interface GroupRow extends NamedOwnerColumns {
   desired_state: "running" | "stopped" | "removed";
   scale_hold: string | null;
   last_scaled_at: Date | null;
+  /** the release the spec is at (src/apps/releases/group-repo.ts) */
+  release: number;
   created_at: Date;
   removed_at: Date | null;
 }
 
-export async function insertGroup(q: Queryable, g: Omit<GroupRow, "created_at" | "removed_at">): Promise<GroupRow> {
+export async function insertGroup(
+  q: Queryable,
+  g: Omit<GroupRow, "created_at" | "removed_at" | "release">,
+): Promise<GroupRow> {
   const { rows } = await q.query<GroupRow>(
     `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,
        target_cpu_percent, desired_replicas, desired_state, scale_hold, last_scaled_at)
