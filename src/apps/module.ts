@@ -32,6 +32,7 @@ import { appsOwned } from "./owned.js";
 import { APPS_ERROR_CODES } from "./errors.js";
 import { APPS_SCOPES } from "./scopes.js";
 import { releaseRoutes } from "./releases/routes.js";
+import { groupReleaseRoutes } from "./releases/group-routes.js";
 import { releasesService } from "./releases/service.js";
 import { CheckMonitor } from "./checks/monitor.js";
 import { GroupRolloutDriver } from "./rollout/groups.js";
@@ -173,6 +174,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       ...podRoutes(deps),
       ...releaseRoutes(deps, releasesService({ db: p.db, pods: s.pods })),
       ...groupRoutes({ groups: s.groups, urls: deps.urls }),
+      ...groupReleaseRoutes({ db: p.db, groups: s.groups, urls: deps.urls }),
       ...linkedRoutes(deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime })),
       ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id })),
       ...volumeRoutes({ volumes: s.volumeService }),

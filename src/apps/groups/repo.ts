@@ -33,13 +33,15 @@ export interface GroupRow extends NamedOwnerColumns {
   idle_stop_seconds: number | null;
   awake_since: Date;
   woken_at: Date | null;
+  /** the release the spec is at (src/apps/releases/group-repo.ts) */
+  release: number;
   created_at: Date;
   removed_at: Date | null;
 }
 
 export async function insertGroup(
   q: Queryable,
-  g: Omit<GroupRow, "created_at" | "removed_at" | "awake_since" | "woken_at">,
+  g: Omit<GroupRow, "created_at" | "removed_at" | "release" | "awake_since" | "woken_at">,
 ): Promise<GroupRow> {
   const { rows } = await q.query<GroupRow>(
     `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,

@@ -54,6 +54,7 @@ export function groupView(
     state: groupState(g.desired_state, members),
     scale_hold: g.scale_hold,
     idle_stop_seconds: g.idle_stop_seconds ?? null,
+    release: g.release,
     url: `http://${g.slug}.${urls.appsDomain}${port}`,
     created_at: g.created_at.toISOString(),
   };

@@ -63,6 +63,7 @@ export const PodGroup = Type.Object({
   scale_hold: Nullable(
     Type.String({ description: "why autoscaling does not grow the group now (a spend cap reached); null when it may" }),
   ),
+  release: Type.Integer({ description: "the release the members' spec is at (GET /v1/pod-groups/{id}/releases)" }),
   url: Type.String({ description: "the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
   created_at: Timestamp,
 });
