@@ -142,7 +142,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     // scale-to-zero: the edge wakes idle-stopped apps through this (src/edge/wake.ts)
     const idle = idleService({ db: p.db, kernel: p.kernel, pods, log: p.log });
     p.kernel.provide("edgeWake", (target) => idle.wake(target));
-    p.kernel.provide("appImages", appImages(pods, groups));
+    p.kernel.provide("appImages", appImages(pods, groups, p.secrets));
     for (const source of appsOwned()) p.kernel.contribute("owned", source, source.kind);
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
