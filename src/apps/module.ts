@@ -151,7 +151,14 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       kernel: p.kernel,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
-    const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log, reconcile: worker.reconcile });
+    const checks = new CheckMonitor({
+      db: p.db,
+      runtime,
+      hostId,
+      log: p.log,
+      secrets: p.secrets,
+      reconcile: worker.reconcile,
+    });
     const groupRollouts = new GroupRolloutDriver({ db: p.db, secrets: p.secrets, pods, log: p.log }, config.sweepMs);
     return {
       runtime,
