@@ -58,7 +58,8 @@ export function agentFeed(deps: AgentFeedDeps) {
       pods.push({
         pod_id: pod.id,
         generation: pod.generation,
-        desired_state: pod.desired_state,
+        // the agent knows stopped; stopped for idleness is stopped to it (the platform wakes the pod)
+        desired_state: pod.desired_state === "idle_stopped" ? "stopped" : pod.desired_state,
         spec: pod.desired_state === "running" ? await specOf(pod, hostId) : null,
       });
     // sealed env and pull credentials change with the generation: the ids, generations and states say it all
@@ -78,7 +79,8 @@ export function agentFeed(deps: AgentFeedDeps) {
     for (const r of reports) {
       const pod = await repo.podById(deps.db, r.pod_id);
       if (!pod || pod.host_id !== hostId) continue;
-      const seen = { id: pod.id, generation: r.generation, desired_state: r.desired_state };
+      const idle = r.desired_state === "stopped" && pod.desired_state === "idle_stopped";
+      const seen = { id: pod.id, generation: r.generation, desired_state: idle ? pod.desired_state : r.desired_state };
       const serving = r.state === "running" && r.serving_generation !== null;
       const ok = await repo.recordObserved(deps.db, seen, {
         state: r.state,

@@ -12,12 +12,22 @@ declare module "../kernel/capabilities.js" {
     appImages: AppImages;
     /** without an apps area nothing is ever attached */
     attachments: AttachmentConsumer;
+    /**
+     * Scale-to-zero (issue 30, src/apps/idle): starts an app the edge found idle-stopped (EdgeTarget.idle), with
+     * the admission a start has (funds, budgets, partner quotas, department limits). Idempotent across edge
+     * processes: the first records the start in the store, later ones find it under way.
+     */
+    edgeWake: (target: { kind: string; id: string }) => Promise<EdgeWakeOutcome>;
   }
   interface Contributions {
     /** one per resource (databases) */
     attachables: Attachable;
   }
 }
+
+/** What a wake came to: started (or already under way), the app gone, or refused by admission with its words. */
+export type EdgeWakeOutcome =
+  { kind: "started" } | { kind: "gone" } | { kind: "refused"; status: number; code: string; message: string };
 
 /** An app a build can roll to its image: a pod, or a pod group (every member). */
 export interface AppRef {

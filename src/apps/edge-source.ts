@@ -1,5 +1,5 @@
 import type { EdgeRouteSource } from "../kernel/area.js";
-import { edgeTargetRows } from "./repo.js";
+import { edgeTargetRows } from "./edge-repo.js";
 
 /**
  * What the edge serves of apps: <slug>.<APPS_DOMAIN> is a pod (its serving replica) or a pod group (its running
@@ -18,6 +18,7 @@ export function podEdgeRoutes(): EdgeRouteSource {
           accountId: row.account_id,
           upstreams: row.addresses,
           visibility: "public",
+          ...(row.idle && { idle: row.idle }),
         }
       );
     },

@@ -71,7 +71,7 @@ export async function resumePods(q: Queryable, owner: Owner, reason: string): Pr
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
-        generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
+        generation = generation + 1, crash_count = 0, next_restart_at = NULL, awake_since = now(), updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'stopped' AND paused_reason = $3 RETURNING id`,
     [owner.kind, owner.id, reason],
   );
@@ -103,7 +103,7 @@ export async function resumeMemberPods(
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
-        generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
+        generation = generation + 1, crash_count = 0, next_restart_at = NULL, awake_since = now(), updated_at = now()
       WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'stopped' AND paused_reason = $4
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],

@@ -32,9 +32,11 @@ import { appsOwned } from "./owned.js";
 import { APPS_ERROR_CODES } from "./errors.js";
 import { APPS_SCOPES } from "./scopes.js";
 import { releaseRoutes } from "./releases/routes.js";
+import { groupReleaseRoutes } from "./releases/group-routes.js";
 import { releasesService } from "./releases/service.js";
 import { CheckMonitor } from "./checks/monitor.js";
 import { GroupRolloutDriver } from "./rollout/groups.js";
+import { idleJobs, idleService, type IdleService } from "./idle/service.js";
 
 export interface AppsConfig {
   appsDomain: string;
@@ -45,6 +47,8 @@ export interface AppsConfig {
   maxCrashes: number;
   autoscaleMs: number;
   autoscaleCooldownMs: number;
+  /** APPS_IDLE_MIN_SECONDS (60): the shortest idle_stop_seconds accepted (scale-to-zero, src/apps/README.md) */
+  idleMinSeconds: number;
 }
 
 export interface AppsState {
@@ -58,6 +62,7 @@ export interface AppsState {
   templates: TemplatesService;
   checks: CheckMonitor;
   groupRollouts: GroupRolloutDriver;
+  idle: IdleService;
   config: AppsConfig;
 }
 
@@ -84,6 +89,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     // pod groups: how often each worker host samples its members' CPU, and how long a group waits to shrink
     autoscaleMs: int(env, "APPS_AUTOSCALE_MS", 15_000, 200, 600_000),
     autoscaleCooldownMs: int(env, "APPS_AUTOSCALE_COOLDOWN_MS", 60_000, 0, 3_600_000),
+    idleMinSeconds: int(env, "APPS_IDLE_MIN_SECONDS", 60, 1, 86_400),
   }),
   setup: (p, config) => {
     const runtime = createRuntime(p.env);
@@ -118,6 +124,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       jobs: p.jobs,
       runtime,
       gpuCatalogFile: p.config.gpuCatalogFile,
+      idleMinSeconds: config.idleMinSeconds,
     });
     const groups = groupsService({ db: p.db, secrets: p.secrets, kernel: p.kernel, pods });
     const autoscaler = new Autoscaler({
@@ -132,6 +139,9 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     });
     p.kernel.provide("attachments", podAttachments(p.jobs));
     p.kernel.contribute("edgeRoutes", podEdgeRoutes());
+    // scale-to-zero: the edge wakes idle-stopped apps through this (src/edge/wake.ts)
+    const idle = idleService({ db: p.db, kernel: p.kernel, pods, log: p.log });
+    p.kernel.provide("edgeWake", (target) => idle.wake(target));
     p.kernel.provide("appImages", appImages(pods, groups));
     for (const source of appsOwned()) p.kernel.contribute("owned", source, source.kind);
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
@@ -154,6 +164,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       templates,
       checks,
       groupRollouts,
+      idle,
       config,
     };
   },
@@ -163,6 +174,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       ...podRoutes(deps),
       ...releaseRoutes(deps, releasesService({ db: p.db, pods: s.pods })),
       ...groupRoutes({ groups: s.groups, urls: deps.urls }),
+      ...groupReleaseRoutes({ db: p.db, groups: s.groups, urls: deps.urls }),
       ...linkedRoutes(deps, linkedService({ db: p.db, pods: s.pods, runtime: s.runtime })),
       ...legacyRoutes(legacyService({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id })),
       ...volumeRoutes({ volumes: s.volumeService }),
@@ -172,6 +184,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   jobs: (p, s) => [
     ...podJobs(s.worker),
     ...autoscaleJobs(s.autoscaler),
+    ...idleJobs(s.idle),
     ...volumeJobs({ db: p.db, store: s.volumes, hostId: p.kernel.require("hosts").local.id, log: p.log, jobs: p.jobs }),
   ],
   metering: () => [podMetering(), volumeMetering()],

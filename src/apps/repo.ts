@@ -20,7 +20,8 @@ export interface PodRow extends NamedOwnerColumns {
   volumes: { volume_id: string; path: string }[];
   databases: string[];
   generation: number;
-  desired_state: "running" | "stopped" | "removed";
+  /** idle_stopped: stopped after idle_stop_seconds without requests; the next request through the edge wakes it */
+  desired_state: "running" | "stopped" | "removed" | "idle_stopped";
   /** unknown: its organization external host is offline (src/orgs/hosts); pending: waiting for a volume */
   state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
   state_reason: string | null;
@@ -42,6 +43,10 @@ export interface PodRow extends NamedOwnerColumns {
   /** the release the wanted generation runs (src/apps/releases), and the last automatic rollback */
   release: number;
   rollback: Record<string, unknown> | null;
+  /** scale-to-zero (src/apps/idle): null never; the idle clock runs from awake_since or the last request */
+  idle_stop_seconds: number | null;
+  awake_since: Date;
+  woken_at: Date | null;
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
@@ -92,16 +97,24 @@ export async function insertPod(
   q: Queryable,
   row: Omit<
     PodRow,
-    "created_at" | "updated_at" | "cleaned_containers" | "check_status" | "ready" | "release" | "rollback"
+    | "created_at"
+    | "updated_at"
+    | "cleaned_containers"
+    | "check_status"
+    | "ready"
+    | "release"
+    | "rollback"
+    | "awake_since"
+    | "woken_at"
   >,
 ) {
   await q.query(
     `INSERT INTO pods (id, owner_kind, owner_id, account_id, name, slug, group_id, template_id, linked_email,
        linked_service, image, port, command, env_sealed, size, gpu, volumes, databases, generation, desired_state,
        state, state_reason, paused_reason, host_id, address, network_address, serving_generation, restart_count,
-       crash_count, next_restart_at, removed_at, checks, stop_grace_seconds, rollout_deadline_seconds)
+       crash_count, next_restart_at, removed_at, checks, stop_grace_seconds, rollout_deadline_seconds, idle_stop_seconds)
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,
-       $32,$33,$34)`,
+       $32,$33,$34,$35)`,
     [
       row.id,
       row.owner_kind,
@@ -137,6 +150,7 @@ export async function insertPod(
       row.checks === null ? null : JSON.stringify(row.checks),
       row.stop_grace_seconds,
       row.rollout_deadline_seconds,
+      row.idle_stop_seconds,
     ],
   );
 }
@@ -184,7 +198,9 @@ export async function setDesired(
     `UPDATE pods SET desired_state = $2, generation = generation + $3::int, crash_count = 0, next_restart_at = NULL,
         state = COALESCE($4, state), state_reason = CASE WHEN $6 THEN $5 ELSE state_reason END,
         paused_reason = CASE WHEN $8 THEN $7 ELSE paused_reason END,
-        removed_at = CASE WHEN $2 = 'removed' THEN now() ELSE removed_at END, updated_at = now()
+        removed_at = CASE WHEN $2 = 'removed' THEN now() ELSE removed_at END,
+        awake_since = CASE WHEN $2 = 'running' AND desired_state <> 'running' THEN now() ELSE awake_since END,
+        updated_at = now()
       WHERE id = $1 RETURNING *`,
     [
       id,
@@ -322,32 +338,6 @@ export async function findLinkedPod(q: Queryable, owner: Owner, ref: string): Pr
 }
 
 export { findRollout, type RolloutRow } from "./rollout/repo.js";
-
-/** What the edge serves at <slug>: a live pod, or a group's running members. */
-export interface EdgeTargetRow {
-  kind: "pod" | "group";
-  id: string;
-  owner_kind: Owner["kind"];
-  owner_id: string;
-  account_id: string;
-  addresses: string[];
-}
-
-export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTargetRow | null> {
-  const { rows } = await q.query<EdgeTargetRow>(
-    `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
-            CASE WHEN state = 'running' AND address IS NOT NULL AND desired_state = 'running' AND ready THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses
-       FROM pods WHERE slug = $1 AND desired_state <> 'removed'
-     UNION ALL
-     SELECT 'group', g.id, g.owner_kind, g.owner_id, g.account_id,
-            COALESCE(array_agg(p.address) FILTER (WHERE p.state = 'running' AND p.address IS NOT NULL AND p.desired_state = 'running' AND p.ready), ARRAY[]::text[])
-       FROM pod_groups g LEFT JOIN pods p ON p.group_id = g.id
-      WHERE g.slug = $1 AND g.desired_state <> 'removed' GROUP BY g.id
-     LIMIT 1`,
-    [slug],
-  );
-  return rows[0] ?? null;
-}
 
 /**
  * Claims the pod for one reconcile by this process: free, ours, expired, or held by a process whose lease lock is

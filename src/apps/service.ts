@@ -27,6 +27,10 @@ import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } from "./checks/spec.js";
 import { changedFields, describeChange } from "./releases/changes.js";
 import { insertRelease } from "./releases/repo.js";
+import { setPodIdleStop } from "./idle/repo.js";
+import { memberIdle, validateIdleStop } from "./idle/validate.js";
+import { startAdmission } from "./admission.js";
+export { startAdmission };
 
 export const RECONCILE_JOB = "apps.reconcile";
 
@@ -41,11 +45,14 @@ export interface PodsDeps {
   jobs: Pick<JobQueue, "send">;
   runtime: RuntimeProvider;
   gpuCatalogFile: string;
+  /** APPS_IDLE_MIN_SECONDS: the shortest idle_stop_seconds accepted (scale-to-zero, src/apps/idle) */
+  idleMinSeconds?: number;
 }
 
 /** Pods: creation goes through admission, every change is a new generation the reconciler rolls out. */
 export function podsService(deps: PodsDeps) {
   const { db, secrets, kernel, jobs } = deps;
+  const idleMinSeconds = deps.idleMinSeconds ?? 60;
 
   /** 503 runtime_unavailable with the install sentence, before anything is recorded */
   async function requireRuntime(): Promise<void> {
@@ -66,7 +73,7 @@ export function podsService(deps: PodsDeps) {
   }
 
   /** the reconciler on the pod's host takes it from here (a lost send is made good by the host's sweep) */
-  const kick = async (pod: repo.PodRow) => {
+  const kick = async (pod: Pick<repo.PodRow, "id" | "host_id">) => {
     if (!pod.host_id) return null;
     // an organization external host's agent follows its pods by itself (long poll woken by the store): no job
     if (await kernel.use("externalHosts")?.isExternal(db, pod.host_id)) return null;
@@ -118,6 +125,7 @@ export function podsService(deps: PodsDeps) {
     const external = externalPlacement(p, raw, input);
     const size = sizeOf(input.size ?? DEFAULT_POD_SIZE, !!external);
     validateChecks(input.checks, input.port);
+    validateIdleStop(input.idle_stop_seconds, idleMinSeconds);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image); // refuses another owner's namespace now, not later
     const id = randomUUID();
     const slug = input.slug ?? `${input.name.slice(0, 33)}-${randomBytes(3).toString("hex")}`;
@@ -188,6 +196,7 @@ export function podsService(deps: PodsDeps) {
           checks: input.checks ?? null,
           stop_grace_seconds: input.deploy?.stop_grace_seconds ?? DEFAULT_STOP_GRACE_SECONDS,
           rollout_deadline_seconds: input.deploy?.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS,
+          idle_stop_seconds: opts.groupId ? null : (input.idle_stop_seconds ?? null),
         };
         await repo.insertPod(tx, row);
         await insertRelease(tx, id, row, { changed: [], description: "created", createdBy: p.accountId });
@@ -217,11 +226,25 @@ export function podsService(deps: PodsDeps) {
     patch: PodPatch,
     opts: { description?: string } = {},
   ): Promise<repo.PodRow> {
+    validateIdleStop(patch.idle_stop_seconds, idleMinSeconds);
+    const { idle_stop_seconds: idleStop, ...spec } = patch;
+    // scale-to-zero's setting alone is no deployment: no admission, no new generation, nothing rolled
+    if (idleStop !== undefined && !Object.values(spec).some((v) => v !== undefined))
+      return auditedTransaction(db, p, async (tx) => {
+        const cur = await locked(tx, p, ref);
+        if (cur.group_id) throw memberIdle();
+        await setPodIdleStop(tx, cur.id, idleStop);
+        return (await repo.podById(tx, cur.id))!;
+      });
     await requireRuntime();
     const size = patch.size !== undefined ? sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
     const pod = await auditedTransaction(db, p, async (tx) => {
       const cur = await locked(tx, p, ref);
+      if (idleStop !== undefined) {
+        if (cur.group_id) throw memberIdle();
+        await setPodIdleStop(tx, cur.id, idleStop);
+      }
       validateChecks(
         patch.checks === undefined ? cur.checks : patch.checks,
         patch.port === undefined ? cur.port : patch.port,
@@ -285,17 +308,7 @@ export function podsService(deps: PodsDeps) {
     if (action === "start") {
       if (cur.desired_state === "running") return cur;
       // a start runs the app again: concurrent-run limits (partner departments) and deploy blocks judge it
-      await kernel.admit(tx, {
-        owner: p.owner,
-        accountId: p.accountId,
-        kind: POD_KIND,
-        size: cur.size,
-        update: true,
-        starts: 1,
-        image: cur.image,
-        gpu: cur.gpu ? 1 : 0,
-        ...(cur.group_id && { shape: "pod-group", partOf: cur.group_id }),
-      });
+      await kernel.admit(tx, startAdmission(cur, p.owner, p.accountId));
       const next = await repo.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
       await repo.recordRollout(tx, next, "start");
       return next;
@@ -367,6 +380,7 @@ export function podsService(deps: PodsDeps) {
     kick,
     sizeOf,
     knownSize,
+    idleMinSeconds,
   };
 }
 

@@ -27,6 +27,7 @@ export function podView(
     state: pod.state,
     desired_state: pod.desired_state,
     state_reason: pod.state_reason,
+    idle_stop_seconds: pod.idle_stop_seconds ?? null,
     url: `http://${pod.slug}.${urls.appsDomain}${port}`,
     address: pod.state === "running" ? pod.address : null,
     generation: pod.generation,

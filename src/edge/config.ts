@@ -31,6 +31,8 @@ export interface EdgeConfig {
   statsFlushMs: number;
   /** EDGE_STATS_KEEP_DAYS (400): statistics older than this are pruned daily */
   statsKeepDays: number;
+  /** EDGE_WAKE_TIMEOUT_MS (60000): a request to an idle-stopped app waits this long for its start, then 503 */
+  wakeTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -68,6 +70,7 @@ export function edgeConfig(env: Env): EdgeConfig {
     staticCacheBytes: int(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
     statsFlushMs: int(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
     statsKeepDays: int(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
+    wakeTimeoutMs: int(env, "EDGE_WAKE_TIMEOUT_MS", 60_000, 100, 600_000),
   };
 }
 

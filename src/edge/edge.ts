@@ -15,6 +15,7 @@ import { accountsService } from "../accounts/public.js";
 import { answerSignIn, type SignInOptions } from "./sign-in.js";
 import { answerSuiteSignIn, type SuiteSignInOptions } from "./suite-sign-in.js";
 import { down, up, type ComponentStatus } from "../kernel/components.js";
+import { Waker } from "./wake.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -31,6 +32,8 @@ export class Edge {
   private listener: EdgeListener | null = null;
   private tls: EdgeTlsListener | null = null;
   private proxy: EdgeProxy | null = null;
+  /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
+  waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
   readonly stats: StatsAggregator;
   /** set before start to see every answered request too (after the statistics counted it) */
@@ -119,12 +122,15 @@ export class Edge {
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
       this.access.invalidate();
+      this.waker?.poke();
     });
     await this.feed.start();
     await this.tokens.start();
     const files = this.p.kernel.use("staticFiles");
     const signIn = this.signIn();
     const suiteSignIn = this.suiteSignIn();
+    const wake = this.p.kernel.use("edgeWake");
+    this.waker = new Waker(this.routes, { wake, timeoutMs: this.config.wakeTimeoutMs, log: this.p.log });
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
@@ -135,6 +141,7 @@ export class Edge {
       challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
       signIn: (req, res) => answerSignIn(req, res, signIn),
       suiteSignIn: suiteSignIn ? (req, res) => answerSuiteSignIn(req, res, suiteSignIn) : undefined,
+      waker: this.waker,
       files: files
         ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
         : undefined,

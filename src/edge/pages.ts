@@ -47,6 +47,20 @@ export const pages = {
     title: "Gateway timeout",
     message: "The app took too long to answer.",
   }),
+  /** scale-to-zero: the app's start after idleness failed or took longer than EDGE_WAKE_TIMEOUT_MS */
+  wakeFailed: (): EdgePage => ({
+    status: 503,
+    title: "Starting up",
+    message: "This app was stopped while idle and did not start in time; try again in a few seconds.",
+    headers: { "retry-after": "10" },
+  }),
+  /** scale-to-zero: admission refused the start (funds, budget, quota, department limit); the app stays stopped */
+  wakeRefused: (status: number, message: string): EdgePage => ({
+    status: status === 402 ? 402 : 503,
+    title: "Stopped",
+    message: `This app was stopped while idle and cannot be started now: ${message}`,
+    headers: { "retry-after": "60" },
+  }),
   shuttingDown: (): EdgePage => ({
     status: 503,
     title: "Restarting",

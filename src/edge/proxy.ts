@@ -14,6 +14,7 @@ import { isSignIn } from "./sign-in.js";
 import { isSuiteSignIn } from "./suite-sign-in.js";
 import { Attempt, Flight, type AttemptOwner } from "./attempt.js";
 import { UpstreamPools } from "./upstream.js";
+import type { Waker } from "./wake.js";
 
 /** What the edge saw of one answered request (statistics, issue 11, aggregate these in memory). */
 export interface EdgeObservation {
@@ -37,6 +38,8 @@ export interface EdgeProxyOptions {
   signIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** GET /.platform/suite-sign-in and /.platform/suite-landing (suite-sign-in.ts): only when a suite is configured */
   suiteSignIn?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** scale-to-zero: holds requests for an idle-stopped app while it starts (wake.ts) */
+  waker?: Waker;
 }
 
 /** an upstream that refused a connection is skipped by round robin this long (the store says soon whether it is gone) */
@@ -143,6 +146,7 @@ export class EdgeProxy implements AttemptOwner {
 
   private forward(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
     if (target.site && this.opts.files) return this.opts.files.serve(req, res, target.site);
+    if (target.idle && this.opts.waker) return this.afterWake(req, res, host, target);
     const h = req.headers;
     const replay = replayable(req);
     const body = !replay && (h["transfer-encoding"] !== undefined || (h["content-length"] ?? "0") !== "0");
@@ -154,6 +158,23 @@ export class EdgeProxy implements AttemptOwner {
     (res as FlightResponse)[FLIGHT] = flight;
     res.on("close", visitorClosed); // one shared listener, no closure per request
     this.send(flight);
+  }
+
+  /** The request waits (its body unread) while the idle-stopped app starts, then goes to the fresh replica. */
+  private afterWake(req: IncomingMessage, res: ServerResponse, host: string, target: EdgeTarget): void {
+    this.opts.waker!.ready(host, target).then(
+      (ready) => {
+        if (res.destroyed || res.headersSent) return; // the visitor gave up meanwhile
+        if ("page" in ready) return sendPage(res, ready.page, req.method);
+        const seen = (res as ObservedResponse)[OBSERVED];
+        if (seen) seen.target = ready.target;
+        this.forward(req, res, host, ready.target);
+      },
+      (err) => {
+        this.opts.log.error({ err, host }, "edge wake failed");
+        if (!res.headersSent) sendPage(res, pages.wakeFailed(), req.method);
+      },
+    );
   }
 
   /** An upgrade request (WebSocket): routed and decided like any request, then piped both ways. */
@@ -174,7 +195,13 @@ export class EdgeProxy implements AttemptOwner {
             message: "",
             headers: { location: decision.location },
           });
-        const upstream = this.pick(found.target, new Set());
+        let target = found.target;
+        if (target.idle && this.opts.waker) {
+          const ready = await this.opts.waker.ready(found.host, target);
+          if ("page" in ready) return sendPageOnSocket(socket, ready.page);
+          target = ready.target;
+        }
+        const upstream = this.pick(target, new Set());
         if (!upstream) return sendPageOnSocket(socket, pages.noReplica());
         prepareUpstreamHeaders(req, true);
         this.proxy.ws(req, socket, head, { target: `http://${upstream}` }, (err) => {

@@ -4,3 +4,4 @@
  */
 export { AppStats, Days } from "./stats/routes.js";
 export { ownerAppsStats, type StatsKind, type StatsView, type Window } from "./stats/service.js";
+export { lastRequests } from "./stats/repo.js";

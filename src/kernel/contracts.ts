@@ -135,6 +135,12 @@ export interface EdgeTarget {
   accountId?: string;
   /** a static site: the edge serves the files of its live deployment (null: nothing finalized yet, 503) */
   site?: StaticSiteTarget;
+  /**
+   * Scale-to-zero (issue 30): "stopped", the app was stopped for idleness and the edge asks `edgeWake` to start it,
+   * holding the request; "starting", a wake's start is under way and the edge holds the request until a replica is
+   * ready. Absent: not asleep.
+   */
+  idle?: "stopped" | "starting";
 }
 
 export interface StaticSiteTarget {

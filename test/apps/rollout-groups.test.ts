@@ -89,4 +89,33 @@ test("a group rolls one member at a time, and a failing release takes the whole 
   for (const m of back.members) assert.equal((await httpGet(`http://${m.address}/`)).body, "v2\n");
   // only the first batch tried release 3; the other member never left release 2
   assert.deepEqual(back.members.map((m: any) => m.release).sort(), [2, 2]);
+
+  // the group's releases: 3 rolled back, 2 serves again; then back to release 1 as release 4, a batch at a time
+  const releases = async () => (await call(t.app, { url: `/v1/pod-groups/${id}/releases`, token })).json();
+  assert.deepEqual(
+    (await releases()).map((r: any) => [r.number, r.outcome, r.changed]),
+    [
+      [3, "rolled_back", ["command"]],
+      [2, "serving", ["command"]],
+      [1, "superseded", []],
+    ],
+  );
+  assert.equal(back.g.release, 2);
+  const rb = await call(t.app, { method: "POST", url: `/v1/pod-groups/${id}/rollback`, token, body: { release: 1 } });
+  assert.equal(rb.statusCode, 202, rb.body);
+  assert.equal(rb.json().release, 4);
+  const one = await waitGroup(id, (g, ms) => g.rollout?.state === "done" && ms.every(serving));
+  for (const m of one.members) assert.equal((await httpGet(`http://${m.address}/`)).body, "v1\n");
+  const after4 = await releases();
+  assert.deepEqual(
+    after4.slice(0, 2).map((r: any) => [r.number, r.outcome, r.description]),
+    [
+      [4, "serving", "rollback to release 1"],
+      [3, "rolled_back", "changed command"],
+    ],
+  );
+  assert.equal(after4[1].outcome_reason, back.g.rollout.reason);
+  // nothing left to go back to at the current release
+  const same = await call(t.app, { method: "POST", url: `/v1/pod-groups/${id}/rollback`, token, body: { release: 4 } });
+  assert.equal(same.statusCode, 409, same.body);
 });

@@ -4219,6 +4219,46 @@ export interface paths {
     patch: operations["updatePodGroup"];
     trace?: never;
   };
+  "/v1/pod-groups/{id}/releases": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The group's numbered releases, newest first: what changed, who, when, and the outcome.
+     * @description The group's numbered releases, newest first: what changed, who, when, and the outcome.
+     */
+    get: operations["listPodGroupReleases"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/pod-groups/{id}/rollback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Return the group to an earlier release (default: the last one that served before the current): a new release with its spec, rolled over the members a batch at a time (202).
+     * @description Return the group to an earlier release (default: the last one that served before the current): a new release with its spec, rolled over the members a batch at a time (202).
+     */
+    post: operations["rollbackPodGroup"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/pod-groups/{id}/stats": {
     parameters: {
       query?: never;
@@ -23894,6 +23934,11 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             replica_max: number;
             /** Format: int64 */
@@ -24548,6 +24593,11 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             replica_max: number;
             /** Format: int64 */
@@ -24909,6 +24959,11 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             replica_max: number;
             /** Format: int64 */
@@ -25266,6 +25321,11 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             replica_max: number;
             /** Format: int64 */
@@ -25917,6 +25977,11 @@ export interface operations {
             name: string;
             /** Format: int64 */
             port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
             /** Format: int64 */
             replica_max: number;
             /** Format: int64 */
@@ -25968,6 +26033,435 @@ export interface operations {
       413: components["responses"]["Error413_091a06eff4"];
       414: components["responses"]["Error414_2c5e23c42f"];
       415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_ee39af38ff"];
+    };
+  };
+  listPodGroupReleases: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description what this release changed (empty for the first) */
+            changed: string[];
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description the account that made the change */
+            created_by: string | null;
+            description: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            image: string;
+            /** Format: int64 */
+            number: number;
+            /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
+            outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
+            outcome_reason: string | null;
+            /** Format: int64 */
+            port: number | null;
+            size: string;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  rollbackPodGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int64 */
+          release?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+            checks: {
+              liveness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              readiness?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+              startup?:
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    path: string;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description default 399
+                     */
+                    status_max?: number;
+                    /**
+                     * Format: int32
+                     * @description default 200
+                     */
+                    status_min?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "http";
+                  }
+                | {
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description default: the pod's port
+                     */
+                    port?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "tcp";
+                  }
+                | {
+                    command: string[];
+                    /**
+                     * Format: int32
+                     * @description failures in a row to count as failing; default 3
+                     */
+                    failure_threshold?: number;
+                    /** @description default 5 */
+                    interval_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description passes in a row to count as passing; default 1
+                     */
+                    success_threshold?: number;
+                    /** @description default 2 */
+                    timeout_seconds?: number;
+                    /** @enum {string} */
+                    type: "exec";
+                  };
+            } | null;
+            command: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            databases: string[];
+            deploy: {
+              /**
+               * Format: int32
+               * @description a new version not ready within this is rolled back (default 300)
+               */
+              deadline_seconds?: number;
+              /**
+               * Format: int32
+               * @description members rolled at once (default 1)
+               */
+              max_surge?: number;
+              /**
+               * Format: int32
+               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+               */
+              max_unavailable?: number;
+              /**
+               * Format: int32
+               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+               */
+              stop_grace_seconds?: number;
+            };
+            /**
+             * Format: int64
+             * @description members the autoscaler wants now, within [replica_min, replica_max]
+             */
+            desired_replicas: number;
+            env: {
+              [key: string]: string;
+            };
+            id: string;
+            image: string;
+            name: string;
+            /** Format: int64 */
+            port: number | null;
+            /**
+             * Format: int64
+             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+             */
+            release: number;
+            /** Format: int64 */
+            replica_max: number;
+            /** Format: int64 */
+            replica_min: number;
+            replicas: {
+              address: string | null;
+              host_id: string | null;
+              /** @description the member pod's id (GET /v1/pods/{id}) */
+              id: string;
+              slug: string;
+              state: string;
+            }[];
+            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+            rollout: {
+              reason: string | null;
+              /** Format: date-time */
+              started_at: string;
+              state: "rolling" | "done" | "rolling_back" | "rolled_back";
+            } | null;
+            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
+            scale_hold: string | null;
+            /** @description secret env names with their fingerprints; values are never returned */
+            secret_env: {
+              [key: string]: {
+                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
+            size: string;
+            slug: string;
+            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
+            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** Format: int64 */
+            target_cpu_percent: number;
+            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_01340d5b3a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_7998aea9bf"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_c81a53a3b5"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
       429: components["responses"]["Error429_a30fbc19fd"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];

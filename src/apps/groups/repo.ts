@@ -25,18 +25,28 @@ export interface GroupRow extends NamedOwnerColumns {
   replica_max: number;
   target_cpu_percent: number;
   desired_replicas: number;
-  desired_state: "running" | "stopped" | "removed";
+  /** idle_stopped: every member stopped after idle_stop_seconds without requests; the next request wakes them */
+  desired_state: "running" | "stopped" | "removed" | "idle_stopped";
   scale_hold: string | null;
   last_scaled_at: Date | null;
+  /** scale-to-zero (src/apps/idle): null never */
+  idle_stop_seconds: number | null;
+  awake_since: Date;
+  woken_at: Date | null;
+  /** the release the spec is at (src/apps/releases/group-repo.ts) */
+  release: number;
   created_at: Date;
   removed_at: Date | null;
 }
 
-export async function insertGroup(q: Queryable, g: Omit<GroupRow, "created_at" | "removed_at">): Promise<GroupRow> {
+export async function insertGroup(
+  q: Queryable,
+  g: Omit<GroupRow, "created_at" | "removed_at" | "release" | "awake_since" | "woken_at">,
+): Promise<GroupRow> {
   const { rows } = await q.query<GroupRow>(
     `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,
-       target_cpu_percent, desired_replicas, desired_state, scale_hold, last_scaled_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+       target_cpu_percent, desired_replicas, desired_state, scale_hold, last_scaled_at, idle_stop_seconds)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
     [
       g.id,
       g.owner_kind,
@@ -52,6 +62,7 @@ export async function insertGroup(q: Queryable, g: Omit<GroupRow, "created_at" |
       g.desired_state,
       g.scale_hold,
       g.last_scaled_at,
+      g.idle_stop_seconds,
     ],
   );
   return rows[0]!;
@@ -133,6 +144,7 @@ export type GroupChange = Partial<
     | "desired_state"
     | "scale_hold"
     | "last_scaled_at"
+    | "idle_stop_seconds"
   >
 >;
 
@@ -145,6 +157,8 @@ export async function updateGroup(q: Queryable, id: string, change: GroupChange)
     sets.push(`${k} = $${values.length}`);
   }
   if (change.desired_state === "removed") sets.push("removed_at = now()");
+  // the idle clock starts again when scale-to-zero is set or changed
+  if (change.idle_stop_seconds !== undefined) sets.push("awake_since = now()");
   const { rows } = await q.query<GroupRow>(
     `UPDATE pod_groups SET ${sets.length ? sets.join(", ") : "id = id"} WHERE id = $1 RETURNING *`,
     values,

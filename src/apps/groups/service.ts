@@ -10,12 +10,16 @@ import type { PodRow } from "../repo.js";
 import type { PodInput } from "../types.js";
 import { validateChecks } from "../checks/spec.js";
 import { advanceGroupRollout } from "../rollout/groups.js";
+import { insertGroupRelease } from "../releases/group-repo.js";
+import { describeChange, groupChangedFields } from "../releases/changes.js";
 import { setGroupRollout } from "../rollout/repo.js";
+import { openEnv } from "../container-spec.js";
 import type { Static } from "@sinclair/typebox";
 import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
+import { validateIdleStop } from "../idle/validate.js";
 
 /** A group as POST /v1/pod-groups takes it. */
 export type GroupInput = Static<typeof GroupCreateBody>;
@@ -122,6 +126,7 @@ export function groupsService(deps: GroupsDeps) {
     await pods.requireRuntime();
     checkBounds(input.replica_min, input.replica_max);
     validateChecks(input.checks, input.port);
+    validateIdleStop(input.idle_stop_seconds, pods.idleMinSeconds);
     const size = pods.sizeOf(input.size ?? DEFAULT_POD_SIZE);
     await kernel.use("imageAccess")?.pullFor(p.owner, input.image);
     // refused before anything is recorded (every member is admitted again as it is created)
@@ -139,7 +144,7 @@ export function groupsService(deps: GroupsDeps) {
       auditedTransaction(db, p, async (tx) => {
         if (await kernel.appSlugTakenElsewhere(tx, slug, "pod_routes"))
           throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
-        return repo.insertGroup(tx, {
+        const made = await repo.insertGroup(tx, {
           id,
           owner_kind: p.owner.kind,
           owner_id: p.owner.id,
@@ -171,7 +176,15 @@ export function groupsService(deps: GroupsDeps) {
           desired_state: "running",
           scale_hold: null,
           last_scaled_at: null,
+          idle_stop_seconds: input.idle_stop_seconds ?? null,
         });
+        await insertGroupRelease(tx, id, made.spec, {
+          changed: [],
+          description: "created",
+          createdBy: p.accountId,
+          outcome: "serving",
+        });
+        return made;
       });
     let inserted: string | null = null;
     try {
@@ -209,8 +222,19 @@ export function groupsService(deps: GroupsDeps) {
   }
 
   /** bounds and target change the group only; a spec change rolls every member (a rolling update each) */
-  async function update(p: Principal, ref: string, patch: GroupPatch): Promise<GroupWithMembers> {
+  /**
+   * `restore`: a rollback puts the members' spec of an earlier release back whole (env and secrets included), as a
+   * new release described as the rollback, through the same admission and batch rollout as any change.
+   */
+  async function update(
+    p: Principal,
+    ref: string,
+    patch: GroupPatch,
+    restore?: { spec: repo.GroupSpec; description: string },
+  ): Promise<GroupWithMembers> {
+    if (restore) patch = { ...patch, size: restore.spec.size, image: restore.spec.image };
     const specChange =
+      !!restore ||
       patch.image !== undefined ||
       patch.env !== undefined ||
       patch.secret_env !== undefined ||
@@ -219,6 +243,7 @@ export function groupsService(deps: GroupsDeps) {
       patch.command !== undefined ||
       patch.checks !== undefined ||
       patch.deploy !== undefined;
+    validateIdleStop(patch.idle_stop_seconds, pods.idleMinSeconds);
     if (specChange) await pods.requireRuntime();
     const size = patch.size !== undefined ? pods.sizeOf(patch.size) : null;
     if (patch.image !== undefined) await kernel.use("imageAccess")?.pullFor(p.owner, patch.image);
@@ -248,12 +273,9 @@ export function groupsService(deps: GroupsDeps) {
           started_at: new Date().toISOString(),
           previous_spec: cur.spec,
         });
-      return repo.updateGroup(tx, cur.id, {
-        replica_min: min,
-        replica_max: max,
-        target_cpu_percent: patch.target_cpu_percent,
-        desired_replicas: Math.min(max, Math.max(min, cur.desired_replicas)),
-        spec: specChange
+      const spec: repo.GroupSpec | undefined = restore
+        ? { ...restore.spec, databases: cur.spec.databases }
+        : specChange
           ? {
               image: patch.image ?? cur.spec.image,
               port: patch.port !== undefined ? patch.port : cur.spec.port,
@@ -270,7 +292,23 @@ export function groupsService(deps: GroupsDeps) {
               checks: patch.checks !== undefined ? patch.checks : (cur.spec.checks ?? null),
               deploy: { ...cur.spec.deploy, ...patch.deploy },
             }
-          : undefined,
+          : undefined;
+      // every change of what the members run is a numbered release (src/apps/releases), pending until rolled out
+      const changed = spec ? groupChangedFields(cur.spec, spec, (sealed) => openEnv(secrets, sealed)) : [];
+      if (spec && (changed.length || restore))
+        await insertGroupRelease(tx, cur.id, spec, {
+          changed,
+          description: restore?.description ?? describeChange(changed),
+          createdBy: p.accountId,
+          outcome: "pending",
+        });
+      return repo.updateGroup(tx, cur.id, {
+        replica_min: min,
+        replica_max: max,
+        target_cpu_percent: patch.target_cpu_percent,
+        idle_stop_seconds: patch.idle_stop_seconds,
+        desired_replicas: Math.min(max, Math.max(min, cur.desired_replicas)),
+        spec,
       });
     });
     if (specChange) await advanceGroupRollout({ db, secrets, pods }, group.id);

@@ -3,11 +3,15 @@ import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
 import type { SecretMeta } from "../secrets/env.js";
 
-export type GroupState = "creating" | "running" | "stopped" | "failed" | "removed";
+export type GroupState = "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
 
-/** running once a member serves; stopped when billing holds every member; failed when every one failed */
+/**
+ * running once a member serves; stopped when billing holds every member; idle_stopped while scale-to-zero holds
+ * it (until its members run again after a wake); failed when every one failed
+ */
 export function groupState(desired: string, members: PodRow[]): GroupState {
   if (desired === "removed") return "removed";
+  if (desired === "idle_stopped") return "idle_stopped";
   if (members.some((m) => m.state === "running")) return "running";
   if (members.length && members.every((m) => m.desired_state === "stopped")) return "stopped";
   if (members.length && members.every((m) => m.state === "failed")) return "failed";
@@ -49,6 +53,8 @@ export function groupView(
     })),
     state: groupState(g.desired_state, members),
     scale_hold: g.scale_hold,
+    idle_stop_seconds: g.idle_stop_seconds ?? null,
+    release: g.release,
     url: `http://${g.slug}.${urls.appsDomain}${port}`,
     created_at: g.created_at.toISOString(),
   };

@@ -8,7 +8,7 @@ import type { RouteDeps } from "../routes/schemas.js";
 import type { ReleasesService } from "./service.js";
 import type { ReleaseRow } from "./repo.js";
 
-const Release = Type.Object({
+export const Release = Type.Object({
   number: Type.Integer(),
   image: Type.String(),
   port: Nullable(Type.Integer()),
@@ -26,7 +26,7 @@ const Release = Type.Object({
   ended_at: Nullable(Timestamp),
 });
 
-const releaseView = (r: ReleaseRow) => ({
+export const releaseView = (r: ReleaseRow) => ({
   number: r.number,
   image: r.image,
   port: r.port,

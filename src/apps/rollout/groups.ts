@@ -1,5 +1,6 @@
 import { systemPrincipal, type Principal } from "../../auth/principal.js";
-import type { Db } from "../../store/db.js";
+import { inTransaction, type Db } from "../../store/db.js";
+import { groupReleaseRolledBack, groupReleaseServing } from "../releases/group-repo.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { openEnv } from "../container-spec.js";
 import { readEnvDoc, secretsPatchTo } from "../secrets/env.js";
@@ -104,7 +105,10 @@ export async function advanceGroupRollout(deps: GroupRolloutDeps, groupId: strin
     if (r.state === "rolling" && failed && r.previous_spec) {
       const reason = `member ${failed.slug}: ${(failed.rollback as { reason: string }).reason}`;
       const back: GroupRollout = { state: "rolling_back", reason, started_at: r.started_at, previous_spec: null };
-      await setGroupRollout(deps.db, g.id, { ...back }, r.previous_spec);
+      await inTransaction(deps.db, async (tx) => {
+        await setGroupRollout(tx, g.id, { ...back }, r.previous_spec);
+        await groupReleaseRolledBack(tx, g.id, reason);
+      });
       return;
     }
     const want = memberPatch(deps, g.spec);
@@ -112,7 +116,10 @@ export async function advanceGroupRollout(deps: GroupRolloutDeps, groupId: strin
     const inFlight = members.filter(rolling).length;
     if (!outdated.length && !inFlight) {
       const state = r.state === "rolling" ? "done" : "rolled_back";
-      await setGroupRollout(deps.db, g.id, { ...r, state, previous_spec: null });
+      await inTransaction(deps.db, async (tx) => {
+        await setGroupRollout(tx, g.id, { ...r, state, previous_spec: null });
+        if (state === "done") await groupReleaseServing(tx, g.id, g.release);
+      });
       return;
     }
     const p = rolloutPrincipal(g);

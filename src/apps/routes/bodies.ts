@@ -27,6 +27,16 @@ export const VolumeMount = Type.Object(
   { additionalProperties: false },
 );
 
+/** Scale-to-zero (src/apps/idle): stopped after this long without requests through the edge, woken by the next. */
+export const IdleStop = Nullable(
+  Type.Integer({
+    minimum: 1,
+    maximum: 2_592_000,
+    description:
+      "stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop",
+  }),
+);
+
 /** POST /v1/pods: a pod as a request describes it (also what a template or a group member expands to). */
 export const PodCreateBody = Body({
   name: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
@@ -45,6 +55,7 @@ export const PodCreateBody = Body({
   checks: Type.Optional(Nullable(ChecksSchema)),
   deploy: Type.Optional(DeploySchema),
   databases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8 })),
+  idle_stop_seconds: Type.Optional(IdleStop),
   // organization external hosts (src/orgs/hosts): company pods only
   host_id: Type.Optional(
     Type.String({
@@ -71,6 +82,7 @@ export const PodPatchBody = Body({
   command: Type.Optional(Nullable(Command)),
   checks: Type.Optional(Nullable(ChecksSchema)),
   deploy: Type.Optional(DeploySchema),
+  idle_stop_seconds: Type.Optional(IdleStop),
 });
 
 const ReplicaCount = Type.Integer({ minimum: 1, maximum: 20 });
@@ -98,6 +110,7 @@ export const GroupCreateBody = Body({
   replica_min: ReplicaCount,
   replica_max: ReplicaCount,
   target_cpu_percent: Type.Optional(TargetCpu({ default: 70 })),
+  idle_stop_seconds: Type.Optional(IdleStop),
 });
 
 /** PATCH /v1/pod-groups/{id}. */
@@ -113,4 +126,5 @@ export const GroupPatchBody = Body({
   command: Type.Optional(Nullable(Command)),
   checks: Type.Optional(Nullable(ChecksSchema)),
   deploy: Type.Optional(GroupDeploySchema),
+  idle_stop_seconds: Type.Optional(IdleStop),
 });

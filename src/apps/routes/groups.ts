@@ -51,15 +51,19 @@ export const PodGroup = Type.Object({
     }),
   ),
   state: Type.Union(
-    ["creating", "running", "stopped", "failed", "removed"].map((s) => Type.Literal(s)),
+    ["creating", "running", "stopped", "idle_stopped", "failed", "removed"].map((s) => Type.Literal(s)),
     {
       description:
-        "running once a member runs; stopped while billing holds every member (overdue); failed when every member failed",
+        "running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed",
     },
+  ),
+  idle_stop_seconds: Nullable(
+    Type.Integer({ description: "scale-to-zero: stopped after this long without requests; null: never" }),
   ),
   scale_hold: Nullable(
     Type.String({ description: "why autoscaling does not grow the group now (a spend cap reached); null when it may" }),
   ),
+  release: Type.Integer({ description: "the release the members' spec is at (GET /v1/pod-groups/{id}/releases)" }),
   url: Type.String({ description: "the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
   created_at: Timestamp,
 });

@@ -46,8 +46,14 @@ export const Pod = Type.Object({
   state: Type.Union(
     ["pending", "creating", "running", "stopped", "failed", "removed", "unknown"].map((s) => Type.Literal(s)),
   ),
-  desired_state: Type.String(),
+  desired_state: Type.String({
+    description:
+      "running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed",
+  }),
   state_reason: Nullable(Type.String()),
+  idle_stop_seconds: Nullable(
+    Type.Integer({ description: "scale-to-zero: stopped after this long without requests; null: never" }),
+  ),
   url: Type.String({ description: "the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT]" }),
   address: Nullable(Type.String({ description: "local mode: 127.0.0.1:<port> the serving replica listens on" })),
   generation: Type.Integer(),

@@ -48,7 +48,8 @@ export class StatsAggregator {
   record(o: EdgeObservation): void {
     const t = o.target;
     if (!t) return;
-    const day = this.today();
+    const now = this.now();
+    const day = this.today(now);
     const key = `${t.kind}\u0000${t.id}\u0000${day}`;
     let row = this.pending.get(key);
     // ids and owners are store ids (uuid); a target of another shape (a test's) cannot be stored. Checked when a
@@ -78,11 +79,11 @@ export class StatsAggregator {
     else if (o.status >= 500) row.status5xx++;
     row.bytesOut += o.bytes;
     row.latency[bucketOf(o.ms)]++;
+    row.lastAt = now;
   }
 
   /** the UTC day of now, its string made once per day (not per request) */
-  private today(): string {
-    const now = this.now();
+  private today(now: number): string {
     if (now < this.dayStart || now >= this.dayStart + 86_400_000) {
       this.dayStart = now - (now % 86_400_000);
       this.day = utcDay(now);
@@ -134,6 +135,7 @@ export class StatsAggregator {
         row.status5xx += newer.status5xx;
         row.bytesOut += newer.bytesOut;
         addInto(row.latency, newer.latency);
+        if (newer.lastAt !== undefined) row.lastAt = Math.max(row.lastAt ?? 0, newer.lastAt);
       }
       merged.set(key, row);
     }

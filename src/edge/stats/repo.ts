@@ -14,6 +14,8 @@ export interface StatsRow {
   bytesOut: number;
   /** counts per latency bucket (histogram.ts) */
   latency: number[];
+  /** epoch ms of the last request counted (scale-to-zero's idle clock, src/apps/idle); absent: not known */
+  lastAt?: number;
 }
 
 interface DbRow {
@@ -57,11 +59,11 @@ export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
   );
   await q.query(
     `INSERT INTO site_stats AS s (target_kind, target_id, day, owner_kind, owner_id, requests, status_4xx, status_5xx,
-                                   bytes_out, latency)
-     SELECT kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency::bigint[]
+                                   bytes_out, latency, last_request_at)
+     SELECT kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency::bigint[], last_at
        FROM unnest($1::text[], $2::uuid[], $3::date[], $4::text[], $5::uuid[], $6::bigint[], $7::bigint[],
-                   $8::bigint[], $9::bigint[], $10::text[]) WITH ORDINALITY
-            AS u(kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency, n)
+                   $8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[]) WITH ORDINALITY
+            AS u(kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency, last_at, n)
       ORDER BY n
      ON CONFLICT (target_kind, target_id, day) DO UPDATE SET
        owner_kind = EXCLUDED.owner_kind,
@@ -72,6 +74,7 @@ export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
        bytes_out = s.bytes_out + EXCLUDED.bytes_out,
        latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
                     FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i)),
+       last_request_at = GREATEST(s.last_request_at, EXCLUDED.last_request_at),
        updated_at = now()`,
     [
       sorted.map((r) => r.kind),
@@ -84,6 +87,7 @@ export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
       sorted.map((r) => r.status5xx),
       sorted.map((r) => r.bytesOut),
       sorted.map((r) => `{${r.latency.join(",")}}`),
+      sorted.map((r) => (r.lastAt === undefined ? null : new Date(r.lastAt))),
     ],
   );
 }
@@ -124,6 +128,23 @@ export async function ownerDaily(
     [owner.kind, owner.id, from, to, kinds],
   );
   return rows.map(fromDb);
+}
+
+/**
+ * The time of the last request the edge stored for each of these apps (kind, id), over every day kept: the newest
+ * day's row of each, by the primary key. Apps without a stored request are absent from the map.
+ */
+export async function lastRequests(q: Queryable, targets: { kind: string; id: string }[]): Promise<Map<string, Date>> {
+  if (!targets.length) return new Map();
+  const { rows } = await q.query<{ kind: string; id: string; at: Date }>(
+    `SELECT t.kind, t.id::text, l.at FROM unnest($1::text[], $2::uuid[]) AS t(kind, id)
+       CROSS JOIN LATERAL (SELECT max(last_request_at) AS at FROM (
+         SELECT last_request_at FROM site_stats s WHERE s.target_kind = t.kind AND s.target_id = t.id
+          ORDER BY day DESC LIMIT 2) d) l
+      WHERE l.at IS NOT NULL`,
+    [targets.map((t) => t.kind), targets.map((t) => t.id)],
+  );
+  return new Map(rows.map((r) => [`${r.kind}:${r.id}`, r.at]));
 }
 
 /** Drops days before `before` (YYYY-MM-DD); returns how many rows went. */

@@ -1,0 +1,92 @@
+/**
+ * Scale-to-zero's SQL (src/apps/idle): apps whose idle time may have passed, stopping them for idleness, and the
+ * record of a wake. The last request's time is the edge's (src/edge/public.ts `lastRequests`).
+ */
+import type { Queryable } from "../../store/db.js";
+
+/** A pod or group with scale-to-zero on that has run at least its idle time since it last began to run. */
+export interface IdleCandidate {
+  kind: "pod" | "group";
+  id: string;
+  idle_stop_seconds: number;
+  awake_since: Date;
+  /** awake_since exactly (a Date keeps milliseconds only), to find the row unchanged */
+  awake_key: string;
+}
+
+/** Running standalone pods and groups whose idle time has passed since awake_since (requests are checked after). */
+export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCandidate[]> {
+  const { rows } = await q.query<IdleCandidate>(
+    `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since, awake_since::text AS awake_key FROM pods
+       WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running' AND group_id IS NULL
+         AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)
+     UNION ALL
+     (SELECT 'group', id::text, idle_stop_seconds, awake_since, awake_since::text FROM pod_groups
+       WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running'
+         AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)`,
+    [limit],
+  );
+  return rows;
+}
+
+/**
+ * Stops a pod for idleness if it is still as the sweep saw it (running, the same awake_since, idle time still
+ * passed since `lastActive`); returns its host when it did. The reconciler then removes its containers.
+ */
+export async function idleStopPod(
+  q: Queryable,
+  id: string,
+  awakeKey: string,
+  lastActive: Date,
+): Promise<{ id: string; host_id: string | null } | null> {
+  const { rows } = await q.query<{ id: string; host_id: string | null }>(
+    `UPDATE pods SET desired_state = 'idle_stopped', state_reason = 'stopped while idle', updated_at = now()
+      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
+        AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)
+      RETURNING id, host_id`,
+    [id, awakeKey, lastActive],
+  );
+  return rows[0] ?? null;
+}
+
+/** The group for idleness, under the same conditions; its running members with it. Returns the members stopped. */
+export async function idleStopGroup(
+  q: Queryable,
+  id: string,
+  awakeKey: string,
+  lastActive: Date,
+): Promise<{ id: string; host_id: string | null }[] | null> {
+  const { rowCount } = await q.query(
+    `UPDATE pod_groups SET desired_state = 'idle_stopped'
+      WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
+        AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)`,
+    [id, awakeKey, lastActive],
+  );
+  if (rowCount !== 1) return null;
+  const { rows } = await q.query<{ id: string; host_id: string | null }>(
+    `UPDATE pods SET desired_state = 'idle_stopped', state_reason = 'stopped while idle', updated_at = now()
+      WHERE group_id = $1 AND desired_state = 'running' RETURNING id, host_id`,
+    [id],
+  );
+  return rows;
+}
+
+/** A group woken: running again from now, woken now (the edge holds requests while members start). */
+export async function markGroupWoken(q: Queryable, id: string): Promise<void> {
+  await q.query(
+    "UPDATE pod_groups SET desired_state = 'running', awake_since = now(), woken_at = now() WHERE id = $1",
+    [id],
+  );
+}
+
+export async function markPodWoken(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE pods SET woken_at = now(), state_reason = NULL WHERE id = $1", [id]);
+}
+
+/** The scale-to-zero setting changed: its idle clock starts again now. */
+export async function setPodIdleStop(q: Queryable, id: string, seconds: number | null): Promise<void> {
+  await q.query("UPDATE pods SET idle_stop_seconds = $2, awake_since = now(), updated_at = now() WHERE id = $1", [
+    id,
+    seconds,
+  ]);
+}
