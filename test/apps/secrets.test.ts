@@ -101,6 +101,11 @@ describe("secret env values", () => {
       command: ["/bin/busybox", "sh", "-c", 'echo "${#API_TOKEN}"'],
     });
     assert.equal(ex2.json().stdout, `${SECRET2.length}\n`);
+    const succeeded = (await get("/v1/events?type=pod.rollout.succeeded")).json().items;
+    assert.ok(
+      succeeded.some((e: any) => e.resource.id === pod.id && e.data.generation === next.generation),
+      JSON.stringify(succeeded),
+    );
 
     // removed with null
     const gone = await patch(`/v1/pods/${pod.id}`, { secret_env: { API_TOKEN: null } });
@@ -189,5 +194,12 @@ describe("secret env values", () => {
     hidden(JSON.stringify(stored.rows), SECRET, NEW);
     const releases = await t.db.query("SELECT * FROM pod_releases WHERE pod_id = $1", [pod.id]);
     hidden(JSON.stringify(releases.rows), SECRET, NEW);
+    // the rollback is an event (issue 31's outbox), with the masked reason
+    const events = await get("/v1/events?type=pod.rollout.rolled_back");
+    assert.equal(events.statusCode, 200, events.body);
+    const ev = events.json().items.find((e: any) => e.resource.id === pod.id);
+    assert.ok(ev, events.body);
+    assert.equal(ev.data.from_release, 2);
+    hidden(events.body, SECRET, NEW);
   });
 });

@@ -5,6 +5,7 @@ import * as releases from "../releases/repo.js";
 import type { Db } from "../../store/db.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { maskPodSecrets } from "../secrets/env.js";
+import { recordEvent } from "../../events/public.js";
 
 /**
  * Automatic rollback (issue 29): the wanted generation runs a new release that crashed, failed its startup
@@ -49,6 +50,14 @@ export async function rollBack(
     await releases.endRelease(tx, pod.id, pod.release, "rolled_back", reason);
     await repo.rolloutCrashed(tx, pod.id, pod.generation, true);
     await repo.recordRollout(tx, restored, "rollback");
+    // a group's member: the group's rollout tells (src/apps/rollout/groups.ts)
+    if (!pod.group_id)
+      await recordEvent(tx, {
+        type: "pod.rollout.rolled_back",
+        owner: { kind: pod.owner_kind, id: pod.owner_id },
+        resource: { kind: "pod", id: pod.id },
+        data: { name: pod.name, from_release: pod.release, to_release: target.number, reason },
+      });
     return true;
   });
 }
