@@ -40,6 +40,7 @@ import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
 import { cronArea } from "./cron/module.js";
 import { eventsArea } from "./events/module.js";
+import { metricsArea } from "./metrics/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -78,6 +79,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   buildsArea,
   cronArea, // after apps: a job may take a pod's image
   eventsArea,
+  metricsArea, // after apps and the edge: reads pods and the edge's minutes through their public.ts
   edgeArea,
   bucketsArea,
   billingArea,

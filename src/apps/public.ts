@@ -3,3 +3,5 @@
  * run and takes its reports (organization hosts, src/orgs/hosts).
  */
 export { agentFeed, type AgentFeed } from "./agent-feed.js";
+/** the pods running on a host, for the per-minute metrics sampler (src/metrics) */
+export { podsToSample, type PodToSample } from "./metrics-repo.js";

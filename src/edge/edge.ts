@@ -8,7 +8,8 @@ import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
 import { StaticServe } from "./static-serve.js";
 import { StatsAggregator } from "./stats/aggregator.js";
-import { addStats } from "./stats/repo.js";
+import { addMinuteStats, addStats } from "./stats/repo.js";
+import { inTransaction } from "../store/db.js";
 import { EdgeTlsListener } from "./tls-listener.js";
 import { fallbackCertificate } from "./fallback-cert.js";
 import { accountsService } from "../accounts/public.js";
@@ -54,7 +55,12 @@ export class Edge {
     for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
       flushMs: config.statsFlushMs,
-      write: (rows) => addStats(p.db, rows),
+      // the daily and the per-minute rows of a flush commit together: a failed flush retries both, counting none twice
+      write: (rows, minutes) =>
+        inTransaction(p.db, async (tx) => {
+          await addStats(tx, rows);
+          await addMinuteStats(tx, minutes);
+        }),
       log: p.log,
     });
   }

@@ -86,6 +86,20 @@ export interface ContainerStats {
   pids: number;
 }
 
+/** One container's cumulative counters at a sample (statsMany): rates are the caller's, from two samples. */
+export interface ContainerCounters {
+  /** CPU time used since start, ns */
+  cpuNano: number;
+  /** the sample's clock, ns (rates divide by its difference) */
+  atNano: number;
+  /** podman's own CPU percent since the container started (of one CPU), for a first sample */
+  cpuPercentSinceStart: number;
+  memoryBytes: number;
+  memoryLimitBytes: number;
+  netInBytes: number;
+  netOutBytes: number;
+}
+
 export interface RuntimeProvider {
   readonly name: string;
   /** null when the runtime can run containers here; otherwise a sentence saying what is missing and how to install it */
@@ -113,6 +127,11 @@ export interface RuntimeProvider {
   logs(name: string, tail: number): Promise<string[]>;
   exec(name: string, command: string[], opts: { timeoutMs: number; maxBytes: number }): Promise<ExecResult>;
   stats(name: string): Promise<ContainerStats | null>;
+  /**
+   * cumulative counters of several running containers in one runtime call (metrics' per-minute sampler); names
+   * not running are absent. Optional: a runtime without it gives no CPU or memory series.
+   */
+  statsMany?(names: string[]): Promise<Map<string, ContainerCounters>>;
   /** true when the container's port answers a TCP connect (or, without a port, the process runs) */
   health(name: string): Promise<boolean>;
   /**

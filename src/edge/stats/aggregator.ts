@@ -2,13 +2,14 @@ import type { FastifyBaseLogger } from "fastify";
 import { isUuid } from "../../store/db.js";
 import type { EdgeObservation } from "../proxy.js";
 import { addInto, bucketOf, emptyHistogram } from "./histogram.js";
-import type { StatsRow } from "./repo.js";
+import type { MinuteRow, StatsRow } from "./repo.js";
 
 export interface AggregatorOptions {
   /** EDGE_STATS_FLUSH_MS: how often counts go to the store (and so at most how much a crash loses) */
   flushMs: number;
-  /** adds one flush's rows to the store (repo.addStats); a throw keeps them for the next flush */
-  write: (rows: StatsRow[]) => Promise<void>;
+  /** adds one flush's rows to the store (repo.addStats, and the per-minute rows of issue 31's metrics with them, in
+   * one transaction); a throw keeps them for the next flush */
+  write: (rows: StatsRow[], minutes: MinuteRow[]) => Promise<void>;
   log: FastifyBaseLogger;
   /** apps × days held in memory at most; beyond it new keys are dropped (counted in `dropped`) */
   maxKeys?: number;
@@ -28,6 +29,8 @@ const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
  */
 export class StatsAggregator {
   private pending = new Map<string, StatsRow>();
+  /** per-app, per-minute counts (metrics, src/metrics), flushed with the daily ones; bounded by maxKeys too */
+  private minutes = new Map<string, MinuteRow>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private readonly maxKeys: number;
@@ -78,8 +81,34 @@ export class StatsAggregator {
     if (o.status >= 400 && o.status < 500) row.status4xx++;
     else if (o.status >= 500) row.status5xx++;
     row.bytesOut += o.bytes;
-    row.latency[bucketOf(o.ms)]++;
+    const bucket = bucketOf(o.ms);
+    row.latency[bucket]++;
     row.lastAt = now;
+    this.recordMinute(row, now - (now % 60_000), o.status, bucket);
+  }
+
+  private recordMinute(day: StatsRow, minute: number, status: number, bucket: number): void {
+    const key = `${day.kind}\u0000${day.id}\u0000${minute}`;
+    let m = this.minutes.get(key);
+    if (!m) {
+      if (this.minutes.size >= this.maxKeys) return; // the daily row counted it; only the minute detail is lost
+      m = {
+        kind: day.kind,
+        id: day.id,
+        minute,
+        owner: day.owner,
+        requests: 0,
+        status4xx: 0,
+        status5xx: 0,
+        latency: emptyHistogram(),
+      };
+      this.minutes.set(key, m);
+    }
+    m.owner = day.owner;
+    m.requests++;
+    if (status >= 400 && status < 500) m.status4xx++;
+    else if (status >= 500) m.status5xx++;
+    m.latency[bucket]++;
   }
 
   /** the UTC day of now, its string made once per day (not per request) */
@@ -104,14 +133,17 @@ export class StatsAggregator {
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    if (!this.pending.size) return;
+    if (!this.pending.size && !this.minutes.size) return;
     const batch = this.pending;
+    const minutes = this.minutes;
     this.pending = new Map();
+    this.minutes = new Map();
     this.flushing = this.opts
-      .write([...batch.values()])
+      .write([...batch.values()], [...minutes.values()])
       .catch((err) => {
         this.failures++;
         this.restore(batch);
+        this.restoreMinutes(minutes);
         this.opts.log.warn(
           { err, rows: batch.size, held: this.pending.size },
           "edge statistics flush failed; counts kept for the next flush",
@@ -148,6 +180,23 @@ export class StatsAggregator {
       merged.set(key, row);
     }
     this.pending = merged;
+  }
+
+  /** Puts a failed batch's minutes back, merged with what arrived since, within maxKeys. */
+  private restoreMinutes(batch: Map<string, MinuteRow>): void {
+    for (const [key, newer] of this.minutes) {
+      const row = batch.get(key);
+      if (!row) {
+        if (batch.size < this.maxKeys) batch.set(key, newer);
+        continue;
+      }
+      row.owner = newer.owner;
+      row.requests += newer.requests;
+      row.status4xx += newer.status4xx;
+      row.status5xx += newer.status5xx;
+      addInto(row.latency, newer.latency);
+    }
+    this.minutes = batch;
   }
 
   /** Apps × days held in memory now (not yet stored). */

@@ -18,6 +18,19 @@ export interface StatsRow {
   lastAt?: number;
 }
 
+/** One app's counts for one UTC minute (migration 066; issue 31's per-minute metrics, read by src/metrics). */
+export interface MinuteRow {
+  kind: string;
+  id: string;
+  /** epoch ms of the minute's start */
+  minute: number;
+  owner: Owner;
+  requests: number;
+  status4xx: number;
+  status5xx: number;
+  latency: number[];
+}
+
 interface DbRow {
   target_kind: string;
   target_id: string;
@@ -150,5 +163,82 @@ export async function lastRequests(q: Queryable, targets: { kind: string; id: st
 /** Drops days before `before` (YYYY-MM-DD); returns how many rows went. */
 export async function pruneStats(q: Queryable, before: string): Promise<number> {
   const { rowCount } = await q.query("DELETE FROM site_stats WHERE day < $1::date", [before]);
+  return rowCount ?? 0;
+}
+
+/**
+ * Adds a flush's per-minute counts in one statement, like addStats (counters and buckets add; key order, so two
+ * edge processes lock rows in the same order).
+ */
+export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<void> {
+  if (!rows.length) return;
+  const sorted = [...rows].sort((a, b) =>
+    a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.minute - b.minute,
+  );
+  await q.query(
+    `INSERT INTO edge_minute_stats AS s (target_kind, target_id, minute, owner_kind, owner_id, requests, status_4xx,
+                                          status_5xx, latency)
+     SELECT kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency::bigint[]
+       FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::text[], $5::uuid[], $6::bigint[], $7::bigint[],
+                   $8::bigint[], $9::text[]) WITH ORDINALITY
+            AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency, n)
+      ORDER BY n
+     ON CONFLICT (target_kind, target_id, minute) DO UPDATE SET
+       owner_kind = EXCLUDED.owner_kind,
+       owner_id = EXCLUDED.owner_id,
+       requests = s.requests + EXCLUDED.requests,
+       status_4xx = s.status_4xx + EXCLUDED.status_4xx,
+       status_5xx = s.status_5xx + EXCLUDED.status_5xx,
+       latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
+                    FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i))`,
+    [
+      sorted.map((r) => r.kind),
+      sorted.map((r) => r.id),
+      sorted.map((r) => new Date(r.minute)),
+      sorted.map((r) => r.owner.kind),
+      sorted.map((r) => r.owner.id),
+      sorted.map((r) => r.requests),
+      sorted.map((r) => r.status4xx),
+      sorted.map((r) => r.status5xx),
+      sorted.map((r) => `{${r.latency.join(",")}}`),
+    ],
+  );
+}
+
+/** One app's minutes in [from, to) (epoch ms), oldest first; quiet minutes have no row. */
+export async function targetMinutes(
+  q: Queryable,
+  target: { kind: string; id: string },
+  from: number,
+  to: number,
+): Promise<MinuteRow[]> {
+  const { rows } = await q.query<{
+    minute: Date;
+    owner_kind: Owner["kind"];
+    owner_id: string;
+    requests: string;
+    status_4xx: string;
+    status_5xx: string;
+    latency: (string | number)[];
+  }>(
+    `SELECT minute, owner_kind, owner_id::text, requests, status_4xx, status_5xx, latency FROM edge_minute_stats
+      WHERE target_kind = $1 AND target_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
+    [target.kind, target.id, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({
+    kind: target.kind,
+    id: target.id,
+    minute: r.minute.getTime(),
+    owner: { kind: r.owner_kind, id: r.owner_id },
+    requests: Number(r.requests),
+    status4xx: Number(r.status_4xx),
+    status5xx: Number(r.status_5xx),
+    latency: r.latency.map(Number),
+  }));
+}
+
+/** Drops minutes before `before` (epoch ms); returns how many rows went. */
+export async function pruneMinuteStats(q: Queryable, before: number): Promise<number> {
+  const { rowCount } = await q.query("DELETE FROM edge_minute_stats WHERE minute < $1", [new Date(before)]);
   return rowCount ?? 0;
 }

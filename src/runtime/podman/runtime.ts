@@ -7,6 +7,7 @@ import {
   RuntimeError,
   type ContainerInfo,
   type ContainerSpec,
+  type ContainerCounters,
   type ContainerStats,
   type ExecResult,
   type RuntimeProvider,
@@ -339,6 +340,39 @@ export class PodmanRuntime implements RuntimeProvider {
         ? ((s.CPUNano - prev.cpuNano) / (s.SystemNano - prev.systemNano)) * 100
         : s.CPU;
     return { cpuPercent, memoryBytes: s.MemUsage, memoryLimitBytes: s.MemLimit, pids: s.PIDs };
+  }
+
+  async statsMany(names: string[]): Promise<Map<string, ContainerCounters>> {
+    names.forEach(checkName);
+    const out = new Map<string, ContainerCounters>();
+    if (!names.length) return out;
+    const res = await this.cli.run(["stats", "--no-stream", "--format", "{{json .ContainerStats}}", ...names]);
+    // one name gone meanwhile fails the whole call: the caller samples again next minute
+    if (res.code !== 0) return out;
+    for (const line of res.stdout.split("\n")) {
+      if (!line.trim()) continue;
+      const s = JSON.parse(line) as {
+        Name: string;
+        CPU: number;
+        CPUNano: number;
+        SystemNano: number;
+        MemUsage: number;
+        MemLimit: number;
+        NetInput?: number;
+        NetOutput?: number;
+      };
+      if (!s.SystemNano) continue; // not running
+      out.set(s.Name, {
+        cpuNano: s.CPUNano,
+        atNano: s.SystemNano,
+        cpuPercentSinceStart: s.CPU,
+        memoryBytes: s.MemUsage,
+        memoryLimitBytes: s.MemLimit,
+        netInBytes: s.NetInput ?? 0,
+        netOutBytes: s.NetOutput ?? 0,
+      });
+    }
+    return out;
   }
 
   /** established connections to the port, read from the container's network namespace (/proc/<pid>/net/tcp*) */

@@ -1,0 +1,129 @@
+import { Type } from "@sinclair/typebox";
+import type { AppContext } from "../kernel/context.js";
+import type { ComponentStatus } from "../kernel/components.js";
+import { Nullable } from "../http/schemas.js";
+import { route, type Route } from "../http/route.js";
+import { callerOf } from "../auth/principal.js";
+import { metricsService } from "./service.js";
+import { jobQueueDepth, latestSamples } from "./repo.js";
+import { renderPrometheus, type Family } from "./prometheus.js";
+
+const Point = Type.Object({
+  at: Type.String({ format: "date-time", description: "start of the step" }),
+  cpu_percent: Nullable(Type.Number({ description: "percent of one CPU, averaged over the step" })),
+  memory_bytes: Nullable(Type.Integer({ description: "highest memory use sampled in the step" })),
+  memory_limit_bytes: Nullable(Type.Integer()),
+  restarts: Type.Integer({ description: "restarts of the pod during the step" }),
+  requests: Type.Integer(),
+  errors_4xx: Type.Integer(),
+  errors_5xx: Type.Integer(),
+  p50_ms: Nullable(Type.Number()),
+  p95_ms: Nullable(Type.Number()),
+  p99_ms: Nullable(Type.Number()),
+});
+
+const PodMetrics = Type.Object({
+  pod_id: Type.String(),
+  from: Type.String({ format: "date-time" }),
+  to: Type.String({ format: "date-time" }),
+  step: Type.Integer(),
+  points: Type.Array(Point),
+});
+
+/** every component's readiness, a throwing check counted down (as /v1/health/ready does) */
+async function components(ctx: AppContext): Promise<[string, ComponentStatus["status"]][]> {
+  return Promise.all(
+    [...ctx.health].map(async ([name, check]): Promise<[string, ComponentStatus["status"]]> => {
+      try {
+        return [name, (await check()).status];
+      } catch {
+        return [name, "down"];
+      }
+    }),
+  );
+}
+
+export function metricsRoutes(ctx: AppContext): Route[] {
+  const metrics = metricsService({ db: ctx.db, kernel: ctx.kernel });
+  return [
+    route({
+      method: "GET",
+      url: "/v1/pods/:id/metrics",
+      operationId: "getPodMetrics",
+      tags: ["metrics"],
+      summary:
+        "Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.",
+      summaryKo: "팟의 분 단위 지표(CPU, 메모리, 재시작, 요청, 오류, 응답 시간).",
+      auth: { scope: "pods:read", instance: { param: "id" } },
+      errors: ["bad_metrics_window"],
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) }),
+      query: Type.Object({
+        from: Type.Optional(Type.String({ format: "date-time" })),
+        to: Type.Optional(Type.String({ format: "date-time" })),
+        step: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, default: 60 })),
+      }),
+      response: { 200: PodMetrics },
+      handler: async (request) => metrics.forPod(callerOf(request), request.params.id, request.query),
+    }),
+    route({
+      method: "GET",
+      url: "/v1/operator/metrics",
+      operationId: "operatorGetMetrics",
+      tags: ["operator"],
+      summary:
+        "Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).",
+      summaryKo: "운영자용: 프로메테우스 형식의 플랫폼 상태와 팟 지표.",
+      auth: { operator: true },
+      response: {
+        200: { description: "Prometheus text format", content: { "text/plain": { schema: Type.String() } } },
+      },
+      handler: async (_request, reply) => {
+        const [checked, depth, samples] = await Promise.all([
+          components(ctx),
+          jobQueueDepth(ctx.db),
+          latestSamples(ctx.db, 5 * 60_000),
+        ]);
+        const pod = (s: (typeof samples)[number]) => ({ pod: s.podId, owner: `${s.owner.kind}:${s.owner.id}` });
+        const families: Family[] = [
+          {
+            name: "platform_component_up",
+            help: "1 when the component is up, 0 when down (off components are not run by this process).",
+            type: "gauge",
+            samples: checked
+              .filter(([, status]) => status !== "off")
+              .map(([component, status]) => ({ labels: { component }, value: status === "up" ? 1 : 0 })),
+          },
+          {
+            name: "platform_job_queue_waiting",
+            help: "Jobs created or waiting for a retry, per queue.",
+            type: "gauge",
+            samples: depth.map((d) => ({ labels: { queue: d.queue }, value: d.waiting })),
+          },
+          {
+            name: "platform_pod_cpu_percent",
+            help: "Percent of one CPU over the pod's latest sampled minute.",
+            type: "gauge",
+            samples: samples
+              .filter((s) => s.cpuPercent !== null)
+              .map((s) => ({ labels: pod(s), value: s.cpuPercent! })),
+          },
+          {
+            name: "platform_pod_memory_bytes",
+            help: "Memory in use at the pod's latest sample.",
+            type: "gauge",
+            samples: samples
+              .filter((s) => s.memoryBytes !== null)
+              .map((s) => ({ labels: pod(s), value: s.memoryBytes! })),
+          },
+          {
+            name: "platform_pod_restarts_total",
+            help: "Restarts of the pod since it was created.",
+            type: "counter",
+            samples: samples.map((s) => ({ labels: pod(s), value: s.restartCount })),
+          },
+        ];
+        return reply.type("text/plain; version=0.0.4; charset=utf-8").send(renderPrometheus(families));
+      },
+    }),
+  ];
+}
