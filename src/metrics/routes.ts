@@ -1,12 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import type { AppContext } from "../kernel/context.js";
-import type { ComponentStatus } from "../kernel/components.js";
 import { Nullable } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
 import { callerOf } from "../auth/principal.js";
 import { metricsService } from "./service.js";
-import { jobQueueDepth, latestSamples } from "./repo.js";
-import { renderPrometheus, type Family } from "./prometheus.js";
+import { operatorMetrics } from "./operator-metrics.js";
 
 const Point = Type.Object({
   at: Type.String({ format: "date-time", description: "start of the step" }),
@@ -29,19 +27,6 @@ const PodMetrics = Type.Object({
   step: Type.Integer(),
   points: Type.Array(Point),
 });
-
-/** every component's readiness, a throwing check counted down (as /v1/health/ready does) */
-async function components(ctx: AppContext): Promise<[string, ComponentStatus["status"]][]> {
-  return Promise.all(
-    [...ctx.health].map(async ([name, check]): Promise<[string, ComponentStatus["status"]]> => {
-      try {
-        return [name, (await check()).status];
-      } catch {
-        return [name, "down"];
-      }
-    }),
-  );
-}
 
 export function metricsRoutes(ctx: AppContext): Route[] {
   const metrics = metricsService({ db: ctx.db, kernel: ctx.kernel });
@@ -78,51 +63,8 @@ export function metricsRoutes(ctx: AppContext): Route[] {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: Type.String() } } },
       },
       handler: async (_request, reply) => {
-        const [checked, depth, samples] = await Promise.all([
-          components(ctx),
-          jobQueueDepth(ctx.db),
-          latestSamples(ctx.db, 5 * 60_000),
-        ]);
-        const pod = (s: (typeof samples)[number]) => ({ pod: s.podId, owner: `${s.owner.kind}:${s.owner.id}` });
-        const families: Family[] = [
-          {
-            name: "platform_component_up",
-            help: "1 when the component is up, 0 when down (off components are not run by this process).",
-            type: "gauge",
-            samples: checked
-              .filter(([, status]) => status !== "off")
-              .map(([component, status]) => ({ labels: { component }, value: status === "up" ? 1 : 0 })),
-          },
-          {
-            name: "platform_job_queue_waiting",
-            help: "Jobs created or waiting for a retry, per queue.",
-            type: "gauge",
-            samples: depth.map((d) => ({ labels: { queue: d.queue }, value: d.waiting })),
-          },
-          {
-            name: "platform_pod_cpu_percent",
-            help: "Percent of one CPU over the pod's latest sampled minute.",
-            type: "gauge",
-            samples: samples
-              .filter((s) => s.cpuPercent !== null)
-              .map((s) => ({ labels: pod(s), value: s.cpuPercent! })),
-          },
-          {
-            name: "platform_pod_memory_bytes",
-            help: "Memory in use at the pod's latest sample.",
-            type: "gauge",
-            samples: samples
-              .filter((s) => s.memoryBytes !== null)
-              .map((s) => ({ labels: pod(s), value: s.memoryBytes! })),
-          },
-          {
-            name: "platform_pod_restarts_total",
-            help: "Restarts of the pod since it was created.",
-            type: "counter",
-            samples: samples.map((s) => ({ labels: pod(s), value: s.restartCount })),
-          },
-        ];
-        return reply.type("text/plain; version=0.0.4; charset=utf-8").send(renderPrometheus(families));
+        const text = await operatorMetrics(ctx);
+        return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);
       },
     }),
   ];

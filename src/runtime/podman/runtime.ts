@@ -19,6 +19,7 @@ import { ImagePuller } from "./images.js";
 import { containerInfo, mergeLogs, type PodmanInspect } from "./inspect.js";
 import { checkName, runArgs } from "./spec.js";
 import { killAll, ociProcesses } from "./strays.js";
+import { parseCounters } from "./stats.js";
 
 /** What `podman ps --format json` says of a container. */
 interface PsEntry {
@@ -344,35 +345,10 @@ export class PodmanRuntime implements RuntimeProvider {
 
   async statsMany(names: string[]): Promise<Map<string, ContainerCounters>> {
     names.forEach(checkName);
-    const out = new Map<string, ContainerCounters>();
-    if (!names.length) return out;
+    if (!names.length) return new Map();
     const res = await this.cli.run(["stats", "--no-stream", "--format", "{{json .ContainerStats}}", ...names]);
     // one name gone meanwhile fails the whole call: the caller samples again next minute
-    if (res.code !== 0) return out;
-    for (const line of res.stdout.split("\n")) {
-      if (!line.trim()) continue;
-      const s = JSON.parse(line) as {
-        Name: string;
-        CPU: number;
-        CPUNano: number;
-        SystemNano: number;
-        MemUsage: number;
-        MemLimit: number;
-        NetInput?: number;
-        NetOutput?: number;
-      };
-      if (!s.SystemNano) continue; // not running
-      out.set(s.Name, {
-        cpuNano: s.CPUNano,
-        atNano: s.SystemNano,
-        cpuPercentSinceStart: s.CPU,
-        memoryBytes: s.MemUsage,
-        memoryLimitBytes: s.MemLimit,
-        netInBytes: s.NetInput ?? 0,
-        netOutBytes: s.NetOutput ?? 0,
-      });
-    }
-    return out;
+    return res.code === 0 ? parseCounters(res.stdout) : new Map();
   }
 
   /** established connections to the port, read from the container's network namespace (/proc/<pid>/net/tcp*) */
