@@ -80,6 +80,12 @@ export function idleService(deps: IdleDeps) {
     if (!g || g.desired_state === "removed") return { outcome: { kind: "gone" }, kicked: [] };
     if (g.desired_state !== "idle_stopped") return { outcome: { kind: "started" }, kicked: [] };
     const sleeping = (await membersOf(tx, g.id)).filter((m) => m.desired_state === "idle_stopped");
+    // billing held the sleeping members meanwhile (lifecycle-repo.ts): they start when the hold is released
+    if (!sleeping.length)
+      return {
+        outcome: { kind: "refused", status: 402, code: "conflict", message: "it is held stopped by billing." },
+        kicked: [],
+      };
     // the group's members start again: admitted as a start of that many instances (concurrent-run limits count them)
     await kernel.admit(tx, {
       owner: { kind: g.owner_kind, id: g.owner_id },
