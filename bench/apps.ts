@@ -56,6 +56,9 @@ const env = {
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
+  // issue 30 (benchWake): idle after a second, swept five times a second instead of every minute
+  APPS_IDLE_MIN_SECONDS: "1",
+  APPS_IDLE_SWEEP_MS: "200",
 };
 let adoptLog: Record<string, number> | null = null;
 function launch(): ChildProcess {
@@ -216,6 +219,74 @@ async function bareRollout(i: number): Promise<number> {
   await run("podman", ["rm", "-f", "-t", "0", `${name}-a`, `${name}-b`]);
   return took;
 }
+/**
+ * Issue 30, wake on request: a pod with idle_stop_seconds 1 stopped by the idle sweep, then the time from the first
+ * request through the edge to its answer's first byte (headers) while the edge holds it and the pod starts; beside
+ * bare podman: `podman start` of a stopped container of the same image, then requests until one answers.
+ */
+async function benchWake(n: number): Promise<{ plat: number[]; bare: number[] }> {
+  const res = await api("POST", "/v1/pods", token, { name: "bench-wake", image, port: 8080, idle_stop_seconds: 1 });
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.json)}`);
+  const id = res.json.id as string;
+  const host = new URL(res.json.url).hostname;
+  const name = `bench-bare-wake-${process.pid}`;
+  const flags = ["--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"];
+  await run("podman", [
+    "run",
+    "-d",
+    "--name",
+    name,
+    ...flags,
+    "--cpus",
+    "0.25",
+    "--memory",
+    "256m",
+    "-p",
+    "127.0.0.1::8080",
+    image,
+  ]);
+  const [plat, bare] = [[] as number[], [] as number[]];
+  for (let i = 0; i < n; i++) {
+    await until(
+      "stopped while idle",
+      async () => {
+        const p = (await api("GET", `/v1/pods/${id}`, token)).json;
+        return p.desired_state === "idle_stopped" && p.state === "stopped" ? true : undefined;
+      },
+      120_000,
+      50,
+    );
+    const t0 = performance.now();
+    const answer = await fetch(`http://127.0.0.1:${env.EDGE_PORT}/`, {
+      headers: { host },
+      signal: AbortSignal.timeout(90_000),
+    });
+    plat.push(performance.now() - t0); // fetch resolves once the status line and headers arrived
+    if (answer.status !== 200) throw new Error(`wake answered ${answer.status}: ${await answer.text()}`);
+    await answer.text();
+
+    await run("podman", ["stop", "-t", "0", name]);
+    const b0 = performance.now();
+    await run("podman", ["start", name]);
+    const address = (await run("podman", ["port", name, "8080/tcp"])).stdout.trim().split("\n")[0]!;
+    await until("bare answers", async () => ((await answers(address)) ? true : undefined));
+    bare.push(performance.now() - b0);
+    log(
+      `wake ${i + 1}/${n}: platform ${Math.round(plat.at(-1)!)} ms, bare podman start ${Math.round(bare.at(-1)!)} ms`,
+    );
+  }
+  await run("podman", ["rm", "-f", "-t", "0", name]);
+  await api("DELETE", `/v1/pods/${id}`, token);
+  return { plat, bare };
+}
+const wakeRows = ({ plat, bare }: { plat: number[]; bare: number[] }) =>
+  [50, 95].map((q) => [
+    `wake on request → first byte p${q} (n=${plat.length}; bare: podman start + first answer)`,
+    ms(pct(plat, q)!),
+    ms(pct(bare, q)!),
+    `${(pct(plat, q)! / pct(bare, q)!).toFixed(2)}×`,
+  ]);
+
 const rollPlat: number[] = [];
 const rollBare: number[] = [];
 let [rollLost, rollTotal] = [0, 0];
@@ -228,6 +299,8 @@ for (let i = 0; i < ROLLOUTS; i++) {
     `rollout ${i + 1}/${ROLLOUTS}: platform ${Math.round(r.took)} ms (lost ${r.lost}/${r.total}), bare ${Math.round(rollBare.at(-1)!)} ms`,
   );
 }
+
+const wake = await benchWake(Number(process.env.BENCH_WAKES ?? 5));
 
 log(`starting ${ADOPT} pods for the adoption run`);
 const ids: string[] = [];
@@ -297,6 +370,7 @@ printTable(
       `${(pct(rollPlat, 50)! / pct(rollBare, 50)!).toFixed(2)}×`,
     ],
     [`requests lost during rollouts (target 0)`, `${rollLost} of ${rollTotal}`, "no traffic switch", ""],
+    ...wakeRows(wake),
     [`adopt ${ADOPT} running pods: start-up sweep`, ms(adoptLog!.ms!), "", ""],
     [`adopt ${ADOPT}: process start → adopted`, ms(restartToAdopted), "", ""],
     [

@@ -128,7 +128,21 @@ export function idleService(deps: IdleDeps) {
     }
   }
 
-  return { sweep, wake };
+  /** APPS_IDLE_SWEEP_MS: sweeps this often in this process too, beside the every-minute job (a faster reaction) */
+  let timer: NodeJS.Timeout | null = null;
+  const every = (ms: number) => {
+    timer = setInterval(
+      () => void sweep().catch((err) => deps.log.error({ err }, "idle sweep failed; the next one retries")),
+      ms,
+    );
+    timer.unref();
+  };
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+
+  return { sweep, wake, every, stop };
 }
 
 export type IdleService = ReturnType<typeof idleService>;
