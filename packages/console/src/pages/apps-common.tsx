@@ -32,7 +32,9 @@ export function AppsTabs() {
 export function podBusy(p: Pick<Pod, "state" | "desired_state" | "generation" | "serving_generation">): boolean {
   if (p.state === "creating") return true;
   if (p.state === "failed") return false;
-  if (p.desired_state !== p.state) return true;
+  // stopped for idleness is stopped (src/apps/README.md): nothing under way
+  const desired = p.desired_state === "idle_stopped" ? "stopped" : p.desired_state;
+  if (desired !== p.state) return true;
   return p.state === "running" && p.serving_generation !== null && p.serving_generation !== p.generation;
 }
 
