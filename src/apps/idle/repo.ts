@@ -80,7 +80,7 @@ export async function markGroupWoken(q: Queryable, id: string): Promise<void> {
 }
 
 export async function markPodWoken(q: Queryable, id: string): Promise<void> {
-  await q.query("UPDATE pods SET woken_at = now(), state_reason = NULL WHERE id = $1", [id]);
+  await q.query("UPDATE pods SET woken_at = now(), wakes = wakes + 1, state_reason = NULL WHERE id = $1", [id]);
 }
 
 /** The scale-to-zero setting changed: its idle clock starts again now. */

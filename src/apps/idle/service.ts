@@ -68,9 +68,9 @@ export function idleService(deps: IdleDeps) {
     // already woken by another request or edge process (or stopped by its owner meanwhile: nothing to wake)
     if (cur.desired_state !== "idle_stopped") return { outcome: { kind: "started" }, kicked: [] };
     await kernel.admit(tx, startAdmission(cur, { kind: cur.owner_kind, id: cur.owner_id }, cur.account_id));
-    const next = await pods.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
+    // the same generation: its kept container starts again (reconciler.ts), no new one is made
+    const next = await pods.setDesired(tx, cur.id, "running");
     await markPodWoken(tx, cur.id);
-    await pods.recordRollout(tx, next, "wake");
     // event: pod woken (src/events/public.ts recordEvent, once it has landed)
     return { outcome: { kind: "started" }, kicked: [next] };
   }
@@ -102,10 +102,8 @@ export function idleService(deps: IdleDeps) {
     await markGroupWoken(tx, g.id);
     const kicked: Placed[] = [];
     for (const m of sleeping) {
-      const next = await pods.setDesired(tx, m.id, "running", { bump: true, state: "creating", reason: null });
+      kicked.push(await pods.setDesired(tx, m.id, "running"));
       await markPodWoken(tx, m.id);
-      await pods.recordRollout(tx, next, "wake");
-      kicked.push(next);
     }
     // event: pod woken, for each member (src/events/public.ts recordEvent, once it has landed)
     return { outcome: { kind: "started" }, kicked };
