@@ -2,6 +2,7 @@
  * `npm run bench:apps`: pods through the platform beside bare podman, in the same run. Issue 29 adds two
  * figures: rollout time to a new healthy version (BENCH_ROLLOUTS, default 5; bare: start the new container and
  * wait until it answers), and requests lost through the edge under steady load during those rollouts (target 0).
+ * Issue 30 adds wake on request after idle (BENCH_WAKES, default 5) beside `podman start` plus the first answer.
  *
  *  - create → serving: POST /v1/pods, then GET until state running and the pod's address answers HTTP
  *    (BENCH_PODS, default 20, one after another), beside `podman run -d` of the same image with the same
@@ -24,6 +25,8 @@ import { migrate } from "../src/store/migrate.js";
 import { freePort } from "../src/pgserver/cluster.js";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { ms, pct, printTable } from "./lib/report.js";
+import { rolloutFigures } from "./lib/apps-rollout.js";
+import { WAKE_ENV, wakeFigures } from "./lib/apps-wake.js";
 
 const run = promisify(execFile);
 const PODS = Number(process.env.BENCH_PODS ?? 20);
@@ -56,9 +59,7 @@ const env = {
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
-  // issue 30 (benchWake): idle after a second, swept five times a second instead of every minute
-  APPS_IDLE_MIN_SECONDS: "1",
-  APPS_IDLE_SWEEP_MS: "200",
+  ...WAKE_ENV,
 };
 let adoptLog: Record<string, number> | null = null;
 function launch(): ChildProcess {
@@ -162,145 +163,29 @@ for (let i = 0; i < PODS; i++) {
   log(`create ${i + 1}/${PODS}: platform ${Math.round(plat.at(-1)!)} ms, bare ${Math.round(bare.at(-1)!)} ms`);
 }
 
-// issue 29: a rollout to a new healthy version (a new release: env changed), under steady load through the edge
-const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 5);
-async function platformRollout(i: number): Promise<{ took: number; lost: number; total: number }> {
-  const res = await api("POST", "/v1/pods", token, { name: `bench-roll-${i}`, image, port: 8080 });
-  const id = res.json.id as string;
-  const host = new URL(res.json.url).hostname;
-  await until("running", async () =>
-    (await api("GET", `/v1/pods/${id}`, token)).json.state === "running" ? true : undefined,
-  );
-  const viaEdge = () =>
-    fetch(`http://127.0.0.1:${env.EDGE_PORT}/`, { headers: { host }, signal: AbortSignal.timeout(10_000) })
-      .then(async (r) => (await r.text(), r.status === 200))
-      .catch(() => false);
-  await until("served by the edge", async () => ((await viaEdge()) ? true : undefined));
-  let stop = false;
-  let [lost, total] = [0, 0];
-  const load = Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (!stop && total < 50_000) {
-        total++;
-        if (!(await viaEdge())) lost++;
-      }
-    }),
-  );
-  const t0 = performance.now();
-  const patched = await api("PATCH", `/v1/pods/${id}`, token, { env: { RELEASE: String(i) } });
-  const gen = patched.json.generation as number;
-  await until("the new version serving", async () => {
-    const p = (await api("GET", `/v1/pods/${id}`, token)).json;
-    return p.serving_generation === gen && p.state === "running" && (await answers(p.address)) ? true : undefined;
-  });
-  const took = performance.now() - t0;
-  // the old replica drained and gone: the requests of the whole switch are counted
-  await until("the old replica gone", async () => {
-    const cs = JSON.parse(
-      (await run("podman", ["ps", "-a", "--filter", `label=platform.pod=${id}`, "--format", "json"])).stdout || "[]",
-    );
-    return cs.length === 1 ? true : undefined;
-  });
-  stop = true;
-  await load;
-  await api("DELETE", `/v1/pods/${id}`, token);
-  return { took, lost, total };
-}
-/** bare podman: start the new container, wait until it answers, remove the old one (no traffic switch at all) */
-async function bareRollout(i: number): Promise<number> {
-  const name = `bench-bare-roll-${process.pid}-${i}`;
-  const args = ["run", "-d", "--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"];
-  await run("podman", [...args, "--name", `${name}-a`, "-p", "127.0.0.1::8080", image]);
-  const t0 = performance.now();
-  await run("podman", [...args, "--name", `${name}-b`, "-e", `RELEASE=${i}`, "-p", "127.0.0.1::8080", image]);
-  const address = (await run("podman", ["port", `${name}-b`, "8080/tcp"])).stdout.trim().split("\n")[0]!;
-  await until("bare answers", async () => ((await answers(address)) ? true : undefined));
-  const took = performance.now() - t0;
-  await run("podman", ["rm", "-f", "-t", "0", `${name}-a`, `${name}-b`]);
-  return took;
-}
-/**
- * Issue 30, wake on request: a pod with idle_stop_seconds 1 stopped by the idle sweep, then the time from the first
- * request through the edge to its answer's first byte (headers) while the edge holds it and the pod starts; beside
- * bare podman: `podman start` of a stopped container of the same image, then requests until one answers.
- */
-async function benchWake(n: number): Promise<{ plat: number[]; bare: number[] }> {
-  const res = await api("POST", "/v1/pods", token, { name: "bench-wake", image, port: 8080, idle_stop_seconds: 1 });
-  if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.json)}`);
-  const id = res.json.id as string;
-  const host = new URL(res.json.url).hostname;
-  const name = `bench-bare-wake-${process.pid}`;
-  const flags = ["--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"];
-  await run("podman", [
-    "run",
-    "-d",
-    "--name",
-    name,
-    ...flags,
-    "--cpus",
-    "0.25",
-    "--memory",
-    "256m",
-    "-p",
-    "127.0.0.1::8080",
-    image,
-  ]);
-  const [plat, bare] = [[] as number[], [] as number[]];
-  for (let i = 0; i < n; i++) {
-    await until(
-      "stopped while idle",
-      async () => {
-        const p = (await api("GET", `/v1/pods/${id}`, token)).json;
-        return p.desired_state === "idle_stopped" && p.state === "stopped" ? true : undefined;
-      },
-      120_000,
-      50,
-    );
-    const t0 = performance.now();
-    const answer = await fetch(`http://127.0.0.1:${env.EDGE_PORT}/`, {
-      headers: { host },
-      signal: AbortSignal.timeout(90_000),
-    });
-    plat.push(performance.now() - t0); // fetch resolves once the status line and headers arrived
-    if (answer.status !== 200) throw new Error(`wake answered ${answer.status}: ${await answer.text()}`);
-    await answer.text();
+// issue 29: rollouts to a new healthy version under steady load through the edge (bench/lib/apps-rollout.ts)
+const rolloutRows = await rolloutFigures({
+  api,
+  until,
+  answers,
+  token,
+  image,
+  edgePort: env.EDGE_PORT,
+  log,
+  count: Number(process.env.BENCH_ROLLOUTS ?? 5),
+});
 
-    await run("podman", ["stop", "-t", "0", name]);
-    const b0 = performance.now();
-    await run("podman", ["start", name]);
-    const address = (await run("podman", ["port", name, "8080/tcp"])).stdout.trim().split("\n")[0]!;
-    await until("bare answers", async () => ((await answers(address)) ? true : undefined));
-    bare.push(performance.now() - b0);
-    log(
-      `wake ${i + 1}/${n}: platform ${Math.round(plat.at(-1)!)} ms, bare podman start ${Math.round(bare.at(-1)!)} ms`,
-    );
-  }
-  await run("podman", ["rm", "-f", "-t", "0", name]);
-  await api("DELETE", `/v1/pods/${id}`, token);
-  return { plat, bare };
-}
-const wakeRows = ({ plat, bare }: { plat: number[]; bare: number[] }) =>
-  [50, 95].map((q) => [
-    `wake on request → first byte p${q} (n=${plat.length}; bare: podman start + first answer)`,
-    ms(pct(plat, q)!),
-    ms(pct(bare, q)!),
-    `${(pct(plat, q)! / pct(bare, q)!).toFixed(2)}×`,
-  ]);
-
-const rollPlat: number[] = [];
-const rollBare: number[] = [];
-let [rollLost, rollTotal] = [0, 0];
-for (let i = 0; i < ROLLOUTS; i++) {
-  rollBare.push(await bareRollout(i));
-  const r = await platformRollout(i);
-  rollPlat.push(r.took);
-  [rollLost, rollTotal] = [rollLost + r.lost, rollTotal + r.total];
-  log(
-    `rollout ${i + 1}/${ROLLOUTS}: platform ${Math.round(r.took)} ms (lost ${r.lost}/${r.total}), bare ${Math.round(rollBare.at(-1)!)} ms`,
-  );
-}
-
-const wake = await benchWake(Number(process.env.BENCH_WAKES ?? 5));
+// issue 30: wake on request after idle (bench/lib/apps-wake.ts)
+const wakeRows = await wakeFigures({
+  api,
+  until,
+  answers,
+  token,
+  image,
+  edgePort: env.EDGE_PORT,
+  log,
+  count: Number(process.env.BENCH_WAKES ?? 5),
+});
 
 log(`starting ${ADOPT} pods for the adoption run`);
 const ids: string[] = [];
@@ -363,14 +248,8 @@ printTable(
       ms(pct(bare, 95)!),
       `${(pct(plat, 95)! / pct(bare, 95)!).toFixed(2)}×`,
     ],
-    [
-      `rollout → new version serving p50 (n=${ROLLOUTS})`,
-      ms(pct(rollPlat, 50)!),
-      ms(pct(rollBare, 50)!),
-      `${(pct(rollPlat, 50)! / pct(rollBare, 50)!).toFixed(2)}×`,
-    ],
-    [`requests lost during rollouts (target 0)`, `${rollLost} of ${rollTotal}`, "no traffic switch", ""],
-    ...wakeRows(wake),
+    ...rolloutRows,
+    ...wakeRows,
     [`adopt ${ADOPT} running pods: start-up sweep`, ms(adoptLog!.ms!), "", ""],
     [`adopt ${ADOPT}: process start → adopted`, ms(restartToAdopted), "", ""],
     [

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { callerOf, type Principal } from "../../auth/principal.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { callerOf } from "../../auth/principal.js";
 import { Body } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import type { Db } from "../../store/db.js";
@@ -8,7 +7,8 @@ import { Params, read, tags, write } from "../routes/schemas.js";
 import { PodGroup } from "../routes/groups.js";
 import { groupView } from "../groups/view.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
-import { groupReleaseByNumber, listGroupReleases, type GroupReleaseRow } from "./group-repo.js";
+import type { GroupReleaseRow } from "./group-repo.js";
+import { groupReleasesService } from "./group-service.js";
 import { Release } from "./routes.js";
 
 const groupReleaseView = (r: GroupReleaseRow) => ({
@@ -26,38 +26,15 @@ const groupReleaseView = (r: GroupReleaseRow) => ({
   ended_at: r.ended_at?.toISOString() ?? null,
 });
 
-/**
- * A group's releases (issue 29), and a rollback to one of them: the release's spec (env and secrets included)
- * becomes a new release "rollback to N", admitted and rolled over the members a batch at a time like any change.
- * Without `release`, the group goes back to the newest release before its current one that served.
- */
+/** A group's releases and its rollback (group-service.ts). */
 export function groupReleaseRoutes(deps: {
   db: Db;
   groups: GroupsService;
   urls: { appsDomain: string; edgePort: number };
 }): Route[] {
-  const { db, groups, urls } = deps;
+  const { groups, urls } = deps;
+  const releases = groupReleasesService(deps);
   const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls, groups.secretEnvOf(g.group));
-
-  async function rollback(p: Principal, ref: string, number: number | undefined): Promise<GroupWithMembers> {
-    const { group } = await groups.get(p, ref);
-    if (group.desired_state === "removed") throw notFound("pod group");
-    const releases = await listGroupReleases(db, group.id);
-    const target =
-      number === undefined
-        ? releases.find((r) => r.number < group.release && (r.outcome === "superseded" || r.outcome === "serving"))
-        : await groupReleaseByNumber(db, group.id, number);
-    if (!target)
-      throw number === undefined
-        ? new ApiError("conflict", "The group has no earlier release that served to go back to.")
-        : new ApiError("not_found", `The group has no release ${number}.`);
-    if (target.number === group.release)
-      throw new ApiError(
-        "conflict",
-        `The group is at release ${target.number} already; there is nothing to roll back.`,
-      );
-    return groups.update(p, group.id, {}, { spec: target.spec, description: `rollback to release ${target.number}` });
-  }
 
   return [
     route({
@@ -71,8 +48,7 @@ export function groupReleaseRoutes(deps: {
       params: Params,
       response: { 200: Type.Array(Release) },
       handler: async (request) => {
-        const { group } = await groups.get(callerOf(request), request.params.id);
-        return (await listGroupReleases(db, group.id)).map(groupReleaseView);
+        return (await releases.list(callerOf(request), request.params.id)).map(groupReleaseView);
       },
     }),
     route({
@@ -90,7 +66,7 @@ export function groupReleaseRoutes(deps: {
       body: Body({ release: Type.Optional(Type.Integer({ minimum: 1 })) }),
       response: { 202: PodGroup },
       handler: async (request, reply) =>
-        reply.code(202).send(view(await rollback(callerOf(request), request.params.id, request.body.release))),
+        reply.code(202).send(view(await releases.rollback(callerOf(request), request.params.id, request.body.release))),
     }),
   ];
 }

@@ -8,6 +8,7 @@ import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
 import { asleep, IdleCard, shownState } from "./idle";
+import { ChecksCard, ReleasesCard, RolloutNote, SecretsCard } from "./pod-deploys";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -98,6 +99,7 @@ export function PodPage({ id }: { id: string }) {
           {p.state_reason}
         </p>
       )}
+      <RolloutNote rollout={p.rollout} release={p.release} />
       <div className="grid two">
         <Card title={t("pods.details")}>
           <dl className="props">
@@ -156,10 +158,16 @@ export function PodPage({ id }: { id: string }) {
               </p>
             )}
           </Card>
+          <SecretsCard secrets={p.secret_env} />
           <ChangeImage pod={p} onChanged={(next) => pod.setData(next)} />
           {/* a group's member sleeps and wakes with its group */}
           {!p.group_id && <IdleCard kind="pod" app={p} onSaved={(next) => pod.setData(next as Pod)} />}
         </div>
+      </div>
+      <div className="grid two">
+        <ChecksCard pod={p} />
+        {/* a group's member follows its group's releases */}
+        {!p.group_id && <ReleasesCard kind="pod" id={p.id} current={p.release} onChange={pod.reload} />}
       </div>
       <PodLogs pod={p} />
       <PodExec pod={p} />
