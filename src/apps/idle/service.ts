@@ -4,6 +4,7 @@ import { asApiError } from "../../http/errors.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { JobSpec } from "../../kernel/area.js";
 import { lastRequests } from "../../edge/public.js";
+import { recordEvent } from "../../events/public.js";
 import type { EdgeWakeOutcome } from "../contract.js";
 import type { PodsService } from "../service.js";
 import { startAdmission } from "../admission.js";
@@ -47,12 +48,20 @@ export function idleService(deps: IdleDeps) {
       const request = last.get(`${c.kind}:${c.id}`);
       const lastActive = request && request > c.awake_since ? request : c.awake_since;
       const members = await inTransaction(db, async (tx) => {
-        if (c.kind === "group") return idleStopGroup(tx, c.id, c.awake_key, lastActive);
-        const pod = await idleStopPod(tx, c.id, c.awake_key, lastActive);
-        return pod && [pod];
+        const done =
+          c.kind === "group"
+            ? await idleStopGroup(tx, c.id, c.awake_key, lastActive)
+            : await idleStopPod(tx, c.id, c.awake_key, lastActive);
+        if (!done) return null; // a request (or a change) came meanwhile
+        await recordEvent(tx, {
+          type: "app.scaled_to_zero",
+          owner: { kind: done.app.owner_kind, id: done.app.owner_id },
+          resource: { kind: c.kind === "group" ? "pod_group" : "pod", id: c.id },
+          data: { name: done.app.name, idle_stop_seconds: c.idle_stop_seconds, last_request_at: request ?? null },
+        });
+        return done.members;
       });
-      if (!members) continue; // a request (or a change) came meanwhile
-      // event: pod idle_stopped (src/events/public.ts recordEvent, once it has landed)
+      if (!members) continue;
       stopped.push(`${c.kind}:${c.id}`);
       deps.log.info({ app: `${c.kind}:${c.id}`, idle_stop_seconds: c.idle_stop_seconds }, "app stopped while idle");
       await kick(members);
@@ -71,7 +80,12 @@ export function idleService(deps: IdleDeps) {
     // the same generation: its kept container starts again (reconciler.ts), no new one is made
     const next = await pods.setDesired(tx, cur.id, "running");
     await markPodWoken(tx, cur.id);
-    // event: pod woken (src/events/public.ts recordEvent, once it has landed)
+    await recordEvent(tx, {
+      type: "app.woken",
+      owner: { kind: cur.owner_kind, id: cur.owner_id },
+      resource: { kind: "pod", id: cur.id },
+      data: { name: cur.name },
+    });
     return { outcome: { kind: "started" }, kicked: [next] };
   }
 
@@ -105,7 +119,12 @@ export function idleService(deps: IdleDeps) {
       kicked.push(await pods.setDesired(tx, m.id, "running"));
       await markPodWoken(tx, m.id);
     }
-    // event: pod woken, for each member (src/events/public.ts recordEvent, once it has landed)
+    await recordEvent(tx, {
+      type: "app.woken",
+      owner: { kind: g.owner_kind, id: g.owner_id },
+      resource: { kind: "pod_group", id: g.id },
+      data: { name: g.name, members: sleeping.length },
+    });
     return { outcome: { kind: "started" }, kicked };
   }
 
