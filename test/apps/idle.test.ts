@@ -128,6 +128,13 @@ test("an idle pod stops after its idle time; 20 concurrent first requests throug
     ["running"],
   );
   assert.ok(tookMs < 30_000);
+  // the owner's events say both (GET /v1/events)
+  const events = await api("GET", `/v1/events?resource_kind=pod&resource_id=${pod.id}`);
+  assert.equal(events.statusCode, 200, events.body);
+  assert.deepEqual(
+    events.json().items.map((e: { type: string }) => e.type),
+    ["app.woken", "app.scaled_to_zero"],
+  );
   await api("DELETE", `/v1/pods/${pod.id}`);
 });
 
