@@ -1,4 +1,4 @@
-import type { AppImages, AppRef, AppSpec } from "./contract.js";
+import type { AppImages, AppRef, AppSpec, NewPodSpec } from "./contract.js";
 import type { Principal } from "../auth/principal.js";
 import { ApiError, asApiError } from "../http/errors.js";
 import type { PodsService } from "./service.js";
@@ -48,5 +48,17 @@ export function appImages(pods: PodsService, groups: GroupsService): AppImages {
     await groups.update(p, app.id, { replica_min: bounds.min, replica_max: bounds.max });
   }
 
-  return { find, deploy, describe, scale };
+  async function createPod(p: Principal, spec: NewPodSpec): Promise<AppRef> {
+    const pod = await pods.create(p, {
+      ...{ name: spec.name, slug: spec.slug, image: spec.image, port: spec.port, size: spec.size },
+      ...{ env: spec.env, secret_env: spec.secretEnv, idle_stop_seconds: spec.idleStopSeconds ?? undefined },
+    });
+    return { kind: "pod", id: pod.id, slug: pod.slug };
+  }
+
+  async function removePod(p: Principal, podId: string): Promise<void> {
+    await pods.transition(p, podId, "delete").catch((err) => (missing(err) ? null : Promise.reject(err)));
+  }
+
+  return { find, deploy, describe, scale, createPod, removePod };
 }
