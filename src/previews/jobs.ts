@@ -12,6 +12,7 @@ import { asApiError } from "../http/errors.js";
 import { archiveTopFolder, PreviewGitLab, PreviewGitLabError } from "./gitlab.js";
 import { previewUrl, RECONCILE_JOB, SWEEP_JOB, type PreviewUrls } from "./service.js";
 import * as repo from "./repo.js";
+import { recordEvent, type EventType } from "../events/public.js";
 
 export interface PreviewJobDeps {
   db: Db;
@@ -68,18 +69,38 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
     });
   }
 
+  /** a preview's step recorded with its event in one transaction (src/events: the event exists when the change does) */
+  async function settle(link: repo.LinkRow, row: repo.PreviewRow, patch: Partial<repo.PreviewRow>, type?: EventType) {
+    await inTransaction(d.db, async (tx) => {
+      const now = await repo.setPreview(tx, row.id, patch);
+      if (!type) return;
+      const owner = { kind: link.owner_kind, id: link.owner_id };
+      const data = {
+        app_name: link.app_name,
+        merge_request_iid: now.mr_iid,
+        state: now.state,
+        url: previewUrl(d.urls, now.slug),
+      };
+      await recordEvent(tx, {
+        type,
+        owner,
+        resource: { kind: "preview", id: row.id },
+        data: { ...data, commit: now.deployed_sha, error: now.error },
+      });
+    });
+  }
+
   async function remove(link: repo.LinkRow, row: repo.PreviewRow) {
     if (row.state === "removed") return;
     const apps = d.kernel.use("appImages");
     if (row.pod_id && apps?.removePod) await apps.removePod(actor(link, row, "previewRemovePod"), row.pod_id);
     // database branch: removed here once src/databases/public.ts offers branches (README, "Not done")
-    await repo.setPreview(d.db, row.id, { state: "removed", pod_id: null, db_branch_id: null });
-    // event: preview.removed
+    await settle(link, row, { state: "removed", pod_id: null, db_branch_id: null }, "preview.deleted");
   }
 
   async function fail(row: repo.PreviewRow, error: string) {
-    await repo.setPreview(d.db, row.id, { state: "failed", error });
-    // event: preview.failed
+    const link = await repo.linkById(d.db, row.link_id);
+    if (link) await settle(link, row, { state: "failed", error }, "preview.failed");
   }
 
   async function step(id: string): Promise<void> {
@@ -128,12 +149,8 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
     }
     const now = await repo.previewById(d.db, row.id);
     const settled = now?.desired === "open" && now.sha === row.build_sha;
-    await repo.setPreview(d.db, row.id, {
-      pod_id: podId,
-      deployed_sha: row.build_sha,
-      state: settled ? "running" : "building",
-    });
-    // event: preview.deployed
+    const deployed = { pod_id: podId, deployed_sha: row.build_sha, state: settled ? "running" : "building" } as const;
+    await settle(link, row, deployed, settled ? "preview.ready" : undefined);
     if (!settled) return void (await again(row.id, 0));
     await postNote(link, { ...row, deployed_sha: row.build_sha });
   }
