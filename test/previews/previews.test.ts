@@ -180,5 +180,10 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
     const pod = await api("GET", `/v1/pods/${before.pod_id}`);
     assert.ok(pod.statusCode === 404 || pod.json().desired_state === "removed", pod.body);
     await until("URL gone", 30_000, async () => (await served(`${app}-mr-7.${DOMAIN}`)).status === 404);
+    const events = (await api("GET", `/v1/events?resource_kind=preview&resource_id=${before.id}`)).json().items;
+    assert.deepEqual(
+      events.map((e: any) => e.type),
+      ["preview.deleted", "preview.ready", "preview.ready"],
+    );
   });
 });
