@@ -19,6 +19,7 @@ import { NewSitePage, SitesPage } from "./pages/sites";
 import { SitePage } from "./pages/site";
 import { DomainsPage } from "./pages/all-domains";
 import { BuildsPage, NewBuildPage } from "./pages/builds";
+import { PreviewsPage } from "./pages/previews";
 import { BuildPage } from "./pages/build";
 import { BucketsPage } from "./pages/buckets";
 import { BucketPage } from "./pages/bucket";
@@ -141,7 +142,7 @@ function Shell() {
   };
 
   const nav: [string, string, string[]?][] = [
-    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/volumes", "/templates"]],
+    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/previews", "/volumes", "/templates"]],
     ["/sites", t("nav.sites")],
     ["/buckets", t("nav.buckets")],
     ["/domains", t("nav.domains")],
@@ -229,6 +230,7 @@ function Page({
   const group = /^\/pod-groups\/([^/]+)$/.exec(path);
   if (group) return <GroupPage id={decodeURIComponent(group[1])} />;
   if (path === "/builds") return <BuildsPage />;
+  if (path === "/previews") return <PreviewsPage />;
   if (path === "/builds/new") return <NewBuildPage />;
   const build = /^\/builds\/([^/]+)$/.exec(path);
   if (build) return <BuildPage id={decodeURIComponent(build[1])} />;

@@ -2,6 +2,7 @@ import { createContext, useContext } from "react";
 import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
+import { previewsEn, previewsKo } from "./i18n-previews";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
@@ -177,6 +178,7 @@ const en = {
   ...sitesEn,
   ...domainsEn,
   ...buildsEn,
+  ...previewsEn,
   ...bucketsEn,
   ...orgEn,
   ...partnerEn,
@@ -354,6 +356,7 @@ const ko: Record<MessageKey, string> = {
   ...sitesKo,
   ...domainsKo,
   ...buildsKo,
+  ...previewsKo,
   ...bucketsKo,
   ...orgKo,
   ...partnerKo,
