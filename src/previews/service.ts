@@ -92,6 +92,13 @@ export function previewsService(deps: PreviewsDeps) {
       if (err instanceof PreviewGitLabError) throw new ApiError("invalid_request", err.message);
       throw new ApiError("invalid_request", `base_url: ${(err as Error).message}`);
     }
+    // previews would branch the database per merge request (issue 30); until the databases area offers branches a
+    // link naming one is refused rather than silently run without it (README, "Not done")
+    if (input.database)
+      throw new ApiError(
+        "invalid_request",
+        "database: database branches are not available on this platform yet; link without it and give the preview's DATABASE_URL in env.",
+      );
     const secret = randomBytes(24).toString("base64url");
     const id = randomUUID();
     try {

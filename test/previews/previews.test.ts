@@ -101,6 +101,18 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
       409,
       "conflict",
     );
+    // database branches have not landed: a link naming a database is refused, not run without its branch
+    expectError(
+      await api("POST", "/v1/previews/links", {
+        base_url: gl.url,
+        project: "x/y",
+        token: TOKEN,
+        app_name: "other",
+        database: "db",
+      }),
+      400,
+      "invalid_request",
+    );
     expectError(
       await api("POST", "/v1/previews/links", {
         base_url: "http://169.254.169.254",
