@@ -85,7 +85,8 @@ export function previewsService(deps: PreviewsDeps) {
     let baseUrl: string;
     try {
       baseUrl = normalizeBaseUrl(input.base_url);
-      await deps.outbound.check(baseUrl);
+      // a name that resolves slowly is not waited for: every request to GitLab is checked again anyway
+      await Promise.race([deps.outbound.check(baseUrl), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     } catch (err) {
       const forbidden = (err as { reason?: string }).reason === "forbidden";
       if (forbidden) throw new ApiError("destination_forbidden", (err as Error).message);
