@@ -42,6 +42,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
     const hostId = p.kernel.require("hosts").local.id;
     const runner = new BuildRunner({
       db: p.db,
+      secrets: p.secrets,
       kernel: p.kernel,
       config,
       log: p.log,
@@ -52,6 +53,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
     });
     const service = buildsService({
       db: p.db,
+      secrets: p.secrets,
       kernel: p.kernel,
       jobs: p.jobs,
       config,

@@ -3,6 +3,7 @@ import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { previewsEn, previewsKo } from "./i18n-previews";
+import { deploysEn, deploysKo } from "./i18n-deploys";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
@@ -179,6 +180,7 @@ const en = {
   ...domainsEn,
   ...buildsEn,
   ...previewsEn,
+  ...deploysEn,
   ...bucketsEn,
   ...orgEn,
   ...partnerEn,
@@ -357,6 +359,7 @@ const ko: Record<MessageKey, string> = {
   ...domainsKo,
   ...buildsKo,
   ...previewsKo,
+  ...deploysKo,
   ...bucketsKo,
   ...orgKo,
   ...partnerKo,

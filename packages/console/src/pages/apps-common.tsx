@@ -15,6 +15,7 @@ export function AppsTabs() {
     ["/pod-groups", t("apps.groups")],
     ["/builds", t("apps.builds")],
     ["/previews", t("apps.previews")],
+    ["/cron-jobs", t("cron.title")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];
