@@ -12,6 +12,7 @@ import { startFakeGitlab, type FakeGitlab } from "../fakes/gitlab.js";
 import type { Edge } from "../../src/edge/module.js";
 import { request } from "../edge/lib.js";
 import { BUSYBOX, createBuildsTestApp } from "../builds/lib.js";
+import { previewsArea } from "../../src/previews/module.js";
 
 const TOKEN = "glpat-preview-token-1234";
 const DOMAIN = "apps.previews.test";
@@ -197,5 +198,30 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
       events.map((e: any) => e.type),
       ["preview.deleted", "preview.ready", "preview.ready"],
     );
+  });
+
+  test("a commit GitLab has no archive of fails the preview; past its maximum age the sweep removes it", async () => {
+    const res = await hook("Merge Request Hook", {
+      ...mr("open", "f".repeat(40)),
+      object_attributes: { ...mr("open", "f".repeat(40)).object_attributes, iid: 9 },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const [id] = res.json().previews;
+    const failed = await until("failed", 30_000, async () => {
+      const p = (await api("GET", `/v1/previews/${id}`)).json();
+      return p.state === "failed" && p;
+    });
+    assert.match(failed.error, /GitLab answered GET .*archive.* with 404/);
+    // a week old (the default maximum age): the sweep, as its every-minute job runs it, closes and removes it
+    await t.db.query("UPDATE previews SET created_at = now() - interval '8 days' WHERE id = $1", [id]);
+    const sweep = previewsArea.jobs!(t.platform, t.platform.state("previews")).find(
+      (j) => j.name === "previews.sweep",
+    )!;
+    await sweep.handler({}, { id: "test", retryCount: 0 });
+    const removed = await until("removed", 30_000, async () => {
+      const p = (await api("GET", `/v1/previews/${id}`)).json();
+      return p.state === "removed" && p;
+    });
+    assert.equal(removed.error, "removed past the maximum age");
   });
 });
