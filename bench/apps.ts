@@ -56,6 +56,7 @@ const env = {
   PORT: String(port),
   EDGE_PORT: String(await freePort()),
   REGISTRY_PORT: "0",
+  S3_PORT: "0", // the object store is not measured here; a fixed port may be taken on a shared machine
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
