@@ -2,6 +2,7 @@
  * `npm run bench:apps`: pods through the platform beside bare podman, in the same run. Issue 29 adds two
  * figures: rollout time to a new healthy version (BENCH_ROLLOUTS, default 5; bare: start the new container and
  * wait until it answers), and requests lost through the edge under steady load during those rollouts (target 0).
+ * Issue 30 adds wake on request after idle (BENCH_WAKES, default 5) beside `podman start` plus the first answer.
  *
  *  - create → serving: POST /v1/pods, then GET until state running and the pod's address answers HTTP
  *    (BENCH_PODS, default 20, one after another), beside `podman run -d` of the same image with the same
@@ -25,6 +26,7 @@ import { freePort } from "../src/pgserver/cluster.js";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { ms, pct, printTable } from "./lib/report.js";
 import { rolloutFigures } from "./lib/apps-rollout.js";
+import { WAKE_ENV, wakeFigures } from "./lib/apps-wake.js";
 
 const run = promisify(execFile);
 const PODS = Number(process.env.BENCH_PODS ?? 20);
@@ -54,9 +56,11 @@ const env = {
   PORT: String(port),
   EDGE_PORT: String(await freePort()),
   REGISTRY_PORT: "0",
+  S3_PORT: "0", // the object store is not measured here; a fixed port may be taken on a shared machine
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
+  ...WAKE_ENV,
 };
 let adoptLog: Record<string, number> | null = null;
 function launch(): ChildProcess {
@@ -172,6 +176,18 @@ const rolloutRows = await rolloutFigures({
   count: Number(process.env.BENCH_ROLLOUTS ?? 5),
 });
 
+// issue 30: wake on request after idle (bench/lib/apps-wake.ts)
+const wakeRows = await wakeFigures({
+  api,
+  until,
+  answers,
+  token,
+  image,
+  edgePort: env.EDGE_PORT,
+  log,
+  count: Number(process.env.BENCH_WAKES ?? 5),
+});
+
 log(`starting ${ADOPT} pods for the adoption run`);
 const ids: string[] = [];
 for (let i = 0; i < ADOPT; i++)
@@ -234,6 +250,7 @@ printTable(
       `${(pct(plat, 95)! / pct(bare, 95)!).toFixed(2)}×`,
     ],
     ...rolloutRows,
+    ...wakeRows,
     [`adopt ${ADOPT} running pods: start-up sweep`, ms(adoptLog!.ms!), "", ""],
     [`adopt ${ADOPT}: process start → adopted`, ms(restartToAdopted), "", ""],
     [

@@ -4,6 +4,7 @@
  * load during those rollouts (target 0). Each rollout is a new release (env changed) of a fresh pod.
  */
 import { execFile } from "node:child_process";
+import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { ms, pct } from "./report.js";
@@ -36,10 +37,21 @@ export async function rolloutFigures(d: RolloutBenchDeps): Promise<string[][]> {
     await until("running", async () =>
       (await api("GET", `/v1/pods/${id}`, token)).json.state === "running" ? true : undefined,
     );
+    // node:http, not fetch: fetch drops a Host header given by hand, and the edge routes by it
+    const agent = new http.Agent({ keepAlive: true, maxSockets: d.clients ?? 4 });
     const viaEdge = () =>
-      fetch(`http://127.0.0.1:${d.edgePort}/`, { headers: { host }, signal: AbortSignal.timeout(10_000) })
-        .then(async (r) => (await r.text(), r.status === 200))
-        .catch(() => false);
+      new Promise<boolean>((resolve) => {
+        const req = http.get(
+          { host: "127.0.0.1", port: Number(d.edgePort), path: "/", headers: { host }, agent, timeout: 10_000 },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode === 200));
+            res.on("error", () => resolve(false));
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error("timeout")));
+        req.on("error", () => resolve(false));
+      });
     await until("served by the edge", async () => ((await viaEdge()) ? true : undefined));
     let stop = false;
     let [lost, total] = [0, 0];
@@ -68,6 +80,7 @@ export async function rolloutFigures(d: RolloutBenchDeps): Promise<string[][]> {
     });
     stop = true;
     await load;
+    agent.destroy();
     await api("DELETE", `/v1/pods/${id}`, token);
     return { took, lost, total };
   }

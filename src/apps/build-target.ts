@@ -1,4 +1,4 @@
-import type { AppImages, AppRef, AppRelease, AppSpec } from "./contract.js";
+import type { AppImages, AppRef, AppRelease, AppSpec, NewPodSpec } from "./contract.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import { readEnvDoc } from "./secrets/env.js";
 import type { Principal } from "../auth/principal.js";
@@ -59,5 +59,17 @@ export function appImages(pods: PodsService, groups: GroupsService, secrets: Sec
     await groups.update(p, app.id, { replica_min: bounds.min, replica_max: bounds.max });
   }
 
-  return { find, deploy, describe, releaseOf, scale };
+  async function createPod(p: Principal, spec: NewPodSpec): Promise<AppRef> {
+    const pod = await pods.create(p, {
+      ...{ name: spec.name, slug: spec.slug, image: spec.image, port: spec.port, size: spec.size },
+      ...{ env: spec.env, secret_env: spec.secretEnv, idle_stop_seconds: spec.idleStopSeconds ?? undefined },
+    });
+    return { kind: "pod", id: pod.id, slug: pod.slug };
+  }
+
+  async function removePod(p: Principal, podId: string): Promise<void> {
+    await pods.transition(p, podId, "delete").catch((err) => (missing(err) ? null : Promise.reject(err)));
+  }
+
+  return { find, deploy, describe, releaseOf, scale, createPod, removePod };
 }

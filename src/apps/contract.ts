@@ -52,6 +52,22 @@ export interface AppImages {
   releaseOf?(p: Principal, app: AppRef): Promise<AppRelease | null>;
   /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
   scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
+  /** a new pod as `POST /v1/pods` makes it (admission, deploy rules, budgets); preview environments (src/previews) */
+  createPod?(p: Principal, spec: NewPodSpec): Promise<AppRef>;
+  /** the pod marked removed as `DELETE /v1/pods/{id}` does; nothing when it is gone already */
+  removePod?(p: Principal, podId: string): Promise<void>;
+}
+
+/** A pod to create through `AppImages.createPod`: what a preview environment needs of `POST /v1/pods`. */
+export interface NewPodSpec {
+  name: string;
+  slug: string;
+  image: string;
+  port: number | null;
+  size: string;
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  idleStopSeconds: number | null;
 }
 
 export interface AppRelease {

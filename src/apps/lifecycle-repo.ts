@@ -56,12 +56,19 @@ export async function placedPods(q: Queryable, ids: string[]): Promise<{ id: str
   return rows;
 }
 
+/**
+ * What a billing hold stops: running pods, and pods stopped for idleness (else the next request would wake them
+ * past the hold, since a start's admission lets a known size pass). Resumed, both run (an idle one stops again
+ * after its idle time).
+ */
+const HELD = "('running', 'idle_stopped')";
+
 /** Stops the owner's running paid pods (not nano) with the reason kept; their ids. */
 export async function pausePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'stopped', paused_reason = $3, state_reason = $3, updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'running' AND size <> 'nano' RETURNING id`,
+      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state IN ${HELD} AND size <> 'nano' RETURNING id`,
     [owner.kind, owner.id, reason],
   );
 }
@@ -87,7 +94,7 @@ export async function pauseMemberPods(
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'stopped', paused_reason = $4, state_reason = $4, updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'running' AND size <> 'nano'
+      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state IN ${HELD} AND size <> 'nano'
       RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );

@@ -49,6 +49,8 @@ export interface AppsConfig {
   autoscaleCooldownMs: number;
   /** APPS_IDLE_MIN_SECONDS (60): the shortest idle_stop_seconds accepted (scale-to-zero, src/apps/README.md) */
   idleMinSeconds: number;
+  /** APPS_IDLE_SWEEP_MS: the idle sweep also this often in this process (unset: only the every-minute job) */
+  idleSweepMs: number | null;
 }
 
 export interface AppsState {
@@ -90,6 +92,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     autoscaleMs: int(env, "APPS_AUTOSCALE_MS", 15_000, 200, 600_000),
     autoscaleCooldownMs: int(env, "APPS_AUTOSCALE_COOLDOWN_MS", 60_000, 0, 3_600_000),
     idleMinSeconds: int(env, "APPS_IDLE_MIN_SECONDS", 60, 1, 86_400),
+    idleSweepMs: env.APPS_IDLE_SWEEP_MS ? int(env, "APPS_IDLE_SWEEP_MS", 60_000, 100, 3_600_000) : null,
   }),
   setup: (p, config) => {
     const runtime = createRuntime(p.env);
@@ -231,6 +234,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
   ],
   // adopt what runs already (a restart never starts a duplicate), then keep watching
   start: async (p, s) => {
+    if (s.config.idleSweepMs) s.idle.every(s.config.idleSweepMs);
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     await resumeVolumes(p.db, p.jobs, p.kernel.require("hosts").local.id);
     if (await s.runtime.unavailable()) return;
@@ -247,6 +251,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     s.groupRollouts.start();
   },
   stop: async (_p, s) => {
+    s.idle.stop();
     s.checks.stop();
     s.groupRollouts.stop();
     await s.autoscaler.stop();

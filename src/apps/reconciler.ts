@@ -9,6 +9,7 @@ import { awaitReady } from "./checks/ready.js";
 import { releaseServing, rolloutOf } from "./releases/repo.js";
 import { rollBack } from "./rollout/rollback.js";
 import { drainReplicas } from "./rollout/drain.js";
+import { answersSoon } from "./idle/ready.js";
 import { inTransaction } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 
@@ -35,6 +36,10 @@ export interface ReconcilerDeps extends SpecDeps {
   /** asks for another reconcile of the pod after `seconds` (back-off restarts) */
   again: (podId: string, seconds: number) => void;
 }
+
+/** an idle-stopped pod keeps its current generation's container, stopped */
+const keptAsleep = (pod: repo.PodRow, c: ContainerInfo) =>
+  pod.desired_state === "idle_stopped" && generationOf(c) === pod.generation && !unfinished(c);
 
 /** a container that ran this long before it crashed starts the back-off over */
 const STABLE_MS = 60_000;
@@ -65,7 +70,11 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   const cleaned = await cleanUp(deps, pod.id, stale, `generation ${gen} is wanted`);
   if (pod.desired_state !== "running") {
     let left = cleaned.left;
-    for (const c of containers) if (!(await removeContainer(deps, c))) left++;
+    for (const c of containers)
+      if (keptAsleep(pod, c)) {
+        // stopped for idleness: the container stays, stopped, so a wake is a `podman start` (src/apps/README.md)
+        if (c.status === "running") await deps.runtime.stop(c.name, pod.stop_grace_seconds).catch(() => left++);
+      } else if (!(await removeContainer(deps, c))) left++;
     if (left) return false; // recorded removed/stopped only once nothing of it runs: the sweep retries
     const state = pod.desired_state === "removed" ? "removed" : "stopped";
     const written = await repo.recordObserved(deps.db, pod, {
@@ -78,6 +87,17 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   }
   let current = containers.find((c) => generationOf(c) === gen) ?? null;
   const older = containers.filter((c) => generationOf(c) !== gen);
+  let woken = false;
+  if (current && current.status !== "running" && pod.state === "stopped" && pod.woken_at) {
+    // woken after an idle stop (the wake keeps the generation and the observed `stopped`): the kept container
+    // starts again; one that will not is replaced by a new one below
+    current = await deps.runtime.start(current.name).catch(async (err) => {
+      deps.log.warn({ err, pod: pod.id }, "idle-stopped container did not start; a new one is made");
+      await removeContainer(deps, current!);
+      return null;
+    });
+    woken = current !== null;
+  }
   if (current && current.status !== "running") {
     // a new release that died before it served (seen after a restart of the platform): back to the serving one
     if (await rollBack(deps, pod, current, `exited with code ${current.exitCode ?? "?"} before it was ready`)) {
@@ -123,10 +143,14 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     Date.now() + deps.healthTimeoutMs,
     rollingBack ? Math.max(deadline, Date.now() + 1000) : Infinity,
   );
-  const ready = await awaitReady(deps, pod, current.name, until, async () => {
-    const now = await repo.podById(deps.db, pod.id);
-    return !!now && now.generation === pod.generation && now.desired_state === pod.desired_state;
-  });
+  // a woken pod with the default readiness answers held requests as soon as its port does (idle/ready.ts)
+  const quick = woken && !pod.checks && current.address ? await answersSoon(current.address, 5000) : false;
+  const ready = quick
+    ? ({ result: "healthy" } as const)
+    : await awaitReady(deps, pod, current.name, until, async () => {
+        const now = await repo.podById(deps.db, pod.id);
+        return !!now && now.generation === pod.generation && now.desired_state === pod.desired_state;
+      });
   if (ready.result === "superseded") return true; // deleted, stopped or changed while starting: the next pass follows
   if (ready.result === "exited" || ready.result === "failed") {
     const info = await deps.runtime.inspect(current.name);
@@ -155,7 +179,7 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     deps.again(pod.id, 5);
     return false;
   }
-  const info = (await deps.runtime.inspect(current.name)) ?? current;
+  const info = quick ? current : ((await deps.runtime.inspect(current.name)) ?? current);
   const switched = await repo.recordObserved(deps.db, pod, {
     state: "running",
     state_reason: null,
@@ -251,7 +275,10 @@ export async function sweepHost(
   const due = pods.filter((p) => {
     const cs = byPod.get(p.id) ?? [];
     if (p.desired_state !== "running")
-      return cs.length > 0 || p.state !== (p.desired_state === "removed" ? "removed" : "stopped");
+      return (
+        cs.some((c) => !keptAsleep(p, c) || c.status === "running") ||
+        p.state !== (p.desired_state === "removed" ? "removed" : "stopped")
+      );
     if (p.state === "failed" && p.next_restart_at === null && p.crash_count >= deps.maxCrashes) return false;
     const current = cs.find((c) => generationOf(c) === p.generation);
     return !current || current.status !== "running" || p.serving_generation !== p.generation || cs.length > 1;

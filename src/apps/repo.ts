@@ -47,6 +47,8 @@ export interface PodRow extends NamedOwnerColumns {
   idle_stop_seconds: number | null;
   awake_since: Date;
   woken_at: Date | null;
+  /** times woken by a request (the wake keeps the generation) */
+  wakes: number;
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
@@ -106,6 +108,7 @@ export async function insertPod(
     | "rollback"
     | "awake_since"
     | "woken_at"
+    | "wakes"
   >,
 ) {
   await q.query(

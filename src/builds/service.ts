@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { cp, mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import type { Static } from "@sinclair/typebox";
 import type { Db } from "../store/db.js";
 import type { SecretBox } from "../kernel/secrets.js";
@@ -318,7 +318,35 @@ export function buildsService(deps: BuildsDeps) {
     return queued;
   }
 
-  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder, rebuild };
+  /**
+   * A build of a source archive another area holds in memory (preview environments): created, unpacked and queued at
+   * once on this host. A refused archive fails the build with the reason, as an upload does.
+   */
+  async function fromArchive(p: Principal, src: { archive: Buffer; dockerfile: string; contextPath: string }) {
+    await requireBuilder();
+    const dockerfile = archivePath(src.dockerfile, "dockerfile");
+    const contextPath = archivePath(src.contextPath, "context_path");
+    const fields = { app_kind: null, app_id: null, app_slug: null, dockerfile, context_path: contextPath };
+    const noArgs = { build_args: {}, build_secrets_sealed: null, build_secrets_meta: {} };
+    const local = kernel.require("hosts").local.id;
+    const { row } = await admitAndInsert(p, { ...fields, ...noArgs, host_id: local, upload_token_hash: null });
+    const dir = path.join(workDirOf(deps.root, row.id), "context");
+    try {
+      await mkdir(dir, { recursive: true });
+      const bytes = await unpackSource(Readable.from([src.archive]), dir, config);
+      await findDockerfile(path.join(dir, contextPath), dockerfile);
+      await repo.markUploaded(db, row.id, bytes);
+    } catch (err) {
+      await rm(workDirOf(deps.root, row.id), { recursive: true, force: true }).catch(() => {});
+      await repo.finish(db, row.id, "failed", { reason: `source refused: ${(err as Error).message}` });
+      return { id: row.id };
+    }
+    await repo.markQueued(db, row.id);
+    deps.local()?.wake();
+    return { id: row.id };
+  }
+
+  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder, rebuild, fromArchive };
 }
 
 export type BuildsService = ReturnType<typeof buildsService>;

@@ -72,7 +72,7 @@ function httpStatus(
   });
 }
 
-function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
+export function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
   const i = address.lastIndexOf(":");
   return new Promise((resolve) => {
     const socket = net.connect({ host: address.slice(0, i), port: Number(address.slice(i + 1)) });

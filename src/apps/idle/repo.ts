@@ -3,6 +3,7 @@
  * record of a wake. The last request's time is the edge's (src/edge/public.ts `lastRequests`).
  */
 import type { Queryable } from "../../store/db.js";
+import type { Owner } from "../../kernel/owner.js";
 
 /** A pod or group with scale-to-zero on that has run at least its idle time since it last began to run. */
 export interface IdleCandidate {
@@ -12,6 +13,15 @@ export interface IdleCandidate {
   awake_since: Date;
   /** awake_since exactly (a Date keeps milliseconds only), to find the row unchanged */
   awake_key: string;
+}
+
+type Placed = { id: string; host_id: string | null };
+type AppNamed = { owner_kind: Owner["kind"]; owner_id: string; name: string };
+
+/** What an idle stop changed: the app (its owner and name, for the event) and the pods whose containers stop. */
+export interface IdleStopped {
+  app: AppNamed;
+  members: Placed[];
 }
 
 /** Running standalone pods and groups whose idle time has passed since awake_since (requests are checked after). */
@@ -38,15 +48,16 @@ export async function idleStopPod(
   id: string,
   awakeKey: string,
   lastActive: Date,
-): Promise<{ id: string; host_id: string | null } | null> {
-  const { rows } = await q.query<{ id: string; host_id: string | null }>(
+): Promise<IdleStopped | null> {
+  const { rows } = await q.query<Placed & AppNamed>(
     `UPDATE pods SET desired_state = 'idle_stopped', state_reason = 'stopped while idle', updated_at = now()
       WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
         AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)
-      RETURNING id, host_id`,
+      RETURNING id, host_id, owner_kind, owner_id, name`,
     [id, awakeKey, lastActive],
   );
-  return rows[0] ?? null;
+  const r = rows[0];
+  return r ? { app: r, members: [r] } : null;
 }
 
 /** The group for idleness, under the same conditions; its running members with it. Returns the members stopped. */
@@ -55,20 +66,21 @@ export async function idleStopGroup(
   id: string,
   awakeKey: string,
   lastActive: Date,
-): Promise<{ id: string; host_id: string | null }[] | null> {
-  const { rowCount } = await q.query(
+): Promise<IdleStopped | null> {
+  const { rows: groups } = await q.query<AppNamed>(
     `UPDATE pod_groups SET desired_state = 'idle_stopped'
       WHERE id = $1 AND desired_state = 'running' AND awake_since = $2::timestamptz
-        AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)`,
+        AND idle_stop_seconds IS NOT NULL AND $3::timestamptz < now() - make_interval(secs => idle_stop_seconds)
+      RETURNING owner_kind, owner_id, name`,
     [id, awakeKey, lastActive],
   );
-  if (rowCount !== 1) return null;
-  const { rows } = await q.query<{ id: string; host_id: string | null }>(
+  if (!groups[0]) return null;
+  const { rows } = await q.query<Placed>(
     `UPDATE pods SET desired_state = 'idle_stopped', state_reason = 'stopped while idle', updated_at = now()
       WHERE group_id = $1 AND desired_state = 'running' RETURNING id, host_id`,
     [id],
   );
-  return rows;
+  return { app: groups[0], members: rows };
 }
 
 /** A group woken: running again from now, woken now (the edge holds requests while members start). */
@@ -80,7 +92,7 @@ export async function markGroupWoken(q: Queryable, id: string): Promise<void> {
 }
 
 export async function markPodWoken(q: Queryable, id: string): Promise<void> {
-  await q.query("UPDATE pods SET woken_at = now(), state_reason = NULL WHERE id = $1", [id]);
+  await q.query("UPDATE pods SET woken_at = now(), wakes = wakes + 1, state_reason = NULL WHERE id = $1", [id]);
 }
 
 /** The scale-to-zero setting changed: its idle clock starts again now. */

@@ -4,6 +4,7 @@ import { asApiError } from "../../http/errors.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { JobSpec } from "../../kernel/area.js";
 import { lastRequests } from "../../edge/public.js";
+import { recordEvent } from "../../events/public.js";
 import type { EdgeWakeOutcome } from "../contract.js";
 import type { PodsService } from "../service.js";
 import { startAdmission } from "../admission.js";
@@ -47,12 +48,20 @@ export function idleService(deps: IdleDeps) {
       const request = last.get(`${c.kind}:${c.id}`);
       const lastActive = request && request > c.awake_since ? request : c.awake_since;
       const members = await inTransaction(db, async (tx) => {
-        if (c.kind === "group") return idleStopGroup(tx, c.id, c.awake_key, lastActive);
-        const pod = await idleStopPod(tx, c.id, c.awake_key, lastActive);
-        return pod && [pod];
+        const done =
+          c.kind === "group"
+            ? await idleStopGroup(tx, c.id, c.awake_key, lastActive)
+            : await idleStopPod(tx, c.id, c.awake_key, lastActive);
+        if (!done) return null; // a request (or a change) came meanwhile
+        await recordEvent(tx, {
+          type: "app.scaled_to_zero",
+          owner: { kind: done.app.owner_kind, id: done.app.owner_id },
+          resource: { kind: c.kind === "group" ? "pod_group" : "pod", id: c.id },
+          data: { name: done.app.name, idle_stop_seconds: c.idle_stop_seconds, last_request_at: request ?? null },
+        });
+        return done.members;
       });
-      if (!members) continue; // a request (or a change) came meanwhile
-      // event: pod idle_stopped (src/events/public.ts recordEvent, once it has landed)
+      if (!members) continue;
       stopped.push(`${c.kind}:${c.id}`);
       deps.log.info({ app: `${c.kind}:${c.id}`, idle_stop_seconds: c.idle_stop_seconds }, "app stopped while idle");
       await kick(members);
@@ -68,10 +77,15 @@ export function idleService(deps: IdleDeps) {
     // already woken by another request or edge process (or stopped by its owner meanwhile: nothing to wake)
     if (cur.desired_state !== "idle_stopped") return { outcome: { kind: "started" }, kicked: [] };
     await kernel.admit(tx, startAdmission(cur, { kind: cur.owner_kind, id: cur.owner_id }, cur.account_id));
-    const next = await pods.setDesired(tx, cur.id, "running", { bump: true, state: "creating", reason: null });
+    // the same generation: its kept container starts again (reconciler.ts), no new one is made
+    const next = await pods.setDesired(tx, cur.id, "running");
     await markPodWoken(tx, cur.id);
-    await pods.recordRollout(tx, next, "wake");
-    // event: pod woken (src/events/public.ts recordEvent, once it has landed)
+    await recordEvent(tx, {
+      type: "app.woken",
+      owner: { kind: cur.owner_kind, id: cur.owner_id },
+      resource: { kind: "pod", id: cur.id },
+      data: { name: cur.name },
+    });
     return { outcome: { kind: "started" }, kicked: [next] };
   }
 
@@ -80,6 +94,12 @@ export function idleService(deps: IdleDeps) {
     if (!g || g.desired_state === "removed") return { outcome: { kind: "gone" }, kicked: [] };
     if (g.desired_state !== "idle_stopped") return { outcome: { kind: "started" }, kicked: [] };
     const sleeping = (await membersOf(tx, g.id)).filter((m) => m.desired_state === "idle_stopped");
+    // billing held the sleeping members meanwhile (lifecycle-repo.ts): they start when the hold is released
+    if (!sleeping.length)
+      return {
+        outcome: { kind: "refused", status: 402, code: "conflict", message: "it is held stopped by billing." },
+        kicked: [],
+      };
     // the group's members start again: admitted as a start of that many instances (concurrent-run limits count them)
     await kernel.admit(tx, {
       owner: { kind: g.owner_kind, id: g.owner_id },
@@ -96,12 +116,15 @@ export function idleService(deps: IdleDeps) {
     await markGroupWoken(tx, g.id);
     const kicked: Placed[] = [];
     for (const m of sleeping) {
-      const next = await pods.setDesired(tx, m.id, "running", { bump: true, state: "creating", reason: null });
+      kicked.push(await pods.setDesired(tx, m.id, "running"));
       await markPodWoken(tx, m.id);
-      await pods.recordRollout(tx, next, "wake");
-      kicked.push(next);
     }
-    // event: pod woken, for each member (src/events/public.ts recordEvent, once it has landed)
+    await recordEvent(tx, {
+      type: "app.woken",
+      owner: { kind: g.owner_kind, id: g.owner_id },
+      resource: { kind: "pod_group", id: g.id },
+      data: { name: g.name, members: sleeping.length },
+    });
     return { outcome: { kind: "started" }, kicked };
   }
 
@@ -122,7 +145,21 @@ export function idleService(deps: IdleDeps) {
     }
   }
 
-  return { sweep, wake };
+  /** APPS_IDLE_SWEEP_MS: sweeps this often in this process too, beside the every-minute job (a faster reaction) */
+  let timer: NodeJS.Timeout | null = null;
+  const every = (ms: number) => {
+    timer = setInterval(
+      () => void sweep().catch((err) => deps.log.error({ err }, "idle sweep failed; the next one retries")),
+      ms,
+    );
+    timer.unref();
+  };
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+
+  return { sweep, wake, every, stop };
 }
 
 export type IdleService = ReturnType<typeof idleService>;

@@ -14,6 +14,7 @@ export function AppsTabs() {
     ["/pods", t("apps.pods")],
     ["/pod-groups", t("apps.groups")],
     ["/builds", t("apps.builds")],
+    ["/previews", t("apps.previews")],
     ["/cron-jobs", t("cron.title")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
@@ -33,7 +34,9 @@ export function AppsTabs() {
 export function podBusy(p: Pick<Pod, "state" | "desired_state" | "generation" | "serving_generation">): boolean {
   if (p.state === "creating") return true;
   if (p.state === "failed") return false;
-  if (p.desired_state !== p.state) return true;
+  // stopped for idleness is stopped (src/apps/README.md): nothing under way
+  const desired = p.desired_state === "idle_stopped" ? "stopped" : p.desired_state;
+  if (desired !== p.state) return true;
   return p.state === "running" && p.serving_generation !== null && p.serving_generation !== p.generation;
 }
 

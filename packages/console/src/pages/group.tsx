@@ -3,6 +3,7 @@ import { api, unwrap, type PodGroup } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { DeleteByName } from "../fields";
+import { asleep, IdleCard } from "./idle";
 import { Card, ErrorNote, Notice, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs } from "./apps-common";
 import { BoundsFields, checkBounds, groupBusy } from "./groups";
@@ -68,6 +69,11 @@ export function GroupPage({ id }: { id: string }) {
         </div>
       </div>
       <HoldNote hold={g.scale_hold} />
+      {asleep(g) && (
+        <p className="note" data-testid="idle-asleep">
+          {t("idle.asleep")}
+        </p>
+      )}
       <div className="grid halves">
         <Card title={t("groups.members")}>
           {g.replicas.length === 0 ? (
@@ -124,6 +130,7 @@ export function GroupPage({ id }: { id: string }) {
       <DomainsCard slug={g.slug} />
       <div className="grid halves">
         <Scaling group={g} onSaved={(next) => group.setData(next)} />
+        <IdleCard kind="group" app={g} onSaved={(next) => group.setData(next as PodGroup)} />
         <DeleteByName
           title={t("groups.delete")}
           name={g.name}

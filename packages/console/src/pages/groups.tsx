@@ -4,6 +4,7 @@ import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { NameField } from "../fields";
 import { ListPage, PageHead } from "../lists";
+import { asleep } from "./idle";
 import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
 import { AppsTabs, SLUG } from "./apps-common";
 import { checkSpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
@@ -12,7 +13,9 @@ import { checkSpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spe
 export const groupBusy = (g: PodGroup) =>
   g.state === "creating" ||
   g.replicas.some((r) => r.state === "creating") ||
-  (g.state !== "stopped" && g.replicas.filter((r) => r.state === "running").length !== g.desired_replicas);
+  (g.state !== "stopped" &&
+    !asleep(g) &&
+    g.replicas.filter((r) => r.state === "running").length !== g.desired_replicas);
 
 const whole = (s: string, min: number, max: number) => /^\d{1,3}$/.test(s) && Number(s) >= min && Number(s) <= max;
 

@@ -7,6 +7,7 @@ import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useLoad } from
 import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
+import { asleep, IdleCard, shownState } from "./idle";
 import { ChecksCard, ReleasesCard, RolloutNote, SecretsCard } from "./pod-deploys";
 
 const path = (id: string) => ({ params: { path: { id } } });
@@ -51,16 +52,21 @@ export function PodPage({ id }: { id: string }) {
             ← {t("pods.title")}
           </Link>
           <h1>
-            {p.name} <StateBadge state={p.state} busy={busy} />
+            {p.name} <StateBadge state={shownState(p)} busy={busy} />
           </h1>
           <p className="muted">
             {p.size} · {when(locale, p.created_at)}
           </p>
         </div>
         <div className="actions">
-          {(p.desired_state === "stopped" || p.state === "failed") && (
+          {(p.desired_state === "stopped" || asleep(p) || p.state === "failed") && (
             <button type="button" className="btn" disabled={act.busy} onClick={() => void act.run("start")}>
               {t("pods.start")}
+            </button>
+          )}
+          {asleep(p) && (
+            <button type="button" className="btn" disabled={act.busy} onClick={() => void act.run("stop")}>
+              {t("pods.stop")}
             </button>
           )}
           {p.desired_state === "running" && (
@@ -83,7 +89,12 @@ export function PodPage({ id }: { id: string }) {
           <div className="bar" aria-hidden="true" />
         </div>
       )}
-      {p.state_reason && (
+      {asleep(p) && (
+        <p className="note" data-testid="idle-asleep">
+          {t("idle.asleep")}
+        </p>
+      )}
+      {p.state_reason && !asleep(p) && (
         <p className={`note ${p.state === "failed" ? "error" : "warn"}`} data-testid="state-reason">
           {p.state_reason}
         </p>
@@ -149,6 +160,8 @@ export function PodPage({ id }: { id: string }) {
           </Card>
           <SecretsCard secrets={p.secret_env} />
           <ChangeImage pod={p} onChanged={(next) => pod.setData(next)} />
+          {/* a group's member sleeps and wakes with its group */}
+          {!p.group_id && <IdleCard kind="pod" app={p} onSaved={(next) => pod.setData(next as Pod)} />}
         </div>
       </div>
       <div className="grid two">

@@ -5,6 +5,7 @@ import { Link, useRouter } from "../router";
 import { NameAndSlug } from "../fields";
 import { ListPage, PageHead } from "../lists";
 import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { shownState } from "./idle";
 import { AppsTabs, podBusy, SLUG } from "./apps-common";
 import { checkSpec, emptySpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
 
@@ -35,7 +36,7 @@ export function PodsPage() {
               </>
             ),
           },
-          { head: t("pods.state"), cell: (p) => <StateBadge state={p.state} busy={podBusy(p)} /> },
+          { head: t("pods.state"), cell: (p) => <StateBadge state={shownState(p)} busy={podBusy(p)} /> },
           {
             head: t("pods.image"),
             cell: (p) => (
