@@ -224,7 +224,7 @@ export class JobQueue {
    * commits. Not for per-host jobs. Call `wakeLocal` after the commit so this process's workers start at once.
    */
   async sendIn(
-    q: { query: (text: string, values: unknown[]) => Promise<{ rows: any[] }> },
+    q: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> },
     name: string,
     data: object,
     options: { startAfterSeconds?: number } = {},
