@@ -24,6 +24,7 @@ import { migrate } from "../src/store/migrate.js";
 import { freePort } from "../src/pgserver/cluster.js";
 import { buildBusyboxImage } from "../src/runtime/images.js";
 import { ms, pct, printTable } from "./lib/report.js";
+import { rolloutFigures } from "./lib/apps-rollout.js";
 
 const run = promisify(execFile);
 const PODS = Number(process.env.BENCH_PODS ?? 20);
@@ -53,6 +54,7 @@ const env = {
   PORT: String(port),
   EDGE_PORT: String(await freePort()),
   REGISTRY_PORT: "0",
+  S3_PORT: "0", // the object store is not measured here; a fixed port may be taken on a shared machine
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
@@ -159,75 +161,17 @@ for (let i = 0; i < PODS; i++) {
   log(`create ${i + 1}/${PODS}: platform ${Math.round(plat.at(-1)!)} ms, bare ${Math.round(bare.at(-1)!)} ms`);
 }
 
-// issue 29: a rollout to a new healthy version (a new release: env changed), under steady load through the edge
-const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 5);
-async function platformRollout(i: number): Promise<{ took: number; lost: number; total: number }> {
-  const res = await api("POST", "/v1/pods", token, { name: `bench-roll-${i}`, image, port: 8080 });
-  const id = res.json.id as string;
-  const host = new URL(res.json.url).hostname;
-  await until("running", async () =>
-    (await api("GET", `/v1/pods/${id}`, token)).json.state === "running" ? true : undefined,
-  );
-  const viaEdge = () =>
-    fetch(`http://127.0.0.1:${env.EDGE_PORT}/`, { headers: { host }, signal: AbortSignal.timeout(10_000) })
-      .then(async (r) => (await r.text(), r.status === 200))
-      .catch(() => false);
-  await until("served by the edge", async () => ((await viaEdge()) ? true : undefined));
-  let stop = false;
-  let [lost, total] = [0, 0];
-  const load = Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (!stop && total < 50_000) {
-        total++;
-        if (!(await viaEdge())) lost++;
-      }
-    }),
-  );
-  const t0 = performance.now();
-  const patched = await api("PATCH", `/v1/pods/${id}`, token, { env: { RELEASE: String(i) } });
-  const gen = patched.json.generation as number;
-  await until("the new version serving", async () => {
-    const p = (await api("GET", `/v1/pods/${id}`, token)).json;
-    return p.serving_generation === gen && p.state === "running" && (await answers(p.address)) ? true : undefined;
-  });
-  const took = performance.now() - t0;
-  // the old replica drained and gone: the requests of the whole switch are counted
-  await until("the old replica gone", async () => {
-    const cs = JSON.parse(
-      (await run("podman", ["ps", "-a", "--filter", `label=platform.pod=${id}`, "--format", "json"])).stdout || "[]",
-    );
-    return cs.length === 1 ? true : undefined;
-  });
-  stop = true;
-  await load;
-  await api("DELETE", `/v1/pods/${id}`, token);
-  return { took, lost, total };
-}
-/** bare podman: start the new container, wait until it answers, remove the old one (no traffic switch at all) */
-async function bareRollout(i: number): Promise<number> {
-  const name = `bench-bare-roll-${process.pid}-${i}`;
-  const args = ["run", "-d", "--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"];
-  await run("podman", [...args, "--name", `${name}-a`, "-p", "127.0.0.1::8080", image]);
-  const t0 = performance.now();
-  await run("podman", [...args, "--name", `${name}-b`, "-e", `RELEASE=${i}`, "-p", "127.0.0.1::8080", image]);
-  const address = (await run("podman", ["port", `${name}-b`, "8080/tcp"])).stdout.trim().split("\n")[0]!;
-  await until("bare answers", async () => ((await answers(address)) ? true : undefined));
-  const took = performance.now() - t0;
-  await run("podman", ["rm", "-f", "-t", "0", `${name}-a`, `${name}-b`]);
-  return took;
-}
-const rollPlat: number[] = [];
-const rollBare: number[] = [];
-let [rollLost, rollTotal] = [0, 0];
-for (let i = 0; i < ROLLOUTS; i++) {
-  rollBare.push(await bareRollout(i));
-  const r = await platformRollout(i);
-  rollPlat.push(r.took);
-  [rollLost, rollTotal] = [rollLost + r.lost, rollTotal + r.total];
-  log(
-    `rollout ${i + 1}/${ROLLOUTS}: platform ${Math.round(r.took)} ms (lost ${r.lost}/${r.total}), bare ${Math.round(rollBare.at(-1)!)} ms`,
-  );
-}
+// issue 29: rollouts to a new healthy version under steady load through the edge (bench/lib/apps-rollout.ts)
+const rolloutRows = await rolloutFigures({
+  api,
+  until,
+  answers,
+  token,
+  image,
+  edgePort: env.EDGE_PORT,
+  log,
+  count: Number(process.env.BENCH_ROLLOUTS ?? 5),
+});
 
 log(`starting ${ADOPT} pods for the adoption run`);
 const ids: string[] = [];
@@ -290,13 +234,7 @@ printTable(
       ms(pct(bare, 95)!),
       `${(pct(plat, 95)! / pct(bare, 95)!).toFixed(2)}×`,
     ],
-    [
-      `rollout → new version serving p50 (n=${ROLLOUTS})`,
-      ms(pct(rollPlat, 50)!),
-      ms(pct(rollBare, 50)!),
-      `${(pct(rollPlat, 50)! / pct(rollBare, 50)!).toFixed(2)}×`,
-    ],
-    [`requests lost during rollouts (target 0)`, `${rollLost} of ${rollTotal}`, "no traffic switch", ""],
+    ...rolloutRows,
     [`adopt ${ADOPT} running pods: start-up sweep`, ms(adoptLog!.ms!), "", ""],
     [`adopt ${ADOPT}: process start → adopted`, ms(restartToAdopted), "", ""],
     [

@@ -39,6 +39,7 @@ import { partnerArea } from "./partner/module.js";
 import { mcpArea } from "./mcp/module.js";
 import { consoleArea } from "./console/module.js";
 import { cronArea } from "./cron/module.js";
+import { previewsArea } from "./previews/module.js";
 import { eventsArea } from "./events/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
@@ -77,6 +78,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   domainsArea,
   buildsArea,
   cronArea, // after apps: a job may take a pod's image
+  previewsArea, // after builds and apps: it uses their capabilities
   eventsArea,
   edgeArea,
   bucketsArea,

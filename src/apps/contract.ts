@@ -45,8 +45,37 @@ export interface AppImages {
   deploy(p: Principal, app: AppRef, image: string): Promise<void>;
   /** what the app runs now (organizations' GitOps manifests, src/orgs/gitlab); null when it is gone */
   describe?(p: Principal, app: AppRef): Promise<AppSpec | null>;
+  /**
+   * A pod's current release as a cron job takes it (issue 29): its image, release number, plain env and secret
+   * env (values, for the job's container only, and what the API may show of them); null when the pod is gone.
+   */
+  releaseOf?(p: Principal, app: AppRef): Promise<AppRelease | null>;
   /** a pod group's replica bounds, as `PATCH /v1/pod-groups/{id} {replica_min, replica_max}` (GitOps auto-sync) */
   scale?(p: Principal, app: AppRef, bounds: { min: number; max: number }): Promise<void>;
+  /** a new pod as `POST /v1/pods` makes it (admission, deploy rules, budgets); preview environments (src/previews) */
+  createPod?(p: Principal, spec: NewPodSpec): Promise<AppRef>;
+  /** the pod marked removed as `DELETE /v1/pods/{id}` does; nothing when it is gone already */
+  removePod?(p: Principal, podId: string): Promise<void>;
+}
+
+/** A pod to create through `AppImages.createPod`: what a preview environment needs of `POST /v1/pods`. */
+export interface NewPodSpec {
+  name: string;
+  slug: string;
+  image: string;
+  port: number | null;
+  size: string;
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  idleStopSeconds: number | null;
+}
+
+export interface AppRelease {
+  image: string;
+  release: number;
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  secretMeta: Record<string, { fingerprint: string; set_by: string; set_at: string }>;
 }
 
 /** An app's deployable spec as GitOps manifests show it: a pod has 1 replica; a group its bounds. */

@@ -142,7 +142,7 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
     // scale-to-zero: the edge wakes idle-stopped apps through this (src/edge/wake.ts)
     const idle = idleService({ db: p.db, kernel: p.kernel, pods, log: p.log });
     p.kernel.provide("edgeWake", (target) => idle.wake(target));
-    p.kernel.provide("appImages", appImages(pods, groups));
+    p.kernel.provide("appImages", appImages(pods, groups, p.secrets));
     for (const source of appsOwned()) p.kernel.contribute("owned", source, source.kind);
     const volumeService = volumesService({ db: p.db, kernel: p.kernel, jobs: p.jobs, store: volumes });
     const templates = templatesService({
@@ -151,7 +151,14 @@ export const appsArea = defineArea<AppsState, AppsConfig>({
       kernel: p.kernel,
       gpuCatalogFile: p.config.gpuCatalogFile,
     });
-    const checks = new CheckMonitor({ db: p.db, runtime, hostId, log: p.log, reconcile: worker.reconcile });
+    const checks = new CheckMonitor({
+      db: p.db,
+      runtime,
+      hostId,
+      log: p.log,
+      secrets: p.secrets,
+      reconcile: worker.reconcile,
+    });
     const groupRollouts = new GroupRolloutDriver({ db: p.db, secrets: p.secrets, pods, log: p.log }, config.sweepMs);
     return {
       runtime,

@@ -9,6 +9,8 @@ import { awaitReady } from "./checks/ready.js";
 import { releaseServing, rolloutOf } from "./releases/repo.js";
 import { rollBack } from "./rollout/rollback.js";
 import { drainReplicas } from "./rollout/drain.js";
+import { inTransaction } from "../store/db.js";
+import { recordEvent } from "../events/public.js";
 
 /**
  * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
@@ -163,8 +165,18 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     ready: true,
   });
   if (!switched) return true;
-  await repo.rolloutServing(deps.db, pod.id, gen);
-  await releaseServing(deps.db, pod.id, pod.release);
+  await inTransaction(deps.db, async (tx) => {
+    await repo.rolloutServing(tx, pod.id, gen);
+    await releaseServing(tx, pod.id, pod.release);
+    // a change took over from a serving generation (not a first start); a group's member: its group tells
+    if (pod.serving_generation !== null && pod.serving_generation !== gen && !pod.group_id)
+      await recordEvent(tx, {
+        type: "pod.rollout.succeeded",
+        owner: { kind: pod.owner_kind, id: pod.owner_id },
+        resource: { kind: "pod", id: pod.id },
+        data: { name: pod.name, release: pod.release, generation: gen },
+      });
+  });
   await drainReplicas(deps, pod, older);
   return false;
 }

@@ -17,9 +17,13 @@ import type { Outbound } from "../net/outbound.js";
 import { tellObservers } from "./observe.js";
 import type { BuildBaseImage } from "./contract.js";
 import * as repo from "./repo.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import { longestMasked, maskValues, openBuildSecrets } from "./build-secrets.js";
 
 export interface JobDeps {
   db: Db;
+  /** opens the build's sealed build secrets */
+  secrets: SecretBox;
   kernel: Pick<Kernel, "use" | "all">;
   config: BuildsConfig;
   log: FastifyBaseLogger;
@@ -75,17 +79,24 @@ function qualified(image: string): string {
   return image.includes("/") ? `docker.io/${image}` : `docker.io/library/${image}`;
 }
 
-/** Buffers builder output and appends it to the build's bounded log about once per poll interval. */
+/**
+ * Buffers builder output and appends it to the build's bounded log about once per poll interval, with the
+ * build secrets masked. The last (longest secret - 1) characters wait for the next flush, so a value split
+ * between two chunks of output is still masked.
+ */
 class LogSink {
   private buffer = "";
   private chain: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
+  private readonly holdBack: number;
 
   constructor(
     private readonly d: JobDeps,
     private readonly id: string,
+    private readonly secrets: Record<string, string>,
   ) {
     this.timer = setInterval(() => void this.flush(), d.config.pollMs).unref();
+    this.holdBack = Math.max(0, longestMasked(secrets) - 1);
   }
 
   write = (text: string) => {
@@ -93,9 +104,11 @@ class LogSink {
     if (this.buffer.length > 64 * 1024) void this.flush();
   };
 
-  flush(): Promise<void> {
-    const text = this.buffer;
-    this.buffer = "";
+  flush(final = false): Promise<void> {
+    const masked = maskValues(this.buffer, this.secrets);
+    const keep = final ? 0 : Math.min(this.holdBack, masked.length);
+    const text = masked.slice(0, masked.length - keep);
+    this.buffer = masked.slice(masked.length - keep);
     if (text)
       this.chain = this.chain
         .then(() => repo.appendLog(this.d.db, this.id, text, this.d.config.logBytes))
@@ -105,7 +118,7 @@ class LogSink {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    await this.flush(true);
   }
 }
 
@@ -119,7 +132,8 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
   const { config } = d;
   const owner: Owner = { kind: row.owner_kind, id: row.owner_id };
   const dir = workDirOf(d.root, row.id);
-  const log = new LogSink(d, row.id);
+  const buildSecrets = openBuildSecrets(d.secrets, row.build_secrets_sealed);
+  const log = new LogSink(d, row.id, buildSecrets);
   let cgroup: BuildCgroup | null = null;
   const store = [
     "--root",
@@ -199,6 +213,15 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
       if (!local && source !== image) await step("pulling", ["tag", source, image], false);
     }
 
+    // build-time values: arguments on the command line, each secret in a 0600 file of the build's directory
+    const buildValues: string[] = [];
+    for (const [k, v] of Object.entries(row.build_args ?? {})) buildValues.push("--build-arg", `${k}=${v}`);
+    if (Object.keys(buildSecrets).length) await mkdir(path.join(dir, "secrets"), { mode: 0o700 });
+    for (const [k, v] of Object.entries(buildSecrets)) {
+      const file = path.join(dir, "secrets", k);
+      await writeFile(file, v, { mode: 0o600 });
+      buildValues.push("--secret", `id=${k},src=${file}`);
+    }
     note(`building (no network in RUN steps; limits: rlimits${cgroup ? ", the build's cgroup" : ""}, the timeout)`);
     await step(
       "building",
@@ -211,6 +234,7 @@ export async function runBuild(d: JobDeps, row: repo.BuildRow, ctl: Control): Pr
         `data=${config.memoryMb * 1024 * 1024}:${config.memoryMb * 1024 * 1024}`,
         "--ulimit",
         `cpu=${config.timeoutSeconds}:${config.timeoutSeconds}`,
+        ...buildValues,
         "--file",
         dockerfile,
         "--tag",

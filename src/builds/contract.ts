@@ -6,6 +6,8 @@ import type { AppRef } from "../apps/contract.js";
 declare module "../kernel/capabilities.js" {
   interface Capabilities {
     rebuilds: Rebuilds;
+    /** builds of a source archive another area fetched itself (preview environments, src/previews) */
+    sourceBuilds: SourceBuilds;
   }
   interface Contributions {
     buildObservers: BuildObserver;
@@ -51,4 +53,25 @@ export interface Rebuilds {
   rebuild(p: Principal, buildId: string): Promise<{ id: string; tag: string }>;
   /** the builder this platform runs builds with */
   builder(): Promise<{ name: string; version: string | null; available: boolean; problem: string | null }>;
+}
+
+/** A build's progress as another area follows it. */
+export interface BuildProgress {
+  status: "awaiting_upload" | "queued" | "building" | "pushing" | "succeeded" | "failed" | "cancelled" | string;
+  /** the pushed image (registry/namespace/repository:build-<id>) once succeeded */
+  image: string | null;
+  reason: string | null;
+}
+
+/**
+ * Builds from a tar.gz source held in memory (capability "sourceBuilds"): the same admission, unpacking limits and
+ * runner as an uploaded source, without an upload URL. The build is queued at once on this host.
+ */
+export interface SourceBuilds {
+  fromArchive(
+    p: Principal,
+    source: { archive: Buffer; dockerfile: string; contextPath: string },
+  ): Promise<{ id: string }>;
+  /** null when the build is not the principal's owner's */
+  progress(p: Principal, id: string): Promise<BuildProgress | null>;
 }

@@ -42,6 +42,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
     const hostId = p.kernel.require("hosts").local.id;
     const runner = new BuildRunner({
       db: p.db,
+      secrets: p.secrets,
       kernel: p.kernel,
       config,
       log: p.log,
@@ -52,6 +53,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
     });
     const service = buildsService({
       db: p.db,
+      secrets: p.secrets,
       kernel: p.kernel,
       jobs: p.jobs,
       config,
@@ -59,6 +61,13 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       local: () => (running.on ? runner : null),
     });
     p.kernel.provide("rebuilds", rebuildsContract(service, p.kernel, config, outboundFor(p.env))); // base-image refresh (issue 14)
+    p.kernel.provide("sourceBuilds", {
+      fromArchive: (principal, src) => service.fromArchive(principal, src),
+      progress: async (principal, id) => {
+        const row = await repo.findBuild(p.db, principal.owner, id);
+        return row && { status: row.status, image: row.image, reason: row.status_reason };
+      },
+    }); // preview environments (src/previews)
     return { config, service, runner, running };
   },
   routes: (app, _ctx, s) => buildRoutes(app, s.service, s.config),

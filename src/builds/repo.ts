@@ -34,6 +34,12 @@ export interface BuildRow {
   log_dropped: string;
   runner_lease: string | null;
   runner_pid: number | null;
+  /** build arguments, plain (`--build-arg`) */
+  build_args: Record<string, string>;
+  /** build secrets (`--secret`), one sealed JSON document (src/builds/build-secrets.ts); never shown */
+  build_secrets_sealed: string | null;
+  /** what is shown of each build secret: its fingerprint */
+  build_secrets_meta: Record<string, { fingerprint: string }>;
   created_at: Date;
   queued_at: Date | null;
   started_at: Date | null;
@@ -55,7 +61,7 @@ export interface EventRow {
 const SUMMARY = `id, owner_kind, owner_id, account_id, app_kind, app_id, app_slug, dockerfile, context_path, host_id, status,
   status_reason, phase, upload_token_hash, upload_expires_at, uploaded_at, source_bytes, image, digest, deployed_at,
   deploy_error, cancel_reason, cancel_phase, cancel_detail, '' AS logs, log_dropped, runner_lease, runner_pid,
-  created_at, queued_at, started_at, finished_at, updated_at`;
+  build_args, NULL AS build_secrets_sealed, build_secrets_meta, created_at, queued_at, started_at, finished_at, updated_at`;
 
 export async function insertBuild(
   q: Queryable,
@@ -72,13 +78,17 @@ export async function insertBuild(
     | "context_path"
     | "host_id"
     | "upload_token_hash"
+    | "build_args"
+    | "build_secrets_sealed"
+    | "build_secrets_meta"
   >,
   ttlSeconds: number,
 ): Promise<BuildRow> {
   const { rows } = await q.query<BuildRow>(
     `INSERT INTO builds (id, owner_kind, owner_id, account_id, app_kind, app_id, app_slug, dockerfile, context_path,
-       host_id, status, upload_token_hash, upload_expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'awaiting_upload', $11, now() + $12::int * interval '1 second')
+       host_id, status, upload_token_hash, upload_expires_at, build_args, build_secrets_sealed, build_secrets_meta)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'awaiting_upload', $11, now() + $12::int * interval '1 second',
+       $13::jsonb, $14, $15::jsonb)
      RETURNING *`,
     [
       b.id,
@@ -93,9 +103,20 @@ export async function insertBuild(
       b.host_id,
       b.upload_token_hash,
       ttlSeconds,
+      JSON.stringify(b.build_args),
+      b.build_secrets_sealed,
+      JSON.stringify(b.build_secrets_meta),
     ],
   );
   return rows[0];
+}
+
+/** the sealed build secrets of a build (lists and reads leave them out) */
+export async function buildSecretsOf(q: Queryable, id: string): Promise<string | null> {
+  const { rows } = await q.query<{ s: string | null }>("SELECT build_secrets_sealed AS s FROM builds WHERE id = $1", [
+    id,
+  ]);
+  return rows[0]?.s ?? null;
 }
 
 /** One build of the owner, with its logs. */

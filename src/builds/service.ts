@@ -1,9 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { cp, mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import type { Static } from "@sinclair/typebox";
 import type { Db } from "../store/db.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import { sealBuildSecrets } from "./build-secrets.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
@@ -27,6 +29,8 @@ const EVENTS_KEPT = 500;
 
 export interface BuildsDeps {
   db: Db;
+  /** seals build secrets at rest */
+  secrets: SecretBox;
   kernel: Pick<Kernel, "admit" | "use" | "require" | "permits" | "assertMayChange">;
   jobs: Pick<JobQueue, "send">;
   config: BuildsConfig;
@@ -104,6 +108,9 @@ export function buildsService(deps: BuildsDeps) {
       context_path: string;
       host_id: string | null;
       upload_token_hash: Buffer | null;
+      build_args: Record<string, string>;
+      build_secrets_sealed: string | null;
+      build_secrets_meta: Record<string, { fingerprint: string }>;
     },
     token: string | null = null,
   ) {
@@ -132,6 +139,7 @@ export function buildsService(deps: BuildsDeps) {
     const contextPath = archivePath(input.context_path ?? ".", "context_path");
     const app = input.app ? await resolveApp(p, input.app) : null;
     const token = randomBytes(32).toString("base64url");
+    const sealed = sealBuildSecrets(deps.secrets, input.build_secrets);
     // the token travels in the transaction's result: a retry of its Idempotency-Key answers this build with this
     // token (http/idempotent-change.ts), not a new token that does not match the stored hash
     const made = await admitAndInsert(
@@ -144,6 +152,9 @@ export function buildsService(deps: BuildsDeps) {
         context_path: contextPath,
         host_id: null,
         upload_token_hash: hashToken(token),
+        build_args: input.build_args ?? {},
+        build_secrets_sealed: sealed.sealed,
+        build_secrets_meta: sealed.meta,
       },
       token,
     );
@@ -280,6 +291,7 @@ export function buildsService(deps: BuildsDeps) {
         ? new ApiError("conflict", `The app ${src.app_slug} of build ${src.id} no longer exists.`)
         : err;
     });
+    const secrets = await repo.buildSecretsOf(db, src.id);
     const { row } = await admitAndInsert(p, {
       app_kind: app.kind,
       app_id: app.id,
@@ -288,6 +300,10 @@ export function buildsService(deps: BuildsDeps) {
       context_path: src.context_path,
       host_id: src.host_id,
       upload_token_hash: null,
+      // the build it repeats, with the same build-time values (src/builds/build-secrets.ts)
+      build_args: src.build_args,
+      build_secrets_sealed: secrets,
+      build_secrets_meta: src.build_secrets_meta,
     });
     try {
       await cp(kept, path.join(workDirOf(deps.root, row.id), "context"), { recursive: true, verbatimSymlinks: true });
@@ -302,7 +318,35 @@ export function buildsService(deps: BuildsDeps) {
     return queued;
   }
 
-  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder, rebuild };
+  /**
+   * A build of a source archive another area holds in memory (preview environments): created, unpacked and queued at
+   * once on this host. A refused archive fails the build with the reason, as an upload does.
+   */
+  async function fromArchive(p: Principal, src: { archive: Buffer; dockerfile: string; contextPath: string }) {
+    await requireBuilder();
+    const dockerfile = archivePath(src.dockerfile, "dockerfile");
+    const contextPath = archivePath(src.contextPath, "context_path");
+    const fields = { app_kind: null, app_id: null, app_slug: null, dockerfile, context_path: contextPath };
+    const noArgs = { build_args: {}, build_secrets_sealed: null, build_secrets_meta: {} };
+    const local = kernel.require("hosts").local.id;
+    const { row } = await admitAndInsert(p, { ...fields, ...noArgs, host_id: local, upload_token_hash: null });
+    const dir = path.join(workDirOf(deps.root, row.id), "context");
+    try {
+      await mkdir(dir, { recursive: true });
+      const bytes = await unpackSource(Readable.from([src.archive]), dir, config);
+      await findDockerfile(path.join(dir, contextPath), dockerfile);
+      await repo.markUploaded(db, row.id, bytes);
+    } catch (err) {
+      await rm(workDirOf(deps.root, row.id), { recursive: true, force: true }).catch(() => {});
+      await repo.finish(db, row.id, "failed", { reason: `source refused: ${(err as Error).message}` });
+      return { id: row.id };
+    }
+    await repo.markQueued(db, row.id);
+    deps.local()?.wake();
+    return { id: row.id };
+  }
+
+  return { create, get, list, events, upload, start, cancel, addEvent, requireBuilder, rebuild, fromArchive };
 }
 
 export type BuildsService = ReturnType<typeof buildsService>;

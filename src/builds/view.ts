@@ -20,6 +20,8 @@ export function buildView(b: BuildRow) {
     digest: b.digest,
     deployed_at: iso(b.deployed_at),
     deploy_error: b.deploy_error,
+    build_args: b.build_args ?? {},
+    build_secrets: b.build_secrets_meta ?? {},
     cancel:
       b.status === "cancelled"
         ? { reason: b.cancel_reason, phase: b.cancel_phase, detail: b.cancel_detail ?? null }

@@ -60,6 +60,8 @@ export const CONSOLE_PAGES = [
   "/builds",
   "/builds/new",
   "/builds/:id",
+  "/cron-jobs",
+  "/cron-jobs/:id",
   "/sites",
   "/sites/new",
   "/sites/:slug",

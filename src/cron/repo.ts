@@ -11,6 +11,11 @@ export interface CronJobRow extends OwnerColumns {
   source_pod_id: string | null;
   command: string[];
   env_sealed: string;
+  /** the job's own secret env (src/cron/secrets.ts) */
+  secret_env_sealed: string | null;
+  /** the release of source_pod_id the job took, and that release's env and secrets (sealed) */
+  source_release: number | null;
+  release_env_sealed: string | null;
   schedule: string;
   time_zone: string;
   concurrency_policy: ConcurrencyPolicy;
@@ -48,6 +53,9 @@ const JOB_FIELDS = [
   "source_pod_id",
   "command",
   "env_sealed",
+  "secret_env_sealed",
+  "source_release",
+  "release_env_sealed",
   "schedule",
   "time_zone",
   "concurrency_policy",

@@ -23,13 +23,29 @@ const Policy = Type.Union([Type.Literal("forbid"), Type.Literal("replace"), Type
 const fields = {
   image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: "^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$" })),
   pod: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: "a pod (id or slug) whose current image the job runs" }),
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "a pod (id or slug) whose current release the job runs: its image, env and secrets",
+    }),
   ),
   command: Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 64 }),
   env: Type.Optional(
     Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$" }), Type.String({ maxLength: 32768 }), {
       additionalProperties: false,
     }),
+  ),
+  secret_env: Type.Optional(
+    Type.Record(
+      Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$" }),
+      Nullable(Type.String({ minLength: 1, maxLength: 32768 })),
+      {
+        additionalProperties: false,
+        maxProperties: 128,
+        description:
+          "secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay",
+      },
+    ),
   ),
   schedule: Type.String({
     minLength: 1,
@@ -45,6 +61,12 @@ const fields = {
   suspended: Type.Optional(Type.Boolean()),
 };
 
+const SecretView = Type.Record(
+  Type.String(),
+  Type.Object({ fingerprint: Type.String(), set_by: Type.String(), set_at: Type.String({ format: "date-time" }) }),
+  { description: "secret env names with fingerprints (HMAC-SHA256); values are never returned" },
+);
+
 const CronJob = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -52,6 +74,18 @@ const CronJob = Type.Object({
   source_pod_id: Nullable(Type.String()),
   command: Type.Array(Type.String()),
   env: Type.Record(Type.String(), Type.String()),
+  secret_env: SecretView,
+  release: Nullable(
+    Type.Object(
+      {
+        pod_id: Nullable(Type.String()),
+        number: Type.Integer(),
+        env: Type.Record(Type.String(), Type.String()),
+        secret_env: SecretView,
+      },
+      { description: "the pod release the job took (image, env, secrets); the job's own env and secret_env win" },
+    ),
+  ),
   schedule: Type.String(),
   time_zone: Type.String(),
   concurrency_policy: Type.String(),
@@ -110,6 +144,8 @@ export function cronRoutes(svc: CronService): Route[] {
     source_pod_id: j.source_pod_id,
     command: j.command,
     env: svc.envOf(j),
+    secret_env: svc.secretEnvOf(j),
+    release: svc.releaseOf(j),
     schedule: j.schedule,
     time_zone: j.time_zone,
     concurrency_policy: j.concurrency_policy,

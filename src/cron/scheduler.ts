@@ -9,6 +9,7 @@ import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
 import { nextRunAfter } from "./schedule.js";
 import { CRON_RUN_KIND, limitsOfCronSize } from "./sizes.js";
+import { maskSecrets, openRelease, openSecrets } from "./secrets.js";
 
 export const ENV_COLUMN = "cron_jobs.env";
 export const LABEL_RUN = "platform.cron-run";
@@ -160,12 +161,21 @@ export function cronScheduler(deps: SchedulerDeps) {
     const owner = { kind: job.owner_kind, id: job.owner_id };
     let result: { state: repo.RunState; reason: string | null; exitCode: number | null };
     let logs = "";
+    // the pod release's env and secrets, then the job's own (which win); every secret is masked in the logs
+    const release = openRelease(deps.secrets, job.release_env_sealed);
+    const own = openSecrets(deps.secrets, job.secret_env_sealed).values;
+    const secret = { ...release.secret, ...own };
     try {
       await runtime.create({
         name,
         image: job.image,
         command: job.command,
-        env: JSON.parse(deps.secrets.open(job.env_sealed, ENV_COLUMN)) as Record<string, string>,
+        env: {
+          ...release.env,
+          ...release.secret,
+          ...(JSON.parse(deps.secrets.open(job.env_sealed, ENV_COLUMN)) as Record<string, string>),
+          ...own,
+        },
         port: null,
         limits: limitsOfCronSize(job.size),
         network: null,
@@ -193,7 +203,7 @@ export function cronScheduler(deps: SchedulerDeps) {
         await sleep(deps.pollMs);
       }
       const info = await runtime.inspect(name);
-      logs = (await runtime.logs(name, LOG_LINES)).join("\n").slice(-LOG_CHARS);
+      logs = maskSecrets((await runtime.logs(name, LOG_LINES)).join("\n"), secret).slice(-LOG_CHARS);
       const exitCode = info?.exitCode ?? null;
       result =
         stopped !== null

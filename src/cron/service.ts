@@ -10,6 +10,7 @@ import * as repo from "./repo.js";
 import { checkSchedule, nextRunAfter } from "./schedule.js";
 import { checkCronSize, CRON_RUN_KIND } from "./sizes.js";
 import { ENV_COLUMN, type CronScheduler } from "./scheduler.js";
+import { applySecrets, openRelease, openSecrets, sealRelease, sealSecrets } from "./secrets.js";
 
 export interface CronJobInput {
   name: string;
@@ -17,6 +18,8 @@ export interface CronJobInput {
   pod?: string;
   command: string[];
   env?: Record<string, string>;
+  /** secret values by name; on a change null removes one (src/cron/secrets.ts) */
+  secret_env?: Record<string, string | null>;
   schedule: string;
   time_zone?: string;
   concurrency_policy?: repo.ConcurrencyPolicy;
@@ -40,22 +43,36 @@ export const DEFAULT_DEADLINE_SECONDS = 3600;
 export function cronService(deps: CronDeps) {
   const { db, secrets, kernel } = deps;
 
-  /** `pod`: the image that pod runs now (a job made from an app runs the app's current release) */
+  /**
+   * `pod`: that pod's current release (its image, env and secrets, src/cron/secrets.ts), so a job made from an
+   * app runs what the app runs; `image`: that image alone.
+   */
   async function imageOf(
     p: Principal,
     f: { image?: string; pod?: string },
-  ): Promise<{ image: string; podId: string | null }> {
+  ): Promise<{ image: string; podId: string | null; release: number | null; releaseEnv: string | null }> {
     if (f.image !== undefined && f.pod !== undefined)
       throw new ApiError("invalid_request", "Give image or pod, not both.");
     if (f.pod !== undefined) {
       const apps = kernel.use("appImages");
       const app = apps && (await apps.find(p, f.pod));
-      const spec = app && app.kind === "pod" && (await apps.describe?.(p, app));
-      if (!app || !spec) throw new ApiError("not_found", `No pod "${f.pod}" for this account.`);
-      return { image: spec.image, podId: app.id };
+      const rel = app && app.kind === "pod" && (await apps.releaseOf?.(p, app));
+      if (!app || !rel) throw new ApiError("not_found", `No pod "${f.pod}" for this account.`);
+      const releaseEnv = sealRelease(secrets, { env: rel.env, secret: rel.secretEnv, meta: rel.secretMeta });
+      return { image: rel.image, podId: app.id, release: rel.release, releaseEnv };
     }
     await kernel.use("imageAccess")?.pullFor(p.owner, f.image!);
-    return { image: f.image!, podId: null };
+    return { image: f.image!, podId: null, release: null, releaseEnv: null };
+  }
+
+  /** a name is plain or secret, never both */
+  function checkNames(env: Record<string, string>, secret: Record<string, unknown>): void {
+    const both = Object.keys(env).filter((k) => k in secret);
+    if (both.length)
+      throw new ApiError(
+        "invalid_request",
+        `${both.join(", ")} given both in env and in secret_env; a value is one or the other.`,
+      );
   }
 
   const admit = (tx: Parameters<Kernel["admit"]>[0], p: Principal, size: string, image: string, update: boolean) =>
@@ -76,7 +93,9 @@ export function cronService(deps: CronDeps) {
     checkCronSize(size);
     if (f.image === undefined && f.pod === undefined)
       throw new ApiError("invalid_request", "image or pod is required.");
-    const { image, podId } = await imageOf(p, f);
+    const { image, podId, release, releaseEnv } = await imageOf(p, f);
+    const secretDoc = applySecrets(secrets, { values: {}, meta: {} }, f.secret_env ?? {}, p);
+    checkNames(f.env ?? {}, secretDoc.values);
     try {
       return await auditedTransaction(db, p, async (tx) => {
         await admit(tx, p, size, image, false);
@@ -86,6 +105,9 @@ export function cronService(deps: CronDeps) {
           source_pod_id: podId,
           command: f.command,
           env_sealed: secrets.seal(JSON.stringify(f.env ?? {}), ENV_COLUMN),
+          secret_env_sealed: sealSecrets(secrets, secretDoc),
+          source_release: release,
+          release_env_sealed: releaseEnv,
           schedule: f.schedule,
           time_zone: timeZone,
           concurrency_policy: f.concurrency_policy ?? "forbid",
@@ -122,11 +144,19 @@ export function cronService(deps: CronDeps) {
       checkSchedule(schedule, timeZone);
       const size = f.size ?? cur.size;
       await admit(tx, p, size, source?.image ?? cur.image, size === cur.size);
+      const secretDoc =
+        f.secret_env === undefined
+          ? null
+          : applySecrets(secrets, openSecrets(secrets, cur.secret_env_sealed), f.secret_env, p);
+      checkNames(f.env ?? envOf(cur), (secretDoc ?? openSecrets(secrets, cur.secret_env_sealed)).values);
       const suspended = f.suspended ?? cur.suspended;
       const retimed = f.schedule !== undefined || f.time_zone !== undefined || f.suspended !== undefined;
       return repo.updateJob(tx, cur.id, {
         image: source?.image,
         source_pod_id: source ? source.podId : undefined,
+        source_release: source ? source.release : undefined,
+        release_env_sealed: source ? source.releaseEnv : undefined,
+        secret_env_sealed: secretDoc ? sealSecrets(secrets, secretDoc) : undefined,
         command: f.command,
         env_sealed: f.env === undefined ? undefined : secrets.seal(JSON.stringify(f.env), ENV_COLUMN),
         schedule: f.schedule,
@@ -176,10 +206,19 @@ export function cronService(deps: CronDeps) {
     return r;
   }
 
-  const envOf = (job: repo.CronJobRow) =>
-    JSON.parse(secrets.open(job.env_sealed, ENV_COLUMN)) as Record<string, string>;
+  /** the job's own plain env */
+  function envOf(job: repo.CronJobRow): Record<string, string> {
+    return JSON.parse(secrets.open(job.env_sealed, ENV_COLUMN)) as Record<string, string>;
+  }
+  /** what the API shows of secrets: the job's own, and those of the pod release it took, as fingerprints */
+  const secretEnvOf = (job: repo.CronJobRow) => openSecrets(secrets, job.secret_env_sealed).meta;
+  const releaseOf = (job: repo.CronJobRow) => {
+    if (job.source_release === null) return null;
+    const r = openRelease(secrets, job.release_env_sealed);
+    return { pod_id: job.source_pod_id, number: job.source_release, env: r.env, secret_env: r.meta };
+  };
 
-  return { create, list, get, update, remove, runNow, runs, run, envOf };
+  return { create, list, get, update, remove, runNow, runs, run, envOf, secretEnvOf, releaseOf };
 }
 
 export type CronService = ReturnType<typeof cronService>;

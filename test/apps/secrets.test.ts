@@ -101,6 +101,11 @@ describe("secret env values", () => {
       command: ["/bin/busybox", "sh", "-c", 'echo "${#API_TOKEN}"'],
     });
     assert.equal(ex2.json().stdout, `${SECRET2.length}\n`);
+    const succeeded = (await get("/v1/events?type=pod.rollout.succeeded")).json().items;
+    assert.ok(
+      succeeded.some((e: any) => e.resource.id === pod.id && e.data.generation === next.generation),
+      JSON.stringify(succeeded),
+    );
 
     // removed with null
     const gone = await patch(`/v1/pods/${pod.id}`, { secret_env: { API_TOKEN: null } });
@@ -146,5 +151,55 @@ describe("secret env values", () => {
     const member = (await get(`/v1/pods/${group.json().replicas[0].id}`)).json();
     assert.equal(member.secret_env.DB_PASS.fingerprint, fp);
     hidden((await get("/v1/pod-groups")).body, SECRET);
+  });
+
+  test("a failing release's secrets are masked in its check failure, its rollback log lines and its release", async () => {
+    const NEW = "tok-new-release-33aa";
+    const res = await post("/v1/pods", {
+      name: "sec-rollback",
+      image,
+      port: 8080,
+      secret_env: { API_TOKEN: SECRET },
+      deploy: { deadline_seconds: 4, stop_grace_seconds: 1 },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const pod = res.json();
+    await waitPod(t, user.token, pod.id, (p) => p.state === "running");
+    // the new release prints its secret at start and from its (failing) exec readiness check
+    const bad = await patch(`/v1/pods/${pod.id}`, {
+      command: ["/bin/busybox", "sh", "-c", 'echo "start $API_TOKEN"; exec /bin/busybox httpd -f -p 8080 -h /www'],
+      secret_env: { API_TOKEN: NEW },
+      checks: {
+        readiness: {
+          type: "exec",
+          command: ["/bin/busybox", "sh", "-c", 'echo "bad $API_TOKEN" >&2; exit 1'],
+          interval_seconds: 1,
+        },
+      },
+    });
+    assert.equal(bad.statusCode, 200, bad.body);
+    const rolled = await waitPod(
+      t,
+      user.token,
+      pod.id,
+      (p) => p.rollout.state === "rollback" && p.serving_generation === p.generation,
+      40_000,
+    );
+    const text = JSON.stringify(rolled);
+    hidden(text, SECRET, NEW);
+    assert.match(rolled.rollout.rollback.reason, /bad \[secret API_TOKEN\]/);
+    assert.ok(rolled.rollout.rollback.log_lines.includes("start [secret API_TOKEN]"), text);
+    hidden((await get(`/v1/pods/${pod.id}/releases`)).body, SECRET, NEW);
+    const stored = await t.db.query("SELECT * FROM pods WHERE id = $1", [pod.id]);
+    hidden(JSON.stringify(stored.rows), SECRET, NEW);
+    const releases = await t.db.query("SELECT * FROM pod_releases WHERE pod_id = $1", [pod.id]);
+    hidden(JSON.stringify(releases.rows), SECRET, NEW);
+    // the rollback is an event (issue 31's outbox), with the masked reason
+    const events = await get("/v1/events?type=pod.rollout.rolled_back");
+    assert.equal(events.statusCode, 200, events.body);
+    const ev = events.json().items.find((e: any) => e.resource.id === pod.id);
+    assert.ok(ev, events.body);
+    assert.equal(ev.data.from_release, 2);
+    hidden(events.body, SECRET, NEW);
   });
 });

@@ -235,3 +235,91 @@ describe("cron jobs", () => {
     );
   });
 });
+
+describe("cron jobs: secrets and a pod's release", () => {
+  let t: TestApp;
+  let user: { token: string; id: string };
+  let podId = "";
+  const POD_SECRET = "pod-secret-7d1c4b2a";
+  const JOB_SECRET = "job-secret-91ab3e5f";
+  const hidden = (text: string) => {
+    for (const v of [POD_SECRET, JOB_SECRET]) assert.ok(!text.includes(v), `a secret shows in: ${text.slice(0, 500)}`);
+  };
+
+  before(async () => {
+    t = await createTestApp({ startJobs: true, env: { APPS_ALLOW_LOCAL_IMAGES: "1", CRON_TICK_MS: "60000" } });
+    user = await signup(t.app);
+  });
+  after(async () => {
+    await call(t.app, { method: "DELETE", url: `/v1/pods/${podId}`, token: user.token });
+    await t?.close();
+  });
+
+  test("a job from a pod gets that release's env and secrets; its own secret_env is sealed and masked", async () => {
+    const image = await testImage("TEST_IMAGE_HTTPD_V1");
+    const pod = await call(t.app, {
+      method: "POST",
+      url: "/v1/pods",
+      token: user.token,
+      body: {
+        name: "cron-src",
+        image,
+        port: 8080,
+        env: { FROM_POD: "plain-pod" },
+        secret_env: { POD_TOKEN: POD_SECRET },
+      },
+    });
+    assert.equal(pod.statusCode, 201, pod.body);
+    podId = pod.json().id;
+    const made = await call(t.app, {
+      method: "POST",
+      url: "/v1/cron-jobs",
+      token: user.token,
+      body: {
+        name: "with-secrets",
+        pod: pod.json().id,
+        schedule: "@daily",
+        command: ["/bin/busybox", "sh", "-c", 'echo "$FROM_POD $POD_TOKEN $JOB_TOKEN ${#JOB_TOKEN}"; exit 1'],
+        secret_env: { JOB_TOKEN: JOB_SECRET },
+      },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    hidden(made.body);
+    const job = made.json();
+    assert.match(job.secret_env.JOB_TOKEN.fingerprint, /^hmac-sha256:[0-9a-f]{32}$/);
+    assert.equal(job.release.number, pod.json().release ?? 1);
+    assert.deepEqual(job.release.env, { FROM_POD: "plain-pod" });
+    assert.equal(job.release.secret_env.POD_TOKEN.fingerprint, pod.json().secret_env.POD_TOKEN.fingerprint);
+    hidden(JSON.stringify((await t.db.query("SELECT * FROM cron_jobs WHERE id = $1", [job.id])).rows));
+
+    const run = await call(t.app, { method: "POST", url: `/v1/cron-jobs/${job.id}/run`, token: user.token, body: {} });
+    assert.equal(run.statusCode, 202, run.body);
+    const done = await t.platform.state<CronState>("cron").scheduler.settled(run.json().id);
+    assert.equal(done?.state, "failed"); // and so it is mailed: the mail carries the masked log lines
+    const logs = (
+      await call(t.app, { url: `/v1/cron-jobs/${job.id}/runs/${run.json().id}/logs`, token: user.token })
+    ).json();
+    assert.deepEqual(logs.lines, [`plain-pod [secret POD_TOKEN] [secret JOB_TOKEN] ${JOB_SECRET.length}`]);
+    hidden(JSON.stringify((await t.db.query("SELECT * FROM cron_runs")).rows));
+
+    // a change keeps what is not named; null removes
+    const changed = await call(t.app, {
+      method: "PATCH",
+      url: `/v1/cron-jobs/${job.id}`,
+      token: user.token,
+      body: { env: { JOB_TOKEN: "x" } },
+    });
+    expectError(changed, 400, "invalid_request");
+    const gone = await call(t.app, {
+      method: "PATCH",
+      url: `/v1/cron-jobs/${job.id}`,
+      token: user.token,
+      body: { secret_env: { JOB_TOKEN: null } },
+    });
+    assert.equal(gone.statusCode, 200, gone.body);
+    assert.deepEqual(gone.json().secret_env, {});
+    hidden((await call(t.app, { url: "/v1/cron-jobs", token: user.token })).body);
+    hidden((await call(t.app, { url: "/v1/me/audit", token: user.token })).body);
+    hidden(JSON.stringify((await t.db.query("SELECT * FROM audit_log WHERE account_id = $1", [user.id])).rows));
+  });
+});

@@ -5,14 +5,27 @@
  * /projects/:id/repository/commits with create/update/delete actions (text or base64). Every request needs the
  * token in PRIVATE-TOKEN (401 otherwise). Projects hold one branch, main, in memory. `failing` makes every request
  * answer 500; `userCommit` is someone committing in the repository.
+ *
+ * For preview environments (src/previews): GET /projects/:id/repository/archive[.tar.gz]?sha= (a tar.gz of the
+ * commit's files under `<path>-<sha>-<sha>/`, after git's pax global header, as GitLab answers it) and POST
+ * /projects/:id/merge_requests/:iid/notes {body} (kept in `notes`). `branchCommit` is someone pushing files to a
+ * merge request's branch (every commit's files are kept, so any sha can be archived).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 
 export interface FakeFile {
   content: Buffer;
   lastCommit: string;
+  /** the file's mode in archives (0644 unless given) */
+  mode?: number;
+}
+
+export interface FakeNote {
+  iid: number;
+  body: string;
 }
 
 export interface FakeCommit {
@@ -29,6 +42,9 @@ export interface FakeProject {
   fullPath: string;
   files: Map<string, FakeFile>;
   commits: FakeCommit[];
+  /** every commit's files, by sha (archives) */
+  snapshots: Map<string, Map<string, FakeFile>>;
+  notes: FakeNote[];
 }
 
 interface Group {
@@ -36,6 +52,55 @@ interface Group {
   name: string;
   path: string;
   full_path: string;
+}
+
+/** A ustar header; a name beyond 100 bytes is split into the prefix field at a slash (GitLab's top folder is long). */
+function tarHeader(path: string, size: number, type: string, mode: number): Buffer {
+  const h = Buffer.alloc(512);
+  const put = (text: string, at: number, len: number) => h.write(text, at, len, "utf8");
+  const octal = (n: number, len: number) => n.toString(8).padStart(len - 1, "0") + "\0";
+  const cut = path.length > 100 ? path.lastIndexOf("/", path.length - 2) : -1;
+  put(cut > 0 ? path.slice(cut + 1) : path, 0, 100);
+  if (cut > 0) put(path.slice(0, cut), 345, 155);
+  put(octal(mode, 8), 100, 8);
+  put(octal(0, 8), 108, 8);
+  put(octal(0, 8), 116, 8);
+  put(octal(size, 12), 124, 12);
+  put(octal(0, 12), 136, 12);
+  h.fill(" ", 148, 156);
+  put(type, 156, 1);
+  put("ustar\0", 257, 6);
+  put("00", 263, 2);
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(sum.toString(8).padStart(6, "0") + "\0 ", 148, 8);
+  return h;
+}
+
+/** `git archive`'s tar.gz: a pax global header with the commit id, then the files under one top folder. */
+function archive(top: string, sha: string, files: Map<string, FakeFile>): Buffer {
+  const parts: Buffer[] = [];
+  const add = (name: string, content: Buffer, type: string, mode: number) =>
+    parts.push(
+      tarHeader(name, content.length, type, mode),
+      content,
+      Buffer.alloc((512 - (content.length % 512)) % 512),
+    );
+  const record = `52 comment=${sha}\n`;
+  add("pax_global_header", Buffer.from(record), "g", 0o666);
+  add(`${top}/`, Buffer.alloc(0), "5", 0o755);
+  const dirs = new Set<string>();
+  for (const [path, f] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const segs = path.split("/");
+    for (let i = 1; i < segs.length; i++) {
+      const d = segs.slice(0, i).join("/");
+      if (!dirs.has(d)) add(`${top}/${d}/`, Buffer.alloc(0), "5", 0o755);
+      dirs.add(d);
+    }
+    add(`${top}/${path}`, f.content, "0", f.mode ?? 0o644);
+  }
+  parts.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(parts));
 }
 
 const blobId = (b: Buffer) => createHash("sha1").update(`blob ${b.length}\0`).update(b).digest("hex");
@@ -50,6 +115,10 @@ export interface FakeGitlab {
   failing: boolean;
   project(fullPath: string): FakeProject | undefined;
   userCommit(fullPath: string, filePath: string, content: string): string;
+  /** a project made directly in the first group (no API call), for tests that only need one */
+  addProject(name: string): FakeProject;
+  /** a commit of these files (the whole tree) on a branch other than main; answers its sha */
+  branchCommit(fullPath: string, files: Record<string, { content: Buffer | string; mode?: number }>): string;
   close(): Promise<void>;
 }
 
@@ -115,6 +184,7 @@ export async function startFakeGitlab(opts: { token: string; groups: { name: str
       }
     }
     p.commits.push({ id, message, actions: actions.map((a) => ({ action: a.action, file_path: a.file_path })) });
+    p.snapshots.set(id, new Map(p.files));
     return {
       status: 201,
       body: {
@@ -181,6 +251,8 @@ export async function startFakeGitlab(opts: { token: string; groups: { name: str
         fullPath,
         files: new Map(),
         commits: [],
+        snapshots: new Map(),
+        notes: [],
       };
       projects.set(project.id, project);
       return { status: 201, body: projectJson(project) };
@@ -192,6 +264,26 @@ export async function startFakeGitlab(opts: { token: string; groups: { name: str
     const rest = m[2] ?? "";
     if (rest === "" && method === "GET") return { status: 200, body: projectJson(p) };
     if (rest === "/repository/tree" && method === "GET") return tree(p, q);
+    if (/^\/repository\/archive(\.tar\.gz)?$/.test(rest) && method === "GET") {
+      const sha = q.get("sha") ?? p.commits.at(-1)?.id ?? "";
+      const files = p.snapshots.get(sha);
+      if (!files) return { status: 404, body: { message: "404 File Not Found" } };
+      return {
+        status: 200,
+        body: archive(`${p.path}-${sha}-${sha}`, sha, files),
+        headers: { "content-type": "application/x-gzip" },
+      };
+    }
+    m = /^\/merge_requests\/(\d+)\/notes$/.exec(rest);
+    if (m && method === "POST") {
+      if (typeof body?.body !== "string" || !body.body) return { status: 400, body: { error: "body is missing" } };
+      const note = { iid: Number(m[1]), body: body.body as string };
+      p.notes.push(note);
+      return {
+        status: 201,
+        body: { id: p.notes.length, body: note.body, noteable_type: "MergeRequest", noteable_iid: note.iid },
+      };
+    }
     if (rest === "/repository/commits" && method === "POST") {
       if (body?.branch !== "main" || !body?.commit_message || !Array.isArray(body?.actions))
         return { status: 400, body: { error: "branch, commit_message or actions is missing" } };
@@ -246,11 +338,11 @@ export async function startFakeGitlab(opts: { token: string; groups: { name: str
             ? { status: 400, body: { error: "body is not JSON" } }
             : route(req.method ?? "GET", rawPath.slice("/api/v4".length), new URLSearchParams(query), body);
       }
-      const text = JSON.stringify(out.body);
+      const text = Buffer.isBuffer(out.body) ? out.body : Buffer.from(JSON.stringify(out.body));
       res.writeHead(out.status, {
-        ...out.headers,
         "content-type": "application/json",
-        "content-length": Buffer.byteLength(text),
+        ...out.headers,
+        "content-length": text.length,
       });
       res.end(text);
     });
@@ -271,6 +363,21 @@ export async function startFakeGitlab(opts: { token: string; groups: { name: str
         { action: p.files.has(filePath) ? "update" : "create", file_path: filePath, content },
       ]);
       return (out.body as { id: string }).id;
+    },
+    addProject(name: string) {
+      const g = groups[0]!;
+      const out = route("POST", "/projects", new URLSearchParams(), { name, path: name, namespace_id: g.id });
+      return findProject((out.body as { path_with_namespace: string }).path_with_namespace)!;
+    },
+    branchCommit(fullPath: string, files: Record<string, { content: Buffer | string; mode?: number }>) {
+      const p = findProject(fullPath);
+      if (!p) throw new Error(`no project ${fullPath}`);
+      const id = newSha();
+      const tree = new Map<string, FakeFile>();
+      for (const [path, f] of Object.entries(files))
+        tree.set(path, { content: Buffer.from(f.content), lastCommit: id, mode: f.mode });
+      p.snapshots.set(id, tree);
+      return id;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -19,6 +19,8 @@ import { NewSitePage, SitesPage } from "./pages/sites";
 import { SitePage } from "./pages/site";
 import { DomainsPage } from "./pages/all-domains";
 import { BuildsPage, NewBuildPage } from "./pages/builds";
+import { PreviewsPage } from "./pages/previews";
+import { CronJobPage, CronJobsPage } from "./pages/cron-jobs";
 import { BuildPage } from "./pages/build";
 import { BucketsPage } from "./pages/buckets";
 import { BucketPage } from "./pages/bucket";
@@ -141,7 +143,7 @@ function Shell() {
   };
 
   const nav: [string, string, string[]?][] = [
-    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/volumes", "/templates"]],
+    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/previews", "/cron-jobs", "/volumes", "/templates"]],
     ["/sites", t("nav.sites")],
     ["/buckets", t("nav.buckets")],
     ["/domains", t("nav.domains")],
@@ -228,7 +230,11 @@ function Page({
   if (path === "/pod-groups/new") return <NewGroupPage />;
   const group = /^\/pod-groups\/([^/]+)$/.exec(path);
   if (group) return <GroupPage id={decodeURIComponent(group[1])} />;
+  if (path === "/cron-jobs") return <CronJobsPage />;
+  const cronJob = /^\/cron-jobs\/([^/]+)$/.exec(path);
+  if (cronJob) return <CronJobPage id={decodeURIComponent(cronJob[1])} />;
   if (path === "/builds") return <BuildsPage />;
+  if (path === "/previews") return <PreviewsPage />;
   if (path === "/builds/new") return <NewBuildPage />;
   const build = /^\/builds\/([^/]+)$/.exec(path);
   if (build) return <BuildPage id={decodeURIComponent(build[1])} />;

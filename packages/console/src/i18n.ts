@@ -2,6 +2,8 @@ import { createContext, useContext } from "react";
 import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
+import { previewsEn, previewsKo } from "./i18n-previews";
+import { deploysEn, deploysKo } from "./i18n-deploys";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
@@ -177,6 +179,8 @@ const en = {
   ...sitesEn,
   ...domainsEn,
   ...buildsEn,
+  ...previewsEn,
+  ...deploysEn,
   ...bucketsEn,
   ...orgEn,
   ...partnerEn,
@@ -354,6 +358,8 @@ const ko: Record<MessageKey, string> = {
   ...sitesKo,
   ...domainsKo,
   ...buildsKo,
+  ...previewsKo,
+  ...deploysKo,
   ...bucketsKo,
   ...orgKo,
   ...partnerKo,

@@ -5,7 +5,8 @@ import { containerName } from "../container-spec.js";
 import type { PodRow } from "../repo.js";
 import { recordCheckStatus, setReady, watchedPods } from "../releases/repo.js";
 import { checkStatus } from "./ready.js";
-import { probe } from "./probe.js";
+import type { SecretBox } from "../../kernel/secrets.js";
+import { masked, probe } from "./probe.js";
 import { resolveCheck, type ResolvedCheck } from "./spec.js";
 
 interface Track {
@@ -34,6 +35,8 @@ export class CheckMonitor {
       runtime: RuntimeProvider;
       hostId: string;
       log: FastifyBaseLogger;
+      /** masks the pod's secrets in failure reasons (an exec check's output) */
+      secrets?: SecretBox;
       /** the pod's reconcile, asked for at once after a liveness stop (not left to the next sweep) */
       reconcile: (podId: string) => Promise<void>;
     },
@@ -89,7 +92,7 @@ export class CheckMonitor {
     const track = t;
     void (async () => {
       const name = containerName(pod.id, pod.serving_generation!);
-      const r = await probe(this.deps.runtime, { name, address: pod.address }, check);
+      const r = masked(this.deps.secrets, pod, await probe(this.deps.runtime, { name, address: pod.address }, check));
       track.nextAt = Date.now() + check.interval_seconds * 1000;
       const status = (state: "passing" | "failing") =>
         recordCheckStatus(this.deps.db, pod.id, kind, checkStatus(pod.serving_generation!, state, track.lastFailure));

@@ -1,3 +1,5 @@
+import type { SecretBox } from "../../kernel/secrets.js";
+import { maskPodSecrets } from "../secrets/env.js";
 import http from "node:http";
 import net from "node:net";
 import type { RuntimeProvider } from "../../runtime/provider.js";
@@ -83,3 +85,7 @@ function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
     socket.once("error", () => done(false));
   });
 }
+
+/** a failure's reason with the pod's secrets masked: an exec check's output could print one */
+export const masked = (box: SecretBox | undefined, pod: { env_sealed: string }, r: ProbeResult): ProbeResult =>
+  r.ok ? r : { ok: false, reason: maskPodSecrets(box, pod.env_sealed, r.reason) };

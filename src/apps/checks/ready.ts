@@ -2,7 +2,8 @@ import type { Db } from "../../store/db.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import type { PodRow } from "../repo.js";
 import { recordCheckStatus } from "../releases/repo.js";
-import { probe, type ProbeResult } from "./probe.js";
+import { masked, probe, type ProbeResult } from "./probe.js";
+import type { SecretBox } from "../../kernel/secrets.js";
 import { resolveCheck, type CheckKind, type ResolvedCheck } from "./spec.js";
 
 export type ReadyResult =
@@ -17,6 +18,8 @@ export type ReadyResult =
 export interface ReadyDeps {
   db: Db;
   runtime: RuntimeProvider;
+  /** masks the pod's secrets in failure reasons (an exec check's output) */
+  secrets?: SecretBox;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,7 +62,7 @@ export async function awaitReady(
     }
     const check = phase === "startup" ? startup : readiness;
     const r: ProbeResult = check
-      ? await probe(deps.runtime, info, check)
+      ? masked(deps.secrets, pod, await probe(deps.runtime, info, check))
       : (await deps.runtime.health(name))
         ? { ok: true }
         : { ok: false, reason: `no answer on port ${pod.port ?? "-"} yet` };

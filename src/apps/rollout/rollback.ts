@@ -3,6 +3,9 @@ import type { ContainerInfo, RuntimeProvider } from "../../runtime/provider.js";
 import * as repo from "../repo.js";
 import * as releases from "../releases/repo.js";
 import type { Db } from "../../store/db.js";
+import type { SecretBox } from "../../kernel/secrets.js";
+import { maskPodSecrets } from "../secrets/env.js";
+import { recordEvent } from "../../events/public.js";
 
 /**
  * Automatic rollback (issue 29): the wanted generation runs a new release that crashed, failed its startup
@@ -14,7 +17,7 @@ import type { Db } from "../../store/db.js";
  * usual crash handling (restart with back-off) goes on.
  */
 export async function rollBack(
-  deps: { db: Db; runtime: RuntimeProvider },
+  deps: { db: Db; runtime: RuntimeProvider; secrets?: SecretBox },
   pod: repo.PodRow,
   failed: ContainerInfo | null,
   reason: string,
@@ -22,7 +25,10 @@ export async function rollBack(
   if (pod.serving_generation === null || pod.serving_generation === pod.generation) return false;
   const serving = await releases.rolloutOf(deps.db, pod.id, pod.serving_generation);
   if (!serving?.release || serving.release === pod.release) return false;
-  const logLines = failed ? await deps.runtime.logs(failed.name, 10).catch(() => [] as string[]) : [];
+  // the failed release's secrets are masked (pod.env_sealed is still that release's env here)
+  const logLines = (failed ? await deps.runtime.logs(failed.name, 10).catch(() => [] as string[]) : []).map((l) =>
+    maskPodSecrets(deps.secrets, pod.env_sealed, l),
+  );
   return inTransaction(deps.db, async (tx) => {
     const target = await releases.releaseByNumber(tx, pod.id, serving.release!);
     if (!target) return false;
@@ -49,6 +55,14 @@ export async function rollBack(
     });
     await repo.rolloutCrashed(tx, pod.id, pod.generation, true);
     await repo.recordRollout(tx, restored, "rollback");
+    // a group's member: the group's rollout tells (src/apps/rollout/groups.ts)
+    if (!pod.group_id)
+      await recordEvent(tx, {
+        type: "pod.rollout.rolled_back",
+        owner: { kind: pod.owner_kind, id: pod.owner_id },
+        resource: { kind: "pod", id: pod.id },
+        data: { name: pod.name, from_release: pod.release, to_release: target.number, reason },
+      });
     return true;
   });
 }

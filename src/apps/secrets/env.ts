@@ -144,3 +144,12 @@ export function maskSecrets(text: string, secret: Record<string, string>): strin
   for (const [name, value] of values) out = out.split(value).join(`[secret ${name}]`);
   return out;
 }
+
+/**
+ * Masks the secrets of a pod's sealed env in text the platform stores from its replicas (check failure reasons,
+ * a rollback's last log lines). Without a box (tests building the reconciler bare) the text stays as it is.
+ */
+export function maskPodSecrets(box: SecretBox | undefined, sealed: string | null | undefined, text: string): string {
+  if (!box || !sealed) return text;
+  return maskSecrets(text, readEnvDoc(box, sealed).secret);
+}

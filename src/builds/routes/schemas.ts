@@ -32,6 +32,10 @@ export const Build = Type.Object({
   digest: Nullable(Type.String({ description: "its manifest digest (sha256:...)" })),
   deployed_at: Nullable(Timestamp),
   deploy_error: Nullable(Type.String()),
+  build_args: Type.Record(Type.String(), Type.String(), { description: "the build arguments given" }),
+  build_secrets: Type.Record(Type.String(), Type.Object({ fingerprint: Type.String() }), {
+    description: "the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned",
+  }),
   cancel: Nullable(
     Type.Object({ reason: Nullable(Type.String()), phase: Nullable(Type.String()), detail: Type.Unknown() }),
   ),

@@ -14,6 +14,8 @@ export function AppsTabs() {
     ["/pods", t("apps.pods")],
     ["/pod-groups", t("apps.groups")],
     ["/builds", t("apps.builds")],
+    ["/previews", t("apps.previews")],
+    ["/cron-jobs", t("cron.title")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];

@@ -7,6 +7,7 @@ import { Card, ErrorNote, Notice, Spinner, StateBadge, Submit, useAction, useLoa
 import { AppsTabs } from "./apps-common";
 import { BoundsFields, checkBounds, groupBusy } from "./groups";
 import { DomainsCard } from "./domains";
+import { ReleasesCard, SecretsCard } from "./pod-deploys";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -109,6 +110,16 @@ export function GroupPage({ id }: { id: string }) {
             </dd>
           </dl>
         </Card>
+      </div>
+      {g.rollout && g.rollout.state !== "done" && (
+        <p className={`note ${g.rollout.state === "rolled_back" ? "warn" : ""}`} data-testid="group-rollout">
+          {g.rollout.state}
+          {g.rollout.reason ? `: ${g.rollout.reason}` : ""}
+        </p>
+      )}
+      <div className="grid two">
+        <ReleasesCard kind="group" id={g.id} current={g.release} onChange={group.reload} />
+        <SecretsCard secrets={g.secret_env} />
       </div>
       <DomainsCard slug={g.slug} />
       <div className="grid halves">

@@ -7,6 +7,7 @@ import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useLoad } from
 import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
+import { ChecksCard, ReleasesCard, RolloutNote, SecretsCard } from "./pod-deploys";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -87,6 +88,7 @@ export function PodPage({ id }: { id: string }) {
           {p.state_reason}
         </p>
       )}
+      <RolloutNote rollout={p.rollout} release={p.release} />
       <div className="grid two">
         <Card title={t("pods.details")}>
           <dl className="props">
@@ -145,8 +147,14 @@ export function PodPage({ id }: { id: string }) {
               </p>
             )}
           </Card>
+          <SecretsCard secrets={p.secret_env} />
           <ChangeImage pod={p} onChanged={(next) => pod.setData(next)} />
         </div>
+      </div>
+      <div className="grid two">
+        <ChecksCard pod={p} />
+        {/* a group's member follows its group's releases */}
+        {!p.group_id && <ReleasesCard kind="pod" id={p.id} current={p.release} onChange={pod.reload} />}
       </div>
       <PodLogs pod={p} />
       <PodExec pod={p} />

@@ -1,0 +1,12 @@
+import type { ScopeTable } from "../auth/scopes.js";
+
+/** The scope resource of preview environments (`previews:read|write|*`): links and the previews they make. */
+export const PREVIEWS_SCOPES = {
+  previews: { instances: false },
+} as const satisfies ScopeTable;
+
+declare module "../auth/scopes.js" {
+  interface AreaScopeTables {
+    previews: typeof PREVIEWS_SCOPES;
+  }
+}
