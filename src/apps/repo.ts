@@ -286,6 +286,7 @@ export async function recordRollout(
 }
 
 /** The rollout of `generation` serves now; older ones are replaced. */
+// a change that took over from a serving generation is a rollout (a first start is not), as the local reconciler says
 export async function rolloutServing(q: Queryable, podId: string, generation: number): Promise<void> {
   if (!("release" in q)) return inTransaction(q, (tx) => rolloutServing(tx, podId, generation)); // with its event
   const { rows } = await q.query<{ generation: number; old: string }>(
@@ -297,7 +298,10 @@ export async function rolloutServing(q: Queryable, podId: string, generation: nu
       RETURNING r.generation, o.old`,
     [podId, generation],
   );
-  if (rows.some((r) => r.generation === generation && r.old === "pending"))
+  if (
+    rows.some((r) => r.generation === generation && r.old === "pending") &&
+    rows.some((r) => r.generation !== generation && r.old === "serving")
+  )
     await podEvent(q, podId, "pod.rollout.succeeded", { generation });
 }
 
