@@ -288,24 +288,7 @@ export async function recordRollout(
 }
 
 /** The rollout of `generation` serves now; older ones are replaced. */
-export async function rolloutServing(q: Queryable, podId: string, generation: number): Promise<void> {
-  await q.query(
-    `UPDATE pod_rollouts SET state = CASE WHEN generation = $2 THEN 'serving' ELSE 'replaced' END,
-        serving_at = CASE WHEN generation = $2 THEN COALESCE(serving_at, now()) ELSE serving_at END,
-        ended_at = CASE WHEN generation <> $2 THEN COALESCE(ended_at, now()) ELSE ended_at END
-      WHERE pod_id = $1 AND state IN ('pending', 'serving') AND generation <= $2`,
-    [podId, generation],
-  );
-}
-
-export async function rolloutCrashed(q: Queryable, podId: string, generation: number, failed: boolean): Promise<void> {
-  await q.query(
-    `UPDATE pod_rollouts SET restarts = restarts + 1, state = CASE WHEN $3 THEN 'failed' ELSE state END,
-        ended_at = CASE WHEN $3 THEN now() ELSE ended_at END
-      WHERE pod_id = $1 AND generation = $2`,
-    [podId, generation, failed],
-  );
-}
+export { podEvent, rolloutCrashed, rolloutServing } from "./rollout-events-repo.js";
 
 /** Live pods that attach the database. */
 export async function podsAttachedTo(q: Queryable, databaseId: string): Promise<PodRow[]> {

@@ -1,4 +1,5 @@
-import { returnedIds, isUuid, type Queryable } from "../store/db.js";
+import { returnedIds, isUuid, inTransaction, type Queryable } from "../store/db.js";
+import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 
 export type BuildStatus = "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
@@ -192,6 +193,8 @@ export async function finish(
     cancel?: { reason: string | null; phase: string | null; detail: unknown };
   } = {},
 ): Promise<BuildRow | null> {
+  // the end and its event commit together (src/events/public.ts); a pool gets a transaction of its own
+  if (!("release" in q)) return inTransaction(q, (tx) => finish(tx, id, status, fields));
   const { rows } = await q.query<BuildRow>(
     `UPDATE builds SET status = $2, status_reason = $3, image = coalesce($4, image), digest = coalesce($5, digest),
         cancel_reason = $6, cancel_phase = $7, cancel_detail = $8::jsonb,
@@ -208,7 +211,21 @@ export async function finish(
       fields.cancel ? JSON.stringify(fields.cancel.detail ?? null) : null,
     ],
   );
-  return rows[0] ?? null;
+  const b = rows[0];
+  if (b && b.status !== "cancelled")
+    await recordEvent(q, {
+      type: b.status === "succeeded" ? "build.succeeded" : "build.failed",
+      owner: { kind: b.owner_kind, id: b.owner_id },
+      resource: { kind: "build", id: b.id },
+      data: {
+        status: b.status,
+        reason: b.status_reason,
+        image: b.image,
+        digest: b.digest,
+        app: b.app_id && { kind: b.app_kind, id: b.app_id },
+      },
+    });
+  return b ?? null;
 }
 
 /**

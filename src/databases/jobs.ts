@@ -2,6 +2,7 @@ import type { Db, Queryable } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { JobSpec } from "../kernel/area.js";
 import { inTransaction } from "../store/db.js";
+import { recordEvent } from "../events/public.js";
 import { isProviderError, type DatabaseProvider } from "./provider/types.js";
 import { COMMAND_JOB, REMOVAL_GRACE_DAYS, type DatabasesDeps } from "./service.js";
 import { executors } from "./command-executors.js";
@@ -132,7 +133,9 @@ export function databaseJobs(
               ].includes(err.code);
             await commands.commandAttemptFailed(lock, commandId, message, final);
             if ((cmd.kind === "provision" || cmd.kind === "restore") && final)
-              await repo.applyCommandOutcome(lock, row.id, cmd.kind, { state: "failed", status_reason: message });
+              await inTransaction(db, (tx) =>
+                repo.applyCommandOutcome(tx, row.id, cmd.kind, { state: "failed", status_reason: message }),
+              );
             if (!final) throw err;
           }
         } finally {
@@ -143,13 +146,23 @@ export function databaseJobs(
       }
     },
     onFinalFailure: async ({ commandId }, message) => {
-      const failed = await commands.failUnlessSucceeded(db, commandId, message);
-      // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
-      if (failed?.kind === "restore")
-        await repo.applyCommandOutcome(db, failed.database_id, "restore", {
-          state: "failed",
-          status_reason: `restore failed: ${message}`,
-        });
+      await inTransaction(db, async (tx) => {
+        const failed = await commands.failUnlessSucceeded(tx, commandId, message);
+        // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
+        if (failed?.kind === "restore")
+          await repo.applyCommandOutcome(tx, failed.database_id, "restore", {
+            state: "failed",
+            status_reason: `restore failed: ${message}`,
+          });
+        const d = failed?.kind === "backup" ? await repo.findDatabaseById(tx, failed.database_id) : null;
+        if (d)
+          await recordEvent(tx, {
+            type: "database.backup_failed",
+            owner: { kind: d.owner_kind, id: d.owner_id },
+            resource: { kind: "database", id: d.id },
+            data: { name: d.name, reason: message },
+          });
+      });
     },
   });
 

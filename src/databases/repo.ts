@@ -1,4 +1,5 @@
 import { returnedIds, type Queryable } from "../store/db.js";
+import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 
@@ -203,12 +204,22 @@ export async function applyCommandOutcome(
   }
   const { sets, values } = setClause(patch);
   const n = values.length + 2;
-  const res = await q.query(
-    `UPDATE databases SET ${sets} WHERE id = $1
+  const res = await q.query<{ owner_kind: OwnerKind; owner_id: string; name: string; old_state: string }>(
+    `UPDATE databases SET ${sets} FROM (SELECT state AS old_state FROM databases WHERE id = $1) o WHERE id = $1
         AND CASE $${n}::text WHEN 'failed' THEN desired_state <> 'removed' ELSE desired_state = $${n}::text END
-        AND (state <> 'creating' OR $${n + 1}::text = ANY($${n + 2}::text[]) OR $${n}::text = 'removed')`,
+        AND (state <> 'creating' OR $${n + 1}::text = ANY($${n + 2}::text[]) OR $${n}::text = 'removed')
+      RETURNING owner_kind, owner_id, name, o.old_state`,
     [id, ...values, patch.state, kind, CREATING_OWNERS],
   );
+  const r = res.rows[0];
+  // a change of state users care about is an event, committed with the outcome (src/events/public.ts)
+  if (r && (patch.state === "running" || patch.state === "failed") && r.old_state !== patch.state)
+    await recordEvent(q, {
+      type: patch.state === "running" ? "database.running" : "database.failed",
+      owner: { kind: r.owner_kind, id: r.owner_id },
+      resource: { kind: "database", id },
+      data: { name: r.name, command: kind, reason: patch.status_reason ?? null },
+    });
   return (res.rowCount ?? 0) > 0;
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from "../store/db.js";
+import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 
@@ -105,10 +106,19 @@ export async function recordCheck(
             verified_at = CASE WHEN $2::text IS NOT NULL AND status = 'pending' THEN now() ELSE verified_at END,
             verified_by = CASE WHEN $2::text IS NOT NULL AND status = 'pending' THEN $2 ELSE verified_by END,
             last_checked_at = now(), last_check = $3
-      WHERE id = $1 RETURNING *`,
+      WHERE id = $1 RETURNING *, verified_at = now() AS just_verified`,
     [id, check.method, check.text],
   );
-  return rows[0] ?? null;
+  const d = rows[0] as (DomainRow & { just_verified?: boolean }) | undefined;
+  if (d?.just_verified)
+    await recordEvent(q, {
+      type: "domain.verified",
+      owner: { kind: d.owner_kind, id: d.owner_id },
+      resource: { kind: "domain", id: d.id },
+      data: { domain: d.domain, method: check.method },
+    });
+  if (d) delete d.just_verified;
+  return d ?? null;
 }
 
 export async function deleteDomain(q: Queryable, id: string): Promise<boolean> {

@@ -5,6 +5,8 @@ import { route, type Route } from "../http/route.js";
 import type { Db } from "../store/db.js";
 import { EVENT_TYPES } from "./catalog.js";
 import { getEvent, listEvents } from "./service.js";
+import { streamEvents } from "./stream.js";
+import type { EventHub } from "./hub.js";
 
 const tags = ["events"];
 
@@ -23,8 +25,41 @@ export const TypeFilterQuery = Type.String({
 });
 
 /** The events list, one event, and the catalog of types. */
-export function eventRoutes(db: Db): Route[] {
+export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[] {
   return [
+    route({
+      method: "GET",
+      url: "/v1/events/stream",
+      operationId: "streamEvents",
+      tags,
+      summary:
+        "The caller's events live as Server-Sent Events (id = event id, event = type, data = the event): after Last-Event-ID (header, or ?last_event_id=) when given, else from now; ?type= filters. The stream ends after a while; reconnect with Last-Event-ID.",
+      summaryKo: "이벤트 실시간 스트림(Server-Sent Events, Last-Event-ID로 이어받기).",
+      auth: { scope: "events:read" },
+      errors: ["bad_event_type", "bad_cursor"],
+      query: Type.Object(
+        {
+          type: Type.Optional(TypeFilterQuery),
+          last_event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        },
+        { additionalProperties: false },
+      ),
+      headers: Type.Object({ "last-event-id": Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }),
+      response: {
+        200: {
+          description:
+            "text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>`; `: ping` every 15 s",
+          content: { "text/event-stream": { schema: Type.String() } },
+        },
+      },
+      handler: async (request, reply) =>
+        streamEvents(db, hub, reply, {
+          owner: callerOf(request).owner,
+          type: request.query.type,
+          lastEventId: request.headers["last-event-id"] ?? request.query.last_event_id,
+          maxMs: streamMaxMs,
+        }),
+    }),
     route({
       method: "GET",
       url: "/v1/events",

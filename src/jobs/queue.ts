@@ -219,6 +219,29 @@ export class JobQueue {
     return id;
   }
 
+  /**
+   * Queues a job inside the caller's transaction (an outbox's fan-out): it exists exactly when the transaction
+   * commits. Not for per-host jobs. Call `wakeLocal` after the commit so this process's workers start at once.
+   */
+  async sendIn(
+    q: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> },
+    name: string,
+    data: object,
+    options: { startAfterSeconds?: number } = {},
+  ): Promise<string | null> {
+    const def = this.definitions.get(name);
+    if (!def || def.perHost) throw new Error(`no shared job named ${name}`);
+    return this.boss.send(name, data, {
+      startAfter: options.startAfterSeconds,
+      db: { executeSql: (text, values) => q.query(text, values) },
+    });
+  }
+
+  /** Wakes this process's workers of a queue (after a transaction that queued work with sendIn committed). */
+  wakeLocal(name: string): void {
+    for (const w of this.workerIds.get(name) ?? []) this.boss.notifyWorker(w);
+  }
+
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;

@@ -48,6 +48,11 @@ export async function rollBack(
     );
     if (!restored) return false; // changed meanwhile: the newer change wins
     await releases.endRelease(tx, pod.id, pod.release, "rolled_back", reason);
+    await repo.podEvent(tx, pod.id, "pod.rollout.rolled_back", {
+      from_release: pod.release,
+      to_release: target.number,
+      reason,
+    });
     await repo.rolloutCrashed(tx, pod.id, pod.generation, true);
     await repo.recordRollout(tx, restored, "rollback");
     // a group's member: the group's rollout tells (src/apps/rollout/groups.ts)

@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
+import { inTransaction } from "../../store/db.js";
+import { recordEvent } from "../../events/public.js";
 import type { Db } from "../../store/db.js";
 import type { JobSpec } from "../../kernel/contracts.js";
 import type { Kernel } from "../../kernel/kernel.js";
@@ -42,7 +44,17 @@ export async function sendBudgetAlerts(deps: AlertDeps, now: Date = new Date()):
     const used = await consumedKrw(deps.db, deps.kernel.use("usageTotals"), b, range);
     const crossed = THRESHOLDS.filter((t) => used * 100 >= b.amount_krw * t);
     if (!crossed.length) continue;
-    const claimed = await repo.claimAlerts(deps.db, b.id, range.from, [...crossed]);
+    const claimed = await inTransaction(deps.db, async (tx) => {
+      const got = await repo.claimAlerts(tx, b.id, range.from, [...crossed]);
+      if (got.length)
+        await recordEvent(tx, {
+          type: Math.max(...got) >= 100 ? "budget.exceeded" : "budget.warn",
+          owner: { kind: "org", id: b.org_id },
+          resource: { kind: "budget", id: b.id },
+          data: { threshold_percent: Math.max(...got), used_krw: used, amount_krw: b.amount_krw, month: range.label },
+        });
+      return got;
+    });
     if (!claimed.length) continue;
     const [org, admins] = [await repo.orgName(deps.db, b.org_id), await repo.adminEmails(deps.db, b.org_id)];
     if (!org || !admins.length) continue;

@@ -48,6 +48,8 @@ const EXCLUDED_OPERATIONS = new Set([
   "getManual",
   "getOpenApi",
   "reportCliErrors",
+  // an endless Server-Sent Events stream is no tool answer: agents page GET /v1/events (listEvents) instead
+  "streamEvents",
 ]);
 
 export function agentOperations(index: OperationIndex): Operation[] {

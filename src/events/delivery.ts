@@ -1,0 +1,216 @@
+import { createHmac, randomUUID } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import { inTransaction, type Db } from "../store/db.js";
+import type { JobQueue } from "../jobs/queue.js";
+import type { Mailer } from "../kernel/contracts.js";
+import type { SecretBox } from "../kernel/secrets.js";
+import { OutboundError, type Outbound } from "../net/outbound.js";
+import { filterMatches } from "./catalog.js";
+import { recordEvent } from "./public.js";
+import { eventView } from "./service.js";
+import * as repo from "./repo.js";
+import * as hooks from "./webhook-repo.js";
+
+export const DELIVER_JOB = "events.webhook.deliver";
+const BATCH = 1000;
+const EXCERPT = 1024;
+
+export interface DeliveryConfig {
+  /** the first retry's delay; each next one doubles, up to maxDelaySeconds */
+  retryBaseSeconds: number;
+  maxDelaySeconds: number;
+  /** retries go on this long after the event (Stripe: 3 days) */
+  retryWindowSeconds: number;
+  /** an endpoint failing without a success this long is disabled, with a mail */
+  disableAfterSeconds: number;
+  timeoutMs: number;
+  /** a sender's hold on a delivery; a sender killed mid-attempt is replaced after it lapses */
+  claimSeconds: number;
+  /** how often the sweep looks for stranded deliveries */
+  sweepMs: number;
+}
+
+/** `t=<unix>,v1=<hex>` per secret, as Stripe signs: HMAC-SHA256 of `<t>.<body>`; a rolled secret signs beside the new one. */
+export function signature(secrets: string[], unix: number, body: string): string {
+  const sigs = secrets.map((s) => `v1=${createHmac("sha256", s).update(`${unix}.${body}`).digest("hex")}`);
+  return [`t=${unix}`, ...sigs].join(",");
+}
+
+export function backoffSeconds(c: DeliveryConfig, attempts: number): number {
+  const base = Math.min(c.maxDelaySeconds, c.retryBaseSeconds * 2 ** Math.max(0, attempts - 1));
+  return Math.round(base * (0.9 + Math.random() * 0.2) * 1000) / 1000; // ±10% so a recovering receiver is not hit at once
+}
+
+export interface Deliverer {
+  /** fans out everything committed since the last run: deliveries and their jobs commit with the new position */
+  dispatch(): Promise<number>;
+  deliver(deliveryId: string, manual: boolean): Promise<void>;
+  /** queues again pending deliveries whose sender vanished */
+  sweep(): Promise<number>;
+}
+
+export function createDeliverer(d: {
+  db: Db;
+  jobs: JobQueue;
+  secrets: SecretBox;
+  outbound: Outbound;
+  mailer: () => Mailer;
+  log: FastifyBaseLogger;
+  config: DeliveryConfig;
+}): Deliverer {
+  const c = d.config;
+
+  async function dispatch(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { n, more } = await inTransaction(d.db, async (tx) => {
+        const pos = await hooks.lockDispatch(tx);
+        const { rows } = await repo.readAfter(tx, null, pos, BATCH);
+        if (!rows.length) return { n: 0, more: false };
+        const owners = new Map(
+          rows.map((r) => [`${r.owner_kind}:${r.owner_id}`, { kind: r.owner_kind, id: r.owner_id }]),
+        );
+        const endpoints = await hooks.endpointsOf(tx, [...owners.values()]);
+        let n = 0;
+        for (const r of rows)
+          for (const ep of endpoints) {
+            if (ep.owner_kind !== r.owner_kind || ep.owner_id !== r.owner_id) continue;
+            if (!filterMatches(ep.event_types, r.type)) continue;
+            const id = await hooks.insertDelivery(tx, randomUUID(), ep.id, r.seq);
+            if (id) {
+              await d.jobs.sendIn(tx, DELIVER_JOB, { delivery_id: id });
+              n++;
+            }
+          }
+        const last = rows[rows.length - 1];
+        await hooks.setDispatch(tx, { tx: last.tx, seq: last.seq });
+        return { n, more: rows.length === BATCH };
+      });
+      total += n;
+      if (n) d.jobs.wakeLocal(DELIVER_JOB);
+      if (!more) return total;
+    }
+  }
+
+  async function attempt(url: string, headers: Record<string, string>, body: string): Promise<hooks.AttemptResult> {
+    const started = performance.now();
+    try {
+      const res = await d.outbound.request(url, {
+        method: "POST",
+        headers,
+        body,
+        timeoutMs: c.timeoutMs,
+        maxBytes: 256 * 1024,
+      });
+      return {
+        status: res.status,
+        latencyMs: Math.round(performance.now() - started),
+        answer: res.body.slice(0, EXCERPT),
+        error: res.status >= 200 && res.status < 300 ? null : `answered ${res.status}`,
+        manual: false,
+      };
+    } catch (err) {
+      const message = err instanceof OutboundError ? `${err.reason}: ${err.message}` : (err as Error).message;
+      return {
+        status: null,
+        latencyMs: Math.round(performance.now() - started),
+        answer: null,
+        error: message,
+        manual: false,
+      };
+    }
+  }
+
+  async function deliver(deliveryId: string, manual: boolean): Promise<void> {
+    const delivery = await hooks.claimDelivery(d.db, deliveryId, c.claimSeconds, manual);
+    if (!delivery) return; // done already (a repeated job) or another sender holds it
+    const endpoint = await hooks.endpointById(d.db, delivery.endpoint_id);
+    const event = await repo.eventBySeq(d.db, delivery.event_seq);
+    if (!endpoint || !event) return;
+    const body = JSON.stringify(eventView(event));
+    const now = Date.now();
+    const secrets = [d.secrets.open(endpoint.secret_sealed, hooks.SECRET_COLUMN)];
+    if (
+      endpoint.previous_secret_sealed &&
+      endpoint.previous_secret_expires_at &&
+      endpoint.previous_secret_expires_at.getTime() > now
+    )
+      secrets.push(d.secrets.open(endpoint.previous_secret_sealed, hooks.SECRET_COLUMN));
+    const result = await attempt(
+      endpoint.url,
+      {
+        "content-type": "application/json",
+        "user-agent": "Platform-Webhooks/1.0",
+        "platform-signature": signature(secrets, Math.floor(now / 1000), body),
+        "platform-event-id": event.id,
+        "platform-event-type": event.type,
+        "platform-delivery-id": delivery.id,
+        "platform-delivery-attempt": String(delivery.attempts + 1),
+      },
+      body,
+    );
+    result.manual = manual;
+    const ok = result.error === null;
+    const disabled = await inTransaction(d.db, async (tx) => {
+      const ep = await hooks.endpointById(tx, endpoint.id, true);
+      await hooks.insertAttempt(tx, delivery.id, result);
+      // a success ends the delivery; a failed scheduled attempt retries within the window; a manual one changes nothing
+      let state: hooks.DeliveryRow["state"] = ok ? "succeeded" : delivery.state;
+      let next: Date | null = null;
+      if (!ok && !manual && delivery.state === "pending") {
+        const delay = backoffSeconds(c, delivery.attempts + 1);
+        const deadline = event.created_at.getTime() + c.retryWindowSeconds * 1000;
+        if (now + delay * 1000 <= deadline && ep?.enabled && !ep.removed_at) {
+          next = new Date(now + delay * 1000);
+          await d.jobs.sendIn(tx, DELIVER_JOB, { delivery_id: delivery.id }, { startAfterSeconds: delay });
+        } else state = "failed";
+      }
+      await hooks.finishAttempt(tx, delivery.id, result, {
+        state,
+        nextAttemptAt: state !== "pending" ? null : manual ? delivery.next_attempt_at : next,
+      });
+      if (!ep) return null;
+      await hooks.setEndpointHealth(tx, ep.id, ok);
+      const failingSince = ok ? null : (ep.failing_since ?? new Date());
+      if (ep.enabled && failingSince && now - failingSince.getTime() >= c.disableAfterSeconds * 1000) {
+        const reason = `every delivery failed since ${failingSince.toISOString()} (last: ${result.error})`;
+        await hooks.disableEndpoint(tx, ep.id, reason);
+        await recordEvent(tx, {
+          type: "webhook_endpoint.disabled",
+          owner: { kind: ep.owner_kind, id: ep.owner_id },
+          resource: { kind: "webhook_endpoint", id: ep.id },
+          data: { url: ep.url, reason },
+        });
+        return { ep, reason };
+      }
+      return null;
+    });
+    if (disabled)
+      await d
+        .mailer()
+        .send({
+          to: disabled.ep.notify_email,
+          subject: `Webhook endpoint disabled: ${disabled.ep.url}`,
+          text: [
+            `The webhook endpoint ${disabled.ep.url} (${disabled.ep.id}) was disabled: ${disabled.reason}.`,
+            "Events are still recorded (GET /v1/events). Fix the receiver, then enable the endpoint again with",
+            `PATCH /v1/webhook-endpoints/${disabled.ep.id} {"enabled": true}; failed deliveries can be sent again from its delivery log.`,
+          ].join("\n"),
+        })
+        .catch((err) => d.log.warn({ err, endpoint: disabled.ep.id }, "webhook disable notice not sent"));
+  }
+
+  async function sweep(): Promise<number> {
+    const grace = c.claimSeconds; // a second job for a delivery only queued late is harmless: the claim lets one through
+    const ids = await hooks.strandedDeliveries(d.db, grace, 500);
+    for (const id of ids)
+      await inTransaction(d.db, async (tx) => {
+        await hooks.pushBack(tx, id);
+        await d.jobs.sendIn(tx, DELIVER_JOB, { delivery_id: id });
+      });
+    if (ids.length) d.jobs.wakeLocal(DELIVER_JOB);
+    return ids.length;
+  }
+
+  return { dispatch, deliver, sweep };
+}

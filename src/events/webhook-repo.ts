@@ -1,0 +1,310 @@
+import type { Queryable } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
+import type { Position } from "./repo.js";
+
+/** The SQL of webhook endpoints, their deliveries and attempts, and the dispatcher's position. */
+export interface EndpointRow {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+  notify_email: string;
+  created_at: Date;
+  updated_at: Date;
+  removed_at: Date | null;
+}
+
+export const SECRET_COLUMN = "webhook_endpoints.secret_sealed";
+
+export async function insertEndpoint(
+  q: Queryable,
+  e: Pick<
+    EndpointRow,
+    | "id"
+    | "owner_kind"
+    | "owner_id"
+    | "account_id"
+    | "url"
+    | "description"
+    | "event_types"
+    | "secret_sealed"
+    | "notify_email"
+  >,
+): Promise<EndpointRow> {
+  const { rows } = await q.query<EndpointRow>(
+    `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    [
+      e.id,
+      e.owner_kind,
+      e.owner_id,
+      e.account_id,
+      e.url,
+      e.description,
+      e.event_types,
+      e.secret_sealed,
+      e.notify_email,
+    ],
+  );
+  return rows[0];
+}
+
+export async function listEndpoints(q: Queryable, owner: Owner): Promise<EndpointRow[]> {
+  const { rows } = await q.query<EndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL ORDER BY created_at, id`,
+    [owner.kind, owner.id],
+  );
+  return rows;
+}
+
+export async function countEndpoints(q: Queryable, owner: Owner): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_endpoints WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL`,
+    [owner.kind, owner.id],
+  );
+  return rows[0].n;
+}
+
+export async function getEndpoint(q: Queryable, owner: Owner, id: string, lock = false): Promise<EndpointRow | null> {
+  const { rows } = await q.query<EndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND removed_at IS NULL
+     ${lock ? "FOR UPDATE" : ""}`,
+    [id, owner.kind, owner.id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function updateEndpoint(
+  q: Queryable,
+  id: string,
+  f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled">>,
+): Promise<EndpointRow> {
+  const { rows } = await q.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET url = COALESCE($2, url), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
+       event_types = COALESCE($5, event_types), enabled = COALESCE($6, enabled),
+       disabled_reason = CASE WHEN $6 IS TRUE THEN NULL ELSE disabled_reason END,
+       failing_since = CASE WHEN $6 IS TRUE THEN NULL ELSE failing_since END, updated_at = now()
+     WHERE id = $1 RETURNING *`,
+    [id, f.url ?? null, f.description !== undefined, f.description ?? null, f.event_types ?? null, f.enabled ?? null],
+  );
+  return rows[0];
+}
+
+export async function removeEndpoint(q: Queryable, id: string): Promise<void> {
+  await q.query(`UPDATE webhook_endpoints SET removed_at = now(), enabled = false, updated_at = now() WHERE id = $1`, [
+    id,
+  ]);
+  // deliveries still waiting end here: nobody is left to receive them
+  await q.query(
+    `UPDATE webhook_deliveries SET state = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted'
+     WHERE endpoint_id = $1 AND state = 'pending'`,
+    [id],
+  );
+}
+
+export async function rollSecret(
+  q: Queryable,
+  id: string,
+  sealed: string,
+  previousSealed: string | null,
+  previousExpiresAt: Date | null,
+): Promise<EndpointRow> {
+  const { rows } = await q.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET secret_sealed = $2, previous_secret_sealed = $3, previous_secret_expires_at = $4,
+       updated_at = now() WHERE id = $1 RETURNING *`,
+    [id, sealed, previousSealed, previousExpiresAt],
+  );
+  return rows[0];
+}
+
+/** Enabled endpoints of these owners (the dispatcher's fan-out). */
+export async function endpointsOf(q: Queryable, owners: Owner[]): Promise<EndpointRow[]> {
+  if (!owners.length) return [];
+  const { rows } = await q.query<EndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE enabled AND removed_at IS NULL
+       AND (owner_kind || ':' || owner_id::text) = ANY($1)`,
+    [owners.map((o) => `${o.kind}:${o.id}`)],
+  );
+  return rows;
+}
+
+// ---- the dispatcher's position
+
+/** Locks the dispatcher's position: one process fans out at a time, the others wait and then read after it. */
+export async function lockDispatch(q: Queryable): Promise<Position> {
+  const { rows } = await q.query<Position>(`SELECT tx, seq FROM event_dispatch WHERE id = 1 FOR UPDATE`);
+  return rows[0];
+}
+
+export async function setDispatch(q: Queryable, p: Position): Promise<void> {
+  await q.query(`UPDATE event_dispatch SET tx = $1::xid8, seq = $2 WHERE id = 1`, [p.tx, p.seq]);
+}
+
+// ---- deliveries
+
+export interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_seq: number;
+  state: "pending" | "succeeded" | "failed";
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_status: number | null;
+  last_latency_ms: number | null;
+  last_answer: string | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+  claimed_until: Date | null;
+}
+
+/** A new delivery, or null when the pair exists already (a fan-out repeated after a crash). */
+export async function insertDelivery(
+  q: Queryable,
+  id: string,
+  endpointId: string,
+  seq: number,
+): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())
+     ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`,
+    [id, endpointId, seq],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * Takes a delivery for one attempt: a pending one not held by another sender (or any, for a manual redelivery),
+ * held for `claimSeconds`. Null: done already, or someone else is sending it now.
+ */
+export async function claimDelivery(
+  q: Queryable,
+  id: string,
+  claimSeconds: number,
+  manual: boolean,
+): Promise<DeliveryRow | null> {
+  const { rows } = await q.query<DeliveryRow>(
+    `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2)
+     WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < now()) AND ($3 OR state = 'pending') RETURNING *`,
+    [id, claimSeconds, manual],
+  );
+  return rows[0] ?? null;
+}
+
+export async function endpointById(q: Queryable, id: string, lock = false): Promise<EndpointRow | null> {
+  const { rows } = await q.query<EndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE id = $1 ${lock ? "FOR UPDATE" : ""}`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+export interface AttemptResult {
+  status: number | null;
+  latencyMs: number;
+  answer: string | null;
+  error: string | null;
+  manual: boolean;
+}
+
+export async function insertAttempt(q: Queryable, deliveryId: string, a: AttemptResult): Promise<void> {
+  await q.query(
+    `INSERT INTO webhook_attempts (delivery_id, manual, status, latency_ms, answer_excerpt, error) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [deliveryId, a.manual, a.status, a.latencyMs, a.answer, a.error],
+  );
+}
+
+/** Records an attempt's outcome on the delivery and releases its claim. */
+export async function finishAttempt(
+  q: Queryable,
+  id: string,
+  a: AttemptResult,
+  next: { state: DeliveryRow["state"]; nextAttemptAt: Date | null },
+): Promise<void> {
+  await q.query(
+    `UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = $2, last_latency_ms = $3, last_answer = $4,
+       last_error = $5, last_attempt_at = now(), state = $6, next_attempt_at = $7, claimed_until = NULL WHERE id = $1`,
+    [id, a.status, a.latencyMs, a.answer, a.error, next.state, next.nextAttemptAt],
+  );
+}
+
+export async function setEndpointHealth(q: Queryable, id: string, ok: boolean): Promise<void> {
+  await q.query(
+    `UPDATE webhook_endpoints SET failing_since = CASE WHEN $2 THEN NULL ELSE COALESCE(failing_since, now()) END WHERE id = $1`,
+    [id, ok],
+  );
+}
+
+export async function disableEndpoint(q: Queryable, id: string, reason: string): Promise<void> {
+  await q.query(
+    `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1`,
+    [id, reason],
+  );
+  await q.query(
+    `UPDATE webhook_deliveries SET state = 'failed', next_attempt_at = NULL, last_error = 'endpoint disabled'
+     WHERE endpoint_id = $1 AND state = 'pending'`,
+    [id],
+  );
+}
+
+/** Pending deliveries overdue by `graceSeconds` and held by nobody: their job was lost (a sender killed mid-attempt). */
+export async function strandedDeliveries(q: Queryable, graceSeconds: number, limit: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
+       AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY next_attempt_at LIMIT $2`,
+    [graceSeconds, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function pushBack(q: Queryable, id: string): Promise<void> {
+  await q.query(`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = $1 AND state = 'pending'`, [id]);
+}
+
+export interface DeliveryListRow extends DeliveryRow {
+  event_id: string;
+  event_type: string;
+}
+
+export async function listDeliveries(
+  q: Queryable,
+  endpointId: string,
+  before: { created_at: Date; id: string } | null,
+  limit: number,
+  deliveryId: string | null = null,
+): Promise<DeliveryListRow[]> {
+  const { rows } = await q.query<DeliveryListRow>(
+    `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+     WHERE d.endpoint_id = $1 AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2, $3::uuid))
+       AND ($5::uuid IS NULL OR d.id = $5)
+     ORDER BY d.created_at DESC, d.id DESC LIMIT $4`,
+    [endpointId, before?.created_at ?? null, before?.id ?? null, limit, deliveryId],
+  );
+  return rows;
+}
+
+export interface AttemptRow {
+  at: Date;
+  manual: boolean;
+  status: number | null;
+  latency_ms: number;
+  answer_excerpt: string | null;
+  error: string | null;
+}
+
+export async function attemptsOf(q: Queryable, deliveryId: string): Promise<AttemptRow[]> {
+  const { rows } = await q.query<AttemptRow>(
+    `SELECT at, manual, status, latency_ms, answer_excerpt, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`,
+    [deliveryId],
+  );
+  return rows;
+}
