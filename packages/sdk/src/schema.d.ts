@@ -1635,6 +1635,86 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/event-types": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every event type the platform emits, with what it means (for filters and webhook endpoints).
+     * @description Every event type the platform emits, with what it means (for filters and webhook endpoints).
+     */
+    get: operations["listEventTypes"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/events": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's events, newest first: ?type=(types, `prefix.*`)&resource_kind=&resource_id=&limit=&cursor=(the last id of the previous page).
+     * @description The caller's events, newest first: ?type=(types, `prefix.*`)&resource_kind=&resource_id=&limit=&cursor=(the last id of the previous page).
+     */
+    get: operations["listEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/events/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One of the caller's events by id.
+     * @description One of the caller's events by id.
+     */
+    get: operations["getEvent"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/events/stream": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's events live as Server-Sent Events (id = event id, event = type, data = the event): after Last-Event-ID (header, or ?last_event_id=) when given, else from now; ?type= filters. The stream ends after a while; reconnect with Last-Event-ID.
+     * @description The caller's events live as Server-Sent Events (id = event id, event = type, data = the event): after Last-Event-ID (header, or ?last_event_id=) when given, else from now; ?type= filters. The stream ends after a while; reconnect with Last-Event-ID.
+     */
+    get: operations["streamEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/fleet/patch-report": {
     parameters: {
       query?: never;
@@ -2453,6 +2533,26 @@ export interface paths {
      * @description A linked service deploys a pod on behalf of the account with this e-mail; the account sees it under /v1/linked-apps.
      */
     post: operations["operatorDeployLinkedApp"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/operator/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).
+     * @description Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).
+     */
+    get: operations["operatorGetMetrics"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -4423,6 +4523,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/pods/{id}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.
+     * @description Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.
+     */
+    get: operations["getPodMetrics"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/pods/{id}/releases": {
     parameters: {
       query?: never;
@@ -4538,6 +4658,110 @@ export interface paths {
      */
     post: operations["stopPod"];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/previews": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Preview environments with state and URL, newest first (removed ones of the last 30 days too).
+     * @description Preview environments with state and URL, newest first (removed ones of the last 30 days too).
+     */
+    get: operations["listPreviews"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/previews/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One preview environment.
+     * @description One preview environment.
+     */
+    get: operations["getPreview"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/previews/gitlab/webhook": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * GitLab's project webhook (merge request and push events). No token: X-Gitlab-Token must carry the link's webhook secret, else 401 and nothing happens. Records what the merge request wants and queues the work.
+     * @description GitLab's project webhook (merge request and push events). No token: X-Gitlab-Token must carry the link's webhook secret, else 401 and nothing happens. Records what the merge request wants and queues the work.
+     */
+    post: operations["previewGitlabWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/previews/links": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The linked GitLab projects (the token and webhook secret are never shown).
+     * @description The linked GitLab projects (the token and webhook secret are never shown).
+     */
+    get: operations["listPreviewLinks"];
+    put?: never;
+    /**
+     * Link a GitLab project for preview environments: each merge request gets a build of its source branch as the pod <app_name>-mr-<n>. Answers the webhook URL and its secret (shown once) for the project's webhook.
+     * @description Link a GitLab project for preview environments: each merge request gets a build of its source branch as the pod <app_name>-mr-<n>. Answers the webhook URL and its secret (shown once) for the project's webhook.
+     */
+    post: operations["createPreviewLink"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/previews/links/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Unlink a project: every preview of it is removed (pod, database branch, URL) by a job.
+     * @description Unlink a project: every preview of it is removed (pod, database branch, URL) by a job.
+     */
+    delete: operations["deletePreviewLink"];
     options?: never;
     head?: never;
     patch?: never;
@@ -4955,6 +5179,138 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/webhook-endpoints": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's webhook endpoints (never their secrets).
+     * @description The caller's webhook endpoints (never their secrets).
+     */
+    get: operations["listWebhookEndpoints"];
+    put?: never;
+    /**
+     * Register a webhook endpoint for the caller's events of the given types (201); its signing secret is in this answer only.
+     * @description Register a webhook endpoint for the caller's events of the given types (201); its signing secret is in this answer only.
+     */
+    post: operations["createWebhookEndpoint"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webhook-endpoints/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One webhook endpoint.
+     * @description One webhook endpoint.
+     */
+    get: operations["getWebhookEndpoint"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete the endpoint; deliveries still waiting are dropped.
+     * @description Delete the endpoint; deliveries still waiting are dropped.
+     */
+    delete: operations["deleteWebhookEndpoint"];
+    options?: never;
+    head?: never;
+    /**
+     * Change the URL, event types or description, or disable and enable it (enabling clears a failure streak).
+     * @description Change the URL, event types or description, or disable and enable it (enabling clears a failure streak).
+     */
+    patch: operations["updateWebhookEndpoint"];
+    trace?: never;
+  };
+  "/v1/webhook-endpoints/{id}/deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The endpoint's delivery log, newest first: state, attempts, last status, latency and answer excerpt.
+     * @description The endpoint's delivery log, newest first: state, attempts, last status, latency and answer excerpt.
+     */
+    get: operations["listWebhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webhook-endpoints/{id}/deliveries/{delivery_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One delivery with every attempt (time, status, latency, answer excerpt, error).
+     * @description One delivery with every attempt (time, status, latency, answer excerpt, error).
+     */
+    get: operations["getWebhookDelivery"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the delivery's event again now (202), whatever its state; the attempt joins its log.
+     * @description Send the delivery's event again now (202), whatever its state; the attempt joins its log.
+     */
+    post: operations["redeliverWebhookDelivery"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webhook-endpoints/{id}/roll-secret": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A new signing secret (in this answer only); the old one keeps signing beside it for previous_valid_seconds (default 0: stops now, at most 7 days).
+     * @description A new signing secret (in this answer only); the old one keeps signing beside it for previous_valid_seconds (default 0: stops now, at most 7 days).
+     */
+    post: operations["rollWebhookEndpointSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5254,6 +5610,48 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "unknown_department";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_126f1ea2de: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "destination_forbidden" | "bad_event_type";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_182ebc80f5: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_metrics_window";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -5586,6 +5984,48 @@ export interface components {
         };
       };
     };
+    /** @description Error 400: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_d43135bc85: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_cursor";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_dd859c570d: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_cursor" | "bad_event_type";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
     /** @description Error 400: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
     Error400_ec2732e9e0: {
       headers: {
@@ -5706,6 +6146,27 @@ export interface components {
              * @enum {string}
              */
             code: "auth_required";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 401: `error.code` is one of the code its enum lists (meanings: the error catalog in the document's description). */
+    Error401_5397ee7e60: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "webhook_secret_invalid";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -10276,6 +10737,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10338,6 +10809,14 @@ export interface operations {
         "application/json": {
           /** @description pod or pod group id or slug */
           app?: string;
+          /** @description build arguments (`ARG NAME` in the Dockerfile, `--build-arg`): plain, shown back; the pod's runtime env is never passed to a build */
+          build_args?: {
+            [key: string]: string;
+          };
+          /** @description build secrets, read in the Dockerfile with `RUN --mount=type=secret,id=NAME` (at /run/secrets/NAME): sealed at rest, never in a layer, masked in the build log, shown back only as fingerprints */
+          build_secrets?: {
+            [key: string]: string;
+          };
           /** @description directory of the archive used as the build context; default the archive's root */
           context_path?: string;
           /** @description path of the Dockerfile inside the build context; default Dockerfile */
@@ -10365,6 +10844,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10449,6 +10938,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10554,6 +11053,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10696,6 +11205,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10776,6 +11295,16 @@ export interface operations {
               kind: "pod" | "group";
               slug: string;
             } | null;
+            /** @description the build arguments given */
+            build_args: {
+              [key: string]: string;
+            };
+            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+            build_secrets: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
             cancel: {
               detail: unknown;
               phase: string | null;
@@ -10918,7 +11447,34 @@ export interface operations {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+            release: {
+              env: {
+                [key: string]: string;
+              };
+              /** Format: int64 */
+              number: number;
+              pod_id: string | null;
+              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+              secret_env: {
+                [key: string]: {
+                  fingerprint: string;
+                  /** Format: date-time */
+                  set_at: string;
+                  set_by: string;
+                };
+              };
+            } | null;
             schedule: string;
+            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+            secret_env: {
+              [key: string]: {
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             source_pod_id: string | null;
             suspended: boolean;
@@ -10966,10 +11522,14 @@ export interface operations {
            * @enum {string}
            */
           owner?: "me" | "org";
-          /** @description a pod (id or slug) whose current image the job runs */
+          /** @description a pod (id or slug) whose current release the job runs: its image, env and secrets */
           pod?: string;
           /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
           schedule: string;
+          /** @description secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano, micro, cpu-small, cpu-medium */
           size?: string;
           suspended?: boolean;
@@ -11002,7 +11562,34 @@ export interface operations {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+            release: {
+              env: {
+                [key: string]: string;
+              };
+              /** Format: int64 */
+              number: number;
+              pod_id: string | null;
+              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+              secret_env: {
+                [key: string]: {
+                  fingerprint: string;
+                  /** Format: date-time */
+                  set_at: string;
+                  set_by: string;
+                };
+              };
+            } | null;
             schedule: string;
+            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+            secret_env: {
+              [key: string]: {
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             source_pod_id: string | null;
             suspended: boolean;
@@ -11063,7 +11650,34 @@ export interface operations {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+            release: {
+              env: {
+                [key: string]: string;
+              };
+              /** Format: int64 */
+              number: number;
+              pod_id: string | null;
+              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+              secret_env: {
+                [key: string]: {
+                  fingerprint: string;
+                  /** Format: date-time */
+                  set_at: string;
+                  set_by: string;
+                };
+              };
+            } | null;
             schedule: string;
+            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+            secret_env: {
+              [key: string]: {
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             source_pod_id: string | null;
             suspended: boolean;
@@ -11120,7 +11734,34 @@ export interface operations {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+            release: {
+              env: {
+                [key: string]: string;
+              };
+              /** Format: int64 */
+              number: number;
+              pod_id: string | null;
+              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+              secret_env: {
+                [key: string]: {
+                  fingerprint: string;
+                  /** Format: date-time */
+                  set_at: string;
+                  set_by: string;
+                };
+              };
+            } | null;
             schedule: string;
+            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+            secret_env: {
+              [key: string]: {
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             source_pod_id: string | null;
             suspended: boolean;
@@ -11169,10 +11810,14 @@ export interface operations {
             [key: string]: string;
           };
           image?: string;
-          /** @description a pod (id or slug) whose current image the job runs */
+          /** @description a pod (id or slug) whose current release the job runs: its image, env and secrets */
           pod?: string;
           /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
           schedule?: string;
+          /** @description secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay */
+          secret_env?: {
+            [key: string]: string | null;
+          };
           /** @description nano, micro, cpu-small, cpu-medium */
           size?: string;
           suspended?: boolean;
@@ -11205,7 +11850,34 @@ export interface operations {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+            release: {
+              env: {
+                [key: string]: string;
+              };
+              /** Format: int64 */
+              number: number;
+              pod_id: string | null;
+              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+              secret_env: {
+                [key: string]: {
+                  fingerprint: string;
+                  /** Format: date-time */
+                  set_at: string;
+                  set_by: string;
+                };
+              };
+            } | null;
             schedule: string;
+            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+            secret_env: {
+              [key: string]: {
+                fingerprint: string;
+                /** Format: date-time */
+                set_at: string;
+                set_by: string;
+              };
+            };
             size: string;
             source_pod_id: string | null;
             suspended: boolean;
@@ -13566,6 +14238,186 @@ export interface operations {
       503: components["responses"]["Error503_2f12b31069"];
     };
   };
+  listEventTypes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              description: string;
+              type: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        resource_id?: string;
+        resource_kind?: string;
+        /** @description comma-separated event types; `database.*` takes a prefix, `*` all */
+        type?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: date-time */
+              created_at: string;
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description unique; receivers deduplicate by it */
+              id: string;
+              owner: {
+                id: string;
+                kind: string;
+              };
+              resource: {
+                id: string;
+                kind: string;
+              };
+              /** @description a dotted name from GET /v1/event-types */
+              type: string;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Error400_dd859c570d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            data: {
+              [key: string]: unknown;
+            };
+            /** @description unique; receivers deduplicate by it */
+            id: string;
+            owner: {
+              id: string;
+              kind: string;
+            };
+            resource: {
+              id: string;
+              kind: string;
+            };
+            /** @description a dotted name from GET /v1/event-types */
+            type: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: {
+        last_event_id?: string;
+        /** @description comma-separated event types; `database.*` takes a prefix, `*` all */
+        type?: string;
+      };
+      header?: {
+        "last-event-id"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>`; `: ping` every 15 s */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      400: components["responses"]["Error400_dd859c570d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   reportFleetPatch: {
     parameters: {
       query?: never;
@@ -14026,6 +14878,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -14036,6 +14889,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -14443,6 +15301,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -14453,6 +15312,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -16686,6 +17550,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -16696,6 +17561,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -16769,6 +17639,35 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       503: components["responses"]["Error503_ee39af38ff"];
+    };
+  };
+  operatorGetMetrics: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Prometheus text format */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
     };
   };
   operatorListOnpremAccessRequests: {
@@ -23930,6 +24829,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -23972,8 +24876,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -24272,6 +25176,11 @@ export interface operations {
           env?: {
             [key: string]: string;
           };
+          /**
+           * Format: int32
+           * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
+           */
+          idle_stop_seconds?: number | null;
           image: string;
           name: string;
           /**
@@ -24589,6 +25498,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -24631,8 +25545,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -24955,6 +25869,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -24997,8 +25916,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -25317,6 +26236,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -25359,8 +26283,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -25665,6 +26589,11 @@ export interface operations {
           env?: {
             [key: string]: string;
           };
+          /**
+           * Format: int32
+           * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
+           */
+          idle_stop_seconds?: number | null;
           image?: string;
           /** Format: int32 */
           port?: number | null;
@@ -25973,6 +26902,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -26015,8 +26949,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -26400,6 +27334,11 @@ export interface operations {
               [key: string]: string;
             };
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -26442,8 +27381,8 @@ export interface operations {
             };
             size: string;
             slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); failed when every member failed */
-            state: "creating" | "running" | "stopped" | "failed" | "removed";
+            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
             /** Format: int64 */
             target_cpu_percent: number;
             /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
@@ -28677,6 +29616,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -28687,6 +29627,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -29030,6 +29975,11 @@ export interface operations {
           host_labels?: {
             [key: string]: string;
           };
+          /**
+           * Format: int32
+           * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
+           */
+          idle_stop_seconds?: number | null;
           image?: string;
           name?: string;
           /**
@@ -29341,6 +30291,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -29351,6 +30302,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -29719,6 +30675,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -29729,6 +30686,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -30093,6 +31055,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -30103,6 +31066,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -30446,6 +31414,11 @@ export interface operations {
           env?: {
             [key: string]: string;
           };
+          /**
+           * Format: int32
+           * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
+           */
+          idle_stop_seconds?: number | null;
           image?: string;
           /** Format: int32 */
           port?: number | null;
@@ -30742,6 +31715,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -30752,6 +31726,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -30918,6 +31897,83 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       503: components["responses"]["Error503_7a97a9ebe3"];
+    };
+  };
+  getPodMetrics: {
+    parameters: {
+      query?: {
+        from?: string;
+        step?: number;
+        to?: string;
+      };
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            from: string;
+            pod_id: string;
+            points: {
+              /**
+               * Format: date-time
+               * @description start of the step
+               */
+              at: string;
+              /** @description percent of one CPU, averaged over the step */
+              cpu_percent: number | null;
+              /** Format: int64 */
+              errors_4xx: number;
+              /** Format: int64 */
+              errors_5xx: number;
+              /**
+               * Format: int64
+               * @description highest memory use sampled in the step
+               */
+              memory_bytes: number | null;
+              /** Format: int64 */
+              memory_limit_bytes: number | null;
+              p50_ms: number | null;
+              p95_ms: number | null;
+              p99_ms: number | null;
+              /** Format: int64 */
+              requests: number;
+              /**
+               * Format: int64
+               * @description restarts of the pod during the step
+               */
+              restarts: number;
+            }[];
+            /** Format: int64 */
+            step: number;
+            /** Format: date-time */
+            to: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_182ebc80f5"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
     };
   };
   listPodReleases: {
@@ -31271,6 +32327,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -31281,6 +32338,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -31656,6 +32718,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -31666,6 +32729,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -32035,6 +33103,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -32045,6 +33114,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -32520,6 +33594,7 @@ export interface operations {
               /** Format: int64 */
               stop_grace_seconds: number;
             };
+            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
             desired_state: string;
             env: {
               [key: string]: string;
@@ -32530,6 +33605,11 @@ export interface operations {
             group_id: string | null;
             host_id: string | null;
             id: string;
+            /**
+             * Format: int64
+             * @description scale-to-zero: stopped after this long without requests; null: never
+             */
+            idle_stop_seconds: number | null;
             image: string;
             name: string;
             /** Format: int64 */
@@ -32600,6 +33680,344 @@ export interface operations {
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
       503: components["responses"]["Error503_dc9bb3e5fd"];
+    };
+  };
+  listPreviews: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              app_name: string;
+              build_id: string | null;
+              /** Format: date-time */
+              closed_at: string | null;
+              /** @description the latest commit heard from GitLab */
+              commit: string;
+              /** Format: date-time */
+              created_at: string;
+              deployed_commit: string | null;
+              error: string | null;
+              id: string;
+              link_id: string;
+              /** Format: int64 */
+              merge_request_iid: number;
+              pod_id: string | null;
+              project: string;
+              source_branch: string;
+              /** @description building, deploying, running (idle-stopped pods wake on request), failed, removing, removed */
+              state: string;
+              /** Format: date-time */
+              updated_at: string;
+              url: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getPreview: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_name: string;
+            build_id: string | null;
+            /** Format: date-time */
+            closed_at: string | null;
+            /** @description the latest commit heard from GitLab */
+            commit: string;
+            /** Format: date-time */
+            created_at: string;
+            deployed_commit: string | null;
+            error: string | null;
+            id: string;
+            link_id: string;
+            /** Format: int64 */
+            merge_request_iid: number;
+            pod_id: string | null;
+            project: string;
+            source_branch: string;
+            /** @description building, deploying, running (idle-stopped pods wake on request), failed, removing, removed */
+            state: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  previewGitlabWebhook: {
+    parameters: {
+      query?: {
+        link?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            accepted: boolean;
+            previews: string[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_5397ee7e60"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listPreviewLinks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              app_name: string;
+              base_url: string;
+              /** Format: date-time */
+              created_at: string;
+              database: string | null;
+              dockerfile: string;
+              id: string;
+              /** Format: int64 */
+              idle_stop_seconds: number | null;
+              /** Format: int64 */
+              max_age_seconds: number;
+              /** Format: int64 */
+              port: number | null;
+              project: string;
+              size: string;
+              /** @description GitLab project → Settings → Webhooks: merge request and push events */
+              webhook_url: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createPreviewLink: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description 3-30 lowercase letters, digits, hyphens; previews are <app_name>-mr-<n> */
+          app_name: string;
+          /** @description the GitLab instance, e.g. https://gitlab.com */
+          base_url: string;
+          /** @description a database to branch per preview (DATABASE_URL) */
+          database?: string | null;
+          /** @description inside the repository; default Dockerfile */
+          dockerfile?: string;
+          env?: {
+            [key: string]: string;
+          };
+          /**
+           * Format: int32
+           * @description default 900; null: never
+           */
+          idle_stop_seconds?: number | null;
+          /**
+           * Format: int32
+           * @description default 7 days
+           */
+          max_age_seconds?: number;
+          /**
+           * Format: int32
+           * @description default 8080
+           */
+          port?: number | null;
+          /** @description the project's id or full path (group/name) */
+          project: string;
+          /** @description pod size; default nano */
+          size?: string;
+          /** @description a token with api scope (reads archives, posts notes); stored encrypted, never shown */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            app_name: string;
+            base_url: string;
+            /** Format: date-time */
+            created_at: string;
+            database: string | null;
+            dockerfile: string;
+            id: string;
+            /** Format: int64 */
+            idle_stop_seconds: number | null;
+            /** Format: int64 */
+            max_age_seconds: number;
+            /** Format: int64 */
+            port: number | null;
+            project: string;
+            size: string;
+            /** @description GitLab project → Settings → Webhooks: merge request and push events */
+            webhook_url: string;
+          } & {
+            /** @description GitLab's Secret token field; shown only here */
+            webhook_secret: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_0be2d31a76"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_c81a53a3b5"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deletePreviewLink: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            deleted: boolean;
+            /** Format: int64 */
+            previews_removing: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
     };
   };
   getRegistry: {
@@ -34151,6 +35569,540 @@ export interface operations {
       413: components["responses"]["Error413_091a06eff4"];
       414: components["responses"]["Error414_2c5e23c42f"];
       415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listWebhookEndpoints: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: date-time */
+              created_at: string;
+              description: string | null;
+              /** @description why the platform disabled it (days of failed deliveries) */
+              disabled_reason: string | null;
+              enabled: boolean;
+              event_types: string[];
+              /** Format: date-time */
+              failing_since: string | null;
+              id: string;
+              /** Format: date-time */
+              previous_secret_expires_at: string | null;
+              /** Format: date-time */
+              updated_at: string;
+              url: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          description?: string | null;
+          /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
+          event_types: string[];
+          /** @description a public http(s) URL */
+          url: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description why the platform disabled it (days of failed deliveries) */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            id: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            /** @description whsec_…, shown only in this answer */
+            secret: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_126f1ea2de"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description why the platform disabled it (days of failed deliveries) */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            id: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deleteWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description why the platform disabled it (days of failed deliveries) */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            id: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          description?: string | null;
+          enabled?: boolean;
+          /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
+          event_types?: string[];
+          /** @description a public http(s) URL */
+          url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description why the platform disabled it (days of failed deliveries) */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            id: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_126f1ea2de"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: int64 */
+              attempts: number;
+              /** Format: date-time */
+              created_at: string;
+              event_id: string;
+              event_type: string;
+              id: string;
+              /** @description the first 1 KiB of the answer */
+              last_answer: string | null;
+              /** Format: date-time */
+              last_attempt_at: string | null;
+              last_error: string | null;
+              /** Format: int64 */
+              last_latency_ms: number | null;
+              /** Format: int64 */
+              last_status: number | null;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** @description pending (retries scheduled), succeeded or failed (gave up) */
+              state: string;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Error400_d43135bc85"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        delivery_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            attempts: {
+              answer_excerpt: string | null;
+              /** Format: date-time */
+              at: string;
+              error: string | null;
+              /** Format: int64 */
+              latency_ms: number;
+              manual: boolean;
+              /** Format: int64 */
+              status: number | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            event_id: string;
+            event_type: string;
+            id: string;
+            /** @description the first 1 KiB of the answer */
+            last_answer: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_error: string | null;
+            /** Format: int64 */
+            last_latency_ms: number | null;
+            /** Format: int64 */
+            last_status: number | null;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** @description pending (retries scheduled), succeeded or failed (gave up) */
+            state: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  redeliverWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        delivery_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            attempts: {
+              answer_excerpt: string | null;
+              /** Format: date-time */
+              at: string;
+              error: string | null;
+              /** Format: int64 */
+              latency_ms: number;
+              manual: boolean;
+              /** Format: int64 */
+              status: number | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            event_id: string;
+            event_type: string;
+            id: string;
+            /** @description the first 1 KiB of the answer */
+            last_answer: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_error: string | null;
+            /** Format: int64 */
+            last_latency_ms: number | null;
+            /** Format: int64 */
+            last_status: number | null;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** @description pending (retries scheduled), succeeded or failed (gave up) */
+            state: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  rollWebhookEndpointSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: int32 */
+          previous_valid_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description why the platform disabled it (days of failed deliveries) */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            id: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            /** @description whsec_…, shown only in this answer */
+            secret: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
