@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../../store/db.js";
 import type { GroupSpec } from "../groups/repo.js";
-import type { ReleaseOutcome } from "./repo.js";
+import { markServing, type ReleaseOutcome } from "./repo.js";
 
 export interface GroupReleaseRow {
   id: string;
@@ -61,12 +61,7 @@ export async function groupReleaseByNumber(
 
 /** The group's rollout finished: its release serves, the ones before it are superseded. */
 export async function groupReleaseServing(q: Queryable, groupId: string, number: number): Promise<void> {
-  await q.query(
-    `UPDATE pod_group_releases SET outcome = CASE WHEN number = $2 THEN 'serving' ELSE 'superseded' END,
-        ended_at = CASE WHEN number = $2 THEN ended_at ELSE COALESCE(ended_at, now()) END
-      WHERE group_id = $1 AND (number = $2 OR outcome IN ('serving', 'pending') AND number < $2)`,
-    [groupId, number],
-  );
+  await markServing(q, "pod_group_releases", "group_id", groupId, number);
 }
 
 /**

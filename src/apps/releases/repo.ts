@@ -118,11 +118,22 @@ export async function rolloutOf(
 
 /** The release now serves; the one served before is superseded. */
 export async function releaseServing(q: Queryable, podId: string, number: number): Promise<void> {
+  await markServing(q, "pod_releases", "pod_id", podId, number);
+}
+
+/** One statement for pods' and groups' releases: `number` serves, earlier serving or pending ones are superseded. */
+export async function markServing(
+  q: Queryable,
+  table: "pod_releases" | "pod_group_releases",
+  keyColumn: "pod_id" | "group_id",
+  id: string,
+  number: number,
+): Promise<void> {
   await q.query(
-    `UPDATE pod_releases SET outcome = CASE WHEN number = $2 THEN 'serving' ELSE 'superseded' END,
+    `UPDATE ${table} SET outcome = CASE WHEN number = $2 THEN 'serving' ELSE 'superseded' END,
         ended_at = CASE WHEN number = $2 THEN ended_at ELSE COALESCE(ended_at, now()) END
-      WHERE pod_id = $1 AND (number = $2 OR outcome IN ('serving', 'pending') AND number < $2)`,
-    [podId, number],
+      WHERE ${keyColumn} = $1 AND (number = $2 OR outcome IN ('serving', 'pending') AND number < $2)`,
+    [id, number],
   );
 }
 
