@@ -1,7 +1,7 @@
 import type { Db } from "../store/db.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { Owner } from "../kernel/owner.js";
-import { isProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
+import { isProviderError, ProviderError, type BackupInfo, type DatabaseProvider } from "./provider/types.js";
 import { instanceSpec, SEALED, type DatabasesDeps } from "./service.js";
 import * as repo from "./repo.js";
 import { appNetworks, effectiveAllowlist, type AppsSide } from "./attachments.js";
@@ -45,11 +45,36 @@ export function executors(
       stopLsn: b.stopLsn,
     });
   };
+  const branchInto = async (row: repo.DatabaseRow, reset: boolean): Promise<ExecutorOutput> => {
+    if (!row.parent_id) throw new ProviderError("bad_spec", "this database is not a branch");
+    const made = await provider.branch(row.id, {
+      parentId: row.parent_id,
+      targetTime: reset ? undefined : (row.branch_target ?? undefined),
+      spec: instanceSpec(row, config, secrets),
+      reset,
+    });
+    if (row.desired_state === "paused") await provider.stop(row.id);
+    const st = await provider.status(row.id);
+    return {
+      patch: {
+        state: row.desired_state === "paused" ? "paused" : "running",
+        status_reason: null,
+        host: made.endpoint.host,
+        port: made.endpoint.port,
+        branched_at: new Date(made.branchedAt),
+        ha_enabled: st.standby !== null,
+        pool_enabled: st.pool?.enabled ?? false,
+      },
+      result: { method: made.method, copy: made.copy, from_backup: made.fromBackupId, branched_at: made.branchedAt },
+      // the branch's own archive starts here: its first base backup is the start of its recoverable window
+      followUps: row.desired_state === "paused" ? [] : ["base_backup"],
+    };
+  };
   return {
     // the first command of an instance created through a process of another host (placement.ts)
     reserve: async (row) => {
       const ep = await provider.reserve(instanceSpec(row, config, secrets));
-      return { patch: { host: ep.host, port: ep.port }, followUps: ["provision"] };
+      return { patch: { host: ep.host, port: ep.port }, followUps: [row.parent_id ? "branch" : "provision"] };
     },
     provision: async (row) => {
       // provision installs the default extensions itself (a prepared spare has them already)
@@ -147,6 +172,9 @@ export function executors(
       await provider.disablePool(row.id);
       return {};
     },
+    // a branch made (or, reset, made again at now) as a copy of its parent (provider/local/branch.ts)
+    branch: (row) => branchInto(row, false),
+    reset: (row) => branchInto(row, true),
     restore: async (row, params) => {
       const target = params.target_time ? new Date(String(params.target_time)) : undefined;
       // a soft-deleted instance keeps its data directory: without a target time, bringing it back is starting it

@@ -73,9 +73,11 @@ export async function unfinishedCommands(
 }
 
 /** Instances whose state is not their desired state, with no command queued or running (jobs.ts reconcileStates). */
-export async function driftedDatabases(q: Queryable): Promise<{ id: string; desired_state: string; state: string }[]> {
-  const { rows } = await q.query<{ id: string; desired_state: string; state: string }>(
-    `SELECT d.id, d.desired_state, d.state FROM databases d
+export async function driftedDatabases(
+  q: Queryable,
+): Promise<{ id: string; desired_state: string; state: string; parent_id: string | null }[]> {
+  const { rows } = await q.query<{ id: string; desired_state: string; state: string; parent_id: string | null }>(
+    `SELECT d.id, d.desired_state, d.state, d.parent_id FROM databases d
       WHERE d.purged_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))
         AND CASE WHEN d.desired_state = 'removed' THEN d.state <> 'removed'

@@ -16,6 +16,8 @@ export const DATABASES_ERROR_CODES = {
   still_creating: [409, "The resource is still being created."],
   not_restorable: [409, "The resource cannot be restored."],
   credentials_already_revealed: [409, "The one-time reveal was used."],
+  has_branches: [409, "The database has branches; delete them first."],
+  not_a_branch: [409, "The database is not a branch."],
   restore_not_ready: [501, "Restore is not enabled on this platform."],
   rotation_failed: [503, "The password could not be applied."],
   pool_unavailable: [503, "Connection pooling is not installed on this host."],

@@ -24,7 +24,11 @@ const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = {
   remove: "removed",
   restore: "running",
   purge: "removed",
+  branch: "running",
+  reset: "running",
 };
+/** Commands that end the `creating` state they were asked in: a final failure leaves the instance `failed`. */
+const CREATING = new Set(["provision", "restore", "branch", "reset"]);
 /**
  * A snapshot the user asked for before deleting is still taken while the server is up (it is read-only and never
  * starts the server; it is kept with the other backups for the grace window). System base backups are not.
@@ -132,7 +136,7 @@ export function databaseJobs(
                 "no_base_backup",
               ].includes(err.code);
             await commands.commandAttemptFailed(lock, commandId, message, final);
-            if ((cmd.kind === "provision" || cmd.kind === "restore") && final)
+            if (CREATING.has(cmd.kind) && final)
               await inTransaction(db, (tx) =>
                 repo.applyCommandOutcome(tx, row.id, cmd.kind, { state: "failed", status_reason: message }),
               );
@@ -149,10 +153,10 @@ export function databaseJobs(
       await inTransaction(db, async (tx) => {
         const failed = await commands.failUnlessSucceeded(tx, commandId, message);
         // a restore that gave up leaves the instance in no usable state: say so instead of "creating" forever
-        if (failed?.kind === "restore")
-          await repo.applyCommandOutcome(tx, failed.database_id, "restore", {
+        if (failed && failed.kind !== "provision" && CREATING.has(failed.kind))
+          await repo.applyCommandOutcome(tx, failed.database_id, failed.kind, {
             state: "failed",
-            status_reason: `restore failed: ${message}`,
+            status_reason: `${failed.kind} failed: ${message}`,
           });
         const d = failed?.kind === "backup" ? await repo.findDatabaseById(tx, failed.database_id) : null;
         if (d)
@@ -269,7 +273,8 @@ async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
  * Instances whose observed state is not their desired state, with nothing queued to get them there. desired_state
  * is the truth; every (desired_state, state) pair converges:
  *   removed  / anything but removed    → remove (server stopped, state removed; backups kept for the grace window)
- *   running or paused / creating       → provision (it stops the server again when paused is desired)
+ *   running or paused / creating       → provision (it stops the server again when paused is desired); a branch
+ *                                        (parent_id) is made again as a copy of its parent instead
  *   running  / paused or removed       → start
  *   paused   / running or removed      → stop
  *   running or paused / failed         → left for the user (restore or delete): retrying blindly would not help
@@ -280,7 +285,9 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
       r.desired_state === "removed"
         ? "remove"
         : r.state === "creating"
-          ? "provision"
+          ? r.parent_id
+            ? "branch"
+            : "provision"
           : r.desired_state === "running"
             ? "start"
             : "stop";

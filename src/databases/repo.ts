@@ -52,6 +52,10 @@ export interface DatabaseRow {
   app_password?: string | null;
   /** The owner's app networks last applied beside a non-empty allowlist (migration 016). */
   app_cidrs?: string[] | null;
+  /** A branch's parent, the moment asked for (null: now) and the moment its data is from (migration 058). */
+  parent_id?: string | null;
+  branch_target?: Date | null;
+  branched_at?: Date | null;
 }
 
 /** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */
@@ -118,12 +122,22 @@ export async function listDatabases(q: Queryable, owner: Owner, refs: string[] |
   return rows;
 }
 
+/** The live branches of an instance (not deleted), oldest first. */
+export async function branchesOf(q: Queryable, parentId: string): Promise<DatabaseRow[]> {
+  const { rows } = await q.query<DatabaseRow>(
+    `SELECT * FROM databases WHERE parent_id = $1 AND state <> 'removed' AND desired_state <> 'removed' AND purged_at IS NULL
+      ORDER BY created_at`,
+    [parentId],
+  );
+  return rows;
+}
+
 /** A new instance in state creating; a live slug taken raises the unique violation databases_slug_live. */
 export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
   await q.query(
     `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-       db_name, db_user, initial_password, initial_superuser_password, host_id, app_password)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+       db_name, db_user, initial_password, initial_superuser_password, host_id, app_password, parent_id, branch_target)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
     [
       row.id,
       row.account_id,
@@ -144,6 +158,8 @@ export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<vo
       row.initial_superuser_password,
       row.host_id ?? null,
       row.app_password ?? null,
+      row.parent_id ?? null,
+      row.branch_target ?? null,
     ],
   );
 }
@@ -179,7 +195,7 @@ export async function updateDatabase(
 }
 
 /** Commands that own the `creating` state (set when they are asked for): only they may end it. */
-const CREATING_OWNERS = ["provision", "restore"];
+const CREATING_OWNERS = ["provision", "restore", "branch", "reset"];
 
 /**
  * The one place a finished (or given-up) command's outcome reaches its instance's row. desired_state is the

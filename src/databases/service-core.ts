@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Static } from "@sinclair/typebox";
 import type { Config } from "../config/config.js";
 import type { Db } from "../store/db.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, badRequest, notFound } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
@@ -83,6 +83,39 @@ export function instanceSpec(row: repo.DatabaseRow, config: DatabasesDeps["confi
     hostnames: [`${row.slug}.db.${config.baseDomain}`, `${row.slug}.db.${config.internalDomain}`],
     allowlist: row.allowlist.map((e) => e.cidr),
   };
+}
+
+/** A restore's or branch's target moment: RFC 3339 (`bad_time`), not in the future (`future_time`). */
+export function parseTargetTime(text: string): Date {
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+  const target = new Date(text);
+  if (!rfc3339.test(text) || Number.isNaN(target.getTime()))
+    throw badRequest("bad_time", "The target time must be an RFC 3339 timestamp, e.g. 2026-01-02T03:04:05Z.");
+  if (target.getTime() > Date.now()) throw badRequest("future_time", "The target time is in the future.");
+  return target;
+}
+
+/** The moment lies within the instance's retention window (`out_of_retention`), which starts no earlier than its creation. */
+export function checkRetentionWindow(row: repo.DatabaseRow, target: Date): void {
+  const oldest = Math.max(Date.now() - row.pitr_retention_days * 86_400_000, row.created_at.getTime());
+  if (target.getTime() < oldest)
+    throw badRequest(
+      "out_of_retention",
+      `The target time is outside the ${row.pitr_retention_days}-day retention window of this database.`,
+    );
+}
+
+/** Recovery starts from a base backup finished before the target: earlier moments cannot be reached (`out_of_retention`). */
+export async function checkRecoverable(q: pg.PoolClient, row: repo.DatabaseRow, target: Date): Promise<void> {
+  const first = await repo.firstRecoverableAt(q, row.id);
+  if (!first || target.getTime() < first.getTime()) {
+    throw badRequest(
+      "out_of_retention",
+      first
+        ? `The earliest moment this database can be restored to is ${first.toISOString()} (its first base backup).`
+        : "This database has no base backup yet, so no point in time can be restored; try again in a minute.",
+    );
+  }
 }
 
 /** The shared machinery of the service's operations, built once per service from its dependencies. */

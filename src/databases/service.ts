@@ -9,9 +9,12 @@ import { generatePassword } from "./provider/local/index.js";
 import * as repo from "./repo.js";
 import { awaitCommand, requireHost, sendCommand, supersedeRotations } from "./placement.js";
 import {
+  checkRecoverable,
+  checkRetentionWindow,
   COMMAND_JOB,
   DEFAULT_STORAGE_GB,
   instanceSpec,
+  parseTargetTime,
   REMOVAL_GRACE_DAYS,
   SEALED,
   serviceCore,
@@ -19,6 +22,7 @@ import {
   type DatabasesDeps,
 } from "./service-core.js";
 import { settingsOperations } from "./service-settings.js";
+import { branchOperations, type BranchOrigin } from "./service-branches.js";
 
 // the service's shared types and constants live in service-core.ts; importers keep using this module
 export {
@@ -61,7 +65,11 @@ export function databasesService(deps: DatabasesDeps) {
 
   const backups = (p: Principal, limit: number) => repo.backupsOf(db, p.owner, limit);
 
-  async function create(p: Principal, input: CreateInput) {
+  /**
+   * A new instance; with `origin`, a branch: a copy of the parent (same major version, database and owner role names,
+   * same host, since the copy is made from its files), checked against the parent locked in the same transaction.
+   */
+  async function create(p: Principal, input: CreateInput, origin?: BranchOrigin) {
     const slug = input.slug ?? input.name;
     if (!/^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/.test(slug))
       throw badRequest(
@@ -79,15 +87,15 @@ export function databasesService(deps: DatabasesDeps) {
       slug,
       label: null,
       engine: "postgres",
-      version: input.version ?? 17,
+      version: origin?.parent.version ?? input.version ?? 17,
       size,
       storage_gb: input.storage_gb ?? DEFAULT_STORAGE_GB[size],
       pitr_retention_days: input.pitr_retention_days ?? 7,
       desired_state: "running",
       state: "creating",
       status_reason: null,
-      db_name: ident,
-      db_user: ident,
+      db_name: origin?.parent.db_name ?? ident,
+      db_user: origin?.parent.db_user ?? ident,
       host: null,
       port: null,
       allowlist: [],
@@ -102,8 +110,10 @@ export function databasesService(deps: DatabasesDeps) {
       initial_credentials_revealed_at: null,
       created_at: new Date(),
       removed_at: null,
+      parent_id: origin?.parent.id ?? null,
+      branch_target: origin?.target ?? null,
     };
-    row.host_id = await hosts.place(db, { kind: "database", owner: p.owner, size });
+    row.host_id = origin ? origin.parent.host_id : await hosts.place(db, { kind: "database", owner: p.owner, size });
     // on another host (this process has no worker role) the reservation is that host's first command
     const here = row.host_id === hosts.local.id;
     const commandId = randomUUID();
@@ -112,6 +122,7 @@ export function databasesService(deps: DatabasesDeps) {
       // the row (with the passwords this answer shows) is the transaction's result: a retry of its Idempotency-Key
       // after a crash answers this instance, not a new one (http/idempotent-change.ts)
       made = await auditedTransaction(db, p, async (tx) => {
+        if (origin) await origin.check(tx);
         await admission.admit(tx, {
           owner: p.owner,
           accountId: p.accountId,
@@ -137,7 +148,8 @@ export function databasesService(deps: DatabasesDeps) {
         row.host = endpoint.host;
         row.port = endpoint.port;
         await repo.updateDatabase(tx, row.id, { host: endpoint.host, port: endpoint.port });
-        await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind: "provision", params: {} });
+        const kind = origin ? "branch" : "provision";
+        await repo.insertCommand(tx, { id: commandId, databaseId: row.id, kind, params: {} });
         return { row: { ...row }, commandId };
       });
     } catch (err) {
@@ -185,9 +197,16 @@ export function databasesService(deps: DatabasesDeps) {
       return { kind: "start", patch: { desired_state: "running" } };
     });
 
+  // like Neon, a database with branches is not deleted from under them: the branches go first (README, "Branches")
   const remove = (p: Principal, ref: string) =>
-    command(p, ref, (row) => {
+    command(p, ref, async (row, tx) => {
       requireLive(row);
+      const branches = await repo.branchesOf(tx, row.id);
+      if (branches.length)
+        throw new ApiError(
+          "has_branches",
+          `The database has ${branches.length} branch(es): ${branches.map((b) => b.slug).join(", ")}. Delete them first.`,
+        );
       return {
         kind: "remove",
         patch: { desired_state: "removed", state: "removed", removed_at: new Date(), pool_enabled: false },
@@ -204,20 +223,8 @@ export function databasesService(deps: DatabasesDeps) {
   /** Validates the target time first; performing the restore is behind DB_RESTORE_ENABLED (spec: 501 restore_not_ready). */
   const restore = (p: Principal, ref: string, targetTime?: string) =>
     command(p, ref, async (row, tx) => {
-      let target: Date | undefined;
-      if (targetTime !== undefined) {
-        const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-        target = new Date(targetTime);
-        if (!rfc3339.test(targetTime) || Number.isNaN(target.getTime()))
-          throw badRequest("bad_time", "The target time must be an RFC 3339 timestamp, e.g. 2026-01-02T03:04:05Z.");
-        if (target.getTime() > Date.now()) throw badRequest("future_time", "The target time is in the future.");
-        const oldest = Math.max(Date.now() - row.pitr_retention_days * 86_400_000, row.created_at.getTime());
-        if (target.getTime() < oldest)
-          throw badRequest(
-            "out_of_retention",
-            `The target time is outside the ${row.pitr_retention_days}-day retention window of this database.`,
-          );
-      }
+      const target = targetTime === undefined ? undefined : parseTargetTime(targetTime);
+      if (target) checkRetentionWindow(row, target);
       if (!deps.restoreEnabled)
         throw new ApiError("restore_not_ready", "Restore is not available yet on this platform.");
       if (
@@ -231,18 +238,7 @@ export function databasesService(deps: DatabasesDeps) {
           "not_restorable",
           "The database is still being created or restored; wait until it is running.",
         );
-      if (target) {
-        // recovery starts from a base backup finished before the target: earlier moments cannot be reached
-        const first = await repo.firstRecoverableAt(tx, row.id);
-        if (!first || target.getTime() < first.getTime()) {
-          throw badRequest(
-            "out_of_retention",
-            first
-              ? `The earliest moment this database can be restored to is ${first.toISOString()} (its first base backup).`
-              : "This database has no base backup yet, so no point in time can be restored; try again in a minute.",
-          );
-        }
-      }
+      if (target) await checkRecoverable(tx, row, target);
       return {
         kind: "restore",
         params: { target_time: target?.toISOString() ?? null, from_state: row.state },
@@ -310,6 +306,7 @@ export function databasesService(deps: DatabasesDeps) {
     detail,
     backups,
     create,
+    ...branchOperations(deps, core, create),
     stop,
     start,
     remove,

@@ -47,6 +47,9 @@ export function databaseView(
     authorized_clients: row.authorized_clients,
     created_at: row.created_at.toISOString(),
     removed_at: row.removed_at?.toISOString() ?? null,
+    // a branch: its parent and the moment its data is a copy of (null until the copy is made)
+    parent_id: row.parent_id ?? null,
+    branched_at: row.branched_at?.toISOString() ?? null,
     backup_health: row.backup_health ?? null,
     storage_used_bytes:
       row.storage_used_bytes === null || row.storage_used_bytes === undefined ? null : Number(row.storage_used_bytes),

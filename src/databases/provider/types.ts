@@ -155,6 +155,29 @@ export interface RecoveryResult {
   timeline: number;
 }
 
+/** A branch: a new instance (already reserved with `reserve`) made a copy of its parent as of a moment. */
+export interface BranchRequest {
+  parentId: string;
+  /** The moment to copy (within the parent's archive); omitted = now. */
+  targetTime?: Date;
+  /** The branch's own passwords for the owner and the customer superuser (ignored by a reset, which keeps the branch's). */
+  spec: InstanceSpec;
+  /** Replace the data of a branch that exists (reset to the parent's current state), keeping its passwords. */
+  reset?: boolean;
+}
+
+export interface BranchResult {
+  instanceId: string;
+  endpoint: Endpoint;
+  /** The moment the branch's data is a copy of. */
+  branchedAt: string;
+  /** live: an online copy of the running parent (plus the WAL written during it); recovery: base backup + WAL replay. */
+  method: "live" | "recovery";
+  /** How files were copied: reflink (copy-on-write clones) or copy (the filesystem has no reflink). */
+  copy: "reflink" | "copy" | "verified";
+  fromBackupId: string | null;
+}
+
 export interface ExtensionOptions {
   /** Shared instances (dev) cannot load pg_stat_statements; defaults to size === "dev". */
   shared?: boolean;
@@ -209,6 +232,8 @@ export interface DatabaseProvider {
   ): Promise<{ removedBackups: string[]; removedWal: number }>;
   walContinuity(id: string): Promise<WalContinuity>;
   recoverTo(id: string, req: RecoveryRequest): Promise<RecoveryResult>;
+  /** Idempotent: fills the reserved instance `id` with a copy of its parent at a moment (or resets a branch to now). */
+  branch(id: string, req: BranchRequest): Promise<BranchResult>;
 
   enableStandby(id: string): Promise<StandbyStatus>;
   standbyStatus(id: string): Promise<StandbyStatus>;

@@ -71,10 +71,11 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
       url: "/v1/databases/:id",
       operationId: "deleteDatabase",
       tags,
-      summary: "Soft delete: the server stops; data and backups are kept 7 days.",
+      summary:
+        "Soft delete: the server stops; data and backups are kept 7 days. A database with branches answers 409 has_branches.",
       summaryKo: "소프트 삭제(7일 유예).",
       auth: write,
-      errors: ["database_removed"],
+      errors: ["database_removed", "has_branches"],
       params: Params,
       response: { 202: Accepted },
       handler: async (request, reply) =>

@@ -8,6 +8,7 @@ import { settingsRoutes } from "./settings.js";
 import { haRoutes } from "./ha.js";
 import { poolRoutes } from "./pool.js";
 import { backupRoutes } from "./backups.js";
+import { branchRoutes } from "./branches.js";
 import { appsSide } from "../attachments.js";
 
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
@@ -26,5 +27,7 @@ export function databaseRoutes(ctx: AppContext, state: DatabasesState): Route[] 
     apps: appsSide(ctx.kernel),
   });
   const deps: RouteDeps = { svc, config: ctx.config };
-  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes].flatMap((routes) => routes(deps));
+  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes, branchRoutes].flatMap((routes) =>
+    routes(deps),
+  );
 }

@@ -86,6 +86,10 @@ export const Instance = Type.Object({
   authorized_clients: Type.Array(Type.String()),
   created_at: Timestamp,
   removed_at: Nullable(Timestamp),
+  parent_id: Nullable(
+    Type.String({ description: "a branch's parent database; null for a database that is no branch" }),
+  ),
+  branched_at: Nullable(Timestamp),
   backup_health: Type.Optional(Nullable(BackupHealth)),
   storage_used_bytes: Type.Optional(Nullable(Type.Integer())),
   password: Type.Optional(Type.String()),

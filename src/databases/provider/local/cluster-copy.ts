@@ -14,7 +14,7 @@ import type { RunAs } from "../../../pgserver/system-user.js";
  */
 
 /** Directories whose contents are rebuilt by the server at start and must not be copied (PostgreSQL docs, "Backing Up the Data Directory"). */
-const EMPTY_DIRS = new Set([
+export const EMPTY_DIRS = new Set([
   "pg_wal",
   "pg_replslot",
   "pg_dynshmem",
@@ -25,7 +25,7 @@ const EMPTY_DIRS = new Set([
   "pg_subtrans",
 ]);
 /** Top-level files that describe the running server rather than the data, or that we write ourselves. */
-const SKIP_TOP_FILES = new Set([
+export const SKIP_TOP_FILES = new Set([
   "postmaster.pid",
   "postmaster.opts",
   "backup_label",

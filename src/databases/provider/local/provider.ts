@@ -4,6 +4,8 @@ import {
   ProviderError,
   type BackupInfo,
   type BackupVerification,
+  type BranchRequest,
+  type BranchResult,
   type DatabaseProvider,
   type DbSize,
   type Endpoint,
@@ -29,6 +31,7 @@ import { requirePgbouncer } from "./pool.js";
 import { disablePool, enablePool, poolStatusOf } from "./pooling.js";
 import { applySize, enforceStorage, setAllowlist } from "./reconfigure.js";
 import { recoverTo } from "./recovery.js";
+import { branchInstance } from "./branch.js";
 import { continuity, pruneBackups } from "./retention.js";
 import { SIZE_PROFILES } from "./settings.js";
 import { disableStandby, enableStandby, rebuildStandby, standbyStatus, switchover } from "./standby.js";
@@ -195,6 +198,12 @@ export class LocalDatabaseProvider implements DatabaseProvider {
 
   recoverTo(id: string, req: RecoveryRequest): Promise<RecoveryResult> {
     return recoverTo(this.host, id, req);
+  }
+
+  // ---------------------------------------------------------------- branches (branch.ts)
+
+  branch(id: string, req: BranchRequest): Promise<BranchResult> {
+    return branchInstance(this.host, id, req);
   }
 
   // ---------------------------------------------------------------- HA (standby.ts)

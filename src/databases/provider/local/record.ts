@@ -25,6 +25,8 @@ export interface InstanceRecord extends Pick<
   /** Present while a switchover is in flight; its phase tells a retry where to continue. */
   switchover: { phase: "stopping_old_primary" | "promoting" | "rebuilding"; from: NodeName; to: NodeName } | null;
   restoredFrom: { instanceId: string; backupId: string; targetTime: string | null } | null;
+  /** A branch: the instance it copies and the moment its data is from (branch.ts). */
+  branchedFrom?: { instanceId: string; at: string; method: "live" | "recovery" } | null;
   createdAt: string;
 }
 

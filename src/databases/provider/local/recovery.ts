@@ -63,7 +63,7 @@ export async function recoverTo(host: ProviderHost, id: string, req: RecoveryReq
 }
 
 /** Makes sure every change up to now is in the archive: one commit (a timestamp recovery can stop at) and a segment switch. */
-async function flushWalToArchive(ctx: InstanceContext): Promise<void> {
+export async function flushWalToArchive(ctx: InstanceContext): Promise<void> {
   const walFile = await ctx.withPrimary(async (c) => {
     await c.query("BEGIN; SELECT pg_current_xact_id(); COMMIT;");
     return (await c.query<{ f: string }>("SELECT pg_walfile_name(pg_switch_wal()) AS f")).rows[0].f;
