@@ -63,6 +63,7 @@ export function appImages(pods: PodsService, groups: GroupsService, secrets: Sec
     const pod = await pods.create(p, {
       ...{ name: spec.name, slug: spec.slug, image: spec.image, port: spec.port, size: spec.size },
       ...{ env: spec.env, secret_env: spec.secretEnv, idle_stop_seconds: spec.idleStopSeconds ?? undefined },
+      ...(spec.databases?.length ? { databases: spec.databases } : {}),
     });
     return { kind: "pod", id: pod.id, slug: pod.slug };
   }

@@ -68,6 +68,8 @@ export interface NewPodSpec {
   env: Record<string, string>;
   secretEnv: Record<string, string>;
   idleStopSeconds: number | null;
+  /** databases attached as `POST /v1/pods {databases}` does (DATABASE_URL and PG* env; a preview's database branch) */
+  databases?: string[];
 }
 
 export interface AppRelease {

@@ -13,9 +13,13 @@ import { archiveTopFolder, PreviewGitLab, PreviewGitLabError } from "./gitlab.js
 import { previewUrl, RECONCILE_JOB, SWEEP_JOB, type PreviewUrls } from "./service.js";
 import * as repo from "./repo.js";
 import { recordEvent, type EventType } from "../events/public.js";
+import { createDatabaseBranch, deleteDatabaseBranch, getDatabaseBranch } from "../databases/public.js";
+import type { Platform } from "../kernel/context.js";
 
 export interface PreviewJobDeps {
   db: Db;
+  /** the platform, for the databases area's branches (src/databases/public.ts) */
+  platform: Platform;
   kernel: Pick<Kernel, "use">;
   jobs: Pick<JobQueue, "send">;
   secrets: SecretBox;
@@ -53,7 +57,8 @@ function actor(link: repo.LinkRow, preview: repo.PreviewRow, action: string): Pr
  * One preview brought to what its merge request wants, one step per run, each idempotent (kill -9 safe: the row says
  * where it stands; a step repeated finds its work done): fetch the commit's archive and start its build; follow the
  * build; create the pod (or roll it to the new image through the safe rollout); post the URL to the merge request.
- * Closed: the pod (and the database branch) removed.
+ * With a linked database, a branch of it per merge request is made first and attached to the pod (DATABASE_URL).
+ * Closed: the pod and the database branch removed.
  */
 export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
   const again = (id: string, seconds = d.pollSeconds) =>
@@ -94,7 +99,8 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
     if (row.state === "removed") return;
     const apps = d.kernel.use("appImages");
     if (row.pod_id && apps?.removePod) await apps.removePod(actor(link, row, "previewRemovePod"), row.pod_id);
-    // database branch: removed here once src/databases/public.ts offers branches (README, "Not done")
+    if (row.db_branch_id)
+      await deleteDatabaseBranch(d.platform, actor(link, row, "previewRemoveBranch"), row.db_branch_id);
     await settle(link, row, { state: "removed", pod_id: null, db_branch_id: null }, "preview.deleted");
   }
 
@@ -104,7 +110,7 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
   }
 
   async function step(id: string): Promise<void> {
-    const row = await repo.previewById(d.db, id);
+    let row = await repo.previewById(d.db, id);
     const link = row && (await repo.linkById(d.db, row.link_id));
     if (!row || !link) return;
     if (row.desired === "closed") return remove(link, row);
@@ -115,6 +121,13 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
     if (!builds || !apps?.createPod) return fail(row, "This platform has no builds or apps area to run previews.");
     const p = actor(link, row, "previewDeploy");
 
+    // the merge request's database branch, a copy of the linked database made while the build runs; named after the
+    // preview, so a run that died before recording it finds it again
+    if (link.database_id && !row.db_branch_id) {
+      const branch = await createDatabaseBranch(d.platform, p, link.database_id, { name: row.slug });
+      await repo.setPreview(d.db, row.id, { db_branch_id: branch.id });
+      row = { ...row, db_branch_id: branch.id };
+    }
     if (!row.build_id || row.build_sha !== row.sha) {
       const archive = await gitlabOf(link).archive(row.sha);
       const build = await builds.fromArchive(p, {
@@ -131,6 +144,13 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
     if (build.status !== "succeeded" || !build.image)
       return fail(row, `The build of ${row.sha.slice(0, 8)} ${build.status}: ${build.reason ?? "no image"}.`);
 
+    if (row.db_branch_id) {
+      // the pod starts once its database is there: DATABASE_URL then answers
+      const branch = await getDatabaseBranch(d.platform, p, row.db_branch_id);
+      if (!branch) return fail(row, "The preview's database branch was deleted.");
+      if (branch.state === "failed") return fail(row, `The database branch failed: ${branch.statusReason ?? ""}`);
+      if (branch.state !== "running") return void (await again(row.id));
+    }
     await repo.setPreview(d.db, row.id, { state: "deploying" });
     let podId = row.pod_id;
     if (!podId) {
@@ -144,6 +164,8 @@ export function previewJobs(d: PreviewJobDeps): JobSpec<any>[] {
       const pod = await apps.createPod(p, {
         ...{ name: row.slug, slug: row.slug, image: build.image, port: link.port, size: link.size },
         ...{ env, secretEnv: {}, idleStopSeconds: link.idle_stop_seconds },
+        // the branch is attached: its DATABASE_URL (and PG*) reach the pod as for any attached database
+        ...(row.db_branch_id ? { databases: [row.db_branch_id] } : {}),
       });
       podId = pod.id;
     }

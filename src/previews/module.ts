@@ -39,13 +39,17 @@ export const previewsArea = defineArea<PreviewsState>({
   ],
   setup: (p) => {
     const urls = urlsOf(p);
-    const service = previewsService({ db: p.db, jobs: p.jobs, secrets: p.secrets, outbound: outboundFor(p.env), urls });
+    const service = previewsService({
+      ...{ db: p.db, jobs: p.jobs, secrets: p.secrets, outbound: outboundFor(p.env), urls },
+      platform: p,
+    });
     return { urls, service };
   },
   routes: (app, _ctx, s) => previewRoutes(app, s.service, s.urls),
   jobs: (p, s) =>
     previewJobs({
       db: p.db,
+      platform: p,
       kernel: p.kernel,
       jobs: p.jobs,
       secrets: p.secrets,

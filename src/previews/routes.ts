@@ -79,6 +79,9 @@ const Preview = Type.Object({
   deployed_commit: Nullable(Type.String()),
   url: Type.String(),
   pod_id: Nullable(Type.String()),
+  database_branch_id: Nullable(
+    Type.String({ description: "the merge request's branch of the linked database (attached: DATABASE_URL)" }),
+  ),
   build_id: Nullable(Type.String()),
   error: Nullable(Type.String()),
   created_at: Timestamp,
@@ -104,6 +107,7 @@ export function previewRoutes(app: FastifyInstance, svc: PreviewsService, urls: 
     ...{ id: p.id, link_id: p.link_id, app_name: p.app_name, project: p.project, merge_request_iid: p.mr_iid },
     ...{ source_branch: p.source_branch, state: p.state, commit: p.sha, deployed_commit: p.deployed_sha },
     ...{ url: previewUrl(urls, p.slug), pod_id: p.pod_id, build_id: p.build_id, error: p.error },
+    database_branch_id: p.db_branch_id,
     ...{ created_at: p.created_at.toISOString(), updated_at: p.updated_at.toISOString() },
     closed_at: p.closed_at?.toISOString() ?? null,
   });
@@ -118,7 +122,7 @@ export function previewRoutes(app: FastifyInstance, svc: PreviewsService, urls: 
         "Link a GitLab project for preview environments: each merge request gets a build of its source branch as the pod <app_name>-mr-<n>. Answers the webhook URL and its secret (shown once) for the project's webhook.",
       summaryKo: "GitLab 프로젝트를 미리보기 환경에 연결합니다. 웹훅 주소와 비밀값(한 번만 표시)을 돌려줍니다.",
       auth: write,
-      errors: ["invalid_request", "destination_forbidden", "conflict"],
+      errors: ["invalid_request", "destination_forbidden", "conflict", "not_found"],
       body: LinkBody,
       response: { 201: CreatedLink },
       handler: async (request, reply) => {

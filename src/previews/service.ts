@@ -10,6 +10,8 @@ import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
 import { isUniqueViolation } from "../store/db.js";
 import { normalizeBaseUrl, PreviewGitLabError } from "./gitlab.js";
+import { findBranchableDatabase } from "../databases/public.js";
+import type { Platform } from "../kernel/context.js";
 import * as repo from "./repo.js";
 
 export const RECONCILE_JOB = "previews.reconcile";
@@ -25,6 +27,8 @@ export interface PreviewUrls {
 
 export interface PreviewsDeps {
   db: Db;
+  /** the platform, for the databases area's branches (src/databases/public.ts) */
+  platform: Platform;
   jobs: Pick<JobQueue, "send">;
   secrets: SecretBox;
   outbound: Outbound;
@@ -93,13 +97,9 @@ export function previewsService(deps: PreviewsDeps) {
       if (err instanceof PreviewGitLabError) throw new ApiError("invalid_request", err.message);
       throw new ApiError("invalid_request", `base_url: ${(err as Error).message}`);
     }
-    // previews would branch the database per merge request (issue 30); until the databases area offers branches a
-    // link naming one is refused rather than silently run without it (README, "Not done")
-    if (input.database)
-      throw new ApiError(
-        "invalid_request",
-        "database: database branches are not available on this platform yet; link without it and give the preview's DATABASE_URL in env.",
-      );
+    // each merge request gets a branch of this database (jobs.ts): it must be the owner's, and is kept by id
+    const databaseId = input.database ? await findBranchableDatabase(deps.platform, p, input.database) : null;
+    if (input.database && !databaseId) throw notFound("database");
     const secret = randomBytes(24).toString("base64url");
     const id = randomUUID();
     try {
@@ -118,7 +118,7 @@ export function previewsService(deps: PreviewsDeps) {
           port: input.port === undefined ? 8080 : input.port,
           size: input.size ?? "nano",
           env_sealed: secrets.seal(JSON.stringify(input.env ?? {}), repo.ENV_COLUMN),
-          database_id: input.database ?? null,
+          database_id: databaseId,
           idle_stop_seconds:
             input.idle_stop_seconds === undefined ? DEFAULT_IDLE_STOP_SECONDS : input.idle_stop_seconds,
           max_age_seconds: input.max_age_seconds ?? DEFAULT_MAX_AGE_SECONDS,

@@ -1,8 +1,9 @@
 /**
  * Preview environments (issue 30) through HTTP on real PostgreSQL, buildah, podman and the edge, against the local
  * GitLab fake: a merge-request webhook builds the branch's archive and serves it at <app>-mr-<n>.<apps domain> with
- * the URL posted as a note; a push rolls it to the new commit; close removes the pod and the URL; a wrong or missing
- * secret is refused with nothing recorded.
+ * the URL posted as a note and a branch of the linked database (the parent's rows, checked with psql) attached to the
+ * pod; a push rolls it to the new commit; close removes the pod, the branch and the URL; a wrong or missing secret is
+ * refused with nothing recorded.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +14,9 @@ import type { Edge } from "../../src/edge/module.js";
 import { request } from "../edge/lib.js";
 import { BUSYBOX, createBuildsTestApp } from "../builds/lib.js";
 import { previewsArea } from "../../src/previews/module.js";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { waitFor } from "../databases/lib.js";
 
 const TOKEN = "glpat-preview-token-1234";
 const DOMAIN = "apps.previews.test";
@@ -27,6 +31,10 @@ let gl: FakeGitlab;
 let user: { token: string; id: string };
 let link: any;
 let busybox: Buffer;
+/** the database each preview gets a branch of */
+let shopDb: any;
+const psql = async (url: string, sql: string) =>
+  (await promisify(execFile)("psql", [url, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])).stdout.trim();
 const app = `shop${process.pid % 10000}`;
 
 const api = (method: "GET" | "POST" | "DELETE", url: string, body?: unknown) =>
@@ -74,6 +82,11 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
     gl = await startFakeGitlab({ token: TOKEN, groups: [{ name: "Acme", path: "acme" }] });
     gl.addProject(app);
     user = await signup(t.app);
+    const db = await api("POST", "/v1/databases", { name: `${app}-db` });
+    assert.equal(db.statusCode, 201, db.body);
+    shopDb = db.json();
+    await waitFor(t, user.token, shopDb.id, (d) => d.state === "running");
+    await psql(shopDb.database_url, "CREATE TABLE products (name text); INSERT INTO products VALUES ('tea'), ('cup')");
   });
   after(async () => {
     for (const p of (await call(t.app, { url: "/v1/pods", token: user.token })).json())
@@ -86,7 +99,7 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
   test("a link answers the webhook URL and its secret once; the token is never shown", async () => {
     const res = await api("POST", "/v1/previews/links", {
       ...{ base_url: gl.url, project: `acme/${app}`, token: TOKEN, app_name: app, port: 8080 },
-      idle_stop_seconds: null,
+      ...{ idle_stop_seconds: null, database: shopDb.slug },
     });
     assert.equal(res.statusCode, 201, res.body);
     link = res.json();
@@ -102,17 +115,14 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
       409,
       "conflict",
     );
-    // database branches have not landed: a link naming a database is refused, not run without its branch
+    assert.equal(link.database, shopDb.id);
+    // a database that is not the caller's cannot be branched for previews
     expectError(
       await api("POST", "/v1/previews/links", {
-        base_url: gl.url,
-        project: "x/y",
-        token: TOKEN,
-        app_name: "other",
-        database: "db",
+        ...{ base_url: gl.url, project: "x/y", token: TOKEN, app_name: "other", database: "no-such-db" },
       }),
-      400,
-      "invalid_request",
+      404,
+      "not_found",
     );
     expectError(
       await api("POST", "/v1/previews/links", {
@@ -164,6 +174,28 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
       listed.map((p: any) => [p.merge_request_iid, p.state]),
       [[7, "running"]],
     );
+    // the merge request's branch of the linked database: the parent's rows, attached to the pod (DATABASE_URL)
+    const branch = (await api("GET", `/v1/databases/${running.database_branch_id}`)).json();
+    assert.deepEqual([branch.parent_id, branch.state, branch.slug], [shopDb.id, "running", `${app}-mr-7`]);
+    assert.deepEqual(pod.databases, [branch.id]);
+    const env = await api("POST", `/v1/pods/${pod.id}/exec`, { command: ["/bin/busybox", "env"] });
+    assert.equal(env.statusCode, 200, env.body);
+    assert.match(
+      env.json().stdout,
+      new RegExp(`DATABASE_URL=postgres://[^\\n]*:${branch.port}/`),
+      "the pod's DATABASE_URL is the branch's",
+    );
+    // the branch's own password, revealed once as for any database
+    const tables = await call(t.app, {
+      method: "POST",
+      url: `/v1/databases/${branch.id}/initial-credentials`,
+      token: user.token,
+    });
+    assert.equal(tables.statusCode, 200, tables.body);
+    assert.equal(
+      await psql(tables.json().database_url, "SELECT string_agg(name, ',' ORDER BY name) FROM products"),
+      "cup,tea",
+    );
   });
 
   test("a push to the branch rolls the preview to the new commit", async () => {
@@ -192,6 +224,8 @@ describe("previews: merge request → build, pod, URL; push → rollout; close �
     );
     const pod = await api("GET", `/v1/pods/${before.pod_id}`);
     assert.ok(pod.statusCode === 404 || pod.json().desired_state === "removed", pod.body);
+    const branch = (await api("GET", `/v1/databases/${before.database_branch_id}`)).json();
+    assert.equal(branch.desired_state, "removed", "the database branch is deleted with the preview");
     await until("URL gone", 30_000, async () => (await served(`${app}-mr-7.${DOMAIN}`)).status === 404);
     const events = (await api("GET", `/v1/events?resource_kind=preview&resource_id=${before.id}`)).json().items;
     assert.deepEqual(
