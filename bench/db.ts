@@ -7,10 +7,13 @@
  *    the same again with the job workers left to poll (wake-on-send off) to show what it buys;
  *  - snapshot of a ~1 GB instance: POST .../backup until the command succeeded, MB/s,
  *    beside `cp -r` of the same data directory;
- *  - PITR of that instance: POST .../restore {target_time} (DB_RESTORE_ENABLED=1) until running again.
+ *  - PITR of that instance: POST .../restore {target_time} (DB_RESTORE_ENABLED=1) until running again;
+ *  - branches (bench/lib/db-branch.ts): a BENCH_BRANCH_MB database (default 1024) branched at now, beside a full
+ *    PITR restore of the same database and `cp -r` of its data directory (target ≤ 0.5× the restore).
  *
  * The platform runs in this process (buildApp + job workers, as in the tests) over an embedded
- * control store; requests go through app.inject. Options: BENCH_CREATES (default 20), BENCH_GB (default 1).
+ * control store; requests go through app.inject. Options: BENCH_CREATES (default 20), BENCH_GB (default 1),
+ * BENCH_BRANCH_MB (default 1024).
  */
 import { execFile } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
@@ -22,11 +25,13 @@ import { ensureTraversable } from "../src/pgserver/cluster.js";
 import { postgresRunAs } from "../src/pgserver/system-user.js";
 import { bareCreate as bareCreateIn } from "./lib/bare-postgres.js";
 import { clientFor, sleep, startDbPlatform, until } from "./lib/db-platform.js";
+import { benchBranch } from "./lib/db-branch.js";
 import { mbps, ms, pct, printTable, secs } from "./lib/report.js";
 
 const run = promisify(execFile);
 const CREATES = Number(process.env.BENCH_CREATES ?? 20);
 const GB = Number(process.env.BENCH_GB ?? 1);
+const BRANCH_MB = Number(process.env.BENCH_BRANCH_MB ?? 1024);
 const PG_MAJOR = 17;
 
 const root = await mkdtemp(path.join(os.tmpdir(), "bench-db-"));
@@ -36,7 +41,8 @@ await ensureTraversable(root, runAs);
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 // ---------------------------------------------------------------- the platform, in process (lib/db-platform.ts)
-const { store, db, jobs, app, databases, api, token, commandDone, idle } = await startDbPlatform(root);
+const platform = await startDbPlatform(root);
+const { store, db, jobs, app, databases, api, token, commandDone, idle } = platform;
 const bareCreate = () => bareCreateIn(root, PG_MAJOR, runAs);
 
 let seq = 0;
@@ -236,6 +242,9 @@ try {
     `${(pitrMs / (cpMs + bareP50)).toFixed(2)}×`,
   );
 
+  const branch = await benchBranch(platform, root, BRANCH_MB, log);
+  rows.push(...branch.rows);
+
   console.log(
     `\nPostgreSQL ${PG_MAJOR} (embedded binaries), ${os.cpus().length} CPUs, ${CREATES} creations (+1 warm-up each)`,
   );
@@ -243,6 +252,9 @@ try {
   const ok = pct(p, 50) <= 0.3 * bareP50;
   console.log(
     `\ntarget p50 create→running ≤ 0.3× bare initdb+start (issue 34): ${ok ? "met" : "NOT met"} (${(pct(p, 50) / bareP50).toFixed(2)}×)`,
+  );
+  console.log(
+    `target branch at now ≤ 0.5× a PITR restore of the same database (issue 30): ${branch.ratio <= 0.5 ? "met" : "NOT met"} (${branch.ratio.toFixed(2)}×)`,
   );
 } finally {
   await app.close().catch(() => {});
