@@ -101,7 +101,11 @@ export async function benchBranch(
     await idle(res.json.id); // its first base backup
     const del = await api("DELETE", `/v1/databases/${res.json.id}`, token);
     await commandDone(res.json.id, del.json.command_id, 120_000, 50);
-    return { took, marks, result: rows[0].result as { method: string; copy: string } };
+    return {
+      took,
+      marks,
+      result: rows[0].result as { method: string; copy: string; copy_ms: number; start_ms: number },
+    };
   };
 
   log("branch at now");
@@ -138,7 +142,12 @@ export async function benchBranch(
         `PITR restore of it: ${secs(pitrMs)}`,
         `${ratio.toFixed(2)}×`,
       ],
-      ["", "", `cp -r of its data directory: ${secs(cpMs)}`, `${(now.took / cpMs).toFixed(2)}×`],
+      [
+        `  of which copy ${secs(now.result.copy_ms)}, start ${secs(now.result.start_ms)}`,
+        "",
+        `cp -r of its data directory: ${secs(cpMs)}`,
+        `${(now.took / cpMs).toFixed(2)}×`,
+      ],
       [
         `branch at a past moment, ${size} (${past.result.method})`,
         secs(past.took),

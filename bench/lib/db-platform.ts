@@ -61,6 +61,9 @@ export async function startDbPlatform(root: string) {
     DB_RESTORE_ENABLED: "1",
     DB_MAX_INSTANCES: "100",
     REGISTRY_PORT: "0", // the platform's registry is not what this measures: any free port, never a clash
+    // nor are the edge and the S3 gateway: free ports, so a platform running beside the benchmark is no clash
+    EDGE_PORT: "0",
+    S3_PORT: "0",
   };
   const config = loadConfig(env);
   const benchLog = pino({ level: "silent" });

@@ -54,7 +54,6 @@ export function executors(
       reset,
     });
     if (row.desired_state === "paused") await provider.stop(row.id);
-    const st = await provider.status(row.id);
     return {
       patch: {
         state: row.desired_state === "paused" ? "paused" : "running",
@@ -62,10 +61,12 @@ export function executors(
         host: made.endpoint.host,
         port: made.endpoint.port,
         branched_at: new Date(made.branchedAt),
-        ha_enabled: st.standby !== null,
-        pool_enabled: st.pool?.enabled ?? false,
+        ha_enabled: false, // a copy has no standby (a reset drops the branch's); its pool setting is kept
       },
-      result: { method: made.method, copy: made.copy, from_backup: made.fromBackupId, branched_at: made.branchedAt },
+      result: {
+        ...{ method: made.method, copy: made.copy, from_backup: made.fromBackupId, branched_at: made.branchedAt },
+        ...{ copy_ms: made.timings.copyMs, start_ms: made.timings.startMs },
+      },
       // the branch's own archive starts here: its first base backup is the start of its recoverable window
       followUps: row.desired_state === "paused" ? [] : ["base_backup"],
     };

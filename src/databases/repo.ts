@@ -122,16 +122,6 @@ export async function listDatabases(q: Queryable, owner: Owner, refs: string[] |
   return rows;
 }
 
-/** The live branches of an instance (not deleted), oldest first. */
-export async function branchesOf(q: Queryable, parentId: string): Promise<DatabaseRow[]> {
-  const { rows } = await q.query<DatabaseRow>(
-    `SELECT * FROM databases WHERE parent_id = $1 AND state <> 'removed' AND desired_state <> 'removed' AND purged_at IS NULL
-      ORDER BY created_at`,
-    [parentId],
-  );
-  return rows;
-}
-
 /** A new instance in state creating; a live slug taken raises the unique violation databases_slug_live. */
 export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
   await q.query(

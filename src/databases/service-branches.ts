@@ -3,6 +3,7 @@ import type pg from "pg";
 import { ApiError, badRequest } from "../http/errors.js";
 import type { Principal } from "../auth/principal.js";
 import * as repo from "./repo.js";
+import { branchesOf } from "./branches-repo.js";
 import {
   checkRecoverable,
   checkRetentionWindow,
@@ -83,7 +84,7 @@ export function branchOperations(deps: Pick<DatabasesDeps, "db">, core: ServiceC
   /** The parent's live branches, oldest first. */
   async function listBranches(p: Principal, parentRef: string) {
     const parent = await core.get(p, parentRef);
-    return repo.branchesOf(db, parent.id);
+    return branchesOf(db, parent.id);
   }
 
   /**

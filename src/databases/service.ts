@@ -7,6 +7,7 @@ import { ownerKey } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import { generatePassword } from "./provider/local/index.js";
 import * as repo from "./repo.js";
+import { branchesOf } from "./branches-repo.js";
 import { awaitCommand, requireHost, sendCommand, supersedeRotations } from "./placement.js";
 import {
   checkRecoverable,
@@ -201,7 +202,7 @@ export function databasesService(deps: DatabasesDeps) {
   const remove = (p: Principal, ref: string) =>
     command(p, ref, async (row, tx) => {
       requireLive(row);
-      const branches = await repo.branchesOf(tx, row.id);
+      const branches = await branchesOf(tx, row.id);
       if (branches.length)
         throw new ApiError(
           "has_branches",

@@ -4,6 +4,9 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
 import { connect, connectError, sleep, waitCommand, waitFor } from "./lib.js";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { databasesArea, type DatabasesState } from "../../src/databases/module.js";
 
 /**
  * Database branches through the API on real servers (issue 30), checked with psql: a branch at now and at a past
@@ -34,7 +37,7 @@ describe("databases: branches", { concurrency: false }, () => {
     assert.equal(res.statusCode, 201, res.body);
     const made = res.json();
     const d = await waitCommand(t, user.token, made.id, made.command_id, 120_000);
-    assert.equal(d.state, "running");
+    assert.equal(d.state, "running", JSON.stringify([d.status_reason, d.commands]));
     return { ...made, ...d, database_url: made.database_url };
   };
 
@@ -139,6 +142,31 @@ describe("databases: branches", { concurrency: false }, () => {
     await waitCommand(t, user.token, branch.id, res.json().command_id, 120_000);
     assert.deepEqual(await numbers(branch.database_url, "t"), await numbers(parent.database_url, "t"));
     expectError(await api("POST", `/v1/databases/${parent.id}/reset`), 409, "not_a_branch");
+  });
+
+  test("a copy cut short by a kill -9 (half a directory, no command left) is made again by the reconciler", async () => {
+    // what a kill -9 mid-copy leaves: the server down, the record not provisioned, a half-copied directory, the row
+    // creating and no open command (its job lost)
+    const provider = t.platform.state<DatabasesState>("databases").provider;
+    await provider.stop(branch.id);
+    const instanceDir = path.join(t.platform.config.dataDir, "instances", branch.id);
+    const record = JSON.parse(await readFile(path.join(instanceDir, "instance.json"), "utf8"));
+    await writeFile(path.join(instanceDir, "instance.json"), JSON.stringify({ ...record, provisioned: false }));
+    await rm(path.join(instanceDir, "nodes", "a", "base"), { recursive: true });
+    await t.db.query("UPDATE databases SET state = 'creating' WHERE id = $1", [branch.id]);
+    await t.db.query(
+      "UPDATE database_commands SET status = 'failed' WHERE database_id = $1 AND status <> 'succeeded'",
+      [branch.id],
+    );
+    await psql(parent.database_url, "INSERT INTO t VALUES (6000)");
+    const reconcile = databasesArea.jobs!(t.platform, t.platform.state("databases")).find(
+      (j) => j.name === "databases.reconcile",
+    )!;
+    await reconcile.handler({}, { id: "test", retryCount: 0 });
+    const d = await waitFor(t, user.token, branch.id, (x) => x.state === "running", 120_000);
+    const latest = d.commands.find((c: any) => c.kind !== "base_backup");
+    assert.equal(latest.kind, "branch", "a branch is made again, not an empty database provisioned");
+    assert.deepEqual(await numbers(branch.database_url, "t"), await numbers(parent.database_url, "t"));
   });
 
   test("times follow the restore rules", async () => {

@@ -160,7 +160,7 @@ export interface BranchRequest {
   parentId: string;
   /** The moment to copy (within the parent's archive); omitted = now. */
   targetTime?: Date;
-  /** The branch's own passwords for the owner and the customer superuser (ignored by a reset, which keeps the branch's). */
+  /** The branch's passwords for the owner and the customer superuser the first time (later copies keep the branch's). */
   spec: InstanceSpec;
   /** Replace the data of a branch that exists (reset to the parent's current state), keeping its passwords. */
   reset?: boolean;
@@ -176,6 +176,8 @@ export interface BranchResult {
   /** How files were copied: reflink (copy-on-write clones) or copy (the filesystem has no reflink). */
   copy: "reflink" | "copy" | "verified";
   fromBackupId: string | null;
+  /** where the time went: the copy (with the replay, for recovery) and the start (crash recovery, for live) */
+  timings: { copyMs: number; startMs: number };
 }
 
 export interface ExtensionOptions {

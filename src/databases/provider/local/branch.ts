@@ -17,6 +17,7 @@ import { startPoolFor } from "./pooling.js";
 import { CUSTOMER_SUPERUSER, saveSecrets } from "./record.js";
 import { flushWalToArchive } from "./recovery.js";
 import { scramVerifier } from "./scram.js";
+import { ensureCertificate } from "./tls.js";
 import { disableStandby } from "./standby.js";
 import { parseLsn, segmentOf, segmentName } from "./wal.js";
 
@@ -38,6 +39,7 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
     throw new ProviderError("bad_spec", "the branch moment is in the future");
   if (req.parentId === id) throw new ProviderError("bad_spec", "a database cannot be its own branch");
   return host.serial(id, async () => {
+    const timings = { copyMs: 0, startMs: 0 };
     const parent = await host.load(req.parentId);
     const branch = await host.load(id);
     if (branch.record.version !== parent.record.version)
@@ -58,21 +60,34 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
     await saveSecrets(branch.layout, branch.secrets);
     branch.record.walSegmentBytes = parent.record.walSegmentBytes;
     await branch.save();
-    await host.prepareDirs(branch);
+    await host.prepareDirs(branch, { certificate: false });
     await stopCluster(branch.primary, "immediate").catch(() => {});
+    // the branch's own certificate (its host names) is made while its data is copied
+    const certificate = ensureCertificate(
+      branch.layout.tlsDir,
+      branch.record.hostnames[0] ?? "localhost",
+      branch.record.hostnames,
+      host.runAs,
+    );
+    certificate.catch(() => {}); // awaited below; a failure is reported there, not as an unhandled rejection
 
-    let made: { at: Date; method: "live" | "recovery"; copy: BranchResult["copy"]; fromBackupId: string | null };
+    let made: Made;
+    const t0 = Date.now();
     if (!targetTime && (await isRunning(parent.primary))) {
       const live = await liveCopy(parent, branch.primary.dataDir, branch.runAs);
+      timings.copyMs = Date.now() - t0;
+      await certificate;
       await branch.writeNodeConfig(branch.primaryNode, { kind: "primary" });
       try {
         await startCluster(branch.primary, 3600);
       } catch (err) {
         throw new ProviderError("start_failed", `the branch did not start: ${(err as Error).message}`);
       }
-      made = { ...live, method: "live", fromBackupId: null };
+      timings.startMs = Date.now() - t0 - timings.copyMs;
+      made = { ...live, method: "live", fromBackupId: null, timings };
     } else {
       // the parent's WAL up to the moment must be in its archive (one commit and a segment switch on the parent)
+      await certificate;
       if (await isRunning(parent.primary)) await flushWalToArchive(parent);
       const backup = chooseBackup(await listStoredBackups(parent.layout.baseBackups), targetTime);
       const run = (t: Date | null) => recoverInto(branch, backup, parent.layout.walArchive, t);
@@ -81,7 +96,8 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
         if (!(err instanceof TargetBeyondWal)) throw err;
         return run(null);
       });
-      made = { at: targetTime ?? new Date(), method: "recovery", copy: "verified", fromBackupId: backup.id };
+      timings.copyMs = Date.now() - t0; // restore of the backup's files and the replay, together
+      made = { at: targetTime ?? new Date(), method: "recovery", copy: "verified", fromBackupId: backup.id, timings };
     }
     await applyCredentials(branch, req);
     branch.record.provisioned = true;
@@ -93,10 +109,15 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
   });
 }
 
-function resultOf(
-  branch: InstanceContext,
-  made: { at: Date; method: "live" | "recovery"; copy: BranchResult["copy"]; fromBackupId: string | null } | null,
-): BranchResult {
+interface Made {
+  at: Date;
+  method: "live" | "recovery";
+  copy: BranchResult["copy"];
+  fromBackupId: string | null;
+  timings: BranchResult["timings"];
+}
+
+function resultOf(branch: InstanceContext, made: Made | null): BranchResult {
   const from = branch.record.branchedFrom!;
   return {
     instanceId: branch.record.id,
@@ -105,18 +126,20 @@ function resultOf(
     method: made?.method ?? from.method,
     copy: made?.copy ?? "copy",
     fromBackupId: made?.fromBackupId ?? null,
+    timings: made?.timings ?? { copyMs: 0, startMs: 0 },
   };
 }
 
 /**
- * The branch's own passwords for the owner and the customer superuser; a reset re-applies the ones the branch had
- * (kept as verifiers, which rotations update), so its URL keeps working. Other roles come as they were in the parent.
+ * The branch's own passwords for the owner and the customer superuser, from the spec the first time; afterwards (a
+ * reset, or a copy redone after a crash) the ones the branch has are re-applied (kept as verifiers, which rotations
+ * update), so its URL keeps working. Other roles come as they were in the parent.
  */
 async function applyCredentials(branch: InstanceContext, req: BranchRequest): Promise<void> {
   const owner = branch.record.user;
   const kept = branch.secrets.roleVerifiers ?? {};
   const verifiers =
-    req.reset && kept[owner] && kept[CUSTOMER_SUPERUSER]
+    kept[owner] && kept[CUSTOMER_SUPERUSER]
       ? { [owner]: kept[owner], [CUSTOMER_SUPERUSER]: kept[CUSTOMER_SUPERUSER] }
       : {
           [owner]: scramVerifier(req.spec.password) ?? req.spec.password,
