@@ -47,6 +47,8 @@ export function executors(
   };
   const branchInto = async (row: repo.DatabaseRow, reset: boolean): Promise<ExecutorOutput> => {
     if (!row.parent_id) throw new ProviderError("bad_spec", "this database is not a branch");
+    // the copy starts the branch's history again: backups of an earlier one are dropped with it (branch.ts)
+    await repo.deleteAllBackups(db, row.id);
     const made = await provider.branch(row.id, {
       parentId: row.parent_id,
       targetTime: reset ? undefined : (row.branch_target ?? undefined),

@@ -54,6 +54,10 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
       await disableStandby(branch);
     }
     branch.record.provisioned = false; // until the copy is complete, start() must not run a half-made directory
+    // a copy starts a new history: WAL and backups of an earlier one (a reset, a copy cut short) would collide with it
+    // (same segment names, other contents: archive_command refuses them and backups wait for them forever)
+    await rm(branch.layout.walArchive, { recursive: true, force: true });
+    await rm(branch.layout.baseBackups, { recursive: true, force: true });
     // the copied data holds the parent's platform roles: the branch reaches its server with the parent's passwords
     branch.secrets.adminPassword = parent.secrets.adminPassword;
     branch.secrets.replicationPassword = parent.secrets.replicationPassword;
