@@ -42,6 +42,7 @@ import { cronArea } from "./cron/module.js";
 import { previewsArea } from "./previews/module.js";
 import { eventsArea } from "./events/module.js";
 import { metricsArea } from "./metrics/module.js";
+import { drainsArea } from "./drains/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -82,6 +83,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   previewsArea, // after builds and apps: it uses their capabilities
   eventsArea,
   metricsArea, // after apps and the edge: reads pods and the edge's minutes through their public.ts
+  drainsArea, // log drains: reads pods through apps' public.ts, sees the edge's answers through "edgeAccessLog"
   edgeArea,
   bucketsArea,
   billingArea,

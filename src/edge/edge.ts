@@ -136,12 +136,14 @@ export class Edge {
     const signIn = this.signIn();
     const suiteSignIn = this.suiteSignIn();
     const wake = this.p.kernel.use("edgeWake");
+    const accessLogs = this.p.kernel.all("edgeAccessLog");
     this.waker = new Waker(this.routes, { wake, timeoutMs: this.config.wakeTimeoutMs, log: this.p.log });
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
       observe: (o) => {
         this.stats.record(o);
+        for (const sink of accessLogs) sink.record(o);
         this.observe?.(o);
       },
       challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,

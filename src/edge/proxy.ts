@@ -17,14 +17,9 @@ import { UpstreamPools } from "./upstream.js";
 import type { Waker } from "./wake.js";
 
 /** What the edge saw of one answered request (statistics, issue 11, aggregate these in memory). */
-export interface EdgeObservation {
-  host: string;
-  target: EdgeTarget | null;
-  status: number;
-  ms: number;
-  /** bytes written to the visitor for this answer, headers included */
-  bytes: number;
-}
+import type { EdgeObservation } from "./contract.js";
+
+export type { EdgeObservation };
 
 export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
@@ -347,12 +342,21 @@ class Observed implements EdgeObservation {
   readonly written: number;
   readonly started = performance.now();
 
+  readonly method: string | undefined;
+  readonly path: string | undefined;
+  readonly userAgent: string | undefined;
+
   constructor(
+    req: IncomingMessage,
     /** the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body */
     readonly socket: IncomingMessage["socket"],
     readonly report: (o: EdgeObservation) => void,
   ) {
     this.written = socket.bytesWritten;
+    // references only (no copy, no parse): an access line is formatted later, off the request path
+    this.method = req.method;
+    this.path = req.url;
+    this.userAgent = req.headers["user-agent"];
   }
 }
 
@@ -360,7 +364,7 @@ const OBSERVED = Symbol("edge observed");
 type ObservedResponse = ServerResponse & { [OBSERVED]?: Observed };
 
 function observe(req: IncomingMessage, res: ServerResponse, report: (o: EdgeObservation) => void): Observed {
-  const seen = new Observed(req.socket, report);
+  const seen = new Observed(req, req.socket, report);
   (res as ObservedResponse)[OBSERVED] = seen;
   res.on("finish", finished); // one shared listener, no closure per request
   return seen;
