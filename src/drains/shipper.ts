@@ -40,6 +40,7 @@ export interface ShipperDeps {
 }
 
 const MS = 1_000_000n;
+type ContainersOf = (podId: string) => Promise<string[]>;
 
 /** ns since the epoch as RFC 3339 with nanoseconds (UTC). */
 export function nsTime(ns: bigint): string {
@@ -125,9 +126,19 @@ export class DrainShipper {
           .finally(() => this.inFlight.delete(d.id)),
       );
     };
+    // a pod's containers are listed once per pass, whatever number of drains ship it
+    const listed = new Map<string, Promise<string[]>>();
+    const containersOf = (podId: string) => {
+      let names = listed.get(podId);
+      if (!names) {
+        names = this.d.runtime!.list({ "platform.pod": podId }).then((cs) => cs.map((k) => k.name).sort());
+        listed.set(podId, names);
+      }
+      return names;
+    };
     for (const d of podDrains) {
       const mine = pods.filter((p) => matchesPod(d, p));
-      if (mine.length) take(d, () => this.shipPods(d, mine));
+      if (mine.length) take(d, () => this.shipPods(d, mine, containersOf));
     }
     for (const d of edgeDrains) take(d, () => this.shipEdge(d));
     if (now - this.lastPrune > 60_000) {
@@ -159,12 +170,12 @@ export class DrainShipper {
     }
   }
 
-  private async shipPods(d: repo.DrainRow, pods: PodLogSource[]): Promise<void> {
-    for (const pod of pods) if (!(await this.shipPod(d, pod))) return;
+  private async shipPods(d: repo.DrainRow, pods: PodLogSource[], containersOf: ContainersOf): Promise<void> {
+    for (const pod of pods) if (!(await this.shipPod(d, pod, containersOf))) return;
   }
 
   /** One pod's lines after the drain's cursor; false when the destination failed (the drain waits its back-off). */
-  private async shipPod(d: repo.DrainRow, pod: PodLogSource): Promise<boolean> {
+  private async shipPod(d: repo.DrainRow, pod: PodLogSource, containersOf: ContainersOf): Promise<boolean> {
     const c = this.d.config;
     const runtime = this.d.runtime!;
     const cur = await repo.claimCursor(this.d.db, d.id, pod.id, c.claimSeconds, BigInt(d.created_at.getTime()) * MS);
@@ -174,10 +185,10 @@ export class DrainShipper {
       const pos = { ns: BigInt(cur.at_ns), count: cur.at_count };
       const untilNs = nowNs - BigInt(c.settleMs) * MS;
       if (untilNs <= pos.ns) return true;
-      const containers = (await runtime.list({ "platform.pod": pod.id })).sort((a, b) => a.name.localeCompare(b.name));
       let lines: LogLine[] = [];
       // from a nanosecond before the cursor: lines of exactly its time come again and the first `count` are skipped
-      for (const k of containers) lines.push(...(await runtime.logLines!(k.name, pos.ns - 1n, untilNs)));
+      for (const name of await containersOf(pod.id))
+        lines.push(...(await runtime.logLines!(name, pos.ns - 1n, untilNs)));
       lines.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
       let skip = pos.count;
       lines = lines.filter((l) => !(l.ns === pos.ns && skip-- > 0));
