@@ -313,7 +313,7 @@ export async function readEdgeLines(
     `WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
      SELECT l.tx::text, l.seq::text, l.at, l.line, l.tx < s.xmin AS final FROM drain_edge_lines l, s
       WHERE (tx, seq) > ($1::xid8, $2::bigint) AND ${edgeWhere(d)}
-      ORDER BY tx, seq LIMIT $6`,
+      ORDER BY l.tx, l.seq LIMIT $6`,
     [after.tx, after.seq, ...edgeParams(d), limit],
   );
   const held = rows.findIndex((r) => !r.final);
