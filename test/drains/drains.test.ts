@@ -168,7 +168,12 @@ test("the edge's access lines of an app reach its drain", async () => {
   await new Promise((r) => setTimeout(r, 400));
   for (let i = 0; i < 5; i++) assert.equal((await get(`/?probe=${i}`)).status, 200);
   assert.equal((await get("/no-such-file")).status, 404);
-  await until("access lines", rx.lines, (ls) => ls.filter((l) => /probe=|no-such/.test(l.path)).length >= 6);
+  await until(
+    "access lines",
+    () => rx.lines().map((l) => l.path),
+    (ps) => ps.filter((p) => /probe=|no-such/.test(p)).length >= 6,
+    40_000,
+  );
   const probe = rx.lines().find((l) => l.path === "/?probe=0");
   assert.equal(probe.source, "edge");
   assert.equal(probe.app_kind, "pod");
@@ -295,10 +300,14 @@ test("a dead and a hanging receiver show failures and drops, and the pod's reque
     ([pods, access]) => pods.state.dropped_count > 0 && access.state.failed_attempts >= 1,
   );
   assert.match(stuck[0].state.last_error, /did not answer within/);
-  // the drains' failures never reach the request path: the median stays where it was without them (the machine
-  // is shared, so the bound is loose; a request waiting on a drain would take the 1.5 s send timeout)
+  // the drains' failures never reach the request path: a request waiting on a drain would take the 1.5 s send
+  // timeout. The shipper's reads of the pod's log (podman) do take CPU beside the pod, which a loaded 2-core
+  // machine shows in the median, so the bound is on waiting, not on equal times
   const median = (xs: number[]) => xs[Math.floor(xs.length / 2)];
-  assert.ok(median(timings) < median(baseline) * 2 + 50, `median ${median(timings)} ms, before ${median(baseline)} ms`);
+  process.stderr.write(
+    `pod request median ${median(timings).toFixed(1)} ms with failing drains, ${median(baseline).toFixed(1)} ms before\n`,
+  );
+  assert.ok(median(timings) < 500, `median ${median(timings)} ms, before ${median(baseline)} ms`);
   assert.ok(timings[timings.length - 1] < 1000, `slowest ${timings[timings.length - 1]} ms`);
   for (const d of [dead, slow, slowEdge]) await remove(d.id);
 });
