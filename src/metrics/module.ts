@@ -25,5 +25,12 @@ export const metricsArea = defineArea<MetricsState>({
     }),
   }),
   routes: (_app, ctx) => metricsRoutes(ctx),
-  jobs: (p, s) => metricsJobs({ db: p.db, sampler: s.sampler, log: p.log }),
+  jobs: (p, s) =>
+    metricsJobs({
+      db: p.db,
+      sampler: s.sampler,
+      kernel: p.kernel,
+      hostId: p.kernel.require("hosts").local.id,
+      log: p.log,
+    }),
 });
