@@ -1,9 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobSpec } from "../kernel/area.js";
-import type { Kernel } from "../kernel/kernel.js";
 import type { Db } from "../store/db.js";
 import type { PodSampler } from "./sampler.js";
-import { sampleDatabases } from "./database-sampler.js";
 import { pruneMetrics, rollupHours } from "./rollup.js";
 
 export const SAMPLE_JOB = "metrics.sample-pods";
@@ -18,8 +16,7 @@ export const PRUNE_JOB = "metrics.prune";
 export function metricsJobs(deps: {
   db: Db;
   sampler: PodSampler;
-  kernel: Kernel;
-  hostId: string;
+  sampleDatabases: () => Promise<number>;
   log: FastifyBaseLogger;
 }): JobSpec[] {
   return [
@@ -34,7 +31,7 @@ export function metricsJobs(deps: {
       handler: async () => {
         await Promise.all([
           deps.sampler.sample(),
-          sampleDatabases(deps).catch((err: unknown) => {
+          deps.sampleDatabases().catch((err: unknown) => {
             deps.log.warn({ err }, "database metrics: this minute's pass failed");
           }),
         ]);
