@@ -7,9 +7,3 @@ export const METRICS_ERROR_CODES = {
     "from must be before to; step a multiple of 60 seconds; minutes reach 7 days back, whole-hour steps 90 days; at most 1440 points.",
   ],
 } as const satisfies ErrorTable;
-
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    metrics: typeof METRICS_ERROR_CODES;
-  }
-}
