@@ -1,7 +1,7 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import type { SecretBox } from "../kernel/secrets.js";
-import { maskSecrets, readEnvDoc } from "./secrets/env.js";
+import { maskSecrets, type SecretBox } from "../kernel/secrets.js";
+import { readEnvDoc } from "./secrets/env.js";
 
 /** A pod on a host whose output log drains may ship (src/drains): who owns it, its group, its sealed env. */
 export interface PodLogSource {
