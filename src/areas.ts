@@ -42,6 +42,7 @@ import { cronArea } from "./cron/module.js";
 import { previewsArea } from "./previews/module.js";
 import { eventsArea } from "./events/module.js";
 import { metricsArea } from "./metrics/module.js";
+import { alertsArea } from "./alerts/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -82,6 +83,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   previewsArea, // after builds and apps: it uses their capabilities
   eventsArea,
   metricsArea, // after apps and the edge: reads pods and the edge's minutes through their public.ts
+  alertsArea, // after metrics: reads its samples and the edge's minutes through their public.ts
   edgeArea,
   bucketsArea,
   billingArea,
