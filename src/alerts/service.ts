@@ -72,7 +72,7 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
     return found.id;
   }
 
-  function checkCondition(f: repo.RuleFields): void {
+  function checkCondition(f: Pick<repo.RuleFields, "metric" | "threshold" | "resource_kind">): void {
     if (!metricFits(f.metric as Metric, f.resource_kind))
       throw new ApiError(
         "bad_alert_metric",
@@ -114,6 +114,8 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
       p: Principal,
       f: Required<Pick<RuleInput, "name" | "metric" | "comparison" | "threshold">> & RuleInput,
     ) {
+      // the condition is checked before the reference is looked up: a bad metric is a 400 whatever the resource
+      checkCondition({ metric: f.metric, threshold: f.threshold, resource_kind: f.resource?.kind ?? null });
       const fields: repo.RuleFields = {
         name: f.name,
         resource_kind: f.resource?.kind ?? null,
@@ -125,7 +127,6 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
         for_minutes: f.for_minutes ?? DEFAULT_FOR_MINUTES,
         enabled: f.enabled ?? true,
       };
-      checkCondition(fields);
       return named(f.name, () =>
         auditedTransaction(d.db, p, async (tx) => {
           if ((await repo.listRules(tx, p.owner, null)).length >= MAX_RULES)
