@@ -33,7 +33,9 @@ describe("console alert rules", { skip: haveChromium ? false : "chromium is not 
     await signUp(page, t.baseUrl, email, password);
     const token = (await call(t.app, { method: "POST", url: "/v1/auth/login", body: { email, password } })).json()
       .token;
-    await page.goto(`${t.baseUrl}/alerts`);
+    await page.getByRole("link", { name: "Apps" }).click();
+    await page.getByRole("link", { name: "Alerts", exact: true }).click();
+    await page.getByRole("heading", { name: "Alert rules", level: 1 }).waitFor();
     await page.getByText("No alert rules yet").waitFor();
     for (const body of [
       // no traffic: 0 requests, so `>= 0` holds and fires at once; `> 100` stays ok
