@@ -7,9 +7,3 @@ export const METRICS_ERROR_CODES = {
     "from must be before to, both within the 7 days kept, step a multiple of 60 seconds, and at most 1440 points.",
   ],
 } as const satisfies ErrorTable;
-
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    metrics: typeof METRICS_ERROR_CODES;
-  }
-}
