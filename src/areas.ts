@@ -1,5 +1,7 @@
 import type { AreaModule } from "./kernel/area.js";
 import type { ACCOUNTS_ERROR_CODES } from "./accounts/errors.js";
+import type { ALERTS_ERROR_CODES } from "./alerts/errors.js";
+import type { ALERTS_SCOPES } from "./alerts/scopes.js";
 import type { APPS_ERROR_CODES } from "./apps/errors.js";
 import type { APPS_SCOPES } from "./apps/scopes.js";
 import type { BILLING_ERROR_CODES } from "./billing/errors.js";
@@ -134,6 +136,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
  */
 type ListedTables = {
   accounts: { errors: typeof ACCOUNTS_ERROR_CODES };
+  alerts: { errors: typeof ALERTS_ERROR_CODES; scopes: typeof ALERTS_SCOPES };
   apps: { errors: typeof APPS_ERROR_CODES; scopes: typeof APPS_SCOPES };
   billing: { errors: typeof BILLING_ERROR_CODES; scopes: typeof BILLING_SCOPES };
   buckets: { errors: typeof BUCKETS_ERROR_CODES; scopes: typeof BUCKETS_SCOPES };

@@ -4,9 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const ALERTS_SCOPES = {
   "alert-rules": { instances: true },
 } as const satisfies ScopeTable;
-
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    alerts: typeof ALERTS_SCOPES;
-  }
-}
