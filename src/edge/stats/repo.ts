@@ -256,8 +256,10 @@ export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to:
     status_4xx: string;
     status_5xx: string;
     latency: (string | number)[];
+    bytes_out: string;
   }>(
-    `SELECT target_kind, target_id::text, minute, requests, status_4xx, status_5xx, latency FROM edge_minute_stats
+    `SELECT target_kind, target_id::text, minute, requests, status_4xx, status_5xx, latency, bytes_out
+       FROM edge_minute_stats
       WHERE owner_kind = $1 AND owner_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
     [owner.kind, owner.id, new Date(from), new Date(to)],
   );
@@ -270,6 +272,7 @@ export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to:
     status4xx: Number(r.status_4xx),
     status5xx: Number(r.status_5xx),
     latency: r.latency.map(Number),
+    bytesOut: Number(r.bytes_out),
   }));
 }
 
