@@ -150,7 +150,8 @@ async function seed(from: number, minutes: number) {
 
 test("the hourly roll-up's hour rows are the sums and highest values of their minutes", async () => {
   const now = Date.now();
-  const start = now - (now % HOUR) - 3 * HOUR;
+  // on a two-hour boundary: the 2-hour step's buckets are aligned to it (an odd start left one hour in the first)
+  const start = now - (now % (2 * HOUR)) - 4 * HOUR;
   await seed(start, 120);
   const rolled = await rollupHours(s.t.db, now);
   assert.ok(
