@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
-import { prepareUpstreamHeaders, replayable } from "./headers.js";
+import { prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
@@ -18,8 +18,6 @@ import type { Waker } from "./wake.js";
 
 /** What the edge saw of one answered request (statistics, issue 11, aggregate these in memory). */
 import type { EdgeObservation } from "./contract.js";
-
-export type { EdgeObservation };
 
 export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
@@ -95,6 +93,14 @@ export class EdgeProxy implements AttemptOwner {
     // one object per request, filled in as it goes and handed to `observe` as it is once the answer finished
     const seen = this.opts.observe ? observe(req, res, this.opts.observe) : null;
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    // nginx's replicas failed (502) or went silent (504): a GET/HEAD runs again here on a fresh route
+    const failed = req.headers["x-platform-edge-failed"];
+    if (failed !== undefined) {
+      delete req.headers["x-platform-edge-failed"];
+      if (failed === "504") return sendPage(res, pages.gatewayTimeout(), req.method);
+      if (!replayable(req)) return sendPage(res, pages.badGateway(), req.method);
+      this.routes.drop(hostName(req.headers.host) ?? "");
+    }
     if (this.opts.signIn && isSignIn(req))
       return void this.opts.signIn(req, res).catch((err) => {
         this.opts.log.error({ err }, "edge sign-in failed");
@@ -220,7 +226,7 @@ export class EdgeProxy implements AttemptOwner {
     if (!host) return { page: pages.unknownHost() };
     const { target } = await this.routes.get(host);
     if (!target) return { page: pages.unknownHost() };
-    const proto = (req.socket as Duplex & { encrypted?: boolean }).encrypted ? "https" : "http";
+    const proto = visitorOf(req).https ? "https" : "http";
     return { host, target, url: `${proto}://${req.headers.host}${req.url ?? "/"}` };
   }
 
@@ -341,8 +347,7 @@ class Observed implements EdgeObservation {
   /** the connection's byte count before this answer */
   readonly written: number;
   readonly started = performance.now();
-
-  readonly method: string | undefined;
+  readonly method: string | undefined; // references only: an access line is formatted later, off the request path
   readonly path: string | undefined;
   readonly userAgent: string | undefined;
 
@@ -353,7 +358,6 @@ class Observed implements EdgeObservation {
     readonly report: (o: EdgeObservation) => void,
   ) {
     this.written = socket.bytesWritten;
-    // references only (no copy, no parse): an access line is formatted later, off the request path
     this.method = req.method;
     this.path = req.url;
     this.userAgent = req.headers["user-agent"];
