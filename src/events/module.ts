@@ -24,6 +24,8 @@ export interface EventsState {
   stopWorker: (() => void) | null;
 }
 
+const HELD_RETRY_MS = 20;
+
 /** Events, webhooks and the live stream (issue 31): src/events/README.md. */
 export const eventsArea = defineArea<EventsState, EventsConfig>({
   name: "events",
@@ -58,6 +60,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
       mailer: () => p.kernel.mailer,
       log: p.log,
       config: config.delivery,
+      concurrency: config.concurrency,
     });
     const webhooks = webhookService({ db: p.db, secrets: p.secrets, outbound, jobs: p.jobs });
     return { hub, deliverer, webhooks, config, stopWorker: null };
@@ -66,7 +69,8 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
   jobs: (_p, s) => [
     {
       name: DELIVER_JOB,
-      // one attempt per job: the handler schedules its own retries (3 days of back-off), so the queue's are a safety net
+      // retries (first attempts go out from the dispatcher): one attempt per job, the handler schedules the next
+      // with back-off for 3 days, so the queue's own retries are a safety net
       handler: async (data: { delivery_id: string; manual?: boolean }) =>
         s.deliverer.deliver(data.delivery_id, data.manual === true),
       retryLimit: 3,
@@ -79,13 +83,21 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     let running = false;
     let again = false;
+    let heldTimer: NodeJS.Timeout | null = null;
     const dispatch = async () => {
       if (running) return void (again = true);
       running = true;
       try {
         do {
           again = false;
-          await s.deliverer.dispatch();
+          const { held } = await s.deliverer.dispatch();
+          // rows committed behind a transaction still running: their order is final soon, and that transaction's
+          // commit need not notify (it may have written no event), so read again shortly instead of at the sweep
+          if (held && !heldTimer)
+            heldTimer = setTimeout(() => {
+              heldTimer = null;
+              void dispatch();
+            }, HELD_RETRY_MS);
         } while (again);
       } catch (err) {
         p.log.warn({ err }, "webhook dispatch failed; the next event or sweep retries");
@@ -101,6 +113,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     sweep.unref();
     s.stopWorker = () => {
       unsubscribe();
+      if (heldTimer) clearTimeout(heldTimer);
       clearInterval(sweep);
     };
     await dispatch();

@@ -21,6 +21,8 @@ export interface EndpointRow {
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
+  /** a partner's endpoint: which children's events it receives (null: every child's) */
+  child_ids: string[] | null;
 }
 
 export const SECRET_COLUMN = "webhook_endpoints.secret_sealed";
@@ -167,19 +169,39 @@ export interface DeliveryRow {
   claimed_until: Date | null;
 }
 
-/** A new delivery, or null when the pair exists already (a fan-out repeated after a crash). */
-export async function insertDelivery(
+/** New deliveries in one statement; answers the ids inserted (a pair that exists already, from a fan-out repeated after a crash, is left out). */
+export async function insertDeliveries(
   q: Queryable,
-  id: string,
-  endpointId: string,
-  seq: number,
-): Promise<string | null> {
+  items: { id: string; endpointId: string; seq: number }[],
+): Promise<string[]> {
+  if (!items.length) return [];
   const { rows } = await q.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at)
+     SELECT id, endpoint_id, event_seq, 'pending', now() FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS t(id, endpoint_id, event_seq)
      ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`,
-    [id, endpointId, seq],
+    [items.map((i) => i.id), items.map((i) => i.endpointId), items.map((i) => i.seq)],
   );
-  return rows[0]?.id ?? null;
+  return rows.map((r) => r.id);
+}
+
+/** A successful attempt in one statement: its log row, the delivery done, and the endpoint healthy again if it was failing. */
+export async function recordSuccess(
+  q: Queryable,
+  deliveryId: string,
+  endpointId: string,
+  a: AttemptResult,
+): Promise<void> {
+  await q.query(
+    `WITH attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, manual, status, latency_ms, answer_excerpt, error) VALUES ($1, $3, $4, $5, $6, NULL)
+     ), healthy AS (
+       UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $2 AND failing_since IS NOT NULL
+     )
+     UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = $4, last_latency_ms = $5, last_answer = $6,
+       last_error = NULL, last_attempt_at = now(), state = 'succeeded', next_attempt_at = NULL, claimed_until = NULL
+     WHERE id = $1`,
+    [deliveryId, endpointId, a.manual, a.status, a.latencyMs, a.answer],
+  );
 }
 
 /**
