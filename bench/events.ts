@@ -37,7 +37,7 @@ async function webhookLatency(rows: string[][]): Promise<void> {
   await chmod(root, 0o755);
   await ensureTraversable(root, postgresRunAs());
   const store = await startEmbeddedServer(path.join(root, "store"), "platform");
-  const db = createPool(store.url, 20);
+  const db = createPool(store.url, 60); // the bench's committers, the dispatcher and the first-attempt senders
   await migrate(db, AREAS);
   const env = {
     LOG_LEVEL: "silent",

@@ -61,12 +61,14 @@ export interface Deliverer {
 interface Known {
   endpoint: hooks.EndpointRow;
   event: repo.EventRow;
+  /** the fan-out inserted the delivery claimed for this process until about then (ms) */
+  claimedUntil?: number;
 }
 
 /**
- * A bounded pool of first attempts in this process. Not durable on purpose: a delivery row is pending with
- * next_attempt_at = now() from the fan-out's commit, so if this process dies before an attempt, the sweep queues
- * the delivery on the durable queue after the claim grace (at least once); retries always go through the queue.
+ * A bounded pool of first attempts in this process. Not durable on purpose: a delivery row is pending and claimed
+ * for this process from the fan-out's commit, so if this process dies before or during an attempt, the sweep
+ * queues the delivery on the durable queue once the claim lapses (at least once); retries always go through it.
  */
 function sendPool(concurrency: number, send: (id: string, known: Known) => Promise<void>, log: FastifyBaseLogger) {
   const waiting: { id: string; known: Known }[] = [];
@@ -109,6 +111,9 @@ export function createDeliverer(d: {
   async function dispatch(): Promise<{ n: number; held: boolean }> {
     let total = 0;
     for (;;) {
+      // the fan-out claims its deliveries for this process's first attempts; the claim runs from the transaction's
+      // start in the store, so this clock read before it is a safe lower bound
+      const claimedUntil = Date.now() + c.claimSeconds * 1000;
       const { created, more, held } = await inTransaction(d.db, async (tx) => {
         const pos = await hooks.lockDispatch(tx);
         const { rows, held } = await repo.readAfter(tx, null, pos, BATCH);
@@ -136,12 +141,13 @@ export function createDeliverer(d: {
               partnerOfChild.get(r.owner_id) === ep.owner_id &&
               (ep.child_ids === null || ep.child_ids.includes(r.owner_id));
             if (!(own || child) || !filterMatches(ep.event_types, r.type)) continue;
-            pairs.push({ id: randomUUID(), known: { endpoint: ep, event: r } });
+            pairs.push({ id: randomUUID(), known: { endpoint: ep, event: r, claimedUntil } });
           }
         const inserted = new Set(
           await hooks.insertDeliveries(
             tx,
             pairs.map((p) => ({ id: p.id, endpointId: p.known.endpoint.id, seq: p.known.event.seq })),
+            c.claimSeconds,
           ),
         );
         const last = rows[rows.length - 1];
@@ -184,7 +190,12 @@ export function createDeliverer(d: {
   }
 
   async function deliver(deliveryId: string, manual: boolean, known?: Known): Promise<void> {
-    const delivery = await hooks.claimDelivery(d.db, deliveryId, c.claimSeconds, manual);
+    // a first attempt still well inside the fan-out's claim needs no claim of its own (a query less per delivery);
+    // one that waited in the pool too long claims again, as a queued retry does
+    const held = known?.claimedUntil && Date.now() + c.timeoutMs + 1000 < known.claimedUntil;
+    const delivery = held
+      ? firstAttempt(deliveryId, known)
+      : await hooks.claimDelivery(d.db, deliveryId, c.claimSeconds, manual);
     if (!delivery) return; // done already (a repeated job) or another sender holds it
     const endpoint = known?.endpoint ?? (await hooks.endpointById(d.db, delivery.endpoint_id));
     const event = known?.event ?? (await repo.eventBySeq(d.db, delivery.event_seq));
@@ -261,6 +272,25 @@ export function createDeliverer(d: {
           ].join("\n"),
         })
         .catch((err) => d.log.warn({ err, endpoint: disabled.ep.id }, "webhook disable notice not sent"));
+  }
+
+  /** The delivery row as the fan-out inserted it (pending, no attempt yet), without reading it back. */
+  function firstAttempt(id: string, k: Known): hooks.DeliveryRow {
+    return {
+      id,
+      endpoint_id: k.endpoint.id,
+      event_seq: k.event.seq,
+      state: "pending",
+      attempts: 0,
+      next_attempt_at: new Date(),
+      last_status: null,
+      last_latency_ms: null,
+      last_answer: null,
+      last_error: null,
+      last_attempt_at: null,
+      created_at: new Date(),
+      claimed_until: new Date(k.claimedUntil!),
+    };
   }
 
   async function sweep(): Promise<number> {

@@ -47,7 +47,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
       sweepMs: int(env, "WEBHOOK_SWEEP_MS", 5000, 100, 600_000),
     },
     streamMaxMs: int(env, "EVENT_STREAM_MAX_SECONDS", 1800, 1, 86_400) * 1000,
-    concurrency: int(env, "WEBHOOK_CONCURRENCY", 16, 1, 256),
+    concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, 256),
   }),
   setup: (p, config) => {
     const hub = new EventHub(p.databaseUrl, p.log);

@@ -169,17 +169,22 @@ export interface DeliveryRow {
   claimed_until: Date | null;
 }
 
-/** New deliveries in one statement; answers the ids inserted (a pair that exists already, from a fan-out repeated after a crash, is left out). */
+/**
+ * New deliveries in one statement, claimed for `claimSeconds` by the process that sends their first attempts;
+ * answers the ids inserted (a pair that exists already, from a fan-out repeated after a crash, is left out).
+ */
 export async function insertDeliveries(
   q: Queryable,
   items: { id: string; endpointId: string; seq: number }[],
+  claimSeconds: number,
 ): Promise<string[]> {
   if (!items.length) return [];
   const { rows } = await q.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at)
-     SELECT id, endpoint_id, event_seq, 'pending', now() FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS t(id, endpoint_id, event_seq)
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at, claimed_until)
+     SELECT id, endpoint_id, event_seq, 'pending', now(), now() + make_interval(secs => $4)
+       FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS t(id, endpoint_id, event_seq)
      ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`,
-    [items.map((i) => i.id), items.map((i) => i.endpointId), items.map((i) => i.seq)],
+    [items.map((i) => i.id), items.map((i) => i.endpointId), items.map((i) => i.seq), claimSeconds],
   );
   return rows.map((r) => r.id);
 }
