@@ -131,6 +131,15 @@ async function webhookLatency(rows: string[][]): Promise<void> {
   await all;
   clearTimeout(timeout);
   const elapsed = performance.now() - started;
+  // where the time went, by the store's clock: event commit → fan-out → the attempt's record
+  const { rows: stages } = await db.query<{ fanout: number; attempt: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.created_at - e.created_at)) * 1000 AS fanout,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.at - d.created_at)) * 1000 AS attempt
+       FROM events e JOIN webhook_deliveries d ON d.event_seq = e.seq JOIN webhook_attempts a ON a.delivery_id = d.id`,
+  );
+  log(
+    `median stages: event → fan-out ${Math.round(stages[0].fanout)} ms, fan-out → attempt recorded ${Math.round(stages[0].attempt)} ms`,
+  );
   rows.push([
     `webhooks: ${EVENTS} events at ${RATE}/s`,
     `${latencies.length}/${EVENTS}`,

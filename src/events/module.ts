@@ -7,6 +7,7 @@ import { EVENTS_SCOPES } from "./scopes.js";
 import { eventRoutes } from "./routes.js";
 import { webhookRoutes } from "./webhook-routes.js";
 import { EventHub } from "./hub.js";
+import { orgWebhookAdminsGuard } from "./guard.js";
 import { createDeliverer, DELIVER_JOB, type Deliverer, type DeliveryConfig } from "./delivery.js";
 import { webhookService, type WebhookService } from "./webhook-service.js";
 
@@ -50,6 +51,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, 256),
   }),
   setup: (p, config) => {
+    p.kernel.provide("orgWebhookAdmins", orgWebhookAdminsGuard(p.kernel, p.db));
     const hub = new EventHub(p.databaseUrl, p.log);
     const outbound = outboundFor(p.env);
     const deliverer = createDeliverer({

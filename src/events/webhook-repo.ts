@@ -40,11 +40,12 @@ export async function insertEndpoint(
     | "event_types"
     | "secret_sealed"
     | "notify_email"
+    | "child_ids"
   >,
 ): Promise<EndpointRow> {
   const { rows } = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email, child_ids)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
       e.id,
       e.owner_kind,
@@ -55,6 +56,7 @@ export async function insertEndpoint(
       e.event_types,
       e.secret_sealed,
       e.notify_email,
+      e.child_ids,
     ],
   );
   return rows[0];
@@ -88,15 +90,25 @@ export async function getEndpoint(q: Queryable, owner: Owner, id: string, lock =
 export async function updateEndpoint(
   q: Queryable,
   id: string,
-  f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled">>,
+  f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled" | "child_ids">>,
 ): Promise<EndpointRow> {
   const { rows } = await q.query<EndpointRow>(
     `UPDATE webhook_endpoints SET url = COALESCE($2, url), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
+       child_ids = CASE WHEN $7::boolean THEN $8::uuid[] ELSE child_ids END,
        event_types = COALESCE($5, event_types), enabled = COALESCE($6, enabled),
        disabled_reason = CASE WHEN $6 IS TRUE THEN NULL ELSE disabled_reason END,
        failing_since = CASE WHEN $6 IS TRUE THEN NULL ELSE failing_since END, updated_at = now()
      WHERE id = $1 RETURNING *`,
-    [id, f.url ?? null, f.description !== undefined, f.description ?? null, f.event_types ?? null, f.enabled ?? null],
+    [
+      id,
+      f.url ?? null,
+      f.description !== undefined,
+      f.description ?? null,
+      f.event_types ?? null,
+      f.enabled ?? null,
+      f.child_ids !== undefined,
+      f.child_ids ?? null,
+    ],
   );
   return rows[0];
 }
