@@ -7,12 +7,16 @@ import { EVENTS_SCOPES } from "./scopes.js";
 import { eventRoutes } from "./routes.js";
 import { webhookRoutes } from "./webhook-routes.js";
 import { EventHub } from "./hub.js";
+import { deleteEventsBefore } from "./repo.js";
+import { inTransaction } from "../store/db.js";
 import { orgWebhookAdminsGuard } from "./guard.js";
 import { createDeliverer, DELIVER_JOB, type Deliverer, type DeliveryConfig } from "./delivery.js";
 import { webhookService, type WebhookService } from "./webhook-service.js";
 
 export interface EventsConfig {
   delivery: DeliveryConfig;
+  /** events (with their deliveries and attempts) older than this are deleted by the retention job */
+  retentionDays: number;
   streamMaxMs: number;
   concurrency: number;
 }
@@ -26,6 +30,8 @@ export interface EventsState {
 }
 
 const HELD_RETRY_MS = 20;
+export const RETENTION_JOB = "events.retention";
+const RETENTION_BATCH = 5000;
 
 /** Events, webhooks and the live stream (issue 31): src/events/README.md. */
 export const eventsArea = defineArea<EventsState, EventsConfig>({
@@ -48,6 +54,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
       sweepMs: int(env, "WEBHOOK_SWEEP_MS", 5000, 100, 600_000),
     },
     streamMaxMs: int(env, "EVENT_STREAM_MAX_SECONDS", 1800, 1, 86_400) * 1000,
+    retentionDays: int(env, "EVENT_RETENTION_DAYS", 30, 1, 3650),
     concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, 256),
   }),
   setup: (p, config) => {
@@ -68,7 +75,20 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     return { hub, deliverer, webhooks, config, stopWorker: null };
   },
   routes: (_app, p, s) => [...eventRoutes(p.db, s.hub, s.config.streamMaxMs), ...webhookRoutes(s.webhooks)],
-  jobs: (_p, s) => [
+  jobs: (p, s) => [
+    {
+      name: RETENTION_JOB,
+      // hourly, in bounded batches of one transaction each (a large backlog never holds one long transaction)
+      handler: async () => {
+        const before = new Date(Date.now() - s.config.retentionDays * 86_400_000);
+        let n: number;
+        do n = await inTransaction(p.db, (tx) => deleteEventsBefore(tx, before, RETENTION_BATCH));
+        while (n === RETENTION_BATCH);
+      },
+      cron: "17 * * * *",
+      retryLimit: 1,
+      policy: "stately",
+    },
     {
       name: DELIVER_JOB,
       // retries (first attempts go out from the dispatcher): one attempt per job, the handler schedules the next
