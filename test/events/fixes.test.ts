@@ -14,7 +14,7 @@ describe("events: partners, roles, retention", () => {
   let t: TestApp;
   const rx = startReceiver();
   before(async () => {
-    t = await createTestApp({ env: { WEBHOOK_SWEEP_MS: "300" } });
+    t = await createTestApp({ startJobs: true, env: { WEBHOOK_SWEEP_MS: "300" } });
   });
   after(async () => {
     await (await rx).close();
