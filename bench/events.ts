@@ -27,6 +27,8 @@ import { postgresRunAs } from "../src/pgserver/system-user.js";
 import { recordEvent } from "../src/events/public.js";
 import { accountOwner } from "../src/kernel/owner.js";
 import { ms, pct, printTable } from "./lib/report.js";
+import { measure } from "./lib/measure.js";
+import { randomUUID } from "node:crypto";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 500);
@@ -157,15 +159,93 @@ async function webhookLatency(rows: string[][]): Promise<void> {
 }
 
 /**
- * Slot for the metrics half of issue 31: edge throughput with metrics on against off in one run (target ≥ 0.95×).
- * Push a row [what, delivered, p50, p99, max, throughput] or a table of its own.
+ * Edge throughput with per-minute metrics on (EDGE_METRICS=on, the default) against off, in one run: two platforms
+ * over one store, each edge routing a pod (a route source standing for the apps area, as test/edge does) to the same
+ * local keep-alive upstream; rounds alternate off/on so the machine's drift falls on both. Target on/off ≥ 0.95.
  */
-async function edgeThroughputWithMetrics(_rows: string[][]): Promise<void> {
-  log("edge throughput with metrics: not measured here yet (the metrics part fills edgeThroughputWithMetrics)");
+async function edgeThroughputWithMetrics(rows: string[][]): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "bench-edge-metrics-"));
+  await chmod(root, 0o755);
+  await ensureTraversable(root, postgresRunAs());
+  const store = await startEmbeddedServer(path.join(root, "store"), "platform");
+  const db = createPool(store.url, 20);
+  await migrate(db, AREAS);
+  const body = Buffer.from("hello from a pod\n");
+  const upstream = http.createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/plain", "content-length": body.length }).end(body),
+  );
+  upstream.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const up = `127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const target = {
+    kind: "pod",
+    id: randomUUID(),
+    owner: accountOwner(randomUUID()),
+    upstreams: [up],
+    visibility: "public" as const,
+  };
+  const quiet = pino({ level: "silent" });
+  const edges: { metrics: string; port: number; stop: () => Promise<void> }[] = [];
+  for (const metrics of ["off", "on"]) {
+    const env = {
+      LOG_LEVEL: "silent",
+      DATA_DIR: path.join(root, `instances-${metrics}`),
+      REGISTRY_PORT: "0",
+      EDGE_PORT: "0",
+      EDGE_TLS_PORT: "off",
+      S3_PORT: "0",
+      EDGE_METRICS: metrics,
+    };
+    const platform = await createPlatform(
+      {
+        config: loadConfig(env),
+        db,
+        databaseUrl: store.url,
+        rateLimit: new MemoryRateLimitStore(),
+        jobs: new JobQueue(store.url, quiet, false),
+        operatorToken: "bench-operator-token-0123456789",
+        log: quiet,
+        env,
+        secrets: (await loadSecretBox(env, env.DATA_DIR)).box,
+      },
+      AREAS,
+    );
+    platform.kernel.contribute("edgeRoutes", {
+      channel: "bench_edge_routes",
+      resolve: async (_q: unknown, slug: string) => (slug === "hello" ? target : null),
+    });
+    await startPlatform(platform, { schedule: false });
+    const edge = platform.state<{ port: number | null }>("edge");
+    edges.push({ metrics, port: edge.port!, stop: () => stopPlatform(platform) });
+  }
+  const seconds = Number(process.env.BENCH_EDGE_SECONDS ?? 5);
+  const rounds = 2;
+  const rps: Record<string, number[]> = { off: [], on: [] };
+  const p99: Record<string, number[]> = { off: [], on: [] };
+  log(`edge: ${rounds} rounds of ${seconds} s per setting, metrics off then on ...`);
+  for (let i = 0; i < rounds; i++)
+    for (const e of edges) {
+      const s = await measure(
+        `http://127.0.0.1:${e.port}/`,
+        { host: "hello.apps.localhost" },
+        { connections: 32, duration: seconds, warmup: i === 0 ? 1 : 0 },
+      );
+      rps[e.metrics].push(s.rps);
+      p99[e.metrics].push(s.p99);
+    }
+  const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+  for (const m of ["off", "on"])
+    rows.push([`edge, pod, metrics ${m}`, "-", "-", ms(Math.max(...p99[m])), "-", `${Math.round(mean(rps[m]))}/s`]);
+  rows.push(["edge: metrics on / off", "-", "-", "-", "-", `${(mean(rps.on) / mean(rps.off)).toFixed(3)}×`]);
+  for (const e of edges) await e.stop();
+  upstream.close();
+  await db.end();
+  await store.stop();
+  await rm(root, { recursive: true, force: true });
 }
 
 const rows: string[][] = [];
-await webhookLatency(rows);
-await edgeThroughputWithMetrics(rows);
+if (process.env.BENCH_EVENTS_PART !== "edge") await webhookLatency(rows);
+if (process.env.BENCH_EVENTS_PART !== "webhooks") await edgeThroughputWithMetrics(rows);
 printTable(["measure", "delivered", "p50", "p99", "max", "rate"], rows);
 process.exit(0);

@@ -14,6 +14,8 @@ export interface AggregatorOptions {
   /** apps × days held in memory at most; beyond it new keys are dropped (counted in `dropped`) */
   maxKeys?: number;
   now?: () => number;
+  /** false (EDGE_METRICS=off): no per-minute rows, only the daily ones */
+  minutes?: boolean;
 }
 
 const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -84,7 +86,7 @@ export class StatsAggregator {
     const bucket = bucketOf(o.ms);
     row.latency[bucket]++;
     row.lastAt = now;
-    this.recordMinute(row, now - (now % 60_000), o.status, bucket);
+    if (this.opts.minutes !== false) this.recordMinute(row, now - (now % 60_000), o.status, bucket);
   }
 
   private recordMinute(day: StatsRow, minute: number, status: number, bucket: number): void {
