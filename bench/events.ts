@@ -186,6 +186,8 @@ async function edgeThroughputWithMetrics(rows: string[][]): Promise<void> {
   };
   const quiet = pino({ level: "silent" });
   const edges: { metrics: string; port: number; stop: () => Promise<void> }[] = [];
+  // one secret key for both platforms: the store's secrets are sealed with it
+  const secrets = (await loadSecretBox({}, path.join(root, "instances-off"))).box;
   for (const metrics of ["off", "on"]) {
     const env = {
       LOG_LEVEL: "silent",
@@ -206,7 +208,7 @@ async function edgeThroughputWithMetrics(rows: string[][]): Promise<void> {
         operatorToken: "bench-operator-token-0123456789",
         log: quiet,
         env,
-        secrets: (await loadSecretBox(env, env.DATA_DIR)).box,
+        secrets,
       },
       AREAS,
     );
