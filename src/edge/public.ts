@@ -8,3 +8,5 @@ export { lastRequests } from "./stats/repo.js";
 /** per-minute traffic of an app (issue 31's metrics, src/metrics) and its retention */
 export { targetMinutes, pruneMinuteStats, type MinuteRow } from "./stats/repo.js";
 export { percentile } from "./stats/histogram.js";
+/** the hourly roll-up of those minutes (kept 90 days), run by src/metrics' jobs */
+export { rollupEdgeHours, targetHours, recentTraffic, pruneHourStats } from "./stats/series-repo.js";

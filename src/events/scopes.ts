@@ -6,9 +6,3 @@ export const EVENTS_SCOPES = {
   events: { instances: false },
   webhooks: { instances: false, guard: "orgWebhookAdmins", guardErrors: ["forbidden_role"] },
 } as const satisfies ScopeTable;
-
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    events: typeof EVENTS_SCOPES;
-  }
-}

@@ -8,6 +8,7 @@ import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
 import { sitesEn, sitesKo } from "./i18n-sites";
+import { metricsEn, metricsKo } from "./i18n-metrics";
 import { suiteEn, suiteKo } from "./i18n-suite";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
@@ -177,6 +178,7 @@ const en = {
   notFound: "This page does not exist.",
   ...appsEn,
   ...sitesEn,
+  ...metricsEn,
   ...domainsEn,
   ...buildsEn,
   ...previewsEn,
@@ -356,6 +358,7 @@ const ko: Record<MessageKey, string> = {
   notFound: "없는 페이지입니다.",
   ...appsKo,
   ...sitesKo,
+  ...metricsKo,
   ...domainsKo,
   ...buildsKo,
   ...previewsKo,
