@@ -37,3 +37,12 @@ export async function podsToSample(q: Queryable, hostId: string): Promise<PodToS
     groupId: r.group_id,
   }));
 }
+
+/** The live member pods' ids of a group (alert rules' runtime figures of a group, src/alerts). */
+export async function groupPodIds(q: Queryable, groupId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id::text FROM pods WHERE group_id = $1 AND desired_state <> 'removed'",
+    [groupId],
+  );
+  return rows.map((r) => r.id);
+}

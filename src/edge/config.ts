@@ -39,6 +39,13 @@ export interface EdgeConfig {
   minuteMetrics: boolean;
   /** EDGE_WAKE_TIMEOUT_MS (60000): a request to an idle-stopped app waits this long for its start, then 503 */
   wakeTimeoutMs: number;
+  /**
+   * EDGE_DATA_PLANE: "nginx" puts nginx with the Lua module on EDGE_PORT in front of the Node edge, which then
+   * listens on loopback only; "node" (the default until the nginx plane passes every edge test, README) keeps the
+   * Node edge alone. Without nginx or its Lua module the Node
+   * edge serves alone whatever this says, and logs why (README "The nginx data plane").
+   */
+  dataPlane: "nginx" | "node";
 }
 
 type Env = Record<string, string | undefined>;
@@ -67,6 +74,9 @@ export function edgeConfig(env: Env): EdgeConfig {
     }
   }
   const port = int(env, "EDGE_PORT", 8081, 0, 65535);
+  const dataPlane = env.EDGE_DATA_PLANE || "node";
+  if (dataPlane !== "nginx" && dataPlane !== "node")
+    throw new ConfigError("EDGE_DATA_PLANE", `must be nginx or node, got "${dataPlane}"`);
   return {
     port,
     // several processes on one machine with EDGE_PORT=0 (tests) must not fight over 8443 either
@@ -84,6 +94,7 @@ export function edgeConfig(env: Env): EdgeConfig {
     statsKeepDays: int(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
     minuteMetrics: onOff(env, "EDGE_METRICS"),
     wakeTimeoutMs: int(env, "EDGE_WAKE_TIMEOUT_MS", 60_000, 100, 600_000),
+    dataPlane,
   };
 }
 

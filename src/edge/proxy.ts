@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
-import { prepareUpstreamHeaders, replayable } from "./headers.js";
+import { prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
@@ -100,6 +100,14 @@ export class EdgeProxy implements AttemptOwner {
     // one object per request, filled in as it goes and handed to `observe` as it is once the answer finished
     const seen = this.opts.observe ? observe(req, res, this.opts.observe) : null;
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    // nginx's replicas failed (502) or went silent (504): a GET/HEAD runs again here on a fresh route
+    const failed = req.headers["x-platform-edge-failed"];
+    if (failed !== undefined) {
+      delete req.headers["x-platform-edge-failed"];
+      if (failed === "504") return sendPage(res, pages.gatewayTimeout(), req.method);
+      if (!replayable(req)) return sendPage(res, pages.badGateway(), req.method);
+      this.routes.drop(hostName(req.headers.host) ?? "");
+    }
     if (this.opts.signIn && isSignIn(req))
       return void this.opts.signIn(req, res).catch((err) => {
         this.opts.log.error({ err }, "edge sign-in failed");
@@ -225,7 +233,7 @@ export class EdgeProxy implements AttemptOwner {
     if (!host) return { page: pages.unknownHost() };
     const { target } = await this.routes.get(host);
     if (!target) return { page: pages.unknownHost() };
-    const proto = (req.socket as Duplex & { encrypted?: boolean }).encrypted ? "https" : "http";
+    const proto = visitorOf(req).https ? "https" : "http";
     return { host, target, url: `${proto}://${req.headers.host}${req.url ?? "/"}` };
   }
 

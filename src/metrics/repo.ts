@@ -92,6 +92,27 @@ export async function podSamples(q: Queryable, podId: string, from: number, to: 
   return rows.map(fromDb);
 }
 
+/**
+ * Samples in [from, to) (epoch ms) of the given pods, or of every pod of an owner: alert rules' figures (src/alerts).
+ * Ordered by pod, then minute.
+ */
+export async function samplesOf(
+  q: Queryable,
+  who: { podIds: string[] } | { owner: Owner },
+  from: number,
+  to: number,
+): Promise<PodSample[]> {
+  const byPods = "podIds" in who;
+  const { rows } = await q.query<DbSample>(
+    `SELECT ${COLUMNS} FROM pod_samples
+      WHERE ${byPods ? "pod_id = ANY($1::uuid[])" : "owner_kind = $1 AND owner_id = $4::uuid"}
+        AND minute >= $2 AND minute < $3
+      ORDER BY pod_id, minute`,
+    byPods ? [who.podIds, new Date(from), new Date(to)] : [who.owner.kind, new Date(from), new Date(to), who.owner.id],
+  );
+  return rows.map(fromDb);
+}
+
 /** Each pod's newest sample within the last `withinMs` (the operator endpoint's gauges). */
 export async function latestSamples(q: Queryable, withinMs: number): Promise<PodSample[]> {
   const { rows } = await q.query<DbSample>(

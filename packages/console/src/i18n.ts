@@ -3,6 +3,7 @@ import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { previewsEn, previewsKo } from "./i18n-previews";
+import { alertsEn, alertsKo } from "./i18n-alerts";
 import { deploysEn, deploysKo } from "./i18n-deploys";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
@@ -182,6 +183,7 @@ const en = {
   ...domainsEn,
   ...buildsEn,
   ...previewsEn,
+  ...alertsEn,
   ...deploysEn,
   ...bucketsEn,
   ...orgEn,
@@ -362,6 +364,7 @@ const ko: Record<MessageKey, string> = {
   ...domainsKo,
   ...buildsKo,
   ...previewsKo,
+  ...alertsKo,
   ...deploysKo,
   ...bucketsKo,
   ...orgKo,

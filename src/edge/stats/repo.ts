@@ -243,6 +243,39 @@ export async function targetMinutes(
   }));
 }
 
+/**
+ * Every minute row of an owner's apps and sites in [from, to) (epoch ms): the owner-wide figures of alert rules
+ * (src/alerts). Bounded by the owner's targets × the window's minutes.
+ */
+export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to: number): Promise<MinuteRow[]> {
+  const { rows } = await q.query<{
+    target_kind: string;
+    target_id: string;
+    minute: Date;
+    requests: string;
+    status_4xx: string;
+    status_5xx: string;
+    latency: (string | number)[];
+    bytes_out: string;
+  }>(
+    `SELECT target_kind, target_id::text, minute, requests, status_4xx, status_5xx, latency, bytes_out
+       FROM edge_minute_stats
+      WHERE owner_kind = $1 AND owner_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
+    [owner.kind, owner.id, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({
+    kind: r.target_kind,
+    id: r.target_id,
+    minute: r.minute.getTime(),
+    owner,
+    requests: Number(r.requests),
+    status4xx: Number(r.status_4xx),
+    status5xx: Number(r.status_5xx),
+    latency: r.latency.map(Number),
+    bytesOut: Number(r.bytes_out),
+  }));
+}
+
 /** Drops minutes before `before` (epoch ms); returns how many rows went. */
 export async function pruneMinuteStats(q: Queryable, before: number): Promise<number> {
   const { rowCount } = await q.query("DELETE FROM edge_minute_stats WHERE minute < $1", [new Date(before)]);
