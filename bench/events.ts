@@ -70,6 +70,8 @@ async function webhookLatency(rows: string[][]): Promise<void> {
   await startPlatform(platform, { schedule: false });
 
   const committed = new Map<string, number>();
+  const early = new Map<string, number>();
+  const seen = new Set<string>();
   const latencies: number[] = [];
   let done: () => void = () => {};
   const all = new Promise<void>((r) => (done = r));
@@ -84,7 +86,7 @@ async function webhookLatency(rows: string[][]): Promise<void> {
         committed.delete(id);
         latencies.push(at - c);
         if (latencies.length === EVENTS) done();
-      }
+      } else if (!seen.has(id)) early.set(id, at); // delivered before this loop saw its COMMIT return
     });
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
@@ -123,7 +125,15 @@ async function webhookLatency(rows: string[][]): Promise<void> {
             data: { i },
           });
         });
-        committed.set(id, performance.now());
+        const now = performance.now();
+        const arrived = early.get(id);
+        seen.add(id);
+        if (arrived === undefined) committed.set(id, now);
+        else {
+          early.delete(id);
+          latencies.push(Math.max(0, arrived - now));
+          if (latencies.length === EVENTS) done();
+        }
       })(),
     );
     if (inFlight.length >= 16) await Promise.all(inFlight.splice(0));
