@@ -31,6 +31,12 @@ export interface EdgeConfig {
   statsFlushMs: number;
   /** EDGE_STATS_KEEP_DAYS (400): statistics older than this are pruned daily */
   statsKeepDays: number;
+  /**
+   * EDGE_METRICS (on|off, default on): the per-minute request series of pods, groups and sites (src/metrics). Off,
+   * the edge keeps only its daily statistics (no minute rows, no per-request minute count): for an operator who
+   * does not want the series, and for bench:events' on-against-off throughput.
+   */
+  minuteMetrics: boolean;
   /** EDGE_WAKE_TIMEOUT_MS (60000): a request to an idle-stopped app waits this long for its start, then 503 */
   wakeTimeoutMs: number;
   /**
@@ -43,6 +49,12 @@ export interface EdgeConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+function onOff(env: Env, name: string): boolean {
+  const v = (env[name] ?? "on").toLowerCase();
+  if (v !== "on" && v !== "off") throw new ConfigError(name, `must be on or off, got "${env[name]}"`);
+  return v === "on";
+}
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -80,6 +92,7 @@ export function edgeConfig(env: Env): EdgeConfig {
     staticCacheBytes: int(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
     statsFlushMs: int(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
     statsKeepDays: int(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
+    minuteMetrics: onOff(env, "EDGE_METRICS"),
     wakeTimeoutMs: int(env, "EDGE_WAKE_TIMEOUT_MS", 60_000, 100, 600_000),
     dataPlane,
   };

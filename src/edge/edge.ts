@@ -61,6 +61,7 @@ export class Edge {
     for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
       flushMs: config.statsFlushMs,
+      minutes: config.minuteMetrics,
       // the daily and the per-minute rows of a flush commit together: a failed flush retries both, counting none twice
       write: (rows, minutes) =>
         inTransaction(p.db, async (tx) => {

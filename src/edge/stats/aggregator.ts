@@ -15,6 +15,8 @@ export interface AggregatorOptions {
   /** apps × days held in memory at most; beyond it new keys are dropped (counted in `dropped`) */
   maxKeys?: number;
   now?: () => number;
+  /** false (EDGE_METRICS=off): no per-minute rows, only the daily ones */
+  minutes?: boolean;
   /** counts gathered elsewhere (the nginx data plane's own answers), taken in at the start of every flush */
   collect?: () => Promise<CountsOf[]>;
 }
@@ -98,7 +100,7 @@ export class StatsAggregator {
     const bucket = bucketOf(o.ms);
     row.latency[bucket]++;
     row.lastAt = now;
-    this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
+    if (this.opts.minutes !== false) this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
   }
 
   /** Adds one app's counts of one minute (nginx's answers), into its day's row and its minute's. */
@@ -133,6 +135,7 @@ export class StatsAggregator {
     row.bytesOut += c.bytes;
     addInto(row.latency, c.latency);
     row.lastAt = Math.max(row.lastAt ?? 0, Math.min(this.now(), c.minute + 59_999));
+    if (this.opts.minutes === false) return;
     const mkey = `${t.kind}\u0000${t.id}\u0000${c.minute}`;
     let m = this.minutes.get(mkey);
     if (!m) {
