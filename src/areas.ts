@@ -1,5 +1,7 @@
 import type { AreaModule } from "./kernel/area.js";
 import type { ACCOUNTS_ERROR_CODES } from "./accounts/errors.js";
+import type { ALERTS_ERROR_CODES } from "./alerts/errors.js";
+import type { ALERTS_SCOPES } from "./alerts/scopes.js";
 import type { APPS_ERROR_CODES } from "./apps/errors.js";
 import type { APPS_SCOPES } from "./apps/scopes.js";
 import type { BILLING_ERROR_CODES } from "./billing/errors.js";
@@ -74,6 +76,8 @@ import { cronArea } from "./cron/module.js";
 import { previewsArea } from "./previews/module.js";
 import { eventsArea } from "./events/module.js";
 import { metricsArea } from "./metrics/module.js";
+import { alertsArea } from "./alerts/module.js";
+import { drainsArea } from "./drains/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -114,6 +118,8 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   previewsArea, // after builds and apps: it uses their capabilities
   eventsArea,
   metricsArea, // after apps and the edge: reads pods and the edge's minutes through their public.ts
+  alertsArea, // after metrics: reads its samples and the edge's minutes through their public.ts
+  drainsArea, // log drains: reads pods through apps' public.ts, sees the edge's answers through "edgeAccessLog"
   edgeArea,
   bucketsArea,
   billingArea,
@@ -132,6 +138,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
  */
 type ListedTables = {
   accounts: { errors: typeof ACCOUNTS_ERROR_CODES };
+  alerts: { errors: typeof ALERTS_ERROR_CODES; scopes: typeof ALERTS_SCOPES };
   apps: { errors: typeof APPS_ERROR_CODES; scopes: typeof APPS_SCOPES };
   billing: { errors: typeof BILLING_ERROR_CODES; scopes: typeof BILLING_SCOPES };
   buckets: { errors: typeof BUCKETS_ERROR_CODES; scopes: typeof BUCKETS_SCOPES };

@@ -11,6 +11,7 @@ import { appsSide, databaseAttachable } from "./attachments.js";
 import { databasesOwned } from "./owned.js";
 import { DATABASES_ERROR_CODES } from "./errors.js";
 import { DATABASES_SCOPES } from "./scopes.js";
+import { databaseSampleSource } from "./metrics-source.js";
 
 export type { DatabasesState } from "./state.js";
 
@@ -41,8 +42,11 @@ export const databasesArea = defineArea<DatabasesState, { appSessionGraceS: numb
     p.kernel.contribute("attachables", databaseAttachable(p.secrets));
     // company assets and ownership moves (organizations)
     p.kernel.contribute("owned", databasesOwned(p.changes), "database");
+    const provider = new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances });
+    // the servers' per-minute figures (src/metrics samples them through this)
+    p.kernel.provide("databaseSamples", databaseSampleSource({ db: p.db, provider, log: p.log }));
     return {
-      provider: new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances }),
+      provider,
       poolAvailable: () => findPgbouncer() !== null,
       appSessionGraceS: config.appSessionGraceS,
       restoreEnabled: config.restoreEnabled,

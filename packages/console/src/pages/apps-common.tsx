@@ -16,6 +16,7 @@ export function AppsTabs() {
     ["/builds", t("apps.builds")],
     ["/previews", t("apps.previews")],
     ["/cron-jobs", t("cron.title")],
+    ["/alerts", t("alerts.tab")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];
@@ -182,3 +183,6 @@ export function useRegistryImages() {
   const images = (reg.data?.repositories ?? []).flatMap((r) => r.tags.map((tag) => `${r.image}:${tag}`));
   return { loaded: reg.data !== null && reg.data !== undefined, images };
 }
+
+/** the events that change what the pod pages show (their live event stream, ui.tsx useEventStream) */
+export const POD_EVENTS = ["pod.rollout.succeeded", "pod.rollout.rolled_back", "pod.crash_loop"];

@@ -3,12 +3,13 @@ import { api, unwrap, type Pod } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { DeleteByName, TextField } from "../fields";
-import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
-import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
+import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useEventStream, useLoad } from "../ui";
+import { AppsTabs, IMAGE, joinArgs, podBusy, POD_EVENTS } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
 import { asleep, IdleCard, shownState } from "./idle";
 import { ChecksCard, ReleasesCard, RolloutNote, SecretsCard } from "./pod-deploys";
+import { MetricsCard, POD_CHARTS } from "./metrics-chart";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -16,11 +17,14 @@ const path = (id: string) => ({ params: { path: { id } } });
 export function PodPage({ id }: { id: string }) {
   const { t, locale } = useI18n();
   const { navigate } = useRouter();
+  // the live event stream reloads it; the poll is the fallback (slow beside an open stream)
+  let live = false;
   const pod = useLoad(
     async () => (await unwrap(api.GET("/v1/pods/{id}", path(id)))) as Pod,
     [id],
-    (p) => (podBusy(p) ? 1000 : 4000),
+    (p) => (live ? (podBusy(p) ? 5000 : 30_000) : podBusy(p) ? 1000 : 4000),
   );
+  live = useEventStream(POD_EVENTS, pod.reload);
   const act = useAction(async (what: "start" | "stop" | "restart") => {
     const p = path(id);
     const next =
@@ -169,6 +173,7 @@ export function PodPage({ id }: { id: string }) {
         {/* a group's member follows its group's releases */}
         {!p.group_id && <ReleasesCard kind="pod" id={p.id} current={p.release} onChange={pod.reload} />}
       </div>
+      <MetricsCard path={`/v1/pods/${p.id}/metrics`} charts={POD_CHARTS} />
       <PodLogs pod={p} />
       <PodExec pod={p} />
       {/* a group's member is reached through its group: domains belong to the group */}
