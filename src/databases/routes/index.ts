@@ -8,6 +8,7 @@ import { settingsRoutes } from "./settings.js";
 import { haRoutes } from "./ha.js";
 import { poolRoutes } from "./pool.js";
 import { backupRoutes } from "./backups.js";
+import { idleRoutes } from "./idle.js";
 import { appsSide } from "../attachments.js";
 
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
@@ -24,7 +25,8 @@ export function databaseRoutes(ctx: AppContext, state: DatabasesState): Route[] 
     secrets: ctx.secrets,
     hosts: ctx.kernel.require("hosts"),
     apps: appsSide(ctx.kernel),
+    idleMinSeconds: state.idleMinSeconds,
   });
   const deps: RouteDeps = { svc, config: ctx.config };
-  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes].flatMap((routes) => routes(deps));
+  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes, idleRoutes].flatMap((routes) => routes(deps));
 }
