@@ -133,7 +133,8 @@ export function databaseIdleService(deps: DatabaseIdleDeps) {
       if (!p) return { ok: false, message: "the database was deleted" };
       if (p.state === "running" && p.desired_state === "running") return { ok: true };
       if (p.desired_state !== "running") return { ok: false, message: `the database was ${p.desired_state} meanwhile` };
-      if (p.start_status === "failed" || p.state === "failed")
+      // an attempt that failed is retried by the queue; this connection is answered now, the next one waits for it
+      if (p.start_status === "failed" || p.state === "failed" || (p.start_status === "queued" && p.start_error))
         return { ok: false, message: `the database could not be started: ${p.start_error ?? p.status_reason}` };
       // the start runs in another process of this host: its server needs the ports this one may hold
       if (p.start_status === "running") await provider.releaseWakeFront(id);

@@ -46,10 +46,11 @@ export class LocalDatabaseProvider implements DatabaseProvider, WakeCapable {
   readonly kind = "local";
   private readonly host: ProviderHost;
   /** ports of idle-stopped instances this process listens on, to start them on the next connection (wake-front.ts) */
-  readonly fronts = new WakeFronts();
+  readonly fronts: WakeFronts;
 
   constructor(opts: LocalProviderOptions) {
     this.host = new ProviderHost(opts);
+    this.fronts = new WakeFronts((id) => this.host.load(id));
   }
 
   /** Resolves once this process's background work (warm-pool initdb) is over. */

@@ -125,6 +125,9 @@ export class WakeFronts {
   /** connections piped to a woken server by this process (tests, logs) */
   piped = 0;
 
+  /** @param reload the instance's current record and paths (provider's load) */
+  constructor(private readonly reload?: (id: string) => Promise<InstanceContext>) {}
+
   setHandler(handler: WakeHandler | null): void {
     this.handler = handler;
   }
@@ -224,6 +227,8 @@ export class WakeFronts {
         client.end(errorResponse("0A000", "unsupported frontend protocol"));
         return;
       }
+      // the allowlist as it is now (it may have changed while the instance slept)
+      ctx = (await this.reload?.(id).catch(() => null)) ?? ctx;
       const params = startupParams(first.packet);
       const who = `host "${(raw.remoteAddress ?? "").replace(/^::ffff:/, "")}", user "${params.user ?? ""}", database "${params.database ?? params.user ?? ""}"`;
       if (!encrypted || !clientAllowed(ctx, raw.remoteAddress)) {
