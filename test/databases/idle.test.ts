@@ -131,7 +131,10 @@ describe("dev databases stop when idle and start on the next connection", () => 
     assert.ok(tookMs < 30_000, `woken in ${tookMs} ms`);
 
     // psql, straight to the server now that it runs, sees the data; then it sleeps again and psql wakes it
-    const psql = (sql: string) => run("psql", [url.toString(), "-XAtc", sql], { timeout: 60_000 });
+    const psql = (sql: string) =>
+      run("psql", [url.toString(), "-XAtc", sql], { timeout: 60_000 }).catch((err: { stderr?: string }) => {
+        throw new Error(`psql: ${err.stderr}`);
+      });
     assert.equal((await psql("SELECT body FROM notes")).stdout.trim(), "kept while asleep");
     await sleep(IDLE * 1000 + 200);
     await sweep();
