@@ -13,6 +13,7 @@ import { connect, createRunning, fund, query, sleep, waitFor } from "./lib.js";
 import { databaseMetering } from "../../src/databases/metering.js";
 import { databaseIdleJobs, databaseIdleService } from "../../src/databases/idle/service.js";
 import type { DatabasesState } from "../../src/databases/module.js";
+import type { WakeCapable } from "../../src/databases/provider/wake.js";
 
 const run = promisify(execFile);
 const IDLE = 1;
@@ -47,6 +48,15 @@ describe("dev databases stop when idle and start on the next connection", () => 
     const [job] = databaseIdleJobs(state().idle!.sweep);
     await job.handler({}, { id: "test", retryCount: 0 });
   };
+  /** asleep, and this process listens in its place (the idle_stop command or the sync loop opened the front) */
+  const asleep = async (id: string) => {
+    await waitFor(t, user.token, id, (d) => d.state === "idle_stopped", 30_000);
+    const deadline = Date.now() + 10_000;
+    while (!(state().provider as unknown as WakeCapable).heldWakeFronts().includes(id)) {
+      if (Date.now() > deadline) assert.fail("no wake front holds the sleeping database's port");
+      await sleep(50);
+    }
+  };
   const wakeStarts = async (id: string) =>
     (
       await t.db.query<{ n: number }>(
@@ -62,7 +72,11 @@ describe("dev databases stop when idle and start on the next connection", () => 
       400,
       "stop_not_supported",
     );
-    expectError(await api("POST", "/v1/databases", { name: "zero-idle", idle_stop_seconds: 0 }), 400, "invalid_request");
+    expectError(
+      await api("POST", "/v1/databases", { name: "zero-idle", idle_stop_seconds: 0 }),
+      400,
+      "invalid_request",
+    );
     expectError(
       await api("POST", "/v1/databases", { name: "long-idle", idle_stop_seconds: 31 * 86_400 }),
       400,
@@ -90,7 +104,8 @@ describe("dev databases stop when idle and start on the next connection", () => 
 
     await sleep(IDLE * 1000 + 200);
     await sweep();
-    const stopped = await waitFor(t, user.token, db.id, (d) => d.state === "idle_stopped", 30_000);
+    await asleep(db.id);
+    const stopped = (await api("GET", `/v1/databases/${db.id}`)).json();
     assert.equal(stopped.desired_state, "idle_stopped");
     assert.equal(stopped.status_reason, "stopped while idle");
     const metered = await databaseMetering().billableOf(t.db, { kind: "account", id: user.id });
@@ -138,7 +153,7 @@ describe("dev databases stop when idle and start on the next connection", () => 
     assert.equal((await psql("SELECT body FROM notes")).stdout.trim(), "kept while asleep");
     await sleep(IDLE * 1000 + 200);
     await sweep();
-    await waitFor(t, user.token, db.id, (d) => d.state === "idle_stopped", 30_000);
+    await asleep(db.id);
     await psql("INSERT INTO notes VALUES (2, 'written by the waking psql')");
     assert.equal(await wakeStarts(db.id), 2);
     assert.equal((await psql("SELECT count(*) FROM notes")).stdout.trim(), "2");

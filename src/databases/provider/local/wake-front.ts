@@ -212,7 +212,7 @@ export class WakeFronts {
       let encrypted = false;
       if (first.code === SSL_REQUEST) {
         raw.write("S");
-        const secure = new tls.TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: ["postgresql"] });
+        const secure = new tls.TLSSocket(raw, { isServer: true, secureContext });
         secure.on("error", () => {});
         client = secure;
         await new Promise<void>((resolve, reject) => {
