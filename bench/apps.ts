@@ -57,6 +57,7 @@ const env = {
   EDGE_PORT: String(await freePort()),
   REGISTRY_PORT: "0",
   S3_PORT: "0", // the object store is not measured here; a fixed port may be taken on a shared machine
+  EDGE_TLS_PORT: "off", // nor TLS; 8443 may be taken by another platform on this machine
   LOG_LEVEL: "info",
   RATE_LIMIT_RPS: "1000000",
   APPS_ALLOW_LOCAL_IMAGES: "1",
@@ -201,12 +202,16 @@ await until(
   600_000,
   500,
 );
+// this run's pods only: other platforms (tests, other benches) may run containers on this machine too
+const ours = new Set(ids);
 const containerIds = async () =>
   (
-    JSON.parse(
-      (await run("podman", ["ps", "-q", "--filter", "label=platform.pod", "--format", "json"])).stdout || "[]",
-    ) as { Id: string }[]
+    JSON.parse((await run("podman", ["ps", "--filter", "label=platform.pod", "--format", "json"])).stdout || "[]") as {
+      Id: string;
+      Labels?: Record<string, string>;
+    }[]
   )
+    .filter((c) => ours.has(c.Labels?.["platform.pod"] ?? ""))
     .map((c) => c.Id)
     .sort();
 const before = await containerIds();

@@ -13,7 +13,9 @@
  *  - a bare node:http server storing the same objects as files (bench/lib/bare-object-server.ts: no auth, no
  *    store), driven by the same client: the plain files have no HTTP at all, and on these 2 cores a node HTTP
  *    server and its client alone reach about a quarter of them for 4 KiB and 1 MiB objects, so "gateway / bare
- *    http" is what the gateway itself costs.
+ *    http" is what the gateway itself costs;
+ *  - nginx over a directory (bench/lib/nginx-objects.ts: WebDAV PUT without fsync, sendfile GET), where installed:
+ *    "nginx / files" is how near plain files the fastest common HTTP server gets on this machine.
  *
  * The platform runs as a real process (src/main.ts, ROLES=api,s3) over an embedded control store; its storage
  * directory and the plain files share one filesystem.
@@ -33,6 +35,7 @@ import { migrate } from "../src/store/migrate.js";
 import { AREAS } from "../src/areas.js";
 import { freePort } from "../src/pgserver/cluster.js";
 import { printTable } from "./lib/report.js";
+import { startNginxObjects } from "./lib/nginx-objects.js";
 
 const MiB = 1024 * 1024;
 const SMALL_COUNT = Number(process.env.BENCH_SMALL_COUNT ?? 64);
@@ -70,6 +73,7 @@ const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.
 });
 const base = `http://127.0.0.1:${port}`;
 let stopBare = () => {};
+let stopNginx = async () => {};
 
 async function api(method: string, url: string, token?: string, body?: unknown) {
   const res = await fetch(base + url, {
@@ -130,7 +134,10 @@ try {
           let n = 0;
           res.on("data", (c: Buffer) => (n += c.length));
           res.on("end", () =>
-            res.statusCode === 200 ? resolve(n) : reject(new Error(`${method} ${p}: ${res.statusCode}`)),
+            // nginx's WebDAV PUT answers 201 or 204
+            res.statusCode! >= 200 && res.statusCode! < 300
+              ? resolve(n)
+              : reject(new Error(`${method} ${p}: ${res.statusCode}`)),
           );
         },
       );
@@ -151,6 +158,10 @@ try {
     bare.once("exit", (code) => reject(new Error(`the bare object server exited (${code})`)));
   });
   stopBare = () => bare.kill();
+  // nginx (WebDAV PUT, sendfile GET) as a third reference, where it is installed
+  const nginx = await startNginxObjects(path.join(root, "nginx"));
+  if (nginx) stopNginx = nginx.stop;
+  const ngx = async (fn: () => Promise<unknown>) => (nginx ? await timed(fn) : NaN);
   await mkdir(plainDir, { recursive: true });
   async function plainWrite(name: string, data: Buffer): Promise<void> {
     const fh = await open(path.join(plainDir, name), "w");
@@ -190,12 +201,13 @@ try {
     const data = randomBytes(size);
     const total = size * count;
     log(`${label}: ${count} objects`);
-    let [gwPut, fsPut, barePut, gwGet, fsGet, bareGet] = [0, 0, 0, 0, 0, 0];
+    let [gwPut, fsPut, barePut, gwGet, fsGet, bareGet, ngxPut, ngxGet] = [0, 0, 0, 0, 0, 0, 0, 0];
     cpu.ms = 0;
     for (let i = 0; i < count; i++) {
       gwPut += await gw(() => timed(() => s3("PUT", `obj-${size}-${i}`, data)));
       fsPut += await timed(() => plainWrite(`obj-${size}-${i}`, data));
       barePut += await timed(() => s3("PUT", `obj-${size}-${i}`, data, barePort));
+      ngxPut += await ngx(() => s3("PUT", `obj-${size}-${i}`, data, nginx!.port));
     }
     const putCpu = cpu.ms;
     cpu.ms = 0;
@@ -211,23 +223,30 @@ try {
       bareGet += await timed(async () => {
         if ((await s3("GET", `obj-${size}-${i}`, undefined, barePort)) !== size) throw new Error("short read");
       });
+      ngxGet += await ngx(async () => {
+        if ((await s3("GET", `obj-${size}-${i}`, undefined, nginx!.port)) !== size) throw new Error("short read");
+      });
     }
     rows.push([
       `PUT ${label} (MB/s)`,
       mbps(total, gwPut).toFixed(0),
       mbps(total, barePut).toFixed(0),
+      mbps(total, ngxPut).toFixed(0),
       mbps(total, fsPut).toFixed(0),
       ratio(fsPut, gwPut),
       ratio(barePut, gwPut),
+      ratio(fsPut, ngxPut),
       cpuCell(putCpu, total / MiB, "ms/MiB"),
     ]);
     rows.push([
       `GET ${label} (MB/s)`,
       mbps(total, gwGet).toFixed(0),
       mbps(total, bareGet).toFixed(0),
+      mbps(total, ngxGet).toFixed(0),
       mbps(total, fsGet).toFixed(0),
       ratio(fsGet, gwGet),
       ratio(bareGet, gwGet),
+      ratio(fsGet, ngxGet),
       cpuCell(cpu.ms, total / MiB, "ms/MiB"),
     ]);
   }
@@ -251,6 +270,7 @@ try {
   const gwCount = new Map<number, number>();
   const fsCount = new Map<number, number>();
   const bareCount = new Map<number, number>();
+  const ngxCount = new Map<number, number>();
   const next = (m: Map<number, number>, w: number) => {
     const i = m.get(w) ?? 0;
     m.set(w, i + 1);
@@ -258,7 +278,10 @@ try {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => mkdir(path.join(plainDir, `small-${w}`))));
   log(`4 KiB objects: ${CONCURRENCY} at once, ${SECONDS} s per case`);
-  const tally = { gwPut: [0, 0], fsPut: [0, 0], barePut: [0, 0], gwGet: [0, 0], fsGet: [0, 0], bareGet: [0, 0] };
+  const tally = {
+    ...{ gwPut: [0, 0], fsPut: [0, 0], barePut: [0, 0], ngxPut: [0, 0] },
+    ...{ gwGet: [0, 0], fsGet: [0, 0], bareGet: [0, 0], ngxGet: [0, 0] },
+  };
   const smallCpu = { put: 0, get: 0 };
   const add = (k: keyof typeof tally, [n, ms]: [number, number]) => {
     tally[k][0] += n;
@@ -274,6 +297,7 @@ try {
     smallCpu.put += cpu.ms;
     add("fsPut", await slice((w) => plainWrite(`small-${w}/${next(fsCount, w)}`, small)));
     add("barePut", await slice((w) => s3("PUT", `small/${w}/${next(bareCount, w)}`, small, barePort)));
+    if (nginx) add("ngxPut", await slice((w) => s3("PUT", `small/${w}/${next(ngxCount, w)}`, small, nginx.port)));
   }
   const pick = (m: Map<number, number>, w: number) => Math.floor(Math.random() * (m.get(w) ?? 1));
   presigned.clear();
@@ -291,6 +315,7 @@ try {
     smallCpu.get += cpu.ms;
     add("fsGet", await slice((w) => readFile(path.join(plainDir, `small-${w}`, String(pick(fsCount, w))))));
     add("bareGet", await slice((w) => s3("GET", `small/${w}/${pick(bareCount, w)}`, undefined, barePort)));
+    if (nginx) add("ngxGet", await slice((w) => s3("GET", `small/${w}/${pick(ngxCount, w)}`, undefined, nginx.port)));
   }
   const ops = (k: keyof typeof tally) => tally[k][0] / (tally[k][1] / 1000);
   const perOp = (ms: number, k: "gwPut" | "gwGet") => cpuCell(ms * 1000, tally[k][0], "µs/op");
@@ -298,28 +323,45 @@ try {
     "PUT 4 KiB (ops/s)",
     ops("gwPut").toFixed(0),
     ops("barePut").toFixed(0),
+    ops("ngxPut").toFixed(0),
     ops("fsPut").toFixed(0),
     ratio(ops("gwPut"), ops("fsPut")),
     ratio(ops("gwPut"), ops("barePut")),
+    ratio(ops("ngxPut"), ops("fsPut")),
     perOp(smallCpu.put, "gwPut"),
   ]);
   rows.push([
     "GET 4 KiB (ops/s)",
     ops("gwGet").toFixed(0),
     ops("bareGet").toFixed(0),
+    ops("ngxGet").toFixed(0),
     ops("fsGet").toFixed(0),
     ratio(ops("gwGet"), ops("fsGet")),
     ratio(ops("gwGet"), ops("bareGet")),
+    ratio(ops("ngxGet"), ops("fsGet")),
     perOp(smallCpu.get, "gwGet"),
   ]);
 
   console.log(
     `\nS3 gateway beside plain files (fsync on write), ${os.cpus().length} cores, load average ${loadAtStart} at start, ${os.loadavg()[0].toFixed(1)} at end:\n`,
   );
-  printTable(["case", "gateway", "bare http", "files", "gateway / files", "gateway / bare http", "platform CPU"], rows);
+  printTable(
+    [
+      "case",
+      "gateway",
+      "bare http",
+      "nginx",
+      "files",
+      "gateway / files",
+      "gateway / bare http",
+      "nginx / files",
+    ].concat("platform CPU"),
+    rows,
+  );
   agent.destroy();
 } finally {
   stopBare();
+  await stopNginx();
   child.kill("SIGTERM");
   await new Promise((r) => child.once("exit", r));
   await store.stop();

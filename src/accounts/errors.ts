@@ -7,10 +7,3 @@ export const ACCOUNTS_ERROR_CODES = {
   signup_closed: [403, "Sign-up is closed on this platform."],
   email_taken: [409, "The e-mail address has an account."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    accounts: typeof ACCOUNTS_ERROR_CODES;
-  }
-}

@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const APPS_ERROR_CODES = {
   volume_in_use: [409, "The volume is attached to a pod."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    apps: typeof APPS_ERROR_CODES;
-  }
-}

@@ -63,59 +63,43 @@ export async function placedPods(q: Queryable, ids: string[]): Promise<{ id: str
  */
 const HELD = "('running', 'idle_stopped')";
 
-/** Stops the owner's running paid pods (not nano) with the reason kept; their ids. */
-export async function pausePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  return returnedIds(
-    q,
-    `UPDATE pods SET desired_state = 'stopped', paused_reason = $3, state_reason = $3, updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state IN ${HELD} AND size <> 'nano' RETURNING id`,
-    [owner.kind, owner.id, reason],
-  );
-}
+/** the owner's pods, or only one member's of them (their creator) when $3 is not null */
+const OWNED_BY = "owner_kind = $1 AND owner_id = $2 AND ($3::uuid IS NULL OR account_id = $3)";
 
-/** Starts again the owner's pods this reason stopped; their ids. */
-export async function resumePods(q: Queryable, owner: Owner, reason: string): Promise<string[]> {
-  return returnedIds(
-    q,
-    `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
-        generation = generation + 1, crash_count = 0, next_restart_at = NULL, awake_since = now(), updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND desired_state = 'stopped' AND paused_reason = $3 RETURNING id`,
-    [owner.kind, owner.id, reason],
-  );
-}
-
-/** pausePods for one member's pods of the owner (their creator is `accountId`). */
-export async function pauseMemberPods(
-  q: Queryable,
-  owner: Owner,
-  accountId: string,
-  reason: string,
-): Promise<string[]> {
+/** Stops the owner's (or one member's) running paid pods (not nano) with the reason kept; their ids. */
+async function holdPods(q: Queryable, owner: Owner, accountId: string | null, reason: string): Promise<string[]> {
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'stopped', paused_reason = $4, state_reason = $4, updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state IN ${HELD} AND size <> 'nano'
-      RETURNING id`,
+      WHERE ${OWNED_BY} AND desired_state IN ${HELD} AND size <> 'nano' RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
 }
 
-/** resumePods for one member's pods: only those this reason stopped. */
-export async function resumeMemberPods(
-  q: Queryable,
-  owner: Owner,
-  accountId: string,
-  reason: string,
-): Promise<string[]> {
+/** Starts again the owner's (or one member's) pods this reason stopped; their ids. */
+async function releasePods(q: Queryable, owner: Owner, accountId: string | null, reason: string): Promise<string[]> {
   return returnedIds(
     q,
     `UPDATE pods SET desired_state = 'running', paused_reason = NULL, state_reason = NULL, state = 'creating',
         generation = generation + 1, crash_count = 0, next_restart_at = NULL, awake_since = now(), updated_at = now()
-      WHERE owner_kind = $1 AND owner_id = $2 AND account_id = $3 AND desired_state = 'stopped' AND paused_reason = $4
-      RETURNING id`,
+      WHERE ${OWNED_BY} AND desired_state = 'stopped' AND paused_reason = $4 RETURNING id`,
     [owner.kind, owner.id, accountId, reason],
   );
 }
+
+/** Stops the owner's running paid pods (not nano) with the reason kept; their ids. */
+export const pausePods = (q: Queryable, owner: Owner, reason: string) => holdPods(q, owner, null, reason);
+
+/** Starts again the owner's pods this reason stopped; their ids. */
+export const resumePods = (q: Queryable, owner: Owner, reason: string) => releasePods(q, owner, null, reason);
+
+/** pausePods for one member's pods of the owner (their creator is `accountId`). */
+export const pauseMemberPods = (q: Queryable, owner: Owner, accountId: string, reason: string) =>
+  holdPods(q, owner, accountId, reason);
+
+/** resumePods for one member's pods: only those this reason stopped. */
+export const resumeMemberPods = (q: Queryable, owner: Owner, accountId: string, reason: string) =>
+  releasePods(q, owner, accountId, reason);
 
 export async function countCleanedContainers(q: Queryable, podId: string, removed: number): Promise<void> {
   await q.query("UPDATE pods SET cleaned_containers = cleaned_containers + $2 WHERE id = $1", [podId, removed]);

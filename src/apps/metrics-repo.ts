@@ -9,6 +9,8 @@ export interface PodToSample {
   /** the container serving it now (a rollout's new generation once it took over) */
   container: string;
   restartCount: number;
+  /** the pod group it belongs to (a group's series adds its members') */
+  groupId: string | null;
 }
 
 /** The pods this host runs now (state running, not removed), with their serving containers' names. */
@@ -20,8 +22,10 @@ export async function podsToSample(q: Queryable, hostId: string): Promise<PodToS
     generation: number;
     serving_generation: number | null;
     restart_count: number;
+    group_id: string | null;
   }>(
-    `SELECT id::text, owner_kind, owner_id::text, generation, serving_generation, restart_count FROM pods
+    `SELECT id::text, owner_kind, owner_id::text, generation, serving_generation, restart_count, group_id::text
+       FROM pods
       WHERE host_id = $1 AND state = 'running' AND desired_state <> 'removed' ORDER BY id`,
     [hostId],
   );
@@ -30,5 +34,15 @@ export async function podsToSample(q: Queryable, hostId: string): Promise<PodToS
     owner: { kind: r.owner_kind, id: r.owner_id },
     container: containerName(r.id, r.serving_generation ?? r.generation),
     restartCount: r.restart_count,
+    groupId: r.group_id,
   }));
+}
+
+/** The live member pods' ids of a group (alert rules' runtime figures of a group, src/alerts). */
+export async function groupPodIds(q: Queryable, groupId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id::text FROM pods WHERE group_id = $1 AND desired_state <> 'removed'",
+    [groupId],
+  );
+  return rows.map((r) => r.id);
 }

@@ -4,4 +4,4 @@
  */
 export { agentFeed, type AgentFeed } from "./agent-feed.js";
 /** the pods running on a host, for the per-minute metrics sampler (src/metrics) */
-export { podsToSample, type PodToSample } from "./metrics-repo.js";
+export { podsToSample, groupPodIds, type PodToSample } from "./metrics-repo.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../store/db.js";
+import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
@@ -175,13 +175,10 @@ export type PodSpecChange = Partial<
 >;
 
 export async function updatePodSpec(q: Queryable, id: string, change: PodSpecChange): Promise<PodRow> {
-  const sets: string[] = [];
   const values: unknown[] = [id];
-  for (const [k, v] of Object.entries(change)) {
-    if (v === undefined) continue;
-    values.push((k === "command" || k === "checks") && v !== null ? JSON.stringify(v) : v);
-    sets.push(`${k} = $${values.length}`);
-  }
+  const sets = setClauses(change, values, (k, v) =>
+    (k === "command" || k === "checks") && v !== null ? JSON.stringify(v) : v,
+  );
   const { rows } = await q.query<PodRow>(
     `UPDATE pods SET ${[...sets, "generation = generation + 1", "crash_count = 0", "next_restart_at = NULL", "updated_at = now()"].join(", ")}
       WHERE id = $1 RETURNING *`,
@@ -241,13 +238,8 @@ export async function recordObserved(
     >
   >,
 ): Promise<boolean> {
-  const sets: string[] = [];
   const values: unknown[] = [seen.id, seen.generation, seen.desired_state];
-  for (const [k, v] of Object.entries(observed)) {
-    if (v === undefined) continue;
-    values.push(v);
-    sets.push(`${k} = $${values.length}`);
-  }
+  const sets = setClauses(observed, values);
   if (!sets.length) return true;
   const { rowCount } = await q.query(
     `UPDATE pods SET ${sets.join(", ")}, updated_at = now() WHERE id = $1 AND generation = $2 AND desired_state = $3`,

@@ -7,10 +7,3 @@ export const APPS_SCOPES = {
   "pod-templates": { instances: true },
   "linked-apps": { instances: false },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "pods:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    apps: typeof APPS_SCOPES;
-  }
-}

@@ -5,7 +5,7 @@ import { ApiError, notFound } from "../http/errors.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
-import type { SecretBox } from "../kernel/secrets.js";
+import { maskSecrets, type SecretBox } from "../kernel/secrets.js";
 import type { Owner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
@@ -14,15 +14,7 @@ import { openEnv } from "./container-spec.js";
 import { checkVolumes } from "./volumes/attach.js";
 import type { PodInput, PodPatch } from "./types.js";
 import { expandTemplate } from "./templates/expand.js";
-import {
-  applyEnvChange,
-  emptyEnvDoc,
-  maskSecrets,
-  readEnvDoc,
-  sealEnvDoc,
-  secretsPatchTo,
-  setterOf,
-} from "./secrets/env.js";
+import { applyEnvChange, readEnvDoc, sealEnvDoc, sealNewEnv, secretsPatchTo, setterOf } from "./secrets/env.js";
 import { DEFAULT_POD_SIZE, hostFits, podSizes, POD_KIND } from "./sizes.js";
 import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS, validateChecks } from "./checks/spec.js";
 import { changedFields, describeChange } from "./releases/changes.js";
@@ -166,16 +158,7 @@ export function podsService(deps: PodsDeps) {
           image: input.image!,
           port: input.port ?? null,
           command: input.command ?? null,
-          env_sealed: sealEnvDoc(
-            secrets,
-            applyEnvChange(
-              secrets,
-              emptyEnvDoc(),
-              { env: input.env ?? {}, secret_env: input.secret_env },
-              setterOf(p),
-              input.inherited_secrets,
-            ),
-          ),
+          env_sealed: sealNewEnv(secrets, input, p, input.inherited_secrets),
           size: size.id,
           gpu: size.gpu,
           volumes: volumes.refs,

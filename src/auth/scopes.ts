@@ -18,9 +18,9 @@ export interface ScopeResource {
 export type ScopeTable = Readonly<Record<string, ScopeResource>>;
 
 /**
- * Every area's scope resources by area name. An area's scopes.ts adds its own with
- * `declare module "../auth/scopes.js" { interface AreaScopeTables { buckets: typeof BUCKETS_SCOPES } }`,
- * so `scope: "buckets:write"` is checked at compile time.
+ * The areas' scope resources, as types, so `scope: "buckets:write"` is checked at compile time: src/areas.ts
+ * names every listed area's table (`listed`, a union of them). An area may also add its own with
+ * `declare module "../auth/scopes.js" { interface AreaScopeTables { buckets: typeof BUCKETS_SCOPES } }`.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface AreaScopeTables {}
@@ -28,7 +28,9 @@ export interface AreaScopeTables {}
 /** Shared resources no one area owns: none today; every resource belongs to the area that serves it. */
 const SHARED_RESOURCES = {} as const satisfies ScopeTable;
 
-type AreaResource = { [A in keyof AreaScopeTables]: keyof AreaScopeTables[A] & string }[keyof AreaScopeTables];
+/** the resources of a table, or of each table in a union of them */
+type ResourcesOf<T> = T extends unknown ? keyof T & string : never;
+type AreaResource = { [A in keyof AreaScopeTables]: ResourcesOf<AreaScopeTables[A]> }[keyof AreaScopeTables];
 export type Resource = keyof typeof SHARED_RESOURCES | AreaResource;
 
 /** The resources scopes may name: the shared ones, plus each listed area's from start-up on (`declareScopeResources`). */

@@ -26,10 +26,3 @@ export const BILLING_ERROR_CODES = {
   webhook_not_configured: [503, "The webhook secret is not configured."],
   spend_cap_reached: [402, "The account or app spend cap is reached; running replicas stay, growth stops."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    billing: typeof BILLING_ERROR_CODES;
-  }
-}

@@ -20,6 +20,7 @@ import { creditedSoFar, postpaidChildUsage, type WindowUsage } from "./invoicing
 export {
   post,
   postMany,
+  postWithSystem,
   walletFor,
   findWalletOf,
   setWalletPolicy,

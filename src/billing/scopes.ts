@@ -5,10 +5,3 @@ export const BILLING_SCOPES = {
   // in the company context the organization's wallet is for its admins and owner (org-context.ts)
   billing: { instances: false, guard: "orgWalletAdmins", guardErrors: ["forbidden_role"] },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "billing:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    billing: typeof BILLING_SCOPES;
-  }
-}

@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const BUCKETS_ERROR_CODES = {
   bucket_not_empty: [409, "The bucket holds objects or uploads; delete them first or pass ?force=1."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    buckets: typeof BUCKETS_ERROR_CODES;
-  }
-}

@@ -1,4 +1,4 @@
-import { defineArea } from "../kernel/area.js";
+import { defineArea, rowLookup } from "../kernel/area.js";
 import type { HealthCheck, Platform } from "../kernel/context.js";
 import { ConfigError } from "../config/config.js";
 import { bindError, down, up } from "../kernel/components.js";
@@ -75,13 +75,12 @@ export const bucketsArea = defineArea<BucketsState, BucketsConfig>({
   },
   routes: (_app, _ctx, s) => bucketRoutes(s.svc, { url: s.endpoint, region: s.config.region, domain: s.config.domain }),
   metering: () => [bucketStorageMetering(), bucketRequestMetering()],
-  instances: (p) => ({
-    resource: "buckets",
-    find: async (owner, ref) => {
-      const row = await repo.findBucket(p.db, owner, ref);
-      return row && { id: row.id, slug: row.name, accountId: row.account_id };
-    },
-  }),
+  instances: (p) =>
+    rowLookup(
+      "buckets",
+      (owner, ref) => repo.findBucket(p.db, owner, ref),
+      (row) => row.name,
+    ),
   health: (p, s): Record<string, HealthCheck> => {
     if (!p.kernel.require("hosts").local.roles.includes("s3")) return {};
     return {

@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const BUCKETS_SCOPES = {
   buckets: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "buckets:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    buckets: typeof BUCKETS_SCOPES;
-  }
-}

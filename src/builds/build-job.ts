@@ -17,8 +17,8 @@ import type { Outbound } from "../net/outbound.js";
 import { tellObservers } from "./observe.js";
 import type { BuildBaseImage } from "./contract.js";
 import * as repo from "./repo.js";
-import type { SecretBox } from "../kernel/secrets.js";
-import { longestMasked, maskValues, openBuildSecrets } from "./build-secrets.js";
+import { maskSecrets, type SecretBox } from "../kernel/secrets.js";
+import { longestMasked, openBuildSecrets } from "./build-secrets.js";
 
 export interface JobDeps {
   db: Db;
@@ -105,7 +105,7 @@ class LogSink {
   };
 
   flush(final = false): Promise<void> {
-    const masked = maskValues(this.buffer, this.secrets);
+    const masked = maskSecrets(this.buffer, this.secrets);
     const keep = final ? 0 : Math.min(this.holdBack, masked.length);
     const text = masked.slice(0, masked.length - keep);
     this.buffer = masked.slice(masked.length - keep);

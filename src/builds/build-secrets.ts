@@ -33,19 +33,6 @@ export function sealBuildSecrets(box: SecretBox, secrets: Record<string, string>
 export const openBuildSecrets = (box: SecretBox, sealed: string | null): Record<string, string> =>
   sealed ? (JSON.parse(box.open(sealed, BUILD_SECRETS_COLUMN)) as Record<string, string>) : {};
 
-/**
- * Masks secret values in builder output. Values shorter than 4 characters are left alone (masking every "1"
- * would garble the log and hide nothing worth hiding), as for pods' secret env.
- */
-export function maskValues(text: string, secrets: Record<string, string>): string {
-  let out = text;
-  for (const [name, value] of Object.entries(secrets)
-    .filter(([, v]) => v.length >= 4)
-    .sort((a, b) => b[1].length - a[1].length))
-    out = out.split(value).join(`[secret ${name}]`);
-  return out;
-}
-
 /** the longest value masked: output is held back by one less than this, so a value split across chunks is caught */
 export const longestMasked = (secrets: Record<string, string>): number =>
   Math.max(

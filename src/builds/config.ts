@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -33,17 +33,6 @@ export interface BuildsConfig {
 }
 
 export function buildsConfig(env: Env): BuildsConfig {
-  const base = env.BUILD_UPLOAD_BASE_URL || null;
-  if (base !== null) {
-    let url: URL;
-    try {
-      url = new URL(base);
-    } catch {
-      throw new ConfigError("BUILD_UPLOAD_BASE_URL", "is not a valid URL");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new ConfigError("BUILD_UPLOAD_BASE_URL", "must be an http or https URL");
-  }
   const cpus = Number(env.BUILD_CPUS || "1");
   if (!Number.isFinite(cpus) || cpus < 0.1 || cpus > 256)
     throw new ConfigError("BUILD_CPUS", `must be a number between 0.1 and 256, got "${env.BUILD_CPUS}"`);
@@ -60,6 +49,6 @@ export function buildsConfig(env: Env): BuildsConfig {
     nice: int(env, "BUILD_NICE", 10, 0, 19),
     logBytes: int(env, "BUILD_LOG_BYTES", 1024 * 1024, 4096, 64 * 1024 * 1024),
     pollMs: int(env, "BUILD_POLL_MS", 1000, 100, 60_000),
-    uploadBaseUrl: base?.replace(/\/+$/, "") ?? null,
+    uploadBaseUrl: httpUrl(env, "BUILD_UPLOAD_BASE_URL"),
   };
 }

@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const BUILDS_ERROR_CODES = {
   builder_unavailable: [503, "The image builder (buildah) is not installed or not working on this host."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    builds: typeof BUILDS_ERROR_CODES;
-  }
-}

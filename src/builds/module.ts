@@ -1,5 +1,5 @@
 import path from "node:path";
-import { defineArea } from "../kernel/area.js";
+import { defineArea, rowLookup } from "../kernel/area.js";
 import { buildsConfig, type BuildsConfig } from "./config.js";
 import { buildsService, WAKE_JOB, type BuildsService } from "./service.js";
 import { BuildRunner } from "./runner.js";
@@ -83,13 +83,7 @@ export const buildsArea = defineArea<BuildsState, BuildsConfig>({
       },
     },
   ],
-  instances: (p) => ({
-    resource: "builds",
-    find: async (owner, ref) => {
-      const row = await repo.findBuild(p.db, owner, ref);
-      return row && { id: row.id, slug: null, accountId: row.account_id };
-    },
-  }),
+  instances: (p) => rowLookup("builds", (owner, ref) => repo.findBuild(p.db, owner, ref)),
   // builds left `building` by a platform that died are marked failed, then queued ones run
   start: async (p, s) => {
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;

@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const BUILDS_SCOPES = {
   builds: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "builds:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    builds: typeof BUILDS_SCOPES;
-  }
-}

@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const CLI_ERROR_CODES = {
   report_limit_exceeded: [429, "Too many CLI error reports in 24 hours."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    cli: typeof CLI_ERROR_CODES;
-  }
-}

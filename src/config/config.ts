@@ -98,7 +98,8 @@ export function oneOf<T extends string>(env: Env, name: string, allowed: readonl
   return raw as T;
 }
 
-function url(env: Env, name: string, protocols: string[]): string | null {
+/** An optional address setting with one of the protocols (`"https:"`), as written, or null when unset. */
+export function url(env: Env, name: string, protocols: string[]): string | null {
   const raw = env[name];
   if (raw === undefined || raw === "") return null;
   let parsed: URL;

@@ -62,6 +62,7 @@ export const CONSOLE_PAGES = [
   "/builds/:id",
   "/cron-jobs",
   "/cron-jobs/:id",
+  "/alerts",
   "/sites",
   "/sites/new",
   "/sites/:slug",

@@ -4,9 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const CRON_ERROR_CODES = {
   bad_schedule: [400, "The schedule is not a valid cron expression, or the time zone is unknown."],
 } as const satisfies ErrorTable;
-
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    cron: typeof CRON_ERROR_CODES;
-  }
-}

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { defineArea } from "../kernel/area.js";
+import { defineArea, rowLookup } from "../kernel/area.js";
 import { int } from "../config/config.js";
 import { meteredResource } from "../kernel/metered.js";
 import { createRuntime } from "../runtime/index.js";
@@ -68,13 +68,12 @@ export const cronArea = defineArea<CronState, CronConfig>({
     billableOf: async (q, owner) => (await repo.billableRunsOf(q, owner)).map(metered),
     describe: async (q, ids) => new Map((await repo.runNames(q, ids)).map((r) => [r.id, { name: r.name, slug: null }])),
   }),
-  instances: (p) => ({
-    resource: "cron-jobs",
-    find: async (owner, ref) => {
-      const job = await repo.findJob(p.db, owner, ref);
-      return job && { id: job.id, slug: job.name, accountId: job.account_id };
-    },
-  }),
+  instances: (p) =>
+    rowLookup(
+      "cron-jobs",
+      (owner, ref) => repo.findJob(p.db, owner, ref),
+      (job) => job.name,
+    ),
   // worker processes with a runtime tick; API-only processes only record jobs
   start: async (p, s) => {
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
 import type { OwnerColumns } from "../kernel/owned-repo.js";
@@ -79,13 +79,8 @@ export async function insertJob(q: Queryable, id: string, owner: Owner, accountI
 }
 
 export async function updateJob(q: Queryable, id: string, f: Partial<JobFields>): Promise<CronJobRow> {
-  const sets: string[] = [];
   const values: unknown[] = [id];
-  for (const k of JOB_FIELDS) {
-    if (f[k] === undefined) continue;
-    values.push(encode(k, f[k]));
-    sets.push(`${k} = $${values.length}`);
-  }
+  const sets = setClauses(Object.fromEntries(JOB_FIELDS.map((k) => [k, f[k]])), values, encode);
   const { rows } = await q.query<CronJobRow>(
     `UPDATE cron_jobs SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
     values,

@@ -4,12 +4,12 @@ import type pg from "pg";
 import { inTransaction, type Db } from "../store/db.js";
 import { asApiError } from "../http/errors.js";
 import type { Kernel } from "../kernel/kernel.js";
-import type { SecretBox } from "../kernel/secrets.js";
+import { maskSecrets, type SecretBox } from "../kernel/secrets.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
 import { nextRunAfter } from "./schedule.js";
 import { CRON_RUN_KIND, limitsOfCronSize } from "./sizes.js";
-import { maskSecrets, openRelease, openSecrets } from "./secrets.js";
+import { openRelease, openSecrets } from "./secrets.js";
 
 export const ENV_COLUMN = "cron_jobs.env";
 export const LABEL_RUN = "platform.cron-run";

@@ -4,9 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const CRON_SCOPES = {
   "cron-jobs": { instances: true },
 } as const satisfies ScopeTable;
-
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    cron: typeof CRON_SCOPES;
-  }
-}

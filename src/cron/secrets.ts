@@ -66,13 +66,3 @@ export function applySecrets(
   }
   return next;
 }
-
-/** Values shorter than 4 characters are left alone (masking every "1" garbles logs and hides nothing). */
-export function maskSecrets(text: string, secret: Record<string, string>): string {
-  let out = text;
-  for (const [name, value] of Object.entries(secret)
-    .filter(([, v]) => v.length >= 4)
-    .sort((a, b) => b[1].length - a[1].length))
-    out = out.split(value).join(`[secret ${name}]`);
-  return out;
-}

@@ -20,10 +20,3 @@ export const DATABASES_ERROR_CODES = {
   rotation_failed: [503, "The password could not be applied."],
   pool_unavailable: [503, "Connection pooling is not installed on this host."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    databases: typeof DATABASES_ERROR_CODES;
-  }
-}

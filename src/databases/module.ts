@@ -12,6 +12,7 @@ import { databasesOwned } from "./owned.js";
 import { DATABASES_ERROR_CODES } from "./errors.js";
 import { DATABASES_SCOPES } from "./scopes.js";
 import { databaseIdleJobs, databaseIdleService } from "./idle/service.js";
+import { databaseSampleSource } from "./metrics-source.js";
 
 export type { DatabasesState } from "./state.js";
 
@@ -58,6 +59,8 @@ export const databasesArea = defineArea<DatabasesState, DatabasesConfig>({
     // company assets and ownership moves (organizations)
     p.kernel.contribute("owned", databasesOwned(p.changes), "database");
     const provider = new LocalDatabaseProvider({ dataDir: p.config.dataDir, maxInstances: p.config.dbMaxInstances });
+    // the servers' per-minute figures (src/metrics samples them through this)
+    p.kernel.provide("databaseSamples", databaseSampleSource({ db: p.db, provider, log: p.log }));
     return {
       provider,
       poolAvailable: () => findPgbouncer() !== null,

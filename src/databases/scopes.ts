@@ -5,10 +5,3 @@ export const DATABASES_SCOPES = {
   databases: { instances: true },
   backups: { instances: false },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "databases:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    databases: typeof DATABASES_SCOPES;
-  }
-}

@@ -5,10 +5,3 @@ export const DOMAINS_ERROR_CODES = {
   domain_in_use: [409, "The domain's app still exists."],
   domain_taken: [409, "The domain is registered already (one domain belongs to one app platform-wide)."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    domains: typeof DOMAINS_ERROR_CODES;
-  }
-}

@@ -1,4 +1,4 @@
-import { defineArea } from "../kernel/area.js";
+import { defineArea, rowLookup } from "../kernel/area.js";
 import type { EdgeHostSource } from "../edge/contract.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { outboundFor } from "../net/outbound.js";
@@ -58,11 +58,10 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
     return { service, config };
   },
   routes: (_app, _ctx, state) => domainRoutes(state),
-  instances: (p) => ({
-    resource: "domains",
-    find: async (owner, ref) => {
-      const row = await repo.findDomain(p.db, owner, ref);
-      return row && { id: row.id, slug: row.domain, accountId: row.account_id };
-    },
-  }),
+  instances: (p) =>
+    rowLookup(
+      "domains",
+      (owner, ref) => repo.findDomain(p.db, owner, ref),
+      (row) => row.domain,
+    ),
 });

@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const DOMAINS_SCOPES = {
   domains: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "domains:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    domains: typeof DOMAINS_SCOPES;
-  }
-}

@@ -6,5 +6,7 @@ export { AppStats, Days } from "./stats/routes.js";
 export { ownerAppsStats, type StatsKind, type StatsView, type Window } from "./stats/service.js";
 export { lastRequests } from "./stats/repo.js";
 /** per-minute traffic of an app (issue 31's metrics, src/metrics) and its retention */
-export { targetMinutes, pruneMinuteStats, type MinuteRow } from "./stats/repo.js";
+export { targetMinutes, ownerMinutes, pruneMinuteStats, type MinuteRow } from "./stats/repo.js";
 export { percentile } from "./stats/histogram.js";
+/** the hourly roll-up of those minutes (kept 90 days), run by src/metrics' jobs */
+export { rollupEdgeHours, targetHours, recentTraffic, pruneHourStats } from "./stats/series-repo.js";

@@ -5,9 +5,3 @@ export const EVENTS_SCOPES = {
   events: { instances: false },
   webhooks: { instances: false },
 } as const satisfies ScopeTable;
-
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    events: typeof EVENTS_SCOPES;
-  }
-}

@@ -61,14 +61,16 @@ const SHARED_ERRORS = {
 } as const satisfies ErrorTable;
 
 /**
- * Every area's table by area name. An area's errors.ts adds its own with
- * `declare module "../http/errors.js" { interface AreaErrorTables { buckets: typeof BUCKETS_ERROR_CODES } }`,
- * so `new ApiError("bucket_not_empty")` is checked at compile time like a shared code.
+ * The areas' tables, as types, so `new ApiError("bucket_not_empty")` is checked at compile time like a shared
+ * code: src/areas.ts names every listed area's table (`listed`, a union of them). An area may also add its own
+ * with `declare module "../http/errors.js" { interface AreaErrorTables { buckets: typeof BUCKETS_ERROR_CODES } }`.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface AreaErrorTables {}
 
-type AreaErrorCode = { [A in keyof AreaErrorTables]: keyof AreaErrorTables[A] }[keyof AreaErrorTables];
+/** the codes of a table, or of each table in a union of them */
+type CodesOf<T> = T extends unknown ? keyof T : never;
+type AreaErrorCode = { [A in keyof AreaErrorTables]: CodesOf<AreaErrorTables[A]> }[keyof AreaErrorTables];
 export type ErrorCode = keyof typeof SHARED_ERRORS | AreaErrorCode;
 
 /**

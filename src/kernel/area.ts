@@ -4,3 +4,4 @@
  */
 export type * from "./contracts.js";
 export { defineArea, type AreaModule } from "./context.js";
+export { rowLookup } from "./instances.js";

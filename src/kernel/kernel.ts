@@ -26,6 +26,7 @@ const SINGULAR: Partial<Record<Resource, string>> = {
   buckets: "bucket",
   registry: "repository",
   builds: "build",
+  "alert-rules": "alert rule",
 };
 
 /**

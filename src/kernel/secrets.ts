@@ -117,3 +117,17 @@ export async function registerSecretKey(q: Queryable, box: SecretBox): Promise<v
   }
   await recordSecretKey(q, box.currentKeyId);
 }
+
+/**
+ * Masks secret values in text shown back (pods' logs and exec output, build logs, cron runs' logs). Values
+ * shorter than 4 characters are left alone: masking every "1" or "on" would garble logs and hide nothing worth
+ * hiding. The longest first, so a value inside another does not split it.
+ */
+export function maskSecrets(text: string, secret: Record<string, string>): string {
+  const values = Object.entries(secret)
+    .filter(([, v]) => v.length >= 4)
+    .sort((a, b) => b[1].length - a[1].length);
+  let out = text;
+  for (const [name, value] of values) out = out.split(value).join(`[secret ${name}]`);
+  return out;
+}

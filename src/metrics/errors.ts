@@ -4,12 +4,6 @@ import type { ErrorTable } from "../http/errors.js";
 export const METRICS_ERROR_CODES = {
   bad_metrics_window: [
     400,
-    "from must be before to, both within the 7 days kept, step a multiple of 60 seconds, and at most 1440 points.",
+    "from must be before to; step a multiple of 60 seconds; minutes reach 7 days back, whole-hour steps 90 days; at most 1440 points.",
   ],
 } as const satisfies ErrorTable;
-
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    metrics: typeof METRICS_ERROR_CODES;
-  }
-}

@@ -1,19 +1,24 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobSpec } from "../kernel/area.js";
 import type { Db } from "../store/db.js";
-import { pruneMinuteStats } from "../edge/public.js";
-import { pruneSamples } from "./repo.js";
 import type { PodSampler } from "./sampler.js";
-import { KEEP_MS } from "./service.js";
+import { pruneMetrics, rollupHours } from "./rollup.js";
 
 export const SAMPLE_JOB = "metrics.sample-pods";
+export const ROLLUP_JOB = "metrics.rollup";
 export const PRUNE_JOB = "metrics.prune";
 
 /**
- * Every minute on each host: sample the pods it runs. Hourly: drop per-minute rows (runtime samples and the edge's
- * minutes) older than 7 days, so storage stays bounded by pods × 10,080 rows.
+ * Every minute on each host: sample the pods and the databases it runs. Hourly: roll finished hours into hour rows,
+ * then (later in the hour) drop minute rows older than 7 days and hour rows older than 90 (README "Retention and
+ * storage").
  */
-export function metricsJobs(deps: { db: Db; sampler: PodSampler; log: FastifyBaseLogger }): JobSpec[] {
+export function metricsJobs(deps: {
+  db: Db;
+  sampler: PodSampler;
+  sampleDatabases: () => Promise<number>;
+  log: FastifyBaseLogger;
+}): JobSpec[] {
   return [
     {
       name: SAMPLE_JOB,
@@ -24,17 +29,28 @@ export function metricsJobs(deps: { db: Db; sampler: PodSampler; log: FastifyBas
       retryLimit: 0,
       expireInSeconds: 120,
       handler: async () => {
-        await deps.sampler.sample();
+        await Promise.all([
+          deps.sampler.sample(),
+          deps.sampleDatabases().catch((err: unknown) => {
+            deps.log.warn({ err }, "database metrics: this minute's pass failed");
+          }),
+        ]);
+      },
+    },
+    {
+      name: ROLLUP_JOB,
+      cron: "5 * * * *",
+      handler: async () => {
+        const done = await rollupHours(deps.db);
+        if (done.rows) deps.log.info(done, "per-minute metrics rolled up into hours");
       },
     },
     {
       name: PRUNE_JOB,
       cron: "17 * * * *",
       handler: async () => {
-        const before = Date.now() - KEEP_MS;
-        const samples = await pruneSamples(deps.db, before);
-        const minutes = await pruneMinuteStats(deps.db, before);
-        if (samples || minutes) deps.log.info({ samples, minutes }, "per-minute metrics older than 7 days pruned");
+        const pruned = await pruneMetrics(deps.db);
+        if (pruned.minutes || pruned.hours) deps.log.info(pruned, "metrics past their retention pruned");
       },
     },
   ];

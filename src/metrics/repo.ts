@@ -13,6 +13,8 @@ export interface PodSample {
   restartCount: number;
   netInBytes: number | null;
   netOutBytes: number | null;
+  /** the pod group it belonged to at the sample (migration 074) */
+  groupId?: string | null;
 }
 
 /** Stores one sampling pass in one statement; a second pass in the same minute replaces the first (the newer wins). */
@@ -21,9 +23,9 @@ export async function addSamples(q: Queryable, rows: PodSample[]): Promise<void>
   const sorted = [...rows].sort((a, b) => (a.podId < b.podId ? -1 : a.podId > b.podId ? 1 : a.minute - b.minute));
   await q.query(
     `INSERT INTO pod_samples (pod_id, minute, owner_kind, owner_id, cpu_percent, memory_bytes, memory_limit_bytes,
-                              restart_count, net_in_bytes, net_out_bytes)
+                              restart_count, net_in_bytes, net_out_bytes, group_id)
      SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::uuid[], $5::float8[], $6::bigint[],
-                          $7::bigint[], $8::int[], $9::bigint[], $10::bigint[])
+                          $7::bigint[], $8::int[], $9::bigint[], $10::bigint[], $11::uuid[])
      ON CONFLICT (pod_id, minute) DO UPDATE SET
        owner_kind = EXCLUDED.owner_kind, owner_id = EXCLUDED.owner_id,
        cpu_percent = COALESCE(EXCLUDED.cpu_percent, pod_samples.cpu_percent),
@@ -31,7 +33,8 @@ export async function addSamples(q: Queryable, rows: PodSample[]): Promise<void>
        memory_limit_bytes = COALESCE(EXCLUDED.memory_limit_bytes, pod_samples.memory_limit_bytes),
        restart_count = EXCLUDED.restart_count,
        net_in_bytes = COALESCE(EXCLUDED.net_in_bytes, pod_samples.net_in_bytes),
-       net_out_bytes = COALESCE(EXCLUDED.net_out_bytes, pod_samples.net_out_bytes)`,
+       net_out_bytes = COALESCE(EXCLUDED.net_out_bytes, pod_samples.net_out_bytes),
+       group_id = EXCLUDED.group_id`,
     [
       sorted.map((r) => r.podId),
       sorted.map((r) => new Date(r.minute)),
@@ -43,6 +46,7 @@ export async function addSamples(q: Queryable, rows: PodSample[]): Promise<void>
       sorted.map((r) => r.restartCount),
       sorted.map((r) => r.netInBytes),
       sorted.map((r) => r.netOutBytes),
+      sorted.map((r) => r.groupId ?? null),
     ],
   );
 }
@@ -84,6 +88,27 @@ export async function podSamples(q: Queryable, podId: string, from: number, to: 
      (SELECT ${COLUMNS} FROM pod_samples WHERE pod_id = $1 AND minute >= $2 AND minute < $3)
      ORDER BY minute`,
     [podId, new Date(from), new Date(to)],
+  );
+  return rows.map(fromDb);
+}
+
+/**
+ * Samples in [from, to) (epoch ms) of the given pods, or of every pod of an owner: alert rules' figures (src/alerts).
+ * Ordered by pod, then minute.
+ */
+export async function samplesOf(
+  q: Queryable,
+  who: { podIds: string[] } | { owner: Owner },
+  from: number,
+  to: number,
+): Promise<PodSample[]> {
+  const byPods = "podIds" in who;
+  const { rows } = await q.query<DbSample>(
+    `SELECT ${COLUMNS} FROM pod_samples
+      WHERE ${byPods ? "pod_id = ANY($1::uuid[])" : "owner_kind = $1 AND owner_id = $4::uuid"}
+        AND minute >= $2 AND minute < $3
+      ORDER BY pod_id, minute`,
+    byPods ? [who.podIds, new Date(from), new Date(to)] : [who.owner.kind, new Date(from), new Date(to), who.owner.id],
   );
   return rows.map(fromDb);
 }

@@ -1,54 +1,84 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type TSchema } from "@sinclair/typebox";
 import type { AppContext } from "../kernel/context.js";
-import { Nullable } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
-import { callerOf } from "../auth/principal.js";
-import { metricsService } from "./service.js";
+import { callerOf, type Principal } from "../auth/principal.js";
+import { metricsService, type WindowQuery } from "./service.js";
 import { operatorMetrics } from "./operator-metrics.js";
+import { DatabaseMetrics, GroupMetrics, PodMetrics, SiteMetrics, WindowParams } from "./schemas.js";
 
-const Point = Type.Object({
-  at: Type.String({ format: "date-time", description: "start of the step" }),
-  cpu_percent: Nullable(Type.Number({ description: "percent of one CPU, averaged over the step" })),
-  memory_bytes: Nullable(Type.Integer({ description: "highest memory use sampled in the step" })),
-  memory_limit_bytes: Nullable(Type.Integer()),
-  restarts: Type.Integer({ description: "restarts of the pod during the step" }),
-  requests: Type.Integer(),
-  errors_4xx: Type.Integer(),
-  errors_5xx: Type.Integer(),
-  p50_ms: Nullable(Type.Number()),
-  p95_ms: Nullable(Type.Number()),
-  p99_ms: Nullable(Type.Number()),
-});
-
-const PodMetrics = Type.Object({
-  pod_id: Type.String(),
-  from: Type.String({ format: "date-time" }),
-  to: Type.String({ format: "date-time" }),
-  step: Type.Integer(),
-  points: Type.Array(Point),
-});
+const WINDOW_HELP =
+  "?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).";
 
 export function metricsRoutes(ctx: AppContext): Route[] {
   const metrics = metricsService({ db: ctx.db, kernel: ctx.kernel });
-  return [
+  const series = (o: {
+    url: string;
+    param: "id" | "slug";
+    operationId: string;
+    scope: "pods:read" | "static:read" | "databases:read";
+    summary: string;
+    summaryKo: string;
+    response: TSchema;
+    get: (p: Principal, ref: string, q: WindowQuery) => Promise<unknown>;
+  }) =>
     route({
       method: "GET",
-      url: "/v1/pods/:id/metrics",
-      operationId: "getPodMetrics",
+      url: o.url,
+      operationId: o.operationId,
       tags: ["metrics"],
-      summary:
-        "Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.",
-      summaryKo: "팟의 분 단위 지표(CPU, 메모리, 재시작, 요청, 오류, 응답 시간).",
-      auth: { scope: "pods:read", instance: { param: "id" } },
+      summary: `${o.summary} ${WINDOW_HELP}`,
+      summaryKo: o.summaryKo,
+      auth: { scope: o.scope, instance: { param: o.param } },
       errors: ["bad_metrics_window"],
-      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) }),
-      query: Type.Object({
-        from: Type.Optional(Type.String({ format: "date-time" })),
-        to: Type.Optional(Type.String({ format: "date-time" })),
-        step: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, default: 60 })),
-      }),
-      response: { 200: PodMetrics },
-      handler: async (request) => metrics.forPod(callerOf(request), request.params.id, request.query),
+      params: Type.Object({ [o.param]: Type.String({ minLength: 1, maxLength: 64, description: "id or slug" }) }),
+      query: WindowParams,
+      response: { 200: o.response },
+      handler: async (request) =>
+        o.get(callerOf(request), (request.params as Record<string, string>)[o.param], request.query),
+    });
+  return [
+    series({
+      url: "/v1/pods/:id/metrics",
+      param: "id",
+      operationId: "getPodMetrics",
+      scope: "pods:read",
+      summary:
+        "Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx, bytes and p50/p95/p99 response time from the edge.",
+      summaryKo: "팟의 분 단위 지표(CPU, 메모리, 재시작, 요청, 오류, 응답 시간).",
+      response: PodMetrics,
+      get: (p, ref, q) => metrics.forPod(p, ref, q),
+    }),
+    series({
+      url: "/v1/pod-groups/:id/metrics",
+      param: "id",
+      operationId: "getPodGroupMetrics",
+      scope: "pods:read",
+      summary:
+        "Per-step series of a pod group (by id or slug): its members' CPU, memory and restarts added; requests, 4xx, 5xx, bytes and response times of the group's host.",
+      summaryKo: "팟 그룹의 분 단위 지표(멤버 합계와 요청, 오류, 응답 시간).",
+      response: GroupMetrics,
+      get: (p, ref, q) => metrics.forGroup(p, ref, q),
+    }),
+    series({
+      url: "/v1/static/:slug/metrics",
+      param: "slug",
+      operationId: "getStaticSiteMetrics",
+      scope: "static:read",
+      summary: "Per-step series of a static site (by slug or id): requests, 4xx, 5xx, p50/p95 response time and bytes.",
+      summaryKo: "정적 사이트의 분 단위 지표(요청, 오류, 응답 시간, 전송량).",
+      response: SiteMetrics,
+      get: (p, ref, q) => metrics.forSite(p, ref, q),
+    }),
+    series({
+      url: "/v1/databases/:id/metrics",
+      param: "id",
+      operationId: "getDatabaseMetrics",
+      scope: "databases:read",
+      summary:
+        "Per-step series of a database (by id or slug): connections, commits per second, size, cache hit ratio, replication lag (HA), and the age of the newest base backup and of the last archived WAL.",
+      summaryKo: "데이터베이스의 분 단위 지표(연결, 커밋, 크기, 캐시 적중률, 복제 지연, 백업 경과).",
+      response: DatabaseMetrics,
+      get: (p, ref, q) => metrics.forDatabase(p, ref, q),
     }),
     route({
       method: "GET",
@@ -56,8 +86,8 @@ export function metricsRoutes(ctx: AppContext): Route[] {
       operationId: "operatorGetMetrics",
       tags: ["operator"],
       summary:
-        "Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).",
-      summaryKo: "운영자용: 프로메테우스 형식의 플랫폼 상태와 팟 지표.",
+        "Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).",
+      summaryKo: "운영자용: 프로메테우스 형식의 플랫폼 상태와 팟, 그룹, 데이터베이스, 사이트 지표.",
       auth: { operator: true },
       response: {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: Type.String() } } },

@@ -60,6 +60,7 @@ export class PodSampler {
         restartCount: p.restartCount,
         netInBytes: c?.netInBytes ?? null,
         netOutBytes: c?.netOutBytes ?? null,
+        groupId: p.groupId,
       };
     });
     // only the containers sampled now are kept: a removed container's counters go with it

@@ -1,149 +1,109 @@
 import type { Principal } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Db } from "../store/db.js";
-import { ApiError, notFound } from "../http/errors.js";
-import { percentile, targetMinutes, type MinuteRow } from "../edge/public.js";
+import { notFound } from "../http/errors.js";
+import { targetHours, targetMinutes, type MinuteRow } from "../edge/public.js";
 import { podSamples, type PodSample } from "./repo.js";
+import { databaseRows, groupRows, podHours, rolledThrough, type RuntimeRow } from "./series-repo.js";
+import { databaseSeries, groupSeries, podSeries, siteSeries } from "./series.js";
+import { splitOf, windowOf, type MetricsWindow, type WindowQuery } from "./window.js";
 
-/** How long per-minute rows are kept (README "Retention"). */
-export const KEEP_MS = 7 * 86_400_000;
-/** The most points one answer holds (a day per minute). */
-export const MAX_POINTS = 1440;
+export { KEEP_MS, MAX_POINTS, type WindowQuery } from "./window.js";
 
-export interface MetricsPoint {
-  /** start of the step (ISO 8601, UTC) */
-  at: string;
-  cpu_percent: number | null;
-  memory_bytes: number | null;
-  memory_limit_bytes: number | null;
-  restarts: number;
-  requests: number;
-  errors_4xx: number;
-  errors_5xx: number;
-  p50_ms: number | null;
-  p95_ms: number | null;
-  p99_ms: number | null;
-}
-
-export interface MetricsView {
-  pod_id: string;
-  from: string;
-  to: string;
-  step: number;
-  points: MetricsPoint[];
-}
-
-export interface WindowQuery {
-  from?: string;
-  to?: string;
-  step?: number;
-}
-
-/** The window asked for: to defaults to now, from to an hour before to; from is aligned down to the step. */
-export function windowOf(q: WindowQuery, now: number): { from: number; to: number; stepMs: number } {
-  const step = q.step ?? 60;
-  const to = q.to ? Date.parse(q.to) : now;
-  const rawFrom = q.from ? Date.parse(q.from) : to - 3_600_000;
-  const bad = (why: string) => new ApiError("bad_metrics_window", why);
-  if (Number.isNaN(to) || Number.isNaN(rawFrom)) throw bad("from and to are ISO 8601 times.");
-  if (step < 60 || step % 60 !== 0) throw bad("step is a multiple of 60 seconds (60 is the finest).");
-  const stepMs = step * 1000;
-  const from = rawFrom - (rawFrom % stepMs);
-  if (from >= to) throw bad("from must be before to.");
-  if (from < now - KEEP_MS - stepMs) throw bad("Per-minute metrics are kept 7 days; from is older.");
-  if ((to - from) / stepMs > MAX_POINTS)
-    throw bad(`At most ${MAX_POINTS} points per answer: widen step or narrow the window.`);
-  return { from, to, stepMs };
-}
-
-const avg = (xs: number[]): number | null =>
-  xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 100) / 100 : null;
-
-/**
- * Buckets the minutes into steps: requests and errors add, latency percentiles come from the merged histograms,
- * CPU is the average of the step's minutes, memory the highest (a step's peak is what an OOM cares about),
- * restarts the increase of the pod's restart count over the previous sample. Every step is present; quiet ones
- * are zeros (traffic) and null (runtime figures not sampled).
- */
-export function series(
-  podId: string,
-  samples: PodSample[],
-  minutes: MinuteRow[],
-  w: { from: number; to: number; stepMs: number },
-): MetricsView {
-  const n = Math.ceil((w.to - w.from) / w.stepMs);
-  const idx = (ms: number) => Math.floor((ms - w.from) / w.stepMs);
-  const points = Array.from({ length: n }, (_, i) => ({
-    at: w.from + i * w.stepMs,
-    cpu: [] as number[],
-    mem: null as number | null,
-    limit: null as number | null,
-    restarts: 0,
-    requests: 0,
-    s4: 0,
-    s5: 0,
-    hist: [] as number[],
-  }));
-  let lastCount: number | null = null;
+/** A pod's minute samples as runtime rows: restarts are the count's increase over the previous sample. */
+function podMinuteRows(samples: PodSample[], from: number): RuntimeRow[] {
+  const rows: RuntimeRow[] = [];
+  let last: number | null = null;
   for (const s of samples) {
-    const i = idx(s.minute);
-    if (i >= 0 && i < n) {
-      const p = points[i];
-      if (s.cpuPercent !== null) p.cpu.push(s.cpuPercent);
-      if (s.memoryBytes !== null) p.mem = Math.max(p.mem ?? 0, s.memoryBytes);
-      if (s.memoryLimitBytes !== null) p.limit = s.memoryLimitBytes;
-      if (lastCount !== null && s.restartCount > lastCount) p.restarts += s.restartCount - lastCount;
-    }
-    lastCount = s.restartCount;
+    const restarts = last !== null && s.restartCount > last ? s.restartCount - last : 0;
+    last = s.restartCount;
+    if (s.minute < from) continue; // the sample before the window: only its count
+    rows.push({
+      at: s.minute,
+      cpuPercent: s.cpuPercent,
+      cpuMinutes: s.cpuPercent === null ? 0 : 1,
+      memoryBytes: s.memoryBytes,
+      memoryLimitBytes: s.memoryLimitBytes,
+      restarts,
+      replicas: 1,
+    });
   }
-  for (const m of minutes) {
-    const i = idx(m.minute);
-    if (i < 0 || i >= n) continue;
-    const p = points[i];
-    p.requests += m.requests;
-    p.s4 += m.status4xx;
-    p.s5 += m.status5xx;
-    for (let b = 0; b < m.latency.length; b++) p.hist[b] = (p.hist[b] ?? 0) + m.latency[b];
-  }
-  return {
-    pod_id: podId,
-    from: new Date(w.from).toISOString(),
-    to: new Date(w.to).toISOString(),
-    step: w.stepMs / 1000,
-    points: points.map((p) => ({
-      at: new Date(p.at).toISOString(),
-      cpu_percent: avg(p.cpu),
-      memory_bytes: p.mem,
-      memory_limit_bytes: p.limit,
-      restarts: p.restarts,
-      requests: p.requests,
-      errors_4xx: p.s4,
-      errors_5xx: p.s5,
-      p50_ms: percentile(p.hist, 0.5),
-      p95_ms: percentile(p.hist, 0.95),
-      p99_ms: percentile(p.hist, 0.99),
-    })),
-  };
+  return rows;
 }
 
-export interface MetricsService {
-  /** Per-step series of one of the caller's pods (id or slug); 404 when not theirs. */
-  forPod(principal: Principal, ref: string, q: WindowQuery): Promise<MetricsView>;
-}
-
-export function metricsService(deps: { db: Db; kernel: Kernel; now?: () => number }): MetricsService {
+export function metricsService(deps: { db: Db; kernel: Kernel; now?: () => number }) {
   const now = deps.now ?? Date.now;
+  const db = deps.db;
+
+  /** the window, and where its minute rows take over from hour rows */
+  async function window(q: WindowQuery): Promise<MetricsWindow & { split: number }> {
+    const w = windowOf(q, now());
+    return { ...w, split: splitOf(w, w.hours ? await rolledThrough(db) : null) };
+  }
+
+  /** the edge's rows of an app over the window: hours before the split, minutes from it */
+  async function traffic(target: { kind: string; id: string }, w: MetricsWindow & { split: number }) {
+    const [hours, minutes] = await Promise.all([
+      w.split > w.from ? targetHours(db, target, w.from, w.split) : ([] as MinuteRow[]),
+      targetMinutes(db, target, w.split, w.to),
+    ]);
+    return [...hours, ...minutes];
+  }
+
+  async function find(principal: Principal, resource: "pods" | "static" | "databases", ref: string, kind?: string) {
+    const found = await deps.kernel.findInstance(resource, principal.owner, ref);
+    // the pods lookup finds groups too: each route names one kind
+    if (!found || (kind && found.kind !== undefined && found.kind !== kind)) return null;
+    return found;
+  }
+
   return {
-    async forPod(principal, ref, q) {
-      const found = await deps.kernel.findInstance("pods", principal.owner, ref);
-      // the pods lookup finds groups too: this route names pods only
-      if (!found || (found.kind !== undefined && found.kind !== "pod")) throw notFound("pod");
-      const w = windowOf(q, now());
-      const [samples, minutes] = await Promise.all([
-        podSamples(deps.db, found.id, w.from, w.to),
-        targetMinutes(deps.db, { kind: "pod", id: found.id }, w.from, w.to),
+    /** Per-step series of one of the caller's pods (id or slug); 404 when not theirs. */
+    async forPod(principal: Principal, ref: string, q: WindowQuery) {
+      const found = await find(principal, "pods", ref, "pod");
+      if (!found) throw notFound("pod");
+      const w = await window(q);
+      const [hours, samples, minutes] = await Promise.all([
+        w.split > w.from ? podHours(db, found.id, w.from, w.split) : ([] as RuntimeRow[]),
+        podSamples(db, found.id, w.split, w.to),
+        traffic({ kind: "pod", id: found.id }, w),
       ]);
-      return series(found.id, samples, minutes, w);
+      return podSeries(found.id, w, [...hours, ...podMinuteRows(samples, w.split)], minutes);
+    },
+
+    /** A pod group's series: its members' runtime figures added, and the edge's traffic of the group's host. */
+    async forGroup(principal: Principal, ref: string, q: WindowQuery) {
+      const found = await find(principal, "pods", ref, "group");
+      if (!found || found.kind !== "group") throw notFound("pod group");
+      const w = await window(q);
+      const [hours, minuteRows, minutes] = await Promise.all([
+        w.split > w.from ? groupRows(db, found.id, w.from, w.split, "hours") : ([] as RuntimeRow[]),
+        groupRows(db, found.id, w.split, w.to, "minutes"),
+        traffic({ kind: "group", id: found.id }, w),
+      ]);
+      return groupSeries(found.id, w, [...hours, ...minuteRows], minutes);
+    },
+
+    /** A static site's traffic series (by slug or id). */
+    async forSite(principal: Principal, ref: string, q: WindowQuery) {
+      const found = await find(principal, "static", ref);
+      if (!found) throw notFound("static site");
+      const w = await window(q);
+      return siteSeries(found.id, w, await traffic({ kind: "site", id: found.id }, w));
+    },
+
+    /** A managed database's series (by id or slug). */
+    async forDatabase(principal: Principal, ref: string, q: WindowQuery) {
+      const found = await find(principal, "databases", ref);
+      if (!found) throw notFound("database");
+      const w = await window(q);
+      const [hours, minutes] = await Promise.all([
+        w.split > w.from ? databaseRows(db, found.id, w.from, w.split, "hours") : [],
+        databaseRows(db, found.id, w.split, w.to, "minutes"),
+      ]);
+      return databaseSeries(found.id, w, [...hours, ...minutes]);
     },
   };
 }
+
+export type MetricsService = ReturnType<typeof metricsService>;

@@ -6,10 +6,3 @@ export const ONPREM_ERROR_CODES = {
   download_expired: [403, "The download address has expired or was altered; ask for a new one."],
   terms_required: [412, "The current on-premises terms are not accepted."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    onprem: typeof ONPREM_ERROR_CODES;
-  }
-}

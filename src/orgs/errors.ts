@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const ORGS_ERROR_CODES = {
   host_in_use: [409, "A pod runs on the host."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    orgs: typeof ORGS_ERROR_CODES;
-  }
-}

@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const ORGS_SCOPES = {
   org: { instances: false },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "org:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    orgs: typeof ORGS_SCOPES;
-  }
-}

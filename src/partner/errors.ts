@@ -9,10 +9,3 @@ export const PARTNER_ERROR_CODES = {
   department_deploy_blocked: [403, "The end user's partner department (or a parent) blocks new deployments."],
   quota_exceeded: [429, "A department's concurrent-run limit is reached."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    partner: typeof PARTNER_ERROR_CODES;
-  }
-}

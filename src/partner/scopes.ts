@@ -5,10 +5,3 @@ export const PARTNER_SCOPES = {
   // every /v1/partner route: the caller is a partner account acting for itself (guard.ts)
   partner: { instances: false, guard: "partnerAccount", guardErrors: ["partner_required"] },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "partner:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    partner: typeof PARTNER_SCOPES;
-  }
-}

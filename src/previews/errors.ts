@@ -4,9 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const PREVIEWS_ERROR_CODES = {
   webhook_secret_invalid: [401, "The X-Gitlab-Token header is missing or does not match the link's webhook secret."],
 } as const satisfies ErrorTable;
-
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    previews: typeof PREVIEWS_ERROR_CODES;
-  }
-}

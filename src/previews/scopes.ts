@@ -4,9 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const PREVIEWS_SCOPES = {
   previews: { instances: false },
 } as const satisfies ScopeTable;
-
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    previews: typeof PREVIEWS_SCOPES;
-  }
-}

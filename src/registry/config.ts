@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, int, url } from "../config/config.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -31,24 +31,13 @@ function resolveBin(bin: string): string {
 }
 
 export function registryConfig(env: Env): RegistryConfig {
-  const realm = env.REGISTRY_TOKEN_REALM || null;
-  if (realm !== null) {
-    let url: URL;
-    try {
-      url = new URL(realm);
-    } catch {
-      throw new ConfigError("REGISTRY_TOKEN_REALM", "is not a valid URL");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new ConfigError("REGISTRY_TOKEN_REALM", "must be an http or https URL");
-  }
   const allowLocal = env.APPS_ALLOW_LOCAL_IMAGES ?? "0";
   if (allowLocal !== "0" && allowLocal !== "1" && allowLocal !== "")
     throw new ConfigError("APPS_ALLOW_LOCAL_IMAGES", `must be 0 or 1, got "${allowLocal}"`);
   return {
     bin: resolveBin(env.REGISTRY_BIN || "docker-registry"),
     port: int(env, "REGISTRY_PORT", 5000, 0, 65535),
-    tokenRealm: realm,
+    tokenRealm: url(env, "REGISTRY_TOKEN_REALM", ["http:", "https:"]),
     credentialTtlSeconds: int(env, "REGISTRY_CREDENTIALS_TTL_SECONDS", 3600, 60, 7 * 86_400),
     pullTtlSeconds: int(env, "REGISTRY_PULL_TTL_SECONDS", 900, 60, 86_400),
     allowLocalImages: allowLocal === "1",

@@ -4,10 +4,3 @@ import type { ErrorTable } from "../http/errors.js";
 export const REGISTRY_ERROR_CODES = {
   registry_unavailable: [503, "The image registry (docker-registry) is not installed or not running."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    registry: typeof REGISTRY_ERROR_CODES;
-  }
-}

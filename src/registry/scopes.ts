@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const REGISTRY_SCOPES = {
   registry: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "registry:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    registry: typeof REGISTRY_SCOPES;
-  }
-}

@@ -1,4 +1,4 @@
-import { defineArea } from "../kernel/area.js";
+import { defineArea, rowLookup } from "../kernel/area.js";
 import { createRuntime } from "../runtime/index.js";
 import * as repo from "./repo.js";
 import { sandboxRoutes } from "./routes.js";
@@ -30,13 +30,7 @@ export const sandboxesArea = defineArea<SandboxesState, SandboxesConfig>({
   },
   routes: (_app, _ctx, state) => sandboxRoutes(state),
   jobs: (p, s) => sandboxJobs({ db: p.db, runtime: s.runtime, hostId: p.kernel.require("hosts").local.id, log: p.log }),
-  instances: (p) => ({
-    resource: "sandboxes",
-    find: async (owner, ref) => {
-      const row = await repo.findSandbox(p.db, owner, ref);
-      return row && { id: row.id, slug: null, accountId: row.account_id };
-    },
-  }),
+  instances: (p) => rowLookup("sandboxes", (owner, ref) => repo.findSandbox(p.db, owner, ref)),
   // sandboxes that timed out while no platform process ran are marked (their containers are gone already)
   start: async (p, s) => {
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;

@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const SANDBOXES_SCOPES = {
   sandboxes: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "sandboxes:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    sandboxes: typeof SANDBOXES_SCOPES;
-  }
-}

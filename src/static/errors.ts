@@ -5,10 +5,3 @@ export const STATIC_ERROR_CODES = {
   bad_archive: [400, "The upload is not a usable tar, tar.gz or zip archive; the message names the entry."],
   not_uploaded: [409, "The deployment has no files yet; upload them first."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    static: typeof STATIC_ERROR_CODES;
-  }
-}

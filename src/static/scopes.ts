@@ -4,10 +4,3 @@ import type { ScopeTable } from "../auth/scopes.js";
 export const STATIC_SCOPES = {
   static: { instances: true },
 } as const satisfies ScopeTable;
-
-// so route declarations (`scope: "static:write"`) type-check these resources everywhere
-declare module "../auth/scopes.js" {
-  interface AreaScopeTables {
-    static: typeof STATIC_SCOPES;
-  }
-}

@@ -57,3 +57,22 @@ export async function returnedIds(q: Queryable, sql: string, params: unknown[]):
   const { rows } = await q.query<{ id: string }>(sql, params);
   return rows.map((r) => r.id);
 }
+
+/**
+ * The `column = $n` assignments of an UPDATE for the fields a change sets (undefined: left as it is), each value
+ * (through `encode`, e.g. JSON for a jsonb column) appended to `values`, which holds the statement's other
+ * parameters first. The column names are the change's typed keys, never a caller's input.
+ */
+export function setClauses(
+  change: Readonly<Record<string, unknown>>,
+  values: unknown[],
+  encode: (column: string, value: unknown) => unknown = (_column, value) => value,
+): string[] {
+  const sets: string[] = [];
+  for (const [column, value] of Object.entries(change)) {
+    if (value === undefined) continue;
+    values.push(encode(column, value));
+    sets.push(`${column} = $${values.length}`);
+  }
+  return sets;
+}

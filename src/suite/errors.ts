@@ -16,10 +16,3 @@ export const SUITE_ERROR_CODES = {
   suite_unavailable: [503, "The suite's API did not answer or refused; nothing was changed, try again."],
   suite_not_configured: [503, "The platform has no suite configured (SUITE_ISSUER)."],
 } as const satisfies ErrorTable;
-
-// so `new ApiError(code)` type-checks these codes everywhere
-declare module "../http/errors.js" {
-  interface AreaErrorTables {
-    suite: typeof SUITE_ERROR_CODES;
-  }
-}

@@ -97,12 +97,58 @@ test("the window is checked, and another account's pod is not found", async () =
   expectError(bad, 400, "bad_metrics_window");
   const old = new Date(Date.now() - 8 * 86_400_000).toISOString();
   expectError(
-    await call(t.app, { url: `/v1/pods/${pod.id}/metrics?from=${old}&step=3600`, token: user.token }),
+    // a step under an hour reads minutes, kept 7 days (whole-hour steps read the 90-day roll-up: test/metrics/series)
+    await call(t.app, { url: `/v1/pods/${pod.id}/metrics?from=${old}&step=600`, token: user.token }),
     400,
     "bad_metrics_window",
   );
   const other = await signup(t.app);
   expectError(await call(t.app, { url: `/v1/pods/${pod.id}/metrics`, token: other.token }), 404, "not_found");
+});
+
+test("a pod group's series adds its members' samples and counts the group host's requests", async () => {
+  const image = await testImage("TEST_IMAGE_HTTPD_V1");
+  const created = await call(t.app, {
+    method: "POST",
+    url: "/v1/pod-groups",
+    token: user.token,
+    body: { name: "metered-group", image, port: 8080, replica_min: 2, replica_max: 2 },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const group = created.json();
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const g = (await call(t.app, { url: `/v1/pod-groups/${group.id}`, token: user.token })).json();
+      if (g.replicas.filter((r: { state: string }) => r.state === "running").length === 2) break;
+      if (Date.now() > deadline) assert.fail("the group's members never ran");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const host = `${group.slug}.${DOMAIN}`;
+    while ((await request(edge.port!, host, { path: "/" })).status !== 200) {
+      if (Date.now() > deadline) assert.fail("the group does not answer through the edge");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await edge.stats.flush();
+    const url = `/v1/pod-groups/${group.slug}/metrics`;
+    const before = sum((await call(t.app, { url, token: user.token })).json().points, "requests");
+    await Promise.all(Array.from({ length: 8 }, () => request(edge.port!, host, { path: "/" })));
+    await edge.stats.flush();
+    assert.ok((await t.platform.state<MetricsState>("metrics").sampler.sample()) >= 3, "the pod and both members");
+    const res = await call(t.app, { url, token: user.token });
+    assert.equal(res.statusCode, 200, res.body);
+    const m = res.json();
+    assert.equal(m.group_id, group.id);
+    assert.equal(sum(m.points, "requests") - before, 8);
+    const last = m.points.filter((p: { replicas: number }) => p.replicas > 0).at(-1);
+    assert.equal(last.replicas, 2);
+    assert.ok(last.memory_bytes > 0 && last.cpu_percent !== null, JSON.stringify(last));
+    // the pod route does not name a group, nor the group route a pod
+    expectError(await call(t.app, { url: `/v1/pods/${group.id}/metrics`, token: user.token }), 404, "not_found");
+    expectError(await call(t.app, { url: `/v1/pod-groups/${pod.id}/metrics`, token: user.token }), 404, "not_found");
+  } finally {
+    await call(t.app, { method: "DELETE", url: `/v1/pod-groups/${group.id}`, token: user.token });
+  }
 });
 
 test("the operator endpoint answers Prometheus text and refuses a user token", async () => {
@@ -115,6 +161,13 @@ test("the operator endpoint answers Prometheus text and refuses a user token", a
   assert.match(
     res.body,
     new RegExp(`^platform_pod_cpu_percent\\{pod="${pod.id}",owner="account:${user.id}"\\} [0-9.]+$`, "m"),
+  );
+  assert.match(
+    res.body,
+    new RegExp(
+      `^platform_app_requests_5m\\{kind="pod",app="${pod.id}",owner="account:${user.id}"\\} [1-9][0-9]*$`,
+      "m",
+    ),
   );
   expectError(await call(t.app, { url: "/v1/operator/metrics", token: user.token }), 401, "auth_required");
 });

@@ -20,6 +20,7 @@ import { SitePage } from "./pages/site";
 import { DomainsPage } from "./pages/all-domains";
 import { BuildsPage, NewBuildPage } from "./pages/builds";
 import { PreviewsPage } from "./pages/previews";
+import { AlertsPage } from "./pages/alerts";
 import { CronJobPage, CronJobsPage } from "./pages/cron-jobs";
 import { BuildPage } from "./pages/build";
 import { BucketsPage } from "./pages/buckets";
@@ -143,7 +144,11 @@ function Shell() {
   };
 
   const nav: [string, string, string[]?][] = [
-    ["/pods", t("nav.apps"), ["/pod-groups", "/builds", "/previews", "/cron-jobs", "/volumes", "/templates"]],
+    [
+      "/pods",
+      t("nav.apps"),
+      ["/pod-groups", "/builds", "/previews", "/cron-jobs", "/alerts", "/volumes", "/templates"],
+    ],
     ["/sites", t("nav.sites")],
     ["/buckets", t("nav.buckets")],
     ["/domains", t("nav.domains")],
@@ -235,6 +240,7 @@ function Page({
   if (cronJob) return <CronJobPage id={decodeURIComponent(cronJob[1])} />;
   if (path === "/builds") return <BuildsPage />;
   if (path === "/previews") return <PreviewsPage />;
+  if (path === "/alerts") return <AlertsPage />;
   if (path === "/builds/new") return <NewBuildPage />;
   const build = /^\/builds\/([^/]+)$/.exec(path);
   if (build) return <BuildPage id={decodeURIComponent(build[1])} />;

@@ -3,11 +3,13 @@ import { appsEn, appsKo } from "./i18n-apps";
 import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { previewsEn, previewsKo } from "./i18n-previews";
+import { alertsEn, alertsKo } from "./i18n-alerts";
 import { deploysEn, deploysKo } from "./i18n-deploys";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
 import { partnerEn, partnerKo } from "./i18n-partner";
 import { sitesEn, sitesKo } from "./i18n-sites";
+import { metricsEn, metricsKo } from "./i18n-metrics";
 import { suiteEn, suiteKo } from "./i18n-suite";
 
 /** Every text of the console, in English and Korean; keys are the English meaning in short. */
@@ -177,9 +179,11 @@ const en = {
   notFound: "This page does not exist.",
   ...appsEn,
   ...sitesEn,
+  ...metricsEn,
   ...domainsEn,
   ...buildsEn,
   ...previewsEn,
+  ...alertsEn,
   ...deploysEn,
   ...bucketsEn,
   ...orgEn,
@@ -356,9 +360,11 @@ const ko: Record<MessageKey, string> = {
   notFound: "없는 페이지입니다.",
   ...appsKo,
   ...sitesKo,
+  ...metricsKo,
   ...domainsKo,
   ...buildsKo,
   ...previewsKo,
+  ...alertsKo,
   ...deploysKo,
   ...bucketsKo,
   ...orgKo,

@@ -5,6 +5,7 @@ import "./styles.css";
 import "./styles-areas.css";
 import "./styles-buckets.css";
 import "./styles-org.css";
+import "./styles-metrics.css";
 
 // the SDK keys every POST with crypto.randomUUID(), which browsers offer only to secure contexts (https,
 // localhost); a console opened over plain http on another address gets the same from getRandomValues

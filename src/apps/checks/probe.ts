@@ -1,7 +1,7 @@
 import type { SecretBox } from "../../kernel/secrets.js";
 import { maskPodSecrets } from "../secrets/env.js";
 import http from "node:http";
-import net from "node:net";
+import { tcpAnswers } from "../../net/tcp.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import type { ResolvedCheck } from "./spec.js";
 
@@ -69,20 +69,6 @@ function httpStatus(
       resolve(`GET ${path} got no answer within ${timeoutMs / 1000} s`);
     });
     req.on("error", (err) => resolve(`GET ${path} failed: ${err.message}`));
-  });
-}
-
-export function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
-  const i = address.lastIndexOf(":");
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: address.slice(0, i), port: Number(address.slice(i + 1)) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
   });
 }
 

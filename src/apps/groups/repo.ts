@@ -1,4 +1,4 @@
-import type { Db, Queryable } from "../../store/db.js";
+import { setClauses, type Db, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { findByRef } from "../../store/find.js";
@@ -149,13 +149,8 @@ export type GroupChange = Partial<
 >;
 
 export async function updateGroup(q: Queryable, id: string, change: GroupChange): Promise<GroupRow> {
-  const sets: string[] = [];
   const values: unknown[] = [id];
-  for (const [k, v] of Object.entries(change)) {
-    if (v === undefined) continue;
-    values.push(k === "spec" ? JSON.stringify(v) : v);
-    sets.push(`${k} = $${values.length}`);
-  }
+  const sets = setClauses(change, values, (k, v) => (k === "spec" ? JSON.stringify(v) : v));
   if (change.desired_state === "removed") sets.push("removed_at = now()");
   // the idle clock starts again when scale-to-zero is set or changed
   if (change.idle_stop_seconds !== undefined) sets.push("awake_since = now()");

@@ -16,7 +16,7 @@ import { setGroupRollout } from "../rollout/repo.js";
 import { openEnv } from "../container-spec.js";
 import type { Static } from "@sinclair/typebox";
 import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
-import { applyEnvChange, emptyEnvDoc, readEnvDoc, sealEnvDoc, setterOf } from "../secrets/env.js";
+import { applyEnvChange, readEnvDoc, sealEnvDoc, sealNewEnv, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
 import { validateIdleStop } from "../idle/validate.js";
@@ -155,15 +155,7 @@ export function groupsService(deps: GroupsDeps) {
             image: input.image,
             port: input.port ?? null,
             command: input.command ?? null,
-            env_sealed: sealEnvDoc(
-              secrets,
-              applyEnvChange(
-                secrets,
-                emptyEnvDoc(),
-                { env: input.env ?? {}, secret_env: input.secret_env },
-                setterOf(p),
-              ),
-            ),
+            env_sealed: sealNewEnv(secrets, input, p),
             size: size.id,
             databases: input.databases ?? [],
             checks: input.checks ?? null,

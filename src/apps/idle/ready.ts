@@ -1,4 +1,4 @@
-import { tcpAnswers } from "../checks/probe.js";
+import { tcpAnswers } from "../../net/tcp.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -24,15 +24,24 @@ export interface IdleStopped {
   members: Placed[];
 }
 
-/** Running standalone pods and groups whose idle time has passed since awake_since (requests are checked after). */
+/**
+ * Running standalone pods and groups whose idle time has passed since awake_since (requests are checked after).
+ * An app woken less than a minute ago (the edge's default EDGE_WAKE_TIMEOUT_MS) and not yet serving is not idle:
+ * the edge holds requests for it that are not counted yet, and stopping it then would turn them into 503s (seen
+ * with a 1 s idle time). One that never became ready after a create or a longer wait can still be stopped.
+ */
 export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCandidate[]> {
   const { rows } = await q.query<IdleCandidate>(
     `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since, awake_since::text AS awake_key FROM pods
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running' AND group_id IS NULL
+         AND (ready OR woken_at IS NULL OR woken_at < now() - interval '1 minute')
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)
      UNION ALL
      (SELECT 'group', id::text, idle_stop_seconds, awake_since, awake_since::text FROM pod_groups
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running'
+         AND (woken_at IS NULL OR woken_at < now() - interval '1 minute'
+              OR EXISTS (SELECT 1 FROM pods p WHERE p.group_id = pod_groups.id AND p.desired_state = 'running'
+                           AND p.state = 'running' AND p.ready))
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)`,
     [limit],
   );

@@ -5,20 +5,11 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../../store/db.js";
 import type { GroupSpec } from "../groups/repo.js";
-import { markServing, type ReleaseOutcome } from "./repo.js";
+import { markServing, type ReleaseRecord } from "./repo.js";
 
-export interface GroupReleaseRow {
-  id: string;
+export interface GroupReleaseRow extends ReleaseRecord {
   group_id: string;
-  number: number;
   spec: GroupSpec;
-  changed: string[];
-  description: string;
-  created_by: string | null;
-  outcome: ReleaseOutcome;
-  outcome_reason: string | null;
-  created_at: Date;
-  ended_at: Date | null;
 }
 
 /** The group's next release, numbered after its newest; the group row points at it. */

@@ -9,22 +9,9 @@ import { groupView } from "../groups/view.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import type { GroupReleaseRow } from "./group-repo.js";
 import { groupReleasesService } from "./group-service.js";
-import { Release } from "./routes.js";
+import { Release, releaseView } from "./routes.js";
 
-const groupReleaseView = (r: GroupReleaseRow) => ({
-  number: r.number,
-  image: r.spec.image,
-  port: r.spec.port,
-  command: r.spec.command,
-  size: r.spec.size,
-  changed: r.changed,
-  description: r.description,
-  created_by: r.created_by,
-  outcome: r.outcome,
-  outcome_reason: r.outcome_reason,
-  created_at: r.created_at.toISOString(),
-  ended_at: r.ended_at?.toISOString() ?? null,
-});
+const groupReleaseView = (r: GroupReleaseRow) => releaseView(r, r.spec);
 
 /** A group's releases and its rollback (group-service.ts). */
 export function groupReleaseRoutes(deps: {

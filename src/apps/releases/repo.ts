@@ -9,10 +9,21 @@ import type { Checks } from "../checks/spec.js";
 
 export type ReleaseOutcome = "pending" | "serving" | "superseded" | "rolled_back" | "failed";
 
-export interface ReleaseRow {
+/** What every release records, a pod's or a group's: its number, the change, who made it and how it ended. */
+export interface ReleaseRecord {
   id: string;
-  pod_id: string;
   number: number;
+  changed: string[];
+  description: string;
+  created_by: string | null;
+  outcome: ReleaseOutcome;
+  outcome_reason: string | null;
+  created_at: Date;
+  ended_at: Date | null;
+}
+
+export interface ReleaseRow extends ReleaseRecord {
+  pod_id: string;
   image: string;
   port: number | null;
   command: string[] | null;
@@ -22,13 +33,6 @@ export interface ReleaseRow {
   checks: Checks | null;
   stop_grace_seconds: number;
   rollout_deadline_seconds: number;
-  changed: string[];
-  description: string;
-  created_by: string | null;
-  outcome: ReleaseOutcome;
-  outcome_reason: string | null;
-  created_at: Date;
-  ended_at: Date | null;
 }
 
 /** What of a pod a release keeps (and a rollback restores). */

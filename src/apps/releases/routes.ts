@@ -6,7 +6,7 @@ import { Params, Pod, read, tags, write } from "../routes/schemas.js";
 import { podView } from "../view.js";
 import type { RouteDeps } from "../routes/schemas.js";
 import type { ReleasesService } from "./service.js";
-import type { ReleaseRow } from "./repo.js";
+import type { ReleaseRecord, ReleaseRow } from "./repo.js";
 
 export const Release = Type.Object({
   number: Type.Integer(),
@@ -26,12 +26,13 @@ export const Release = Type.Object({
   ended_at: Nullable(Timestamp),
 });
 
-export const releaseView = (r: ReleaseRow) => ({
+/** A release as the API shows it: what it runs (a pod's own fields, a group's spec) and its record. */
+export const releaseView = (r: ReleaseRecord, runs: Pick<ReleaseRow, "image" | "port" | "command" | "size">) => ({
   number: r.number,
-  image: r.image,
-  port: r.port,
-  command: r.command,
-  size: r.size,
+  image: runs.image,
+  port: runs.port,
+  command: runs.command,
+  size: runs.size,
   changed: r.changed,
   description: r.description,
   created_by: r.created_by,
@@ -54,7 +55,8 @@ export function releaseRoutes({ pods, urls }: RouteDeps, releases: ReleasesServi
       auth: read,
       params: Params,
       response: { 200: Type.Array(Release) },
-      handler: async (request) => (await releases.list(callerOf(request), request.params.id)).releases.map(releaseView),
+      handler: async (request) =>
+        (await releases.list(callerOf(request), request.params.id)).releases.map((r) => releaseView(r, r)),
     }),
     route({
       method: "POST",

@@ -72,8 +72,8 @@ export const PodCreateBody = Body({
   ),
 });
 
-/** PATCH /v1/pods/{id}: what a rolling update may change. */
-export const PodPatchBody = Body({
+/** What a rolling update of a pod, or of a group's members, may change of what they run. */
+const RunChange = {
   image: Type.Optional(Image),
   env: Type.Optional(Env),
   secret_env: Type.Optional(SecretEnv),
@@ -81,6 +81,11 @@ export const PodPatchBody = Body({
   port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
   command: Type.Optional(Nullable(Command)),
   checks: Type.Optional(Nullable(ChecksSchema)),
+};
+
+/** PATCH /v1/pods/{id}: what a rolling update may change. */
+export const PodPatchBody = Body({
+  ...RunChange,
   deploy: Type.Optional(DeploySchema),
   idle_stop_seconds: Type.Optional(IdleStop),
 });
@@ -118,13 +123,7 @@ export const GroupPatchBody = Body({
   replica_min: Type.Optional(ReplicaCount),
   replica_max: Type.Optional(ReplicaCount),
   target_cpu_percent: Type.Optional(TargetCpu()),
-  image: Type.Optional(Image),
-  env: Type.Optional(Env),
-  secret_env: Type.Optional(SecretEnv),
-  size: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-  port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-  command: Type.Optional(Nullable(Command)),
-  checks: Type.Optional(Nullable(ChecksSchema)),
+  ...RunChange,
   deploy: Type.Optional(GroupDeploySchema),
   idle_stop_seconds: Type.Optional(IdleStop),
 });

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { ApiError } from "../../http/errors.js";
 import type { Principal } from "../../auth/principal.js";
-import type { SecretBox } from "../../kernel/secrets.js";
+import { maskSecrets, type SecretBox } from "../../kernel/secrets.js";
 import { ENV_COLUMN } from "../container-spec.js";
 
 /**
@@ -34,6 +34,18 @@ export interface EnvChange {
 }
 
 export const emptyEnvDoc = (): EnvDoc => ({ plain: {}, secret: {}, meta: {} });
+
+/** The sealed env of something new (a pod, a group): its env and secrets as given, set by the caller. */
+export const sealNewEnv = (
+  box: SecretBox,
+  input: { env?: Record<string, string>; secret_env?: Record<string, string | null> },
+  p: Principal,
+  inherited?: Pick<EnvDoc, "secret" | "meta">,
+): string =>
+  sealEnvDoc(
+    box,
+    applyEnvChange(box, emptyEnvDoc(), { env: input.env ?? {}, secret_env: input.secret_env }, setterOf(p), inherited),
+  );
 
 export function readEnvDoc(box: SecretBox, sealed: string | null | undefined): EnvDoc {
   if (!sealed) return emptyEnvDoc();
@@ -131,19 +143,6 @@ export function secretsPatchTo(
 }
 
 export const secretEnvView = (doc: EnvDoc): Record<string, SecretMeta> => doc.meta;
-
-/**
- * Masks secret values in text shown back (logs, exec output, build logs). Values shorter than 4 characters
- * are left alone: masking every "1" or "on" would garble logs and hide nothing worth hiding.
- */
-export function maskSecrets(text: string, secret: Record<string, string>): string {
-  const values = Object.entries(secret)
-    .filter(([, v]) => v.length >= 4)
-    .sort((a, b) => b[1].length - a[1].length);
-  let out = text;
-  for (const [name, value] of values) out = out.split(value).join(`[secret ${name}]`);
-  return out;
-}
 
 /**
  * Masks the secrets of a pod's sealed env in text the platform stores from its replicas (check failure reasons,

@@ -6,7 +6,7 @@ import { auditedTransaction } from "../../audit/record.js";
 import { walletOwnerOf } from "../owner.js";
 import { payerOf } from "../payments/service.js";
 import { badRequest, conflict, notFound } from "../../http/errors.js";
-import { post, systemWallet, walletFor } from "../ledger/ledger.js";
+import { postWithSystem } from "../ledger/ledger.js";
 import { formatBrn, isValidBrn, normaliseBrn } from "./brn.js";
 import * as repo from "./repo.js";
 
@@ -119,16 +119,13 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
       const t = await repo.findTransfer(tx, id, { lock: true });
       if (!t) throw notFound("bank transfer");
       if (t.status !== "pending") throw notPending(t, "confirmed");
-      const wallet = await walletFor(tx, walletOwnerOf(repo.transferOwner(t)), "KRW");
-      const clearing = await systemWallet(tx, "bank-clearing", "KRW");
-      const { transaction } = await post(tx, {
+      const { transaction } = await postWithSystem(tx, {
+        owner: walletOwnerOf(repo.transferOwner(t)),
+        system: "bank-clearing",
+        amount: t.amount_krw,
         currency: "KRW",
         source: { type: "topup", id: t.id },
         idempotencyKey: bankCreditKey(t.id),
-        legs: [
-          { walletId: wallet.id, amount: t.amount_krw },
-          { walletId: clearing.id, amount: -t.amount_krw },
-        ],
         memo: `bank transfer from ${t.depositor_name}`,
       });
       return repo.updateTransfer(tx, id, {

@@ -12,7 +12,8 @@ export interface CardInfo {
   created_at: Date;
 }
 
-export const cardInfo = (c: CardRow): CardInfo => ({
+/** Picks the display data from a card (a stored row, or display data to render). */
+export const cardInfo = (c: CardRow | CardInfo): CardInfo => ({
   id: c.id,
   provider: c.provider,
   brand: c.brand,

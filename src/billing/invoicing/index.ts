@@ -9,7 +9,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Queryable } from "../../store/db.js";
 import { badRequest } from "../../http/errors.js";
-import { findWalletOf, post, systemWallet, walletFor } from "../ledger/ledger.js";
+import { findWalletOf, postWithSystem, walletFor } from "../ledger/ledger.js";
 import { walletOwnerOf } from "../owner.js";
 import type { PaymentDeps } from "../payments/deps.js";
 import { cardsService } from "../payments/cards.js";
@@ -98,16 +98,13 @@ export async function creditInvoicePayment(
   owner: Owner,
   invoice: { id: string; amountKrw: number; memo: string; waived?: boolean },
 ): Promise<string> {
-  const wallet = await walletFor(q, walletOwnerOf(owner), "KRW");
-  const clearing = await systemWallet(q, invoice.waived ? "adjustments" : "payments-clearing", "KRW");
-  const { transaction } = await post(q, {
+  const { transaction } = await postWithSystem(q, {
+    owner: walletOwnerOf(owner),
+    system: invoice.waived ? "adjustments" : "payments-clearing",
+    amount: invoice.amountKrw,
     currency: "KRW",
     source: { type: "invoice", id: invoice.id },
     idempotencyKey: invoicePaymentKey(invoice.id),
-    legs: [
-      { walletId: wallet.id, amount: invoice.amountKrw },
-      { walletId: clearing.id, amount: -invoice.amountKrw },
-    ],
     memo: invoice.memo,
   });
   return transaction.id;

@@ -46,7 +46,15 @@
  */
 import pg from "pg";
 import type { Queryable } from "../../store/db.js";
-import { LedgerError, type PostInput, type PostOptions } from "./types.js";
+import {
+  LedgerError,
+  type PostInput,
+  type PostOptions,
+  type SystemWalletName,
+  type Wallet,
+  type WalletOwner,
+} from "./types.js";
+import { systemWallet, walletFor } from "./wallets-repo.js";
 import { callPost, type PostResult } from "./post-repo.js";
 import { queueOf } from "./post-queue.js";
 
@@ -78,6 +86,26 @@ export async function post(q: Queryable, input: PostInput, opts: PostOptions = {
   validate(input);
   if (q instanceof pg.Pool) return queueOf(q).submit({ input, overdraft: opts.overdraft ?? false });
   return (await postMany(q, [input], opts))[0];
+}
+
+/**
+ * The common posting of two legs: `amount` into the owner's wallet out of one of the platform's system wallets
+ * (a top-up from payments-clearing, a transfer from bank-clearing, an adjustment), or back when negative (a
+ * refund). The owner's wallet is created on first use and comes back with the result.
+ */
+export async function postWithSystem(
+  q: Queryable,
+  input: Omit<PostInput, "legs"> & { owner: WalletOwner; system: SystemWalletName; amount: number },
+  opts: PostOptions = {},
+): Promise<PostResult & { wallet: Wallet }> {
+  const { owner, system, amount, ...posting } = input;
+  const wallet = await walletFor(q, owner, input.currency);
+  const other = await systemWallet(q, system, input.currency);
+  const legs = [
+    { walletId: wallet.id, amount },
+    { walletId: other.id, amount: -amount },
+  ];
+  return { ...(await post(q, { ...posting, legs }, opts)), wallet };
 }
 
 /**

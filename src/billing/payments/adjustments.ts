@@ -4,7 +4,7 @@ import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { notFound } from "../../http/errors.js";
 import { isLiveAccount } from "../../accounts/public.js";
-import { post, systemWallet, walletFor, type Currency } from "../ledger/ledger.js";
+import { postWithSystem, type Currency } from "../ledger/ledger.js";
 
 /**
  * Operator credit: an `adjustment` entry from the platform's adjustments wallet to the account's wallet,
@@ -17,18 +17,15 @@ export async function creditAccount(
 ) {
   return auditedTransaction(db, caller, async (tx) => {
     if (!(await isLiveAccount(tx, input.accountId))) throw notFound("account");
-    const wallet = await walletFor(tx, { kind: "account", id: input.accountId }, input.currency);
-    const adjustments = await systemWallet(tx, "adjustments", input.currency);
     const sourceId = randomUUID();
-    const { transaction } = await post(tx, {
+    const { transaction, wallet } = await postWithSystem(tx, {
+      owner: { kind: "account", id: input.accountId },
+      system: "adjustments",
+      amount: input.amount,
       currency: input.currency,
       source: { type: "adjustment", id: sourceId },
       // a retry with the same Idempotency-Key header is answered by the HTTP layer without posting again
       idempotencyKey: `adjustment:${sourceId}`,
-      legs: [
-        { walletId: wallet.id, amount: input.amount },
-        { walletId: adjustments.id, amount: -input.amount },
-      ],
       memo: input.reason,
     });
     const entry = transaction.entries.find((e) => e.wallet_id === wallet.id)!;

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Nullable, Timestamp } from "../../http/schemas.js";
 import { ErrorBodySchema } from "../../http/error-handler.js";
 import type { CardRow, TopupRow, AutoRechargeRow } from "./repo.js";
-import type { CardInfo } from "../invoicing/card-info.js";
+import { cardInfo, type CardInfo } from "../invoicing/card-info.js";
 import { ORDER_NAME, AUTO_ORDER_NAME } from "./service.js";
 
 export const ErrorBody = { ...ErrorBodySchema, description: "Error" };
@@ -78,15 +78,7 @@ export const Card = Type.Object({
 });
 
 /** A saved card's display data (personal, and the organization's: orgs/invoices); never its provider references. */
-export const cardView = (c: CardInfo) => ({
-  id: c.id,
-  provider: c.provider,
-  brand: c.brand,
-  last4: c.last4,
-  exp_month: c.exp_month,
-  exp_year: c.exp_year,
-  created_at: c.created_at.toISOString(),
-});
+export const cardView = (c: CardInfo) => ({ ...cardInfo(c), created_at: c.created_at.toISOString() });
 
 export const AutoRecharge = Type.Object({
   enabled: Type.Boolean(),

@@ -4,7 +4,7 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { walletOwnerOf } from "../owner.js";
-import { post, systemWallet, walletFor } from "../ledger/ledger.js";
+import { postWithSystem } from "../ledger/ledger.js";
 import { toLedgerUnits } from "./money.js";
 import * as repo from "./repo.js";
 import type { TopupRow } from "./repo.js";
@@ -45,16 +45,13 @@ export async function credit(l: Locked, providerStatus: string): Promise<TopupRo
       l.topup = await repo.updateTopup(tx, topup.id, { provider_status: providerStatus });
     return l.topup;
   }
-  const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
-  const clearing = await systemWallet(tx, "payments-clearing", topup.currency);
-  const { transaction } = await post(tx, {
+  const { transaction } = await postWithSystem(tx, {
+    owner: walletOwnerOf(repo.topupOwner(topup)),
+    system: "payments-clearing",
+    amount: topup.credit_amount,
     currency: topup.currency,
     source: { type: "topup", id: topup.id },
     idempotencyKey: creditKey(topup.id),
-    legs: [
-      { walletId: wallet.id, amount: topup.credit_amount },
-      { walletId: clearing.id, amount: -topup.credit_amount },
-    ],
     memo: `${topup.provider} top-up ${topup.order_id}`,
   });
   l.topup = await repo.updateTopup(tx, topup.id, {
@@ -82,18 +79,15 @@ export async function applyRefund(l: Locked, refundedTotal: number, providerStat
   if (!l.topup.credit_transaction_id) await credit(l, providerStatus);
   const { tx, topup } = l;
   const delta = toLedgerUnits(topup.currency, refundedTotal - topup.refunded_amount);
-  const wallet = await walletFor(tx, walletOwnerOf(repo.topupOwner(topup)), topup.currency);
-  const clearing = await systemWallet(tx, "payments-clearing", topup.currency);
-  await post(
+  await postWithSystem(
     tx,
     {
+      owner: walletOwnerOf(repo.topupOwner(topup)),
+      system: "payments-clearing",
+      amount: -delta,
       currency: topup.currency,
       source: { type: "refund", id: topup.id },
       idempotencyKey: refundKey(topup.id, refundedTotal),
-      legs: [
-        { walletId: wallet.id, amount: -delta },
-        { walletId: clearing.id, amount: delta },
-      ],
       memo: `${topup.provider} refund of top-up ${topup.order_id}`,
     },
     { overdraft: true },

@@ -155,6 +155,27 @@ export interface RecoveryResult {
   timeline: number;
 }
 
+/**
+ * What a running server says of itself at one moment (per-minute metrics, src/metrics). Counters are the server's
+ * totals since its statistics began (the caller takes deltas); the platform's own sessions are left out.
+ */
+export interface ServerSample {
+  /** client sessions now */
+  connections: number;
+  maxConnections: number;
+  commitsTotal: number;
+  blocksHitTotal: number;
+  blocksReadTotal: number;
+  /** every database of the server, on disk */
+  sizeBytes: number;
+  /** with HA: how far the standby's replay is behind; null without a streaming standby */
+  replicationLagBytes: number | null;
+  replicationLagSeconds: number | null;
+  /** ISO 8601; null: none yet */
+  lastBaseBackupAt: string | null;
+  lastArchivedWalAt: string | null;
+}
+
 export interface ExtensionOptions {
   /** Shared instances (dev) cannot load pg_stat_statements; defaults to size === "dev". */
   shared?: boolean;
@@ -219,6 +240,9 @@ export interface DatabaseProvider {
   enablePool(id: string): Promise<PoolStatus>;
   disablePool(id: string): Promise<void>;
   poolStatus(id: string): Promise<PoolStatus>;
+
+  /** The server's figures now (per-minute metrics); null when it is not running. Read-only, never waits. */
+  sample(id: string): Promise<ServerSample | null>;
 
   /** Ensures the default extensions plus `names`; returns installed extension names. */
   ensureExtensions(id: string, names?: string[], opts?: ExtensionOptions): Promise<string[]>;

@@ -84,10 +84,10 @@ export class StatsAggregator {
     const bucket = bucketOf(o.ms);
     row.latency[bucket]++;
     row.lastAt = now;
-    this.recordMinute(row, now - (now % 60_000), o.status, bucket);
+    this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
   }
 
-  private recordMinute(day: StatsRow, minute: number, status: number, bucket: number): void {
+  private recordMinute(day: StatsRow, minute: number, status: number, bucket: number, bytes: number): void {
     const key = `${day.kind}\u0000${day.id}\u0000${minute}`;
     let m = this.minutes.get(key);
     if (!m) {
@@ -100,6 +100,7 @@ export class StatsAggregator {
         requests: 0,
         status4xx: 0,
         status5xx: 0,
+        bytesOut: 0,
         latency: emptyHistogram(),
       };
       this.minutes.set(key, m);
@@ -108,6 +109,7 @@ export class StatsAggregator {
     m.requests++;
     if (status >= 400 && status < 500) m.status4xx++;
     else if (status >= 500) m.status5xx++;
+    m.bytesOut += bytes;
     m.latency[bucket]++;
   }
 
@@ -194,6 +196,7 @@ export class StatsAggregator {
       row.requests += newer.requests;
       row.status4xx += newer.status4xx;
       row.status5xx += newer.status5xx;
+      row.bytesOut += newer.bytesOut;
       addInto(row.latency, newer.latency);
     }
     this.minutes = batch;

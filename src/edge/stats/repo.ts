@@ -28,6 +28,8 @@ export interface MinuteRow {
   requests: number;
   status4xx: number;
   status5xx: number;
+  /** bytes sent (sites' series; rows of before migration 074 count 0) */
+  bytesOut: number;
   latency: number[];
 }
 
@@ -177,11 +179,11 @@ export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<v
   );
   await q.query(
     `INSERT INTO edge_minute_stats AS s (target_kind, target_id, minute, owner_kind, owner_id, requests, status_4xx,
-                                          status_5xx, latency)
-     SELECT kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency::bigint[]
+                                          status_5xx, latency, bytes_out)
+     SELECT kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency::bigint[], bytes
        FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::text[], $5::uuid[], $6::bigint[], $7::bigint[],
-                   $8::bigint[], $9::text[]) WITH ORDINALITY
-            AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency, n)
+                   $8::bigint[], $9::text[], $10::bigint[]) WITH ORDINALITY
+            AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency, bytes, n)
       ORDER BY n
      ON CONFLICT (target_kind, target_id, minute) DO UPDATE SET
        owner_kind = EXCLUDED.owner_kind,
@@ -189,6 +191,7 @@ export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<v
        requests = s.requests + EXCLUDED.requests,
        status_4xx = s.status_4xx + EXCLUDED.status_4xx,
        status_5xx = s.status_5xx + EXCLUDED.status_5xx,
+       bytes_out = s.bytes_out + EXCLUDED.bytes_out,
        latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
                     FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i))`,
     [
@@ -201,6 +204,7 @@ export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<v
       sorted.map((r) => r.status4xx),
       sorted.map((r) => r.status5xx),
       sorted.map((r) => `{${r.latency.join(",")}}`),
+      sorted.map((r) => r.bytesOut),
     ],
   );
 }
@@ -219,9 +223,10 @@ export async function targetMinutes(
     requests: string;
     status_4xx: string;
     status_5xx: string;
+    bytes_out: string;
     latency: (string | number)[];
   }>(
-    `SELECT minute, owner_kind, owner_id::text, requests, status_4xx, status_5xx, latency FROM edge_minute_stats
+    `SELECT minute, owner_kind, owner_id::text, requests, status_4xx, status_5xx, bytes_out, latency FROM edge_minute_stats
       WHERE target_kind = $1 AND target_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
     [target.kind, target.id, new Date(from), new Date(to)],
   );
@@ -233,7 +238,41 @@ export async function targetMinutes(
     requests: Number(r.requests),
     status4xx: Number(r.status_4xx),
     status5xx: Number(r.status_5xx),
+    bytesOut: Number(r.bytes_out),
     latency: r.latency.map(Number),
+  }));
+}
+
+/**
+ * Every minute row of an owner's apps and sites in [from, to) (epoch ms): the owner-wide figures of alert rules
+ * (src/alerts). Bounded by the owner's targets × the window's minutes.
+ */
+export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to: number): Promise<MinuteRow[]> {
+  const { rows } = await q.query<{
+    target_kind: string;
+    target_id: string;
+    minute: Date;
+    requests: string;
+    status_4xx: string;
+    status_5xx: string;
+    latency: (string | number)[];
+    bytes_out: string;
+  }>(
+    `SELECT target_kind, target_id::text, minute, requests, status_4xx, status_5xx, latency, bytes_out
+       FROM edge_minute_stats
+      WHERE owner_kind = $1 AND owner_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
+    [owner.kind, owner.id, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({
+    kind: r.target_kind,
+    id: r.target_id,
+    minute: r.minute.getTime(),
+    owner,
+    requests: Number(r.requests),
+    status4xx: Number(r.status_4xx),
+    status5xx: Number(r.status_5xx),
+    latency: r.latency.map(Number),
+    bytesOut: Number(r.bytes_out),
   }));
 }
 

@@ -4,7 +4,7 @@ import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { ApiError, notFound } from "../../http/errors.js";
-import { MICRO, post, systemWallet, walletFor } from "../../billing/public.js";
+import { MICRO, postWithSystem } from "../../billing/public.js";
 import { findPartner } from "../repo.js";
 import * as repo from "./repo.js";
 
@@ -76,17 +76,13 @@ export function billingService(db: Db) {
         const row = await repo.invoiceById(tx, id, { forUpdate: true });
         if (!row) throw notFound("invoice");
         if (row.status === "unpaid") {
-          const wallet = await walletFor(tx, { kind: "partner", id: row.partner_id }, "KRW");
-          const clearing = await systemWallet(tx, "payments-clearing", "KRW");
-          const krw = Number(row.total_micro) / MICRO;
-          const { transaction } = await post(tx, {
+          const { transaction } = await postWithSystem(tx, {
+            owner: { kind: "partner", id: row.partner_id },
+            system: "payments-clearing",
+            amount: Number(row.total_micro) / MICRO,
             currency: "KRW",
             source: { type: "invoice", id: row.id },
             idempotencyKey: `partner-invoice:${row.id}:paid`,
-            legs: [
-              { walletId: wallet.id, amount: krw },
-              { walletId: clearing.id, amount: -krw },
-            ],
             memo: `partner invoice ${row.month} paid`,
           });
           await repo.markPaid(tx, row.id, transaction.id);
@@ -99,17 +95,14 @@ export function billingService(db: Db) {
     async operatorAdjust(caller: Principal | null, partnerId: string, input: { amount_krw: number; reason: string }) {
       return auditedTransaction(db, caller, async (tx) => {
         if (!(await findPartner(tx, partnerId))) throw notFound("partner");
-        const wallet = await walletFor(tx, { kind: "partner", id: partnerId }, "KRW");
-        const adjustments = await systemWallet(tx, "adjustments", "KRW");
         const sourceId = randomUUID();
-        const { transaction } = await post(tx, {
+        const { transaction } = await postWithSystem(tx, {
+          owner: { kind: "partner", id: partnerId },
+          system: "adjustments",
+          amount: input.amount_krw,
           currency: "KRW",
           source: { type: "adjustment", id: sourceId },
           idempotencyKey: `partner-adjustment:${sourceId}`,
-          legs: [
-            { walletId: wallet.id, amount: input.amount_krw },
-            { walletId: adjustments.id, amount: -input.amount_krw },
-          ],
           memo: input.reason,
         });
         return {

@@ -2,7 +2,7 @@ import { isolateSubnet, unisolateSubnet } from "./isolation.js";
 import { withHostLock } from "./host-lock.js";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import net from "node:net";
+import { tcpAnswers } from "../../net/tcp.js";
 import {
   RuntimeError,
   type ContainerInfo,
@@ -376,21 +376,4 @@ export class PodmanRuntime implements RuntimeProvider {
     if (!info.address) return true;
     return tcpAnswers(info.address, 1000);
   }
-}
-
-/** Whether host:port accepts a TCP connection within the time. */
-export function tcpAnswers(address: string, timeoutMs: number): Promise<boolean> {
-  const i = address.lastIndexOf(":");
-  const host = address.slice(0, i);
-  const port = Number(address.slice(i + 1));
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
 }

@@ -16,6 +16,7 @@ export function AppsTabs() {
     ["/builds", t("apps.builds")],
     ["/previews", t("apps.previews")],
     ["/cron-jobs", t("cron.title")],
+    ["/alerts", t("alerts.tab")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];

@@ -6,6 +6,7 @@ import { DeleteByName } from "../fields";
 import { Card, ErrorNote, Secret, Spinner, StateBadge, useAction, useLoad } from "../ui";
 import { BUSY_STATES, justCreated } from "./databases";
 import { AllowlistEditor, HaAndPool } from "./database-settings";
+import { DATABASE_CHARTS, MetricsCard } from "./metrics-chart";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -175,6 +176,7 @@ export function DatabasePage({ id }: { id: string }) {
           }}
         />
       </div>
+      <MetricsCard path={`/v1/databases/${d.id}/metrics`} charts={DATABASE_CHARTS} />
     </>
   );
 }

@@ -9,6 +9,7 @@ import { AppsTabs } from "./apps-common";
 import { BoundsFields, checkBounds, groupBusy } from "./groups";
 import { DomainsCard } from "./domains";
 import { ReleasesCard, SecretsCard } from "./pod-deploys";
+import { GROUP_CHARTS, MetricsCard } from "./metrics-chart";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -127,6 +128,7 @@ export function GroupPage({ id }: { id: string }) {
         <ReleasesCard kind="group" id={g.id} current={g.release} onChange={group.reload} />
         <SecretsCard secrets={g.secret_env} />
       </div>
+      <MetricsCard path={`/v1/pod-groups/${g.id}/metrics`} charts={GROUP_CHARTS} />
       <DomainsCard slug={g.slug} />
       <div className="grid halves">
         <Scaling group={g} onSaved={(next) => group.setData(next)} />

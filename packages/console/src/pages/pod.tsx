@@ -9,6 +9,7 @@ import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
 import { asleep, IdleCard, shownState } from "./idle";
 import { ChecksCard, ReleasesCard, RolloutNote, SecretsCard } from "./pod-deploys";
+import { MetricsCard, POD_CHARTS } from "./metrics-chart";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -169,6 +170,7 @@ export function PodPage({ id }: { id: string }) {
         {/* a group's member follows its group's releases */}
         {!p.group_id && <ReleasesCard kind="pod" id={p.id} current={p.release} onChange={pod.reload} />}
       </div>
+      <MetricsCard path={`/v1/pods/${p.id}/metrics`} charts={POD_CHARTS} />
       <PodLogs pod={p} />
       <PodExec pod={p} />
       {/* a group's member is reached through its group: domains belong to the group */}

@@ -9,6 +9,7 @@ import { DomainsCard } from "./domains";
 import { DeployCard, DeploymentsCard } from "./site-deploy";
 import { checkNotFoundPage, LiveBadge, SiteOptions } from "./sites";
 import { StatsCard } from "./stats-chart";
+import { MetricsCard, SITE_CHARTS } from "./metrics-chart";
 
 const path = (slug: string) => ({ params: { path: { slug } } });
 
@@ -69,6 +70,7 @@ export function SitePage({ slug }: { slug: string }) {
           )) as AppStats
         }
       />
+      <MetricsCard path={`/v1/static/${s.slug}/metrics`} charts={SITE_CHARTS} />
       <DomainsCard slug={s.slug} />
       <DeleteByName
         title={t("sites.delete")}

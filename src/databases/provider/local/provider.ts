@@ -13,6 +13,7 @@ import {
   type PoolStatus,
   type RecoveryRequest,
   type RecoveryResult,
+  type ServerSample,
   type StandbyStatus,
   type StorageState,
   type WalContinuity,
@@ -28,6 +29,7 @@ import { instanceStatus, provision, purge, remove, reserve, start, stopAll } fro
 import { requirePgbouncer } from "./pool.js";
 import { disablePool, enablePool, poolStatusOf } from "./pooling.js";
 import { applySize, enforceStorage, setAllowlist } from "./reconfigure.js";
+import { sampleServer } from "./metrics.js";
 import { recoverTo } from "./recovery.js";
 import { continuity, pruneBackups } from "./retention.js";
 import { SIZE_PROFILES } from "./settings.js";
@@ -267,6 +269,13 @@ export class LocalDatabaseProvider implements DatabaseProvider, WakeCapable {
 
   async poolStatus(id: string): Promise<PoolStatus> {
     return poolStatusOf(await this.host.load(id));
+  }
+
+  // ---------------------------------------------------------------- metrics (metrics.ts)
+
+  /** not serialised with the instance's operations: a long backup must not hold the minute's sample */
+  async sample(id: string): Promise<ServerSample | null> {
+    return sampleServer(await this.host.load(id));
   }
 
   // ---------------------------------------------------------------- extensions (extensions.ts)

@@ -1,0 +1,201 @@
+import type { Queryable } from "../store/db.js";
+import { isUuid } from "../store/db.js";
+import type { Owner } from "../kernel/owner.js";
+import type { AlertState } from "./transition.js";
+
+export interface RuleRow {
+  id: string;
+  owner_kind: Owner["kind"];
+  owner_id: string;
+  account_id: string;
+  name: string;
+  resource_kind: "pod" | "pod_group" | "site" | null;
+  resource_id: string | null;
+  metric: string;
+  comparison: ">" | ">=" | "<" | "<=";
+  threshold: number;
+  window_minutes: number;
+  for_minutes: number;
+  enabled: boolean;
+  notify_email: string;
+  state: AlertState;
+  state_since: Date;
+  clearing_since: Date | null;
+  last_value: number | null;
+  last_evaluated_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface FiringRow {
+  id: string;
+  rule_id: string;
+  fired_at: Date;
+  fired_value: number | null;
+  resolved_at: Date | null;
+  resolved_value: number | null;
+  resolved_reason: string | null;
+}
+
+/** Firings kept per rule (older ones are pruned when a rule fires). */
+export const FIRINGS_KEPT = 100;
+
+export type RuleFields = Pick<
+  RuleRow,
+  | "name"
+  | "resource_kind"
+  | "resource_id"
+  | "metric"
+  | "comparison"
+  | "threshold"
+  | "window_minutes"
+  | "for_minutes"
+  | "enabled"
+>;
+
+export async function insertRule(
+  q: Queryable,
+  r: RuleFields & { id: string; owner: Owner; account_id: string; notify_email: string },
+): Promise<RuleRow> {
+  const { rows } = await q.query<RuleRow>(
+    `INSERT INTO alert_rules (id, owner_kind, owner_id, account_id, name, resource_kind, resource_id, metric,
+                              comparison, threshold, window_minutes, for_minutes, enabled, notify_email)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+    [
+      r.id,
+      r.owner.kind,
+      r.owner.id,
+      r.account_id,
+      r.name,
+      r.resource_kind,
+      r.resource_id,
+      r.metric,
+      r.comparison,
+      r.threshold,
+      r.window_minutes,
+      r.for_minutes,
+      r.enabled,
+      r.notify_email,
+    ],
+  );
+  return rows[0];
+}
+
+/** One of the owner's rules by id or name. */
+export async function findRule(
+  q: Queryable,
+  owner: Owner,
+  ref: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<RuleRow | null> {
+  const { rows } = await q.query<RuleRow>(
+    `SELECT * FROM alert_rules WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
+     ${opts.forUpdate ? "FOR UPDATE" : ""}`,
+    [owner.kind, owner.id, ref],
+  );
+  return rows[0] ?? null;
+}
+
+export async function listRules(q: Queryable, owner: Owner, refs: string[] | null): Promise<RuleRow[]> {
+  const { rows } = await q.query<RuleRow>(
+    `SELECT * FROM alert_rules WHERE owner_kind = $1 AND owner_id = $2
+        AND ($3::text[] IS NULL OR id::text = ANY($3) OR name = ANY($3))
+      ORDER BY created_at, id`,
+    [owner.kind, owner.id, refs],
+  );
+  return rows;
+}
+
+/** Writes the changed definition; with `reset` the state goes back to ok (a changed condition counts afresh). */
+export async function updateRule(q: Queryable, id: string, f: RuleFields, reset: boolean): Promise<RuleRow> {
+  const { rows } = await q.query<RuleRow>(
+    `UPDATE alert_rules SET name = $2, resource_kind = $3, resource_id = $4, metric = $5, comparison = $6,
+            threshold = $7, window_minutes = $8, for_minutes = $9, enabled = $10, updated_at = now()
+            ${reset ? ", state = 'ok', state_since = now(), clearing_since = NULL, last_value = NULL, last_evaluated_at = NULL" : ""}
+      WHERE id = $1 RETURNING *`,
+    [
+      id,
+      f.name,
+      f.resource_kind,
+      f.resource_id,
+      f.metric,
+      f.comparison,
+      f.threshold,
+      f.window_minutes,
+      f.for_minutes,
+      f.enabled,
+    ],
+  );
+  return rows[0];
+}
+
+export async function deleteRule(q: Queryable, id: string): Promise<void> {
+  await q.query("DELETE FROM alert_rules WHERE id = $1", [id]);
+}
+
+/** Ids of the enabled rules, for one evaluation pass. */
+export async function enabledRuleIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>("SELECT id::text FROM alert_rules WHERE enabled ORDER BY id");
+  return rows.map((r) => r.id);
+}
+
+/** One rule locked for its evaluation; null when it went or another evaluator holds it (it evaluates it then). */
+export async function lockRule(q: Queryable, id: string): Promise<RuleRow | null> {
+  const { rows } = await q.query<RuleRow>(
+    "SELECT * FROM alert_rules WHERE id = $1 AND enabled FOR UPDATE SKIP LOCKED",
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function saveEvaluation(
+  q: Queryable,
+  id: string,
+  e: { state: AlertState; state_since: Date; clearing_since: Date | null; last_value: number | null; at: Date },
+): Promise<RuleRow> {
+  const { rows } = await q.query<RuleRow>(
+    `UPDATE alert_rules SET state = $2, state_since = $3, clearing_since = $4, last_value = $5, last_evaluated_at = $6
+      WHERE id = $1 RETURNING *`,
+    [id, e.state, e.state_since, e.clearing_since, e.last_value, e.at],
+  );
+  return rows[0];
+}
+
+/** A new firing; firings beyond the newest FIRINGS_KEPT of the rule go. */
+export async function insertFiring(
+  q: Queryable,
+  f: { id: string; rule_id: string; fired_at: Date; fired_value: number | null },
+): Promise<FiringRow> {
+  const { rows } = await q.query<FiringRow>(
+    `INSERT INTO alert_firings (id, rule_id, fired_at, fired_value) VALUES ($1, $2, $3, $4) RETURNING *`,
+    [f.id, f.rule_id, f.fired_at, f.fired_value],
+  );
+  await q.query(
+    `DELETE FROM alert_firings WHERE rule_id = $1 AND id NOT IN
+       (SELECT id FROM alert_firings WHERE rule_id = $1 ORDER BY fired_at DESC, id LIMIT $2)`,
+    [f.rule_id, FIRINGS_KEPT],
+  );
+  return rows[0];
+}
+
+/** Closes the rule's open firing (there is at most one); null when none is open. */
+export async function resolveFiring(
+  q: Queryable,
+  ruleId: string,
+  r: { at: Date; value: number | null; reason: string },
+): Promise<FiringRow | null> {
+  const { rows } = await q.query<FiringRow>(
+    `UPDATE alert_firings SET resolved_at = $2, resolved_value = $3, resolved_reason = $4
+      WHERE rule_id = $1 AND resolved_at IS NULL RETURNING *`,
+    [ruleId, r.at, r.value, r.reason],
+  );
+  return rows[0] ?? null;
+}
+
+export async function listFirings(q: Queryable, ruleId: string, limit: number): Promise<FiringRow[]> {
+  const { rows } = await q.query<FiringRow>(
+    "SELECT * FROM alert_firings WHERE rule_id = $1 ORDER BY fired_at DESC, id LIMIT $2",
+    [ruleId, limit],
+  );
+  return rows;
+}
