@@ -77,6 +77,7 @@ import { previewsArea } from "./previews/module.js";
 import { eventsArea } from "./events/module.js";
 import { metricsArea } from "./metrics/module.js";
 import { alertsArea } from "./alerts/module.js";
+import { drainsArea } from "./drains/module.js";
 
 /** Every resource area of the platform, in one list: the only list that grows when an area is added. */
 export const AREAS: readonly AreaModule<any, any>[] = [
@@ -118,6 +119,7 @@ export const AREAS: readonly AreaModule<any, any>[] = [
   eventsArea,
   metricsArea, // after apps and the edge: reads pods and the edge's minutes through their public.ts
   alertsArea, // after metrics: reads its samples and the edge's minutes through their public.ts
+  drainsArea, // log drains: reads pods through apps' public.ts, sees the edge's answers through "edgeAccessLog"
   edgeArea,
   bucketsArea,
   billingArea,

@@ -5,3 +5,5 @@
 export { agentFeed, type AgentFeed } from "./agent-feed.js";
 /** the pods running on a host, for the per-minute metrics sampler (src/metrics) */
 export { podsToSample, groupPodIds, type PodToSample } from "./metrics-repo.js";
+/** the pods on a host and their secret masking, for log drains (src/drains) */
+export { podsForDrains, podLogMasker, type PodLogSource } from "./drains-repo.js";

@@ -18,4 +18,14 @@ export interface TlsCertificates {
   load(q: Queryable, host: string): Promise<{ certPem: string; keyPem: string; notAfter: Date } | null>;
   /** the key authorization for an ACME HTTP-01 token, or null (served at /.well-known/acme-challenge/<token>) */
   challenge(q: Queryable, token: string): Promise<string | null>;
+  /**
+   * Adds a listener called inside the transaction that records the first failed issuance in a row for a host (the
+   * retries after it stay quiet until a success): the domains area records `domain.certificate_failed` there.
+   */
+  onIssuanceFailed(listener: IssuanceFailedListener): void;
 }
+
+export type IssuanceFailedListener = (
+  q: Queryable,
+  failure: { host: string; error: string; retryInSeconds: number },
+) => Promise<void>;

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
-import type { Db, Queryable } from "../store/db.js";
+import { inTransaction, type Db, type Queryable } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
-import type { TlsCertificates } from "./contract.js";
+import type { IssuanceFailedListener, TlsCertificates } from "./contract.js";
 import type { AcmeIssuer } from "./acme.js";
 import { certificateHost } from "./config.js";
 import * as repo from "./repo.js";
@@ -42,8 +42,13 @@ export interface CertificatesDeps {
  */
 export class Certificates implements TlsCertificates {
   readonly channel = CHANNEL;
+  private readonly failureListeners: IssuanceFailedListener[] = [];
 
   constructor(private readonly d: CertificatesDeps) {}
+
+  onIssuanceFailed(listener: IssuanceFailedListener): void {
+    this.failureListeners.push(listener);
+  }
 
   get acmeEnabled(): boolean {
     return this.d.issuer !== null;
@@ -106,7 +111,14 @@ export class Certificates implements TlsCertificates {
       const message = errorText(err);
       const delay = retryDelaySeconds(claimed.attempts + 1);
       log.warn({ host, err: message, retryInSeconds: delay }, "certificate issuance failed");
-      if (!(await repo.recordFailure(db, host, claim, message, delay))) return;
+      const recorded = await inTransaction(db, async (tx) => {
+        if (!(await repo.recordFailure(tx, host, claim, message, delay))) return false;
+        // the first failure in a row is news to the host's owner; the retries after it are not
+        if (claimed.attempts === 0)
+          for (const l of this.failureListeners) await l(tx, { host, error: message, retryInSeconds: delay });
+        return true;
+      });
+      if (!recorded) return;
       await this.d.jobs
         .send(ISSUE_JOB, { host }, { singletonKey: host, startAfterSeconds: delay })
         .catch(() => log.warn({ host }, "certificate retry not queued; the renewal sweep retries"));

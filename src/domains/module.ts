@@ -48,6 +48,8 @@ export const domainsArea = defineArea<DomainsState, DomainsConfig>({
     p.kernel.contribute("edgeHosts", domainEdgeHosts(p.kernel));
     // a custom domain keeps its app's owner when either moves (organizations' company assets)
     p.kernel.contribute("owned", domainsOwned(), "domain");
+    // a certificate that cannot be issued for a verified domain is an event for the domain's owner
+    p.kernel.use("certificates")?.onIssuanceFailed((q, f) => repo.recordCertificateFailure(q, f));
     const service = domainsService({
       db: p.db,
       kernel: p.kernel,

@@ -137,3 +137,21 @@ export async function verifiedDomain(
   );
   return rows[0] ?? null;
 }
+
+/** `domain.certificate_failed` for the verified domain named host (other hosts, e.g. the platform's, have no owner to tell). */
+export async function recordCertificateFailure(
+  q: Queryable,
+  f: { host: string; error: string; retryInSeconds: number },
+): Promise<void> {
+  const { rows } = await q.query<Pick<DomainRow, "id" | "owner_kind" | "owner_id" | "domain">>(
+    "SELECT id, owner_kind, owner_id, domain FROM custom_domains WHERE domain = $1 AND status = 'verified'",
+    [f.host],
+  );
+  for (const d of rows)
+    await recordEvent(q, {
+      type: "domain.certificate_failed",
+      owner: { kind: d.owner_kind, id: d.owner_id },
+      resource: { kind: "domain", id: d.id },
+      data: { domain: d.domain, reason: f.error, retry_in_seconds: f.retryInSeconds },
+    });
+}

@@ -31,11 +31,30 @@ export interface EdgeConfig {
   statsFlushMs: number;
   /** EDGE_STATS_KEEP_DAYS (400): statistics older than this are pruned daily */
   statsKeepDays: number;
+  /**
+   * EDGE_METRICS (on|off, default on): the per-minute request series of pods, groups and sites (src/metrics). Off,
+   * the edge keeps only its daily statistics (no minute rows, no per-request minute count): for an operator who
+   * does not want the series, and for bench:events' on-against-off throughput.
+   */
+  minuteMetrics: boolean;
   /** EDGE_WAKE_TIMEOUT_MS (60000): a request to an idle-stopped app waits this long for its start, then 503 */
   wakeTimeoutMs: number;
+  /**
+   * EDGE_DATA_PLANE: "nginx" puts nginx with the Lua module on EDGE_PORT in front of the Node edge, which then
+   * listens on loopback only; "node" (the default until the nginx plane passes every edge test, README) keeps the
+   * Node edge alone. Without nginx or its Lua module the Node
+   * edge serves alone whatever this says, and logs why (README "The nginx data plane").
+   */
+  dataPlane: "nginx" | "node";
 }
 
 type Env = Record<string, string | undefined>;
+
+function onOff(env: Env, name: string): boolean {
+  const v = (env[name] ?? "on").toLowerCase();
+  if (v !== "on" && v !== "off") throw new ConfigError(name, `must be on or off, got "${env[name]}"`);
+  return v === "on";
+}
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -55,6 +74,9 @@ export function edgeConfig(env: Env): EdgeConfig {
     }
   }
   const port = int(env, "EDGE_PORT", 8081, 0, 65535);
+  const dataPlane = env.EDGE_DATA_PLANE || "node";
+  if (dataPlane !== "nginx" && dataPlane !== "node")
+    throw new ConfigError("EDGE_DATA_PLANE", `must be nginx or node, got "${dataPlane}"`);
   return {
     port,
     // several processes on one machine with EDGE_PORT=0 (tests) must not fight over 8443 either
@@ -70,7 +92,9 @@ export function edgeConfig(env: Env): EdgeConfig {
     staticCacheBytes: int(env, "EDGE_STATIC_CACHE_MB", 128, 1, 65536) * 1024 * 1024,
     statsFlushMs: int(env, "EDGE_STATS_FLUSH_MS", 10_000, 10, 3_600_000),
     statsKeepDays: int(env, "EDGE_STATS_KEEP_DAYS", 400, 90, 36_500),
+    minuteMetrics: onOff(env, "EDGE_METRICS"),
     wakeTimeoutMs: int(env, "EDGE_WAKE_TIMEOUT_MS", 60_000, 100, 600_000),
+    dataPlane,
   };
 }
 

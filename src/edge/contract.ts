@@ -12,6 +12,11 @@ declare module "../kernel/capabilities.js" {
     edgeHosts: EdgeHostSource;
     /** one per owner kind */
     edgeAccess: EdgeAccessPolicy;
+    /**
+     * Sees every answered request after the statistics counted it (log drains' access lines, src/drains). Called on
+     * the request path: it must only take note in memory, never wait for anything.
+     */
+    edgeAccessLog: EdgeAccessLogSink;
   }
   interface Capabilities {
     /**
@@ -81,4 +86,24 @@ export interface VisibilityInForce {
   source: "site" | "organization_default" | "organization_maximum";
   /** the target's own setting (null: none), shown beside the one in force when a maximum caps it */
   own: string | null;
+}
+
+/** What sees the edge's answered requests (kernel contribution "edgeAccessLog"); `record` returns at once. */
+export interface EdgeAccessLogSink {
+  record(o: EdgeObservation): void;
+}
+
+/** One answered request, as the edge reports it to its statistics and access-log sinks. */
+export interface EdgeObservation {
+  host: string;
+  target: EdgeTarget | null;
+  status: number;
+  ms: number;
+  /** bytes written to the visitor for this answer, headers included */
+  bytes: number;
+  /** the request line and the visitor, for access logs (log drains) */
+  readonly method?: string;
+  readonly path?: string;
+  readonly socket?: { remoteAddress?: string };
+  readonly userAgent?: string;
 }

@@ -2,7 +2,8 @@ import type { Platform } from "../kernel/context.js";
 import { TokenResolver } from "../auth/token-resolver.js";
 import { EdgeAccess } from "./access.js";
 import { appLabel, hostName, type EdgeConfig } from "./config.js";
-import { EdgeProxy, type EdgeObservation } from "./proxy.js";
+import { EdgeProxy } from "./proxy.js";
+import type { EdgeObservation } from "./contract.js";
 import { RouteCache, type Resolved } from "./route-cache.js";
 import { RouteFeed } from "./route-feed.js";
 import { EdgeListener } from "./server.js";
@@ -17,6 +18,9 @@ import { answerSignIn, type SignInOptions } from "./sign-in.js";
 import { answerSuiteSignIn, type SuiteSignInOptions } from "./suite-sign-in.js";
 import { down, up, type ComponentStatus } from "../kernel/components.js";
 import { Waker } from "./wake.js";
+import { randomBytes } from "node:crypto";
+import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
+import { NginxPlane } from "./nginx/plane.js";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -33,6 +37,8 @@ export class Edge {
   private listener: EdgeListener | null = null;
   private tls: EdgeTlsListener | null = null;
   private proxy: EdgeProxy | null = null;
+  /** nginx on EDGE_PORT in front of this edge (README "The nginx data plane"); null: this edge serves alone */
+  private nginx: NginxPlane | null = null;
   /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
   waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
@@ -45,7 +51,7 @@ export class Edge {
     readonly config: EdgeConfig,
   ) {
     this.tokens = new TokenResolver(p.db, p.databaseUrl, p.log);
-    this.routes = new RouteCache((host) => this.resolve(host), {
+    this.routes = new RouteCache((host) => this.resolveAndOffer(host), {
       ttlMs: config.routeTtlMs,
       negativeTtlMs: config.negativeTtlMs,
       live: () => this.feed?.live ?? false,
@@ -55,6 +61,7 @@ export class Edge {
     for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
       flushMs: config.statsFlushMs,
+      minutes: config.minuteMetrics,
       // the daily and the per-minute rows of a flush commit together: a failed flush retries both, counting none twice
       write: (rows, minutes) =>
         inTransaction(p.db, async (tx) => {
@@ -62,7 +69,17 @@ export class Edge {
           await addMinuteStats(tx, minutes);
         }),
       log: p.log,
+      collect: () => this.nginx?.drainStats() ?? Promise.resolve([]),
     });
+  }
+
+  /** A resolution for the route cache, offered to nginx too (pushed there when it may answer the host alone). */
+  private async resolveAndOffer(host: string): Promise<Resolved> {
+    const plane = this.nginx;
+    const generation = plane?.generation ?? 0;
+    const resolved = await this.resolve(host);
+    plane?.offer(host, resolved, generation);
+    return resolved;
   }
 
   /** Whether a host name (a Host header's form, port allowed) is served: an app, a site or a custom domain. */
@@ -73,7 +90,13 @@ export class Edge {
 
   /** the listener's bound port; null when this process serves no edge */
   get port(): number | null {
+    if (this.nginx) return this.listener ? this.nginx.port : null;
     return this.listener?.port ?? null;
+  }
+
+  /** which data plane answers on EDGE_PORT: nginx in front of this edge, or this edge alone */
+  get dataPlane(): "nginx" | "node" {
+    return this.nginx ? "nginx" : "node";
   }
 
   /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
@@ -86,7 +109,9 @@ export class Edge {
     if (this.port === null) return down(`not listening on EDGE_PORT ${this.config.port}`);
     if (this.config.tlsPort !== null && this.tlsPort === null)
       return down(`not listening on EDGE_TLS_PORT ${this.config.tlsPort}`);
-    return up(`EDGE_PORT ${this.port}${this.tlsPort === null ? "" : `, EDGE_TLS_PORT ${this.tlsPort}`}`);
+    if (this.nginx && this.nginx.problem) return down(`nginx: ${this.nginx.problem}`);
+    const plane = this.nginx ? "nginx + Lua" : "node";
+    return up(`EDGE_PORT ${this.port} (${plane})${this.tlsPort === null ? "" : `, EDGE_TLS_PORT ${this.tlsPort}`}`);
   }
 
   /**
@@ -126,7 +151,9 @@ export class Edge {
       if (channel !== null && policyChannels.includes(channel)) return this.access.invalidate();
       if (channel === null) this.tls?.invalidate(null);
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
-      this.routes.invalidate(edgeHosts.some((h) => h.channel === channel) ? null : channel);
+      const routeChannel = edgeHosts.some((h) => h.channel === channel) ? null : channel;
+      this.routes.invalidate(routeChannel);
+      this.nginx?.invalidate(routeChannel);
       this.access.invalidate();
       this.waker?.poke();
     });
@@ -136,12 +163,14 @@ export class Edge {
     const signIn = this.signIn();
     const suiteSignIn = this.suiteSignIn();
     const wake = this.p.kernel.use("edgeWake");
+    const accessLogs = this.p.kernel.all("edgeAccessLog");
     this.waker = new Waker(this.routes, { wake, timeoutMs: this.config.wakeTimeoutMs, log: this.p.log });
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
       observe: (o) => {
         this.stats.record(o);
+        for (const sink of accessLogs) sink.record(o);
         this.observe?.(o);
       },
       challenge: certificates ? (token) => certificates.challenge(this.p.db, token) : undefined,
@@ -162,8 +191,33 @@ export class Edge {
       http: this.p.config.http,
       log: this.p.log,
     };
-    this.listener = new EdgeListener(proxy, listening);
-    await this.listener.listen();
+    const install = this.config.dataPlane === "nginx" ? detectNginx(process.env) : null;
+    if (install && "missing" in install)
+      this.p.log.warn(
+        { reason: install.missing, install: NGINX_INSTALL_HINT },
+        `the edge serves from Node alone, at about twice nginx's CPU per request: ${install.missing}; ${NGINX_INSTALL_HINT}`,
+      );
+    if (install && !("missing" in install)) {
+      // nginx takes EDGE_PORT; this edge answers what nginx hands it, on loopback only
+      const secret = randomBytes(24).toString("hex");
+      this.listener = new EdgeListener(proxy, { ...listening, port: 0, host: "127.0.0.1", behindNginx: secret });
+      const nodePort = await this.listener.listen();
+      const feedOf = this.feed;
+      this.nginx = new NginxPlane({
+        install,
+        secret,
+        config: this.config,
+        dataDir: this.p.config.dataDir,
+        nodePort,
+        log: this.p.log,
+        open: (target) => this.access.open(target),
+        live: () => feedOf.live,
+      });
+      await this.nginx.start();
+    } else {
+      this.listener = new EdgeListener(proxy, listening);
+      await this.listener.listen();
+    }
     if (this.config.tlsPort === null) return;
     const feed = this.feed;
     this.tls = new EdgeTlsListener(proxy, {
@@ -205,6 +259,9 @@ export class Edge {
   }
 
   async stop(): Promise<void> {
+    // nginx first: it stops taking visitors and finishes what is under way, some of it through this edge
+    await this.nginx?.stop();
+    this.nginx = null;
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;

@@ -43,6 +43,47 @@ export function appSetCookies(values: string[] | undefined): string[] | undefine
   return values.filter((v) => !PLATFORM_COOKIES.has(v.slice(0, Math.max(0, v.indexOf("="))).trim()));
 }
 
+/** What nginx (the data plane in front, README "The nginx data plane") said of the visitor, trusted with its secret. */
+export interface ForwardedVisitor {
+  address: string;
+  https: boolean;
+  port: string;
+}
+
+const FORWARDED_BY_NGINX = Symbol("edge forwarded by nginx");
+type Forwarded = IncomingMessage & { [FORWARDED_BY_NGINX]?: ForwardedVisitor };
+
+/**
+ * A request on the Node edge's loopback listener behind nginx: with nginx's secret, its forwarding headers name
+ * the visitor (kept on the request); without it, they are a client's and replaced as on any listener.
+ */
+export function takeForwarded(req: IncomingMessage, secret: string): void {
+  const h = req.headers;
+  if (h["x-platform-edge"] !== secret) {
+    delete h["x-platform-edge-failed"];
+    return;
+  }
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
+  (req as Forwarded)[FORWARDED_BY_NGINX] = {
+    address: first(h["x-forwarded-for"]),
+    https: first(h["x-forwarded-proto"]) === "https",
+    port: first(h["x-forwarded-port"]),
+  };
+  delete h["x-platform-edge"];
+}
+
+/** The visitor's address, scheme and the port it connected to: nginx's word when it forwarded the request. */
+export function visitorOf(req: IncomingMessage): ForwardedVisitor {
+  const forwarded = (req as Forwarded)[FORWARDED_BY_NGINX];
+  if (forwarded) return forwarded;
+  const remote = req.socket.remoteAddress ?? "";
+  return {
+    address: remote.startsWith("::ffff:") ? remote.slice(7) : remote,
+    https: (req.socket as TLSSocket).encrypted === true,
+    port: String(req.socket.localPort ?? ""),
+  };
+}
+
 const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "upgrade"];
 
 /**
@@ -66,11 +107,11 @@ export function prepareUpstreamHeaders(req: IncomingMessage, upgrade: boolean): 
     delete h["proxy-authorization"];
   }
   if (h.forwarded !== undefined) delete h.forwarded;
-  const remote = req.socket.remoteAddress ?? "";
-  h["x-forwarded-for"] = remote.startsWith("::ffff:") ? remote.slice(7) : remote;
-  h["x-forwarded-proto"] = (req.socket as TLSSocket).encrypted ? "https" : "http";
+  const visitor = visitorOf(req);
+  h["x-forwarded-for"] = visitor.address;
+  h["x-forwarded-proto"] = visitor.https ? "https" : "http";
   h["x-forwarded-host"] = h.host ?? "";
-  h["x-forwarded-port"] = String(req.socket.localPort ?? "");
+  h["x-forwarded-port"] = visitor.port;
   if (h.cookie !== undefined) {
     const cookie = withoutPlatformCookies(h.cookie);
     if (cookie === undefined) delete h.cookie;

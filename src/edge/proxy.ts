@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
-import { prepareUpstreamHeaders, replayable } from "./headers.js";
+import { prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
@@ -17,14 +17,7 @@ import { UpstreamPools } from "./upstream.js";
 import type { Waker } from "./wake.js";
 
 /** What the edge saw of one answered request (statistics, issue 11, aggregate these in memory). */
-export interface EdgeObservation {
-  host: string;
-  target: EdgeTarget | null;
-  status: number;
-  ms: number;
-  /** bytes written to the visitor for this answer, headers included */
-  bytes: number;
-}
+import type { EdgeObservation } from "./contract.js";
 
 export interface EdgeProxyOptions {
   upstreamTimeoutMs: number;
@@ -100,6 +93,14 @@ export class EdgeProxy implements AttemptOwner {
     // one object per request, filled in as it goes and handed to `observe` as it is once the answer finished
     const seen = this.opts.observe ? observe(req, res, this.opts.observe) : null;
     if (this.closing) return sendPage(res, pages.shuttingDown(), req.method);
+    // nginx's replicas failed (502) or went silent (504): a GET/HEAD runs again here on a fresh route
+    const failed = req.headers["x-platform-edge-failed"];
+    if (failed !== undefined) {
+      delete req.headers["x-platform-edge-failed"];
+      if (failed === "504") return sendPage(res, pages.gatewayTimeout(), req.method);
+      if (!replayable(req)) return sendPage(res, pages.badGateway(), req.method);
+      this.routes.drop(hostName(req.headers.host) ?? "");
+    }
     if (this.opts.signIn && isSignIn(req))
       return void this.opts.signIn(req, res).catch((err) => {
         this.opts.log.error({ err }, "edge sign-in failed");
@@ -225,7 +226,7 @@ export class EdgeProxy implements AttemptOwner {
     if (!host) return { page: pages.unknownHost() };
     const { target } = await this.routes.get(host);
     if (!target) return { page: pages.unknownHost() };
-    const proto = (req.socket as Duplex & { encrypted?: boolean }).encrypted ? "https" : "http";
+    const proto = visitorOf(req).https ? "https" : "http";
     return { host, target, url: `${proto}://${req.headers.host}${req.url ?? "/"}` };
   }
 
@@ -346,13 +347,20 @@ class Observed implements EdgeObservation {
   /** the connection's byte count before this answer */
   readonly written: number;
   readonly started = performance.now();
+  readonly method: string | undefined; // references only: an access line is formatted later, off the request path
+  readonly path: string | undefined;
+  readonly userAgent: string | undefined;
 
   constructor(
+    req: IncomingMessage,
     /** the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body */
     readonly socket: IncomingMessage["socket"],
     readonly report: (o: EdgeObservation) => void,
   ) {
     this.written = socket.bytesWritten;
+    this.method = req.method;
+    this.path = req.url;
+    this.userAgent = req.headers["user-agent"];
   }
 }
 
@@ -360,7 +368,7 @@ const OBSERVED = Symbol("edge observed");
 type ObservedResponse = ServerResponse & { [OBSERVED]?: Observed };
 
 function observe(req: IncomingMessage, res: ServerResponse, report: (o: EdgeObservation) => void): Observed {
-  const seen = new Observed(req.socket, report);
+  const seen = new Observed(req, req.socket, report);
   (res as ObservedResponse)[OBSERVED] = seen;
   res.on("finish", finished); // one shared listener, no closure per request
   return seen;

@@ -5,6 +5,8 @@ import type { FastifyBaseLogger } from "fastify";
 import type { HttpTimeouts } from "../config/config.js";
 import type { EdgeProxy } from "./proxy.js";
 import { bindError } from "../kernel/components.js";
+import type { Duplex } from "node:stream";
+import { takeForwarded } from "./headers.js";
 
 export interface ListenerOptions {
   port: number;
@@ -15,6 +17,8 @@ export interface ListenerOptions {
   log: FastifyBaseLogger;
   /** HTTPS: the TLS options (SNICallback, fallback certificate) of tls-listener.ts */
   tls?: https.ServerOptions;
+  /** the loopback listener behind nginx: requests carrying this secret are nginx's, its forwarding headers trusted */
+  behindNginx?: string;
 }
 
 /**
@@ -45,8 +49,21 @@ export class EdgeListener {
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.headersTimeoutMs / 4))),
     };
     const server = this.opts.tls ? https.createServer({ ...limits, ...this.opts.tls }) : http.createServer(limits);
-    server.on("request", this.proxy.handle);
-    server.on("upgrade", this.proxy.upgrade);
+    const secret = this.opts.behindNginx;
+    if (secret) {
+      const { handle, upgrade } = this.proxy;
+      server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+        takeForwarded(req, secret);
+        handle(req, res);
+      });
+      server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+        takeForwarded(req, secret);
+        upgrade(req, socket, head);
+      });
+    } else {
+      server.on("request", this.proxy.handle);
+      server.on("upgrade", this.proxy.upgrade);
+    }
     server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable || err.code === "ECONNRESET") return void socket.destroy();
       const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
@@ -63,7 +80,10 @@ export class EdgeListener {
       });
     });
     this.server = server;
-    this.opts.log.info({ port: this.port, host: this.opts.host, tls: !!this.opts.tls }, "edge listening");
+    this.opts.log.info(
+      { port: this.port, host: this.opts.host, tls: !!this.opts.tls, behindNginx: !!secret },
+      "edge listening",
+    );
     return this.port!;
   }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TLSSocket } from "node:tls";
+import { visitorOf } from "./headers.js";
 import type { FastifyBaseLogger } from "fastify";
 import { ApiError } from "../http/errors.js";
 import { SESSION_COOKIE } from "../http/session-cookie.js";
@@ -71,7 +71,7 @@ function readBody(req: IncomingMessage): Promise<string | null> {
 export async function answerSignIn(req: IncomingMessage, res: ServerResponse, opts: SignInOptions): Promise<void> {
   const host = hostName(req.headers.host);
   if (!host || !(await opts.routed(host))) return sendPage(res, pages.unknownHost(), req.method);
-  const https = (req.socket as TLSSocket).encrypted === true;
+  const https = visitorOf(req).https;
   const origin = req.headers.origin;
   const site = req.headers["sec-fetch-site"];
   if (
@@ -79,7 +79,7 @@ export async function answerSignIn(req: IncomingMessage, res: ServerResponse, op
     (site !== undefined && site !== "same-origin" && site !== "none")
   )
     return sendPage(res, { status: 403, title: "Refused", message: "Sign in from this site's own page." }, "POST");
-  const remote = req.socket.remoteAddress ?? "";
+  const remote = visitorOf(req).address;
   if ((await opts.hit(`edge-sign-in:${remote}`)).count > ATTEMPTS_PER_SECOND)
     return sendPage(
       res,

@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TLSSocket } from "node:tls";
 import { createHash, randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { ApiError } from "../http/errors.js";
 import { hostName } from "./config.js";
-import { cookieValue, SUITE_BINDING_COOKIE } from "./headers.js";
+import { cookieValue, SUITE_BINDING_COOKIE, visitorOf } from "./headers.js";
 import { pages, sendPage, sendRedirect } from "./pages.js";
 import { safeNext, signedIn, signInForm } from "./sign-in.js";
 
@@ -68,7 +67,7 @@ export async function answerSuiteSignIn(
   // the Host header goes into return_to as it is: only a plain name with an optional port
   if (!host || !/^[a-z0-9.-]+(:\d{1,5})?$/i.test(hostHeader) || !(await opts.routed(host)))
     return sendPage(res, pages.unknownHost(), req.method);
-  const https = (req.socket as TLSSocket).encrypted === true;
+  const https = visitorOf(req).https;
   const query = new URL(req.url ?? "/", "http://edge.invalid").searchParams;
   const next = safeNext(query.get("next"));
   const again = (error: string) => sendPage(res, signInForm(next, error, true), req.method);

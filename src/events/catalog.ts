@@ -17,9 +17,11 @@ export const EVENT_TYPES = {
   "domain.certificate_failed": "A custom domain's certificate could not be issued.",
   "budget.warn": "Spending reached a budget's warning threshold.",
   "budget.exceeded": "Spending exceeded a budget.",
-  "invoice.finalized": "An invoice was finalized.",
+  "invoice.finalized": "An organization's card invoice for a period was finalized (data.total_krw, data.status).",
   "partner.child.created": "A partner created a child account.",
   "partner.child.deleted": "A partner deleted a child account.",
+  "partner.settlement.completed":
+    "A 5-minute settlement window moved the partner's children's postpaid usage to the partner (data.amount_krw).",
   "partner.settlement.finalized": "A partner's monthly settlement (invoice) was finalized.",
   "deploy.succeeded": "A deploy finished.",
   "deploy.failed": "A deploy failed.",

@@ -7,11 +7,16 @@ import { EVENTS_SCOPES } from "./scopes.js";
 import { eventRoutes } from "./routes.js";
 import { webhookRoutes } from "./webhook-routes.js";
 import { EventHub } from "./hub.js";
+import { deleteEventsBefore } from "./repo.js";
+import { inTransaction } from "../store/db.js";
+import { orgWebhookAdminsGuard } from "./guard.js";
 import { createDeliverer, DELIVER_JOB, type Deliverer, type DeliveryConfig } from "./delivery.js";
 import { webhookService, type WebhookService } from "./webhook-service.js";
 
 export interface EventsConfig {
   delivery: DeliveryConfig;
+  /** events (with their deliveries and attempts) older than this are deleted by the retention job */
+  retentionDays: number;
   streamMaxMs: number;
   concurrency: number;
 }
@@ -23,6 +28,10 @@ export interface EventsState {
   config: EventsConfig;
   stopWorker: (() => void) | null;
 }
+
+const HELD_RETRY_MS = 20;
+export const RETENTION_JOB = "events.retention";
+const RETENTION_BATCH = 5000;
 
 /** Events, webhooks and the live stream (issue 31): src/events/README.md. */
 export const eventsArea = defineArea<EventsState, EventsConfig>({
@@ -45,9 +54,11 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
       sweepMs: int(env, "WEBHOOK_SWEEP_MS", 5000, 100, 600_000),
     },
     streamMaxMs: int(env, "EVENT_STREAM_MAX_SECONDS", 1800, 1, 86_400) * 1000,
-    concurrency: int(env, "WEBHOOK_CONCURRENCY", 16, 1, 256),
+    retentionDays: int(env, "EVENT_RETENTION_DAYS", 30, 1, 3650),
+    concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, 256),
   }),
   setup: (p, config) => {
+    p.kernel.provide("orgWebhookAdmins", orgWebhookAdminsGuard(p.kernel, p.db));
     const hub = new EventHub(p.databaseUrl, p.log);
     const outbound = outboundFor(p.env);
     const deliverer = createDeliverer({
@@ -58,15 +69,30 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
       mailer: () => p.kernel.mailer,
       log: p.log,
       config: config.delivery,
+      concurrency: config.concurrency,
     });
     const webhooks = webhookService({ db: p.db, secrets: p.secrets, outbound, jobs: p.jobs });
     return { hub, deliverer, webhooks, config, stopWorker: null };
   },
   routes: (_app, p, s) => [...eventRoutes(p.db, s.hub, s.config.streamMaxMs), ...webhookRoutes(s.webhooks)],
-  jobs: (_p, s) => [
+  jobs: (p, s) => [
+    {
+      name: RETENTION_JOB,
+      // hourly, in bounded batches of one transaction each (a large backlog never holds one long transaction)
+      handler: async () => {
+        const before = new Date(Date.now() - s.config.retentionDays * 86_400_000);
+        let n: number;
+        do n = await inTransaction(p.db, (tx) => deleteEventsBefore(tx, before, RETENTION_BATCH));
+        while (n === RETENTION_BATCH);
+      },
+      cron: "17 * * * *",
+      retryLimit: 1,
+      policy: "stately",
+    },
     {
       name: DELIVER_JOB,
-      // one attempt per job: the handler schedules its own retries (3 days of back-off), so the queue's are a safety net
+      // retries (first attempts go out from the dispatcher): one attempt per job, the handler schedules the next
+      // with back-off for 3 days, so the queue's own retries are a safety net
       handler: async (data: { delivery_id: string; manual?: boolean }) =>
         s.deliverer.deliver(data.delivery_id, data.manual === true),
       retryLimit: 3,
@@ -79,13 +105,21 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     if (!p.kernel.require("hosts").local.roles.includes("worker")) return;
     let running = false;
     let again = false;
+    let heldTimer: NodeJS.Timeout | null = null;
     const dispatch = async () => {
       if (running) return void (again = true);
       running = true;
       try {
         do {
           again = false;
-          await s.deliverer.dispatch();
+          const { held } = await s.deliverer.dispatch();
+          // rows committed behind a transaction still running: their order is final soon, and that transaction's
+          // commit need not notify (it may have written no event), so read again shortly instead of at the sweep
+          if (held && !heldTimer)
+            heldTimer = setTimeout(() => {
+              heldTimer = null;
+              void dispatch();
+            }, HELD_RETRY_MS);
         } while (again);
       } catch (err) {
         p.log.warn({ err }, "webhook dispatch failed; the next event or sweep retries");
@@ -101,6 +135,7 @@ export const eventsArea = defineArea<EventsState, EventsConfig>({
     sweep.unref();
     s.stopWorker = () => {
       unsubscribe();
+      if (heldTimer) clearTimeout(heldTimer);
       clearInterval(sweep);
     };
     await dispatch();

@@ -74,16 +74,29 @@ function filterSql(f: EventFilter, params: unknown[]): string {
   return sql;
 }
 
-/** One owner's events, newest first, older than `before` (an event's position) when given. */
+/** Rows of these owners (a caller sees its own, a partner also its children's); one owner keeps the simple form. */
+function ownersSql(owners: readonly Owner[], params: unknown[]): string {
+  if (owners.length === 1) {
+    params.push(owners[0].kind, owners[0].id);
+    return `owner_kind = $${params.length - 1} AND owner_id = $${params.length}::uuid`;
+  }
+  params.push(
+    owners.map((o) => o.kind),
+    owners.map((o) => o.id),
+  );
+  return `(owner_kind, owner_id) IN (SELECT k, i FROM unnest($${params.length - 1}::text[], $${params.length}::uuid[]) AS u(k, i))`;
+}
+
+/** The owners' events, newest first, older than `before` (an event's position) when given. */
 export async function listEvents(
   q: Queryable,
-  owner: Owner,
+  owners: readonly Owner[],
   f: EventFilter,
   before: Position | null,
   limit: number,
 ): Promise<EventRow[]> {
-  const params: unknown[] = [owner.kind, owner.id];
-  let sql = `SELECT * FROM events WHERE owner_kind = $1 AND owner_id = $2`;
+  const params: unknown[] = [];
+  let sql = `SELECT * FROM events WHERE ${ownersSql(owners, params)}`;
   if (before) {
     params.push(before.tx, before.seq);
     sql += ` AND (tx, seq) < ($${params.length - 1}::xid8, $${params.length}::bigint)`;
@@ -100,17 +113,14 @@ export async function listEvents(
  */
 export async function readAfter(
   q: Queryable,
-  owner: Owner | null,
+  owners: readonly Owner[] | null,
   after: Position,
   limit: number,
   f: EventFilter = {},
 ): Promise<{ rows: EventRow[]; held: boolean }> {
   const params: unknown[] = [after.tx, after.seq];
   let where = `(tx, seq) > ($1::xid8, $2::bigint)`;
-  if (owner) {
-    params.push(owner.kind, owner.id);
-    where += ` AND owner_kind = $3 AND owner_id = $4`;
-  }
+  if (owners) where += ` AND ${ownersSql(owners, params)}`;
   where += filterSql(f, params);
   params.push(limit);
   const { rows } = await q.query<EventRow & { final: boolean }>(
@@ -124,11 +134,12 @@ export async function readAfter(
   return { rows: final.map(({ final: _, ...r }) => r), held: firstHeld >= 0 };
 }
 
-/** The position of one of the owner's events (a cursor or Last-Event-ID); null when it is not the owner's. */
-export async function positionOf(q: Queryable, owner: Owner | null, id: string): Promise<Position | null> {
+/** The position of one of the owners' events (a cursor or Last-Event-ID); null when it is none of theirs. */
+export async function positionOf(q: Queryable, owners: readonly Owner[], id: string): Promise<Position | null> {
+  const params: unknown[] = [id];
   const { rows } = await q.query<Position>(
-    `SELECT tx, seq FROM events WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid))`,
-    [id, owner?.kind ?? null, owner?.id ?? null],
+    `SELECT tx, seq FROM events WHERE id = $1 AND ${ownersSql(owners, params)}`,
+    params,
   );
   return rows[0] ?? null;
 }
@@ -139,6 +150,26 @@ export async function headPosition(q: Queryable): Promise<Position> {
     `SELECT tx, seq FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1`,
   );
   return rows[0] ?? START;
+}
+
+/**
+ * Retention, inside the caller's transaction: deletes up to `limit` of the oldest events created before `before`,
+ * with their deliveries and attempts (a delivery never outlives its event). Answers how many events went.
+ */
+export async function deleteEventsBefore(q: Queryable, before: Date, limit: number): Promise<number> {
+  const { rows } = await q.query<{ seq: number }>(
+    `SELECT seq FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [before, limit],
+  );
+  if (!rows.length) return 0;
+  const seqs = rows.map((r) => r.seq);
+  await q.query(
+    `DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_seq = ANY($1::bigint[]))`,
+    [seqs],
+  );
+  await q.query(`DELETE FROM webhook_deliveries WHERE event_seq = ANY($1::bigint[])`, [seqs]);
+  await q.query(`DELETE FROM events WHERE seq = ANY($1::bigint[])`, [seqs]);
+  return seqs.length;
 }
 
 export async function eventBySeq(q: Queryable, seq: number): Promise<EventRow | null> {

@@ -24,6 +24,11 @@ export const TypeFilterQuery = Type.String({
   description: "comma-separated event types; `database.*` takes a prefix, `*` all",
 });
 
+const ChildId = Type.String({
+  format: "uuid",
+  description: "a partner: only this child's events (a partner sees its own and all its children's by default)",
+});
+
 /** The events list, one event, and the catalog of types. */
 export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[] {
   return [
@@ -36,11 +41,13 @@ export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[]
         "The caller's events live as Server-Sent Events (id = event id, event = type, data = the event): after Last-Event-ID (header, or ?last_event_id=) when given, else from now; ?type= filters. The stream ends after a while; reconnect with Last-Event-ID.",
       summaryKo: "이벤트 실시간 스트림(Server-Sent Events, Last-Event-ID로 이어받기).",
       auth: { scope: "events:read" },
-      errors: ["bad_event_type", "bad_cursor"],
+      streams: true,
+      errors: ["bad_event_type", "bad_cursor", "not_found"],
       query: Type.Object(
         {
           type: Type.Optional(TypeFilterQuery),
           last_event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          child_id: Type.Optional(ChildId),
         },
         { additionalProperties: false },
       ),
@@ -57,6 +64,7 @@ export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[]
           owner: callerOf(request).owner,
           type: request.query.type,
           lastEventId: request.headers["last-event-id"] ?? request.query.last_event_id,
+          childId: request.query.child_id,
           maxMs: streamMaxMs,
         }),
     }),
@@ -69,7 +77,7 @@ export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[]
         "The caller's events, newest first: ?type=(types, `prefix.*`)&resource_kind=&resource_id=&limit=&cursor=(the last id of the previous page).",
       summaryKo: "이벤트 목록(최신순).",
       auth: { scope: "events:read" },
-      errors: ["bad_event_type", "bad_cursor"],
+      errors: ["bad_event_type", "bad_cursor", "not_found"],
       query: Type.Object(
         {
           type: Type.Optional(TypeFilterQuery),
@@ -77,6 +85,7 @@ export function eventRoutes(db: Db, hub: EventHub, streamMaxMs: number): Route[]
           resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
           cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          child_id: Type.Optional(ChildId),
         },
         { additionalProperties: false },
       ),

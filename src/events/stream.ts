@@ -2,7 +2,7 @@ import type { FastifyReply } from "fastify";
 import type { Db } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { EventHub } from "./hub.js";
-import { eventView, parseTypes, positionOf } from "./service.js";
+import { eventView, parseTypes, positionOf, visibleOwners } from "./service.js";
 import * as repo from "./repo.js";
 
 const BATCH = 500;
@@ -15,6 +15,8 @@ export interface StreamOptions {
   type?: string;
   /** the Last-Event-ID header, or ?last_event_id= (EventSource cannot set headers on its first connection) */
   lastEventId?: string;
+  /** a partner's stream of one child's events */
+  childId?: string;
   /** the stream ends after this long; the client reconnects with Last-Event-ID (and its token is checked again) */
   maxMs: number;
 }
@@ -26,7 +28,8 @@ export interface StreamOptions {
  */
 export async function streamEvents(db: Db, hub: EventHub, reply: FastifyReply, o: StreamOptions): Promise<void> {
   const types = parseTypes(o.type);
-  let pos = o.lastEventId ? await positionOf(db, o.owner, o.lastEventId) : await repo.headPosition(db);
+  const first = await visibleOwners(db, o.owner, o.childId);
+  let pos = o.lastEventId ? await positionOf(db, first, o.lastEventId) : await repo.headPosition(db);
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -51,7 +54,9 @@ export async function streamEvents(db: Db, hub: EventHub, reply: FastifyReply, o
     try {
       do {
         again = false;
-        const { rows, held } = await repo.readAfter(db, o.owner, pos, BATCH, { types });
+        // a partner's children are read again at every wake: one created meanwhile is streamed from its first event
+        const owners = o.owner.kind === "account" ? await visibleOwners(db, o.owner, o.childId) : first;
+        const { rows, held } = await repo.readAfter(db, owners, pos, BATCH, { types });
         if (closed) return;
         let chunk = "";
         for (const r of rows) chunk += `id: ${r.id}\nevent: ${r.type}\ndata: ${JSON.stringify(eventView(r))}\n\n`;

@@ -21,6 +21,8 @@ export interface EndpointRow {
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
+  /** a partner's endpoint: which children's events it receives (null: every child's) */
+  child_ids: string[] | null;
 }
 
 export const SECRET_COLUMN = "webhook_endpoints.secret_sealed";
@@ -38,11 +40,12 @@ export async function insertEndpoint(
     | "event_types"
     | "secret_sealed"
     | "notify_email"
+    | "child_ids"
   >,
 ): Promise<EndpointRow> {
   const { rows } = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email, child_ids)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
       e.id,
       e.owner_kind,
@@ -53,6 +56,7 @@ export async function insertEndpoint(
       e.event_types,
       e.secret_sealed,
       e.notify_email,
+      e.child_ids,
     ],
   );
   return rows[0];
@@ -86,15 +90,25 @@ export async function getEndpoint(q: Queryable, owner: Owner, id: string, lock =
 export async function updateEndpoint(
   q: Queryable,
   id: string,
-  f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled">>,
+  f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled" | "child_ids">>,
 ): Promise<EndpointRow> {
   const { rows } = await q.query<EndpointRow>(
     `UPDATE webhook_endpoints SET url = COALESCE($2, url), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
+       child_ids = CASE WHEN $7::boolean THEN $8::uuid[] ELSE child_ids END,
        event_types = COALESCE($5, event_types), enabled = COALESCE($6, enabled),
        disabled_reason = CASE WHEN $6 IS TRUE THEN NULL ELSE disabled_reason END,
        failing_since = CASE WHEN $6 IS TRUE THEN NULL ELSE failing_since END, updated_at = now()
      WHERE id = $1 RETURNING *`,
-    [id, f.url ?? null, f.description !== undefined, f.description ?? null, f.event_types ?? null, f.enabled ?? null],
+    [
+      id,
+      f.url ?? null,
+      f.description !== undefined,
+      f.description ?? null,
+      f.event_types ?? null,
+      f.enabled ?? null,
+      f.child_ids !== undefined,
+      f.child_ids ?? null,
+    ],
   );
   return rows[0];
 }
@@ -167,19 +181,44 @@ export interface DeliveryRow {
   claimed_until: Date | null;
 }
 
-/** A new delivery, or null when the pair exists already (a fan-out repeated after a crash). */
-export async function insertDelivery(
+/**
+ * New deliveries in one statement, claimed for `claimSeconds` by the process that sends their first attempts;
+ * answers the ids inserted (a pair that exists already, from a fan-out repeated after a crash, is left out).
+ */
+export async function insertDeliveries(
   q: Queryable,
-  id: string,
-  endpointId: string,
-  seq: number,
-): Promise<string | null> {
+  items: { id: string; endpointId: string; seq: number }[],
+  claimSeconds: number,
+): Promise<string[]> {
+  if (!items.length) return [];
   const { rows } = await q.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at, claimed_until)
+     SELECT id, endpoint_id, event_seq, 'pending', now(), now() + make_interval(secs => $4)
+       FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS t(id, endpoint_id, event_seq)
      ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`,
-    [id, endpointId, seq],
+    [items.map((i) => i.id), items.map((i) => i.endpointId), items.map((i) => i.seq), claimSeconds],
   );
-  return rows[0]?.id ?? null;
+  return rows.map((r) => r.id);
+}
+
+/** A successful attempt in one statement: its log row, the delivery done, and the endpoint healthy again if it was failing. */
+export async function recordSuccess(
+  q: Queryable,
+  deliveryId: string,
+  endpointId: string,
+  a: AttemptResult,
+): Promise<void> {
+  await q.query(
+    `WITH attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, manual, status, latency_ms, answer_excerpt, error) VALUES ($1, $3, $4, $5, $6, NULL)
+     ), healthy AS (
+       UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $2 AND failing_since IS NOT NULL
+     )
+     UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = $4, last_latency_ms = $5, last_answer = $6,
+       last_error = NULL, last_attempt_at = now(), state = 'succeeded', next_attempt_at = NULL, claimed_until = NULL
+     WHERE id = $1`,
+    [deliveryId, endpointId, a.manual, a.status, a.latencyMs, a.answer],
+  );
 }
 
 /**

@@ -19,12 +19,20 @@ const Types = Type.Array(Type.String({ minLength: 1, maxLength: 80 }), {
   description: "event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all",
 });
 const Description = Nullable(Type.String({ maxLength: 500 }));
+const ChildIds = Nullable(
+  Type.Array(Type.String({ format: "uuid" }), {
+    maxItems: 1000,
+    description:
+      "a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none",
+  }),
+);
 
 const endpointFields = {
   id: Type.String(),
   url: Type.String(),
   description: Nullable(Type.String()),
   event_types: Type.Array(Type.String()),
+  child_ids: Nullable(Type.Array(Type.String())),
   enabled: Type.Boolean(),
   disabled_reason: Nullable(Type.String({ description: "why the platform disabled it (days of failed deliveries)" })),
   failing_since: Nullable(Timestamp),
@@ -78,7 +86,12 @@ export function webhookRoutes(svc: WebhookService): Route[] {
       summaryKo: "웹훅 엔드포인트를 등록합니다(서명 비밀은 이 응답에만).",
       auth: write,
       errors: [...ERRORS],
-      body: Body({ url: Url, event_types: Types, description: Type.Optional(Description) }),
+      body: Body({
+        url: Url,
+        event_types: Types,
+        description: Type.Optional(Description),
+        child_ids: Type.Optional(ChildIds),
+      }),
       response: { 201: WithSecret },
       handler: async (request, reply) => {
         const { row, secret } = await svc.create(callerOf(request), request.body);
@@ -124,6 +137,7 @@ export function webhookRoutes(svc: WebhookService): Route[] {
         event_types: Type.Optional(Types),
         description: Type.Optional(Description),
         enabled: Type.Optional(Type.Boolean()),
+        child_ids: Type.Optional(ChildIds),
       }),
       response: { 200: Endpoint },
       handler: async (request) => endpointView(await svc.update(callerOf(request), request.params.id, request.body)),

@@ -7,6 +7,7 @@ import { ApiError } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import { OutboundError, parseOutboundUrl, type Outbound } from "../net/outbound.js";
+import { childrenOf, partnerByAccount } from "../partner/public.js";
 import { validFilter } from "./catalog.js";
 import { DELIVER_JOB } from "./delivery.js";
 import * as hooks from "./webhook-repo.js";
@@ -19,6 +20,7 @@ export interface EndpointInput {
   event_types?: string[];
   description?: string | null;
   enabled?: boolean;
+  child_ids?: string[] | null;
 }
 
 export const endpointView = (e: hooks.EndpointRow) => ({
@@ -26,6 +28,7 @@ export const endpointView = (e: hooks.EndpointRow) => ({
   url: e.url,
   description: e.description,
   event_types: e.event_types,
+  child_ids: e.child_ids,
   enabled: e.enabled,
   disabled_reason: e.disabled_reason,
   failing_since: e.failing_since?.toISOString() ?? null,
@@ -78,6 +81,17 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
     return [...new Set(types)];
   }
 
+  /** `child_ids` narrows a partner's endpoint to some of its children (null: all); only a partner names children. */
+  async function checkChildren(p: Principal, ids: string[] | null | undefined): Promise<string[] | null | undefined> {
+    if (ids === undefined || ids === null) return ids;
+    const partner = p.owner.kind === "account" ? await partnerByAccount(d.db, p.owner.id) : null;
+    if (!partner) throw new ApiError("invalid_request", "child_ids: only a partner account's endpoints name children.");
+    const mine = new Set(await childrenOf(d.db, partner.account_id));
+    const bad = ids.find((id) => !mine.has(id));
+    if (bad) throw new ApiError("invalid_request", `child_ids: ${bad} is not one of the caller's child users.`);
+    return [...new Set(ids)];
+  }
+
   async function endpoint(
     p: Principal,
     id: string,
@@ -93,6 +107,7 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
     async create(p: Principal, input: Required<Pick<EndpointInput, "url" | "event_types">> & EndpointInput) {
       const url = await checkUrl(input.url);
       const types = checkTypes(input.event_types);
+      const childIds = await checkChildren(p, input.child_ids);
       const secret = newSecret();
       const row = await auditedTransaction(d.db, p, async (tx) => {
         if ((await hooks.countEndpoints(tx, p.owner)) >= MAX_ENDPOINTS)
@@ -107,6 +122,7 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
           event_types: types,
           secret_sealed: seal(secret),
           notify_email: p.account.email,
+          child_ids: childIds ?? null,
         });
       });
       return { row, secret };
@@ -116,6 +132,7 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
     async update(p: Principal, id: string, input: EndpointInput) {
       const url = input.url === undefined ? undefined : await checkUrl(input.url);
       const types = input.event_types === undefined ? undefined : checkTypes(input.event_types);
+      const childIds = await checkChildren(p, input.child_ids);
       return auditedTransaction(d.db, p, async (tx) => {
         await endpoint(p, id, tx, true);
         return hooks.updateEndpoint(tx, id, {
@@ -123,6 +140,7 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
           event_types: types,
           description: input.description,
           enabled: input.enabled,
+          child_ids: childIds,
         });
       });
     },

@@ -11,6 +11,8 @@ export interface RouteEntry {
   auth: AuthRule;
   /** the organization role a /v1/org route needs, if any */
   orgRole: "member" | "admin" | "owner" | null;
+  /** the answer never ends (route.ts `streams`): walkers that wait for whole answers skip it */
+  streams: boolean;
 }
 
 /** Records every API route as it is registered: the manual and tests read the table, so neither can drift from the code. */
@@ -31,6 +33,7 @@ export function collectRouteTable(app: FastifyInstance): RouteEntry[] {
         tag: schema.tags?.[0] ?? "other",
         auth: route.config!.auth!,
         orgRole: route.config?.orgRole ?? null,
+        streams: route.config?.streams === true,
       });
     }
   });

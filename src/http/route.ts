@@ -46,6 +46,12 @@ export interface RouteDeclaration<P = undefined, Q = undefined, B = undefined, H
   /** an area's rule on who may call the route beyond scope and role (route-guard.ts); by default its scope's */
   guard?: RouteGuardName;
   admits?: boolean;
+  /**
+   * The answer never ends (Server-Sent Events): generic walkers of the route table and the document (fuzz, scope
+   * checks) skip it, as a request that waits for the whole answer would wait forever. The document marks it
+   * `x-streams: true`.
+   */
+  streams?: boolean;
   /** area codes the route can answer beyond what the declaration implies */
   errors?: ErrorCode[];
   /** maps a failing body or query field to the spec's code, e.g. {"/slug": "bad_slug"} */
@@ -80,6 +86,7 @@ export function routeOptions(d: Route): RouteOptions {
     summary: d.summary,
     ...(d.description ? { description: d.description } : {}),
     ...(d.hide ? { hide: true } : {}),
+    ...(d.streams ? { "x-streams": true } : {}),
     ...d.document,
     ...(d.params ? { params: d.params } : {}),
     ...(d.query ? { querystring: d.query } : {}),
@@ -97,6 +104,7 @@ export function routeOptions(d: Route): RouteOptions {
       ...(d.orgRole ? { orgRole: d.orgRole } : {}),
       ...(d.guard ? { guard: d.guard } : {}),
       ...(d.admits ? { admits: true } : {}),
+      ...(d.streams ? { streams: true } : {}),
       // what the declaration implies is added when documented (route-schema.ts); these are the area's own
       errors: d.errors ?? [],
       ...(d.validationCodes ? { validationCodes: d.validationCodes } : {}),

@@ -21,6 +21,8 @@ declare module "fastify" {
     errors?: ErrorCode[];
     /** /v1/org routes: the organization role the caller needs (http/authenticate.ts enforces it; 403 forbidden_role) */
     orgRole?: "member" | "admin" | "owner";
+    /** the answer never ends (Server-Sent Events; route.ts `streams`) */
+    streams?: boolean;
     /** an area's rule on who may call the route (route-guard.ts); http/authenticate.ts asks it through the kernel */
     guard?: RouteGuardName;
     /** the route creates or grows billable resources: it can answer every admission refusal (route.ts) */

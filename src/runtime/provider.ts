@@ -100,6 +100,14 @@ export interface ContainerCounters {
   netOutBytes: number;
 }
 
+/** One line of a container's output with its time, as `logLines` reads it. */
+export interface LogLine {
+  /** ns since the epoch, as the runtime stamped the line */
+  ns: bigint;
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
 export interface RuntimeProvider {
   readonly name: string;
   /** null when the runtime can run containers here; otherwise a sentence saying what is missing and how to install it */
@@ -125,6 +133,11 @@ export interface RuntimeProvider {
   /** every container carrying all of the given labels */
   list(labels: Record<string, string>): Promise<ContainerInfo[]>;
   logs(name: string, tail: number): Promise<string[]>;
+  /**
+   * The lines written after `sinceNs` and up to `untilNs` (ns since the epoch), both streams in time order, with
+   * their times: log drains (src/drains) ship them from a cursor. Optional: a runtime without it ships no pod logs.
+   */
+  logLines?(name: string, sinceNs: bigint, untilNs: bigint): Promise<LogLine[]>;
   exec(name: string, command: string[], opts: { timeoutMs: number; maxBytes: number }): Promise<ExecResult>;
   stats(name: string): Promise<ContainerStats | null>;
   /**

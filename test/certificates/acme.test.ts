@@ -6,7 +6,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import https from "node:https";
-import { X509Certificate } from "node:crypto";
+import { randomUUID, X509Certificate } from "node:crypto";
+import { call, signup } from "../helpers/app.js";
 import { freePort } from "../../src/pgserver/cluster.js";
 import { inTransaction } from "../../src/store/db.js";
 import type { Certificates } from "../../src/certificates/module.js";
@@ -186,8 +187,23 @@ describe("ACME certificates (pebble)", { skip: NO_PEBBLE }, () => {
 
   test("an order whose challenge the CA cannot reach leaves the row failed with the error, and nothing throws", async () => {
     const host = "unreachable.custom-test.example";
+    // a verified custom domain of a user's names the host (its DNS verification is test/domains'): the failure is
+    // an event for that user (issue 31)
+    const user = await signup(app.t.app);
+    const domainId = randomUUID();
+    await app.t.db.query(
+      `INSERT INTO custom_domains (id, owner_kind, owner_id, account_id, domain, app_kind, app_id, app_slug,
+         verification_token, status, verified_at, verified_by) VALUES ($1, 'account', $2, $2, $3, 'pod', 'x', 'x', 't', 'verified', now(), 'txt')`,
+      [domainId, user.id, host],
+    );
     await certs().request(app.t.db, host);
     await within("the order to fail", 60_000, async () => (await row(host)).status === "failed");
+    const events = (await call(app.t.app, { url: "/v1/events?type=domain.*", token: user.token })).json().items;
+    assert.deepEqual(
+      events.map((e: any) => [e.type, e.resource.id, e.data.domain]),
+      [["domain.certificate_failed", domainId, host]],
+    );
+    assert.match(events[0].data.reason, /127\.0\.0\.2|connection refused/i);
     const failed = await row(host);
     assert.equal(failed.attempts, 1);
     // the CA's reason: it could not connect to the address the name resolves to

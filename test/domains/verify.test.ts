@@ -38,6 +38,7 @@ describe("custom domains: DNS verification and provider detection", () => {
       request: async (_q, host) => void certificates.push(host),
       load: async () => null,
       challenge: async () => null,
+      onIssuanceFailed: () => {},
     });
     alice = await user(t);
     apps.set("web", alice.id);

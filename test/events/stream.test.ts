@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
-import { createTestApp, signup, type TestApp } from "../helpers/app.js";
+import { call, createTestApp, signup, type TestApp } from "../helpers/app.js";
 import { recordEvent } from "../../src/events/public.js";
 import { accountOwner } from "../../src/kernel/owner.js";
 import { inTransaction } from "../../src/store/db.js";
@@ -16,7 +16,7 @@ interface SseEvent {
 async function openStream(base: string, token: string, headers: Record<string, string> = {}, query = "") {
   const ctl = new AbortController();
   const res = await fetch(`${base}/v1/events/stream${query}`, {
-    headers: { authorization: `Bearer ${token}`, ...headers },
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     signal: ctl.signal,
   });
   assert.equal(res.status, 200);
@@ -155,5 +155,24 @@ describe("event stream", () => {
     }
     const anon = await fetch(`${base}/v1/events/stream`);
     assert.equal(anon.status, 401);
+  });
+
+  test("the console's EventSource: its session cookie alone opens the stream (a GET needs no CSRF header)", async () => {
+    const csrf = "csrf-token-for-stream-test-0123456789";
+    const user = await signup(t.app);
+    const signin = await call(t.app, {
+      method: "POST",
+      url: "/console/session",
+      body: { email: user.email, password: "correct horse battery" },
+      headers: { cookie: `platform_csrf=${csrf}`, "x-platform-csrf": csrf },
+    });
+    assert.equal(signin.statusCode, 204, signin.body);
+    const raw = signin.headers["set-cookie"];
+    const session = (Array.isArray(raw) ? raw : [String(raw)]).find((c) => c.startsWith("platform_session="))!;
+    const s = await openStream(base, "", { cookie: session.split(";")[0] }, "?type=database.running");
+    await emit(user.id, 7);
+    await s.until(1);
+    assert.equal(s.events[0].data.data.n, 7);
+    await s.close();
   });
 });

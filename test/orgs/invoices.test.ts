@@ -125,6 +125,16 @@ describe("organization card and invoices", () => {
     assert.equal(inv.status, "pending");
     assert.equal(inv.card.provider, "toss");
     assert.equal(inv.payment.attempts, 0);
+    // finalizing recorded one invoice.finalized event for the organization, once across the runs (issue 31)
+    const events = await call(b.t.app, {
+      url: "/v1/events?type=invoice.finalized",
+      token: org.members[0].token,
+      headers: ORG,
+    });
+    assert.deepEqual(
+      events.json().items.map((e: any) => [e.resource.id, e.data.total_krw, e.owner.kind]),
+      [[inv.id, month, "org"]],
+    );
 
     const detail = (await req(org.admins[0], "GET", `/v1/org/invoices/${inv.id}`)).json();
     assert.deepEqual(

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
-import { describeError } from "./api";
+import { describeError, ownerContext } from "./api";
 import { useI18n, type MessageKey } from "./i18n";
 
 /** An API error in words, with its code. */
@@ -140,6 +140,42 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[], poll?: (data: 
     };
   }, [...deps, tick]);
   return { data, error, reload: () => setTick((n) => n + 1), setData };
+}
+
+/**
+ * The caller's events of `types` from the live stream (GET /v1/events/stream): `onEvent` runs on each, so a page
+ * reloads when something it shows changed instead of polling for it. Answers whether the stream is open; while it
+ * is not (dropped, reconnecting, or never opened) pages keep their fallback poll. EventSource cannot send X-Owner,
+ * so in the company context the stream stays off and pages poll as before. The browser reconnects by itself with
+ * Last-Event-ID.
+ */
+export function useEventStream(types: readonly string[], onEvent: () => void): boolean {
+  const [live, setLive] = useState(false);
+  const onEventRef = useRef(onEvent);
+  onEventRef.current = onEvent;
+  const key = types.join(",");
+  useEffect(() => {
+    if (typeof EventSource === "undefined" || ownerContext() !== "me") return;
+    const source = new EventSource(`/v1/events/stream?type=${encodeURIComponent(key)}`, { withCredentials: true });
+    const handle = () => onEventRef.current();
+    for (const type of key.split(",")) source.addEventListener(type, handle);
+    let open = false;
+    source.onopen = () => {
+      open = true;
+      setLive(true);
+    };
+    // dropped: one reload now (what changed meanwhile), and the page's fallback poll runs until it is back
+    source.onerror = () => {
+      setLive(false);
+      if (open) handle();
+      open = false;
+    };
+    return () => {
+      source.close();
+      setLive(false);
+    };
+  }, [key]);
+  return live;
 }
 
 export function CopyButton({ text, label }: { text: string; label?: string }) {

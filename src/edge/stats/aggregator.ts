@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { isUuid } from "../../store/db.js";
-import type { EdgeObservation } from "../proxy.js";
+import type { EdgeObservation } from "../contract.js";
+import type { EdgeTarget } from "../../kernel/contracts.js";
 import { addInto, bucketOf, emptyHistogram } from "./histogram.js";
 import type { MinuteRow, StatsRow } from "./repo.js";
 
@@ -14,6 +15,21 @@ export interface AggregatorOptions {
   /** apps × days held in memory at most; beyond it new keys are dropped (counted in `dropped`) */
   maxKeys?: number;
   now?: () => number;
+  /** false (EDGE_METRICS=off): no per-minute rows, only the daily ones */
+  minutes?: boolean;
+  /** counts gathered elsewhere (the nginx data plane's own answers), taken in at the start of every flush */
+  collect?: () => Promise<CountsOf[]>;
+}
+
+/** Requests of one app in one minute counted elsewhere (nginx), added as they are. */
+export interface CountsOf {
+  target: EdgeTarget;
+  minute: number;
+  requests: number;
+  status4xx: number;
+  status5xx: number;
+  bytes: number;
+  latency: number[];
 }
 
 const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -84,7 +100,65 @@ export class StatsAggregator {
     const bucket = bucketOf(o.ms);
     row.latency[bucket]++;
     row.lastAt = now;
-    this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
+    if (this.opts.minutes !== false) this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
+  }
+
+  /** Adds one app's counts of one minute (nginx's answers), into its day's row and its minute's. */
+  add(c: CountsOf): void {
+    const t = c.target;
+    if (!isUuid(t.id) || !isUuid(t.owner.id) || c.requests <= 0) return;
+    const day = utcDay(c.minute);
+    const key = `${t.kind}\u0000${t.id}\u0000${day}`;
+    let row = this.pending.get(key);
+    if (!row) {
+      if (this.pending.size >= this.maxKeys) {
+        this.dropped += c.requests;
+        return;
+      }
+      row = {
+        kind: t.kind,
+        id: t.id,
+        day,
+        owner: t.owner,
+        requests: 0,
+        status4xx: 0,
+        status5xx: 0,
+        bytesOut: 0,
+        latency: emptyHistogram(),
+      };
+      this.pending.set(key, row);
+    }
+    row.owner = t.owner;
+    row.requests += c.requests;
+    row.status4xx += c.status4xx;
+    row.status5xx += c.status5xx;
+    row.bytesOut += c.bytes;
+    addInto(row.latency, c.latency);
+    row.lastAt = Math.max(row.lastAt ?? 0, Math.min(this.now(), c.minute + 59_999));
+    if (this.opts.minutes === false) return;
+    const mkey = `${t.kind}\u0000${t.id}\u0000${c.minute}`;
+    let m = this.minutes.get(mkey);
+    if (!m) {
+      if (this.minutes.size >= this.maxKeys) return;
+      m = {
+        kind: t.kind,
+        id: t.id,
+        minute: c.minute,
+        owner: t.owner,
+        requests: 0,
+        status4xx: 0,
+        status5xx: 0,
+        bytesOut: 0,
+        latency: emptyHistogram(),
+      };
+      this.minutes.set(mkey, m);
+    }
+    m.owner = t.owner;
+    m.requests += c.requests;
+    m.status4xx += c.status4xx;
+    m.status5xx += c.status5xx;
+    m.bytesOut += c.bytes;
+    addInto(m.latency, c.latency);
   }
 
   private recordMinute(day: StatsRow, minute: number, status: number, bucket: number, bytes: number): void {
@@ -135,6 +209,13 @@ export class StatsAggregator {
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
+    if (this.opts.collect) {
+      const counted = await this.opts.collect().catch((err) => {
+        this.opts.log.warn({ err }, "edge statistics of the data plane could not be collected; next flush");
+        return [];
+      });
+      for (const c of counted) this.add(c);
+    }
     if (!this.pending.size && !this.minutes.size) return;
     const batch = this.pending;
     const minutes = this.minutes;

@@ -11,6 +11,7 @@ import type { Db } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { creditInvoicePayment, periodUsage, savedCard, type PaymentDeps } from "../../billing/public.js";
+import { recordEvent } from "../../events/public.js";
 import * as repo from "./repo.js";
 
 export interface FinalizeDeps {
@@ -95,6 +96,12 @@ export async function finalizeIn(
     });
     if (!row) continue;
     await repo.insertLines(tx, row.id, usage.lines);
+    await recordEvent(tx, {
+      type: "invoice.finalized",
+      owner,
+      resource: { kind: "invoice", id: row.id },
+      data: { month: row.month, kind: row.kind, total_krw: row.total_krw, status: row.status },
+    });
     created.push(usage.totalKrw > 0 && usage.totalKrw < MIN_CHARGE_KRW ? await waive(tx, row) : row);
   }
   return created;

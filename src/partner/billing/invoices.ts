@@ -11,6 +11,8 @@ import type { Db } from "../../store/db.js";
 import { inTransaction } from "../../store/db.js";
 import { creditsOf, meterIntervalMs, MICRO } from "../../billing/public.js";
 import { monthOf } from "./settle.js";
+import { recordEvent } from "../../events/public.js";
+import { accountOwner } from "../../kernel/owner.js";
 import * as repo from "./repo.js";
 
 const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
@@ -69,6 +71,12 @@ async function finalizePartner(
       row.id,
       lines.map((l) => ({ ...l, usage_micro: l.krw * MICRO })),
     );
+    await recordEvent(tx, {
+      type: "partner.settlement.finalized",
+      owner: accountOwner(partnerId),
+      resource: { kind: "invoice", id: row.id },
+      data: { month: monthOf(m), children: lines.length, status: row.status },
+    });
     made.push(row);
   }
   return made;

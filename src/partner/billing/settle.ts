@@ -18,6 +18,8 @@ import {
   walletFor,
   type PostInput,
 } from "../../billing/public.js";
+import { recordEvent } from "../../events/public.js";
+import { accountOwner } from "../../kernel/owner.js";
 import * as repo from "./repo.js";
 
 /** windows a stopped platform missed are caught up at most this far back (the meter charges no outage anyway) */
@@ -83,6 +85,19 @@ export async function settleWindow(db: Db, windowStart: Date, opts: SettleOption
     for (let i = 0; i < posts.length; i += CHUNK) await postMany(tx, posts.slice(i, i + CHUNK));
     await repo.addMonthUsage(tx, monthOf(windowStart), perPartner);
     await repo.markWindow(tx, windowStart, rows.length);
+    // one event per partner whose children's usage this window moved (a failed run commits nothing and the next
+    // run settles the window whole, so there is no failed settlement for a partner to see)
+    for (const [partnerId, krw] of perPartner)
+      await recordEvent(tx, {
+        type: "partner.settlement.completed",
+        owner: accountOwner(partnerId),
+        resource: { kind: "partner_settlement", id: `${partnerId}:${windowStart.toISOString()}` },
+        data: {
+          window_start: windowStart.toISOString(),
+          children: rows.filter((r) => r.partner_id === partnerId).length,
+          amount_krw: krw,
+        },
+      });
     await opts.beforeCommit?.();
     result.children = rows.length;
     result.settled = true;

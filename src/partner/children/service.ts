@@ -10,6 +10,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { TokenResolver } from "../../auth/token-resolver.js";
 import { issueToken, listScopedKeys, revokeScopedKey } from "../../auth/api-keys.js";
 import { auditedTransaction } from "../../audit/record.js";
+import { recordEvent } from "../../events/public.js";
 import { ApiError, notFound } from "../../http/errors.js";
 import { balance, findWalletOf, post, walletFor } from "../../billing/public.js";
 import type { PartnerRow } from "../repo.js";
@@ -76,6 +77,12 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
         policy: partner.billing_mode === "partner_postpaid" ? "postpaid" : "prepaid",
       });
       const token = input.token ? await mint(tx, partner, row, input.token) : null;
+      await recordEvent(tx, {
+        type: "partner.child.created",
+        owner: accountOwner(partner.account_id),
+        resource: { kind: "partner_child", id: row.id },
+        data: { external_ref: row.external_ref, department_code: row.department_code, tenant_ref: row.tenant_ref },
+      });
       return { row, created, token };
     });
   }
@@ -153,6 +160,12 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
         });
       }
       await repo.markDeleted(tx, child.id);
+      await recordEvent(tx, {
+        type: "partner.child.deleted",
+        owner: to.owner,
+        resource: { kind: "partner_child", id: child.id },
+        data: { external_ref: child.external_ref, balance_returned_krw: Math.max(0, left) },
+      });
     });
   }
 

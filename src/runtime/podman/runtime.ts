@@ -17,6 +17,7 @@ import { boundedExec } from "./exec.js";
 import { detectGpus, gpuArgs, type HostGpus } from "./gpu.js";
 import { ImagePuller } from "./images.js";
 import { containerInfo, mergeLogs, type PodmanInspect } from "./inspect.js";
+import { readLogLines } from "./log-lines.js";
 import { checkName, runArgs } from "./spec.js";
 import { killAll, ociProcesses } from "./strays.js";
 import { parseCounters } from "./stats.js";
@@ -314,6 +315,8 @@ export class PodmanRuntime implements RuntimeProvider {
     }
     return mergeLogs(res.stdout, res.stderr, n);
   }
+
+  logLines = (name: string, sinceNs: bigint, untilNs: bigint) => readLogLines(this.cli, name, sinceNs, untilNs);
 
   exec(name: string, command: string[], opts: { timeoutMs: number; maxBytes: number }): Promise<ExecResult> {
     checkName(name);

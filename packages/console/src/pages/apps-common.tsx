@@ -183,3 +183,6 @@ export function useRegistryImages() {
   const images = (reg.data?.repositories ?? []).flatMap((r) => r.tags.map((tag) => `${r.image}:${tag}`));
   return { loaded: reg.data !== null && reg.data !== undefined, images };
 }
+
+/** the events that change what the pod pages show (their live event stream, ui.tsx useEventStream) */
+export const POD_EVENTS = ["pod.rollout.succeeded", "pod.rollout.rolled_back", "pod.crash_loop"];

@@ -3,8 +3,8 @@ import { api, unwrap, type Db } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { DeleteByName } from "../fields";
-import { Card, ErrorNote, Secret, Spinner, StateBadge, useAction, useLoad } from "../ui";
-import { BUSY_STATES, justCreated } from "./databases";
+import { Card, ErrorNote, Secret, Spinner, StateBadge, useAction, useEventStream, useLoad } from "../ui";
+import { BUSY_STATES, DATABASE_EVENTS, justCreated } from "./databases";
 import { AllowlistEditor, HaAndPool } from "./database-settings";
 import { DATABASE_CHARTS, MetricsCard } from "./metrics-chart";
 
@@ -19,14 +19,22 @@ export function DatabasePage({ id }: { id: string }) {
     justCreated.delete(id);
     return created;
   });
+  // the live event stream reloads it on a change of state; commands in flight (no event each) are still polled,
+  // and everything is while the stream is down
+  let live = false;
   const db = useLoad(
     async () => (await unwrap(api.GET("/v1/databases/{id}", path(id)))) as Db,
     [id],
     (d) =>
-      BUSY_STATES.includes(d.state) || (d.commands ?? []).some((c) => c.status === "queued" || c.status === "running")
+      (d.commands ?? []).some((c) => c.status === "queued" || c.status === "running")
         ? 1000
-        : null,
+        : BUSY_STATES.includes(d.state)
+          ? live
+            ? 10_000
+            : 1000
+          : null,
   );
+  live = useEventStream(DATABASE_EVENTS, db.reload);
   const act = useAction(async (what: "stop" | "start" | "backup" | "rotate" | "reveal") => {
     if (what === "stop") await unwrap(api.POST("/v1/databases/{id}/stop", path(id)));
     if (what === "start") await unwrap(api.POST("/v1/databases/{id}/start", path(id)));

@@ -4,9 +4,11 @@ import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { NameField, TextField } from "../fields";
 import { ListPage, PageHead } from "../lists";
-import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useEventStream, useLoad } from "../ui";
 
 export const BUSY_STATES = ["creating"];
+/** the events that change what the database pages show */
+export const DATABASE_EVENTS = ["database.running", "database.failed", "database.backup_failed"];
 const SLUG = /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/;
 const SIZES = ["dev", "basic", "pro", "business"] as const;
 
@@ -15,12 +17,15 @@ export const justCreated = new Map<string, Db>();
 
 export function DatabasesPage() {
   const { t, locale } = useI18n();
-  // polled while any database is changing state, so the list follows it live
+  // follows the live event stream; polled while a database is changing state only as a fallback (fast while
+  // the stream is down, slowly beside it for changes no event names)
+  let live = false;
   const list = useLoad(
     async () => (await unwrap(api.GET("/v1/databases"))) as Db[],
     [],
-    (dbs) => (dbs.some((d) => BUSY_STATES.includes(d.state)) ? 1500 : null),
+    (dbs) => (dbs.some((d) => BUSY_STATES.includes(d.state)) ? (live ? 10_000 : 1500) : null),
   );
+  live = useEventStream(DATABASE_EVENTS, list.reload);
   return (
     <ListPage
       title={t("db.title")}

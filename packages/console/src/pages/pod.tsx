@@ -3,8 +3,8 @@ import { api, unwrap, type Pod } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { DeleteByName, TextField } from "../fields";
-import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useLoad } from "../ui";
-import { AppsTabs, IMAGE, joinArgs, podBusy } from "./apps-common";
+import { Card, ErrorNote, Spinner, StateBadge, Submit, useAction, useEventStream, useLoad } from "../ui";
+import { AppsTabs, IMAGE, joinArgs, podBusy, POD_EVENTS } from "./apps-common";
 import { PodExec, PodLogs } from "./pod-console";
 import { DomainsCard } from "./domains";
 import { asleep, IdleCard, shownState } from "./idle";
@@ -17,11 +17,14 @@ const path = (id: string) => ({ params: { path: { id } } });
 export function PodPage({ id }: { id: string }) {
   const { t, locale } = useI18n();
   const { navigate } = useRouter();
+  // the live event stream reloads it; the poll is the fallback (slow beside an open stream)
+  let live = false;
   const pod = useLoad(
     async () => (await unwrap(api.GET("/v1/pods/{id}", path(id)))) as Pod,
     [id],
-    (p) => (podBusy(p) ? 1000 : 4000),
+    (p) => (live ? (podBusy(p) ? 5000 : 30_000) : podBusy(p) ? 1000 : 4000),
   );
+  live = useEventStream(POD_EVENTS, pod.reload);
   const act = useAction(async (what: "start" | "stop" | "restart") => {
     const p = path(id);
     const next =

@@ -4,19 +4,22 @@ import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { NameAndSlug } from "../fields";
 import { ListPage, PageHead } from "../lists";
-import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Field, StateBadge, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { shownState } from "./idle";
-import { AppsTabs, podBusy, SLUG } from "./apps-common";
+import { AppsTabs, podBusy, POD_EVENTS, SLUG } from "./apps-common";
 import { checkSpec, emptySpec, specBody, SpecFields, useSpec, type SpecErrors } from "./spec-fields";
 
 export function PodsPage() {
   const { t, locale } = useI18n();
-  // polled: fast while a pod is changing state, slower otherwise (a pod may crash or be changed elsewhere)
+  // follows the live event stream (rollouts, crash loops); polled as a fallback: fast while a pod is changing
+  // state and the stream is down, slowly beside it (not every change is an event)
+  let live = false;
   const list = useLoad(
     async () => (await unwrap(api.GET("/v1/pods"))) as Pod[],
     [],
-    (pods) => (pods.some(podBusy) ? 1500 : 5000),
+    (pods) => (live ? (pods.some(podBusy) ? 10_000 : 30_000) : pods.some(podBusy) ? 1500 : 5000),
   );
+  live = useEventStream(POD_EVENTS, list.reload);
   return (
     <>
       <AppsTabs />

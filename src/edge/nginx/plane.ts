@@ -1,0 +1,223 @@
+import net from "node:net";
+import path from "node:path";
+import type { FastifyBaseLogger } from "fastify";
+import type { EdgeTarget } from "../../kernel/contracts.js";
+import type { EdgeConfig } from "../config.js";
+import type { Resolved } from "../route-cache.js";
+import { nginxConf } from "./conf.js";
+import type { NginxInstall } from "./detect.js";
+import { NginxProcess, writeConf } from "./process.js";
+import { emptyHistogram } from "../stats/histogram.js";
+
+export interface NginxPlaneOptions {
+  install: NginxInstall;
+  /** the header value the Node edge's loopback listener trusts (and the admin server asks for) */
+  secret: string;
+  config: EdgeConfig;
+  /** the edge's data directory: nginx's prefix is `<dir>/edge-nginx` */
+  dataDir: string;
+  /** the Node edge's loopback port */
+  nodePort: number;
+  log: FastifyBaseLogger;
+  /** whether a target may be answered by nginx alone (public, no access policy) */
+  open: (target: EdgeTarget) => boolean;
+  /** the route feed hears NOTIFYs now: pushed routes are then dropped on change (else nothing is pushed) */
+  live: () => boolean;
+}
+
+/** one drained minute of one app: what nginx answered itself */
+export interface NginxCounts {
+  target: EdgeTarget;
+  minute: number;
+  requests: number;
+  status4xx: number;
+  status5xx: number;
+  bytes: number;
+  latency: number[];
+}
+
+/**
+ * The platform's side of the nginx data plane: starts and supervises nginx, pushes the routes it may answer alone
+ * (public apps with healthy replicas) as the Node edge resolves them, drops them on their source's NOTIFY, and
+ * drains the statistics of nginx's own answers. The Node edge stays the control plane's resolver and answers
+ * everything else behind nginx on loopback.
+ */
+export class NginxPlane {
+  private process: NginxProcess | null = null;
+  private adminPort = 0;
+  private boundPort = 0;
+  /** host → the channel of the source that answered it, for every host nginx holds */
+  private readonly pushed = new Map<string, string | null>();
+  /** "<kind>:<id>" → the newest target seen, for the owner of drained statistics */
+  private readonly targets = new Map<string, EdgeTarget>();
+  private queue: string[] = [];
+  private sending: Promise<void> | null = null;
+  /** bumped on every change: a resolution begun before one is not pushed (it may be stale) */
+  generation = 0;
+
+  constructor(private readonly opts: NginxPlaneOptions) {}
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get problem(): string | null {
+    return this.process?.problem ?? "not started";
+  }
+
+  async start(): Promise<void> {
+    const { config } = this.opts;
+    this.adminPort = await freePort();
+    this.boundPort = config.port === 0 ? await freePort(config.host) : config.port;
+    const prefix = path.join(this.opts.dataDir, "edge-nginx");
+    const conf = path.join(prefix, "nginx.conf");
+    await writeConf(
+      conf,
+      nginxConf({
+        install: this.opts.install,
+        prefix,
+        host: config.host,
+        port: this.boundPort,
+        adminPort: this.adminPort,
+        nodePort: this.opts.nodePort,
+        secret: this.opts.secret,
+        upstreamTimeoutMs: config.upstreamTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+        drainMs: config.drainMs,
+      }),
+    );
+    this.process = new NginxProcess({
+      install: this.opts.install,
+      prefix,
+      conf,
+      adminPort: this.adminPort,
+      port: this.boundPort,
+      drainMs: config.drainMs,
+      log: this.opts.log,
+      // a fresh nginx holds no route: they are pushed again as the Node edge resolves them
+      started: () => this.pushed.clear(),
+    });
+    await this.process.start();
+  }
+
+  /** A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. */
+  offer(host: string, resolved: Resolved, generation: number): void {
+    if (generation !== this.generation || !this.opts.live()) return;
+    const t = resolved.target;
+    if (t && t.upstreams.length > 0 && !t.site && !t.idle && this.opts.open(t)) {
+      const key = `${t.kind}:${t.id}`;
+      if (/\s/.test(key) || /\s/.test(host)) return;
+      if (this.targets.size > 100_000) this.targets.clear();
+      this.targets.set(key, t);
+      this.pushed.set(host, resolved.channel);
+      this.send(`set ${host} ${key} ${t.upstreams.join(" ")}`);
+    } else if (this.pushed.delete(host)) this.send(`del ${host}`);
+  }
+
+  /** A source's change (null: anything may have changed): its hosts go back to the Node edge until resolved again. */
+  invalidate(channel: string | null): void {
+    this.generation++;
+    if (channel === null) {
+      this.pushed.clear();
+      return this.send("flush");
+    }
+    for (const [host, from] of this.pushed)
+      if (from === channel) {
+        this.pushed.delete(host);
+        this.send(`del ${host}`);
+      }
+  }
+
+  /** one admin call at a time, in order: a delete never overtakes the set before it */
+  private send(line: string): void {
+    this.queue.push(line);
+    if (!this.sending) this.sending = this.drainQueue();
+  }
+
+  private async drainQueue(): Promise<void> {
+    while (this.queue.length) {
+      const lines = this.queue;
+      this.queue = [];
+      const ok = await this.admin("/routes", { method: "POST", body: lines.join("\n") }).then(
+        (r) => r !== null,
+        () => false,
+      );
+      if (!ok) {
+        // nginx is down or restarting: what it holds is gone with it, nothing to correct
+        this.opts.log.warn({ lines: lines.length }, "edge nginx did not take a route change");
+        this.pushed.clear();
+      }
+    }
+    this.sending = null;
+  }
+
+  /** resolves once every change queued so far reached nginx */
+  async settled(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  private async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
+    if (!this.adminPort) return null;
+    const r = await fetch(`http://127.0.0.1:${this.adminPort}${pathname}`, {
+      ...init,
+      headers: { "x-platform-edge": this.opts.secret },
+      signal: AbortSignal.timeout(5000),
+    });
+    return r.ok ? r.text() : null;
+  }
+
+  /** The counts nginx gathered since the last drain, per app and minute (apps it no longer knows are skipped). */
+  async drainStats(): Promise<NginxCounts[]> {
+    if (!this.process?.running) return [];
+    const text = await this.admin("/stats").catch(() => null);
+    if (!text) return [];
+    const rows = new Map<string, NginxCounts>();
+    for (const line of text.split("\n")) {
+      const m = /^(\d+)\|(\S+)\|(r|4|5|b|h\d+) (\d+)$/.exec(line);
+      if (!m) continue;
+      const target = this.targets.get(m[2]);
+      if (!target) continue;
+      const key = `${m[1]}|${m[2]}`;
+      let row = rows.get(key);
+      if (!row) {
+        row = {
+          target,
+          minute: Number(m[1]),
+          requests: 0,
+          status4xx: 0,
+          status5xx: 0,
+          bytes: 0,
+          latency: emptyHistogram(),
+        };
+        rows.set(key, row);
+      }
+      const n = Number(m[4]);
+      const field = m[3];
+      if (field === "r") row.requests += n;
+      else if (field === "4") row.status4xx += n;
+      else if (field === "5") row.status5xx += n;
+      else if (field === "b") row.bytes += n;
+      else {
+        const bucket = Number(field.slice(1));
+        if (bucket < row.latency.length) row.latency[bucket] += n;
+      }
+    }
+    return [...rows.values()].filter((r) => r.requests > 0);
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop();
+    this.process = null;
+  }
+}
+
+function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
