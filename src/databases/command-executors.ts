@@ -5,6 +5,7 @@ import { isProviderError, ProviderError, type BackupInfo, type DatabaseProvider 
 import { instanceSpec, SEALED, type DatabasesDeps } from "./service.js";
 import * as repo from "./repo.js";
 import { appNetworks, effectiveAllowlist, type AppsSide } from "./attachments.js";
+import { idleExecutors } from "./idle/executors.js";
 
 /*
  * The server side of each database command, run by the command job (jobs.ts) under the instance's lock.
@@ -74,6 +75,8 @@ export function executors(
     };
   };
   return {
+    // scale-to-zero of dev databases: idle_stop (src/databases/idle)
+    ...idleExecutors(provider, db),
     // the first command of an instance created through a process of another host (placement.ts)
     reserve: async (row) => {
       const ep = await provider.reserve(instanceSpec(row, config, secrets));

@@ -93,7 +93,7 @@ export async function serversToCheck(
 ): Promise<{ id: string; state: string; desired_state: string }[]> {
   const { rows } = await q.query<{ id: string; state: string; desired_state: string }>(
     `SELECT id, state, desired_state FROM databases
-      WHERE host_id = $1 AND (state IN ('running', 'paused') OR desired_state = 'removed') AND purged_at IS NULL`,
+      WHERE host_id = $1 AND (state IN ('running', 'paused', 'idle_stopped') OR desired_state = 'removed') AND purged_at IS NULL`,
     [hostId],
   );
   return rows;

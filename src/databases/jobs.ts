@@ -21,6 +21,7 @@ export const DEFAULT_APP_SESSION_GRACE_S = 120;
 const AIMS: Record<string, repo.DatabaseRow["desired_state"]> = {
   start: "running",
   stop: "paused",
+  idle_stop: "idle_stopped",
   remove: "removed",
   restore: "running",
   purge: "removed",
@@ -277,6 +278,7 @@ async function lockIsFree(db: Db, databaseId: string): Promise<boolean> {
  *                                        (parent_id) is made again as a copy of its parent instead
  *   running  / paused or removed       → start
  *   paused   / running or removed      → stop
+ *   idle_stopped / running              → idle_stop (scale-to-zero, src/databases/idle)
  *   running or paused / failed         → left for the user (restore or delete): retrying blindly would not help
  */
 async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<void> {
@@ -290,7 +292,9 @@ async function reconcileStates(db: Db, queue: Pick<JobQueue, "send">): Promise<v
             : "provision"
           : r.desired_state === "running"
             ? "start"
-            : "stop";
+            : r.desired_state === "idle_stopped"
+              ? "idle_stop"
+              : "stop";
     await enqueueSystem(db, queue, r.id, kind);
   }
 }
@@ -314,6 +318,8 @@ export async function reconcileNow(
       await enqueueSystem(db, queue, r.id, "start");
     else if (r.state === "paused" && r.desired_state === "paused" && status.running)
       await enqueueSystem(db, queue, r.id, "stop");
+    else if (r.state === "idle_stopped" && r.desired_state === "idle_stopped" && status.running)
+      await enqueueSystem(db, queue, r.id, "idle_stop");
   }
   await requeueLostCommands(db, queue, true);
   await reconcileStates(db, queue);

@@ -8,7 +8,9 @@ import { meteredResource } from "../kernel/metered.js";
 
 const KIND = "database";
 
-const metered = (r: repo.BillableRow): MeteredResource => meteredResource(r, KIND, r.size, r.storage_gb, r.state);
+// idle-stopped (scale-to-zero) pays as paused: storage, no compute
+const metered = (r: repo.BillableRow): MeteredResource =>
+  meteredResource(r, KIND, r.size, r.storage_gb, r.state === "idle_stopped" ? "paused" : r.state);
 
 /** "kind:id" → the owner it names (ownerKey in kernel/owner.ts; ids never contain ":" but kinds come first). */
 function parseOwnerKey(key: string): Owner {

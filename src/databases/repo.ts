@@ -22,8 +22,9 @@ export interface DatabaseRow {
   size: "dev" | "basic" | "pro" | "business";
   storage_gb: number;
   pitr_retention_days: number;
-  desired_state: "running" | "paused" | "removed";
-  state: "creating" | "running" | "paused" | "removed" | "failed";
+  /** idle_stopped: a dev database stopped after idle_stop_seconds without connections; the next one starts it */
+  desired_state: "running" | "paused" | "removed" | "idle_stopped";
+  state: "creating" | "running" | "paused" | "removed" | "failed" | "idle_stopped";
   status_reason: string | null;
   db_name: string;
   db_user: string;
@@ -56,6 +57,10 @@ export interface DatabaseRow {
   parent_id?: string | null;
   branch_target?: Date | null;
   branched_at?: Date | null;
+  /** Scale-to-zero (migration 061, src/databases/idle): seconds without connections before an idle stop; null never. */
+  idle_stop_seconds?: number | null;
+  awake_since?: Date;
+  wakes?: number;
 }
 
 /** Stored form of the watcher's continuity check: can the instance be recovered to any moment since its newest base backup? */
@@ -126,8 +131,9 @@ export async function listDatabases(q: Queryable, owner: Owner, refs: string[] |
 export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<void> {
   await q.query(
     `INSERT INTO databases (id, account_id, owner_kind, owner_id, name, slug, engine, version, size, storage_gb, pitr_retention_days, desired_state, state,
-       db_name, db_user, initial_password, initial_superuser_password, host_id, app_password, parent_id, branch_target)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+       db_name, db_user, initial_password, initial_superuser_password, host_id, app_password, idle_stop_seconds,
+       parent_id, branch_target)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
     [
       row.id,
       row.account_id,
@@ -148,6 +154,7 @@ export async function insertDatabase(q: Queryable, row: DatabaseRow): Promise<vo
       row.initial_superuser_password,
       row.host_id ?? null,
       row.app_password ?? null,
+      row.idle_stop_seconds ?? null,
       row.parent_id ?? null,
       row.branch_target ?? null,
     ],
@@ -289,11 +296,12 @@ export async function releaseInstanceLock(client: Queryable, id: string): Promis
 // ---- databases: what billing meters and pauses (through the kernel: metering.ts)
 
 export type BillableRow = Pick<DatabaseRow, "id" | "account_id" | "owner_kind" | "owner_id" | "size" | "storage_gb"> & {
-  state: "running" | "paused";
+  state: "running" | "paused" | "idle_stopped";
 };
 
+// an idle-stopped instance keeps its data: metered as paused (storage only; metering.ts)
 const BILLABLE =
-  "SELECT id, account_id, owner_kind, owner_id, size, storage_gb, state FROM databases WHERE state IN ('running', 'paused')";
+  "SELECT id, account_id, owner_kind, owner_id, size, storage_gb, state FROM databases WHERE state IN ('running', 'paused', 'idle_stopped')";
 
 /**
  * Instances holding resources, created before `createdBefore`, in (owner_kind, owner_id, id) order after

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { Body } from "../http/schemas.js";
+import { Body, Nullable } from "../http/schemas.js";
 
 /*
  * The request bodies the service takes as they are: the routes validate with them and the service's input types
@@ -14,6 +14,17 @@ export const Size = Type.Union([
   Type.Literal("business"),
 ]);
 
+/** scale-to-zero (src/databases/idle): bounds are checked by the service, so a wrong value gets a sentence naming them */
+export const IdleStopSeconds = () =>
+  Nullable(
+    Type.Integer({
+      description:
+        "dev databases only: stop after this many seconds without client connections (DB_IDLE_MIN_SECONDS, default 60, to 30 days); the next connection starts it again. null: never",
+    }),
+  );
+
+export const IdleBody = Body({ idle_stop_seconds: IdleStopSeconds() });
+
 export const CreateBody = Body({
   name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 }),
   slug: Type.Optional(Type.String({ pattern: SLUG, minLength: 3, maxLength: 40 })),
@@ -22,6 +33,7 @@ export const CreateBody = Body({
   size: Type.Optional(Size),
   storage_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 16384 })),
   pitr_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 35 })),
+  idle_stop_seconds: Type.Optional(IdleStopSeconds()),
 });
 
 export const ComputeBody = Body({

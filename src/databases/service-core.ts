@@ -48,6 +48,8 @@ export interface DatabasesDeps {
   hosts: Pick<Hosts, "local" | "place">;
   /** the apps side of attachments (attached-apps, rolling apps after a rotation): the kernel, read at each call */
   apps: { readonly attachments: AttachmentConsumer };
+  /** DB_IDLE_MIN_SECONDS: the shortest idle_stop_seconds accepted (scale-to-zero, src/databases/idle) */
+  idleMinSeconds?: number;
 }
 
 export type Size = repo.DatabaseRow["size"];

@@ -45,6 +45,11 @@ export function settingsOperations(
       requireLive(row);
       if (storageGb !== undefined && storageGb < row.storage_gb)
         throw badRequest("invalid_request", "storage_gb cannot shrink.");
+      if (size !== "dev" && row.idle_stop_seconds)
+        throw badRequest(
+          "stop_not_supported",
+          "Only dev databases stop when idle: set idle_stop_seconds to null (PATCH /v1/databases/{id}) before resizing.",
+        );
       await admission.admit(tx, {
         owner: p.owner,
         accountId: p.accountId,

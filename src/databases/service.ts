@@ -24,6 +24,8 @@ import {
 } from "./service-core.js";
 import { settingsOperations } from "./service-settings.js";
 import { branchOperations, type BranchOrigin } from "./service-branches.js";
+import { idleOperations } from "./idle/operations.js";
+import { validateIdleStop } from "./idle/validate.js";
 
 // the service's shared types and constants live in service-core.ts; importers keep using this module
 export {
@@ -78,6 +80,7 @@ export function databasesService(deps: DatabasesDeps) {
         "slug must be 3-40 lowercase letters, digits and hyphens, not starting or ending with a hyphen.",
       );
     const size = input.size ?? "dev";
+    validateIdleStop(input.idle_stop_seconds, size, deps.idleMinSeconds ?? 60);
     const ident = slug.replace(/-/g, "_");
     const row: repo.DatabaseRow = {
       id: randomUUID(),
@@ -113,6 +116,7 @@ export function databasesService(deps: DatabasesDeps) {
       removed_at: null,
       parent_id: origin?.parent.id ?? null,
       branch_target: origin?.target ?? null,
+      idle_stop_seconds: input.idle_stop_seconds ?? null,
     };
     row.host_id = origin ? origin.parent.host_id : await hosts.place(db, { kind: "database", owner: p.owner, size });
     // on another host (this process has no worker role) the reservation is that host's first command
@@ -188,14 +192,18 @@ export function databasesService(deps: DatabasesDeps) {
     command(p, ref, (row) => {
       if (row.size !== "dev")
         throw badRequest("stop_not_supported", "Only dev databases can be stopped; basic and above are always on.");
-      if (row.state !== "running") throw badRequest("not_running", `The database is ${row.state}, not running.`);
-      return { kind: "stop", patch: { desired_state: "paused" } };
+      // an idle-stopped one becomes stopped by its owner: no connection starts it any more
+      if (row.state !== "running" && row.state !== "idle_stopped")
+        throw badRequest("not_running", `The database is ${row.state}, not running.`);
+      return { kind: "stop", patch: { desired_state: "paused", status_reason: null } };
     });
 
   const start = (p: Principal, ref: string) =>
     command(p, ref, (row) => {
-      if (row.state !== "paused") throw badRequest("not_stopped", `The database is ${row.state}, not stopped.`);
-      return { kind: "start", patch: { desired_state: "running" } };
+      // an idle-stopped one may be started ahead of its next connection, as a paused one
+      if (row.state !== "paused" && row.state !== "idle_stopped")
+        throw badRequest("not_stopped", `The database is ${row.state}, not stopped.`);
+      return { kind: "start", patch: { desired_state: "running", status_reason: null } };
     });
 
   // like Neon, a database with branches is not deleted from under them: the branches go first (README, "Branches")
@@ -315,6 +323,7 @@ export function databasesService(deps: DatabasesDeps) {
     restore,
     rotatePassword,
     ...settingsOperations(deps, core),
+    ...idleOperations(deps, core),
     revealInitialCredentials,
   };
 }

@@ -41,6 +41,7 @@ export function databaseView(
     allowlist: row.allowlist,
     ha_enabled: row.ha_enabled,
     pool_enabled: row.pool_enabled,
+    idle_stop_seconds: row.idle_stop_seconds ?? null,
     extensions: row.extensions,
     compute: row.compute_autoscale,
     storage: row.storage_autoscale,

@@ -6,6 +6,8 @@ export const EVENT_TYPES = {
   "database.running": "A database became running (created, started or restored).",
   "database.failed": "A database failed (provisioning, start or restore); data.reason says why.",
   "database.backup_failed": "A backup of a database failed; data.reason says why.",
+  "database.scaled_to_zero": "A dev database was stopped after its idle time without connections.",
+  "database.woken": "An idle-stopped dev database was started again by a connection.",
   "pod.rollout.succeeded": "A pod's or group's new generation is serving.",
   "pod.rollout.rolled_back": "A rollout was abandoned; the previous generation keeps serving.",
   "pod.crash_loop": "A pod kept crashing and stopped being restarted (failed).",

@@ -29,7 +29,7 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
       summaryKo: "데이터베이스를 만듭니다.",
       auth: { scope: "databases:write", instance: "create" },
       admits: true,
-      errors: ["slug_taken", "provision_failed"],
+      errors: ["slug_taken", "provision_failed", "stop_not_supported"],
       validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
       body: CreateBody,
       response: { 201: InstanceWithCommand },

@@ -9,6 +9,7 @@ import { haRoutes } from "./ha.js";
 import { poolRoutes } from "./pool.js";
 import { backupRoutes } from "./backups.js";
 import { branchRoutes } from "./branches.js";
+import { idleRoutes } from "./idle.js";
 import { appsSide } from "../attachments.js";
 
 /** Managed PostgreSQL (spec: Database endpoints), one file per sub-resource. Routes record intent through the service; jobs change the servers. */
@@ -25,9 +26,10 @@ export function databaseRoutes(ctx: AppContext, state: DatabasesState): Route[] 
     secrets: ctx.secrets,
     hosts: ctx.kernel.require("hosts"),
     apps: appsSide(ctx.kernel),
+    idleMinSeconds: state.idleMinSeconds,
   });
   const deps: RouteDeps = { svc, config: ctx.config };
-  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes, branchRoutes].flatMap((routes) =>
+  return [coreRoutes, settingsRoutes, haRoutes, poolRoutes, backupRoutes, idleRoutes, branchRoutes].flatMap((routes) =>
     routes(deps),
   );
 }

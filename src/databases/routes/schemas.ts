@@ -66,7 +66,10 @@ export const Instance = Type.Object({
   size: Type.String(),
   storage_gb: Type.Integer(),
   pitr_retention_days: Type.Integer(),
-  state: Type.String(),
+  state: Type.String({
+    description:
+      "creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed",
+  }),
   desired_state: Type.String(),
   status_reason: Nullable(Type.String()),
   public_host: Type.String(),
@@ -80,6 +83,12 @@ export const Instance = Type.Object({
   allowlist: Type.Array(Type.Object({ cidr: Type.String(), label: Type.String() })),
   ha_enabled: Type.Boolean(),
   pool_enabled: Type.Boolean(),
+  idle_stop_seconds: Nullable(
+    Type.Integer({
+      description:
+        "dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never",
+    }),
+  ),
   extensions: Type.Array(Type.String()),
   compute: Type.Record(Type.String(), Type.Unknown()),
   storage: Type.Record(Type.String(), Type.Unknown()),

@@ -19,6 +19,7 @@ import { DEFAULT_EXTENSIONS, installExtensions } from "./extensions.js";
 import { normalizeCidrs } from "./hba.js";
 import { ID_RE, type ProviderHost } from "./host.js";
 import type { NodeName } from "./layout.js";
+import { waitFor } from "./exec.js";
 import { stopPool } from "./pool.js";
 import { poolStatusOf, startPoolFor } from "./pooling.js";
 import {
@@ -41,6 +42,9 @@ import { buildStandby, standbyStatus, switchover } from "./standby.js";
 import { ensureCertificate, isValidHostname } from "./tls.js";
 
 /** Creating an instance, starting and stopping its servers, removing it. */
+
+/** how long a start waits for its port to be given up (by a wake front) before it counts as taken */
+const PORT_RELEASE_WAIT_MS = 5_000;
 
 const NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 const RESERVED_ROLES = new Set([
@@ -221,8 +225,15 @@ async function startNode(ctx: InstanceContext, node: NodeName): Promise<void> {
   const cluster = ctx.cluster(node);
   if (await isRunning(cluster)) return;
   const port = ctx.nodePort(node);
-  if (await portInUse(port))
-    throw new ProviderError("port_taken", `port ${port} of database ${ctx.record.id} is taken by another process`);
+  // a wake front (wake-front.ts) of another platform process of this host gives the port up within a second or
+  // two of seeing the start (its sync loop): waited for, before the port counts as taken
+  const free = async () => ((await portInUse(port)) ? undefined : true);
+  await waitFor(
+    free,
+    PORT_RELEASE_WAIT_MS,
+    () => new ProviderError("port_taken", `port ${port} of database ${ctx.record.id} is taken by another process`),
+    100,
+  );
   try {
     await startCluster(cluster, 300);
   } catch (err) {

@@ -125,9 +125,13 @@ export async function poolPid(dir: string): Promise<number | null> {
 export async function startPool(bin: string, c: PoolConfig, runAs: RunAs | null): Promise<void> {
   if (await poolPid(c.dir)) return;
   await rm(files(c.dir).pid, { force: true });
-  if (await portInUse(c.listenPort)) {
-    throw new ProviderError("port_taken", `pool port ${c.listenPort} is taken by another process`);
-  }
+  // a wake front of another process of this host gives the port up shortly (lifecycle.ts startNode)
+  await waitFor(
+    async () => ((await portInUse(c.listenPort)) ? undefined : true),
+    5_000,
+    () => new ProviderError("port_taken", `pool port ${c.listenPort} is taken by another process`),
+    100,
+  );
   // -d: daemonize, so the pooler is nobody's child and survives the platform
   await execAs(runAs, bin, ["-d", "-q", files(c.dir).ini]).catch(async (err) => {
     throw new Error(`PgBouncer did not start: ${(await logTail(c.dir)) || (err as Error).message}`);
@@ -186,6 +190,26 @@ export async function poolHasRole(
     c.query<{ database: string; user: string }>("SHOW POOLS"),
   );
   return pools.rows.some((p) => p.user === role && p.database !== "pgbouncer");
+}
+
+/**
+ * The pooler's customer clients (its console's own session left out) and the server backends it holds (their
+ * pids): the idle sweep counts the clients and leaves those backends out of the server's sessions.
+ */
+export async function poolSessions(
+  dir: string,
+  port: number,
+  poolAdminPassword: string,
+): Promise<{ clients: number; serverPids: number[] }> {
+  if (!(await poolPid(dir))) return { clients: 0, serverPids: [] };
+  return withConsole(port, poolAdminPassword, async (c) => {
+    const clients = await c.query<{ database: string }>("SHOW CLIENTS");
+    const servers = await c.query<{ remote_pid: string | number }>("SHOW SERVERS");
+    return {
+      clients: clients.rows.filter((r) => r.database !== "pgbouncer").length,
+      serverPids: servers.rows.map((r) => Number(r.remote_pid)).filter((n) => n > 0),
+    };
+  });
 }
 
 export async function stopPool(dir: string): Promise<void> {

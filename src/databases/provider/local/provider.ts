@@ -36,6 +36,9 @@ import { recoverTo } from "./recovery.js";
 import { branchInstance } from "./branch.js";
 import { continuity, pruneBackups } from "./retention.js";
 import { SIZE_PROFILES } from "./settings.js";
+import { clientSessions } from "./sessions.js";
+import { WakeFronts } from "./wake-front.js";
+import type { WakeCapable, WakeHandler } from "../wake.js";
 import { disableStandby, enableStandby, rebuildStandby, standbyStatus, switchover } from "./standby.js";
 
 export type { LocalProviderOptions } from "./host.js";
@@ -44,12 +47,15 @@ export type { LocalProviderOptions } from "./host.js";
  * Runs each customer database as its own PostgreSQL server on this host. Operations on one instance
  * are serialised here; the work itself lives in the modules named after each section.
  */
-export class LocalDatabaseProvider implements DatabaseProvider {
+export class LocalDatabaseProvider implements DatabaseProvider, WakeCapable {
   readonly kind = "local";
   private readonly host: ProviderHost;
+  /** ports of idle-stopped instances this process listens on, to start them on the next connection (wake-front.ts) */
+  readonly fronts: WakeFronts;
 
   constructor(opts: LocalProviderOptions) {
     this.host = new ProviderHost(opts);
+    this.fronts = new WakeFronts((id) => this.host.load(id));
   }
 
   /** Resolves once this process's background work (warm-pool initdb) is over. */
@@ -60,6 +66,29 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   /** Loads the instance and runs fn on it, after every earlier operation on the same instance. */
   private withInstance<T>(id: string, fn: (ctx: InstanceContext) => Promise<T>): Promise<T> {
     return this.host.serial(id, async () => fn(await this.host.load(id)));
+  }
+
+  // ---------------------------------------------------------------- scale-to-zero (sessions.ts, wake-front.ts)
+
+  async clientSessions(id: string): Promise<number> {
+    return this.withInstance(id, clientSessions);
+  }
+
+  /** Listens in the stopped server's place; never while its server runs (its port is taken then). */
+  async holdForWake(id: string): Promise<boolean> {
+    return this.withInstance(id, async (ctx) => !(await isRunning(ctx.primary)) && this.fronts.hold(ctx));
+  }
+
+  releaseWakeFront(id: string): Promise<void> {
+    return this.fronts.release(id);
+  }
+
+  heldWakeFronts(): string[] {
+    return this.fronts.held();
+  }
+
+  setWakeHandler(handler: WakeHandler | null): void {
+    this.fronts.setHandler(handler);
   }
 
   // ---------------------------------------------------------------- lifecycle (lifecycle.ts)
@@ -77,6 +106,7 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   }
 
   async start(id: string): Promise<void> {
+    await this.fronts.release(id); // the server takes its ports back from a wake front of this process
     await this.withInstance(id, start);
   }
 
@@ -85,10 +115,12 @@ export class LocalDatabaseProvider implements DatabaseProvider {
   }
 
   async remove(id: string): Promise<void> {
+    await this.fronts.release(id);
     await this.withInstance(id, remove);
   }
 
   async purge(id: string): Promise<void> {
+    await this.fronts.release(id);
     this.host.layout(id);
     await this.host.serial(id, () => purge(this.host, id));
   }
