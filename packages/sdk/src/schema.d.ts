@@ -81,6 +81,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/alert-rules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's alert rules with their states; instance-limited keys see theirs.
+     * @description The caller's alert rules with their states; instance-limited keys see theirs.
+     */
+    get: operations["listAlertRules"];
+    put?: never;
+    /**
+     * Create an alert rule (201): a metric of a pod, pod group or site (or of all the owner's), a comparison, a threshold, a window and how long it must hold. Transitions are the events alert.fired and alert.resolved and a mail.
+     * @description Create an alert rule (201): a metric of a pod, pod group or site (or of all the owner's), a comparison, a threshold, a window and how long it must hold. Transitions are the events alert.fired and alert.resolved and a mail.
+     */
+    post: operations["createAlertRule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/alert-rules/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One alert rule by id or name: its state, since when, and the last value.
+     * @description One alert rule by id or name: its state, since when, and the last value.
+     */
+    get: operations["getAlertRule"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete an alert rule and its history; a firing alert resolves (reason rule deleted).
+     * @description Delete an alert rule and its history; a firing alert resolves (reason rule deleted).
+     */
+    delete: operations["deleteAlertRule"];
+    options?: never;
+    head?: never;
+    /**
+     * Change an alert rule. A changed condition or enabled starts over from ok; a firing alert then resolves (reason rule changed or rule disabled).
+     * @description Change an alert rule. A changed condition or enabled starts over from ok; a firing alert then resolves (reason rule changed or rule disabled).
+     */
+    patch: operations["updateAlertRule"];
+    trace?: never;
+  };
+  "/v1/alert-rules/{id}/firings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The rule's firings, newest first (the newest 100 are kept): when it fired and resolved, and the values.
+     * @description The rule's firings, newest first (the newest 100 are kept): when it fired and resolved, and the values.
+     */
+    get: operations["listAlertFirings"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/api-keys": {
     parameters: {
       query?: never;
@@ -1152,13 +1224,17 @@ export interface paths {
     put?: never;
     post?: never;
     /**
-     * Soft delete: the server stops; data and backups are kept 7 days.
-     * @description Soft delete: the server stops; data and backups are kept 7 days.
+     * Soft delete: the server stops; data and backups are kept 7 days. A database with branches answers 409 has_branches.
+     * @description Soft delete: the server stops; data and backups are kept 7 days. A database with branches answers 409 has_branches.
      */
     delete: operations["deleteDatabase"];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change an instance's settings: idle_stop_seconds (dev only: stopped after that long without client connections, started again by the next connection; null: never).
+     * @description Change an instance's settings: idle_stop_seconds (dev only: stopped after that long without client connections, started again by the next connection; null: never).
+     */
+    patch: operations["updateDatabase"];
     trace?: never;
   };
   "/v1/databases/{id}/allowlist": {
@@ -1235,6 +1311,30 @@ export interface paths {
      * @description Take a snapshot now; optional label.
      */
     post: operations["backupDatabase"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/databases/{id}/branches": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The database's live branches, oldest first (each with parent_id and branched_at).
+     * @description The database's live branches, oldest first (each with parent_id and branched_at).
+     */
+    get: operations["listDatabaseBranches"];
+    put?: never;
+    /**
+     * Branch: a new database (own credentials, size and billing) that is a copy of this one at `at` (RFC 3339 within retention; default now). The parent keeps running. 201 with one-time passwords; state creating until the copy is made.
+     * @description Branch: a new database (own credentials, size and billing) that is a copy of this one at `at` (RFC 3339 within retention; default now). The parent keeps running. 201 with one-time passwords; state creating until the copy is made.
+     */
+    post: operations["createDatabaseBranch"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1369,6 +1469,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/databases/{id}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Per-step series of a database (by id or slug): connections, commits per second, size, cache hit ratio, replication lag (HA), and the age of the newest base backup and of the last archived WAL. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     * @description Per-step series of a database (by id or slug): connections, commits per second, size, cache hit ratio, replication lag (HA), and the age of the newest base backup and of the last archived WAL. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     */
+    get: operations["getDatabaseMetrics"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/databases/{id}/pool": {
     parameters: {
       query?: never;
@@ -1411,6 +1531,26 @@ export interface paths {
      * @description Change the label (the slug and URLs stay).
      */
     patch: operations["renameDatabase"];
+    trace?: never;
+  };
+  "/v1/databases/{id}/reset": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reset a branch to its parent's current state (same URL and passwords; state creating until done). 409 not_a_branch on a database that is no branch.
+     * @description Reset a branch to its parent's current state (same URL and passwords; state creating until done). 409 not_a_branch on a database that is no branch.
+     */
+    post: operations["resetDatabaseBranch"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   "/v1/databases/{id}/resize": {
@@ -1853,6 +1993,58 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  "/v1/log-drains": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's log drains with their delivered, dropped and failed counts.
+     * @description The caller's log drains with their delivered, dropped and failed counts.
+     */
+    get: operations["listLogDrains"];
+    put?: never;
+    /**
+     * Ship the caller's pod logs (source pods: every pod, or one pod or group by `app`) or the edge's access lines (source edge: every app, or one pod, group or static site) to an https NDJSON or syslog destination (201).
+     * @description Ship the caller's pod logs (source pods: every pod, or one pod or group by `app`) or the edge's access lines (source edge: every app, or one pod, group or static site) to an https NDJSON or syslog destination (201).
+     */
+    post: operations["createLogDrain"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/log-drains/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One log drain and its state: delivered, dropped, failed attempts, last error, last success.
+     * @description One log drain and its state: delivered, dropped, failed attempts, last error, last success.
+     */
+    get: operations["getLogDrain"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete the log drain; nothing more is shipped.
+     * @description Delete the log drain; nothing more is shipped.
+     */
+    delete: operations["deleteLogDrain"];
+    options?: never;
+    head?: never;
+    /**
+     * Rename it, move it to another destination, replace its headers, or disable and enable it (a new destination or enabling clears the back-off).
+     * @description Rename it, move it to another destination, replace its headers, or disable and enable it (a new destination or enabling clears the back-off).
+     */
+    patch: operations["updateLogDrain"];
     trace?: never;
   };
   "/v1/manual": {
@@ -2547,8 +2739,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).
-     * @description Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting) and each running pod's latest per-minute sample (platform_pod_*).
+     * Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
+     * @description Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
      */
     get: operations["operatorGetMetrics"];
     put?: never;
@@ -4319,6 +4511,26 @@ export interface paths {
     patch: operations["updatePodGroup"];
     trace?: never;
   };
+  "/v1/pod-groups/{id}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Per-step series of a pod group (by id or slug): its members' CPU, memory and restarts added; requests, 4xx, 5xx, bytes and response times of the group's host. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     * @description Per-step series of a pod group (by id or slug): its members' CPU, memory and restarts added; requests, 4xx, 5xx, bytes and response times of the group's host. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     */
+    get: operations["getPodGroupMetrics"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/pod-groups/{id}/releases": {
     parameters: {
       query?: never;
@@ -4531,8 +4743,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.
-     * @description Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60). Kept 7 days.
+     * Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx, bytes and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     * @description Per-step series of a pod (by id or slug): CPU, memory and restarts from the runtime; requests, 4xx, 5xx, bytes and p50/p95/p99 response time from the edge. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
      */
     get: operations["getPodMetrics"];
     put?: never;
@@ -5045,6 +5257,26 @@ export interface paths {
      * @description Make an uploaded deployment live, atomically: every edge serves it within a second. 409 not_uploaded before its upload; finalizing the live one again answers it unchanged.
      */
     post: operations["finalizeStaticDeployment"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/static/{slug}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Per-step series of a static site (by slug or id): requests, 4xx, 5xx, p50/p95 response time and bytes. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     * @description Per-step series of a static site (by slug or id): requests, 4xx, 5xx, p50/p95 response time and bytes. ?from&to (ISO 8601; default the last hour) &step (seconds, a multiple of 60; default 60; whole hours read the hourly roll-up, kept 90 days; finer steps read minutes, kept 7 days; at most 1440 points).
+     */
+    get: operations["getStaticSiteMetrics"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -5853,6 +6085,27 @@ export interface components {
         };
       };
     };
+    /** @description Error 400: `error.code` is one of the 4 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_2843058c6c: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "bad_slug" | "bad_alert_metric";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
     /** @description Error 400: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
     Error400_6608616530: {
       headers: {
@@ -5901,27 +6154,6 @@ export interface components {
       };
     };
     /** @description Error 400: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
-    Error400_a2488b3b91: {
-      headers: {
-        RateLimit: components["headers"]["RateLimit"];
-        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-        [name: string]: unknown;
-      };
-      content: {
-        "application/json": {
-          error: {
-            /**
-             * @description Stable error code from the catalog (see /v1/manual).
-             * @enum {string}
-             */
-            code: "invalid_request" | "bad_json" | "bad_slug" | "bad_size" | "bad_version";
-            /** @description What went wrong, in English, naming the field where one is at fault. */
-            message: string;
-          };
-        };
-      };
-    };
-    /** @description Error 400: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
     Error400_b1f91c34ba: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
@@ -5936,6 +6168,27 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "bad_time" | "out_of_retention" | "future_time";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 6 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_bc9fc2f60c: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "bad_slug" | "bad_size" | "bad_version" | "stop_not_supported";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -5957,6 +6210,35 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "unknown_department" | "tenant_required";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 8 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_d0bf32e126: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code:
+              | "invalid_request"
+              | "bad_json"
+              | "bad_slug"
+              | "bad_size"
+              | "bad_time"
+              | "out_of_retention"
+              | "future_time"
+              | "not_running";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6104,6 +6386,27 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "bad_json" | "not_running";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error400_fe915b46ab: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "invalid_request" | "bad_json" | "stop_not_supported";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6829,6 +7132,27 @@ export interface components {
         };
       };
     };
+    /** @description Error 409: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error409_317d6569f1: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "slug_taken" | "database_removed" | "still_creating" | "not_restorable" | "idempotency_in_progress";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
     /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
     Error409_318b4a83b9: {
       headers: {
@@ -6844,6 +7168,27 @@ export interface components {
              * @enum {string}
              */
             code: "conflict" | "idempotency_in_progress" | "idempotency_conflict";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 409: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error409_371f5cf07e: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "slug_taken" | "conflict" | "idempotency_in_progress";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6893,6 +7238,27 @@ export interface components {
       };
     };
     /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error409_1853bfef35: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "slug_taken" | "conflict";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
     Error409_0092636fe4: {
       headers: {
         RateLimit: components["headers"]["RateLimit"];
@@ -6907,6 +7273,27 @@ export interface components {
              * @enum {string}
              */
             code: "database_removed" | "idempotency_in_progress";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 409: `error.code` is one of the 2 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error409_261121e9fd: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "database_removed" | "has_branches";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -6970,6 +7357,27 @@ export interface components {
              * @enum {string}
              */
             code: "conflict" | "idempotency_in_progress" | "too_many_pending";
+            /** @description What went wrong, in English, naming the field where one is at fault. */
+            message: string;
+          };
+        };
+      };
+    };
+    /** @description Error 409: `error.code` is one of the 5 codes its enum lists (meanings: the error catalog in the document's description). */
+    Error409_b064cad519: {
+      headers: {
+        RateLimit: components["headers"]["RateLimit"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": {
+          error: {
+            /**
+             * @description Stable error code from the catalog (see /v1/manual).
+             * @enum {string}
+             */
+            code: "database_removed" | "still_creating" | "not_restorable" | "idempotency_in_progress" | "not_a_branch";
             /** @description What went wrong, in English, naming the field where one is at fault. */
             message: string;
           };
@@ -8012,6 +8420,434 @@ export interface operations {
       413: components["responses"]["Error413_091a06eff4"];
       415: components["responses"]["Error415_687001250d"];
       422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listAlertRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /**
+               * Format: date-time
+               * @description firing: since when the condition has been false
+               */
+              clearing_since: string | null;
+              comparison: string;
+              /** Format: date-time */
+              created_at: string;
+              enabled: boolean;
+              /** Format: int64 */
+              for_minutes: number;
+              id: string;
+              /** Format: date-time */
+              last_evaluated_at: string | null;
+              /** @description the value at the last evaluation (null: no data) */
+              last_value: number | null;
+              metric: string;
+              name: string;
+              resource: {
+                id: string;
+                kind: string;
+              } | null;
+              /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
+              state: string;
+              /** Format: date-time */
+              state_since: string;
+              threshold: number;
+              /** Format: date-time */
+              updated_at: string;
+              /** Format: int64 */
+              window_minutes: number;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createAlertRule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description the condition: value <comparison> threshold */
+          comparison: ">" | ">=" | "<" | "<=";
+          enabled?: boolean;
+          /**
+           * Format: int32
+           * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
+           */
+          for_minutes?: number;
+          /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
+          metric:
+            | "cpu_percent"
+            | "memory_bytes"
+            | "restarts"
+            | "requests"
+            | "errors_4xx"
+            | "errors_5xx"
+            | "error_rate_percent"
+            | "p95_ms";
+          name: string;
+          /**
+           * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
+           * @enum {string}
+           */
+          owner?: "me" | "org";
+          /** @description one of the owner's resources; null or absent: all of them */
+          resource?: {
+            /** @description its id or slug */
+            id: string;
+            /** @description what the rule watches */
+            kind: "pod" | "pod_group" | "site";
+          } | null;
+          threshold: number;
+          /**
+           * Format: int32
+           * @description the value is taken over the last N minutes (default 5)
+           */
+          window_minutes?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description firing: since when the condition has been false
+             */
+            clearing_since: string | null;
+            comparison: string;
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: int64 */
+            for_minutes: number;
+            id: string;
+            /** Format: date-time */
+            last_evaluated_at: string | null;
+            /** @description the value at the last evaluation (null: no data) */
+            last_value: number | null;
+            metric: string;
+            name: string;
+            resource: {
+              id: string;
+              kind: string;
+            } | null;
+            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
+            state: string;
+            /** Format: date-time */
+            state_since: string;
+            threshold: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: int64 */
+            window_minutes: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_2843058c6c"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_371f5cf07e"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getAlertRule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description firing: since when the condition has been false
+             */
+            clearing_since: string | null;
+            comparison: string;
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: int64 */
+            for_minutes: number;
+            id: string;
+            /** Format: date-time */
+            last_evaluated_at: string | null;
+            /** @description the value at the last evaluation (null: no data) */
+            last_value: number | null;
+            metric: string;
+            name: string;
+            resource: {
+              id: string;
+              kind: string;
+            } | null;
+            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
+            state: string;
+            /** Format: date-time */
+            state_since: string;
+            threshold: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: int64 */
+            window_minutes: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deleteAlertRule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateAlertRule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description the condition: value <comparison> threshold */
+          comparison?: ">" | ">=" | "<" | "<=";
+          enabled?: boolean;
+          /**
+           * Format: int32
+           * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
+           */
+          for_minutes?: number;
+          /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
+          metric?:
+            | "cpu_percent"
+            | "memory_bytes"
+            | "restarts"
+            | "requests"
+            | "errors_4xx"
+            | "errors_5xx"
+            | "error_rate_percent"
+            | "p95_ms";
+          name?: string;
+          /** @description one of the owner's resources; null or absent: all of them */
+          resource?: {
+            /** @description its id or slug */
+            id: string;
+            /** @description what the rule watches */
+            kind: "pod" | "pod_group" | "site";
+          } | null;
+          threshold?: number;
+          /**
+           * Format: int32
+           * @description the value is taken over the last N minutes (default 5)
+           */
+          window_minutes?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description firing: since when the condition has been false
+             */
+            clearing_since: string | null;
+            comparison: string;
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: int64 */
+            for_minutes: number;
+            id: string;
+            /** Format: date-time */
+            last_evaluated_at: string | null;
+            /** @description the value at the last evaluation (null: no data) */
+            last_value: number | null;
+            metric: string;
+            name: string;
+            resource: {
+              id: string;
+              kind: string;
+            } | null;
+            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
+            state: string;
+            /** Format: date-time */
+            state_since: string;
+            threshold: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: int64 */
+            window_minutes: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_2843058c6c"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_1853bfef35"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listAlertFirings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or name */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** Format: date-time */
+              fired_at: string;
+              fired_value: number | null;
+              id: string;
+              /** Format: date-time */
+              resolved_at: string | null;
+              /** @description condition cleared, rule changed, rule disabled or rule deleted */
+              resolved_reason: string | null;
+              resolved_value: number | null;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
@@ -12134,6 +12970,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -12158,9 +12996,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -12172,6 +13017,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -12211,6 +13057,11 @@ export interface operations {
         "application/json": {
           /** @enum {string} */
           engine?: "postgres";
+          /**
+           * Format: int64
+           * @description dev databases only: stop after this many seconds without client connections (DB_IDLE_MIN_SECONDS, default 60, to 30 days); the next connection starts it again. null: never
+           */
+          idle_stop_seconds?: number | null;
           name: string;
           /**
            * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
@@ -12277,6 +13128,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             command_id: string;
             commands?: {
               /** Format: date-time */
@@ -12302,9 +13155,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -12316,6 +13176,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -12333,7 +13194,7 @@ export interface operations {
           };
         };
       };
-      400: components["responses"]["Error400_a2488b3b91"];
+      400: components["responses"]["Error400_bc9fc2f60c"];
       401: components["responses"]["Error401_18e5ce20ec"];
       402: components["responses"]["Error402_af98826477"];
       403: components["responses"]["Error403_6172c6df8a"];
@@ -12409,6 +13270,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -12433,9 +13296,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -12447,6 +13317,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -12502,6 +13373,157 @@ export interface operations {
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_261121e9fd"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateDatabase: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: int64
+           * @description dev databases only: stop after this many seconds without client connections (DB_IDLE_MIN_SECONDS, default 60, to 30 days); the next connection starts it again. null: never
+           */
+          idle_stop_seconds: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            allowlist: {
+              cidr: string;
+              label: string;
+            }[];
+            authorized_clients: string[];
+            backup_health?: {
+              archiver_failure: {
+                at: string;
+                wal: string;
+              } | null;
+              base_backup_id: string | null;
+              /** Format: date-time */
+              checked_at: string;
+              /** Format: int64 */
+              checked_segments: number;
+              corrupt_backups: string[];
+              from_segment: string | null;
+              missing_segments: string[];
+              ok: boolean;
+              pending_segments: string[];
+              problem: string | null;
+              /** Format: int64 */
+              timeline: number | null;
+              to_segment: string | null;
+            } | null;
+            backups?: {
+              database_id: string;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              label: string | null;
+              /** Format: int64 */
+              size_bytes: number;
+              start_lsn: string | null;
+              /** Format: date-time */
+              started_at: string | null;
+              status: string;
+              stop_lsn: string | null;
+            }[];
+            /** Format: date-time */
+            branched_at: string | null;
+            commands?: {
+              /** Format: date-time */
+              created_at: string;
+              error: string | null;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              status: string;
+            }[];
+            compute: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            database: string;
+            database_url: string;
+            database_url_public: string;
+            desired_state: string;
+            engine: string;
+            extensions: string[];
+            ha_enabled: boolean;
+            host: string;
+            id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
+            internal_host: string;
+            label: string | null;
+            name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
+            password?: string;
+            /** Format: int64 */
+            pitr_retention_days: number;
+            pool_enabled: boolean;
+            /** Format: int64 */
+            port: number;
+            public_host: string;
+            /** Format: date-time */
+            removed_at: string | null;
+            size: string;
+            slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
+            state: string;
+            status_reason: string | null;
+            storage: {
+              [key: string]: unknown;
+            };
+            /** Format: int64 */
+            storage_gb: number;
+            /** Format: int64 */
+            storage_used_bytes?: number | null;
+            superuser_database_url?: string;
+            superuser_password?: string;
+            user: string;
+            /** Format: int64 */
+            version: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_fe915b46ab"];
       401: components["responses"]["Error401_18e5ce20ec"];
       403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
@@ -12674,6 +13696,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -12698,9 +13722,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -12712,6 +13743,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -12792,6 +13824,303 @@ export interface operations {
       503: components["responses"]["Error503_2f12b31069"];
     };
   };
+  listDatabaseBranches: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            allowlist: {
+              cidr: string;
+              label: string;
+            }[];
+            authorized_clients: string[];
+            backup_health?: {
+              archiver_failure: {
+                at: string;
+                wal: string;
+              } | null;
+              base_backup_id: string | null;
+              /** Format: date-time */
+              checked_at: string;
+              /** Format: int64 */
+              checked_segments: number;
+              corrupt_backups: string[];
+              from_segment: string | null;
+              missing_segments: string[];
+              ok: boolean;
+              pending_segments: string[];
+              problem: string | null;
+              /** Format: int64 */
+              timeline: number | null;
+              to_segment: string | null;
+            } | null;
+            backups?: {
+              database_id: string;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              label: string | null;
+              /** Format: int64 */
+              size_bytes: number;
+              start_lsn: string | null;
+              /** Format: date-time */
+              started_at: string | null;
+              status: string;
+              stop_lsn: string | null;
+            }[];
+            /** Format: date-time */
+            branched_at: string | null;
+            commands?: {
+              /** Format: date-time */
+              created_at: string;
+              error: string | null;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              status: string;
+            }[];
+            compute: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            database: string;
+            database_url: string;
+            database_url_public: string;
+            desired_state: string;
+            engine: string;
+            extensions: string[];
+            ha_enabled: boolean;
+            host: string;
+            id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
+            internal_host: string;
+            label: string | null;
+            name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
+            password?: string;
+            /** Format: int64 */
+            pitr_retention_days: number;
+            pool_enabled: boolean;
+            /** Format: int64 */
+            port: number;
+            public_host: string;
+            /** Format: date-time */
+            removed_at: string | null;
+            size: string;
+            slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
+            state: string;
+            status_reason: string | null;
+            storage: {
+              [key: string]: unknown;
+            };
+            /** Format: int64 */
+            storage_gb: number;
+            /** Format: int64 */
+            storage_used_bytes?: number | null;
+            superuser_database_url?: string;
+            superuser_password?: string;
+            user: string;
+            /** Format: int64 */
+            version: number;
+          }[];
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createDatabaseBranch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description RFC 3339 moment within retention; default now */
+          at?: string;
+          name?: string;
+          /**
+           * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
+           * @enum {string}
+           */
+          owner?: "me" | "org";
+          size?: "dev" | "basic" | "pro" | "business";
+          slug?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            allowlist: {
+              cidr: string;
+              label: string;
+            }[];
+            authorized_clients: string[];
+            backup_health?: {
+              archiver_failure: {
+                at: string;
+                wal: string;
+              } | null;
+              base_backup_id: string | null;
+              /** Format: date-time */
+              checked_at: string;
+              /** Format: int64 */
+              checked_segments: number;
+              corrupt_backups: string[];
+              from_segment: string | null;
+              missing_segments: string[];
+              ok: boolean;
+              pending_segments: string[];
+              problem: string | null;
+              /** Format: int64 */
+              timeline: number | null;
+              to_segment: string | null;
+            } | null;
+            backups?: {
+              database_id: string;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              label: string | null;
+              /** Format: int64 */
+              size_bytes: number;
+              start_lsn: string | null;
+              /** Format: date-time */
+              started_at: string | null;
+              status: string;
+              stop_lsn: string | null;
+            }[];
+            /** Format: date-time */
+            branched_at: string | null;
+            command_id: string;
+            commands?: {
+              /** Format: date-time */
+              created_at: string;
+              error: string | null;
+              /** Format: date-time */
+              finished_at: string | null;
+              id: string;
+              kind: string;
+              status: string;
+            }[];
+            compute: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            database: string;
+            database_url: string;
+            database_url_public: string;
+            desired_state: string;
+            engine: string;
+            extensions: string[];
+            ha_enabled: boolean;
+            host: string;
+            id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
+            internal_host: string;
+            label: string | null;
+            name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
+            password?: string;
+            /** Format: int64 */
+            pitr_retention_days: number;
+            pool_enabled: boolean;
+            /** Format: int64 */
+            port: number;
+            public_host: string;
+            /** Format: date-time */
+            removed_at: string | null;
+            size: string;
+            slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
+            state: string;
+            status_reason: string | null;
+            storage: {
+              [key: string]: unknown;
+            };
+            /** Format: int64 */
+            storage_gb: number;
+            /** Format: int64 */
+            storage_used_bytes?: number | null;
+            superuser_database_url?: string;
+            superuser_password?: string;
+            user: string;
+            /** Format: int64 */
+            version: number;
+          };
+        };
+      };
+      400: components["responses"]["Error400_d0bf32e126"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      402: components["responses"]["Error402_af98826477"];
+      403: components["responses"]["Error403_6172c6df8a"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_317d6569f1"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_a30fbc19fd"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_0dda0d23d4"];
+    };
+  };
   setDatabaseCompute: {
     parameters: {
       query?: never;
@@ -12863,6 +14192,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -12887,9 +14218,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -12901,6 +14239,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -13242,6 +14581,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -13266,9 +14607,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -13280,6 +14628,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -13307,6 +14656,97 @@ export interface operations {
       414: components["responses"]["Error414_2c5e23c42f"];
       415: components["responses"]["Error415_687001250d"];
       422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getDatabaseMetrics: {
+    parameters: {
+      query?: {
+        /** @description default: an hour before to */
+        from?: string;
+        /** @description seconds per point, a multiple of 60; whole hours read the hourly roll-up (90 days), finer steps the minutes (7 days) */
+        step?: number;
+        /** @description default: now */
+        to?: string;
+      };
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            database_id: string;
+            /** Format: date-time */
+            from: string;
+            points: {
+              /**
+               * Format: int64
+               * @description age of the last archived WAL segment
+               */
+              archived_wal_age_seconds: number | null;
+              /**
+               * Format: date-time
+               * @description start of the step
+               */
+              at: string;
+              /**
+               * Format: int64
+               * @description age of the newest full backup; the step's highest
+               */
+              base_backup_age_seconds: number | null;
+              /** @description block hits / (hits + reads) during the step */
+              cache_hit_ratio: number | null;
+              commits_per_second: number | null;
+              /**
+               * Format: int64
+               * @description most client sessions sampled in the step
+               */
+              connections: number | null;
+              /** Format: int64 */
+              max_connections: number | null;
+              /**
+               * Format: int64
+               * @description with HA: the standby's replay lag; the step's highest
+               */
+              replication_lag_bytes: number | null;
+              replication_lag_seconds: number | null;
+              /**
+               * Format: int64
+               * @description all the server's databases on disk; the step's highest
+               */
+              size_bytes: number | null;
+            }[];
+            /**
+             * Format: int64
+             * @description seconds per point
+             */
+            step: number;
+            /** Format: date-time */
+            to: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_182ebc80f5"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
@@ -13467,6 +14907,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -13491,9 +14933,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -13505,6 +14954,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -13530,6 +14980,47 @@ export interface operations {
       413: components["responses"]["Error413_091a06eff4"];
       414: components["responses"]["Error414_2c5e23c42f"];
       415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  resetDatabaseBranch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            command_id: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_fe3c2e3fda"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_b064cad519"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
@@ -13698,6 +15189,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             command_id: string;
             commands?: {
               /** Format: date-time */
@@ -13723,9 +15216,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -13737,6 +15237,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -13925,6 +15426,8 @@ export interface operations {
               status: string;
               stop_lsn: string | null;
             }[];
+            /** Format: date-time */
+            branched_at: string | null;
             commands?: {
               /** Format: date-time */
               created_at: string;
@@ -13949,9 +15452,16 @@ export interface operations {
             ha_enabled: boolean;
             host: string;
             id: string;
+            /**
+             * Format: int64
+             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+             */
+            idle_stop_seconds: number | null;
             internal_host: string;
             label: string | null;
             name: string;
+            /** @description a branch's parent database; null for a database that is no branch */
+            parent_id: string | null;
             password?: string;
             /** Format: int64 */
             pitr_retention_days: number;
@@ -13963,6 +15473,7 @@ export interface operations {
             removed_at: string | null;
             size: string;
             slug: string;
+            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
             state: string;
             status_reason: string | null;
             storage: {
@@ -14275,6 +15786,8 @@ export interface operations {
   listEvents: {
     parameters: {
       query?: {
+        /** @description a partner: only this child's events (a partner sees its own and all its children's by default) */
+        child_id?: string;
         cursor?: string;
         limit?: number;
         resource_id?: string;
@@ -14323,6 +15836,7 @@ export interface operations {
       400: components["responses"]["Error400_dd859c570d"];
       401: components["responses"]["Error401_18e5ce20ec"];
       403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -14385,6 +15899,8 @@ export interface operations {
   streamEvents: {
     parameters: {
       query?: {
+        /** @description a partner: only this child's events (a partner sees its own and all its children's by default) */
+        child_id?: string;
         last_event_id?: string;
         /** @description comma-separated event types; `database.*` takes a prefix, `*` all */
         type?: string;
@@ -14411,6 +15927,7 @@ export interface operations {
       400: components["responses"]["Error400_dd859c570d"];
       401: components["responses"]["Error401_18e5ce20ec"];
       403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -15385,6 +16902,453 @@ export interface operations {
       414: components["responses"]["Error414_2c5e23c42f"];
       415: components["responses"]["Error415_687001250d"];
       422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  listLogDrains: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: {
+              /** @description the one app shipped; null: every app of the owner */
+              app: {
+                id: string;
+                /** @description pod, group or site */
+                kind: string;
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              destination: string;
+              enabled: boolean;
+              /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+              headers: {
+                [key: string]: {
+                  fingerprint: string;
+                };
+              };
+              id: string;
+              name: string;
+              /** @description pods: the pods' output; edge: the edge's access lines */
+              source: string;
+              state: {
+                /**
+                 * Format: int64
+                 * @description lines the destination took
+                 */
+                delivered_count: number;
+                /**
+                 * Format: int64
+                 * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+                 */
+                dropped_count: number;
+                /**
+                 * Format: int64
+                 * @description batches the destination refused or did not take (each retried)
+                 */
+                failed_attempts: number;
+                last_error: string | null;
+                /** Format: date-time */
+                last_error_at: string | null;
+                /** Format: date-time */
+                last_success_at: string | null;
+                /** Format: date-time */
+                next_attempt_at: string | null;
+                /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+                status: string;
+              };
+              /** Format: date-time */
+              updated_at: string;
+            }[];
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      408: components["responses"]["Error408_6c871203fe"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  createLogDrain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description id or slug */
+          app?: string | null;
+          /** @description `https://…` (batched NDJSON, POSTed), `syslog+tls://host:port` (RFC 5424 over TLS, default port 6514) or `syslog://host:port` (over TCP, default 514); public addresses only */
+          destination: string;
+          /** @description HTTP headers sent with each batch to an https destination (e.g. Authorization); sealed at rest and shown only as fingerprints. Replaces every header when given. */
+          headers?: {
+            [key: string]: string;
+          };
+          name: string;
+          /** @default pods */
+          source?: "pods" | "edge";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description the one app shipped; null: every app of the owner */
+            app: {
+              id: string;
+              /** @description pod, group or site */
+              kind: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            destination: string;
+            enabled: boolean;
+            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+            headers: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
+            id: string;
+            name: string;
+            /** @description pods: the pods' output; edge: the edge's access lines */
+            source: string;
+            state: {
+              /**
+               * Format: int64
+               * @description lines the destination took
+               */
+              delivered_count: number;
+              /**
+               * Format: int64
+               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+               */
+              dropped_count: number;
+              /**
+               * Format: int64
+               * @description batches the destination refused or did not take (each retried)
+               */
+              failed_attempts: number;
+              last_error: string | null;
+              /** Format: date-time */
+              last_error_at: string | null;
+              /** Format: date-time */
+              last_success_at: string | null;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+              status: string;
+            };
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_0be2d31a76"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      409: components["responses"]["Error409_d7cb8e7a1b"];
+      413: components["responses"]["Error413_091a06eff4"];
+      415: components["responses"]["Error415_687001250d"];
+      422: components["responses"]["Error422_41353d2cd2"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  getLogDrain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description the one app shipped; null: every app of the owner */
+            app: {
+              id: string;
+              /** @description pod, group or site */
+              kind: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            destination: string;
+            enabled: boolean;
+            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+            headers: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
+            id: string;
+            name: string;
+            /** @description pods: the pods' output; edge: the edge's access lines */
+            source: string;
+            state: {
+              /**
+               * Format: int64
+               * @description lines the destination took
+               */
+              delivered_count: number;
+              /**
+               * Format: int64
+               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+               */
+              dropped_count: number;
+              /**
+               * Format: int64
+               * @description batches the destination refused or did not take (each retried)
+               */
+              failed_attempts: number;
+              last_error: string | null;
+              /** Format: date-time */
+              last_error_at: string | null;
+              /** Format: date-time */
+              last_success_at: string | null;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+              status: string;
+            };
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_6c6295278d"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  deleteLogDrain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description the one app shipped; null: every app of the owner */
+            app: {
+              id: string;
+              /** @description pod, group or site */
+              kind: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            destination: string;
+            enabled: boolean;
+            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+            headers: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
+            id: string;
+            name: string;
+            /** @description pods: the pods' output; edge: the edge's access lines */
+            source: string;
+            state: {
+              /**
+               * Format: int64
+               * @description lines the destination took
+               */
+              delivered_count: number;
+              /**
+               * Format: int64
+               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+               */
+              dropped_count: number;
+              /**
+               * Format: int64
+               * @description batches the destination refused or did not take (each retried)
+               */
+              failed_attempts: number;
+              last_error: string | null;
+              /** Format: date-time */
+              last_error_at: string | null;
+              /** Format: date-time */
+              last_success_at: string | null;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+              status: string;
+            };
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_3f6e492c5a"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
+  updateLogDrain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description `https://…` (batched NDJSON, POSTed), `syslog+tls://host:port` (RFC 5424 over TLS, default port 6514) or `syslog://host:port` (over TCP, default 514); public addresses only */
+          destination?: string;
+          enabled?: boolean;
+          /** @description HTTP headers sent with each batch to an https destination (e.g. Authorization); sealed at rest and shown only as fingerprints. Replaces every header when given. */
+          headers?: {
+            [key: string]: string;
+          };
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description the one app shipped; null: every app of the owner */
+            app: {
+              id: string;
+              /** @description pod, group or site */
+              kind: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            destination: string;
+            enabled: boolean;
+            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+            headers: {
+              [key: string]: {
+                fingerprint: string;
+              };
+            };
+            id: string;
+            name: string;
+            /** @description pods: the pods' output; edge: the edge's access lines */
+            source: string;
+            state: {
+              /**
+               * Format: int64
+               * @description lines the destination took
+               */
+              delivered_count: number;
+              /**
+               * Format: int64
+               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+               */
+              dropped_count: number;
+              /**
+               * Format: int64
+               * @description batches the destination refused or did not take (each retried)
+               */
+              failed_attempts: number;
+              last_error: string | null;
+              /** Format: date-time */
+              last_error_at: string | null;
+              /** Format: date-time */
+              last_success_at: string | null;
+              /** Format: date-time */
+              next_attempt_at: string | null;
+              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+              status: string;
+            };
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_0be2d31a76"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      413: components["responses"]["Error413_091a06eff4"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      415: components["responses"]["Error415_687001250d"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
       500: components["responses"]["Error500_59de3df5b0"];
@@ -26973,6 +28937,97 @@ export interface operations {
       503: components["responses"]["Error503_ee39af38ff"];
     };
   };
+  getPodGroupMetrics: {
+    parameters: {
+      query?: {
+        /** @description default: an hour before to */
+        from?: string;
+        /** @description seconds per point, a multiple of 60; whole hours read the hourly roll-up (90 days), finer steps the minutes (7 days) */
+        step?: number;
+        /** @description default: now */
+        to?: string;
+      };
+      header?: never;
+      path: {
+        /** @description id or slug */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            from: string;
+            group_id: string;
+            points: {
+              /**
+               * Format: date-time
+               * @description start of the step
+               */
+              at: string;
+              /**
+               * Format: int64
+               * @description bytes sent to visitors (rows of before the 074 migration count 0)
+               */
+              bytes_out: number;
+              /** @description members' CPU added (percent of one CPU), averaged over the step */
+              cpu_percent: number | null;
+              /** Format: int64 */
+              errors_4xx: number;
+              /** Format: int64 */
+              errors_5xx: number;
+              /**
+               * Format: int64
+               * @description members' memory added; the step's highest minute
+               */
+              memory_bytes: number | null;
+              p50_ms: number | null;
+              p95_ms: number | null;
+              p99_ms: number | null;
+              /**
+               * Format: int64
+               * @description most members sampled in one minute of the step
+               */
+              replicas: number;
+              /** Format: int64 */
+              requests: number;
+              /**
+               * Format: int64
+               * @description restarts during the step
+               */
+              restarts: number;
+            }[];
+            /**
+             * Format: int64
+             * @description seconds per point
+             */
+            step: number;
+            /** Format: date-time */
+            to: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_182ebc80f5"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   listPodGroupReleases: {
     parameters: {
       query?: never;
@@ -31902,8 +33957,11 @@ export interface operations {
   getPodMetrics: {
     parameters: {
       query?: {
+        /** @description default: an hour before to */
         from?: string;
+        /** @description seconds per point, a multiple of 60; whole hours read the hourly roll-up (90 days), finer steps the minutes (7 days) */
         step?: number;
+        /** @description default: now */
         to?: string;
       };
       header?: never;
@@ -31933,6 +33991,11 @@ export interface operations {
                * @description start of the step
                */
               at: string;
+              /**
+               * Format: int64
+               * @description bytes sent to visitors (rows of before the 074 migration count 0)
+               */
+              bytes_out: number;
               /** @description percent of one CPU, averaged over the step */
               cpu_percent: number | null;
               /** Format: int64 */
@@ -31953,11 +34016,14 @@ export interface operations {
               requests: number;
               /**
                * Format: int64
-               * @description restarts of the pod during the step
+               * @description restarts during the step
                */
               restarts: number;
             }[];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description seconds per point
+             */
             step: number;
             /** Format: date-time */
             to: string;
@@ -33709,6 +35775,8 @@ export interface operations {
               commit: string;
               /** Format: date-time */
               created_at: string;
+              /** @description the merge request's branch of the linked database (attached: DATABASE_URL) */
+              database_branch_id: string | null;
               deployed_commit: string | null;
               error: string | null;
               id: string;
@@ -33765,6 +35833,8 @@ export interface operations {
             commit: string;
             /** Format: date-time */
             created_at: string;
+            /** @description the merge request's branch of the linked database (attached: DATABASE_URL) */
+            database_branch_id: string | null;
             deployed_commit: string | null;
             error: string | null;
             id: string;
@@ -33969,6 +36039,7 @@ export interface operations {
       400: components["responses"]["Error400_0be2d31a76"];
       401: components["responses"]["Error401_18e5ce20ec"];
       403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_c81a53a3b5"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -35072,6 +37143,79 @@ export interface operations {
       503: components["responses"]["Error503_980658f385"];
     };
   };
+  getStaticSiteMetrics: {
+    parameters: {
+      query?: {
+        /** @description default: an hour before to */
+        from?: string;
+        /** @description seconds per point, a multiple of 60; whole hours read the hourly roll-up (90 days), finer steps the minutes (7 days) */
+        step?: number;
+        /** @description default: now */
+        to?: string;
+      };
+      header?: never;
+      path: {
+        /** @description id or slug */
+        slug: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: date-time */
+            from: string;
+            points: {
+              /**
+               * Format: date-time
+               * @description start of the step
+               */
+              at: string;
+              /**
+               * Format: int64
+               * @description bytes sent to visitors (rows of before the 074 migration count 0)
+               */
+              bytes_out: number;
+              /** Format: int64 */
+              errors_4xx: number;
+              /** Format: int64 */
+              errors_5xx: number;
+              p50_ms: number | null;
+              p95_ms: number | null;
+              /** Format: int64 */
+              requests: number;
+            }[];
+            site_id: string;
+            /**
+             * Format: int64
+             * @description seconds per point
+             */
+            step: number;
+            /** Format: date-time */
+            to: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400_182ebc80f5"];
+      401: components["responses"]["Error401_18e5ce20ec"];
+      403: components["responses"]["Error403_6b520ef375"];
+      404: components["responses"]["Error404_74d03d0eb5"];
+      408: components["responses"]["Error408_6c871203fe"];
+      414: components["responses"]["Error414_2c5e23c42f"];
+      429: components["responses"]["Error429_c9fab7e043"];
+      431: components["responses"]["Error431_b848c39b3b"];
+      500: components["responses"]["Error500_59de3df5b0"];
+      503: components["responses"]["Error503_2f12b31069"];
+    };
+  };
   rollbackStaticSite: {
     parameters: {
       query?: never;
@@ -35594,6 +37738,7 @@ export interface operations {
         content: {
           "application/json": {
             items: {
+              child_ids: string[] | null;
               /** Format: date-time */
               created_at: string;
               description: string | null;
@@ -35615,7 +37760,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
       431: components["responses"]["Error431_b848c39b3b"];
@@ -35633,6 +37778,8 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none */
+          child_ids?: string[] | null;
           description?: string | null;
           /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
           event_types: string[];
@@ -35651,6 +37798,7 @@ export interface operations {
         };
         content: {
           "application/json": {
+            child_ids: string[] | null;
             /** Format: date-time */
             created_at: string;
             description: string | null;
@@ -35673,7 +37821,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_126f1ea2de"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -35706,6 +37854,7 @@ export interface operations {
         };
         content: {
           "application/json": {
+            child_ids: string[] | null;
             /** Format: date-time */
             created_at: string;
             description: string | null;
@@ -35726,7 +37875,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       414: components["responses"]["Error414_2c5e23c42f"];
@@ -35756,6 +37905,7 @@ export interface operations {
         };
         content: {
           "application/json": {
+            child_ids: string[] | null;
             /** Format: date-time */
             created_at: string;
             description: string | null;
@@ -35776,7 +37926,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -35800,6 +37950,8 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none */
+          child_ids?: string[] | null;
           description?: string | null;
           enabled?: boolean;
           /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
@@ -35819,6 +37971,7 @@ export interface operations {
         };
         content: {
           "application/json": {
+            child_ids: string[] | null;
             /** Format: date-time */
             created_at: string;
             description: string | null;
@@ -35839,7 +37992,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_126f1ea2de"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -35902,7 +38055,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_d43135bc85"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       414: components["responses"]["Error414_2c5e23c42f"];
@@ -35967,7 +38120,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       414: components["responses"]["Error414_2c5e23c42f"];
@@ -36032,7 +38185,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -36073,6 +38226,7 @@ export interface operations {
         };
         content: {
           "application/json": {
+            child_ids: string[] | null;
             /** Format: date-time */
             created_at: string;
             description: string | null;
@@ -36095,7 +38249,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
