@@ -157,7 +157,10 @@ export async function waitCommand(
     t,
     token,
     id,
-    (d) => ["succeeded", "failed"].includes(d.commands?.find((c: any) => c.id === commandId)?.status),
+    // and the row past `creating`: the detail reads the row, then the commands, and can fall between the two
+    (d) =>
+      ["succeeded", "failed"].includes(d.commands?.find((c: any) => c.id === commandId)?.status) &&
+      d.state !== "creating",
     timeoutMs,
   );
   const cmd = db.commands.find((c: any) => c.id === commandId);
