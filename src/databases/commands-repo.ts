@@ -4,6 +4,20 @@
  */
 import type { Queryable } from "../store/db.js";
 
+/** A row of database_commands: what was asked of an instance, and how it went. */
+export interface CommandRow {
+  id: string;
+  database_id: string;
+  kind: string;
+  status: "queued" | "running" | "succeeded" | "failed";
+  params: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
 /** Passwords in command parameters are kept only until applied. */
 const SECRET_PARAMS = ["password"];
 
@@ -176,4 +190,17 @@ export async function lastCommandResult<T>(q: Queryable, databaseId: string, kin
     [databaseId, kinds],
   );
   return rows[0]?.result ?? null;
+}
+
+export async function findCommand(q: Queryable, id: string): Promise<CommandRow | null> {
+  const { rows } = await q.query<CommandRow>("SELECT * FROM database_commands WHERE id = $1", [id]);
+  return rows[0] ?? null;
+}
+
+export async function recentCommands(q: Queryable, databaseId: string, limit = 10): Promise<CommandRow[]> {
+  const { rows } = await q.query<CommandRow>(
+    "SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2",
+    [databaseId, limit],
+  );
+  return rows;
 }

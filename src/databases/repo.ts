@@ -80,19 +80,6 @@ export interface BackupHealth {
   checked_at: string;
 }
 
-export interface CommandRow {
-  id: string;
-  database_id: string;
-  kind: string;
-  status: "queued" | "running" | "succeeded" | "failed";
-  params: Record<string, unknown>;
-  result: Record<string, unknown> | null;
-  error: string | null;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // ---- databases: the API's reads and writes, always within one owner
@@ -387,15 +374,5 @@ export async function insertDoneCommand(
   );
 }
 
-export async function findCommand(q: Queryable, id: string): Promise<CommandRow | null> {
-  const { rows } = await q.query<CommandRow>("SELECT * FROM database_commands WHERE id = $1", [id]);
-  return rows[0] ?? null;
-}
-
-export async function recentCommands(q: Queryable, databaseId: string, limit = 10): Promise<CommandRow[]> {
-  const { rows } = await q.query<CommandRow>(
-    "SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2",
-    [databaseId, limit],
-  );
-  return rows;
-}
+// the commands' reads live with their other SQL; named here too for the callers that use this module
+export { findCommand, recentCommands, type CommandRow } from "./commands-repo.js";
