@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { call, createTestApp, expectError, signup, type TestApp } from "../helpers/app.js";
-import { connect, createRunning, fund, query, sleep, waitFor } from "./lib.js";
+import { connect, createRunning, fund, query, queryWaking, sleep, waitFor } from "./lib.js";
 import { databaseMetering } from "../../src/databases/metering.js";
 import { databaseIdleJobs, databaseIdleService } from "../../src/databases/idle/service.js";
 import type { DatabasesState } from "../../src/databases/module.js";
@@ -131,7 +131,7 @@ describe("dev databases stop when idle and start on the next connection", () => 
     });
     const started = Date.now();
     const [rows, outcome] = await Promise.all([
-      Promise.all(Array.from({ length: 10 }, () => query(url.toString(), "SELECT body FROM notes WHERE id = 1"))),
+      Promise.all(Array.from({ length: 10 }, () => queryWaking(url.toString(), "SELECT body FROM notes WHERE id = 1"))),
       other.wake(db.id),
     ]);
     const tookMs = Date.now() - started;

@@ -28,7 +28,10 @@ export interface ConnectOpts {
  * A client for a URL as the API gave it (password put in by the caller), or for a server by port; the certificate
  * is self-signed, so it is not verified.
  */
-function client(target: string | ConnectOpts, opts: { from?: string; password?: string } = {}): pg.Client {
+function client(
+  target: string | ConnectOpts,
+  opts: { from?: string; password?: string; timeoutMs?: number } = {},
+): pg.Client {
   let o: ConnectOpts & { host: string };
   if (typeof target === "string") {
     const u = new URL(target);
@@ -61,7 +64,7 @@ function client(target: string | ConnectOpts, opts: { from?: string; password?: 
     database: o.database,
     ssl: o.ssl === false ? false : { rejectUnauthorized: false },
     stream,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.timeoutMs ?? 10_000,
   });
   c.on("error", () => {}); // terminated sessions surface through the failing query instead
   return c;
@@ -99,7 +102,7 @@ export function rolesOf(spec: InstanceSpec, port: () => number, ownerPassword: (
 
 export async function connect(
   target: string | ConnectOpts,
-  opts: { from?: string; password?: string } = {},
+  opts: { from?: string; password?: string; timeoutMs?: number } = {},
 ): Promise<pg.Client> {
   const c = client(target, opts);
   try {
@@ -121,6 +124,16 @@ export async function query<T extends pg.QueryResultRow = any>(
   const c = await connect(target, { password });
   try {
     return (await c.query<T>(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** query() for a connection held while a sleeping database starts: a loaded machine took more than 10 s (CI) */
+export async function queryWaking(url: string, sql: string): Promise<any[]> {
+  const c = await connect(url, { timeoutMs: 60_000 });
+  try {
+    return (await c.query(sql)).rows;
   } finally {
     await c.end();
   }

@@ -177,7 +177,11 @@ export class WakeFronts {
     const front = this.fronts.get(id);
     if (!front) return;
     this.fronts.delete(id);
-    await Promise.all(front.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    // close() stops listening at once; its callback waits for every connection taken to end, and those are the
+    // ones waiting for this very start (a deadlock, broken only by the clients' timeouts: seen in CI). The
+    // listening handle is gone by the next turn of the loop, so the server can bind the port.
+    for (const s of front.servers) s.close();
+    await new Promise((r) => setImmediate(r));
   }
 
   async releaseAll(): Promise<void> {
