@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Child, freePort } from "./processes.js";
-import { NGINX, nginxInstalled } from "./nginx.js";
+import { NGINX, nginxHead, nginxInstalled } from "./nginx.js";
 
 export interface NginxObjects {
   port: number;
@@ -27,19 +27,7 @@ export async function startNginxObjects(dir: string): Promise<NginxObjects | nul
   const conf = t("nginx.conf");
   writeFileSync(
     conf,
-    `daemon off;
-worker_processes auto;
-pid ${t("nginx.pid")};
-error_log ${t("error.log")} warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${t("body")};
-  proxy_temp_path ${t("proxy")};
-  fastcgi_temp_path ${t("fastcgi")};
-  uwsgi_temp_path ${t("uwsgi")};
-  scgi_temp_path ${t("scgi")};
-  default_type application/octet-stream;
+    `${nginxHead(dir)}  default_type application/octet-stream;
   sendfile on;
   tcp_nodelay on;
   keepalive_requests 1000000;

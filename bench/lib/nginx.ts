@@ -24,8 +24,8 @@ export interface Nginx {
   version: string;
 }
 
-/** The configuration: everything nginx writes goes under dir; access logging off (the edge keeps none either). */
-export function nginxConf(dir: string, upstream: string, proxyPort: number, staticPort: number, root: string): string {
+/** The head every benchmark nginx shares: foreground, pid, logs and temp paths under dir, access logging off. */
+export function nginxHead(dir: string): string {
   const t = (name: string) => path.join(dir, name);
   return `daemon off;
 master_process on;
@@ -40,7 +40,12 @@ http {
   fastcgi_temp_path ${t("fastcgi")};
   uwsgi_temp_path ${t("uwsgi")};
   scgi_temp_path ${t("scgi")};
-  types { text/html html; text/css css; application/javascript js; }
+`;
+}
+
+/** The configuration: everything nginx writes goes under dir; access logging off (the edge keeps none either). */
+export function nginxConf(dir: string, upstream: string, proxyPort: number, staticPort: number, root: string): string {
+  return `${nginxHead(dir)}  types { text/html html; text/css css; application/javascript js; }
   default_type application/octet-stream;
   sendfile on;
   tcp_nopush on;
