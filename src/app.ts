@@ -9,7 +9,7 @@ import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import "./http/types.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./http/error-handler.js";
-import { installValidators } from "./http/validation.js";
+import { installValidators, serializersOnFirstUse } from "./http/validation.js";
 import { boundJsonDepth } from "./http/json-depth.js";
 import { authorize, identify, requireAuthDeclarations, type AuthDeps } from "./http/authenticate.js";
 import { ownerFieldOnCreateRoutes } from "./http/owner-context.js";
@@ -29,8 +29,15 @@ export type App = FastifyInstance;
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Builds the whole API over a platform (kernel/platform.ts); tests and main() both come through here. */
-export async function buildApp(platform: Platform): Promise<FastifyInstance> {
+/**
+ * Builds the whole API over a platform (kernel/platform.ts); tests and main() both come through here. Tests pass
+ * schemasOnFirstUse: each route's validators and serializers are compiled when first used, not all at start-up
+ * (a test reaches a few routes of hundreds); main() compiles them all up front, so a bad schema stops start-up.
+ */
+export async function buildApp(
+  platform: Platform,
+  opts: { schemasOnFirstUse?: boolean } = {},
+): Promise<FastifyInstance> {
   const { config, db } = platform;
   const app = Fastify({
     logger: { level: config.logLevel },
@@ -57,6 +64,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
       // how often node checks the two timeouts above (its default, 30 s, would let a slow client stay that long)
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.http.headersTimeoutMs / 4))),
     },
+    ...(opts.schemasOnFirstUse ? { schemaController: serializersOnFirstUse() } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
@@ -67,7 +75,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
   await ctx.tokens.start();
   app.addHook("onClose", async () => ctx.tokens.close());
 
-  installValidators(app);
+  installValidators(app, { onFirstUse: opts.schemasOnFirstUse });
   installErrorHandling(app);
   await app.register(swagger, {
     openapi: {

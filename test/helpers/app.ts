@@ -107,7 +107,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     opts.areas ?? AREAS,
   );
   const databases = platform.state<DatabasesState>("databases").provider as LocalDatabaseProvider;
-  const app = await buildApp(platform);
+  const app = await buildApp(platform, { schemasOnFirstUse: true });
   try {
     opts.extend?.(app);
     await app.ready();
