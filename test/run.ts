@@ -12,6 +12,7 @@ import { createPool } from "../src/store/db.js";
 import { migrate } from "../src/store/migrate.js";
 import { AREAS } from "../src/areas.js";
 import { buildTestImages, IMAGE_TEST_DIRS } from "./helpers/images.js";
+import { longestFirst, saveDurations } from "./helpers/file-order.js";
 
 export const TEMPLATE_DB = "platform_template";
 
@@ -40,9 +41,8 @@ await ensureDatabase(server.adminUrl("postgres"), "postgres");
 pino().info("test database server ready");
 
 const filter = process.argv.slice(2);
-const files = findTests("test")
-  .filter((f) => !filter.length || filter.some((x) => f.includes(x)))
-  .sort();
+// longest first (test/file-seconds.tsv): with a few files at a time, the run ends soon after its longest file does
+const files = longestFirst(findTests("test").filter((f) => !filter.length || filter.some((x) => f.includes(x))));
 // the console's end-to-end tests drive the built page: build it once per run, from the current source
 if (files.some((f) => f.startsWith(path.join("test", "console")))) {
   const built = spawnSync("npm", ["run", "-s", "console:build"], { stdio: "inherit" });
@@ -86,6 +86,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.ki
 const code: number = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await server.stop();
 printSlowest(timings);
+if (process.env.TEST_SAVE_DURATIONS) saveDurations(timings);
 if (!process.env.TEST_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
 process.exit(code);
 
