@@ -1,10 +1,14 @@
 import https from "node:https";
 import tls from "node:tls";
-import acme from "acme-client";
+import { createRequire } from "node:module";
+import type * as Acme from "acme-client";
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../store/db.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import * as repo from "./repo.js";
+
+// acme-client (with axios, node-forge and its ASN.1 stack) loads only in a process that issues certificates
+const acme = () => createRequire(import.meta.url)("acme-client") as typeof Acme;
 
 const ACCOUNT_KEY = "acme_accounts.key_sealed";
 
@@ -29,10 +33,10 @@ let trusted: string | null = null;
  * (ACME_CA_FILE, pebble's in tests) is trusted beside the system's roots. Process-wide: one directory's CA.
  */
 export function configureAcmeHttp(caPem: string | null): void {
-  acme.axios.defaults.timeout = 30_000;
+  acme().axios.defaults.timeout = 30_000;
   if (caPem === null || caPem === trusted) return;
   trusted = caPem;
-  acme.axios.defaults.httpsAgent = new https.Agent({ ca: [...tls.rootCertificates, caPem], keepAlive: true });
+  acme().axios.defaults.httpsAgent = new https.Agent({ ca: [...tls.rootCertificates, caPem], keepAlive: true });
 }
 
 /**
@@ -40,7 +44,7 @@ export function configureAcmeHttp(caPem: string | null): void {
  * order flow for one host: HTTP-01 only, a fresh ECDSA P-256 key per certificate.
  */
 export class AcmeIssuer {
-  private client: Promise<acme.Client> | null = null;
+  private client: Promise<Acme.Client> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -50,7 +54,7 @@ export class AcmeIssuer {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  private account(): Promise<acme.Client> {
+  private account(): Promise<Acme.Client> {
     this.client ??= this.register().catch((err) => {
       this.client = null; // the next issuance tries again
       throw err;
@@ -58,10 +62,10 @@ export class AcmeIssuer {
     return this.client;
   }
 
-  private async register(): Promise<acme.Client> {
-    const fresh = (await acme.crypto.createPrivateEcdsaKey("P-256")).toString();
+  private async register(): Promise<Acme.Client> {
+    const fresh = (await acme().crypto.createPrivateEcdsaKey("P-256")).toString();
     const row = await repo.acmeAccount(this.db, this.directoryUrl, this.secrets.seal(fresh, ACCOUNT_KEY), this.email);
-    const client = new acme.Client({
+    const client = new (acme().Client)({
       directoryUrl: this.directoryUrl,
       accountKey: this.secrets.open(row.key_sealed, ACCOUNT_KEY),
       accountUrl: row.account_url ?? undefined,
@@ -85,9 +89,9 @@ export class AcmeIssuer {
   /** Orders a certificate for host, proving control by HTTP-01 through `challenges`; throws what went wrong. */
   async issue(host: string, challenges: ChallengeStore): Promise<Issued> {
     const client = await this.account();
-    const [key, csr] = await acme.crypto.createCsr(
+    const [key, csr] = await acme().crypto.createCsr(
       { commonName: host, altNames: [host] },
-      await acme.crypto.createPrivateEcdsaKey("P-256"),
+      await acme().crypto.createPrivateEcdsaKey("P-256"),
     );
     let certPem: string;
     try {
@@ -113,7 +117,7 @@ export class AcmeIssuer {
       }
       throw err;
     }
-    const info = acme.crypto.readCertificateInfo(certPem);
+    const info = acme().crypto.readCertificateInfo(certPem);
     return {
       certPem,
       keyPem: key.toString(),

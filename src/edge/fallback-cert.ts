@@ -2,7 +2,6 @@ import { KeyObject, X509Certificate, randomBytes, webcrypto } from "node:crypto"
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import * as x509 from "@peculiar/x509";
 
 export interface PemPair {
   certPem: string;
@@ -50,6 +49,7 @@ function usable(certPem: string, appsDomain: string): boolean {
 }
 
 async function generate(appsDomain: string): Promise<PemPair> {
+  const x509 = await import("@peculiar/x509"); // loaded only by the process that makes the certificate
   const crypto = webcrypto as unknown as Crypto;
   const keys = (await crypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"])) as CryptoKeyPair;
   const now = Date.now();

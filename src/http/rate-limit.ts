@@ -1,4 +1,6 @@
-import { Redis } from "ioredis";
+import { createRequire } from "node:module";
+import type * as IORedis from "ioredis";
+import type { Redis } from "ioredis";
 
 export interface WindowCount {
   count: number;
@@ -42,7 +44,9 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   constructor(url: string) {
     // auto-pipelining sends the hits of concurrent requests in one round trip
-    this.redis = new Redis(url, {
+    // ioredis loads only in a process that shares its limits through Redis
+    const { Redis: RedisClient } = createRequire(import.meta.url)("ioredis") as typeof IORedis;
+    this.redis = new RedisClient(url, {
       maxRetriesPerRequest: 1,
       enableOfflineQueue: true,
       lazyConnect: false,

@@ -1,4 +1,4 @@
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { FastifyBaseLogger } from "fastify";
 import type { Mailer, MailMessage } from "../kernel/contracts.js";
 import { ConfigError } from "../config/config.js";
@@ -27,11 +27,13 @@ export function createMailer(env: Record<string, string | undefined>, log: Fasti
   }
   if (parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:")
     throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
-  const transport = nodemailer.createTransport(url);
+  // nodemailer loads on the first message: most processes (and test apps) never send one
+  let transport: Promise<Transporter> | undefined;
   return {
     delivers: true,
     send: async (m: MailMessage) => {
-      await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      transport ??= import("nodemailer").then((mod) => mod.default.createTransport(url));
+      await (await transport).sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
     },
   };
 }

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createHash } from "node:crypto";
-import { createPlatformMcpServer, type Execute } from "@hosting-platform/sdk/mcp";
+import type { Execute } from "@hosting-platform/sdk/mcp";
 import type { OpenApiDocument } from "@hosting-platform/sdk";
 import { ApiError } from "../http/errors.js";
 import { route, type Route } from "../http/route.js";
@@ -138,6 +137,11 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext, state: McpState
           if (type.includes("json") && res.body) body = JSON.parse(res.body);
           return { status: res.statusCode, body };
         };
+        // the MCP SDK (and its zod) load on the first MCP request: most processes never serve one
+        const [{ createPlatformMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+          import("@hosting-platform/sdk/mcp"),
+          import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+        ]);
         const server = createPlatformMcpServer({
           document: app.swagger() as unknown as OpenApiDocument,
           execute,

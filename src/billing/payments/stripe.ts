@@ -1,7 +1,11 @@
-import Stripe from "stripe";
+import { createRequire } from "node:module";
+import type Stripe from "stripe";
 import type { PaymentsConfig } from "../../config/config.js";
 
 export type { Stripe };
+
+// the SDK (hundreds of modules) loads when a process first talks to Stripe, not in every process that might
+const sdk = () => createRequire(import.meta.url)("stripe") as typeof Stripe;
 
 /**
  * The official SDK pointed at the configured base URL (host/port/protocol), so tests run it against a local
@@ -11,7 +15,8 @@ export function stripeClient(config: PaymentsConfig["stripe"]): Stripe | null {
   if (!config.secretKey) return null;
   const base = new URL(config.apiBase);
   const protocol = base.protocol === "http:" ? "http" : "https";
-  return new Stripe(config.secretKey, {
+  const StripeSdk = sdk();
+  return new StripeSdk(config.secretKey, {
     host: base.hostname,
     port: base.port || (protocol === "http" ? 80 : 443),
     protocol,
@@ -37,4 +42,4 @@ export function cardDisplay(pm: Stripe.PaymentMethod): {
 }
 
 export const isStripeError = (err: unknown): err is Stripe.errors.StripeError =>
-  err instanceof Stripe.errors.StripeError;
+  err instanceof sdk().errors.StripeError;
