@@ -28,7 +28,9 @@ function findTests(dir: string): string[] {
 const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? `.test-data/run-${process.pid}`);
 // two files at a time, some with several platforms and their pools, job queues and listeners: on a loaded machine
 // connections close late, and 200 was seen exhausted ("sorry, too many clients already")
-const server = await startEmbeddedServer(dataDir, TEMPLATE_DB, { maxConnections: 500 });
+// without fsync: each file's database is cloned from the template and dropped, and a run's data never outlives it
+// (a killed PostgreSQL process still loses nothing; only an OS crash could, and the run would be lost anyway)
+const server = await startEmbeddedServer(dataDir, TEMPLATE_DB, { maxConnections: 500, fsync: false });
 const pool = createPool(server.url, 2);
 await migrate(pool, AREAS);
 // the job queue's schema goes into the template too, so each test database starts complete

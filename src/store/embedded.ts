@@ -33,7 +33,7 @@ export interface EmbeddedServer {
 export async function startEmbeddedServer(
   dataDir: string,
   database = "platform",
-  opts: { maxConnections?: number } = {},
+  opts: { maxConnections?: number; fsync?: boolean } = {},
 ): Promise<EmbeddedServer> {
   const root = path.join(dataDir, "control");
   const runAs = postgresRunAs();
@@ -65,7 +65,8 @@ export async function startEmbeddedServer(
       unix_socket_directories: socketDirFits(cluster.dataDir) ? cluster.dataDir : "",
       max_connections: opts.maxConnections ?? 200,
       shared_buffers: "128MB",
-      fsync: "on",
+      // off only for a throw-away server (the test run's): it still survives a killed process, not an OS crash
+      fsync: opts.fsync === false ? "off" : "on",
     });
     await startCluster(cluster);
   }
