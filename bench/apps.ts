@@ -49,6 +49,8 @@ const store = await startEmbeddedServer(path.join(root, "store"), "platform");
 /** pods this run created (their containers go in the `finally` if the platform could not remove them) */
 const created = new Set<string>();
 let platform: ChildProcess | null = null;
+/** set by cleanUp: the platform's exit (code 0 after its SIGTERM handler) is expected then */
+let stopping = false;
 const rows: string[][] = [];
 const image = "localhost/platform-bench/httpd:1";
 try {
@@ -85,7 +87,7 @@ try {
     });
     let buf = "";
     child.on("exit", (code, signal) => {
-      if (signal !== "SIGKILL" && signal !== "SIGTERM")
+      if (signal !== "SIGKILL" && signal !== "SIGTERM" && !stopping)
         log(`platform exited: code ${code} signal ${signal}; last output: ${buf.slice(-1500)}`);
     });
     child.stdout!.on("data", (d) => {
@@ -300,6 +302,7 @@ try {
  */
 async function cleanUp(): Promise<void> {
   const child = platform;
+  stopping = true;
   if (child && child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");

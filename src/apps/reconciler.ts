@@ -244,13 +244,11 @@ async function wakeFirst(deps: ReconcilerDeps, pod: repo.PodRow): Promise<Contai
   const name = containerName(pod.id, pod.generation);
   const { runtime } = deps;
   if (!pod.kept_address || !runtime.resume) return runtime.start(name).catch(() => null);
-  if (
-    !(await runtime.resume(name).then(
-      () => true,
-      () => false,
-    ))
-  )
+  try {
+    await runtime.resume(name);
+  } catch {
     return null;
+  }
   return {
     name,
     id: "",
@@ -266,8 +264,8 @@ async function wakeFirst(deps: ReconcilerDeps, pod: repo.PodRow): Promise<Contai
 
 /**
  * After a wake served its held requests: the container as podman describes it, its owner-network address (given
- * anew at each start) and, should the published address differ from the one assumed, the right one (recorded
- * only while the row is still the one woken; the next reconcile or sweep corrects anything else).
+ * anew at each start) and, should the published address ever differ from the one assumed, the right one (logged;
+ * written only while the row is still the one woken).
  */
 async function describeWoken(deps: ReconcilerDeps, pod: repo.PodRow, woken: ContainerInfo): Promise<void> {
   if (woken.networkAddress && woken.id) return; // described already (started without a recorded address)
