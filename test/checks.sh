@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm test's checks before the tests: the type checks, ESLint, Prettier and the dependency rules. They are independent
-# and each mostly single-threaded, so they run as two chains at once; every check runs even when another fails, and each one's output is printed whole, in order, when all are done.
+# and each mostly single-threaded, so they run as two chains at once; every check runs even when another fails, and
+# each one's output is printed whole, in order, when all are done.
 set -u
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
