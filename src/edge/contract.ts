@@ -101,6 +101,8 @@ export interface EdgeObservation {
   ms: number;
   /** bytes written to the visitor for this answer, headers included */
   bytes: number;
+  /** nginx forwarded the request and counts the answer's statistics itself (this edge's bytes are not the visitor's) */
+  readonly viaNginx?: boolean;
   /** the request line and the visitor, for access logs (log drains) */
   readonly method?: string;
   readonly path?: string;

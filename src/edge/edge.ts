@@ -78,7 +78,8 @@ export class Edge {
     const plane = this.nginx;
     const generation = plane?.generation ?? 0;
     const resolved = await this.resolve(host);
-    plane?.offer(host, resolved, generation);
+    const t = resolved.target;
+    plane?.offer(host, resolved, generation, t && this.proxy ? this.proxy.nextReplica(t) : 0);
     return resolved;
   }
 
@@ -169,7 +170,10 @@ export class Edge {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
       observe: (o) => {
-        this.stats.record(o);
+        // behind nginx, nginx counts every answer it sent (the visitor's bytes are its own): only its app is noted
+        if (o.viaNginx) {
+          if (o.target) this.nginx?.know(o.target);
+        } else this.stats.record(o);
         for (const sink of accessLogs) sink.record(o);
         this.observe?.(o);
       },

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
-import { prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
+import { NGINX_TARGET_HEADER, nginxSecretOf, prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
@@ -280,6 +280,11 @@ export class EdgeProxy implements AttemptOwner {
   }
 
   /** Round robin over the target's replicas, skipping those already tried for this request and, while others remain, those just seen failing. */
+  /** the index in its replicas the round robin gives a target next (nginx's rotation goes on from it) */
+  nextReplica(target: EdgeTarget): number {
+    return this.rr.get(`${target.kind}:${target.id}`) ?? 0;
+  }
+
   private pick(target: EdgeTarget, tried: Set<string>): string | null {
     const ups = target.upstreams;
     if (!ups.length) return null;
@@ -340,7 +345,7 @@ function visitorClosed(this: FlightResponse): void {
 /** An answer under observation: what `observe` gets once it finished (the response's 'finish'). */
 class Observed implements EdgeObservation {
   host = "";
-  target: EdgeTarget | null = null;
+  private routed: EdgeTarget | null = null;
   status = 0;
   ms = 0;
   bytes = 0;
@@ -350,17 +355,35 @@ class Observed implements EdgeObservation {
   readonly method: string | undefined; // references only: an access line is formatted later, off the request path
   readonly path: string | undefined;
   readonly userAgent: string | undefined;
+  /** nginx's secret when nginx forwarded the request: nginx counts the answer, told its app by a header */
+  private readonly nginx: string | undefined;
 
   constructor(
     req: IncomingMessage,
     /** the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body */
     readonly socket: IncomingMessage["socket"],
     readonly report: (o: EdgeObservation) => void,
+    private readonly res: ServerResponse,
   ) {
     this.written = socket.bytesWritten;
     this.method = req.method;
     this.path = req.url;
     this.userAgent = req.headers["user-agent"];
+    this.nginx = nginxSecretOf(req);
+  }
+
+  get viaNginx(): boolean {
+    return this.nginx !== undefined;
+  }
+
+  get target(): EdgeTarget | null {
+    return this.routed;
+  }
+
+  set target(t: EdgeTarget | null) {
+    this.routed = t;
+    if (t && this.nginx !== undefined && !this.res.headersSent)
+      this.res.setHeader(NGINX_TARGET_HEADER, `${this.nginx} ${t.kind}:${t.id}`);
   }
 }
 
@@ -368,7 +391,7 @@ const OBSERVED = Symbol("edge observed");
 type ObservedResponse = ServerResponse & { [OBSERVED]?: Observed };
 
 function observe(req: IncomingMessage, res: ServerResponse, report: (o: EdgeObservation) => void): Observed {
-  const seen = new Observed(req, req.socket, report);
+  const seen = new Observed(req, req.socket, report, res);
   (res as ObservedResponse)[OBSERVED] = seen;
   res.on("finish", finished); // one shared listener, no closure per request
   return seen;

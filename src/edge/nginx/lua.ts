@@ -90,8 +90,9 @@ function edge.access()
   end
 end
 
--- balancer: round robin from a random start, every replica once; a GET/HEAD that failed on all of them is
--- re-run by the Node edge (error_page 502), which resolves the route afresh
+-- balancer: round robin per app across workers (a counter in edge_routes, "rr|<kind>:<id>", started where the
+-- Node edge's rotation was when the route was pushed), every replica tried once; a GET/HEAD that failed on all of
+-- them is re-run by the Node edge (error_page 502), which resolves the route afresh
 function edge.balance()
   local b = require "ngx.balancer"
   local ctx = ngx.ctx
@@ -100,18 +101,32 @@ function edge.balance()
   local tries = ctx.tries
   if not tries then
     tries = 0
-    ctx.start = math.random(n)
-    if n > 1 then b.set_more_tries(n - 1) end
+    ctx.start = 0
+    if n > 1 then
+      local v = routes:incr("rr|" .. peers.tk, 1, 0)
+      ctx.start = ((v or 1) - 1) % n
+      b.set_more_tries(n - 1)
+    end
   end
-  local peer = peers[(ctx.start + tries - 1) % n + 1]
+  local peer = peers[(ctx.start + tries) % n + 1]
   ctx.tries = tries + 1
   local ok, err = b.set_current_peer(peer[1], peer[2])
   if not ok then ngx.log(ngx.ERR, "edge balancer: ", err) return ngx.exit(502) end
 end
 
--- answer headers: an app never sets the platform's cookies
+-- answer headers: an app never sets the platform's cookies; an answer of the Node edge names its app
+-- ("<secret> <kind>:<id>"), so nginx counts it too: every answer is counted where its bytes were sent
 function edge.answer()
-  if not ngx.ctx.tk then return end
+  if not ngx.ctx.tk then
+    local named = ngx.header["X-Platform-Edge-Target"]
+    if named then
+      ngx.header["X-Platform-Edge-Target"] = nil
+      if type(named) == "table" then named = named[#named] end
+      local secret, tk = named:match("^(%S+) (%S+)$")
+      if secret == SECRET then ngx.ctx.tk = tk end
+    end
+    return
+  end
   local set = ngx.header["Set-Cookie"]
   if not set then return end
   if type(set) == "string" then set = { set } end
@@ -147,7 +162,7 @@ local function admitted()
   return true
 end
 
--- POST /routes: lines "set <host> <value>", "del <host>", "flush"
+-- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
 function edge.push()
   if not admitted() then return end
   ngx.req.read_body()
@@ -163,6 +178,7 @@ function edge.push()
       local ok, err = routes:set(host, value)
       if not ok then ngx.log(ngx.ERR, "edge routes full: ", err) end
     elseif op == "del" then routes:delete(host)
+    elseif op == "rr" then routes:add("rr|" .. host, tonumber(value) or 0)
     elseif op == "flush" then routes:flush_all() end
     n = n + 1
   end

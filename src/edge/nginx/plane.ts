@@ -100,8 +100,20 @@ export class NginxPlane {
     await this.process.start();
   }
 
-  /** A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. */
-  offer(host: string, resolved: Resolved, generation: number): void {
+  /** An app the Node edge answered behind nginx (nginx counted it, under "<kind>:<id>"): its owner, for the drain. */
+  know(target: EdgeTarget): void {
+    const key = `${target.kind}:${target.id}`;
+    if (this.targets.get(key) === target) return;
+    if (this.targets.size > 100_000) this.targets.clear();
+    this.targets.set(key, target);
+  }
+
+  /**
+   * A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. `next` is the
+   * replica index the Node edge's round robin gives next: nginx's rotation of a target it does not hold yet goes on
+   * from there (the request that resolved it is usually answered by the Node edge, with that index).
+   */
+  offer(host: string, resolved: Resolved, generation: number, next: number): void {
     if (generation !== this.generation || !this.opts.live()) return;
     const t = resolved.target;
     if (t && t.upstreams.length > 0 && !t.site && !t.idle && this.opts.open(t)) {
@@ -110,6 +122,7 @@ export class NginxPlane {
       if (this.targets.size > 100_000) this.targets.clear();
       this.targets.set(key, t);
       this.pushed.set(host, resolved.channel);
+      if (t.upstreams.length > 1) this.send(`rr ${key} ${next + 1}`);
       this.send(`set ${host} ${key} ${t.upstreams.join(" ")}`);
     } else if (this.pushed.delete(host)) this.send(`del ${host}`);
   }
