@@ -79,7 +79,7 @@ export class Edge {
     const generation = plane?.generation ?? 0;
     const resolved = await this.resolve(host);
     const t = resolved.target;
-    plane?.offer(host, resolved, generation, t && this.proxy ? this.proxy.nextReplica(t) : 0);
+    await plane?.offer(host, resolved, generation, t && this.proxy ? this.proxy.nextReplica(t) : 0);
     return resolved;
   }
 
@@ -172,7 +172,7 @@ export class Edge {
       observe: (o) => {
         // behind nginx, nginx counts every answer it sent (the visitor's bytes are its own): only its app is noted
         if (o.viaNginx) {
-          if (o.target) this.nginx?.know(o.target);
+          if (o.target) this.nginx?.known(o.target);
         } else this.stats.record(o);
         for (const sink of accessLogs) sink.record(o);
         this.observe?.(o);

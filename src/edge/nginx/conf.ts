@@ -15,6 +15,8 @@ export interface NginxConfOptions {
   nodePort: number;
   /** the header value Node and the admin server trust */
   secret: string;
+  /** EDGE_ROUTE_TTL_MS: a pushed route expires as the Node edge's cached one does, NOTIFY or not */
+  routeTtlMs: number;
   upstreamTimeoutMs: number;
   requestTimeoutMs: number;
   drainMs: number;
@@ -71,7 +73,7 @@ http {
   client_body_timeout ${seconds(o.requestTimeoutMs)};
   lua_shared_dict edge_routes 32m;
   lua_shared_dict edge_stats 16m;
-  init_by_lua_block {${luaInit(o.secret)}}
+  init_by_lua_block {${luaInit(o.secret, o.routeTtlMs)}}
   init_worker_by_lua_block { edge.watch() }
   map $http_upgrade $edge_connection { default upgrade; "" ""; }
 

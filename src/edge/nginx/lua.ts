@@ -11,12 +11,13 @@
  * The secret is the shared one of the config: Node trusts forwarding headers only with it, the admin server
  * answers only with it.
  */
-export function luaInit(secret: string): string {
+export function luaInit(secret: string, routeTtlMs: number): string {
   return String.raw`
 edge = {}
 local routes = ngx.shared.edge_routes
 local stats = ngx.shared.edge_stats
 local SECRET = "${secret}"
+local ROUTE_TTL = ${Math.max(0.001, routeTtlMs / 1000)}
 local floor, log2 = math.floor, math.log
 local parsed = {}
 local parsed_n = 0
@@ -175,7 +176,7 @@ function edge.push()
   for line in (body or ""):gmatch("[^\n]+") do
     local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
     if op == "set" then
-      local ok, err = routes:set(host, value)
+      local ok, err = routes:set(host, value, ROUTE_TTL)
       if not ok then ngx.log(ngx.ERR, "edge routes full: ", err) end
     elseif op == "del" then routes:delete(host)
     elseif op == "rr" then routes:add("rr|" .. host, tonumber(value) or 0)

@@ -81,6 +81,7 @@ export class NginxPlane {
         adminPort: this.adminPort,
         nodePort: this.opts.nodePort,
         secret: this.opts.secret,
+        routeTtlMs: config.routeTtlMs,
         upstreamTimeoutMs: config.upstreamTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         drainMs: config.drainMs,
@@ -101,7 +102,7 @@ export class NginxPlane {
   }
 
   /** An app the Node edge answered behind nginx (nginx counted it, under "<kind>:<id>"): its owner, for the drain. */
-  know(target: EdgeTarget): void {
+  known(target: EdgeTarget): void {
     const key = `${target.kind}:${target.id}`;
     if (this.targets.get(key) === target) return;
     if (this.targets.size > 100_000) this.targets.clear();
@@ -113,18 +114,21 @@ export class NginxPlane {
    * replica index the Node edge's round robin gives next: nginx's rotation of a target it does not hold yet goes on
    * from there (the request that resolved it is usually answered by the Node edge, with that index).
    */
-  offer(host: string, resolved: Resolved, generation: number, next: number): void {
-    if (generation !== this.generation || !this.opts.live()) return;
+  offer(host: string, resolved: Resolved, generation: number, next: number): Promise<void> {
+    if (generation !== this.generation || !this.opts.live()) return Promise.resolve();
     const t = resolved.target;
     if (t && t.upstreams.length > 0 && !t.site && !t.idle && this.opts.open(t)) {
       const key = `${t.kind}:${t.id}`;
-      if (/\s/.test(key) || /\s/.test(host)) return;
+      if (/\s/.test(key) || /\s/.test(host)) return Promise.resolve();
       if (this.targets.size > 100_000) this.targets.clear();
       this.targets.set(key, t);
       this.pushed.set(host, resolved.channel);
       if (t.upstreams.length > 1) this.send(`rr ${key} ${next + 1}`);
       this.send(`set ${host} ${key} ${t.upstreams.join(" ")}`);
     } else if (this.pushed.delete(host)) this.send(`del ${host}`);
+    else return Promise.resolve();
+    // the resolving request is answered once nginx holds the route: the next one is nginx's, in the same rotation
+    return this.settled();
   }
 
   /** A source's change (null: anything may have changed): its hosts go back to the Node edge until resolved again. */
