@@ -214,9 +214,11 @@ export class Edge {
         dataDir: this.p.config.dataDir,
         nodePort,
         log: this.p.log,
-        open: (target) => this.access.open(target),
+        // public, and no access-log sink wants its lines (nginx's own answers reach no sink)
+        open: (target) => this.access.open(target) && !accessLogs.some((s) => !s.wants || s.wants(target)),
         live: () => feedOf.live,
       });
+      for (const sink of accessLogs) sink.onChange?.(() => this.nginx?.invalidate(null));
       await this.nginx.start();
     } else {
       this.listener = new EdgeListener(proxy, listening);
