@@ -22,7 +22,8 @@ const missing = "missing" in install ? install.missing : null;
 for (const file of FILES)
   test(`${file} on the nginx data plane`, { skip: missing ?? false }, async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", file], {
-      env: { ...process.env, EDGE_DATA_PLANE: "nginx" },
+      // NODE_TEST_CONTEXT would make the child a reporter of this run, which runs no file of its own
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, EDGE_DATA_PLANE: "nginx" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -34,4 +35,5 @@ for (const file of FILES)
       .filter((l) => /^\s*not ok /.test(l))
       .join("\n");
     assert.equal(code, 0, `${file} with EDGE_DATA_PLANE=nginx:\n${failed}\n${out.slice(-3000)}`);
+    assert.match(out, /^# pass [1-9]/m, `${file} ran no test:\n${out.slice(-3000)}`);
   });
