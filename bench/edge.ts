@@ -320,7 +320,7 @@ async function main(): Promise<void> {
   const judged = await benchCandidates(tmp, running.address, podHost, www, groups, probe, nginxPod, nginxStatic);
 
   log(
-    `\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}${"cpu µs/answer".padStart(15)}`,
+    `\n${"case".padEnd(20)}${"rps".padStart(8)}${"p50ms".padStart(7)}${"p99ms".padStart(7)}${"non2xx".padStart(8)}${"cpu µs/answer".padStart(25)}`,
   );
   for (const r of rows) {
     const s = r.sample;
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
           fmtMs(s.p50).padStart(7) +
           fmtMs(s.p99).padStart(7) +
           String(s.non2xx + s.errors).padStart(8) +
-          `${cpuPerAnswer(s, r.server!).toFixed(0)} (${r.server})`.padStart(15),
+          `${cpuPerAnswer(s, r.server!).toFixed(0)} (${r.server})`.padStart(25),
       );
   }
   log(`\ntargets at ${load.connections} connections:`);
