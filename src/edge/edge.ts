@@ -21,6 +21,9 @@ import { Waker } from "./wake.js";
 import { randomBytes } from "node:crypto";
 import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
 import { NginxPlane } from "./nginx/plane.js";
+import { NginxStatic } from "./nginx/static.js";
+import { staticExtension } from "./nginx/static-lua.js";
+import path from "node:path";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -39,6 +42,8 @@ export class Edge {
   private proxy: EdgeProxy | null = null;
   /** nginx on EDGE_PORT in front of this edge (README "The nginx data plane"); null: this edge serves alone */
   private nginx: NginxPlane | null = null;
+  /** static sites materialised for nginx (README "Static sites in nginx"); null without nginx or static sites */
+  private nginxStatic: NginxStatic | null = null;
   /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
   waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
@@ -77,8 +82,11 @@ export class Edge {
   private async resolveAndOffer(host: string): Promise<Resolved> {
     const plane = this.nginx;
     const generation = plane?.generation ?? 0;
+    const sites = this.nginxStatic;
+    const siteGeneration = sites?.generation ?? 0;
     const resolved = await this.resolve(host);
     plane?.offer(host, resolved, generation);
+    sites?.offer(host, resolved, siteGeneration);
     return resolved;
   }
 
@@ -92,6 +100,11 @@ export class Edge {
   get port(): number | null {
     if (this.nginx) return this.listener ? this.nginx.port : null;
     return this.listener?.port ?? null;
+  }
+
+  /** static sites materialised for nginx (tests sweep it) */
+  get staticPlane(): NginxStatic | null {
+    return this.nginxStatic;
   }
 
   /** which data plane answers on EDGE_PORT: nginx in front of this edge, or this edge alone */
@@ -154,12 +167,16 @@ export class Edge {
       const routeChannel = edgeHosts.some((h) => h.channel === channel) ? null : channel;
       this.routes.invalidate(routeChannel);
       this.nginx?.invalidate(routeChannel);
+      this.nginxStatic?.invalidate();
       this.access.invalidate();
       this.waker?.poke();
     });
     await this.feed.start();
     await this.tokens.start();
     const files = this.p.kernel.use("staticFiles");
+    const staticServe = files
+      ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
+      : undefined;
     const signIn = this.signIn();
     const suiteSignIn = this.suiteSignIn();
     const wake = this.p.kernel.use("edgeWake");
@@ -177,9 +194,7 @@ export class Edge {
       signIn: (req, res) => answerSignIn(req, res, signIn),
       suiteSignIn: suiteSignIn ? (req, res) => answerSuiteSignIn(req, res, suiteSignIn) : undefined,
       waker: this.waker,
-      files: files
-        ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
-        : undefined,
+      files: staticServe,
     });
     this.stats.start();
     this.proxy = proxy;
@@ -203,6 +218,19 @@ export class Edge {
       this.listener = new EdgeListener(proxy, { ...listening, port: 0, host: "127.0.0.1", behindNginx: secret });
       const nodePort = await this.listener.listen();
       const feedOf = this.feed;
+      const staticDir = path.join(this.p.config.dataDir, "edge-static");
+      if (files && staticServe)
+        this.nginxStatic = new NginxStatic({
+          dir: staticDir,
+          cacheBytes: this.config.staticCacheBytes,
+          manifest: (id) => files.manifest(this.p.db, id),
+          content: (hash) => staticServe.content(hash),
+          admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+          open: (target) => this.access.open(target),
+          live: () => feedOf.live,
+          known: (target) => this.nginx?.known(target),
+          log: this.p.log,
+        });
       this.nginx = new NginxPlane({
         install,
         secret,
@@ -212,8 +240,11 @@ export class Edge {
         log: this.p.log,
         open: (target) => this.access.open(target),
         live: () => feedOf.live,
+        extensions: this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : [],
+        restarted: () => this.nginxStatic?.restarted(),
       });
       await this.nginx.start();
+      this.nginxStatic?.start();
     } else {
       this.listener = new EdgeListener(proxy, listening);
       await this.listener.listen();
@@ -262,6 +293,8 @@ export class Edge {
     // nginx first: it stops taking visitors and finishes what is under way, some of it through this edge
     await this.nginx?.stop();
     this.nginx = null;
+    this.nginxStatic?.stop();
+    this.nginxStatic = null;
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;
