@@ -23,6 +23,9 @@ import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
 import { NginxPlane } from "./nginx/plane.js";
 import { NginxStatic } from "./nginx/static.js";
 import { staticExtension } from "./nginx/static-lua.js";
+import { NginxAccessCache } from "./nginx/access-cache.js";
+import { accessExtension } from "./nginx/access-lua.js";
+import { AUTH_INVALIDATE_CHANNEL } from "../auth/token-resolver.js";
 import path from "node:path";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
@@ -44,6 +47,8 @@ export class Edge {
   private nginx: NginxPlane | null = null;
   /** static sites materialised for nginx (README "Static sites in nginx"); null without nginx or static sites */
   private nginxStatic: NginxStatic | null = null;
+  /** admissions to locked apps and sites cached in nginx (README "Cached access decisions in nginx") */
+  private nginxAccess: NginxAccessCache | null = null;
   /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
   waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
@@ -61,7 +66,11 @@ export class Edge {
       negativeTtlMs: config.negativeTtlMs,
       live: () => this.feed?.live ?? false,
     });
-    this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
+    this.access = new EdgeAccess(this.tokens, {
+      ttlMs: config.routeTtlMs,
+      loginUrl: config.loginUrl,
+      admitted: (request, expiresAt) => this.nginxAccess?.admit(request, expiresAt),
+    });
     // owners whose areas decide who sees their targets (organizations: company sites' visibility)
     for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
@@ -84,9 +93,12 @@ export class Edge {
     const generation = plane?.generation ?? 0;
     const sites = this.nginxStatic;
     const siteGeneration = sites?.generation ?? 0;
+    const locked = this.nginxAccess;
+    const lockedGeneration = locked?.generation ?? 0;
     const resolved = await this.resolve(host);
     plane?.offer(host, resolved, generation);
     sites?.offer(host, resolved, siteGeneration);
+    locked?.offer(host, resolved, lockedGeneration);
     return resolved;
   }
 
@@ -155,19 +167,26 @@ export class Edge {
       ...new Set([
         ...[...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel),
         ...policyChannels,
+        ...(this.config.dataPlane === "nginx" ? [AUTH_INVALIDATE_CHANNEL] : []),
       ]),
     ];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
       // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
       if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      // a session revoked (sign-out): nginx's admissions go (the Node edge's own resolve the token again)
+      if (channel === AUTH_INVALIDATE_CHANNEL) return this.nginxAccess?.invalidate(false);
       // an access policy's change (visibility, grants, memberships): only the decisions go
-      if (channel !== null && policyChannels.includes(channel)) return this.access.invalidate();
+      if (channel !== null && policyChannels.includes(channel)) {
+        this.nginxAccess?.invalidate(false);
+        return this.access.invalidate();
+      }
       if (channel === null) this.tls?.invalidate(null);
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       const routeChannel = edgeHosts.some((h) => h.channel === channel) ? null : channel;
       this.routes.invalidate(routeChannel);
       this.nginx?.invalidate(routeChannel);
       this.nginxStatic?.invalidate();
+      this.nginxAccess?.invalidate(true);
       this.access.invalidate();
       this.waker?.poke();
     });
@@ -231,6 +250,14 @@ export class Edge {
           known: (target) => this.nginx?.known(target),
           log: this.p.log,
         });
+      this.nginxAccess = new NginxAccessCache({
+        admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+        open: (target) => this.access.open(target),
+        live: () => feedOf.live,
+        known: (target) => this.nginx?.known(target),
+        sites: this.nginxStatic,
+        log: this.p.log,
+      });
       this.nginx = new NginxPlane({
         install,
         secret,
@@ -240,8 +267,14 @@ export class Edge {
         log: this.p.log,
         open: (target) => this.access.open(target),
         live: () => feedOf.live,
-        extensions: this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : [],
-        restarted: () => this.nginxStatic?.restarted(),
+        extensions: [
+          ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
+          accessExtension(secret),
+        ],
+        restarted: () => {
+          this.nginxStatic?.restarted();
+          this.nginxAccess?.restarted();
+        },
       });
       await this.nginx.start();
       this.nginxStatic?.start();
@@ -295,6 +328,7 @@ export class Edge {
     this.nginx = null;
     this.nginxStatic?.stop();
     this.nginxStatic = null;
+    this.nginxAccess = null;
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;

@@ -158,6 +158,11 @@ end
 function edge.site()
   local v = sites:get(ngx.var.host)
   if not v then return false end
+  return edge.serve_site(v)
+end
+
+-- a site's value as edge_sites holds it (access-lua.ts passes a locked site's once its visitor is admitted)
+function edge.serve_site(v)
   local method = ngx.req.get_method()
   if method ~= "GET" and method ~= "HEAD" then return false end
   local s = site_of(v)

@@ -48,6 +48,8 @@ export class NginxStatic {
   private readonly pushed = new Map<string, string>();
   /** deployment id → its content hashes, for every index on disk this process knows */
   private readonly indexes = new Map<string, Set<string>>();
+  /** host → deployment id of locked sites nginx holds for admitted visitors (access-cache.ts) */
+  private readonly pinned = new Map<string, string>();
   /** deployment id → when a host last named it */
   private readonly used = new Map<string, number>();
   private readonly materialising = new Map<string, Promise<boolean>>();
@@ -81,22 +83,44 @@ export class NginxStatic {
   offer(host: string, resolved: Resolved, generation: number): void {
     const t = resolved.target;
     const deploymentId = t?.site?.deploymentId;
-    if (!t || !t.site || !deploymentId || !this.opts.open(t) || /[\s]/.test(host) || this.refused.has(deploymentId)) {
+    if (
+      !t ||
+      !t.site ||
+      !deploymentId ||
+      !this.opts.open(t) ||
+      !NginxStatic.servable(host, t) ||
+      this.refused.has(deploymentId)
+    ) {
       if (this.pushed.delete(host)) this.send(`del ${host}`);
       return;
     }
     if (generation !== this.generation || !this.opts.live()) return;
     if (this.pushed.get(host) === deploymentId) return;
-    const site = t.site;
     this.used.set(deploymentId, Date.now());
     void this.materialise(deploymentId).then((ok) => {
       if (!ok || generation !== this.generation || !this.opts.live()) return;
       this.opts.known(t);
       this.pushed.set(host, deploymentId);
       this.used.set(deploymentId, Date.now());
-      const notFound = site.notFoundPage ?? "";
-      this.send(`set ${host} ${t.kind}:${t.id}\t${deploymentId}\t${site.spa ? 1 : 0}\t${notFound}`);
+      this.send(`set ${host} ${NginxStatic.value(t)}`);
     });
+  }
+
+  /** a deployment nginx serves beside the public sites (a locked site's): kept on disk while pinned */
+  pin(host: string, deploymentId: string | null): void {
+    if (deploymentId === null) return void this.pinned.delete(host);
+    this.pinned.set(host, deploymentId);
+    this.used.set(deploymentId, Date.now());
+  }
+
+  /** whether a site's host and settings fit the dict's line format (else the Node edge keeps it) */
+  static servable(host: string, t: EdgeTarget): boolean {
+    return !/\s/.test(host) && !/[\t\n\r]/.test(t.site?.notFoundPage ?? "");
+  }
+
+  /** The value `edge_sites` holds for a site (access-lua.ts pushes it for locked sites too). */
+  static value(t: EdgeTarget): string {
+    return `${t.kind}:${t.id}\t${t.site!.deploymentId}\t${t.site!.spa ? 1 : 0}\t${t.site!.notFoundPage ?? ""}`;
   }
 
   /** A route source's change: every site host goes back to the Node edge until resolved again. */
@@ -131,7 +155,7 @@ export class NginxStatic {
   }
 
   /** the deployment's blobs and index on disk; false when nginx cannot serve it (the Node edge does) */
-  private materialise(deploymentId: string): Promise<boolean> {
+  materialise(deploymentId: string): Promise<boolean> {
     if (this.indexes.has(deploymentId)) return Promise.resolve(true);
     let pending = this.materialising.get(deploymentId);
     if (!pending) {
@@ -230,7 +254,7 @@ export class NginxStatic {
 
   private async collect(now: number): Promise<void> {
     await Promise.all(this.materialising.values());
-    const live = new Set(this.pushed.values());
+    const live = new Set([...this.pushed.values(), ...this.pinned.values()]);
     const dir = path.join(this.opts.dir, "deployments");
     for (const id of await readdir(dir).catch(() => [] as string[])) {
       if (live.has(id) || now - (this.used.get(id) ?? 0) < KEEP_UNUSED_MS) continue;
