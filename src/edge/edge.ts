@@ -25,6 +25,8 @@ import { NginxStatic } from "./nginx/static.js";
 import { staticExtension } from "./nginx/static-lua.js";
 import { NginxAccessCache } from "./nginx/access-cache.js";
 import { accessExtension } from "./nginx/access-lua.js";
+import { freeTlsPort, NginxTls, writeFallback } from "./nginx/tls.js";
+import { tlsExtension } from "./nginx/tls-lua.js";
 import { AUTH_INVALIDATE_CHANNEL } from "../auth/token-resolver.js";
 import path from "node:path";
 
@@ -49,6 +51,9 @@ export class Edge {
   private nginxStatic: NginxStatic | null = null;
   /** admissions to locked apps and sites cached in nginx (README "Cached access decisions in nginx") */
   private nginxAccess: NginxAccessCache | null = null;
+  /** HTTPS in nginx: its certificates by SNI (README "TLS in nginx"), and the port nginx serves it on */
+  private nginxTls: NginxTls | null = null;
+  private nginxTlsPort: number | null = null;
   /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
   waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
@@ -126,7 +131,7 @@ export class Edge {
 
   /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
   get tlsPort(): number | null {
-    return this.tls?.port ?? null;
+    return this.tls?.port ?? this.nginxTlsPort;
   }
 
   /** for readiness: both listeners bound (the HTTPS one unless EDGE_TLS_PORT=off) */
@@ -172,7 +177,10 @@ export class Edge {
     ];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
       // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
-      if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      if (channel !== null && channel === certificates?.channel) {
+        this.nginxTls?.invalidate(payload);
+        return this.tls?.invalidate(payload);
+      }
       // a session revoked (sign-out): nginx's admissions go (the Node edge's own resolve the token again)
       if (channel === AUTH_INVALIDATE_CHANNEL) return this.nginxAccess?.invalidate(false);
       // an access policy's change (visibility, grants, memberships): only the decisions go
@@ -180,7 +188,10 @@ export class Edge {
         this.nginxAccess?.invalidate(false);
         return this.access.invalidate();
       }
-      if (channel === null) this.tls?.invalidate(null);
+      if (channel === null) {
+        this.tls?.invalidate(null);
+        this.nginxTls?.invalidate(null);
+      }
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       const routeChannel = edgeHosts.some((h) => h.channel === channel) ? null : channel;
       this.routes.invalidate(routeChannel);
@@ -258,6 +269,7 @@ export class Edge {
         sites: this.nginxStatic,
         log: this.p.log,
       });
+      const tls = this.config.tlsPort === null ? null : await this.startNginxTls(secret, () => feedOf.live);
       this.nginx = new NginxPlane({
         install,
         secret,
@@ -270,6 +282,7 @@ export class Edge {
         extensions: [
           ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
           accessExtension(secret),
+          ...(tls ? [tls] : []),
         ],
         restarted: () => {
           this.nginxStatic?.restarted();
@@ -278,6 +291,7 @@ export class Edge {
       });
       await this.nginx.start();
       this.nginxStatic?.start();
+      if (tls) return; // HTTPS is nginx's too
     } else {
       this.listener = new EdgeListener(proxy, listening);
       await this.listener.listen();
@@ -294,6 +308,30 @@ export class Edge {
       live: () => feed.live,
     });
     await this.tls.listen();
+  }
+
+  /** nginx's HTTPS on EDGE_TLS_PORT: its certificate server and configuration part (nginx/tls.ts) */
+  private async startNginxTls(secret: string, live: () => boolean) {
+    const fallback = await fallbackCertificate(this.p.config.dataDir, this.config.appsDomain);
+    const port = this.config.tlsPort || (await freeTlsPort(this.config.host));
+    this.nginxTls = new NginxTls({
+      db: this.p.db,
+      certificates: this.p.kernel.use("certificates"),
+      routed: async (host) => (await this.routes.get(host)).target !== null,
+      live,
+      secret,
+      admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+      log: this.p.log,
+    });
+    const certPort = await this.nginxTls.start();
+    this.nginxTlsPort = port;
+    return tlsExtension({
+      host: this.config.host,
+      port,
+      fallback: await writeFallback(path.join(this.p.config.dataDir, "edge-nginx-tls"), fallback),
+      certPort,
+      secret,
+    });
   }
 
   /** The sign-in form's backend: the accounts area's own login (as /v1/auth/login and the console use it). */
@@ -329,6 +367,9 @@ export class Edge {
     this.nginxStatic?.stop();
     this.nginxStatic = null;
     this.nginxAccess = null;
+    await this.nginxTls?.stop();
+    this.nginxTls = null;
+    this.nginxTlsPort = null;
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;

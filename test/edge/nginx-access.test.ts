@@ -2,10 +2,13 @@
  * Cached access decisions in nginx (EDGE_DATA_PLANE=nginx, src/edge/README.md "Cached access decisions in nginx"):
  * once the Node edge admits a visitor of a locked app, nginx answers that visitor's requests itself; a visibility
  * change or a sign-out takes the admission away at once (the route TTL is a minute here, so only the drop can).
+ * HTTPS is nginx's too.
  * Skipped where nginx with the Lua module is not installed.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import https from "node:https";
+import type { TLSSocket } from "node:tls";
 import { APPS_DOMAIN, edgeApp, request, upstream, within, type EdgeApp, type Upstream } from "./lib.js";
 import { call, signup } from "../helpers/app.js";
 import { detectNginx } from "../../src/edge/nginx/detect.js";
@@ -91,4 +94,21 @@ test("signing out takes the admission away at once", { skip }, async () => {
   await within("the signed-out session refused", 1000, async () => {
     return (await request(e.port, host, { headers: session(token) })).status === 401;
   });
+});
+
+test("EDGE_TLS_PORT is nginx's too: the fallback certificate without one, the same decisions", { skip }, async () => {
+  const answer = await new Promise<{ status: number; server?: string; subject: string }>((resolve, reject) => {
+    const req = https.request(
+      { host: "127.0.0.1", port: e.edge.tlsPort!, servername: host, headers: { host }, rejectUnauthorized: false },
+      (res) => {
+        const subject = (res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "";
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode!, server: res.headers.server, subject }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+  assert.deepEqual(answer, { status: 401, server: "nginx", subject: answer.subject });
+  assert.notEqual(answer.subject, "");
 });
