@@ -97,13 +97,13 @@ test("signing out takes the admission away at once", { skip }, async () => {
 });
 
 test("EDGE_TLS_PORT is nginx's too: the fallback certificate without one, the same decisions", { skip }, async () => {
-  const answer = await new Promise<{ status: number; server?: string; subject: string }>((resolve, reject) => {
+  const answer = await new Promise<{ status: number; server?: string; subject: unknown }>((resolve, reject) => {
     const req = https.request(
       { host: "127.0.0.1", port: e.edge.tlsPort!, servername: host, headers: { host }, rejectUnauthorized: false },
       (res) => {
         const subject = (res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "";
         res.resume();
-        res.on("end", () => resolve({ status: res.statusCode!, server: res.headers.server, subject }));
+        res.on("end", () => resolve({ status: res.statusCode!, server: String(res.headers.server), subject }));
       },
     );
     req.on("error", reject);

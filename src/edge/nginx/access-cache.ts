@@ -39,15 +39,21 @@ export class NginxAccessCache {
   private readonly locked = new Map<string, string>();
   /** admission key → when it expires in nginx */
   private readonly admitted = new Map<string, number>();
+  /** nginx may hold admissions / locked hosts (sent since the last drop; a failed call may have reached it) */
+  private holding = false;
+  private holdingLocked = false;
   private queue: string[] = [];
   private sending: Promise<void> | null = null;
   generation = 0;
 
   constructor(private readonly opts: NginxAccessOptions) {}
 
+  /** nginx (re)started: its dicts are empty */
   restarted(): void {
     this.locked.clear();
     this.admitted.clear();
+    this.holding = false;
+    this.holdingLocked = false;
   }
 
   /** A host resolved by the Node edge: a locked app with replicas or a locked site is held for admitted visitors. */
@@ -65,6 +71,7 @@ export class NginxAccessCache {
       if (generation !== this.generation || !this.opts.live() || this.locked.get(host) === value) return;
       this.opts.known(t);
       this.locked.set(host, value);
+      this.holdingLocked = true;
       this.send(`lock ${host} ${value}`);
     };
     if (app) return hold(`a ${t.kind}:${t.id} ${t.upstreams.join(" ")}`);
@@ -86,6 +93,7 @@ export class NginxAccessCache {
     if ((this.admitted.get(key) ?? 0) >= expiresAt) return;
     if (this.admitted.size >= REMEMBERED) this.admitted.clear();
     this.admitted.set(key, expiresAt);
+    this.holding = true;
     this.send(`admit ${(ttl / 1000).toFixed(3)} ${key}`);
   }
 
@@ -93,10 +101,12 @@ export class NginxAccessCache {
   invalidate(routes: boolean): void {
     this.generation++;
     this.admitted.clear();
-    if (routes && this.locked.size > 0) {
+    if (routes && this.holdingLocked) {
       this.locked.clear();
       this.send("flush");
-    } else this.send("forget");
+      this.holdingLocked = false;
+    } else if (this.holding) this.send("forget");
+    this.holding = false;
   }
 
   async settled(): Promise<void> {
@@ -116,7 +126,11 @@ export class NginxAccessCache {
         (r) => r !== null,
         () => false,
       );
-      if (!ok) this.restarted(); // nginx down or restarting: what it held is gone with it
+      if (!ok) {
+        // nginx down, restarting or slow: pushed again as resolved; the next change drops whatever reached it
+        this.locked.clear();
+        this.admitted.clear();
+      }
     }
     this.sending = null;
   }

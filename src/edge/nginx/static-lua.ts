@@ -222,6 +222,7 @@ function edge.site_headers()
 end
 
 function edge.site_log()
+  if ngx.var.upstream_addr then return end -- handed to the Node edge (@edge_site_node), which counts it
   ngx.ctx.tk = ngx.var.edge_site_tk
   edge.log()
 end

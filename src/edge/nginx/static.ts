@@ -55,6 +55,8 @@ export class NginxStatic {
   private readonly materialising = new Map<string, Promise<boolean>>();
   /** deployments that cannot be served by nginx (a path it could not name): the Node edge keeps them */
   private readonly refused = new Set<string>();
+  /** nginx may hold sites (pushed since the last flush; a failed call may have reached it) */
+  private holding = false;
   private queue: string[] = [];
   private sending: Promise<void> | null = null;
   private sweeping: Promise<void> = Promise.resolve();
@@ -77,6 +79,7 @@ export class NginxStatic {
   /** nginx (re)started: its dicts are empty, hosts are pushed again as the Node edge resolves them */
   restarted(): void {
     this.pushed.clear();
+    this.holding = false;
   }
 
   /** A host resolved by the Node edge (begun at `generation`): a public site is materialised, then pushed. */
@@ -101,6 +104,7 @@ export class NginxStatic {
       if (!ok || generation !== this.generation || !this.opts.live()) return;
       this.opts.known(t);
       this.pushed.set(host, deploymentId);
+      this.holding = true;
       this.used.set(deploymentId, Date.now());
       this.send(`set ${host} ${NginxStatic.value(t)}`);
     });
@@ -126,9 +130,9 @@ export class NginxStatic {
   /** A route source's change: every site host goes back to the Node edge until resolved again. */
   invalidate(): void {
     this.generation++;
-    if (this.pushed.size === 0) return;
     this.pushed.clear();
-    this.send("flush");
+    if (this.holding) this.send("flush");
+    this.holding = false;
   }
 
   /** resolves once every change queued so far reached nginx */
@@ -149,7 +153,8 @@ export class NginxStatic {
         (r) => r !== null,
         () => false,
       );
-      if (!ok) this.pushed.clear(); // nginx down or restarting: what it held is gone with it
+      // nginx down, restarting or slow: pushed again as resolved; the next change flushes whatever reached it
+      if (!ok) this.pushed.clear();
     }
     this.sending = null;
   }
