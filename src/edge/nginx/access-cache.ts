@@ -101,6 +101,7 @@ export class NginxAccessCache {
   invalidate(routes: boolean): void {
     this.generation++;
     this.admitted.clear();
+    if (routes) this.opts.sites?.unpinAll();
     if (routes && this.holdingLocked) {
       this.locked.clear();
       this.send("flush");

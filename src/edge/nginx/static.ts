@@ -122,6 +122,12 @@ export class NginxStatic {
     return !/\s/.test(host) && !/[\t\n\r]/.test(t.site?.notFoundPage ?? "");
   }
 
+  /** every locked site's pin goes (a route change: they are pinned again as resolved) */
+  unpinAll(): void {
+    for (const id of this.pinned.values()) this.used.set(id, Date.now());
+    this.pinned.clear();
+  }
+
   /** The value `edge_sites` holds for a site (access-lua.ts pushes it for locked sites too). */
   static value(t: EdgeTarget): string {
     return `${t.kind}:${t.id}\t${t.site!.deploymentId}\t${t.site!.spa ? 1 : 0}\t${t.site!.notFoundPage ?? ""}`;
