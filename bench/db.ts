@@ -50,7 +50,7 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 // ---------------------------------------------------------------- the platform, in process (lib/db-platform.ts)
 const platform = await startDbPlatform(root);
-const { store, db, jobs, app, databases, api, token, commandDone, idle } = platform;
+const { db, jobs, databases, api, token, commandDone, idle } = platform;
 const bareCreate = () => bareCreateIn(root, PG_MAJOR, runAs);
 
 let seq = 0;
@@ -234,14 +234,15 @@ try {
   );
   printTable(["measure", "platform", "bare, same run", "ratio"], rows);
   console.log(`\n${targets.join("\n")}`);
+} catch (err) {
+  log(`bench:db failed: ${(err as Error).stack ?? String(err)}`);
+  process.exitCode = 1;
 } finally {
-  await app.close().catch(() => {});
-  await jobs.stop().catch(() => {});
-  const { rows: ids } = await db
-    .query<{ id: string }>("SELECT id FROM databases")
-    .catch(() => ({ rows: [] as { id: string }[] }));
-  for (const r of ids) await databases.purge(r.id).catch(() => {});
-  await db.end().catch(() => {});
-  await store.stop().catch(() => {});
+  await platform.close();
   await rm(root, { recursive: true, force: true }).catch(() => {});
 }
+// the report is out and everything was stopped: a handle something left open (named here) must not keep the run
+// alive (a run was seen hanging, another running out of memory, after its report)
+const left = process.getActiveResourcesInfo().filter((r) => r !== "PipeWrap" && r !== "TTYWrap");
+if (left.length) log(`still open after clean-up: ${left.join(", ")}`);
+process.exit();

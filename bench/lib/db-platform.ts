@@ -13,7 +13,7 @@ import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config/config.js";
 import { type LocalDatabaseProvider } from "../../src/databases/provider/local/index.js";
 import { MemoryRateLimitStore } from "../../src/http/rate-limit.js";
-import { createPlatform, startPlatform } from "../../src/kernel/platform.js";
+import { createPlatform, startPlatform, stopPlatform } from "../../src/kernel/platform.js";
 import { AREAS } from "../../src/areas.js";
 import { loadSecretBox } from "../../src/kernel/secrets.js";
 import type { DatabasesState } from "../../src/databases/module.js";
@@ -147,7 +147,24 @@ export async function startDbPlatform(root: string) {
       50,
     );
 
-  return { store, db, jobs, app, databases, api, token, commandDone, idle };
+  /**
+   * Everything down, as the tests' app does: the areas' stop hooks too (the registry's process, watchers, the warm
+   * pool), not only the workers. Stopping just the workers left those running against a store already gone, which
+   * kept the process alive after its report, retrying (once out of memory).
+   */
+  async function close(): Promise<void> {
+    await app.close().catch(() => {});
+    await stopPlatform(platform).catch(() => {});
+    const { rows } = await db
+      .query<{ id: string }>("SELECT id FROM databases")
+      .catch(() => ({ rows: [] as { id: string }[] }));
+    for (const r of rows) await databases.purge(r.id).catch(() => {});
+    await databases.idle().catch(() => {}); // a warm-pool initdb still running
+    await db.end().catch(() => {});
+    await store.stop().catch(() => {});
+  }
+
+  return { store, db, jobs, app, databases, api, token, commandDone, idle, close };
 }
 
 export type DbPlatform = Awaited<ReturnType<typeof startDbPlatform>>;
