@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import type { DatabaseServerSample } from "./contract.js";
 
 /**
  * Pod groups', databases' and the hourly series (migration 074): database samples, the roll-up of minutes into
@@ -11,27 +12,15 @@ const n = (v: string | null): number | null => (v === null ? null : Number(v));
 
 const HOUR = `date_bin('1 hour', minute, timestamptz '1970-01-01 00:00:00+00')`;
 
-/** One database's figures at one minute, as the sampler stores them (deltas from the previous sample). */
-export interface DatabaseSampleRow {
-  databaseId: string;
+/**
+ * One database's figures at one minute, as the sampler stores them: the server's sample (without its backup times,
+ * stored as ages) with the deltas from the previous sample.
+ */
+export interface DatabaseSampleRow
+  extends Omit<DatabaseServerSample, "lastBaseBackupAt" | "lastArchivedWalAt">, Omit<DatabaseSeriesRow, "at"> {
   minute: number;
   /** epoch ms of the sample itself */
   sampledAt: number;
-  owner: Owner;
-  connections: number;
-  maxConnections: number;
-  commitsTotal: number;
-  blocksHitTotal: number;
-  blocksReadTotal: number;
-  commits: number | null;
-  blocksHit: number | null;
-  blocksRead: number | null;
-  coveredSeconds: number | null;
-  sizeBytes: number;
-  replicationLagBytes: number | null;
-  replicationLagSeconds: number | null;
-  baseBackupAgeSeconds: number | null;
-  archivedWalAgeSeconds: number | null;
 }
 
 /** A database's row for the API: a minute or an hour (sums and highest values of its minutes). */
@@ -234,14 +223,7 @@ export async function groupRows(
   to: number,
   table: "minutes" | "hours",
 ): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<{
-    at: Date;
-    cpu: number | null;
-    cpu_minutes: number;
-    mem: string | null;
-    restarts: string;
-    replicas: number;
-  }>(
+  const { rows } = await q.query<RuntimeDbRow>(
     table === "minutes"
       ? `${GROUP_MINUTES} SELECT minute AS at, cpu, (cpu IS NOT NULL)::int AS cpu_minutes, mem, restarts, replicas
            FROM per_minute ORDER BY minute`
@@ -249,16 +231,29 @@ export async function groupRows(
           WHERE group_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
     [groupId, new Date(from), new Date(to)],
   );
-  return rows.map((r) => ({
-    at: r.at.getTime(),
-    cpuPercent: r.cpu,
-    cpuMinutes: r.cpu_minutes,
-    memoryBytes: n(r.mem),
-    memoryLimitBytes: null,
-    restarts: Number(r.restarts),
-    replicas: r.replicas,
-  }));
+  return rows.map(runtimeRow);
 }
+
+/** A runtime row as the minute and hour queries name its columns (a group has no memory limit of its own). */
+interface RuntimeDbRow {
+  at: Date;
+  cpu: number | null;
+  cpu_minutes: number;
+  mem: string | null;
+  mem_limit?: string | null;
+  restarts: string | number;
+  replicas: number;
+}
+
+const runtimeRow = (r: RuntimeDbRow): RuntimeRow => ({
+  at: r.at.getTime(),
+  cpuPercent: r.cpu,
+  cpuMinutes: r.cpu_minutes,
+  memoryBytes: n(r.mem),
+  memoryLimitBytes: n(r.mem_limit ?? null),
+  restarts: Number(r.restarts),
+  replicas: r.replicas,
+});
 
 /**
  * Members' samples of [$2, $3) added per minute; a member's restarts are its count's increase over its previous
@@ -277,27 +272,13 @@ const GROUP_MINUTES = `WITH s AS (
 
 /** One pod's hour rows in [from, to). */
 export async function podHours(q: Queryable, podId: string, from: number, to: number): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<{
-    hour: Date;
-    cpu_percent: number | null;
-    cpu_minutes: number;
-    memory_bytes: string | null;
-    memory_limit_bytes: string | null;
-    restarts: number;
-  }>(
-    `SELECT hour, cpu_percent, cpu_minutes, memory_bytes, memory_limit_bytes, restarts FROM pod_hours
-      WHERE pod_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
+  const { rows } = await q.query<RuntimeDbRow>(
+    `SELECT hour AS at, cpu_percent AS cpu, cpu_minutes, memory_bytes AS mem, memory_limit_bytes AS mem_limit, restarts,
+            1 AS replicas
+       FROM pod_hours WHERE pod_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
     [podId, new Date(from), new Date(to)],
   );
-  return rows.map((r) => ({
-    at: r.hour.getTime(),
-    cpuPercent: r.cpu_percent,
-    cpuMinutes: r.cpu_minutes,
-    memoryBytes: n(r.memory_bytes),
-    memoryLimitBytes: n(r.memory_limit_bytes),
-    restarts: r.restarts,
-    replicas: 1,
-  }));
+  return rows.map(runtimeRow);
 }
 
 /** Hours before this (epoch ms) are rolled up; null: never ran. Locks the row when `lock` (one roll-up at a time). */
