@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../../kernel/contracts.js";
 import type { EdgeConfig } from "../config.js";
 import type { Resolved } from "../route-cache.js";
-import { nginxConf } from "./conf.js";
+import { nginxConf, type NginxConfExtension } from "./conf.js";
 import type { NginxInstall } from "./detect.js";
 import { NginxProcess, writeConf } from "./process.js";
 import { emptyHistogram } from "../stats/histogram.js";
@@ -23,6 +23,10 @@ export interface NginxPlaneOptions {
   open: (target: EdgeTarget) => boolean;
   /** the route feed hears NOTIFYs now: pushed routes are then dropped on change (else nothing is pushed) */
   live: () => boolean;
+  /** further parts of the configuration (static sites: static-lua.ts) */
+  extensions?: NginxConfExtension[];
+  /** nginx (re)started with empty dicts: the parts behind `extensions` push again */
+  restarted?: () => void;
 }
 
 /** one drained minute of one app: what nginx answered itself */
@@ -81,9 +85,11 @@ export class NginxPlane {
         adminPort: this.adminPort,
         nodePort: this.opts.nodePort,
         secret: this.opts.secret,
+        routeTtlMs: config.routeTtlMs,
         upstreamTimeoutMs: config.upstreamTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         drainMs: config.drainMs,
+        extensions: this.opts.extensions,
       }),
     );
     this.process = new NginxProcess({
@@ -95,23 +101,42 @@ export class NginxPlane {
       drainMs: config.drainMs,
       log: this.opts.log,
       // a fresh nginx holds no route: they are pushed again as the Node edge resolves them
-      started: () => this.pushed.clear(),
+      started: () => {
+        this.pushed.clear();
+        this.opts.restarted?.();
+      },
     });
     await this.process.start();
   }
 
-  /** A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. */
-  offer(host: string, resolved: Resolved, generation: number): void {
-    if (generation !== this.generation || !this.opts.live()) return;
+  /** An app the Node edge answered behind nginx (nginx counted it, under "<kind>:<id>"): its owner, for the drain. */
+  known(target: EdgeTarget): void {
+    const key = `${target.kind}:${target.id}`;
+    if (this.targets.get(key) === target) return;
+    if (this.targets.size > 100_000) this.targets.clear();
+    this.targets.set(key, target);
+  }
+
+  /**
+   * A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. `next` is the
+   * replica index the Node edge's round robin gives next: nginx's rotation of a target it does not hold yet goes on
+   * from there (the request that resolved it is usually answered by the Node edge, with that index).
+   */
+  offer(host: string, resolved: Resolved, generation: number, next: number): Promise<void> {
+    if (generation !== this.generation || !this.opts.live()) return Promise.resolve();
     const t = resolved.target;
     if (t && t.upstreams.length > 0 && !t.site && !t.idle && this.opts.open(t)) {
       const key = `${t.kind}:${t.id}`;
-      if (/\s/.test(key) || /\s/.test(host)) return;
+      if (/\s/.test(key) || /\s/.test(host)) return Promise.resolve();
       if (this.targets.size > 100_000) this.targets.clear();
       this.targets.set(key, t);
       this.pushed.set(host, resolved.channel);
+      if (t.upstreams.length > 1) this.send(`rr ${key} ${next + 1}`);
       this.send(`set ${host} ${key} ${t.upstreams.join(" ")}`);
     } else if (this.pushed.delete(host)) this.send(`del ${host}`);
+    else return Promise.resolve();
+    // the resolving request is answered once nginx holds the route: the next one is nginx's, in the same rotation
+    return this.settled();
   }
 
   /** A source's change (null: anything may have changed): its hosts go back to the Node edge until resolved again. */
@@ -156,7 +181,7 @@ export class NginxPlane {
     while (this.sending) await this.sending;
   }
 
-  private async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
+  async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
     if (!this.adminPort) return null;
     const r = await fetch(`http://127.0.0.1:${this.adminPort}${pathname}`, {
       ...init,
