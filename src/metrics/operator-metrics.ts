@@ -91,17 +91,32 @@ export class OperatorMetrics {
     family("platform_pod_memory_bytes", "Memory in use at the pod's latest sample.", podLabels, (s) =>
       s.pods.map((p) => ({ labels: pod(p), value: p.memoryBytes })),
     );
-    new Counter({
-      name: "platform_pod_restarts_total",
-      help: "Restarts of the pod since it was created.",
-      labelNames: podLabels,
-      registers: [this.registry],
-      async collect() {
-        const s = await snapshot();
-        this.reset();
-        for (const p of s.pods) this.inc(pod(p), p.restartCount);
-      },
-    });
+    const podCounter = (name: string, help: string, value: (p: Snapshot["pods"][number]) => number | null) =>
+      new Counter({
+        name,
+        help,
+        labelNames: podLabels,
+        registers: [this.registry],
+        async collect() {
+          const s = await snapshot();
+          this.reset();
+          for (const p of s.pods) {
+            const v = value(p);
+            if (v !== null) this.inc(pod(p), v);
+          }
+        },
+      });
+    podCounter("platform_pod_restarts_total", "Restarts of the pod since it was created.", (p) => p.restartCount);
+    podCounter(
+      "platform_pod_network_receive_bytes_total",
+      "Bytes the pod's container received, as the runtime counts them at the latest sample (0 after a restart).",
+      (p) => p.netInBytes,
+    );
+    podCounter(
+      "platform_pod_network_transmit_bytes_total",
+      "Bytes the pod's container sent, as the runtime counts them at the latest sample (0 after a restart).",
+      (p) => p.netOutBytes,
+    );
     const dbLabels = ["database", "owner"];
     const databaseFamily = (name: string, help: string, value: (d: Snapshot["databases"][number]) => number | null) =>
       family(name, help, dbLabels, (s) => s.databases.map((d) => ({ labels: database(d), value: value(d) })));
