@@ -16,6 +16,7 @@ import { ownerFieldOnCreateRoutes } from "./http/owner-context.js";
 import { ApiError, notFound } from "./http/errors.js";
 import { findUnstorable, storableText } from "./http/storable.js";
 import { catalogMarkdown, documentRoute, shareErrorResponses, shareHeaders } from "./http/route-schema.js";
+import { shareBodySchemas } from "./http/openapi-schemas.js";
 import { registerRoutes } from "./http/route.js";
 import { Idempotency } from "./http/idempotency.js";
 import { rateLimitHeaders } from "./http/rate-limit.js";
@@ -94,6 +95,7 @@ export async function buildApp(platform: Platform): Promise<FastifyInstance> {
       const openapi = (doc as { openapiObject: unknown }).openapiObject as OpenApiDoc;
       shareHeaders(openapi as never);
       shareErrorResponses(openapi as never);
+      shareBodySchemas(openapi as never);
       return withTags(openapi, platform.areas) as never;
     },
   });

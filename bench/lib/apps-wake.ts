@@ -39,6 +39,8 @@ export async function wakeFigures(d: WakeBenchDeps): Promise<string[][]> {
   const limits = ["--cpus", "0.25", "--memory", "256m", "--pids-limit", "512"];
   const flags = ["--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000", ...limits];
   await run("podman", ["run", "-d", "--name", name, ...flags, "-p", "127.0.0.1::8080", image]);
+  // the edge runs in a process of its own, forked once the API serves (run alone, BENCH_ONLY=wake, it may not yet)
+  await until("the edge", () => firstByte(d.edgePort, "nothing.invalid").then(() => true), 60_000, 100);
   const [plat, bare] = [[] as number[], [] as number[]];
   try {
     for (let i = 0; i < d.count; i++) {
@@ -67,7 +69,7 @@ export async function wakeFigures(d: WakeBenchDeps): Promise<string[][]> {
     }
   } finally {
     await run("podman", ["rm", "-f", "-t", "0", name]).catch(() => null);
-    await api("DELETE", `/v1/pods/${id}`, token);
+    await api("DELETE", `/v1/pods/${id}`, token).catch(() => null); // the platform may be gone: the caller cleans up
   }
   return [50, 95].map((q) => [
     `wake on request → first byte p${q} (n=${plat.length}; bare: podman start + first answer)`,

@@ -2,7 +2,14 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ContainerInfo } from "../runtime/provider.js";
 import { asApiError } from "../http/errors.js";
 import * as repo from "./repo.js";
-import { containerSpecOf, LABEL_HOST, LABEL_POD, type SpecDeps } from "./container-spec.js";
+import {
+  containerName,
+  containerSpecOf,
+  LABEL_GENERATION,
+  LABEL_HOST,
+  LABEL_POD,
+  type SpecDeps,
+} from "./container-spec.js";
 import { cleanUp, generationOf, POD_CONTAINER_NAME, removeContainer, unfinished } from "./cleanup.js";
 import { volumesBlocking } from "./volumes/attach.js";
 import { awaitReady } from "./checks/ready.js";
@@ -10,6 +17,7 @@ import { releaseServing, rolloutOf } from "./releases/repo.js";
 import { rollBack } from "./rollout/rollback.js";
 import { drainReplicas } from "./rollout/drain.js";
 import { answersSoon } from "./idle/ready.js";
+import { restartGroupIdleClock } from "./idle/repo.js";
 import { inTransaction } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 
@@ -61,7 +69,8 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   const pod = await repo.podById(deps.db, podId);
   if (!pod || pod.host_id !== deps.hostId) return false;
   const gen = pod.generation;
-  const all = await deps.runtime.list({ [LABEL_POD]: pod.id });
+  const early = await wakeFirst(deps, pod);
+  const all = early ? [early] : await deps.runtime.list({ [LABEL_POD]: pod.id });
   // neither the wanted generation nor the one serving, or cut half-way: left behind by a cut rollout or removal
   const stale = all.filter(
     (c) => unfinished(c) || (generationOf(c) !== gen && generationOf(c) !== pod.serving_generation),
@@ -70,10 +79,14 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   const cleaned = await cleanUp(deps, pod.id, stale, `generation ${gen} is wanted`);
   if (pod.desired_state !== "running") {
     let left = cleaned.left;
+    let kept: string | null = null;
     for (const c of containers)
       if (keptAsleep(pod, c)) {
-        // stopped for idleness: the container stays, stopped, so a wake is a `podman start` (src/apps/README.md)
-        if (c.status === "running") await deps.runtime.stop(c.name, pod.stop_grace_seconds).catch(() => left++);
+        // stopped for idleness: the container stays, stopped, so a wake is a `podman start` (src/apps/README.md);
+        // its published address, read while it ran, is where the wake's requests go (wakeFirst)
+        if (c.status !== "running") continue;
+        kept = c.address;
+        await deps.runtime.stop(c.name, pod.stop_grace_seconds).catch(() => left++);
       } else if (!(await removeContainer(deps, c))) left++;
     if (left) return false; // recorded removed/stopped only once nothing of it runs: the sweep retries
     const state = pod.desired_state === "removed" ? "removed" : "stopped";
@@ -82,15 +95,17 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       address: null,
       network_address: null,
       serving_generation: null,
+      kept_address: kept,
     });
     return !written;
   }
   let current = containers.find((c) => generationOf(c) === gen) ?? null;
   const older = containers.filter((c) => generationOf(c) !== gen);
-  let woken = false;
+  let woken = early !== null;
   if (current && current.status !== "running" && pod.state === "stopped" && pod.woken_at) {
     // woken after an idle stop (the wake keeps the generation and the observed `stopped`): the kept container
-    // starts again; one that will not is replaced by a new one below
+    // starts again (wakeFirst found no container to start, or its start failed: tried once more here); one that
+    // will not is replaced by a new one below
     current = await deps.runtime.start(current.name).catch(async (err) => {
       deps.log.warn({ err, pod: pod.id }, "idle-stopped container did not start; a new one is made");
       await removeContainer(deps, current!);
@@ -180,14 +195,22 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     return false;
   }
   const info = quick ? current : ((await deps.runtime.inspect(current.name)) ?? current);
-  const switched = await repo.recordObserved(deps.db, pod, {
-    state: "running",
-    state_reason: null,
-    address: info.address,
-    network_address: info.networkAddress,
-    serving_generation: gen,
-    ready: true,
-  });
+  // a woken app's idle clock runs from when it serves, not from the wake: a start longer than the idle time
+  // would otherwise be stopped again by the sweep before the held requests (counted at the next flush) got through
+  if (woken && pod.group_id) await restartGroupIdleClock(deps.db, pod.group_id);
+  const switched = await repo.recordObserved(
+    deps.db,
+    pod,
+    {
+      state: "running",
+      state_reason: null,
+      address: info.address,
+      network_address: info.networkAddress,
+      serving_generation: gen,
+      ready: true,
+    },
+    { awakeNow: woken },
+  );
   if (!switched) return true;
   await inTransaction(deps.db, async (tx) => {
     await repo.rolloutServing(tx, pod.id, gen);
@@ -202,7 +225,55 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       });
   });
   await drainReplicas(deps, pod, older);
+  if (early && quick) await describeWoken(deps, pod, early);
   return false;
+}
+
+/**
+ * A wake (idle/service.ts: desired `running` at the same generation, observed still `stopped`, `woken_at` set)
+ * starts the kept container by its name before anything is listed, and without inspecting it when the idle stop
+ * recorded its published address (`kept_address`: podman chose that host port when it created the container, and
+ * `start` binds it again or fails). On the held request's path that leaves one podman run, `start`, where listing
+ * (`ps`, `inspect`) and describing (`inspect`) had cost twice the start again (issue 30's figure). Nothing is missed
+ * by not listing first: an idle stop is recorded `stopped` only once the pod has no container but the kept one
+ * (the pass above), and only claimed reconciles make containers. A start that fails (no such container: a user
+ * stop removed it, a new generation; or it would not start) returns null and the pass lists as usual.
+ */
+async function wakeFirst(deps: ReconcilerDeps, pod: repo.PodRow): Promise<ContainerInfo | null> {
+  if (pod.desired_state !== "running" || pod.state !== "stopped" || !pod.woken_at) return null;
+  const name = containerName(pod.id, pod.generation);
+  const { runtime } = deps;
+  if (!pod.kept_address || !runtime.resume) return runtime.start(name).catch(() => null);
+  try {
+    await runtime.resume(name);
+  } catch {
+    return null;
+  }
+  return {
+    name,
+    id: "",
+    status: "running",
+    address: pod.kept_address,
+    networkAddress: null, // given anew at each start: read after the held requests are through (describeWoken)
+    exitCode: null,
+    startedAt: null,
+    finishedAt: null,
+    labels: { [LABEL_POD]: pod.id, [LABEL_GENERATION]: String(pod.generation), [LABEL_HOST]: deps.hostId },
+  };
+}
+
+/**
+ * After a wake served its held requests: the container as podman describes it, its owner-network address (given
+ * anew at each start) and, should the published address ever differ from the one assumed, the right one (logged;
+ * written only while the row is still the one woken).
+ */
+async function describeWoken(deps: ReconcilerDeps, pod: repo.PodRow, woken: ContainerInfo): Promise<void> {
+  if (woken.networkAddress && woken.id) return; // described already (started without a recorded address)
+  const info = await deps.runtime.inspect(woken.name).catch(() => null);
+  if (!info || info.status !== "running") return;
+  if (info.address !== woken.address)
+    deps.log.warn({ pod: pod.id, kept: woken.address, now: info.address }, "woken container's address changed");
+  await repo.recordObserved(deps.db, pod, { address: info.address, network_address: info.networkAddress });
 }
 
 /**

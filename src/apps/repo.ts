@@ -49,6 +49,8 @@ export interface PodRow extends NamedOwnerColumns {
   woken_at: Date | null;
   /** times woken by a request (the wake keeps the generation) */
   wakes: number;
+  /** the published address of the container an idle stop kept (migration 080); a wake routes to it at once */
+  kept_address: string | null;
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
@@ -109,6 +111,7 @@ export async function insertPod(
     | "awake_since"
     | "woken_at"
     | "wakes"
+    | "kept_address"
   >,
 ) {
   await q.query(
@@ -219,6 +222,7 @@ export async function setDesired(
 /**
  * What the reconciler observed; written only while the row is still what it worked on: the same generation
  * and the same desired state (a stop or a billing pause does not bump the generation; a newer change wins).
+ * `awakeNow`: the idle clock starts again (a woken pod's, once it serves: src/apps/README.md).
  */
 export async function recordObserved(
   q: Queryable,
@@ -235,11 +239,14 @@ export async function recordObserved(
       | "restart_count"
       | "next_restart_at"
       | "ready"
+      | "kept_address"
     >
   >,
+  opts: { awakeNow?: boolean } = {},
 ): Promise<boolean> {
   const values: unknown[] = [seen.id, seen.generation, seen.desired_state];
   const sets = setClauses(observed, values);
+  if (opts.awakeNow) sets.push("awake_since = now()");
   if (!sets.length) return true;
   const { rowCount } = await q.query(
     `UPDATE pods SET ${sets.join(", ")}, updated_at = now() WHERE id = $1 AND generation = $2 AND desired_state = $3`,

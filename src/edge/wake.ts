@@ -14,12 +14,15 @@ export interface WakeOptions {
 
 /** how often a wait asks the store again without a NOTIFY (a lost one, or a listener reconnecting) */
 const POLL_MS = 1000;
+/** wakes one wait asks for at most (again only when a fresh read finds the app stopped once more) */
+const MAX_ASKS = 3;
 
 /**
  * Scale-to-zero at the edge (issue 30): a request for an idle-stopped app (EdgeTarget.idle) is held while the app
  * starts, then answered by the fresh replica. Every request of one process waiting for one app shares one wait, and
  * the wake itself is recorded in the store by the apps area (kernel `edgeWake`, idempotent under the row's lock),
- * so any number of concurrent first requests on any number of edge processes make exactly one start. The wait
+ * so any number of concurrent first requests on any number of edge processes make exactly one start (a fresh read
+ * that finds the app stopped again after the wake asks again, a few times at most). The wait
  * ends on the route feed's NOTIFY (the replica became ready: `pod_routes`), or a poll every second; past
  * `timeoutMs` it answers 503 with Retry-After. A refusal by admission answers its message and starts nothing.
  */
@@ -52,15 +55,17 @@ export class Waker {
 
   private async wakeAndWait(host: string, target: EdgeTarget): Promise<{ target: EdgeTarget } | { page: EdgePage }> {
     const deadline = Date.now() + this.opts.timeoutMs;
-    let asked = false;
+    let asks = 0;
     let current: EdgeTarget | null = target;
     for (;;) {
       if (current?.upstreams.length && current.idle !== "stopped") return { target: current };
       if (!current) return { page: pages.unknownHost() }; // deleted meanwhile
-      if (current.idle === "stopped" && !asked) {
-        // asked once per wait: a target still "stopped" after our wake is a stale read, the start is recorded
-        asked = true;
-        if (!this.opts.wake) return { page: pages.wakeFailed() };
+      if (current.idle === "stopped") {
+        // the first read may come from the cache (another process may have woken it: the wake then finds it under
+        // way); later ones are fresh, so "stopped" after our wake means stopped once more (an idle sweep that did
+        // not see the held requests yet): asked again rather than left to time out, a few times at most
+        if (!this.opts.wake || asks >= MAX_ASKS) return { page: pages.wakeFailed() };
+        asks++;
         this.asked++;
         const outcome = await this.opts.wake({ kind: current.kind, id: current.id });
         if (outcome.kind === "refused") return { page: pages.wakeRefused(outcome.status, outcome.message) };

@@ -68,16 +68,7 @@ export async function groupRows(
   to: number,
   table: "minutes" | "hours",
 ): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<{
-    at: Date;
-    cpu: number | null;
-    cpu_minutes: number;
-    mem: string | null;
-    restarts: string;
-    replicas: number;
-    net_rx: string | null;
-    net_tx: string | null;
-  }>(
+  const { rows } = await q.query<RuntimeDbRow>(
     table === "minutes"
       ? `${GROUP_MINUTES} SELECT minute AS at, cpu, (cpu IS NOT NULL)::int AS cpu_minutes, mem, restarts, replicas,
            net_rx, net_tx FROM per_minute ORDER BY minute`
@@ -86,46 +77,43 @@ export async function groupRows(
            FROM group_hours WHERE group_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
     [groupId, new Date(from), new Date(to)],
   );
-  return rows.map((r) => ({
-    at: r.at.getTime(),
-    cpuPercent: r.cpu,
-    cpuMinutes: r.cpu_minutes,
-    memoryBytes: n(r.mem),
-    memoryLimitBytes: null,
-    restarts: Number(r.restarts),
-    replicas: r.replicas,
-    netRxBytes: n(r.net_rx),
-    netTxBytes: n(r.net_tx),
-  }));
+  return rows.map(runtimeRow);
 }
+
+/** A runtime row as the minute and hour queries name its columns (a group has no memory limit of its own). */
+interface RuntimeDbRow {
+  at: Date;
+  cpu: number | null;
+  cpu_minutes: number;
+  mem: string | null;
+  mem_limit?: string | null;
+  restarts: string | number;
+  replicas: number;
+  net_rx: string | null;
+  net_tx: string | null;
+}
+
+const runtimeRow = (r: RuntimeDbRow): RuntimeRow => ({
+  at: r.at.getTime(),
+  cpuPercent: r.cpu,
+  cpuMinutes: r.cpu_minutes,
+  memoryBytes: n(r.mem),
+  memoryLimitBytes: n(r.mem_limit ?? null),
+  restarts: Number(r.restarts),
+  replicas: r.replicas,
+  netRxBytes: n(r.net_rx),
+  netTxBytes: n(r.net_tx),
+});
 
 /** One pod's hour rows in [from, to). */
 export async function podHours(q: Queryable, podId: string, from: number, to: number): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<{
-    hour: Date;
-    cpu_percent: number | null;
-    cpu_minutes: number;
-    memory_bytes: string | null;
-    memory_limit_bytes: string | null;
-    restarts: number;
-    net_rx_bytes: string | null;
-    net_tx_bytes: string | null;
-  }>(
-    `SELECT hour, cpu_percent, cpu_minutes, memory_bytes, memory_limit_bytes, restarts, net_rx_bytes, net_tx_bytes
+  const { rows } = await q.query<RuntimeDbRow>(
+    `SELECT hour AS at, cpu_percent AS cpu, cpu_minutes, memory_bytes AS mem, memory_limit_bytes AS mem_limit, restarts,
+            1 AS replicas, net_rx_bytes AS net_rx, net_tx_bytes AS net_tx
        FROM pod_hours WHERE pod_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
     [podId, new Date(from), new Date(to)],
   );
-  return rows.map((r) => ({
-    at: r.hour.getTime(),
-    cpuPercent: r.cpu_percent,
-    cpuMinutes: r.cpu_minutes,
-    memoryBytes: n(r.memory_bytes),
-    memoryLimitBytes: n(r.memory_limit_bytes),
-    restarts: r.restarts,
-    replicas: 1,
-    netRxBytes: n(r.net_rx_bytes),
-    netTxBytes: n(r.net_tx_bytes),
-  }));
+  return rows.map(runtimeRow);
 }
 
 /** Rolls pods' and groups' minutes of [from, to) (whole hours) into hour rows; a rerun replaces them. */

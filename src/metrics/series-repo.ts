@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import type { DatabaseServerSample } from "./contract.js";
 import { rollupPodGroupHours } from "./runtime-repo.js";
 
 /**
@@ -12,27 +13,15 @@ const n = (v: string | null): number | null => (v === null ? null : Number(v));
 
 const HOUR = `date_bin('1 hour', minute, timestamptz '1970-01-01 00:00:00+00')`;
 
-/** One database's figures at one minute, as the sampler stores them (deltas from the previous sample). */
-export interface DatabaseSampleRow {
-  databaseId: string;
+/**
+ * One database's figures at one minute, as the sampler stores them: the server's sample (without its backup times,
+ * stored as ages) with the deltas from the previous sample.
+ */
+export interface DatabaseSampleRow
+  extends Omit<DatabaseServerSample, "lastBaseBackupAt" | "lastArchivedWalAt">, Omit<DatabaseSeriesRow, "at"> {
   minute: number;
   /** epoch ms of the sample itself */
   sampledAt: number;
-  owner: Owner;
-  connections: number;
-  maxConnections: number;
-  commitsTotal: number;
-  blocksHitTotal: number;
-  blocksReadTotal: number;
-  commits: number | null;
-  blocksHit: number | null;
-  blocksRead: number | null;
-  coveredSeconds: number | null;
-  sizeBytes: number;
-  replicationLagBytes: number | null;
-  replicationLagSeconds: number | null;
-  baseBackupAgeSeconds: number | null;
-  archivedWalAgeSeconds: number | null;
 }
 
 /** A database's row for the API: a minute or an hour (sums and highest values of its minutes). */

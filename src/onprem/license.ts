@@ -64,35 +64,38 @@ export const keyIdOf = (publicKey: KeyObject): string =>
     .digest("hex")
     .slice(0, 16);
 
-/** An Ed25519 private key from PEM or base64 PKCS#8 DER; a bad one is a ConfigError naming `name`. */
-export function parsePrivateKey(raw: string, name: string): KeyObject {
+/** How each half of an Ed25519 key pair is read: PEM, or base64 DER in its standard container. */
+const KEY_FORMS = {
+  private: {
+    what: "PKCS#8 private key",
+    read: (text: string, der: Buffer | null) =>
+      der ? createPrivateKey({ key: der, format: "der", type: "pkcs8" }) : createPrivateKey(text),
+  },
+  public: {
+    what: "SubjectPublicKeyInfo public key",
+    read: (text: string, der: Buffer | null) =>
+      der ? createPublicKey({ key: der, format: "der", type: "spki" }) : createPublicKey(text),
+  },
+};
+
+function parseEd25519Key(raw: string, name: string, form: keyof typeof KEY_FORMS): KeyObject {
+  const { what, read } = KEY_FORMS[form];
   let key: KeyObject;
   try {
     const text = raw.trim();
-    key = text.startsWith("-----BEGIN")
-      ? createPrivateKey(text)
-      : createPrivateKey({ key: Buffer.from(text, "base64"), format: "der", type: "pkcs8" });
+    key = read(text, text.startsWith("-----BEGIN") ? null : Buffer.from(text, "base64"));
   } catch {
-    throw new ConfigError(name, "is not a PEM or base64 PKCS#8 private key");
+    throw new ConfigError(name, `is not a PEM or base64 ${what}`);
   }
   if (key.asymmetricKeyType !== "ed25519") throw new ConfigError(name, "must be an Ed25519 key");
   return key;
 }
 
+/** An Ed25519 private key from PEM or base64 PKCS#8 DER; a bad one is a ConfigError naming `name`. */
+export const parsePrivateKey = (raw: string, name: string): KeyObject => parseEd25519Key(raw, name, "private");
+
 /** An Ed25519 public key from PEM or base64 SubjectPublicKeyInfo DER; a bad one is a ConfigError naming `name`. */
-export function parsePublicKey(raw: string, name: string): KeyObject {
-  let key: KeyObject;
-  try {
-    const text = raw.trim();
-    key = text.startsWith("-----BEGIN")
-      ? createPublicKey(text)
-      : createPublicKey({ key: Buffer.from(text, "base64"), format: "der", type: "spki" });
-  } catch {
-    throw new ConfigError(name, "is not a PEM or base64 SubjectPublicKeyInfo public key");
-  }
-  if (key.asymmetricKeyType !== "ed25519") throw new ConfigError(name, "must be an Ed25519 key");
-  return key;
-}
+export const parsePublicKey = (raw: string, name: string): KeyObject => parseEd25519Key(raw, name, "public");
 
 /**
  * The platform's signing key: ONPREM_SIGNING_KEY, or the one generated at first start into

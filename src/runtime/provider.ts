@@ -121,6 +121,11 @@ export interface RuntimeProvider {
   /** creates and starts the container (or returns it if a container with that name exists) */
   create(spec: ContainerSpec): Promise<ContainerInfo>;
   start(name: string): Promise<ContainerInfo>;
+  /**
+   * Starts a stopped container without describing it afterwards: for a caller that knows what it needs of it (a
+   * container kept stopped keeps its published ports). Optional: without it, `start`.
+   */
+  resume?(name: string): Promise<void>;
   stop(name: string, timeoutSeconds?: number): Promise<void>;
   /** gone afterwards, with no process of it left (a half-done removal is finished) */
   remove(name: string): Promise<void>;

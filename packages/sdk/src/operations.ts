@@ -58,14 +58,40 @@ export interface OperationIndex {
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 
-function resolve(doc: OpenApiDocument, schema: unknown): JsonSchema | undefined {
-  let s = schema as JsonSchema | undefined;
-  for (let i = 0; i < 10 && s && typeof s.$ref === "string"; i++) {
-    const parts = (s.$ref as string).replace(/^#\//, "").split("/");
-    s = parts.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc) as
-      JsonSchema | undefined;
+/** the node a local reference (#/components/schemas/Name) points at */
+function target(doc: OpenApiDocument, ref: string): unknown {
+  const parts = ref
+    .replace(/^#\//, "")
+    .split("/")
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return parts.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+}
+
+/**
+ * A schema with every local reference replaced by what it points at, so it stands alone (a tool's input schema is read
+ * without the document); a reference the document does not hold stays as it is. The document shares repeated schemas
+ * as components (#/components/schemas/...); none refers to itself, and a bound on references followed in a row keeps
+ * a cycle from recursing forever.
+ */
+export function inlineRefs(doc: OpenApiDocument, schema: unknown, hops = 0): unknown {
+  if (hops > 32 || schema === null || typeof schema !== "object") return schema;
+  if (Array.isArray(schema)) return schema.map((s) => inlineRefs(doc, s, hops));
+  const ref = (schema as JsonSchema).$ref;
+  if (typeof ref === "string" && ref.startsWith("#/")) {
+    const found = target(doc, ref);
+    if (found !== undefined) return inlineRefs(doc, found, hops + 1);
   }
-  return s;
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inlineRefs(doc, v, hops)]));
+}
+
+/** A copy of the document whose operations read their schemas in place (shared schemas inlined), for generic readers. */
+export function inlineSchemaRefs<D extends OpenApiDocument>(doc: D): D {
+  const schemas = { paths: {}, components: { schemas: doc.components?.schemas ?? {} } };
+  return { ...doc, paths: inlineRefs(schemas, doc.paths) };
+}
+
+function resolve(doc: OpenApiDocument, schema: unknown): JsonSchema | undefined {
+  return inlineRefs(doc, schema) as JsonSchema | undefined;
 }
 
 export function indexOperations(doc: OpenApiDocument): OperationIndex {

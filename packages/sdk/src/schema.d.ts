@@ -5546,7 +5546,2172 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: never;
+  schemas: {
+    /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
+    AllowedShapesItem_be1a53eb: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
+    Allowlist_0870bac3: {
+      cidr: string;
+      label: string;
+    }[];
+    App_d0af0c4f: {
+      id: string;
+      kind: "pod" | "group";
+      slug: string;
+    } | null;
+    BackupHealth_191f6814: {
+      archiver_failure: {
+        at: string;
+        wal: string;
+      } | null;
+      base_backup_id: string | null;
+      /** Format: date-time */
+      checked_at: string;
+      /** Format: int64 */
+      checked_segments: number;
+      corrupt_backups: string[];
+      from_segment: string | null;
+      missing_segments: string[];
+      ok: boolean;
+      pending_segments: string[];
+      problem: string | null;
+      /** Format: int64 */
+      timeline: number | null;
+      to_segment: string | null;
+    } | null;
+    /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
+    BuildSecrets_78f1239a: {
+      [key: string]: {
+        fingerprint: string;
+      };
+    };
+    BusinessInfo_82ff319e: {
+      address?: string;
+      /** @description 종목 */
+      business_item?: string;
+      /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+      business_number: string;
+      /** @description 업태 */
+      business_type?: string;
+      company_name: string;
+      /**
+       * Format: email
+       * @description where the tax invoice is sent
+       */
+      email: string;
+      representative: string;
+    } | null;
+    Cancel_2eef61dc: {
+      detail: unknown;
+      phase: string | null;
+      reason: string | null;
+    } | null;
+    Card_deac0940: {
+      brand: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: int64 */
+      exp_month: number | null;
+      /** Format: int64 */
+      exp_year: number | null;
+      id: string;
+      /** @description last four digits as the provider shows them (Toss may mask some) */
+      last4: string | null;
+      /** @description stripe (USD) or toss (KRW) */
+      provider: "stripe" | "toss";
+    } | null;
+    /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
+    Card_fca8d6cc: {
+      brand: string | null;
+      last4: string | null;
+      provider: "stripe" | "toss";
+    } | null;
+    /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
+    Checks_1e714b61: {
+      liveness?: components["schemas"]["Startup_9a1911f0"];
+      readiness?: components["schemas"]["Startup_9a1911f0"];
+      startup?: components["schemas"]["Startup_9a1911f0"];
+    } | null;
+    /** @description a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none */
+    ChildIds_b22f28a3: string[] | null;
+    Commands_06c8ff30: {
+      /** Format: date-time */
+      created_at: string;
+      error: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      id: string;
+      kind: string;
+      status: string;
+    }[];
+    /** @description the condition: value <comparison> threshold */
+    Comparison_0cf27e20: ">" | ">=" | "<" | "<=";
+    /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
+    ConcurrencyPolicy_50f7b076: "forbid" | "replace" | "allow";
+    CreateApiKeyBody_ac7d91ec: {
+      /**
+       * Format: date-time
+       * @description RFC 3339 time
+       */
+      expires_at?: string;
+      name: string;
+      scopes: string[];
+    };
+    CreateBankTransferBody_e599af70: {
+      /** Format: int64 */
+      amount_krw: number;
+      depositor_name: string;
+      receipt_type: "none" | "tax_invoice";
+      tax_invoice?: {
+        address?: string;
+        /** @description 종목 */
+        business_item?: string;
+        /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
+        business_number: string;
+        /** @description 업태 */
+        business_type?: string;
+        company_name: string;
+        /**
+         * Format: email
+         * @description where the tax invoice is sent
+         */
+        email: string;
+        representative: string;
+      };
+    };
+    CreateDatabase201_bc432f23: {
+      allowlist: components["schemas"]["Allowlist_0870bac3"];
+      authorized_clients: string[];
+      backup_health?: components["schemas"]["BackupHealth_191f6814"];
+      backups?: components["schemas"]["ListBackups200_e4c7bb81"];
+      /** Format: date-time */
+      branched_at: string | null;
+      command_id: string;
+      commands?: components["schemas"]["Commands_06c8ff30"];
+      compute: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      database: string;
+      database_url: string;
+      database_url_public: string;
+      desired_state: string;
+      engine: string;
+      extensions: string[];
+      ha_enabled: boolean;
+      host: string;
+      id: string;
+      /**
+       * Format: int64
+       * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+       */
+      idle_stop_seconds: number | null;
+      internal_host: string;
+      label: string | null;
+      name: string;
+      /** @description a branch's parent database; null for a database that is no branch */
+      parent_id: string | null;
+      password?: string;
+      /** Format: int64 */
+      pitr_retention_days: number;
+      pool_enabled: boolean;
+      /** Format: int64 */
+      port: number;
+      public_host: string;
+      /** Format: date-time */
+      removed_at: string | null;
+      size: string;
+      slug: string;
+      /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
+      state: string;
+      status_reason: string | null;
+      storage: {
+        [key: string]: unknown;
+      };
+      /** Format: int64 */
+      storage_gb: number;
+      /** Format: int64 */
+      storage_used_bytes?: number | null;
+      superuser_database_url?: string;
+      superuser_password?: string;
+      user: string;
+      /** Format: int64 */
+      version: number;
+    };
+    CreateOnpremOrder201_0f101bbe: {
+      /** Format: int64 */
+      amount_krw: number;
+      /** Format: date-time */
+      created_at: string;
+      customer: string;
+      failure: components["schemas"]["Failure_056053ba"];
+      /** Format: int64 */
+      hosts: number;
+      id: string;
+      /** @description the license issued once paid */
+      license_id: string | null;
+      /** Format: int64 */
+      months: number;
+      owner: {
+        id: string;
+        kind: string;
+      };
+      /** Format: date-time */
+      paid_at: string | null;
+      /** @description what the Toss payment window runs with */
+      payment: {
+        /**
+         * Format: int64
+         * @description amount for the payment window, KRW
+         */
+        amount: number;
+        /** @description TOSS_CLIENT_KEY, the payment widget's key */
+        client_key: string | null;
+        customer_key: string;
+        /** @description orderId for the Toss payment window */
+        order_id: string;
+        order_name: string;
+        /** @enum {string} */
+        provider: "toss";
+      };
+      renew_of: string | null;
+      scope: components["schemas"]["Scope_09af2cea"];
+      status: "pending" | "paid";
+    };
+    CreateOrgHost201_975df6a0: {
+      bootstrap: {
+        /** Format: date-time */
+        expires_at: string;
+        /** @description one-time; shown only now; only its SHA-256 is kept */
+        token: string;
+      };
+      host: components["schemas"]["ItemsItem_0a250528"];
+      install: {
+        /** @description run as root on a Debian machine: installs podman and runc, the platform, and starts the agent */
+        shell: string;
+      };
+    };
+    CreatePartnerUser200_6caffaee: {
+      /** Format: date-time */
+      created_at: string;
+      department_code: string | null;
+      external_ref: string;
+      id: string;
+      /** Format: int64 */
+      monthly_cap_krw: number | null;
+      tenant_ref: string | null;
+      token: {
+        /** Format: date-time */
+        created_at: string;
+        /** Format: date-time */
+        expires_at: string | null;
+        id: string;
+        /** @description the token (opk_...), shown only now */
+        key: string;
+        /** Format: date-time */
+        last_used_at: string | null;
+        name: string;
+        /** @description first characters of the key, to recognise it */
+        prefix: string;
+        scopes: string[];
+      } | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    CreateTopup201_b0b2c3bc: {
+      /**
+       * Format: int64
+       * @description charged, in the provider's smallest unit: USD cents, KRW won
+       */
+      amount: number;
+      /** @description Stripe PaymentIntent client secret for Stripe.js (stripe top-ups) */
+      client_secret: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: int64
+       * @description credited to the wallet, in ledger units: USD micro-dollars, KRW won
+       */
+      credit_amount: number;
+      /** Format: date-time */
+      credited_at: string | null;
+      currency: "USD" | "KRW";
+      failure: components["schemas"]["Failure_056053ba"];
+      id: string;
+      /** @description Toss orderId for the payment window */
+      order_id: string;
+      order_name: string;
+      origin: "manual" | "auto_recharge";
+      /** @description stripe (USD) or toss (KRW) */
+      provider: "stripe" | "toss";
+      /** @description Stripe PaymentIntent id or Toss paymentKey */
+      provider_ref: string | null;
+      provider_status: string | null;
+      /**
+       * Format: int64
+       * @description refunded so far, provider units
+       */
+      refunded_amount: number;
+      status: "pending" | "succeeded" | "failed" | "refunded";
+    };
+    CreateWebhookEndpoint201_8b8d15bd: {
+      child_ids: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      description: string | null;
+      /** @description why the platform disabled it (days of failed deliveries) */
+      disabled_reason: string | null;
+      enabled: boolean;
+      event_types: string[];
+      /** Format: date-time */
+      failing_since: string | null;
+      id: string;
+      /** Format: date-time */
+      previous_secret_expires_at: string | null;
+      /** @description whsec_…, shown only in this answer */
+      secret: string;
+      /** Format: date-time */
+      updated_at: string;
+      url: string;
+    };
+    /** @description the member responsible for it (its creator, or whoever it was handed over to) */
+    Creator_2148d5a6: {
+      /** @description null when the account was deleted */
+      email: string | null;
+      id: string;
+    };
+    /** @description every day of the window, oldest first; quiet days are zeros */
+    Daily_773590a0: {
+      /**
+       * Format: int64
+       * @description bytes sent to visitors, headers included
+       */
+      bytes_out: number;
+      /** Format: date */
+      date: string;
+      /**
+       * Format: int64
+       * @description answers with a 4xx status
+       */
+      errors_4xx: number;
+      /**
+       * Format: int64
+       * @description answers with a 5xx status (the edge's 502/503/504 included)
+       */
+      errors_5xx: number;
+      /** @description median response time in ms (to about 19 %); null without requests */
+      p50_ms: number | null;
+      /** @description 95th percentile response time in ms; null without requests */
+      p95_ms: number | null;
+      /**
+       * Format: int64
+       * @description requests the edge answered for the app
+       */
+      requests: number;
+    }[];
+    /** @description private < invited < department < company < public */
+    DefaultVisibility_4caa64b0: "private" | "invited" | "department" | "company" | "public";
+    Deploy_be775d7c: {
+      /**
+       * Format: int32
+       * @description a new version not ready within this is rolled back (default 300)
+       */
+      deadline_seconds?: number;
+      /**
+       * Format: int32
+       * @description members rolled at once (default 1)
+       */
+      max_surge?: number;
+      /**
+       * Format: int32
+       * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
+       */
+      max_unavailable?: number;
+      /**
+       * Format: int32
+       * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+       */
+      stop_grace_seconds?: number;
+    };
+    Deploy_db1ffcd6: {
+      /**
+       * Format: int32
+       * @description a new version not ready within this is rolled back (default 300)
+       */
+      deadline_seconds?: number;
+      /**
+       * Format: int32
+       * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
+       */
+      stop_grace_seconds?: number;
+    };
+    DepositAccount_94c88a8f: {
+      account_holder: string | null;
+      account_number: string;
+      bank_name: string | null;
+    } | null;
+    DesignateOrgAsset200_1b4597e5: {
+      created_at: string;
+      creator: components["schemas"]["Creator_2148d5a6"];
+      id: string;
+      /** @description pod | pod-group | site | database | volume | bucket */
+      kind: string;
+      /** @description resources tied to it that moved with it (a pod's databases and volumes, a database's apps) */
+      moved_with: components["schemas"]["ItemsItem_6b29e024"][];
+      name: string;
+      /** @description the public name (a bucket's name); null for volumes */
+      slug: string | null;
+      state: string;
+    };
+    /** @description environment variables; names are letters, digits and _ */
+    Env_f75c222f: {
+      [key: string]: string;
+    };
+    EventsItem_3b36beb5: {
+      /** Format: date-time */
+      created_at: string;
+      detail: unknown;
+      /** Format: int64 */
+      id: number;
+      level: string;
+      message: string;
+      phase: string;
+    };
+    /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
+    EventTypes_05056112: string[];
+    ExchangeSuiteCode200_607dae29: {
+      account: {
+        email: string;
+        id: string;
+      };
+      org_id: string;
+      role: string | null;
+      /** @description the suite setup wizard is not finished (staff sign-in is held) */
+      setup_pending: boolean;
+      /** @description a sign-in session token (op_u_...), as POST /v1/auth/login gives */
+      token: string;
+    };
+    Failure_056053ba: {
+      code: string;
+      message: string;
+    } | null;
+    FinalInvoices_4cdd81fa: {
+      card: components["schemas"]["Card_fca8d6cc"];
+      /** Format: date-time */
+      created_at: string;
+      /** @enum {string} */
+      currency: "KRW";
+      id: string;
+      kind: components["schemas"]["Kind_5a861ee5"];
+      /** @description YYYY-MM (UTC) of the period */
+      month: string;
+      payment: components["schemas"]["Payment_18caabda"];
+      /** Format: date-time */
+      period_end: string;
+      /** Format: date-time */
+      period_start: string;
+      status: components["schemas"]["Status_98d066f4"];
+      /**
+       * Format: int64
+       * @description the organization wallet's usage charges of the period (the ledger's sum)
+       */
+      total_krw: number;
+    }[];
+    FinalizeStaticDeploymentById200_e680309a: {
+      /**
+       * Format: int64
+       * @description the files' total size, unpacked
+       */
+      bytes: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: int64 */
+      file_count: number;
+      /** Format: date-time */
+      finalized_at: string | null;
+      id: string;
+      /**
+       * Format: int64
+       * @description the largest archive, and unpacked total, accepted
+       */
+      max_bytes: number;
+      /** Format: int64 */
+      max_files: number;
+      site_id: string;
+      site_slug: string;
+      /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
+      status: "awaiting_upload" | "uploaded" | "live" | "superseded";
+      /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
+      upload_url: string | null;
+      /** Format: date-time */
+      uploaded_at: string | null;
+    };
+    GetAutoRecharge200_cd1dba0a: {
+      /**
+       * Format: int64
+       * @description charged each time, provider units; 0 when never set
+       */
+      amount: number;
+      card: components["schemas"]["Card_deac0940"];
+      /** Format: int64 */
+      consecutive_failures: number;
+      /**
+       * @description the saved card's currency; null before auto-recharge is first set
+       * @enum {string|null}
+       */
+      currency: "USD" | "KRW" | null;
+      enabled: boolean;
+      /** @description a charge is under way */
+      in_flight: boolean;
+      last_error: string | null;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /**
+       * Format: int64
+       * @description charge when the balance falls below this, provider units (USD cents, KRW won)
+       */
+      threshold: number;
+    };
+    GetMe200_ded3b7e0: {
+      account_spend_cap_is_default: boolean;
+      /** Format: int64 */
+      account_spend_cap_krw: number;
+      app_spend_cap_is_default: boolean;
+      /** Format: int64 */
+      app_spend_cap_krw: number;
+      /** Format: date-time */
+      created_at: string;
+      display_name: string | null;
+      email: string;
+      has_password: boolean;
+      id: string;
+      locale: "ko" | "en";
+    };
+    GetOnpremLatest200_d8fbb00e: components["schemas"]["GetOnpremLatest200Item_d0c96ac4"][];
+    GetOnpremLatest200Item_d0c96ac4: {
+      architecture: string;
+      filename: string;
+      id: string;
+      /** Format: date-time */
+      published_at: string;
+      sha256: string;
+      /**
+       * Format: int64
+       * @description bytes
+       */
+      size: number;
+      version: string;
+    };
+    GetOnpremTerms200_53f994ad: {
+      /** @description whether the caller accepted this version */
+      accepted: boolean;
+      /** Format: date-time */
+      accepted_at: string | null;
+      /** @description where the terms are published */
+      url: string;
+      /** @description the current terms version */
+      version: string;
+    };
+    GetOrg200_a3220bc4: {
+      /** @description personal (members pay their company assets), prepaid (the organization's wallet), card, suite */
+      billing_mode: string;
+      created_at: string;
+      default_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+      id: string;
+      /** Format: int64 */
+      image_refresh_keep_days: number;
+      image_refresh_policy: string;
+      max_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+      /** Format: int64 */
+      member_count: number;
+      /** @description whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all) */
+      members_manage_all_assets: boolean;
+      name: string;
+      owner_account_id: string;
+      role: "owner" | "admin" | "member";
+      shared_approval: boolean;
+    };
+    GetOrgDeployRules200_ac95daf7: {
+      rules: components["schemas"]["Rules_765a7b1b"];
+      /** @description the admin's summary, or one generated from the rules */
+      summary: string;
+      summary_generated: boolean;
+      updated_at: string;
+    };
+    GetOrgGitlab200_e6bb5475: {
+      archive_enabled: boolean;
+      base_url: string | null;
+      /** @description false: no integration (every other field is null or false) */
+      configured: boolean;
+      created_at: string | null;
+      gitops_auto_sync: boolean;
+      gitops_enabled: boolean;
+      gitops_host_pattern: string | null;
+      gitops_namespace: string | null;
+      gitops_repo: string | null;
+      group_path: string | null;
+      /** @description masked: asterisks and the last 4 characters */
+      token: string | null;
+      token_set: boolean;
+      updated_at: string | null;
+    };
+    GetOrgSiteAccess200_c5462e8c: {
+      grants: components["schemas"]["GrantsItem_1885908f"][];
+      id: string;
+      /** @description no visibility of its own: the organization's default_visibility applies */
+      inherited: boolean;
+      /** @description site (static), pod or group */
+      kind: string;
+      max_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+      pending_approvals: components["schemas"]["Items_4b5135ea"];
+      responsible_account_id: string | null;
+      shared_approval: boolean;
+      site_visibility: components["schemas"]["SiteVisibility_e4100352"];
+      slug: string;
+      /** @enum {string} */
+      status: "applied";
+      visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+      visibility_source: components["schemas"]["VisibilitySource_0ae447f5"];
+    };
+    GetOrgSuite200_2276c574: {
+      billing_mode: string;
+      company_id: string;
+      issuer: string;
+      /** @description all | departments | invite */
+      join_policy: string;
+      /** @description the chosen suite units (policy departments) */
+      join_units: string[];
+      setup_done: boolean;
+      setup_done_at: string | null;
+      stop_on_exhausted: boolean;
+    };
+    GetOrgSuiteBilling200_e01cb598: {
+      company_id: string;
+      members: {
+        account_id: string;
+        allowance: {
+          /** @description when the suite last answered it */
+          checked_at: string;
+          contact: string | null;
+          /** Format: int64 */
+          limit_krw: number;
+          /** Format: int64 */
+          remaining_krw: number;
+          resets_at: string | null;
+          /** Format: int64 */
+          used_krw: number;
+        } | null;
+        email: string | null;
+        last_report: {
+          /** Format: int64 */
+          amount_krw: number;
+          hour: string;
+          last_error: string | null;
+          reported_at: string | null;
+          /** @description pending (sent again until the suite takes it) or reported */
+          status: string;
+        } | null;
+        /** @description stop-on-exhausted paused this member's company apps and databases */
+        paused: boolean;
+        paused_at: string | null;
+        /** @description ids of the pods and databases the suite paused */
+        paused_resources: string[];
+        suite_user_id: string | null;
+      }[];
+      stop_on_exhausted: boolean;
+    };
+    GetPartnerSiteAccess200_9aec01e5: {
+      department_code: string | null;
+      /** @description the invite list of the lock's tenant */
+      invited_refs: string[];
+      mode: "none" | "tenant" | "department" | "invited";
+      site: string;
+      tenant_ref: string | null;
+      /** Format: date-time */
+      updated_at: string | null;
+    };
+    GetPodGroupStats200_7ca57f7a: {
+      daily: components["schemas"]["Daily_773590a0"];
+      /** Format: int64 */
+      days: number;
+      /**
+       * Format: date
+       * @description first day of the window (UTC)
+       */
+      from: string;
+      /**
+       * Format: date
+       * @description last day of the window: today (UTC)
+       */
+      to: string;
+      totals: components["schemas"]["Totals_39a75787"];
+    };
+    GetSuiteJoinPolicy200_b6be8169: {
+      departments: string[];
+      policy: "all" | "departments" | "invite";
+    };
+    GetWebhookDelivery200_318db148: {
+      attempts: {
+        answer_excerpt: string | null;
+        /** Format: date-time */
+        at: string;
+        error: string | null;
+        /** Format: int64 */
+        latency_ms: number;
+        manual: boolean;
+        /** Format: int64 */
+        status: number | null;
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      event_id: string;
+      event_type: string;
+      id: string;
+      /** @description the first 1 KiB of the answer */
+      last_answer: string | null;
+      /** Format: date-time */
+      last_attempt_at: string | null;
+      last_error: string | null;
+      /** Format: int64 */
+      last_latency_ms: number | null;
+      /** Format: int64 */
+      last_status: number | null;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /** @description pending (retries scheduled), succeeded or failed (gave up) */
+      state: string;
+    };
+    GrantsItem_1885908f: {
+      account_id: string;
+      created_at: string;
+      email: string;
+      granted_by: string;
+    };
+    /** @description HTTP headers sent with each batch to an https destination (e.g. Authorization); sealed at rest and shown only as fingerprints. Replaces every header when given. */
+    Headers_9e98e424: {
+      [key: string]: string;
+    };
+    InvitedBy_5e8c6c6a: {
+      display_name: string | null;
+      email: string;
+      id: string;
+    };
+    InvoicesItem_94a9a86a: {
+      /**
+       * Format: int64
+       * @description refunds and reductions subtracted, micro-units of currency (spec name); usage_micro - adjustment_microusd = total_micro
+       */
+      adjustment_microusd: number;
+      /** Format: date-time */
+      created_at: string;
+      /** @description the currency of the amounts (KRW) */
+      currency: string;
+      id: string;
+      /** @description YYYY-MM (UTC) */
+      month: string;
+      /** Format: date-time */
+      paid_at: string | null;
+      partner_id: string;
+      /** Format: date-time */
+      period_end: string;
+      /** Format: date-time */
+      period_start: string;
+      status: "unpaid" | "paid";
+      /**
+       * Format: int64
+       * @description what the partner owes for the month, micro-units of currency
+       */
+      total_micro: number;
+      /**
+       * Format: int64
+       * @description the children's settled usage, micro-units of currency (the statements' sum)
+       */
+      usage_micro: number;
+    };
+    Items_4b5135ea: components["schemas"]["ItemsItem_0cea3935"][];
+    ItemsItem_0a250528: {
+      /**
+       * Format: int64
+       * @description pods placed here that are meant to run
+       */
+      active_pods: number;
+      agent_version: string | null;
+      /** Format: date-time */
+      bootstrap_expires_at: string | null;
+      capacity: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: int64
+       * @description GPUs the agent reported
+       */
+      gpu_slots: number;
+      /** Format: int64 */
+      heartbeat_seconds: number;
+      id: string;
+      /** @description reported by the agent (AGENT_LABELS) */
+      labels: {
+        [key: string]: string;
+      };
+      /** Format: date-time */
+      last_heartbeat_at: string | null;
+      machine_name: string | null;
+      name: string;
+      /**
+       * Format: int64
+       * @description pods placed here and not deleted (DELETE answers 409 host_in_use while any)
+       */
+      pods: number;
+      region: string | null;
+      /** Format: date-time */
+      registered_at: string | null;
+      /** @description pending until the agent registers; online while its heartbeats arrive, else offline */
+      status: "pending" | "online" | "offline";
+    };
+    ItemsItem_0c989c2c: {
+      code: string;
+      deploy_blocked: boolean;
+      /** Format: int64 */
+      max_running: number | null;
+      name: string | null;
+      parentCode: string | null;
+    };
+    ItemsItem_0cea3935: {
+      app_id: string;
+      created_at: string;
+      decided_at: string | null;
+      decided_by: string | null;
+      /** @description whose approver decides; null: the admins */
+      department_id: string | null;
+      from_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+      id: string;
+      /** @description site, pod or group */
+      kind: string;
+      note: string | null;
+      requested_by: string;
+      requested_by_email: string | null;
+      slug: string;
+      /** @description pending, approved, rejected or superseded */
+      status: string;
+      to_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+    };
+    ItemsItem_00e7f1f0: {
+      app_name: string;
+      base_url: string;
+      /** Format: date-time */
+      created_at: string;
+      database: string | null;
+      dockerfile: string;
+      id: string;
+      /** Format: int64 */
+      idle_stop_seconds: number | null;
+      /** Format: int64 */
+      max_age_seconds: number;
+      /** Format: int64 */
+      port: number | null;
+      project: string;
+      size: string;
+      /** @description GitLab project → Settings → Webhooks: merge request and push events */
+      webhook_url: string;
+    };
+    ItemsItem_1d07911c: {
+      /**
+       * Format: date-time
+       * @description firing: since when the condition has been false
+       */
+      clearing_since: string | null;
+      comparison: string;
+      /** Format: date-time */
+      created_at: string;
+      enabled: boolean;
+      /** Format: int64 */
+      for_minutes: number;
+      id: string;
+      /** Format: date-time */
+      last_evaluated_at: string | null;
+      /** @description the value at the last evaluation (null: no data) */
+      last_value: number | null;
+      metric: string;
+      name: string;
+      resource: {
+        id: string;
+        kind: string;
+      } | null;
+      /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
+      state: string;
+      /** Format: date-time */
+      state_since: string;
+      threshold: number;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: int64 */
+      window_minutes: number;
+    };
+    ItemsItem_4e354276: {
+      /** Format: int64 */
+      amount_krw: number;
+      /**
+       * Format: int64
+       * @description usage of company assets this month (whole KRW, rounded down)
+       */
+      consumed_krw: number;
+      created_at: string;
+      department_code: string | null;
+      department_id: string | null;
+      department_name: string | null;
+      email: string | null;
+      exceeded: boolean;
+      id: string;
+      member_id: string | null;
+      mode: components["schemas"]["Mode_76581eef"];
+      /** @description the UTC calendar month consumption is counted in, YYYY-MM */
+      month: string;
+      /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
+      percent: number;
+      scope: "company" | "department" | "member";
+      updated_at: string;
+    };
+    ItemsItem_6b29e024: {
+      created_at: string;
+      creator: components["schemas"]["Creator_2148d5a6"];
+      id: string;
+      /** @description pod | pod-group | site | database | volume | bucket */
+      kind: string;
+      name: string;
+      /** @description the public name (a bucket's name); null for volumes */
+      slug: string | null;
+      state: string;
+    };
+    ItemsItem_9cb7eb6b: {
+      /** @description the one app shipped; null: every app of the owner */
+      app: {
+        id: string;
+        /** @description pod, group or site */
+        kind: string;
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+      destination: string;
+      enabled: boolean;
+      /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
+      headers: {
+        [key: string]: {
+          fingerprint: string;
+        };
+      };
+      id: string;
+      name: string;
+      /** @description pods: the pods' output; edge: the edge's access lines */
+      source: string;
+      state: {
+        /**
+         * Format: int64
+         * @description lines the destination took
+         */
+        delivered_count: number;
+        /**
+         * Format: int64
+         * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
+         */
+        dropped_count: number;
+        /**
+         * Format: int64
+         * @description batches the destination refused or did not take (each retried)
+         */
+        failed_attempts: number;
+        last_error: string | null;
+        /** Format: date-time */
+        last_error_at: string | null;
+        /** Format: date-time */
+        last_success_at: string | null;
+        /** Format: date-time */
+        next_attempt_at: string | null;
+        /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
+        status: string;
+      };
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ItemsItem_26fcd5f7: {
+      account_id: string;
+      /** Format: int64 */
+      amount_krw: number;
+      /** Format: date-time */
+      created_at: string;
+      credit_transaction_id: string | null;
+      /** Format: date-time */
+      decided_at: string | null;
+      /** Format: date-time */
+      deposit_reported_at: string | null;
+      depositor_name: string;
+      id: string;
+      receipt_type: "none" | "tax_invoice";
+      reject_reason: string | null;
+      status: components["schemas"]["Status_9cf646b0"];
+      tax_invoice: components["schemas"]["BusinessInfo_82ff319e"];
+    };
+    ItemsItem_35b8de67: {
+      /** Format: int64 */
+      amount_krw: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      decided_at: string | null;
+      /** Format: date-time */
+      deposit_reported_at: string | null;
+      depositor_name: string;
+      id: string;
+      receipt_type: "none" | "tax_invoice";
+      reject_reason: string | null;
+      /** @description the admin's account id */
+      requested_by: string;
+      status: components["schemas"]["Status_9cf646b0"];
+      tax_invoice: components["schemas"]["BusinessInfo_82ff319e"];
+    };
+    ItemsItem_51ee1176: {
+      department_code: string | null;
+      department_id: string | null;
+      department_name: string | null;
+      display_name: string | null;
+      email: string;
+      /** @description the member's account id */
+      id: string;
+      joined_at: string;
+      role: "owner" | "admin" | "member";
+    };
+    ItemsItem_644d31ea: {
+      /** Format: date-time */
+      created_at: string;
+      department_code: string | null;
+      external_ref: string;
+      id: string;
+      /** Format: int64 */
+      monthly_cap_krw: number | null;
+      tenant_ref: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ItemsItem_8596f174: {
+      app_name: string;
+      build_id: string | null;
+      /** Format: date-time */
+      closed_at: string | null;
+      /** @description the latest commit heard from GitLab */
+      commit: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description the merge request's branch of the linked database (attached: DATABASE_URL) */
+      database_branch_id: string | null;
+      deployed_commit: string | null;
+      error: string | null;
+      id: string;
+      link_id: string;
+      /** Format: int64 */
+      merge_request_iid: number;
+      pod_id: string | null;
+      project: string;
+      source_branch: string;
+      /** @description building, deploying, running (idle-stopped pods wake on request), failed, removing, removed */
+      state: string;
+      /** Format: date-time */
+      updated_at: string;
+      url: string;
+    };
+    ItemsItem_516129d7: {
+      /** Format: date-time */
+      created_at: string;
+      data: {
+        [key: string]: unknown;
+      };
+      /** @description unique; receivers deduplicate by it */
+      id: string;
+      owner: {
+        id: string;
+        kind: string;
+      };
+      resource: {
+        id: string;
+        kind: string;
+      };
+      /** @description a dotted name from GET /v1/event-types */
+      type: string;
+    };
+    ItemsItem_a352e91c: {
+      approver_email: string | null;
+      code: string;
+      created_at: string;
+      /** @description the department's own deploy block */
+      deploy_blocked: boolean;
+      /** @description the code of the department whose block applies: itself or its nearest ancestor */
+      deploy_blocked_by: string | null;
+      /** @description blocked by its own deploy block or an ancestor's (sub-departments inherit it) */
+      effective_deploy_blocked: boolean;
+      id: string;
+      /** Format: int64 */
+      member_count: number;
+      name: string;
+      parent_code: string | null;
+      parent_id: string | null;
+      updated_at: string;
+    };
+    ItemsItem_a805084e: {
+      app_id: string;
+      app_kind: "pod" | "group";
+      app_slug: string;
+      base_image: string;
+      /** @description the build whose base image changed */
+      build_id: string;
+      created_at: string;
+      error: string | null;
+      id: string;
+      /** @description the digest the registry names now */
+      new_digest: string;
+      /** @description the digest the build pulled */
+      old_digest: string | null;
+      rebuild_build_id: string | null;
+      /** @description proposed → rebuilding → done | failed; dismissed: never proposed again */
+      status: "proposed" | "dismissed" | "rebuilding" | "done" | "failed";
+      updated_at: string;
+    };
+    ItemsItem_af3de9c3: {
+      app_id: string;
+      /** @description pod, pod-group or site */
+      app_kind: string;
+      app_slug: string;
+      /** Format: int64 */
+      attempts: number;
+      commit_id: string | null;
+      created_at: string;
+      detail: string | null;
+      /** @description why it failed or was skipped; while queued, the last attempt's error */
+      error: string | null;
+      finished_at: string | null;
+      id: string;
+      /** @description archive, gitops or auto_sync */
+      kind: string;
+      project_path: string | null;
+      /** @description what the scan saw: a deployment id, a spec digest, a manifest commit */
+      revision: string | null;
+      started_at: string | null;
+      /** @description queued, running, succeeded, failed or skipped */
+      status: string;
+    };
+    ItemsItem_bcf02b49: {
+      child_ids: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      description: string | null;
+      /** @description why the platform disabled it (days of failed deliveries) */
+      disabled_reason: string | null;
+      enabled: boolean;
+      event_types: string[];
+      /** Format: date-time */
+      failing_since: string | null;
+      id: string;
+      /** Format: date-time */
+      previous_secret_expires_at: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      url: string;
+    };
+    ItemsItem_e94982f7: {
+      /** Format: int64 */
+      amount_krw: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      decided_at: string | null;
+      /** Format: date-time */
+      deposit_reported_at: string | null;
+      depositor_name: string;
+      id: string;
+      receipt_type: "none" | "tax_invoice";
+      reject_reason: string | null;
+      status: components["schemas"]["Status_9cf646b0"];
+      tax_invoice: components["schemas"]["BusinessInfo_82ff319e"];
+    };
+    ItemsItem_f2b00cd8: {
+      created_at: string;
+      department_code: string | null;
+      department_id: string | null;
+      department_name: string | null;
+      email: string;
+      /** @description pending but past expires_at: no longer accepted (inviting again renews it) */
+      expired: boolean;
+      expires_at: string;
+      id: string;
+      invited_by: components["schemas"]["InvitedBy_5e8c6c6a"];
+      /** @description admin invitations are the owner's */
+      role: "admin" | "member";
+      status: "pending" | "accepted" | "withdrawn";
+    };
+    /** @description monthly; closing: the month so far, when the card was removed */
+    Kind_5a861ee5: "monthly" | "closing";
+    Kinds_40ee23c8: {
+      /** Format: int64 */
+      amount_krw: number;
+      /** Format: int64 */
+      amount_microkrw: number;
+      /** Format: int64 */
+      instance_microkrw: number;
+      kind: string;
+      /** Format: int64 */
+      storage_microkrw: number;
+    }[];
+    Kinds_87d4bee3: {
+      kind: string;
+      /**
+       * Format: int64
+       * @description microkrw in whole KRW, rounded down
+       */
+      krw: number;
+      /** Format: int64 */
+      microkrw: number;
+    }[];
+    Krw_2c31f214: {
+      /** Format: int64 */
+      max: number;
+      /** Format: int64 */
+      min: number;
+    };
+    ListApiKeys200_746a9c03: {
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      expires_at: string | null;
+      id: string;
+      /** Format: date-time */
+      last_used_at: string | null;
+      name: string;
+      /** @description first characters of the key, to recognise it */
+      prefix: string;
+      scopes: string[];
+    }[];
+    ListAppDomains200_56b107c0: components["schemas"]["ListAppDomains200Item_1f1d4e73"][];
+    ListAppDomains200Item_1f1d4e73: {
+      app: {
+        /** @description the app's kind when the domain was added: pod, group or site */
+        kind: string;
+        slug: string;
+      };
+      /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
+      app_exists: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** @description lower case, ASCII (xn-- form for internationalized names) */
+      domain: string;
+      /** Format: uuid */
+      id: string;
+      /** @description what the last verification found, in one sentence */
+      last_check: string | null;
+      /** Format: date-time */
+      last_checked_at: string | null;
+      /** @description pending: not served yet; verified: served by the edge (while the app exists) */
+      status: "pending" | "verified";
+      /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
+      verification: {
+        cname: {
+          name: string;
+          value: string;
+        };
+        txt: {
+          name: string;
+          value: string;
+        };
+      };
+      /** Format: date-time */
+      verified_at: string | null;
+      /** @enum {string|null} */
+      verified_by: "txt" | "cname" | null;
+    };
+    ListBackups200_e4c7bb81: {
+      database_id: string;
+      /** Format: date-time */
+      finished_at: string | null;
+      id: string;
+      kind: string;
+      label: string | null;
+      /** Format: int64 */
+      size_bytes: number;
+      start_lsn: string | null;
+      /** Format: date-time */
+      started_at: string | null;
+      status: string;
+      stop_lsn: string | null;
+    }[];
+    ListBucketKeys200Item_b4f295c4: {
+      access_key_id: string;
+      /** @description null: every bucket of the owner, present and future */
+      bucket_ids: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      endpoint: string;
+      id: string;
+      /** Format: date-time */
+      last_used_at: string | null;
+      name: string;
+      permission: "read" | "read_write";
+      region: string;
+      /** @description shown once, at creation */
+      secret_access_key?: string;
+    };
+    ListBuckets200Item_b8d8ea6e: {
+      /** Format: date-time */
+      created_at: string;
+      /** @description S3 endpoint for path-style clients (forcePathStyle) */
+      endpoint: string;
+      id: string;
+      name: string;
+      /** Format: int64 */
+      object_count: number;
+      region: string;
+      /**
+       * Format: int64
+       * @description bytes of the bucket's objects
+       */
+      size_bytes: number;
+      /**
+       * Format: int64
+       * @description bytes held by parts of uploads in progress
+       */
+      upload_bytes?: number;
+      /** Format: int64 */
+      uploads_in_progress?: number;
+      /** @description the bucket's virtual-host-style address */
+      virtual_host: string;
+    };
+    ListBuilds200Item_62416e36: {
+      app: components["schemas"]["App_d0af0c4f"];
+      /** @description the build arguments given */
+      build_args: {
+        [key: string]: string;
+      };
+      build_secrets: components["schemas"]["BuildSecrets_78f1239a"];
+      cancel: components["schemas"]["Cancel_2eef61dc"];
+      context_path: string;
+      /** Format: date-time */
+      created_at: string;
+      deploy_error: string | null;
+      /** Format: date-time */
+      deployed_at: string | null;
+      /** @description its manifest digest (sha256:...) */
+      digest: string | null;
+      dockerfile: string;
+      /** Format: date-time */
+      finished_at: string | null;
+      host_id: string;
+      id: string;
+      /** @description the pushed image: <registry>/<namespace>/<repository>:build-<id> */
+      image: string | null;
+      /** @description the builder's step: pulling, building, pushing, deploying */
+      phase: string | null;
+      /** Format: date-time */
+      queued_at: string | null;
+      /** Format: int64 */
+      source_bytes: number | null;
+      /** Format: date-time */
+      started_at: string | null;
+      status: components["schemas"]["Status_4626509f"];
+      /** @description why it failed or was cancelled */
+      status_reason: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: date-time */
+      upload_expires_at: string;
+      /** Format: date-time */
+      uploaded_at: string | null;
+    };
+    ListCronJobs200Item_e8571f05: {
+      command: string[];
+      concurrency_policy: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: int64 */
+      deadline_seconds: number;
+      env: {
+        [key: string]: string;
+      };
+      id: string;
+      image: string;
+      name: string;
+      /** Format: date-time */
+      next_run_at: string | null;
+      /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
+      release: {
+        env: {
+          [key: string]: string;
+        };
+        /** Format: int64 */
+        number: number;
+        pod_id: string | null;
+        secret_env: components["schemas"]["SecretEnv_62003cd2"];
+      } | null;
+      schedule: string;
+      secret_env: components["schemas"]["SecretEnv_62003cd2"];
+      size: string;
+      source_pod_id: string | null;
+      suspended: boolean;
+      time_zone: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ListDatabases200_b34569c9: components["schemas"]["ListDatabases200Item_5ddce536"][];
+    ListDatabases200Item_5ddce536: {
+      allowlist: components["schemas"]["Allowlist_0870bac3"];
+      authorized_clients: string[];
+      backup_health?: components["schemas"]["BackupHealth_191f6814"];
+      backups?: components["schemas"]["ListBackups200_e4c7bb81"];
+      /** Format: date-time */
+      branched_at: string | null;
+      commands?: components["schemas"]["Commands_06c8ff30"];
+      compute: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      database: string;
+      database_url: string;
+      database_url_public: string;
+      desired_state: string;
+      engine: string;
+      extensions: string[];
+      ha_enabled: boolean;
+      host: string;
+      id: string;
+      /**
+       * Format: int64
+       * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
+       */
+      idle_stop_seconds: number | null;
+      internal_host: string;
+      label: string | null;
+      name: string;
+      /** @description a branch's parent database; null for a database that is no branch */
+      parent_id: string | null;
+      password?: string;
+      /** Format: int64 */
+      pitr_retention_days: number;
+      pool_enabled: boolean;
+      /** Format: int64 */
+      port: number;
+      public_host: string;
+      /** Format: date-time */
+      removed_at: string | null;
+      size: string;
+      slug: string;
+      /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
+      state: string;
+      status_reason: string | null;
+      storage: {
+        [key: string]: unknown;
+      };
+      /** Format: int64 */
+      storage_gb: number;
+      /** Format: int64 */
+      storage_used_bytes?: number | null;
+      superuser_database_url?: string;
+      superuser_password?: string;
+      user: string;
+      /** Format: int64 */
+      version: number;
+    };
+    ListLinkedApps200Item_e483ded5: components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"] & {
+      linked_service: string;
+    };
+    ListLinkedApps200ItemOption1_d70dc911: {
+      /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
+      address: string | null;
+      /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
+      check_status: {
+        [key: string]: {
+          /** Format: date-time */
+          checked_at: string;
+          /** Format: int64 */
+          generation: number;
+          last_failure: {
+            /** Format: date-time */
+            at: string;
+            reason: string;
+          } | null;
+          state: "pending" | "passing" | "failing";
+        };
+      };
+      checks: components["schemas"]["Checks_1e714b61"];
+      /**
+       * Format: int64
+       * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
+       */
+      cleaned_containers: number;
+      command: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      databases: string[];
+      deploy: {
+        /** Format: int64 */
+        deadline_seconds: number;
+        /** Format: int64 */
+        stop_grace_seconds: number;
+      };
+      /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
+      desired_state: string;
+      env: {
+        [key: string]: string;
+      };
+      /** Format: int64 */
+      generation: number;
+      gpu: string | null;
+      group_id: string | null;
+      host_id: string | null;
+      id: string;
+      /**
+       * Format: int64
+       * @description scale-to-zero: stopped after this long without requests; null: never
+       */
+      idle_stop_seconds: number | null;
+      image: string;
+      name: string;
+      /** Format: int64 */
+      port: number | null;
+      /** @description the serving replica passes readiness (the edge routes to it) */
+      ready: boolean;
+      /**
+       * Format: int64
+       * @description the release the pod runs (GET /v1/pods/{id}/releases)
+       */
+      release: number;
+      /** Format: int64 */
+      restart_count: number;
+      rollout: {
+        rollback: {
+          /** Format: date-time */
+          at: string;
+          /** Format: int64 */
+          from_release: number;
+          /** @description the failed replica's last log lines */
+          log_lines: string[];
+          reason: string;
+          /** Format: int64 */
+          to_release: number;
+        } | null;
+        /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
+        state: "rolling" | "done" | "rollback";
+      };
+      secret_env: components["schemas"]["SecretEnv_1c4b0bc5"];
+      /** Format: int64 */
+      serving_generation: number | null;
+      size: string;
+      slug: string;
+      state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
+      state_reason: string | null;
+      template_id: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+      url: string;
+      volumes: {
+        path: string;
+        volume_id: string;
+      }[];
+    };
+    ListOnpremLicenses200Item_f974fc50: {
+      customer: string;
+      features: string[];
+      /** Format: int64 */
+      hosts: number;
+      id: string;
+      /** Format: date-time */
+      issued_at: string;
+      /** @description the signing key (GET /v1/onprem/license-key) */
+      key_id: string;
+      kind: "trial" | "paid";
+      /** Format: date-time */
+      not_after: string;
+      /** Format: date-time */
+      not_before: string;
+      order_id: string | null;
+      owner: {
+        id: string;
+        kind: string;
+      };
+      /** @description the license this one renews */
+      renews: string | null;
+      scope: components["schemas"]["Scope_09af2cea"];
+      status: "active" | "scheduled" | "expired";
+    };
+    ListOrgAssets200_83a11246: {
+      items: components["schemas"]["ItemsItem_6b29e024"][];
+    };
+    ListPodGroupReleases200_05ae3ee7: {
+      /** @description what this release changed (empty for the first) */
+      changed: string[];
+      command: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description the account that made the change */
+      created_by: string | null;
+      description: string;
+      /** Format: date-time */
+      ended_at: string | null;
+      image: string;
+      /** Format: int64 */
+      number: number;
+      /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
+      outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
+      outcome_reason: string | null;
+      /** Format: int64 */
+      port: number | null;
+      size: string;
+    }[];
+    ListPodGroups200Item_19396c84: {
+      checks: components["schemas"]["Checks_1e714b61"];
+      command: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      databases: string[];
+      deploy: components["schemas"]["Deploy_be775d7c"];
+      /**
+       * Format: int64
+       * @description members the autoscaler wants now, within [replica_min, replica_max]
+       */
+      desired_replicas: number;
+      env: {
+        [key: string]: string;
+      };
+      id: string;
+      /**
+       * Format: int64
+       * @description scale-to-zero: stopped after this long without requests; null: never
+       */
+      idle_stop_seconds: number | null;
+      image: string;
+      name: string;
+      /** Format: int64 */
+      port: number | null;
+      /**
+       * Format: int64
+       * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
+       */
+      release: number;
+      /** Format: int64 */
+      replica_max: number;
+      /** Format: int64 */
+      replica_min: number;
+      replicas: {
+        address: string | null;
+        host_id: string | null;
+        /** @description the member pod's id (GET /v1/pods/{id}) */
+        id: string;
+        slug: string;
+        state: string;
+      }[];
+      /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
+      rollout: {
+        reason: string | null;
+        /** Format: date-time */
+        started_at: string;
+        state: "rolling" | "done" | "rolling_back" | "rolled_back";
+      } | null;
+      /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
+      scale_hold: string | null;
+      secret_env: components["schemas"]["SecretEnv_1c4b0bc5"];
+      size: string;
+      slug: string;
+      /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
+      state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
+      /** Format: int64 */
+      target_cpu_percent: number;
+      /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+      url: string;
+    };
+    ListPodTemplates200Item_8c1d980f: {
+      checks: components["schemas"]["Checks_1e714b61"];
+      command: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      databases: string[];
+      env: {
+        [key: string]: string;
+      };
+      id: string;
+      image: string | null;
+      name: string;
+      /** Format: int64 */
+      port: number | null;
+      secret_env: components["schemas"]["SecretEnv_1c4b0bc5"];
+      size: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      volumes: {
+        path: string;
+        volume: string;
+      }[];
+    };
+    ListSandboxes200Item_bb34e99c: {
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      expires_at: string;
+      id: string;
+      image: string;
+      /** @description false: no network interface at all; true: the owner's network (its pods too; no other owner's) */
+      network: boolean;
+      /** @description running, expired (its time ran out) or removed (deleted) */
+      state: string;
+      state_reason: string | null;
+      /** Format: int64 */
+      timeout_s: number;
+    };
+    ListStaticSites200Item_63af737b: {
+      /** Format: date-time */
+      created_at: string;
+      id: string;
+      /** @description the deployment served now; null: nothing finalized yet */
+      live_deployment_id: string | null;
+      name: string;
+      not_found_page: string | null;
+      /** @description the site's own setting; null: none (the organization's default) */
+      site_visibility: "private" | "invited" | "department" | "company" | "public" | (never | null);
+      slug: string;
+      /** @description unknown paths without an extension answer index.html (single-page apps) */
+      spa: boolean;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
+      url: string;
+      /** @description what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility) */
+      visibility: "private" | "invited" | "department" | "company" | "public";
+      /** @description where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility) */
+      visibility_source: "site" | "organization_default" | "organization_maximum";
+    };
+    ListVolumes200Item_859738be: {
+      /** @description the live pod mounting the volume (one at a time) */
+      attached_to: string | null;
+      /** Format: date-time */
+      created_at: string;
+      host_id: string | null;
+      id: string;
+      name: string;
+      /** Format: int64 */
+      size_gb: number;
+      state: "creating" | "ready" | "failed" | "removed";
+      state_reason: string | null;
+      /**
+       * Format: int64
+       * @description bytes in use; null until ready or when measured elsewhere
+       */
+      used_bytes: number | null;
+    };
+    /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
+    Metric_30a3153b:
+      | "cpu_percent"
+      | "memory_bytes"
+      | "restarts"
+      | "requests"
+      | "errors_4xx"
+      | "errors_5xx"
+      | "error_rate_percent"
+      | "p95_ms";
+    /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
+    Mode_76581eef: "warn" | "block";
+    OperatorListPartnerInvoices200_914bdf58: {
+      invoices: components["schemas"]["InvoicesItem_94a9a86a"][];
+    };
+    OperatorSetPartner200_884a4d7d: {
+      account_id: string;
+      billing_mode: "child_prepaid" | "partner_postpaid";
+      /** Format: int64 */
+      child_count: number;
+      /** @description the most a child token may carry */
+      child_scopes: string[];
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: int64
+       * @description this month's usage of all children so far, in KRW
+       */
+      month_usage_krw: number;
+      /**
+       * Format: int64
+       * @description partner monthly limit in KRW; null: none
+       */
+      monthly_limit_krw: number | null;
+      visitor_login_url: string | null;
+    };
+    Payment_18caabda: {
+      /** Format: int64 */
+      attempts: number;
+      /** @description an attempt is under way */
+      charging: boolean;
+      /**
+       * Format: int64
+       * @description declines since the last card change
+       */
+      declines: number;
+      failure: components["schemas"]["Failure_056053ba"];
+      /** Format: date-time */
+      last_attempt_at: string | null;
+      /** Format: int64 */
+      max_attempts: number;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      paid_at: string | null;
+      /** @description the ledger posting that credited the wallet */
+      transaction_id: string | null;
+      /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
+      waived: boolean;
+    };
+    RequestOnpremAccess201_1c16b0e3: {
+      /** @description who asked */
+      account_id: string;
+      company: string;
+      contact: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      decided_at: string | null;
+      id: string;
+      message: string;
+      /** @description the operator's note (a rejection's reason) */
+      note: string | null;
+      owner: {
+        id: string;
+        kind: string;
+      };
+      requester_email: string;
+      scope: components["schemas"]["Scope_09af2cea"];
+      status: "pending" | "approved" | "rejected";
+    };
+    /** @description one of the owner's resources; null or absent: all of them */
+    Resource_27249c30: {
+      /** @description its id or slug */
+      id: string;
+      /** @description what the rule watches */
+      kind: "pod" | "pod_group" | "site";
+    } | null;
+    Rules_765a7b1b: {
+      /** @description what members may create in the company context; absent: every shape */
+      allowed_shapes?: components["schemas"]["AllowedShapesItem_be1a53eb"][];
+      /** @description database sizes allowed (dev, basic, pro, business) */
+      database_sizes?: string[];
+      /** @description false forbids the feature; absent or true allows it */
+      features?: {
+        autoscale?: boolean;
+        ha?: boolean;
+        network?: boolean;
+        pooling?: boolean;
+        volume?: boolean;
+      };
+      /** @description false: no GPU sizes */
+      gpu_allowed?: boolean;
+      /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
+      image_prefixes?: string[];
+      limits?: {
+        /**
+         * Format: int32
+         * @description a pod group's replica_max
+         */
+        max_replicas?: number;
+        /**
+         * Format: int32
+         * @description storage of one database or volume
+         */
+        max_storage_gb?: number;
+      };
+      /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
+      max_app_size?: string;
+      /**
+       * Format: int32
+       * @description GPUs one app may hold (a group: per replica × replica_max)
+       */
+      max_gpu?: number;
+      presets?: {
+        description?: string;
+        /** @description features the preset turns on */
+        features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
+        image?: string;
+        name: string;
+        /** Format: int32 */
+        replicas?: number;
+        shape: components["schemas"]["AllowedShapesItem_be1a53eb"];
+        size?: string;
+        /** Format: int32 */
+        storage_gb?: number;
+      }[];
+      /** @description regions allowed, for resources placed in a region */
+      regions?: string[];
+      /** @description the rules in words, for agents; generated when absent */
+      summary?: string;
+    };
+    RunCronJob202_a71955e7: {
+      /** Format: int64 */
+      duration_ms: number | null;
+      /** Format: int64 */
+      exit_code: number | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      host_id: string | null;
+      id: string;
+      job_id: string;
+      reason: string | null;
+      /** Format: date-time */
+      scheduled_at: string;
+      /** Format: date-time */
+      started_at: string | null;
+      /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
+      state: string;
+      /** @description schedule or manual */
+      trigger: string;
+    };
+    /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
+    Scope_09af2cea: "me" | "org";
+    /** @description secret env names with their fingerprints; values are never returned */
+    SecretEnv_1c4b0bc5: {
+      [key: string]: {
+        /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
+        fingerprint: string;
+        /** Format: date-time */
+        set_at: string;
+        set_by: string;
+      };
+    };
+    /** @description secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay */
+    SecretEnv_6a62677e: {
+      [key: string]: string | null;
+    };
+    /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
+    SecretEnv_4478d6f6: {
+      [key: string]: string | null;
+    };
+    /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
+    SecretEnv_62003cd2: {
+      [key: string]: {
+        fingerprint: string;
+        /** Format: date-time */
+        set_at: string;
+        set_by: string;
+      };
+    };
+    SetAccountSpendCap200_e9020061: {
+      account_spend_cap_is_default: boolean;
+      /** Format: int64 */
+      account_spend_cap_krw: number;
+      app_spend_cap_is_default: boolean;
+      /** Format: int64 */
+      app_spend_cap_krw: number;
+    };
+    SetAccountSpendCapBody_b1b00d9e: {
+      /**
+       * Format: int64
+       * @description KRW per month; 0 restores the platform default
+       */
+      amount_krw: number;
+    };
+    SiteVisibility_e4100352: components["schemas"]["DefaultVisibility_4caa64b0"] | (never | null);
+    Startup_9a1911f0:
+      | {
+          /**
+           * Format: int32
+           * @description failures in a row to count as failing; default 3
+           */
+          failure_threshold?: number;
+          headers?: {
+            [key: string]: string;
+          };
+          /** @description default 5 */
+          interval_seconds?: number;
+          path: string;
+          /**
+           * Format: int32
+           * @description default: the pod's port
+           */
+          port?: number;
+          /**
+           * Format: int32
+           * @description default 399
+           */
+          status_max?: number;
+          /**
+           * Format: int32
+           * @description default 200
+           */
+          status_min?: number;
+          /**
+           * Format: int32
+           * @description passes in a row to count as passing; default 1
+           */
+          success_threshold?: number;
+          /** @description default 2 */
+          timeout_seconds?: number;
+          /** @enum {string} */
+          type: "http";
+        }
+      | {
+          /**
+           * Format: int32
+           * @description failures in a row to count as failing; default 3
+           */
+          failure_threshold?: number;
+          /** @description default 5 */
+          interval_seconds?: number;
+          /**
+           * Format: int32
+           * @description default: the pod's port
+           */
+          port?: number;
+          /**
+           * Format: int32
+           * @description passes in a row to count as passing; default 1
+           */
+          success_threshold?: number;
+          /** @description default 2 */
+          timeout_seconds?: number;
+          /** @enum {string} */
+          type: "tcp";
+        }
+      | {
+          command: string[];
+          /**
+           * Format: int32
+           * @description failures in a row to count as failing; default 3
+           */
+          failure_threshold?: number;
+          /** @description default 5 */
+          interval_seconds?: number;
+          /**
+           * Format: int32
+           * @description passes in a row to count as passing; default 1
+           */
+          success_threshold?: number;
+          /** @description default 2 */
+          timeout_seconds?: number;
+          /** @enum {string} */
+          type: "exec";
+        };
+    Statements_70271a75: {
+      child_id: string;
+      external_ref: string;
+      /**
+       * Format: int64
+       * @description the child's settled usage in the month, micro-units of currency
+       */
+      usage_micro: number;
+      /**
+       * Format: int64
+       * @description 5-minute windows with usage
+       */
+      windows: number;
+    }[];
+    Status_9cf646b0: "pending" | "confirmed" | "cancelled" | "rejected";
+    /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
+    Status_98d066f4: "pending" | "paid" | "failed";
+    Status_4626509f: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
+    Token_62042366: {
+      /**
+       * Format: int32
+       * @description days until it expires
+       * @default 30
+       */
+      expires_in_days: number;
+      name?: string;
+      /** @description child resource scopes (e.g. pods:*, static:write), within the partner's child_scopes */
+      scopes: string[];
+    };
+    Totals_39a75787: {
+      /**
+       * Format: int64
+       * @description bytes sent to visitors, headers included
+       */
+      bytes_out: number;
+      /**
+       * Format: int64
+       * @description answers with a 4xx status
+       */
+      errors_4xx: number;
+      /**
+       * Format: int64
+       * @description answers with a 5xx status (the edge's 502/503/504 included)
+       */
+      errors_5xx: number;
+      /** @description median response time in ms (to about 19 %); null without requests */
+      p50_ms: number | null;
+      /** @description 95th percentile response time in ms; null without requests */
+      p95_ms: number | null;
+      /**
+       * Format: int64
+       * @description requests the edge answered for the app
+       */
+      requests: number;
+    };
+    Txt_0fe0bc7b: {
+      /** @description no_record, timeout, unreachable or failed when DNS gave no answer; else null */
+      error: string | null;
+      expected: string;
+      found: string[];
+      name: string;
+    };
+    UploadOrgDepartmentsCsv200_c0a69882: {
+      counts: {
+        /** Format: int64 */
+        delete: number;
+        /** Format: int64 */
+        insert: number;
+        /** Format: int64 */
+        skip: number;
+        /** Format: int64 */
+        update: number;
+      };
+      /** @description one per listed department in the list's order, then the deleted ones */
+      items: {
+        code: string;
+        /**
+         * Format: int64
+         * @description the CSV line the row starts on (CSV only)
+         */
+        line?: number;
+        result: "insert" | "update" | "skip" | "delete";
+      }[];
+    };
+    UploadOrgMembersCsv200_5840bf0f: {
+      counts: {
+        /** Format: int64 */
+        delete: number;
+        /** Format: int64 */
+        error: number;
+        /** Format: int64 */
+        insert: number;
+        /** Format: int64 */
+        member_not_found: number;
+        /** Format: int64 */
+        skip: number;
+        /** Format: int64 */
+        update: number;
+      };
+      /** @description one per listed member in the list's order, then the removed or kept unlisted members */
+      items: {
+        email: string;
+        /** @description forbidden_role: the rule of PATCH/DELETE /v1/org/members/{id} refuses it (only the owner grants the admin role and changes or removes admins) */
+        error?: "unknown_department" | "forbidden_role";
+        /**
+         * Format: int64
+         * @description the CSV line the row starts on (CSV only)
+         */
+        line?: number;
+        message?: string;
+        /** @description member_not_found: not a member (people join only by invitation); may be ignored */
+        result: "update" | "skip" | "delete" | "member_not_found" | "error";
+      }[];
+    };
+    /** @description site: its own setting; organization_default: it has none; organization_maximum: its own or the default is wider than max_visibility, which applies. site_visibility is its own setting (null: none) */
+    VisibilitySource_0ae447f5: "site" | "organization_default" | "organization_maximum";
+    Volumes_6bf9fa1d: {
+      path: string;
+      /** @description volume id or name */
+      volume: string;
+    }[];
+  };
   responses: {
     /** @description Error 400: `error.code` is one of the 3 codes its enum lists (meanings: the error catalog in the document's description). */
     Error400_0be2d31a76: {
@@ -8444,39 +10609,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /**
-               * Format: date-time
-               * @description firing: since when the condition has been false
-               */
-              clearing_since: string | null;
-              comparison: string;
-              /** Format: date-time */
-              created_at: string;
-              enabled: boolean;
-              /** Format: int64 */
-              for_minutes: number;
-              id: string;
-              /** Format: date-time */
-              last_evaluated_at: string | null;
-              /** @description the value at the last evaluation (null: no data) */
-              last_value: number | null;
-              metric: string;
-              name: string;
-              resource: {
-                id: string;
-                kind: string;
-              } | null;
-              /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
-              state: string;
-              /** Format: date-time */
-              state_since: string;
-              threshold: number;
-              /** Format: date-time */
-              updated_at: string;
-              /** Format: int64 */
-              window_minutes: number;
-            }[];
+            items: components["schemas"]["ItemsItem_1d07911c"][];
           };
         };
       };
@@ -8500,37 +10633,21 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description the condition: value <comparison> threshold */
-          comparison: ">" | ">=" | "<" | "<=";
+          comparison: components["schemas"]["Comparison_0cf27e20"];
           enabled?: boolean;
           /**
            * Format: int32
            * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
            */
           for_minutes?: number;
-          /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
-          metric:
-            | "cpu_percent"
-            | "memory_bytes"
-            | "restarts"
-            | "requests"
-            | "errors_4xx"
-            | "errors_5xx"
-            | "error_rate_percent"
-            | "p95_ms";
+          metric: components["schemas"]["Metric_30a3153b"];
           name: string;
           /**
            * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
            * @enum {string}
            */
           owner?: "me" | "org";
-          /** @description one of the owner's resources; null or absent: all of them */
-          resource?: {
-            /** @description its id or slug */
-            id: string;
-            /** @description what the rule watches */
-            kind: "pod" | "pod_group" | "site";
-          } | null;
+          resource?: components["schemas"]["Resource_27249c30"];
           threshold: number;
           /**
            * Format: int32
@@ -8549,39 +10666,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: date-time
-             * @description firing: since when the condition has been false
-             */
-            clearing_since: string | null;
-            comparison: string;
-            /** Format: date-time */
-            created_at: string;
-            enabled: boolean;
-            /** Format: int64 */
-            for_minutes: number;
-            id: string;
-            /** Format: date-time */
-            last_evaluated_at: string | null;
-            /** @description the value at the last evaluation (null: no data) */
-            last_value: number | null;
-            metric: string;
-            name: string;
-            resource: {
-              id: string;
-              kind: string;
-            } | null;
-            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
-            state: string;
-            /** Format: date-time */
-            state_since: string;
-            threshold: number;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: int64 */
-            window_minutes: number;
-          };
+          "application/json": components["schemas"]["ItemsItem_1d07911c"];
         };
       };
       400: components["responses"]["Error400_2843058c6c"];
@@ -8618,39 +10703,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: date-time
-             * @description firing: since when the condition has been false
-             */
-            clearing_since: string | null;
-            comparison: string;
-            /** Format: date-time */
-            created_at: string;
-            enabled: boolean;
-            /** Format: int64 */
-            for_minutes: number;
-            id: string;
-            /** Format: date-time */
-            last_evaluated_at: string | null;
-            /** @description the value at the last evaluation (null: no data) */
-            last_value: number | null;
-            metric: string;
-            name: string;
-            resource: {
-              id: string;
-              kind: string;
-            } | null;
-            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
-            state: string;
-            /** Format: date-time */
-            state_since: string;
-            threshold: number;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: int64 */
-            window_minutes: number;
-          };
+          "application/json": components["schemas"]["ItemsItem_1d07911c"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -8713,32 +10766,16 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description the condition: value <comparison> threshold */
-          comparison?: ">" | ">=" | "<" | "<=";
+          comparison?: components["schemas"]["Comparison_0cf27e20"];
           enabled?: boolean;
           /**
            * Format: int32
            * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
            */
           for_minutes?: number;
-          /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
-          metric?:
-            | "cpu_percent"
-            | "memory_bytes"
-            | "restarts"
-            | "requests"
-            | "errors_4xx"
-            | "errors_5xx"
-            | "error_rate_percent"
-            | "p95_ms";
+          metric?: components["schemas"]["Metric_30a3153b"];
           name?: string;
-          /** @description one of the owner's resources; null or absent: all of them */
-          resource?: {
-            /** @description its id or slug */
-            id: string;
-            /** @description what the rule watches */
-            kind: "pod" | "pod_group" | "site";
-          } | null;
+          resource?: components["schemas"]["Resource_27249c30"];
           threshold?: number;
           /**
            * Format: int32
@@ -8757,39 +10794,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: date-time
-             * @description firing: since when the condition has been false
-             */
-            clearing_since: string | null;
-            comparison: string;
-            /** Format: date-time */
-            created_at: string;
-            enabled: boolean;
-            /** Format: int64 */
-            for_minutes: number;
-            id: string;
-            /** Format: date-time */
-            last_evaluated_at: string | null;
-            /** @description the value at the last evaluation (null: no data) */
-            last_value: number | null;
-            metric: string;
-            name: string;
-            resource: {
-              id: string;
-              kind: string;
-            } | null;
-            /** @description ok, pending (the condition holds, not yet for_minutes) or firing */
-            state: string;
-            /** Format: date-time */
-            state_since: string;
-            threshold: number;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: int64 */
-            window_minutes: number;
-          };
+          "application/json": components["schemas"]["ItemsItem_1d07911c"];
         };
       };
       400: components["responses"]["Error400_2843058c6c"];
@@ -8871,19 +10876,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string | null;
-            id: string;
-            /** Format: date-time */
-            last_used_at: string | null;
-            name: string;
-            /** @description first characters of the key, to recognise it */
-            prefix: string;
-            scopes: string[];
-          }[];
+          "application/json": components["schemas"]["ListApiKeys200_746a9c03"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -8905,15 +10898,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /**
-           * Format: date-time
-           * @description RFC 3339 time
-           */
-          expires_at?: string;
-          name: string;
-          scopes: string[];
-        };
+        "application/json": components["schemas"]["CreateApiKeyBody_ac7d91ec"];
       };
     };
     responses: {
@@ -9010,42 +10995,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              /** @description the app's kind when the domain was added: pod, group or site */
-              kind: string;
-              slug: string;
-            };
-            /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
-            app_exists: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** @description lower case, ASCII (xn-- form for internationalized names) */
-            domain: string;
-            /** Format: uuid */
-            id: string;
-            /** @description what the last verification found, in one sentence */
-            last_check: string | null;
-            /** Format: date-time */
-            last_checked_at: string | null;
-            /** @description pending: not served yet; verified: served by the edge (while the app exists) */
-            status: "pending" | "verified";
-            /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
-            verification: {
-              cname: {
-                name: string;
-                value: string;
-              };
-              txt: {
-                name: string;
-                value: string;
-              };
-            };
-            /** Format: date-time */
-            verified_at: string | null;
-            /** @enum {string|null} */
-            verified_by: "txt" | "cname" | null;
-          }[];
+          "application/json": components["schemas"]["ListAppDomains200_56b107c0"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -9092,42 +11042,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              /** @description the app's kind when the domain was added: pod, group or site */
-              kind: string;
-              slug: string;
-            };
-            /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
-            app_exists: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** @description lower case, ASCII (xn-- form for internationalized names) */
-            domain: string;
-            /** Format: uuid */
-            id: string;
-            /** @description what the last verification found, in one sentence */
-            last_check: string | null;
-            /** Format: date-time */
-            last_checked_at: string | null;
-            /** @description pending: not served yet; verified: served by the edge (while the app exists) */
-            status: "pending" | "verified";
-            /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
-            verification: {
-              cname: {
-                name: string;
-                value: string;
-              };
-              txt: {
-                name: string;
-                value: string;
-              };
-            };
-            /** Format: date-time */
-            verified_at: string | null;
-            /** @enum {string|null} */
-            verified_by: "txt" | "cname" | null;
-          };
+          "application/json": components["schemas"]["ListAppDomains200Item_1f1d4e73"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -9218,42 +11133,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            domain: {
-              app: {
-                /** @description the app's kind when the domain was added: pod, group or site */
-                kind: string;
-                slug: string;
-              };
-              /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
-              app_exists: boolean;
-              /** Format: date-time */
-              created_at: string;
-              /** @description lower case, ASCII (xn-- form for internationalized names) */
-              domain: string;
-              /** Format: uuid */
-              id: string;
-              /** @description what the last verification found, in one sentence */
-              last_check: string | null;
-              /** Format: date-time */
-              last_checked_at: string | null;
-              /** @description pending: not served yet; verified: served by the edge (while the app exists) */
-              status: "pending" | "verified";
-              /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
-              verification: {
-                cname: {
-                  name: string;
-                  value: string;
-                };
-                txt: {
-                  name: string;
-                  value: string;
-                };
-              };
-              /** Format: date-time */
-              verified_at: string | null;
-              /** @enum {string|null} */
-              verified_by: "txt" | "cname" | null;
-            };
+            domain: components["schemas"]["ListAppDomains200Item_1f1d4e73"];
             records: {
               action: "created" | "updated" | "unchanged";
               content: string;
@@ -9359,57 +11239,10 @@ export interface operations {
           "application/json": {
             /** @description what DNS answered; null when the domain was verified already (nothing asked) */
             checks: {
-              cname: {
-                /** @description no_record, timeout, unreachable or failed when DNS gave no answer; else null */
-                error: string | null;
-                expected: string;
-                found: string[];
-                name: string;
-              };
-              txt: {
-                /** @description no_record, timeout, unreachable or failed when DNS gave no answer; else null */
-                error: string | null;
-                expected: string;
-                found: string[];
-                name: string;
-              };
+              cname: components["schemas"]["Txt_0fe0bc7b"];
+              txt: components["schemas"]["Txt_0fe0bc7b"];
             } | null;
-            domain: {
-              app: {
-                /** @description the app's kind when the domain was added: pod, group or site */
-                kind: string;
-                slug: string;
-              };
-              /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
-              app_exists: boolean;
-              /** Format: date-time */
-              created_at: string;
-              /** @description lower case, ASCII (xn-- form for internationalized names) */
-              domain: string;
-              /** Format: uuid */
-              id: string;
-              /** @description what the last verification found, in one sentence */
-              last_check: string | null;
-              /** Format: date-time */
-              last_checked_at: string | null;
-              /** @description pending: not served yet; verified: served by the edge (while the app exists) */
-              status: "pending" | "verified";
-              /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
-              verification: {
-                cname: {
-                  name: string;
-                  value: string;
-                };
-                txt: {
-                  name: string;
-                  value: string;
-                };
-              };
-              /** Format: date-time */
-              verified_at: string | null;
-              /** @enum {string|null} */
-              verified_by: "txt" | "cname" | null;
-            };
+            domain: components["schemas"]["ListAppDomains200Item_1f1d4e73"];
             /** @enum {string|null} */
             method: "txt" | "cname" | null;
             /** @description why it is not verified (null when verified) */
@@ -9655,18 +11488,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account: {
-              email: string;
-              id: string;
-            };
-            org_id: string;
-            role: string | null;
-            /** @description the suite setup wizard is not finished (staff sign-in is held) */
-            setup_pending: boolean;
-            /** @description a sign-in session token (op_u_...), as POST /v1/auth/login gives */
-            token: string;
-          };
+          "application/json": components["schemas"]["ExchangeSuiteCode200_607dae29"];
         };
       };
       400: components["responses"]["Error400_6da37ceb69"];
@@ -9705,18 +11527,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account: {
-              email: string;
-              id: string;
-            };
-            org_id: string;
-            role: string | null;
-            /** @description the suite setup wizard is not finished (staff sign-in is held) */
-            setup_pending: boolean;
-            /** @description a sign-in session token (op_u_...), as POST /v1/auth/login gives */
-            token: string;
-          };
+          "application/json": components["schemas"]["ExchangeSuiteCode200_607dae29"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -9790,21 +11601,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            database_id: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            id: string;
-            kind: string;
-            label: string | null;
-            /** Format: int64 */
-            size_bytes: number;
-            start_lsn: string | null;
-            /** Format: date-time */
-            started_at: string | null;
-            status: string;
-            stop_lsn: string | null;
-          }[];
+          "application/json": components["schemas"]["ListBackups200_e4c7bb81"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -9840,17 +11637,7 @@ export interface operations {
             /** @enum {string} */
             currency: "KRW";
             month_to_date: {
-              kinds: {
-                /** Format: int64 */
-                amount_krw: number;
-                /** Format: int64 */
-                amount_microkrw: number;
-                /** Format: int64 */
-                instance_microkrw: number;
-                kind: string;
-                /** Format: int64 */
-                storage_microkrw: number;
-              }[];
+              kinds: components["schemas"]["Kinds_40ee23c8"];
               /** Format: int64 */
               total_krw: number;
               /** Format: int64 */
@@ -9928,45 +11715,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description charged each time, provider units; 0 when never set
-             */
-            amount: number;
-            card: {
-              brand: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: int64 */
-              exp_month: number | null;
-              /** Format: int64 */
-              exp_year: number | null;
-              id: string;
-              /** @description last four digits as the provider shows them (Toss may mask some) */
-              last4: string | null;
-              /** @description stripe (USD) or toss (KRW) */
-              provider: "stripe" | "toss";
-            } | null;
-            /** Format: int64 */
-            consecutive_failures: number;
-            /**
-             * @description the saved card's currency; null before auto-recharge is first set
-             * @enum {string|null}
-             */
-            currency: "USD" | "KRW" | null;
-            enabled: boolean;
-            /** @description a charge is under way */
-            in_flight: boolean;
-            last_error: string | null;
-            /** Format: date-time */
-            next_attempt_at: string | null;
-            /**
-             * Format: int64
-             * @description charge when the balance falls below this, provider units (USD cents, KRW won)
-             */
-            threshold: number;
-          };
+          "application/json": components["schemas"]["GetAutoRecharge200_cd1dba0a"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -10006,45 +11755,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description charged each time, provider units; 0 when never set
-             */
-            amount: number;
-            card: {
-              brand: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: int64 */
-              exp_month: number | null;
-              /** Format: int64 */
-              exp_year: number | null;
-              id: string;
-              /** @description last four digits as the provider shows them (Toss may mask some) */
-              last4: string | null;
-              /** @description stripe (USD) or toss (KRW) */
-              provider: "stripe" | "toss";
-            } | null;
-            /** Format: int64 */
-            consecutive_failures: number;
-            /**
-             * @description the saved card's currency; null before auto-recharge is first set
-             * @enum {string|null}
-             */
-            currency: "USD" | "KRW" | null;
-            enabled: boolean;
-            /** @description a charge is under way */
-            in_flight: boolean;
-            last_error: string | null;
-            /** Format: date-time */
-            next_attempt_at: string | null;
-            /**
-             * Format: int64
-             * @description charge when the balance falls below this, provider units (USD cents, KRW won)
-             */
-            threshold: number;
-          };
+          "application/json": components["schemas"]["GetAutoRecharge200_cd1dba0a"];
         };
       };
       400: components["responses"]["Error400_1163a3283f"];
@@ -10134,27 +11845,8 @@ export interface operations {
         };
         content: {
           "application/json": {
-            business_info: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-            deposit_account: {
-              account_holder: string | null;
-              account_number: string;
-              bank_name: string | null;
-            } | null;
+            business_info: components["schemas"]["BusinessInfo_82ff319e"];
+            deposit_account: components["schemas"]["DepositAccount_94c88a8f"];
             /** Format: int64 */
             max_amount_krw: number;
             /** Format: int64 */
@@ -10196,37 +11888,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: int64 */
-              amount_krw: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              decided_at: string | null;
-              /** Format: date-time */
-              deposit_reported_at: string | null;
-              depositor_name: string;
-              id: string;
-              receipt_type: "none" | "tax_invoice";
-              reject_reason: string | null;
-              status: "pending" | "confirmed" | "cancelled" | "rejected";
-              tax_invoice: {
-                address?: string;
-                /** @description 종목 */
-                business_item?: string;
-                /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-                business_number: string;
-                /** @description 업태 */
-                business_type?: string;
-                company_name: string;
-                /**
-                 * Format: email
-                 * @description where the tax invoice is sent
-                 */
-                email: string;
-                representative: string;
-              } | null;
-            }[];
+            items: components["schemas"]["ItemsItem_e94982f7"][];
             next_cursor: string | null;
           };
         };
@@ -10250,28 +11912,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /** Format: int64 */
-          amount_krw: number;
-          depositor_name: string;
-          receipt_type: "none" | "tax_invoice";
-          tax_invoice?: {
-            address?: string;
-            /** @description 종목 */
-            business_item?: string;
-            /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-            business_number: string;
-            /** @description 업태 */
-            business_type?: string;
-            company_name: string;
-            /**
-             * Format: email
-             * @description where the tax invoice is sent
-             */
-            email: string;
-            representative: string;
-          };
-        };
+        "application/json": components["schemas"]["CreateBankTransferBody_e599af70"];
       };
     };
     responses: {
@@ -10283,37 +11924,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_e94982f7"];
         };
       };
       400: components["responses"]["Error400_0244b60087"];
@@ -10349,37 +11960,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_e94982f7"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -10413,37 +11994,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_e94982f7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -10487,37 +12038,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_e94982f7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -10554,20 +12075,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            card: {
-              brand: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: int64 */
-              exp_month: number | null;
-              /** Format: int64 */
-              exp_year: number | null;
-              id: string;
-              /** @description last four digits as the provider shows them (Toss may mask some) */
-              last4: string | null;
-              /** @description stripe (USD) or toss (KRW) */
-              provider: "stripe" | "toss";
-            } | null;
+            card: components["schemas"]["Card_deac0940"];
           };
         };
       };
@@ -10712,18 +12220,8 @@ export interface operations {
               publishable_key: string;
             } | null;
             topup_limits: {
-              krw: {
-                /** Format: int64 */
-                max: number;
-                /** Format: int64 */
-                min: number;
-              };
-              usd_cents: {
-                /** Format: int64 */
-                max: number;
-                /** Format: int64 */
-                min: number;
-              };
+              krw: components["schemas"]["Krw_2c31f214"];
+              usd_cents: components["schemas"]["Krw_2c31f214"];
             };
             toss: {
               /** @description Toss Payments client key for the payment widget */
@@ -10810,45 +12308,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description charged, in the provider's smallest unit: USD cents, KRW won
-             */
-            amount: number;
-            /** @description Stripe PaymentIntent client secret for Stripe.js (stripe top-ups) */
-            client_secret: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description credited to the wallet, in ledger units: USD micro-dollars, KRW won
-             */
-            credit_amount: number;
-            /** Format: date-time */
-            credited_at: string | null;
-            currency: "USD" | "KRW";
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            id: string;
-            /** @description Toss orderId for the payment window */
-            order_id: string;
-            order_name: string;
-            origin: "manual" | "auto_recharge";
-            /** @description stripe (USD) or toss (KRW) */
-            provider: "stripe" | "toss";
-            /** @description Stripe PaymentIntent id or Toss paymentKey */
-            provider_ref: string | null;
-            provider_status: string | null;
-            /**
-             * Format: int64
-             * @description refunded so far, provider units
-             */
-            refunded_amount: number;
-            status: "pending" | "succeeded" | "failed" | "refunded";
-          };
+          "application/json": components["schemas"]["CreateTopup201_b0b2c3bc"];
         };
       };
       400: components["responses"]["Error400_6608616530"];
@@ -10886,45 +12346,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description charged, in the provider's smallest unit: USD cents, KRW won
-             */
-            amount: number;
-            /** @description Stripe PaymentIntent client secret for Stripe.js (stripe top-ups) */
-            client_secret: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description credited to the wallet, in ledger units: USD micro-dollars, KRW won
-             */
-            credit_amount: number;
-            /** Format: date-time */
-            credited_at: string | null;
-            currency: "USD" | "KRW";
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            id: string;
-            /** @description Toss orderId for the payment window */
-            order_id: string;
-            order_name: string;
-            origin: "manual" | "auto_recharge";
-            /** @description stripe (USD) or toss (KRW) */
-            provider: "stripe" | "toss";
-            /** @description Stripe PaymentIntent id or Toss paymentKey */
-            provider_ref: string | null;
-            provider_status: string | null;
-            /**
-             * Format: int64
-             * @description refunded so far, provider units
-             */
-            refunded_amount: number;
-            status: "pending" | "succeeded" | "failed" | "refunded";
-          };
+          "application/json": components["schemas"]["CreateTopup201_b0b2c3bc"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -10965,45 +12387,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description charged, in the provider's smallest unit: USD cents, KRW won
-             */
-            amount: number;
-            /** @description Stripe PaymentIntent client secret for Stripe.js (stripe top-ups) */
-            client_secret: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description credited to the wallet, in ledger units: USD micro-dollars, KRW won
-             */
-            credit_amount: number;
-            /** Format: date-time */
-            credited_at: string | null;
-            currency: "USD" | "KRW";
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            id: string;
-            /** @description Toss orderId for the payment window */
-            order_id: string;
-            order_name: string;
-            origin: "manual" | "auto_recharge";
-            /** @description stripe (USD) or toss (KRW) */
-            provider: "stripe" | "toss";
-            /** @description Stripe PaymentIntent id or Toss paymentKey */
-            provider_ref: string | null;
-            provider_status: string | null;
-            /**
-             * Format: int64
-             * @description refunded so far, provider units
-             */
-            refunded_amount: number;
-            status: "pending" | "succeeded" | "failed" | "refunded";
-          };
+          "application/json": components["schemas"]["CreateTopup201_b0b2c3bc"];
         };
       };
       400: components["responses"]["Error400_5be17ed828"];
@@ -11150,17 +12534,7 @@ export interface operations {
             currency: "KRW";
             days: {
               date: string;
-              kinds: {
-                /** Format: int64 */
-                amount_krw: number;
-                /** Format: int64 */
-                amount_microkrw: number;
-                /** Format: int64 */
-                instance_microkrw: number;
-                kind: string;
-                /** Format: int64 */
-                storage_microkrw: number;
-              }[];
+              kinds: components["schemas"]["Kinds_40ee23c8"];
               /** Format: int64 */
               total_krw: number;
               /** Format: int64 */
@@ -11202,31 +12576,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** @description S3 endpoint for path-style clients (forcePathStyle) */
-            endpoint: string;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            object_count: number;
-            region: string;
-            /**
-             * Format: int64
-             * @description bytes of the bucket's objects
-             */
-            size_bytes: number;
-            /**
-             * Format: int64
-             * @description bytes held by parts of uploads in progress
-             */
-            upload_bytes?: number;
-            /** Format: int64 */
-            uploads_in_progress?: number;
-            /** @description the bucket's virtual-host-style address */
-            virtual_host: string;
-          }[];
+          "application/json": components["schemas"]["ListBuckets200Item_b8d8ea6e"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -11267,31 +12617,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** @description S3 endpoint for path-style clients (forcePathStyle) */
-            endpoint: string;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            object_count: number;
-            region: string;
-            /**
-             * Format: int64
-             * @description bytes of the bucket's objects
-             */
-            size_bytes: number;
-            /**
-             * Format: int64
-             * @description bytes held by parts of uploads in progress
-             */
-            upload_bytes?: number;
-            /** Format: int64 */
-            uploads_in_progress?: number;
-            /** @description the bucket's virtual-host-style address */
-            virtual_host: string;
-          };
+          "application/json": components["schemas"]["ListBuckets200Item_b8d8ea6e"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -11329,31 +12655,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** @description S3 endpoint for path-style clients (forcePathStyle) */
-            endpoint: string;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            object_count: number;
-            region: string;
-            /**
-             * Format: int64
-             * @description bytes of the bucket's objects
-             */
-            size_bytes: number;
-            /**
-             * Format: int64
-             * @description bytes held by parts of uploads in progress
-             */
-            upload_bytes?: number;
-            /** Format: int64 */
-            uploads_in_progress?: number;
-            /** @description the bucket's virtual-host-style address */
-            virtual_host: string;
-          };
+          "application/json": components["schemas"]["ListBuckets200Item_b8d8ea6e"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -11423,22 +12725,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            access_key_id: string;
-            /** @description null: every bucket of the owner, present and future */
-            bucket_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            endpoint: string;
-            id: string;
-            /** Format: date-time */
-            last_used_at: string | null;
-            name: string;
-            permission: "read" | "read_write";
-            region: string;
-            /** @description shown once, at creation */
-            secret_access_key?: string;
-          }[];
+          "application/json": components["schemas"]["ListBucketKeys200Item_b4f295c4"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -11481,22 +12768,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            access_key_id: string;
-            /** @description null: every bucket of the owner, present and future */
-            bucket_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            endpoint: string;
-            id: string;
-            /** Format: date-time */
-            last_used_at: string | null;
-            name: string;
-            permission: "read" | "read_write";
-            region: string;
-            /** @description shown once, at creation */
-            secret_access_key?: string;
-          };
+          "application/json": components["schemas"]["ListBucketKeys200Item_b4f295c4"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -11567,60 +12839,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
-            /** @description the build arguments given */
-            build_args: {
-              [key: string]: string;
-            };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
-            context_path: string;
-            /** Format: date-time */
-            created_at: string;
-            deploy_error: string | null;
-            /** Format: date-time */
-            deployed_at: string | null;
-            /** @description its manifest digest (sha256:...) */
-            digest: string | null;
-            dockerfile: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string;
-            id: string;
-            /** @description the pushed image: <registry>/<namespace>/<repository>:build-<id> */
-            image: string | null;
-            /** @description the builder's step: pulling, building, pushing, deploying */
-            phase: string | null;
-            /** Format: date-time */
-            queued_at: string | null;
-            /** Format: int64 */
-            source_bytes: number | null;
-            /** Format: date-time */
-            started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
-            /** @description why it failed or was cancelled */
-            status_reason: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
-            upload_expires_at: string;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          }[];
+          "application/json": components["schemas"]["ListBuilds200Item_62416e36"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -11675,26 +12894,13 @@ export interface operations {
         };
         content: {
           "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
+            app: components["schemas"]["App_d0af0c4f"];
             /** @description the build arguments given */
             build_args: {
               [key: string]: string;
             };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
+            build_secrets: components["schemas"]["BuildSecrets_78f1239a"];
+            cancel: components["schemas"]["Cancel_2eef61dc"];
             context_path: string;
             /** Format: date-time */
             created_at: string;
@@ -11718,7 +12924,7 @@ export interface operations {
             source_bytes: number | null;
             /** Format: date-time */
             started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
+            status: components["schemas"]["Status_4626509f"];
             /** @description why it failed or was cancelled */
             status_reason: string | null;
             /** Format: date-time */
@@ -11769,26 +12975,13 @@ export interface operations {
         };
         content: {
           "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
+            app: components["schemas"]["App_d0af0c4f"];
             /** @description the build arguments given */
             build_args: {
               [key: string]: string;
             };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
+            build_secrets: components["schemas"]["BuildSecrets_78f1239a"];
+            cancel: components["schemas"]["Cancel_2eef61dc"];
             context_path: string;
             /** Format: date-time */
             created_at: string;
@@ -11799,16 +12992,7 @@ export interface operations {
             digest: string | null;
             dockerfile: string;
             /** @description client-side steps, oldest first */
-            events: {
-              /** Format: date-time */
-              created_at: string;
-              detail: unknown;
-              /** Format: int64 */
-              id: number;
-              level: string;
-              message: string;
-              phase: string;
-            }[];
+            events: components["schemas"]["EventsItem_3b36beb5"][];
             /** Format: date-time */
             finished_at: string | null;
             host_id: string;
@@ -11830,7 +13014,7 @@ export interface operations {
             source_bytes: number | null;
             /** Format: date-time */
             started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
+            status: components["schemas"]["Status_4626509f"];
             /** @description why it failed or was cancelled */
             status_reason: string | null;
             /** Format: date-time */
@@ -11883,60 +13067,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
-            /** @description the build arguments given */
-            build_args: {
-              [key: string]: string;
-            };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
-            context_path: string;
-            /** Format: date-time */
-            created_at: string;
-            deploy_error: string | null;
-            /** Format: date-time */
-            deployed_at: string | null;
-            /** @description its manifest digest (sha256:...) */
-            digest: string | null;
-            dockerfile: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string;
-            id: string;
-            /** @description the pushed image: <registry>/<namespace>/<repository>:build-<id> */
-            image: string | null;
-            /** @description the builder's step: pulling, building, pushing, deploying */
-            phase: string | null;
-            /** Format: date-time */
-            queued_at: string | null;
-            /** Format: int64 */
-            source_bytes: number | null;
-            /** Format: date-time */
-            started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
-            /** @description why it failed or was cancelled */
-            status_reason: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
-            upload_expires_at: string;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["ListBuilds200Item_62416e36"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -11985,16 +13116,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            detail: unknown;
-            /** Format: int64 */
-            id: number;
-            level: string;
-            message: string;
-            phase: string;
-          };
+          "application/json": components["schemas"]["EventsItem_3b36beb5"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -12035,60 +13157,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
-            /** @description the build arguments given */
-            build_args: {
-              [key: string]: string;
-            };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
-            context_path: string;
-            /** Format: date-time */
-            created_at: string;
-            deploy_error: string | null;
-            /** Format: date-time */
-            deployed_at: string | null;
-            /** @description its manifest digest (sha256:...) */
-            digest: string | null;
-            dockerfile: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string;
-            id: string;
-            /** @description the pushed image: <registry>/<namespace>/<repository>:build-<id> */
-            image: string | null;
-            /** @description the builder's step: pulling, building, pushing, deploying */
-            phase: string | null;
-            /** Format: date-time */
-            queued_at: string | null;
-            /** Format: int64 */
-            source_bytes: number | null;
-            /** Format: date-time */
-            started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
-            /** @description why it failed or was cancelled */
-            status_reason: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
-            upload_expires_at: string;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["ListBuilds200Item_62416e36"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -12125,60 +13194,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              id: string;
-              kind: "pod" | "group";
-              slug: string;
-            } | null;
-            /** @description the build arguments given */
-            build_args: {
-              [key: string]: string;
-            };
-            /** @description the build secrets given, by name, with fingerprints (HMAC-SHA256); values are never returned */
-            build_secrets: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            cancel: {
-              detail: unknown;
-              phase: string | null;
-              reason: string | null;
-            } | null;
-            context_path: string;
-            /** Format: date-time */
-            created_at: string;
-            deploy_error: string | null;
-            /** Format: date-time */
-            deployed_at: string | null;
-            /** @description its manifest digest (sha256:...) */
-            digest: string | null;
-            dockerfile: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string;
-            id: string;
-            /** @description the pushed image: <registry>/<namespace>/<repository>:build-<id> */
-            image: string | null;
-            /** @description the builder's step: pulling, building, pushing, deploying */
-            phase: string | null;
-            /** Format: date-time */
-            queued_at: string | null;
-            /** Format: int64 */
-            source_bytes: number | null;
-            /** Format: date-time */
-            started_at: string | null;
-            status: "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
-            /** @description why it failed or was cancelled */
-            status_reason: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
-            upload_expires_at: string;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["ListBuilds200Item_62416e36"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -12268,56 +13284,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            command: string[];
-            concurrency_policy: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            deadline_seconds: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string;
-            name: string;
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
-            release: {
-              env: {
-                [key: string]: string;
-              };
-              /** Format: int64 */
-              number: number;
-              pod_id: string | null;
-              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-              secret_env: {
-                [key: string]: {
-                  fingerprint: string;
-                  /** Format: date-time */
-                  set_at: string;
-                  set_by: string;
-                };
-              };
-            } | null;
-            schedule: string;
-            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-            secret_env: {
-              [key: string]: {
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            source_pod_id: string | null;
-            suspended: boolean;
-            time_zone: string;
-            /** Format: date-time */
-            updated_at: string;
-          }[];
+          "application/json": components["schemas"]["ListCronJobs200Item_e8571f05"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -12341,8 +13308,7 @@ export interface operations {
       content: {
         "application/json": {
           command: string[];
-          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
-          concurrency_policy?: "forbid" | "replace" | "allow";
+          concurrency_policy?: components["schemas"]["ConcurrencyPolicy_50f7b076"];
           /**
            * Format: int32
            * @description a run still going after this is stopped (failed)
@@ -12362,10 +13328,7 @@ export interface operations {
           pod?: string;
           /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
           schedule: string;
-          /** @description secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_6a62677e"];
           /** @description nano, micro, cpu-small, cpu-medium */
           size?: string;
           suspended?: boolean;
@@ -12383,56 +13346,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            command: string[];
-            concurrency_policy: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            deadline_seconds: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string;
-            name: string;
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
-            release: {
-              env: {
-                [key: string]: string;
-              };
-              /** Format: int64 */
-              number: number;
-              pod_id: string | null;
-              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-              secret_env: {
-                [key: string]: {
-                  fingerprint: string;
-                  /** Format: date-time */
-                  set_at: string;
-                  set_by: string;
-                };
-              };
-            } | null;
-            schedule: string;
-            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-            secret_env: {
-              [key: string]: {
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            source_pod_id: string | null;
-            suspended: boolean;
-            time_zone: string;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ListCronJobs200Item_e8571f05"];
         };
       };
       400: components["responses"]["Error400_38a1773098"];
@@ -12471,56 +13385,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            command: string[];
-            concurrency_policy: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            deadline_seconds: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string;
-            name: string;
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
-            release: {
-              env: {
-                [key: string]: string;
-              };
-              /** Format: int64 */
-              number: number;
-              pod_id: string | null;
-              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-              secret_env: {
-                [key: string]: {
-                  fingerprint: string;
-                  /** Format: date-time */
-                  set_at: string;
-                  set_by: string;
-                };
-              };
-            } | null;
-            schedule: string;
-            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-            secret_env: {
-              [key: string]: {
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            source_pod_id: string | null;
-            suspended: boolean;
-            time_zone: string;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ListCronJobs200Item_e8571f05"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -12555,56 +13420,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            command: string[];
-            concurrency_policy: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            deadline_seconds: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string;
-            name: string;
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
-            release: {
-              env: {
-                [key: string]: string;
-              };
-              /** Format: int64 */
-              number: number;
-              pod_id: string | null;
-              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-              secret_env: {
-                [key: string]: {
-                  fingerprint: string;
-                  /** Format: date-time */
-                  set_at: string;
-                  set_by: string;
-                };
-              };
-            } | null;
-            schedule: string;
-            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-            secret_env: {
-              [key: string]: {
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            source_pod_id: string | null;
-            suspended: boolean;
-            time_zone: string;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ListCronJobs200Item_e8571f05"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -12635,8 +13451,7 @@ export interface operations {
       content: {
         "application/json": {
           command?: string[];
-          /** @description a run due while one is going: forbid skips it (recorded skipped), replace stops the old one, allow runs both */
-          concurrency_policy?: "forbid" | "replace" | "allow";
+          concurrency_policy?: components["schemas"]["ConcurrencyPolicy_50f7b076"];
           /**
            * Format: int32
            * @description a run still going after this is stopped (failed)
@@ -12650,10 +13465,7 @@ export interface operations {
           pod?: string;
           /** @description cron syntax: "*\/5 * * * *" (minute hour day month weekday), or @hourly, @daily ... */
           schedule?: string;
-          /** @description secret env: sealed at rest, never shown again (only a fingerprint), masked in run logs; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_6a62677e"];
           /** @description nano, micro, cpu-small, cpu-medium */
           size?: string;
           suspended?: boolean;
@@ -12671,56 +13483,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            command: string[];
-            concurrency_policy: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            deadline_seconds: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string;
-            name: string;
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** @description the pod release the job took (image, env, secrets); the job's own env and secret_env win */
-            release: {
-              env: {
-                [key: string]: string;
-              };
-              /** Format: int64 */
-              number: number;
-              pod_id: string | null;
-              /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-              secret_env: {
-                [key: string]: {
-                  fingerprint: string;
-                  /** Format: date-time */
-                  set_at: string;
-                  set_by: string;
-                };
-              };
-            } | null;
-            schedule: string;
-            /** @description secret env names with fingerprints (HMAC-SHA256); values are never returned */
-            secret_env: {
-              [key: string]: {
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            source_pod_id: string | null;
-            suspended: boolean;
-            time_zone: string;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ListCronJobs200Item_e8571f05"];
         };
       };
       400: components["responses"]["Error400_38a1773098"];
@@ -12759,26 +13522,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            duration_ms: number | null;
-            /** Format: int64 */
-            exit_code: number | null;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string | null;
-            id: string;
-            job_id: string;
-            reason: string | null;
-            /** Format: date-time */
-            scheduled_at: string;
-            /** Format: date-time */
-            started_at: string | null;
-            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
-            state: string;
-            /** @description schedule or manual */
-            trigger: string;
-          };
+          "application/json": components["schemas"]["RunCronJob202_a71955e7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -12820,26 +13564,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            duration_ms: number | null;
-            /** Format: int64 */
-            exit_code: number | null;
-            /** Format: date-time */
-            finished_at: string | null;
-            host_id: string | null;
-            id: string;
-            job_id: string;
-            reason: string | null;
-            /** Format: date-time */
-            scheduled_at: string;
-            /** Format: date-time */
-            started_at: string | null;
-            /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
-            state: string;
-            /** @description schedule or manual */
-            trigger: string;
-          }[];
+          "application/json": components["schemas"]["RunCronJob202_a71955e7"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -12877,26 +13602,7 @@ export interface operations {
         content: {
           "application/json": {
             lines: string[];
-            run: {
-              /** Format: int64 */
-              duration_ms: number | null;
-              /** Format: int64 */
-              exit_code: number | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              host_id: string | null;
-              id: string;
-              job_id: string;
-              reason: string | null;
-              /** Format: date-time */
-              scheduled_at: string;
-              /** Format: date-time */
-              started_at: string | null;
-              /** @description running, succeeded, failed, skipped, missed, refused or cancelled */
-              state: string;
-              /** @description schedule or manual */
-              trigger: string;
-            };
+            run: components["schemas"]["RunCronJob202_a71955e7"];
           };
         };
       };
@@ -12929,110 +13635,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          }[];
+          "application/json": components["schemas"]["ListDatabases200_b34569c9"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -13087,111 +13690,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            command_id: string;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["CreateDatabase201_bc432f23"];
         };
       };
       400: components["responses"]["Error400_bc9fc2f60c"];
@@ -13229,110 +13728,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -13417,110 +13813,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_fe915b46ab"];
@@ -13655,110 +13948,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -13844,110 +14034,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          }[];
+          "application/json": components["schemas"]["ListDatabases200_b34569c9"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -13997,111 +14084,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            command_id: string;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["CreateDatabase201_bc432f23"];
         };
       };
       400: components["responses"]["Error400_d0bf32e126"];
@@ -14151,110 +14134,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -14540,110 +14420,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -14866,110 +14643,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -15147,61 +14821,16 @@ export interface operations {
         };
         content: {
           "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
+            allowlist: components["schemas"]["Allowlist_0870bac3"];
             /** @description ids of the attached apps being restarted with the new password */
             apps_restarting: string[];
             authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
+            backup_health?: components["schemas"]["BackupHealth_191f6814"];
+            backups?: components["schemas"]["ListBackups200_e4c7bb81"];
             /** Format: date-time */
             branched_at: string | null;
             command_id: string;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
+            commands?: components["schemas"]["Commands_06c8ff30"];
             compute: {
               [key: string]: unknown;
             };
@@ -15385,110 +15014,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            allowlist: {
-              cidr: string;
-              label: string;
-            }[];
-            authorized_clients: string[];
-            backup_health?: {
-              archiver_failure: {
-                at: string;
-                wal: string;
-              } | null;
-              base_backup_id: string | null;
-              /** Format: date-time */
-              checked_at: string;
-              /** Format: int64 */
-              checked_segments: number;
-              corrupt_backups: string[];
-              from_segment: string | null;
-              missing_segments: string[];
-              ok: boolean;
-              pending_segments: string[];
-              problem: string | null;
-              /** Format: int64 */
-              timeline: number | null;
-              to_segment: string | null;
-            } | null;
-            backups?: {
-              database_id: string;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              label: string | null;
-              /** Format: int64 */
-              size_bytes: number;
-              start_lsn: string | null;
-              /** Format: date-time */
-              started_at: string | null;
-              status: string;
-              stop_lsn: string | null;
-            }[];
-            /** Format: date-time */
-            branched_at: string | null;
-            commands?: {
-              /** Format: date-time */
-              created_at: string;
-              error: string | null;
-              /** Format: date-time */
-              finished_at: string | null;
-              id: string;
-              kind: string;
-              status: string;
-            }[];
-            compute: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            database: string;
-            database_url: string;
-            database_url_public: string;
-            desired_state: string;
-            engine: string;
-            extensions: string[];
-            ha_enabled: boolean;
-            host: string;
-            id: string;
-            /**
-             * Format: int64
-             * @description dev only: stopped (state idle_stopped) after this many seconds without client connections; the next connection starts it. null: never
-             */
-            idle_stop_seconds: number | null;
-            internal_host: string;
-            label: string | null;
-            name: string;
-            /** @description a branch's parent database; null for a database that is no branch */
-            parent_id: string | null;
-            password?: string;
-            /** Format: int64 */
-            pitr_retention_days: number;
-            pool_enabled: boolean;
-            /** Format: int64 */
-            port: number;
-            public_host: string;
-            /** Format: date-time */
-            removed_at: string | null;
-            size: string;
-            slug: string;
-            /** @description creating, running, paused (stopped by its owner), idle_stopped (stopped after idle_stop_seconds without connections: the next connection starts it), removed, failed */
-            state: string;
-            status_reason: string | null;
-            storage: {
-              [key: string]: unknown;
-            };
-            /** Format: int64 */
-            storage_gb: number;
-            /** Format: int64 */
-            storage_used_bytes?: number | null;
-            superuser_database_url?: string;
-            superuser_password?: string;
-            user: string;
-            /** Format: int64 */
-            version: number;
-          };
+          "application/json": components["schemas"]["ListDatabases200Item_5ddce536"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -15620,42 +15146,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app: {
-              /** @description the app's kind when the domain was added: pod, group or site */
-              kind: string;
-              slug: string;
-            };
-            /** @description whether the slug still names one of the owner's apps; a domain of a deleted app is not served */
-            app_exists: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** @description lower case, ASCII (xn-- form for internationalized names) */
-            domain: string;
-            /** Format: uuid */
-            id: string;
-            /** @description what the last verification found, in one sentence */
-            last_check: string | null;
-            /** Format: date-time */
-            last_checked_at: string | null;
-            /** @description pending: not served yet; verified: served by the edge (while the app exists) */
-            status: "pending" | "verified";
-            /** @description either record verifies the domain: the TXT record _platform-verify.<domain> with the token, or <domain> a CNAME to <slug>.<APPS_DOMAIN> (which also routes its traffic to the edge) */
-            verification: {
-              cname: {
-                name: string;
-                value: string;
-              };
-              txt: {
-                name: string;
-                value: string;
-              };
-            };
-            /** Format: date-time */
-            verified_at: string | null;
-            /** @enum {string|null} */
-            verified_by: "txt" | "cname" | null;
-          }[];
+          "application/json": components["schemas"]["ListAppDomains200_56b107c0"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -15810,25 +15301,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: date-time */
-              created_at: string;
-              data: {
-                [key: string]: unknown;
-              };
-              /** @description unique; receivers deduplicate by it */
-              id: string;
-              owner: {
-                id: string;
-                kind: string;
-              };
-              resource: {
-                id: string;
-                kind: string;
-              };
-              /** @description a dotted name from GET /v1/event-types */
-              type: string;
-            }[];
+            items: components["schemas"]["ItemsItem_516129d7"][];
             next_cursor: string | null;
           };
         };
@@ -15863,25 +15336,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            data: {
-              [key: string]: unknown;
-            };
-            /** @description unique; receivers deduplicate by it */
-            id: string;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            resource: {
-              id: string;
-              kind: string;
-            };
-            /** @description a dotted name from GET /v1/event-types */
-            type: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_516129d7"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -16119,354 +15574,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": ({
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          } & {
-            linked_service: string;
-          })[];
+          "application/json": components["schemas"]["ListLinkedApps200Item_e483ded5"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -16542,354 +15650,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          } & {
-            linked_service: string;
-          };
+          "application/json": components["schemas"]["ListLinkedApps200Item_e483ded5"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -16926,56 +15687,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** @description the one app shipped; null: every app of the owner */
-              app: {
-                id: string;
-                /** @description pod, group or site */
-                kind: string;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              destination: string;
-              enabled: boolean;
-              /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
-              headers: {
-                [key: string]: {
-                  fingerprint: string;
-                };
-              };
-              id: string;
-              name: string;
-              /** @description pods: the pods' output; edge: the edge's access lines */
-              source: string;
-              state: {
-                /**
-                 * Format: int64
-                 * @description lines the destination took
-                 */
-                delivered_count: number;
-                /**
-                 * Format: int64
-                 * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
-                 */
-                dropped_count: number;
-                /**
-                 * Format: int64
-                 * @description batches the destination refused or did not take (each retried)
-                 */
-                failed_attempts: number;
-                last_error: string | null;
-                /** Format: date-time */
-                last_error_at: string | null;
-                /** Format: date-time */
-                last_success_at: string | null;
-                /** Format: date-time */
-                next_attempt_at: string | null;
-                /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
-                status: string;
-              };
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            items: components["schemas"]["ItemsItem_9cb7eb6b"][];
           };
         };
       };
@@ -17003,10 +15715,7 @@ export interface operations {
           app?: string | null;
           /** @description `https://…` (batched NDJSON, POSTed), `syslog+tls://host:port` (RFC 5424 over TLS, default port 6514) or `syslog://host:port` (over TCP, default 514); public addresses only */
           destination: string;
-          /** @description HTTP headers sent with each batch to an https destination (e.g. Authorization); sealed at rest and shown only as fingerprints. Replaces every header when given. */
-          headers?: {
-            [key: string]: string;
-          };
+          headers?: components["schemas"]["Headers_9e98e424"];
           name: string;
           /** @default pods */
           source?: "pods" | "edge";
@@ -17022,56 +15731,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the one app shipped; null: every app of the owner */
-            app: {
-              id: string;
-              /** @description pod, group or site */
-              kind: string;
-            } | null;
-            /** Format: date-time */
-            created_at: string;
-            destination: string;
-            enabled: boolean;
-            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
-            headers: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            id: string;
-            name: string;
-            /** @description pods: the pods' output; edge: the edge's access lines */
-            source: string;
-            state: {
-              /**
-               * Format: int64
-               * @description lines the destination took
-               */
-              delivered_count: number;
-              /**
-               * Format: int64
-               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
-               */
-              dropped_count: number;
-              /**
-               * Format: int64
-               * @description batches the destination refused or did not take (each retried)
-               */
-              failed_attempts: number;
-              last_error: string | null;
-              /** Format: date-time */
-              last_error_at: string | null;
-              /** Format: date-time */
-              last_success_at: string | null;
-              /** Format: date-time */
-              next_attempt_at: string | null;
-              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
-              status: string;
-            };
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_9cb7eb6b"];
         };
       };
       400: components["responses"]["Error400_0be2d31a76"];
@@ -17108,56 +15768,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the one app shipped; null: every app of the owner */
-            app: {
-              id: string;
-              /** @description pod, group or site */
-              kind: string;
-            } | null;
-            /** Format: date-time */
-            created_at: string;
-            destination: string;
-            enabled: boolean;
-            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
-            headers: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            id: string;
-            name: string;
-            /** @description pods: the pods' output; edge: the edge's access lines */
-            source: string;
-            state: {
-              /**
-               * Format: int64
-               * @description lines the destination took
-               */
-              delivered_count: number;
-              /**
-               * Format: int64
-               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
-               */
-              dropped_count: number;
-              /**
-               * Format: int64
-               * @description batches the destination refused or did not take (each retried)
-               */
-              failed_attempts: number;
-              last_error: string | null;
-              /** Format: date-time */
-              last_error_at: string | null;
-              /** Format: date-time */
-              last_success_at: string | null;
-              /** Format: date-time */
-              next_attempt_at: string | null;
-              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
-              status: string;
-            };
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_9cb7eb6b"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -17191,56 +15802,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the one app shipped; null: every app of the owner */
-            app: {
-              id: string;
-              /** @description pod, group or site */
-              kind: string;
-            } | null;
-            /** Format: date-time */
-            created_at: string;
-            destination: string;
-            enabled: boolean;
-            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
-            headers: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            id: string;
-            name: string;
-            /** @description pods: the pods' output; edge: the edge's access lines */
-            source: string;
-            state: {
-              /**
-               * Format: int64
-               * @description lines the destination took
-               */
-              delivered_count: number;
-              /**
-               * Format: int64
-               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
-               */
-              dropped_count: number;
-              /**
-               * Format: int64
-               * @description batches the destination refused or did not take (each retried)
-               */
-              failed_attempts: number;
-              last_error: string | null;
-              /** Format: date-time */
-              last_error_at: string | null;
-              /** Format: date-time */
-              last_success_at: string | null;
-              /** Format: date-time */
-              next_attempt_at: string | null;
-              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
-              status: string;
-            };
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_9cb7eb6b"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -17272,10 +15834,7 @@ export interface operations {
           /** @description `https://…` (batched NDJSON, POSTed), `syslog+tls://host:port` (RFC 5424 over TLS, default port 6514) or `syslog://host:port` (over TCP, default 514); public addresses only */
           destination?: string;
           enabled?: boolean;
-          /** @description HTTP headers sent with each batch to an https destination (e.g. Authorization); sealed at rest and shown only as fingerprints. Replaces every header when given. */
-          headers?: {
-            [key: string]: string;
-          };
+          headers?: components["schemas"]["Headers_9e98e424"];
           name?: string;
         };
       };
@@ -17289,56 +15848,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the one app shipped; null: every app of the owner */
-            app: {
-              id: string;
-              /** @description pod, group or site */
-              kind: string;
-            } | null;
-            /** Format: date-time */
-            created_at: string;
-            destination: string;
-            enabled: boolean;
-            /** @description the header names with their values' fingerprints (HMAC-SHA256 under a platform key) */
-            headers: {
-              [key: string]: {
-                fingerprint: string;
-              };
-            };
-            id: string;
-            name: string;
-            /** @description pods: the pods' output; edge: the edge's access lines */
-            source: string;
-            state: {
-              /**
-               * Format: int64
-               * @description lines the destination took
-               */
-              delivered_count: number;
-              /**
-               * Format: int64
-               * @description lines never shipped: older than the lag bound when their turn came, or beyond the edge's buffer
-               */
-              dropped_count: number;
-              /**
-               * Format: int64
-               * @description batches the destination refused or did not take (each retried)
-               */
-              failed_attempts: number;
-              last_error: string | null;
-              /** Format: date-time */
-              last_error_at: string | null;
-              /** Format: date-time */
-              last_success_at: string | null;
-              /** Format: date-time */
-              next_attempt_at: string | null;
-              /** @description waiting (nothing shipped yet), delivering, failing (retrying) or disabled */
-              status: string;
-            };
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_9cb7eb6b"];
         };
       };
       400: components["responses"]["Error400_0be2d31a76"];
@@ -17479,21 +15989,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            account_spend_cap_krw: number;
-            app_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            app_spend_cap_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            display_name: string | null;
-            email: string;
-            has_password: boolean;
-            id: string;
-            locale: "ko" | "en";
-          };
+          "application/json": components["schemas"]["GetMe200_ded3b7e0"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -17530,21 +16026,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            account_spend_cap_krw: number;
-            app_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            app_spend_cap_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            display_name: string | null;
-            email: string;
-            has_password: boolean;
-            id: string;
-            locale: "ko" | "en";
-          };
+          "application/json": components["schemas"]["GetMe200_ded3b7e0"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -17569,13 +16051,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /**
-           * Format: int64
-           * @description KRW per month; 0 restores the platform default
-           */
-          amount_krw: number;
-        };
+        "application/json": components["schemas"]["SetAccountSpendCapBody_b1b00d9e"];
       };
     };
     responses: {
@@ -17587,14 +16063,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            account_spend_cap_krw: number;
-            app_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            app_spend_cap_krw: number;
-          };
+          "application/json": components["schemas"]["SetAccountSpendCap200_e9020061"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -17619,13 +16088,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /**
-           * Format: int64
-           * @description KRW per month; 0 restores the platform default
-           */
-          amount_krw: number;
-        };
+        "application/json": components["schemas"]["SetAccountSpendCapBody_b1b00d9e"];
       };
     };
     responses: {
@@ -17637,14 +16100,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            account_spend_cap_krw: number;
-            app_spend_cap_is_default: boolean;
-            /** Format: int64 */
-            app_spend_cap_krw: number;
-          };
+          "application/json": components["schemas"]["SetAccountSpendCap200_e9020061"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -17827,16 +16283,14 @@ export interface operations {
                 kind: string;
               };
               requester_email: string;
-              /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-              scope: "me" | "org";
+              scope: components["schemas"]["Scope_09af2cea"];
               status: "pending" | "approved" | "rejected";
             } | null;
             /** Format: date-time */
             rejected_at: string | null;
             /** @description the operator's note on the last rejection */
             rejection_note: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
+            scope: components["schemas"]["Scope_09af2cea"];
             status: "none" | "pending" | "approved" | "rejected";
           };
         };
@@ -17866,8 +16320,7 @@ export interface operations {
           /** @description e-mail address or telephone */
           contact: string;
           message?: string;
-          /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-          scope?: "me" | "org";
+          scope?: components["schemas"]["Scope_09af2cea"];
         };
       };
     };
@@ -17880,28 +16333,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description who asked */
-            account_id: string;
-            company: string;
-            contact: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            id: string;
-            message: string;
-            /** @description the operator's note (a rejection's reason) */
-            note: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            requester_email: string;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "approved" | "rejected";
-          };
+          "application/json": components["schemas"]["RequestOnpremAccess201_1c16b0e3"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -17936,20 +16368,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            architecture: string;
-            filename: string;
-            id: string;
-            /** Format: date-time */
-            published_at: string;
-            sha256: string;
-            /**
-             * Format: int64
-             * @description bytes
-             */
-            size: number;
-            version: string;
-          }[];
+          "application/json": components["schemas"]["GetOnpremLatest200_d8fbb00e"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -18012,32 +16431,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            customer: string;
-            features: string[];
-            /** Format: int64 */
-            hosts: number;
-            id: string;
-            /** Format: date-time */
-            issued_at: string;
-            /** @description the signing key (GET /v1/onprem/license-key) */
-            key_id: string;
-            kind: "trial" | "paid";
-            /** Format: date-time */
-            not_after: string;
-            /** Format: date-time */
-            not_before: string;
-            order_id: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            /** @description the license this one renews */
-            renews: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "active" | "scheduled" | "expired";
-          }[];
+          "application/json": components["schemas"]["ListOnpremLicenses200Item_f974fc50"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -18119,8 +16513,7 @@ export interface operations {
         "application/json": {
           /** @description the licensed company's name */
           customer: string;
-          /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-          scope?: "me" | "org";
+          scope?: components["schemas"]["Scope_09af2cea"];
         };
       };
     };
@@ -18133,32 +16526,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            customer: string;
-            features: string[];
-            /** Format: int64 */
-            hosts: number;
-            id: string;
-            /** Format: date-time */
-            issued_at: string;
-            /** @description the signing key (GET /v1/onprem/license-key) */
-            key_id: string;
-            kind: "trial" | "paid";
-            /** Format: date-time */
-            not_after: string;
-            /** Format: date-time */
-            not_before: string;
-            order_id: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            /** @description the license this one renews */
-            renews: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "active" | "scheduled" | "expired";
-          };
+          "application/json": components["schemas"]["ListOnpremLicenses200Item_f974fc50"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -18195,8 +16563,7 @@ export interface operations {
           months: number;
           /** Format: uuid */
           renew_of?: string | null;
-          /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-          scope?: "me" | "org";
+          scope?: components["schemas"]["Scope_09af2cea"];
         };
       };
     };
@@ -18209,50 +16576,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            customer: string;
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            /** Format: int64 */
-            hosts: number;
-            id: string;
-            /** @description the license issued once paid */
-            license_id: string | null;
-            /** Format: int64 */
-            months: number;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            /** Format: date-time */
-            paid_at: string | null;
-            /** @description what the Toss payment window runs with */
-            payment: {
-              /**
-               * Format: int64
-               * @description amount for the payment window, KRW
-               */
-              amount: number;
-              /** @description TOSS_CLIENT_KEY, the payment widget's key */
-              client_key: string | null;
-              customer_key: string;
-              /** @description orderId for the Toss payment window */
-              order_id: string;
-              order_name: string;
-              /** @enum {string} */
-              provider: "toss";
-            };
-            renew_of: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "paid";
-          };
+          "application/json": components["schemas"]["CreateOnpremOrder201_0f101bbe"];
         };
       };
       400: components["responses"]["Error400_4bf9b78846"];
@@ -18290,50 +16614,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            customer: string;
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            /** Format: int64 */
-            hosts: number;
-            id: string;
-            /** @description the license issued once paid */
-            license_id: string | null;
-            /** Format: int64 */
-            months: number;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            /** Format: date-time */
-            paid_at: string | null;
-            /** @description what the Toss payment window runs with */
-            payment: {
-              /**
-               * Format: int64
-               * @description amount for the payment window, KRW
-               */
-              amount: number;
-              /** @description TOSS_CLIENT_KEY, the payment widget's key */
-              client_key: string | null;
-              customer_key: string;
-              /** @description orderId for the Toss payment window */
-              order_id: string;
-              order_name: string;
-              /** @enum {string} */
-              provider: "toss";
-            };
-            renew_of: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "paid";
-          };
+          "application/json": components["schemas"]["CreateOnpremOrder201_0f101bbe"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -18376,50 +16657,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            customer: string;
-            failure: {
-              code: string;
-              message: string;
-            } | null;
-            /** Format: int64 */
-            hosts: number;
-            id: string;
-            /** @description the license issued once paid */
-            license_id: string | null;
-            /** Format: int64 */
-            months: number;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            /** Format: date-time */
-            paid_at: string | null;
-            /** @description what the Toss payment window runs with */
-            payment: {
-              /**
-               * Format: int64
-               * @description amount for the payment window, KRW
-               */
-              amount: number;
-              /** @description TOSS_CLIENT_KEY, the payment widget's key */
-              client_key: string | null;
-              customer_key: string;
-              /** @description orderId for the Toss payment window */
-              order_id: string;
-              order_name: string;
-              /** @enum {string} */
-              provider: "toss";
-            };
-            renew_of: string | null;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "paid";
-          };
+          "application/json": components["schemas"]["CreateOnpremOrder201_0f101bbe"];
         };
       };
       400: components["responses"]["Error400_fb6ba15fcb"];
@@ -18504,20 +16742,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            architecture: string;
-            filename: string;
-            id: string;
-            /** Format: date-time */
-            published_at: string;
-            sha256: string;
-            /**
-             * Format: int64
-             * @description bytes
-             */
-            size: number;
-            version: string;
-          }[];
+          "application/json": components["schemas"]["GetOnpremLatest200_d8fbb00e"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -18542,8 +16767,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-          scope?: "me" | "org";
+          scope?: components["schemas"]["Scope_09af2cea"];
         };
       };
     };
@@ -18559,20 +16783,7 @@ export interface operations {
           "application/json": {
             /** Format: date-time */
             expires_at: string;
-            release: {
-              architecture: string;
-              filename: string;
-              id: string;
-              /** Format: date-time */
-              published_at: string;
-              sha256: string;
-              /**
-               * Format: int64
-               * @description bytes
-               */
-              size: number;
-              version: string;
-            };
+            release: components["schemas"]["GetOnpremLatest200Item_d0c96ac4"];
             url: string;
           };
         };
@@ -18647,16 +16858,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description whether the caller accepted this version */
-            accepted: boolean;
-            /** Format: date-time */
-            accepted_at: string | null;
-            /** @description where the terms are published */
-            url: string;
-            /** @description the current terms version */
-            version: string;
-          };
+          "application/json": components["schemas"]["GetOnpremTerms200_53f994ad"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -18692,16 +16894,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description whether the caller accepted this version */
-            accepted: boolean;
-            /** Format: date-time */
-            accepted_at: string | null;
-            /** @description where the terms are published */
-            url: string;
-            /** @description the current terms version */
-            version: string;
-          };
+          "application/json": components["schemas"]["GetOnpremTerms200_53f994ad"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -18878,39 +17071,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              account_id: string;
-              /** Format: int64 */
-              amount_krw: number;
-              /** Format: date-time */
-              created_at: string;
-              credit_transaction_id: string | null;
-              /** Format: date-time */
-              decided_at: string | null;
-              /** Format: date-time */
-              deposit_reported_at: string | null;
-              depositor_name: string;
-              id: string;
-              receipt_type: "none" | "tax_invoice";
-              reject_reason: string | null;
-              status: "pending" | "confirmed" | "cancelled" | "rejected";
-              tax_invoice: {
-                address?: string;
-                /** @description 종목 */
-                business_item?: string;
-                /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-                business_number: string;
-                /** @description 업태 */
-                business_type?: string;
-                company_name: string;
-                /**
-                 * Format: email
-                 * @description where the tax invoice is sent
-                 */
-                email: string;
-                representative: string;
-              } | null;
-            }[];
+            items: components["schemas"]["ItemsItem_26fcd5f7"][];
             next_cursor: string | null;
           };
         };
@@ -18943,39 +17104,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            credit_transaction_id: string | null;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_26fcd5f7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -19018,39 +17147,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            credit_transaction_id: string | null;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_26fcd5f7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -19214,10 +17311,7 @@ export interface operations {
           email: string;
           pod: {
             command?: string[] | null;
-            /** @description environment variables; names are letters, digits and _ */
-            env?: {
-              [key: string]: string;
-            };
+            env?: components["schemas"]["Env_f75c222f"];
             image: string;
             name: string;
             /** Format: int32 */
@@ -19238,352 +17332,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          } & {
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"] & {
             linked_email: string;
             linked_service: string;
           };
@@ -19654,28 +17403,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description who asked */
-            account_id: string;
-            company: string;
-            contact: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            id: string;
-            message: string;
-            /** @description the operator's note (a rejection's reason) */
-            note: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            requester_email: string;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "approved" | "rejected";
-          }[];
+          "application/json": components["schemas"]["RequestOnpremAccess201_1c16b0e3"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -19712,28 +17440,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description who asked */
-            account_id: string;
-            company: string;
-            contact: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            id: string;
-            message: string;
-            /** @description the operator's note (a rejection's reason) */
-            note: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            requester_email: string;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "approved" | "rejected";
-          };
+          "application/json": components["schemas"]["RequestOnpremAccess201_1c16b0e3"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -19776,28 +17483,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description who asked */
-            account_id: string;
-            company: string;
-            contact: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            id: string;
-            message: string;
-            /** @description the operator's note (a rejection's reason) */
-            note: string | null;
-            owner: {
-              id: string;
-              kind: string;
-            };
-            requester_email: string;
-            /** @description me: the caller's account; org: the caller's organization (changes need the role admin or owner) */
-            scope: "me" | "org";
-            status: "pending" | "approved" | "rejected";
-          };
+          "application/json": components["schemas"]["RequestOnpremAccess201_1c16b0e3"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -19837,20 +17523,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            architecture: string;
-            filename: string;
-            id: string;
-            /** Format: date-time */
-            published_at: string;
-            sha256: string;
-            /**
-             * Format: int64
-             * @description bytes
-             */
-            size: number;
-            version: string;
-          };
+          "application/json": components["schemas"]["GetOnpremLatest200Item_d0c96ac4"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -19885,40 +17558,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            invoices: {
-              /**
-               * Format: int64
-               * @description refunds and reductions subtracted, micro-units of currency (spec name); usage_micro - adjustment_microusd = total_micro
-               */
-              adjustment_microusd: number;
-              /** Format: date-time */
-              created_at: string;
-              /** @description the currency of the amounts (KRW) */
-              currency: string;
-              id: string;
-              /** @description YYYY-MM (UTC) */
-              month: string;
-              /** Format: date-time */
-              paid_at: string | null;
-              partner_id: string;
-              /** Format: date-time */
-              period_end: string;
-              /** Format: date-time */
-              period_start: string;
-              status: "unpaid" | "paid";
-              /**
-               * Format: int64
-               * @description what the partner owes for the month, micro-units of currency
-               */
-              total_micro: number;
-              /**
-               * Format: int64
-               * @description the children's settled usage, micro-units of currency (the statements' sum)
-               */
-              usage_micro: number;
-            }[];
-          };
+          "application/json": components["schemas"]["OperatorListPartnerInvoices200_914bdf58"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -19949,38 +17589,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description refunds and reductions subtracted, micro-units of currency (spec name); usage_micro - adjustment_microusd = total_micro
-             */
-            adjustment_microusd: number;
-            /** Format: date-time */
-            created_at: string;
-            /** @description the currency of the amounts (KRW) */
-            currency: string;
-            id: string;
-            /** @description YYYY-MM (UTC) */
-            month: string;
-            /** Format: date-time */
-            paid_at: string | null;
-            partner_id: string;
-            /** Format: date-time */
-            period_end: string;
-            /** Format: date-time */
-            period_start: string;
-            status: "unpaid" | "paid";
-            /**
-             * Format: int64
-             * @description what the partner owes for the month, micro-units of currency
-             */
-            total_micro: number;
-            /**
-             * Format: int64
-             * @description the children's settled usage, micro-units of currency (the statements' sum)
-             */
-            usage_micro: number;
-          };
+          "application/json": components["schemas"]["InvoicesItem_94a9a86a"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20025,27 +17634,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            billing_mode: "child_prepaid" | "partner_postpaid";
-            /** Format: int64 */
-            child_count: number;
-            /** @description the most a child token may carry */
-            child_scopes: string[];
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description this month's usage of all children so far, in KRW
-             */
-            month_usage_krw: number;
-            /**
-             * Format: int64
-             * @description partner monthly limit in KRW; null: none
-             */
-            monthly_limit_krw: number | null;
-            visitor_login_url: string | null;
-          };
+          "application/json": components["schemas"]["OperatorSetPartner200_884a4d7d"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20131,27 +17720,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description personal (members pay their company assets), prepaid (the organization's wallet), card, suite */
-            billing_mode: string;
-            created_at: string;
-            /** @description private < invited < department < company < public */
-            default_visibility: "private" | "invited" | "department" | "company" | "public";
-            id: string;
-            /** Format: int64 */
-            image_refresh_keep_days: number;
-            image_refresh_policy: string;
-            /** @description private < invited < department < company < public */
-            max_visibility: "private" | "invited" | "department" | "company" | "public";
-            /** Format: int64 */
-            member_count: number;
-            /** @description whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all) */
-            members_manage_all_assets: boolean;
-            name: string;
-            owner_account_id: string;
-            role: "owner" | "admin" | "member";
-            shared_approval: boolean;
-          };
+          "application/json": components["schemas"]["GetOrg200_a3220bc4"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -20188,27 +17757,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description personal (members pay their company assets), prepaid (the organization's wallet), card, suite */
-            billing_mode: string;
-            created_at: string;
-            /** @description private < invited < department < company < public */
-            default_visibility: "private" | "invited" | "department" | "company" | "public";
-            id: string;
-            /** Format: int64 */
-            image_refresh_keep_days: number;
-            image_refresh_policy: string;
-            /** @description private < invited < department < company < public */
-            max_visibility: "private" | "invited" | "department" | "company" | "public";
-            /** Format: int64 */
-            member_count: number;
-            /** @description whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all) */
-            members_manage_all_assets: boolean;
-            name: string;
-            owner_account_id: string;
-            role: "owner" | "admin" | "member";
-            shared_approval: boolean;
-          };
+          "application/json": components["schemas"]["GetOrg200_a3220bc4"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20282,13 +17831,11 @@ export interface operations {
       content: {
         "application/json": {
           billing_mode?: "personal" | "prepaid";
-          /** @description private < invited < department < company < public */
-          default_visibility?: "private" | "invited" | "department" | "company" | "public";
+          default_visibility?: components["schemas"]["DefaultVisibility_4caa64b0"];
           /** Format: int32 */
           image_refresh_keep_days?: number;
           image_refresh_policy?: "off" | "notify" | "auto";
-          /** @description private < invited < department < company < public */
-          max_visibility?: "private" | "invited" | "department" | "company" | "public";
+          max_visibility?: components["schemas"]["DefaultVisibility_4caa64b0"];
           /** @description true: every member changes and deletes every company asset; false (default): members only those they are responsible for */
           members_manage_all_assets?: boolean;
           name?: string;
@@ -20305,27 +17852,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description personal (members pay their company assets), prepaid (the organization's wallet), card, suite */
-            billing_mode: string;
-            created_at: string;
-            /** @description private < invited < department < company < public */
-            default_visibility: "private" | "invited" | "department" | "company" | "public";
-            id: string;
-            /** Format: int64 */
-            image_refresh_keep_days: number;
-            image_refresh_policy: string;
-            /** @description private < invited < department < company < public */
-            max_visibility: "private" | "invited" | "department" | "company" | "public";
-            /** Format: int64 */
-            member_count: number;
-            /** @description whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all) */
-            members_manage_all_assets: boolean;
-            name: string;
-            owner_account_id: string;
-            role: "owner" | "admin" | "member";
-            shared_approval: boolean;
-          };
+          "application/json": components["schemas"]["GetOrg200_a3220bc4"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20400,15 +17927,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /**
-           * Format: date-time
-           * @description RFC 3339 time
-           */
-          expires_at?: string;
-          name: string;
-          scopes: string[];
-        };
+        "application/json": components["schemas"]["CreateApiKeyBody_ac7d91ec"];
       };
     };
     responses: {
@@ -20508,27 +18027,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              app_id: string;
-              created_at: string;
-              decided_at: string | null;
-              decided_by: string | null;
-              /** @description whose approver decides; null: the admins */
-              department_id: string | null;
-              /** @description private < invited < department < company < public */
-              from_visibility: "private" | "invited" | "department" | "company" | "public";
-              id: string;
-              /** @description site, pod or group */
-              kind: string;
-              note: string | null;
-              requested_by: string;
-              requested_by_email: string | null;
-              slug: string;
-              /** @description pending, approved, rejected or superseded */
-              status: string;
-              /** @description private < invited < department < company < public */
-              to_visibility: "private" | "invited" | "department" | "company" | "public";
-            }[];
+            items: components["schemas"]["Items_4b5135ea"];
           };
         };
       };
@@ -20562,27 +18061,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_id: string;
-            created_at: string;
-            decided_at: string | null;
-            decided_by: string | null;
-            /** @description whose approver decides; null: the admins */
-            department_id: string | null;
-            /** @description private < invited < department < company < public */
-            from_visibility: "private" | "invited" | "department" | "company" | "public";
-            id: string;
-            /** @description site, pod or group */
-            kind: string;
-            note: string | null;
-            requested_by: string;
-            requested_by_email: string | null;
-            slug: string;
-            /** @description pending, approved, rejected or superseded */
-            status: string;
-            /** @description private < invited < department < company < public */
-            to_visibility: "private" | "invited" | "department" | "company" | "public";
-          };
+          "application/json": components["schemas"]["ItemsItem_0cea3935"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20627,27 +18106,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_id: string;
-            created_at: string;
-            decided_at: string | null;
-            decided_by: string | null;
-            /** @description whose approver decides; null: the admins */
-            department_id: string | null;
-            /** @description private < invited < department < company < public */
-            from_visibility: "private" | "invited" | "department" | "company" | "public";
-            id: string;
-            /** @description site, pod or group */
-            kind: string;
-            note: string | null;
-            requested_by: string;
-            requested_by_email: string | null;
-            slug: string;
-            /** @description pending, approved, rejected or superseded */
-            status: string;
-            /** @description private < invited < department < company < public */
-            to_visibility: "private" | "invited" | "department" | "company" | "public";
-          };
+          "application/json": components["schemas"]["ItemsItem_0cea3935"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20686,24 +18145,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            items: {
-              created_at: string;
-              /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-              creator: {
-                /** @description null when the account was deleted */
-                email: string | null;
-                id: string;
-              };
-              id: string;
-              /** @description pod | pod-group | site | database | volume | bucket */
-              kind: string;
-              name: string;
-              /** @description the public name (a bucket's name); null for volumes */
-              slug: string | null;
-              state: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListOrgAssets200_83a11246"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -20744,39 +18186,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            created_at: string;
-            /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-            creator: {
-              /** @description null when the account was deleted */
-              email: string | null;
-              id: string;
-            };
-            id: string;
-            /** @description pod | pod-group | site | database | volume | bucket */
-            kind: string;
-            /** @description resources tied to it that moved with it (a pod's databases and volumes, a database's apps) */
-            moved_with: {
-              created_at: string;
-              /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-              creator: {
-                /** @description null when the account was deleted */
-                email: string | null;
-                id: string;
-              };
-              id: string;
-              /** @description pod | pod-group | site | database | volume | bucket */
-              kind: string;
-              name: string;
-              /** @description the public name (a bucket's name); null for volumes */
-              slug: string | null;
-              state: string;
-            }[];
-            name: string;
-            /** @description the public name (a bucket's name); null for volumes */
-            slug: string | null;
-            state: string;
-          };
+          "application/json": components["schemas"]["DesignateOrgAsset200_1b4597e5"];
         };
       };
       /** @description Default Response */
@@ -20787,39 +18197,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            created_at: string;
-            /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-            creator: {
-              /** @description null when the account was deleted */
-              email: string | null;
-              id: string;
-            };
-            id: string;
-            /** @description pod | pod-group | site | database | volume | bucket */
-            kind: string;
-            /** @description resources tied to it that moved with it (a pod's databases and volumes, a database's apps) */
-            moved_with: {
-              created_at: string;
-              /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-              creator: {
-                /** @description null when the account was deleted */
-                email: string | null;
-                id: string;
-              };
-              id: string;
-              /** @description pod | pod-group | site | database | volume | bucket */
-              kind: string;
-              name: string;
-              /** @description the public name (a bucket's name); null for volumes */
-              slug: string | null;
-              state: string;
-            }[];
-            name: string;
-            /** @description the public name (a bucket's name); null for volumes */
-            slug: string | null;
-            state: string;
-          };
+          "application/json": components["schemas"]["DesignateOrgAsset200_1b4597e5"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20858,39 +18236,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            created_at: string;
-            /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-            creator: {
-              /** @description null when the account was deleted */
-              email: string | null;
-              id: string;
-            };
-            id: string;
-            /** @description pod | pod-group | site | database | volume | bucket */
-            kind: string;
-            /** @description resources tied to it that moved with it (a pod's databases and volumes, a database's apps) */
-            moved_with: {
-              created_at: string;
-              /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-              creator: {
-                /** @description null when the account was deleted */
-                email: string | null;
-                id: string;
-              };
-              id: string;
-              /** @description pod | pod-group | site | database | volume | bucket */
-              kind: string;
-              name: string;
-              /** @description the public name (a bucket's name); null for volumes */
-              slug: string | null;
-              state: string;
-            }[];
-            name: string;
-            /** @description the public name (a bucket's name); null for volumes */
-            slug: string | null;
-            state: string;
-          };
+          "application/json": components["schemas"]["DesignateOrgAsset200_1b4597e5"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -20994,27 +18340,8 @@ export interface operations {
             /** @description whether this organization may request top-ups */
             available: boolean;
             billing_mode: string;
-            business_info: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-            deposit_account: {
-              account_holder: string | null;
-              account_number: string;
-              bank_name: string | null;
-            } | null;
+            business_info: components["schemas"]["BusinessInfo_82ff319e"];
+            deposit_account: components["schemas"]["DepositAccount_94c88a8f"];
             /** Format: int64 */
             max_amount_krw: number;
             /** Format: int64 */
@@ -21057,39 +18384,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: int64 */
-              amount_krw: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              decided_at: string | null;
-              /** Format: date-time */
-              deposit_reported_at: string | null;
-              depositor_name: string;
-              id: string;
-              receipt_type: "none" | "tax_invoice";
-              reject_reason: string | null;
-              /** @description the admin's account id */
-              requested_by: string;
-              status: "pending" | "confirmed" | "cancelled" | "rejected";
-              tax_invoice: {
-                address?: string;
-                /** @description 종목 */
-                business_item?: string;
-                /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-                business_number: string;
-                /** @description 업태 */
-                business_type?: string;
-                company_name: string;
-                /**
-                 * Format: email
-                 * @description where the tax invoice is sent
-                 */
-                email: string;
-                representative: string;
-              } | null;
-            }[];
+            items: components["schemas"]["ItemsItem_35b8de67"][];
             next_cursor: string | null;
           };
         };
@@ -21114,28 +18409,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /** Format: int64 */
-          amount_krw: number;
-          depositor_name: string;
-          receipt_type: "none" | "tax_invoice";
-          tax_invoice?: {
-            address?: string;
-            /** @description 종목 */
-            business_item?: string;
-            /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-            business_number: string;
-            /** @description 업태 */
-            business_type?: string;
-            company_name: string;
-            /**
-             * Format: email
-             * @description where the tax invoice is sent
-             */
-            email: string;
-            representative: string;
-          };
-        };
+        "application/json": components["schemas"]["CreateBankTransferBody_e599af70"];
       };
     };
     responses: {
@@ -21147,39 +18421,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            /** @description the admin's account id */
-            requested_by: string;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_35b8de67"];
         };
       };
       400: components["responses"]["Error400_0244b60087"];
@@ -21216,39 +18458,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            /** @description the admin's account id */
-            requested_by: string;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_35b8de67"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -21292,39 +18502,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            decided_at: string | null;
-            /** Format: date-time */
-            deposit_reported_at: string | null;
-            depositor_name: string;
-            id: string;
-            receipt_type: "none" | "tax_invoice";
-            reject_reason: string | null;
-            /** @description the admin's account id */
-            requested_by: string;
-            status: "pending" | "confirmed" | "cancelled" | "rejected";
-            tax_invoice: {
-              address?: string;
-              /** @description 종목 */
-              business_item?: string;
-              /** @description 사업자등록번호, 10 digits (hyphens allowed) with a valid check digit */
-              business_number: string;
-              /** @description 업태 */
-              business_type?: string;
-              company_name: string;
-              /**
-               * Format: email
-               * @description where the tax invoice is sent
-               */
-              email: string;
-              representative: string;
-            } | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_35b8de67"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -21425,61 +18603,7 @@ export interface operations {
         content: {
           "application/json": {
             billing_mode: string;
-            final_invoices: {
-              /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
-              card: {
-                brand: string | null;
-                last4: string | null;
-                provider: "stripe" | "toss";
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** @enum {string} */
-              currency: "KRW";
-              id: string;
-              /** @description monthly; closing: the month so far, when the card was removed */
-              kind: "monthly" | "closing";
-              /** @description YYYY-MM (UTC) of the period */
-              month: string;
-              payment: {
-                /** Format: int64 */
-                attempts: number;
-                /** @description an attempt is under way */
-                charging: boolean;
-                /**
-                 * Format: int64
-                 * @description declines since the last card change
-                 */
-                declines: number;
-                failure: {
-                  code: string;
-                  message: string;
-                } | null;
-                /** Format: date-time */
-                last_attempt_at: string | null;
-                /** Format: int64 */
-                max_attempts: number;
-                /** Format: date-time */
-                next_attempt_at: string | null;
-                /** Format: date-time */
-                paid_at: string | null;
-                /** @description the ledger posting that credited the wallet */
-                transaction_id: string | null;
-                /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
-                waived: boolean;
-              };
-              /** Format: date-time */
-              period_end: string;
-              /** Format: date-time */
-              period_start: string;
-              /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
-              status: "pending" | "paid" | "failed";
-              /**
-               * Format: int64
-               * @description the organization wallet's usage charges of the period (the ledger's sum)
-               */
-              total_krw: number;
-            }[];
+            final_invoices: components["schemas"]["FinalInvoices_4cdd81fa"];
             removed: boolean;
           };
         };
@@ -21516,31 +18640,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: int64 */
-              amount_krw: number;
-              /**
-               * Format: int64
-               * @description usage of company assets this month (whole KRW, rounded down)
-               */
-              consumed_krw: number;
-              created_at: string;
-              department_code: string | null;
-              department_id: string | null;
-              department_name: string | null;
-              email: string | null;
-              exceeded: boolean;
-              id: string;
-              member_id: string | null;
-              /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
-              mode: "warn" | "block";
-              /** @description the UTC calendar month consumption is counted in, YYYY-MM */
-              month: string;
-              /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
-              percent: number;
-              scope: "company" | "department" | "member";
-              updated_at: string;
-            }[];
+            items: components["schemas"]["ItemsItem_4e354276"][];
           };
         };
       };
@@ -21571,8 +18671,7 @@ export interface operations {
           department_id?: string;
           email?: string;
           member_id?: string;
-          /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
-          mode: "warn" | "block";
+          mode: components["schemas"]["Mode_76581eef"];
           scope: "company" | "department" | "member";
         };
       };
@@ -21586,31 +18685,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /**
-             * Format: int64
-             * @description usage of company assets this month (whole KRW, rounded down)
-             */
-            consumed_krw: number;
-            created_at: string;
-            department_code: string | null;
-            department_id: string | null;
-            department_name: string | null;
-            email: string | null;
-            exceeded: boolean;
-            id: string;
-            member_id: string | null;
-            /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
-            mode: "warn" | "block";
-            /** @description the UTC calendar month consumption is counted in, YYYY-MM */
-            month: string;
-            /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
-            percent: number;
-            scope: "company" | "department" | "member";
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_4e354276"];
         };
       };
       /** @description Default Response */
@@ -21621,31 +18696,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: int64 */
-            amount_krw: number;
-            /**
-             * Format: int64
-             * @description usage of company assets this month (whole KRW, rounded down)
-             */
-            consumed_krw: number;
-            created_at: string;
-            department_code: string | null;
-            department_id: string | null;
-            department_name: string | null;
-            email: string | null;
-            exceeded: boolean;
-            id: string;
-            member_id: string | null;
-            /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
-            mode: "warn" | "block";
-            /** @description the UTC calendar month consumption is counted in, YYYY-MM */
-            month: string;
-            /** @description consumed_krw / amount_krw × 100, one decimal, rounded down */
-            percent: number;
-            scope: "company" | "department" | "member";
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_4e354276"];
         };
       };
       400: components["responses"]["Error400_97bdd0d04b"];
@@ -21718,24 +18769,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              approver_email: string | null;
-              code: string;
-              created_at: string;
-              /** @description the department's own deploy block */
-              deploy_blocked: boolean;
-              /** @description the code of the department whose block applies: itself or its nearest ancestor */
-              deploy_blocked_by: string | null;
-              /** @description blocked by its own deploy block or an ancestor's (sub-departments inherit it) */
-              effective_deploy_blocked: boolean;
-              id: string;
-              /** Format: int64 */
-              member_count: number;
-              name: string;
-              parent_code: string | null;
-              parent_id: string | null;
-              updated_at: string;
-            }[];
+            items: components["schemas"]["ItemsItem_a352e91c"][];
           };
         };
       };
@@ -21780,24 +18814,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            approver_email: string | null;
-            code: string;
-            created_at: string;
-            /** @description the department's own deploy block */
-            deploy_blocked: boolean;
-            /** @description the code of the department whose block applies: itself or its nearest ancestor */
-            deploy_blocked_by: string | null;
-            /** @description blocked by its own deploy block or an ancestor's (sub-departments inherit it) */
-            effective_deploy_blocked: boolean;
-            id: string;
-            /** Format: int64 */
-            member_count: number;
-            name: string;
-            parent_code: string | null;
-            parent_id: string | null;
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_a352e91c"];
         };
       };
       /** @description Default Response */
@@ -21808,24 +18825,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            approver_email: string | null;
-            code: string;
-            created_at: string;
-            /** @description the department's own deploy block */
-            deploy_blocked: boolean;
-            /** @description the code of the department whose block applies: itself or its nearest ancestor */
-            deploy_blocked_by: string | null;
-            /** @description blocked by its own deploy block or an ancestor's (sub-departments inherit it) */
-            effective_deploy_blocked: boolean;
-            id: string;
-            /** Format: int64 */
-            member_count: number;
-            name: string;
-            parent_code: string | null;
-            parent_id: string | null;
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_a352e91c"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -21912,24 +18912,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            approver_email: string | null;
-            code: string;
-            created_at: string;
-            /** @description the department's own deploy block */
-            deploy_blocked: boolean;
-            /** @description the code of the department whose block applies: itself or its nearest ancestor */
-            deploy_blocked_by: string | null;
-            /** @description blocked by its own deploy block or an ancestor's (sub-departments inherit it) */
-            effective_deploy_blocked: boolean;
-            id: string;
-            /** Format: int64 */
-            member_count: number;
-            name: string;
-            parent_code: string | null;
-            parent_id: string | null;
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_a352e91c"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -21971,28 +18954,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            counts: {
-              /** Format: int64 */
-              delete: number;
-              /** Format: int64 */
-              insert: number;
-              /** Format: int64 */
-              skip: number;
-              /** Format: int64 */
-              update: number;
-            };
-            /** @description one per listed department in the list's order, then the deleted ones */
-            items: {
-              code: string;
-              /**
-               * Format: int64
-               * @description the CSV line the row starts on (CSV only)
-               */
-              line?: number;
-              result: "insert" | "update" | "skip" | "delete";
-            }[];
-          };
+          "application/json": components["schemas"]["UploadOrgDepartmentsCsv200_c0a69882"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22047,28 +19009,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            counts: {
-              /** Format: int64 */
-              delete: number;
-              /** Format: int64 */
-              insert: number;
-              /** Format: int64 */
-              skip: number;
-              /** Format: int64 */
-              update: number;
-            };
-            /** @description one per listed department in the list's order, then the deleted ones */
-            items: {
-              code: string;
-              /**
-               * Format: int64
-               * @description the CSV line the row starts on (CSV only)
-               */
-              line?: number;
-              result: "insert" | "update" | "skip" | "delete";
-            }[];
-          };
+          "application/json": components["schemas"]["UploadOrgDepartmentsCsv200_c0a69882"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22114,14 +19055,12 @@ export interface operations {
               parent_id: string | null;
             }[];
             policy: {
-              /** @description private < invited < department < company < public */
-              default_visibility: "private" | "invited" | "department" | "company" | "public";
+              default_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
               /** @description members: every member deploys company assets, except in blocked departments */
               deploy_permission: string;
               /** @description deploy guardrails are configured (GET /v1/org/deploy-rules) */
               deploy_rules_set: boolean;
-              /** @description private < invited < department < company < public */
-              max_visibility: "private" | "invited" | "department" | "company" | "public";
+              max_visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
               /** @description a non-admin's widening waits for an approver */
               shared_approval: boolean;
             };
@@ -22133,12 +19072,10 @@ export interface operations {
               kind: string;
               name: string | null;
               responsible_account_id: string | null;
-              site_visibility: ("private" | "invited" | "department" | "company" | "public") | (never | null);
+              site_visibility: components["schemas"]["SiteVisibility_e4100352"];
               slug: string;
-              /** @description private < invited < department < company < public */
-              visibility: "private" | "invited" | "department" | "company" | "public";
-              /** @description site: its own setting; organization_default: it has none; organization_maximum: its own or the default is wider than max_visibility, which applies. site_visibility is its own setting (null: none) */
-              visibility_source: "site" | "organization_default" | "organization_maximum";
+              visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
+              visibility_source: components["schemas"]["VisibilitySource_0ae447f5"];
             }[];
           };
         };
@@ -22165,8 +19102,7 @@ export interface operations {
       content: {
         "application/json": {
           only_wider?: boolean;
-          /** @description private < invited < department < company < public */
-          visibility: "private" | "invited" | "department" | "company" | "public";
+          visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
         };
       };
     };
@@ -22185,8 +19121,7 @@ export interface operations {
             only_wider: boolean;
             /** Format: int64 */
             unchanged: number;
-            /** @description private < invited < department < company < public */
-            visibility: "private" | "invited" | "department" | "company" | "public";
+            visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
           };
         };
       };
@@ -22223,69 +19158,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            rules: {
-              /** @description what members may create in the company context; absent: every shape */
-              allowed_shapes?: (
-                "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox"
-              )[];
-              /** @description database sizes allowed (dev, basic, pro, business) */
-              database_sizes?: string[];
-              /** @description false forbids the feature; absent or true allows it */
-              features?: {
-                autoscale?: boolean;
-                ha?: boolean;
-                network?: boolean;
-                pooling?: boolean;
-                volume?: boolean;
-              };
-              /** @description false: no GPU sizes */
-              gpu_allowed?: boolean;
-              /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
-              image_prefixes?: string[];
-              limits?: {
-                /**
-                 * Format: int32
-                 * @description a pod group's replica_max
-                 */
-                max_replicas?: number;
-                /**
-                 * Format: int32
-                 * @description storage of one database or volume
-                 */
-                max_storage_gb?: number;
-              };
-              /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
-              max_app_size?: string;
-              /**
-               * Format: int32
-               * @description GPUs one app may hold (a group: per replica × replica_max)
-               */
-              max_gpu?: number;
-              presets?: {
-                description?: string;
-                /** @description features the preset turns on */
-                features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
-                image?: string;
-                name: string;
-                /** Format: int32 */
-                replicas?: number;
-                /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
-                shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
-                size?: string;
-                /** Format: int32 */
-                storage_gb?: number;
-              }[];
-              /** @description regions allowed, for resources placed in a region */
-              regions?: string[];
-              /** @description the rules in words, for agents; generated when absent */
-              summary?: string;
-            };
-            /** @description the admin's summary, or one generated from the rules */
-            summary: string;
-            summary_generated: boolean;
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["GetOrgDeployRules200_ac95daf7"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -22308,61 +19181,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /** @description what members may create in the company context; absent: every shape */
-          allowed_shapes?: ("pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox")[];
-          /** @description database sizes allowed (dev, basic, pro, business) */
-          database_sizes?: string[];
-          /** @description false forbids the feature; absent or true allows it */
-          features?: {
-            autoscale?: boolean;
-            ha?: boolean;
-            network?: boolean;
-            pooling?: boolean;
-            volume?: boolean;
-          };
-          /** @description false: no GPU sizes */
-          gpu_allowed?: boolean;
-          /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
-          image_prefixes?: string[];
-          limits?: {
-            /**
-             * Format: int32
-             * @description a pod group's replica_max
-             */
-            max_replicas?: number;
-            /**
-             * Format: int32
-             * @description storage of one database or volume
-             */
-            max_storage_gb?: number;
-          };
-          /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
-          max_app_size?: string;
-          /**
-           * Format: int32
-           * @description GPUs one app may hold (a group: per replica × replica_max)
-           */
-          max_gpu?: number;
-          presets?: {
-            description?: string;
-            /** @description features the preset turns on */
-            features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
-            image?: string;
-            name: string;
-            /** Format: int32 */
-            replicas?: number;
-            /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
-            shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
-            size?: string;
-            /** Format: int32 */
-            storage_gb?: number;
-          }[];
-          /** @description regions allowed, for resources placed in a region */
-          regions?: string[];
-          /** @description the rules in words, for agents; generated when absent */
-          summary?: string;
-        };
+        "application/json": components["schemas"]["Rules_765a7b1b"];
       };
     };
     responses: {
@@ -22374,69 +19193,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            rules: {
-              /** @description what members may create in the company context; absent: every shape */
-              allowed_shapes?: (
-                "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox"
-              )[];
-              /** @description database sizes allowed (dev, basic, pro, business) */
-              database_sizes?: string[];
-              /** @description false forbids the feature; absent or true allows it */
-              features?: {
-                autoscale?: boolean;
-                ha?: boolean;
-                network?: boolean;
-                pooling?: boolean;
-                volume?: boolean;
-              };
-              /** @description false: no GPU sizes */
-              gpu_allowed?: boolean;
-              /** @description images must start with one of these (as written, or in full form such as docker.io/library/nginx) */
-              image_prefixes?: string[];
-              limits?: {
-                /**
-                 * Format: int32
-                 * @description a pod group's replica_max
-                 */
-                max_replicas?: number;
-                /**
-                 * Format: int32
-                 * @description storage of one database or volume
-                 */
-                max_storage_gb?: number;
-              };
-              /** @description the largest pod size (pods and pod groups), sizes ranked by catalog price: nano < micro < cpu-small ... */
-              max_app_size?: string;
-              /**
-               * Format: int32
-               * @description GPUs one app may hold (a group: per replica × replica_max)
-               */
-              max_gpu?: number;
-              presets?: {
-                description?: string;
-                /** @description features the preset turns on */
-                features?: ("ha" | "pooling" | "autoscale" | "volume" | "network")[];
-                image?: string;
-                name: string;
-                /** Format: int32 */
-                replicas?: number;
-                /** @description pod, pod-group, site, database, volume, bucket, build, sandbox */
-                shape: "pod" | "pod-group" | "site" | "database" | "volume" | "bucket" | "build" | "sandbox";
-                size?: string;
-                /** Format: int32 */
-                storage_gb?: number;
-              }[];
-              /** @description regions allowed, for resources placed in a region */
-              regions?: string[];
-              /** @description the rules in words, for agents; generated when absent */
-              summary?: string;
-            };
-            /** @description the admin's summary, or one generated from the rules */
-            summary: string;
-            summary_generated: boolean;
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["GetOrgDeployRules200_ac95daf7"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22472,29 +19229,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              app_id: string;
-              /** @description pod, pod-group or site */
-              app_kind: string;
-              app_slug: string;
-              /** Format: int64 */
-              attempts: number;
-              commit_id: string | null;
-              created_at: string;
-              detail: string | null;
-              /** @description why it failed or was skipped; while queued, the last attempt's error */
-              error: string | null;
-              finished_at: string | null;
-              id: string;
-              /** @description archive, gitops or auto_sync */
-              kind: string;
-              project_path: string | null;
-              /** @description what the scan saw: a deployment id, a spec digest, a manifest commit */
-              revision: string | null;
-              started_at: string | null;
-              /** @description queued, running, succeeded, failed or skipped */
-              status: string;
-            }[];
+            items: components["schemas"]["ItemsItem_af3de9c3"][];
           };
         };
       };
@@ -22528,29 +19263,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_id: string;
-            /** @description pod, pod-group or site */
-            app_kind: string;
-            app_slug: string;
-            /** Format: int64 */
-            attempts: number;
-            commit_id: string | null;
-            created_at: string;
-            detail: string | null;
-            /** @description why it failed or was skipped; while queued, the last attempt's error */
-            error: string | null;
-            finished_at: string | null;
-            id: string;
-            /** @description archive, gitops or auto_sync */
-            kind: string;
-            project_path: string | null;
-            /** @description what the scan saw: a deployment id, a spec digest, a manifest commit */
-            revision: string | null;
-            started_at: string | null;
-            /** @description queued, running, succeeded, failed or skipped */
-            status: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_af3de9c3"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22587,47 +19300,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /**
-               * Format: int64
-               * @description pods placed here that are meant to run
-               */
-              active_pods: number;
-              agent_version: string | null;
-              /** Format: date-time */
-              bootstrap_expires_at: string | null;
-              capacity: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: int64
-               * @description GPUs the agent reported
-               */
-              gpu_slots: number;
-              /** Format: int64 */
-              heartbeat_seconds: number;
-              id: string;
-              /** @description reported by the agent (AGENT_LABELS) */
-              labels: {
-                [key: string]: string;
-              };
-              /** Format: date-time */
-              last_heartbeat_at: string | null;
-              machine_name: string | null;
-              name: string;
-              /**
-               * Format: int64
-               * @description pods placed here and not deleted (DELETE answers 409 host_in_use while any)
-               */
-              pods: number;
-              region: string | null;
-              /** Format: date-time */
-              registered_at: string | null;
-              /** @description pending until the agent registers; online while its heartbeats arrive, else offline */
-              status: "pending" | "online" | "offline";
-            }[];
+            items: components["schemas"]["ItemsItem_0a250528"][];
           };
         };
       };
@@ -22666,59 +19339,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            bootstrap: {
-              /** Format: date-time */
-              expires_at: string;
-              /** @description one-time; shown only now; only its SHA-256 is kept */
-              token: string;
-            };
-            host: {
-              /**
-               * Format: int64
-               * @description pods placed here that are meant to run
-               */
-              active_pods: number;
-              agent_version: string | null;
-              /** Format: date-time */
-              bootstrap_expires_at: string | null;
-              capacity: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: int64
-               * @description GPUs the agent reported
-               */
-              gpu_slots: number;
-              /** Format: int64 */
-              heartbeat_seconds: number;
-              id: string;
-              /** @description reported by the agent (AGENT_LABELS) */
-              labels: {
-                [key: string]: string;
-              };
-              /** Format: date-time */
-              last_heartbeat_at: string | null;
-              machine_name: string | null;
-              name: string;
-              /**
-               * Format: int64
-               * @description pods placed here and not deleted (DELETE answers 409 host_in_use while any)
-               */
-              pods: number;
-              region: string | null;
-              /** Format: date-time */
-              registered_at: string | null;
-              /** @description pending until the agent registers; online while its heartbeats arrive, else offline */
-              status: "pending" | "online" | "offline";
-            };
-            install: {
-              /** @description run as root on a Debian machine: installs podman and runc, the platform, and starts the agent */
-              shell: string;
-            };
-          };
+          "application/json": components["schemas"]["CreateOrgHost201_975df6a0"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22755,47 +19376,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description pods placed here that are meant to run
-             */
-            active_pods: number;
-            agent_version: string | null;
-            /** Format: date-time */
-            bootstrap_expires_at: string | null;
-            capacity: {
-              [key: string]: unknown;
-            };
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description GPUs the agent reported
-             */
-            gpu_slots: number;
-            /** Format: int64 */
-            heartbeat_seconds: number;
-            id: string;
-            /** @description reported by the agent (AGENT_LABELS) */
-            labels: {
-              [key: string]: string;
-            };
-            /** Format: date-time */
-            last_heartbeat_at: string | null;
-            machine_name: string | null;
-            name: string;
-            /**
-             * Format: int64
-             * @description pods placed here and not deleted (DELETE answers 409 host_in_use while any)
-             */
-            pods: number;
-            region: string | null;
-            /** Format: date-time */
-            registered_at: string | null;
-            /** @description pending until the agent registers; online while its heartbeats arrive, else offline */
-            status: "pending" | "online" | "offline";
-          };
+          "application/json": components["schemas"]["ItemsItem_0a250528"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -22869,59 +19450,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            bootstrap: {
-              /** Format: date-time */
-              expires_at: string;
-              /** @description one-time; shown only now; only its SHA-256 is kept */
-              token: string;
-            };
-            host: {
-              /**
-               * Format: int64
-               * @description pods placed here that are meant to run
-               */
-              active_pods: number;
-              agent_version: string | null;
-              /** Format: date-time */
-              bootstrap_expires_at: string | null;
-              capacity: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: int64
-               * @description GPUs the agent reported
-               */
-              gpu_slots: number;
-              /** Format: int64 */
-              heartbeat_seconds: number;
-              id: string;
-              /** @description reported by the agent (AGENT_LABELS) */
-              labels: {
-                [key: string]: string;
-              };
-              /** Format: date-time */
-              last_heartbeat_at: string | null;
-              machine_name: string | null;
-              name: string;
-              /**
-               * Format: int64
-               * @description pods placed here and not deleted (DELETE answers 409 host_in_use while any)
-               */
-              pods: number;
-              region: string | null;
-              /** Format: date-time */
-              registered_at: string | null;
-              /** @description pending until the agent registers; online while its heartbeats arrive, else offline */
-              status: "pending" | "online" | "offline";
-            };
-            install: {
-              /** @description run as root on a Debian machine: installs podman and runc, the platform, and starts the agent */
-              shell: string;
-            };
-          };
+          "application/json": components["schemas"]["CreateOrgHost201_975df6a0"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -22965,25 +19494,7 @@ export interface operations {
               problem: string | null;
               version: string | null;
             };
-            items: {
-              app_id: string;
-              app_kind: "pod" | "group";
-              app_slug: string;
-              base_image: string;
-              /** @description the build whose base image changed */
-              build_id: string;
-              created_at: string;
-              error: string | null;
-              id: string;
-              /** @description the digest the registry names now */
-              new_digest: string;
-              /** @description the digest the build pulled */
-              old_digest: string | null;
-              rebuild_build_id: string | null;
-              /** @description proposed → rebuilding → done | failed; dismissed: never proposed again */
-              status: "proposed" | "dismissed" | "rebuilding" | "done" | "failed";
-              updated_at: string;
-            }[];
+            items: components["schemas"]["ItemsItem_a805084e"][];
             /** Format: int64 */
             keep_days: number;
             policy: "off" | "notify" | "auto";
@@ -23020,25 +19531,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_id: string;
-            app_kind: "pod" | "group";
-            app_slug: string;
-            base_image: string;
-            /** @description the build whose base image changed */
-            build_id: string;
-            created_at: string;
-            error: string | null;
-            id: string;
-            /** @description the digest the registry names now */
-            new_digest: string;
-            /** @description the digest the build pulled */
-            old_digest: string | null;
-            rebuild_build_id: string | null;
-            /** @description proposed → rebuilding → done | failed; dismissed: never proposed again */
-            status: "proposed" | "dismissed" | "rebuilding" | "done" | "failed";
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_a805084e"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -23157,23 +19650,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            archive_enabled: boolean;
-            base_url: string | null;
-            /** @description false: no integration (every other field is null or false) */
-            configured: boolean;
-            created_at: string | null;
-            gitops_auto_sync: boolean;
-            gitops_enabled: boolean;
-            gitops_host_pattern: string | null;
-            gitops_namespace: string | null;
-            gitops_repo: string | null;
-            group_path: string | null;
-            /** @description masked: asterisks and the last 4 characters */
-            token: string | null;
-            token_set: boolean;
-            updated_at: string | null;
-          };
+          "application/json": components["schemas"]["GetOrgGitlab200_e6bb5475"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -23227,23 +19704,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            archive_enabled: boolean;
-            base_url: string | null;
-            /** @description false: no integration (every other field is null or false) */
-            configured: boolean;
-            created_at: string | null;
-            gitops_auto_sync: boolean;
-            gitops_enabled: boolean;
-            gitops_host_pattern: string | null;
-            gitops_namespace: string | null;
-            gitops_repo: string | null;
-            group_path: string | null;
-            /** @description masked: asterisks and the last 4 characters */
-            token: string | null;
-            token_set: boolean;
-            updated_at: string | null;
-          };
+          "application/json": components["schemas"]["GetOrgGitlab200_e6bb5475"];
         };
       };
       /** @description Default Response */
@@ -23254,23 +19715,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            archive_enabled: boolean;
-            base_url: string | null;
-            /** @description false: no integration (every other field is null or false) */
-            configured: boolean;
-            created_at: string | null;
-            gitops_auto_sync: boolean;
-            gitops_enabled: boolean;
-            gitops_host_pattern: string | null;
-            gitops_namespace: string | null;
-            gitops_repo: string | null;
-            group_path: string | null;
-            /** @description masked: asterisks and the last 4 characters */
-            token: string | null;
-            token_set: boolean;
-            updated_at: string | null;
-          };
+          "application/json": components["schemas"]["GetOrgGitlab200_e6bb5475"];
         };
       };
       400: components["responses"]["Error400_0be2d31a76"];
@@ -23391,25 +19836,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              created_at: string;
-              department_code: string | null;
-              department_id: string | null;
-              department_name: string | null;
-              email: string;
-              /** @description pending but past expires_at: no longer accepted (inviting again renews it) */
-              expired: boolean;
-              expires_at: string;
-              id: string;
-              invited_by: {
-                display_name: string | null;
-                email: string;
-                id: string;
-              };
-              /** @description admin invitations are the owner's */
-              role: "admin" | "member";
-              status: "pending" | "accepted" | "withdrawn";
-            }[];
+            items: components["schemas"]["ItemsItem_f2b00cd8"][];
           };
         };
       };
@@ -23475,11 +19902,7 @@ export interface operations {
                 expired: boolean;
                 expires_at: string;
                 id: string;
-                invited_by: {
-                  display_name: string | null;
-                  email: string;
-                  id: string;
-                };
+                invited_by: components["schemas"]["InvitedBy_5e8c6c6a"];
                 /** @description admin invitations are the owner's */
                 role: "admin" | "member";
                 status: "pending" | "accepted" | "withdrawn";
@@ -23527,25 +19950,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            created_at: string;
-            department_code: string | null;
-            department_id: string | null;
-            department_name: string | null;
-            email: string;
-            /** @description pending but past expires_at: no longer accepted (inviting again renews it) */
-            expired: boolean;
-            expires_at: string;
-            id: string;
-            invited_by: {
-              display_name: string | null;
-              email: string;
-              id: string;
-            };
-            /** @description admin invitations are the owner's */
-            role: "admin" | "member";
-            status: "pending" | "accepted" | "withdrawn";
-          };
+          "application/json": components["schemas"]["ItemsItem_f2b00cd8"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -23595,27 +20000,7 @@ export interface operations {
               assets_handed_over: number;
               org_id: string;
             } | null;
-            org: {
-              /** @description personal (members pay their company assets), prepaid (the organization's wallet), card, suite */
-              billing_mode: string;
-              created_at: string;
-              /** @description private < invited < department < company < public */
-              default_visibility: "private" | "invited" | "department" | "company" | "public";
-              id: string;
-              /** Format: int64 */
-              image_refresh_keep_days: number;
-              image_refresh_policy: string;
-              /** @description private < invited < department < company < public */
-              max_visibility: "private" | "invited" | "department" | "company" | "public";
-              /** Format: int64 */
-              member_count: number;
-              /** @description whether every member changes and deletes every company asset; false: members only those they are responsible for (admins and the owner all) */
-              members_manage_all_assets: boolean;
-              name: string;
-              owner_account_id: string;
-              role: "owner" | "admin" | "member";
-              shared_approval: boolean;
-            };
+            org: components["schemas"]["GetOrg200_a3220bc4"];
           };
         };
       };
@@ -23712,61 +20097,7 @@ export interface operations {
             } | null;
             /** Format: date-time */
             card_billing_since: string | null;
-            items: {
-              /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
-              card: {
-                brand: string | null;
-                last4: string | null;
-                provider: "stripe" | "toss";
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** @enum {string} */
-              currency: "KRW";
-              id: string;
-              /** @description monthly; closing: the month so far, when the card was removed */
-              kind: "monthly" | "closing";
-              /** @description YYYY-MM (UTC) of the period */
-              month: string;
-              payment: {
-                /** Format: int64 */
-                attempts: number;
-                /** @description an attempt is under way */
-                charging: boolean;
-                /**
-                 * Format: int64
-                 * @description declines since the last card change
-                 */
-                declines: number;
-                failure: {
-                  code: string;
-                  message: string;
-                } | null;
-                /** Format: date-time */
-                last_attempt_at: string | null;
-                /** Format: int64 */
-                max_attempts: number;
-                /** Format: date-time */
-                next_attempt_at: string | null;
-                /** Format: date-time */
-                paid_at: string | null;
-                /** @description the ledger posting that credited the wallet */
-                transaction_id: string | null;
-                /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
-                waived: boolean;
-              };
-              /** Format: date-time */
-              period_end: string;
-              /** Format: date-time */
-              period_start: string;
-              /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
-              status: "pending" | "paid" | "failed";
-              /**
-               * Format: int64
-               * @description the organization wallet's usage charges of the period (the ledger's sum)
-               */
-              total_krw: number;
-            }[];
+            items: components["schemas"]["FinalInvoices_4cdd81fa"];
             next_cursor: string | null;
           };
         };
@@ -23802,85 +20133,34 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @description the card of the last charge attempt (or, before one, the card saved at finalisation) */
-            card: {
-              brand: string | null;
-              last4: string | null;
-              provider: "stripe" | "toss";
-            } | null;
+            card: components["schemas"]["Card_fca8d6cc"];
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
             currency: "KRW";
             id: string;
-            /** @description monthly; closing: the month so far, when the card was removed */
-            kind: "monthly" | "closing";
+            kind: components["schemas"]["Kind_5a861ee5"];
             /** @description YYYY-MM (UTC) of the period */
             month: string;
-            payment: {
-              /** Format: int64 */
-              attempts: number;
-              /** @description an attempt is under way */
-              charging: boolean;
-              /**
-               * Format: int64
-               * @description declines since the last card change
-               */
-              declines: number;
-              failure: {
-                code: string;
-                message: string;
-              } | null;
-              /** Format: date-time */
-              last_attempt_at: string | null;
-              /** Format: int64 */
-              max_attempts: number;
-              /** Format: date-time */
-              next_attempt_at: string | null;
-              /** Format: date-time */
-              paid_at: string | null;
-              /** @description the ledger posting that credited the wallet */
-              transaction_id: string | null;
-              /** @description under the 100 KRW minimum charge: not charged, the platform paid it */
-              waived: boolean;
-            };
+            payment: components["schemas"]["Payment_18caabda"];
             /** Format: date-time */
             period_end: string;
             /** Format: date-time */
             period_start: string;
-            /** @description pending: to be charged (or retried); paid; failed: every attempt was declined (register another card) */
-            status: "pending" | "paid" | "failed";
+            status: components["schemas"]["Status_98d066f4"];
             /**
              * Format: int64
              * @description the organization wallet's usage charges of the period (the ledger's sum)
              */
             total_krw: number;
             usage: {
-              by_kind: {
-                kind: string;
-                /**
-                 * Format: int64
-                 * @description microkrw in whole KRW, rounded down
-                 */
-                krw: number;
-                /** Format: int64 */
-                microkrw: number;
-              }[];
+              by_kind: components["schemas"]["Kinds_87d4bee3"];
               by_member: {
                 /** @description the member who created the assets (usage_records.account_id) */
                 account_id: string;
                 display_name: string | null;
                 email: string | null;
-                kinds: {
-                  kind: string;
-                  /**
-                   * Format: int64
-                   * @description microkrw in whole KRW, rounded down
-                   */
-                  krw: number;
-                  /** Format: int64 */
-                  microkrw: number;
-                }[];
+                kinds: components["schemas"]["Kinds_87d4bee3"];
                 /**
                  * Format: int64
                  * @description microkrw in whole KRW, rounded down
@@ -23969,17 +20249,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              department_code: string | null;
-              department_id: string | null;
-              department_name: string | null;
-              display_name: string | null;
-              email: string;
-              /** @description the member's account id */
-              id: string;
-              joined_at: string;
-              role: "owner" | "admin" | "member";
-            }[];
+            items: components["schemas"]["ItemsItem_51ee1176"][];
           };
         };
       };
@@ -24063,17 +20333,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            department_code: string | null;
-            department_id: string | null;
-            department_name: string | null;
-            display_name: string | null;
-            email: string;
-            /** @description the member's account id */
-            id: string;
-            joined_at: string;
-            role: "owner" | "admin" | "member";
-          };
+          "application/json": components["schemas"]["ItemsItem_51ee1176"];
         };
       };
       400: components["responses"]["Error400_97bdd0d04b"];
@@ -24116,36 +20376,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            counts: {
-              /** Format: int64 */
-              delete: number;
-              /** Format: int64 */
-              error: number;
-              /** Format: int64 */
-              insert: number;
-              /** Format: int64 */
-              member_not_found: number;
-              /** Format: int64 */
-              skip: number;
-              /** Format: int64 */
-              update: number;
-            };
-            /** @description one per listed member in the list's order, then the removed or kept unlisted members */
-            items: {
-              email: string;
-              /** @description forbidden_role: the rule of PATCH/DELETE /v1/org/members/{id} refuses it (only the owner grants the admin role and changes or removes admins) */
-              error?: "unknown_department" | "forbidden_role";
-              /**
-               * Format: int64
-               * @description the CSV line the row starts on (CSV only)
-               */
-              line?: number;
-              message?: string;
-              /** @description member_not_found: not a member (people join only by invitation); may be ignored */
-              result: "update" | "skip" | "delete" | "member_not_found" | "error";
-            }[];
-          };
+          "application/json": components["schemas"]["UploadOrgMembersCsv200_5840bf0f"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -24198,36 +20429,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            counts: {
-              /** Format: int64 */
-              delete: number;
-              /** Format: int64 */
-              error: number;
-              /** Format: int64 */
-              insert: number;
-              /** Format: int64 */
-              member_not_found: number;
-              /** Format: int64 */
-              skip: number;
-              /** Format: int64 */
-              update: number;
-            };
-            /** @description one per listed member in the list's order, then the removed or kept unlisted members */
-            items: {
-              email: string;
-              /** @description forbidden_role: the rule of PATCH/DELETE /v1/org/members/{id} refuses it (only the owner grants the admin role and changes or removes admins) */
-              error?: "unknown_department" | "forbidden_role";
-              /**
-               * Format: int64
-               * @description the CSV line the row starts on (CSV only)
-               */
-              line?: number;
-              message?: string;
-              /** @description member_not_found: not a member (people join only by invitation); may be ignored */
-              result: "update" | "skip" | "delete" | "member_not_found" | "error";
-            }[];
-          };
+          "application/json": components["schemas"]["UploadOrgMembersCsv200_5840bf0f"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -24267,24 +20469,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            items: {
-              created_at: string;
-              /** @description the member responsible for it (its creator, or whoever it was handed over to) */
-              creator: {
-                /** @description null when the account was deleted */
-                email: string | null;
-                id: string;
-              };
-              id: string;
-              /** @description pod | pod-group | site | database | volume | bucket */
-              kind: string;
-              name: string;
-              /** @description the public name (a bucket's name); null for volumes */
-              slug: string | null;
-              state: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListOrgAssets200_83a11246"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -24317,52 +20502,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            grants: {
-              account_id: string;
-              created_at: string;
-              email: string;
-              granted_by: string;
-            }[];
-            id: string;
-            /** @description no visibility of its own: the organization's default_visibility applies */
-            inherited: boolean;
-            /** @description site (static), pod or group */
-            kind: string;
-            /** @description private < invited < department < company < public */
-            max_visibility: "private" | "invited" | "department" | "company" | "public";
-            pending_approvals: {
-              app_id: string;
-              created_at: string;
-              decided_at: string | null;
-              decided_by: string | null;
-              /** @description whose approver decides; null: the admins */
-              department_id: string | null;
-              /** @description private < invited < department < company < public */
-              from_visibility: "private" | "invited" | "department" | "company" | "public";
-              id: string;
-              /** @description site, pod or group */
-              kind: string;
-              note: string | null;
-              requested_by: string;
-              requested_by_email: string | null;
-              slug: string;
-              /** @description pending, approved, rejected or superseded */
-              status: string;
-              /** @description private < invited < department < company < public */
-              to_visibility: "private" | "invited" | "department" | "company" | "public";
-            }[];
-            responsible_account_id: string | null;
-            shared_approval: boolean;
-            site_visibility: ("private" | "invited" | "department" | "company" | "public") | (never | null);
-            slug: string;
-            /** @enum {string} */
-            status: "applied";
-            /** @description private < invited < department < company < public */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description site: its own setting; organization_default: it has none; organization_maximum: its own or the default is wider than max_visibility, which applies. site_visibility is its own setting (null: none) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          };
+          "application/json": components["schemas"]["GetOrgSiteAccess200_c5462e8c"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -24389,8 +20529,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description private < invited < department < company < public */
-          visibility: "private" | "invited" | "department" | "company" | "public";
+          visibility: components["schemas"]["DefaultVisibility_4caa64b0"];
         };
       };
     };
@@ -24403,52 +20542,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            grants: {
-              account_id: string;
-              created_at: string;
-              email: string;
-              granted_by: string;
-            }[];
-            id: string;
-            /** @description no visibility of its own: the organization's default_visibility applies */
-            inherited: boolean;
-            /** @description site (static), pod or group */
-            kind: string;
-            /** @description private < invited < department < company < public */
-            max_visibility: "private" | "invited" | "department" | "company" | "public";
-            pending_approvals: {
-              app_id: string;
-              created_at: string;
-              decided_at: string | null;
-              decided_by: string | null;
-              /** @description whose approver decides; null: the admins */
-              department_id: string | null;
-              /** @description private < invited < department < company < public */
-              from_visibility: "private" | "invited" | "department" | "company" | "public";
-              id: string;
-              /** @description site, pod or group */
-              kind: string;
-              note: string | null;
-              requested_by: string;
-              requested_by_email: string | null;
-              slug: string;
-              /** @description pending, approved, rejected or superseded */
-              status: string;
-              /** @description private < invited < department < company < public */
-              to_visibility: "private" | "invited" | "department" | "company" | "public";
-            }[];
-            responsible_account_id: string | null;
-            shared_approval: boolean;
-            site_visibility: ("private" | "invited" | "department" | "company" | "public") | (never | null);
-            slug: string;
-            /** @enum {string} */
-            status: "applied";
-            /** @description private < invited < department < company < public */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description site: its own setting; organization_default: it has none; organization_maximum: its own or the default is wider than max_visibility, which applies. site_visibility is its own setting (null: none) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          };
+          "application/json": components["schemas"]["GetOrgSiteAccess200_c5462e8c"];
         };
       };
       /** @description Default Response */
@@ -24460,27 +20554,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            approval: {
-              app_id: string;
-              created_at: string;
-              decided_at: string | null;
-              decided_by: string | null;
-              /** @description whose approver decides; null: the admins */
-              department_id: string | null;
-              /** @description private < invited < department < company < public */
-              from_visibility: "private" | "invited" | "department" | "company" | "public";
-              id: string;
-              /** @description site, pod or group */
-              kind: string;
-              note: string | null;
-              requested_by: string;
-              requested_by_email: string | null;
-              slug: string;
-              /** @description pending, approved, rejected or superseded */
-              status: string;
-              /** @description private < invited < department < company < public */
-              to_visibility: "private" | "invited" | "department" | "company" | "public";
-            };
+            approval: components["schemas"]["ItemsItem_0cea3935"];
             approval_id: string;
             /** @enum {string} */
             status: "pending";
@@ -24527,12 +20601,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            created_at: string;
-            email: string;
-            granted_by: string;
-          };
+          "application/json": components["schemas"]["GrantsItem_1885908f"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -24608,35 +20677,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @description every day of the window, oldest first; quiet days are zeros */
-            daily: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /** Format: date */
-              date: string;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            }[];
+            daily: components["schemas"]["Daily_773590a0"];
             /** Format: int64 */
             days: number;
             /**
@@ -24645,35 +20686,7 @@ export interface operations {
              */
             from: string;
             sites: {
-              /** @description every day of the window, oldest first; quiet days are zeros */
-              daily: {
-                /**
-                 * Format: int64
-                 * @description bytes sent to visitors, headers included
-                 */
-                bytes_out: number;
-                /** Format: date */
-                date: string;
-                /**
-                 * Format: int64
-                 * @description answers with a 4xx status
-                 */
-                errors_4xx: number;
-                /**
-                 * Format: int64
-                 * @description answers with a 5xx status (the edge's 502/503/504 included)
-                 */
-                errors_5xx: number;
-                /** @description median response time in ms (to about 19 %); null without requests */
-                p50_ms: number | null;
-                /** @description 95th percentile response time in ms; null without requests */
-                p95_ms: number | null;
-                /**
-                 * Format: int64
-                 * @description requests the edge answered for the app
-                 */
-                requests: number;
-              }[];
+              daily: components["schemas"]["Daily_773590a0"];
               id: string;
               kind: "site" | "pod" | "pod-group";
               name: string;
@@ -24681,64 +20694,14 @@ export interface operations {
               responsible_account_id: string;
               slug: string;
               state: string;
-              totals: {
-                /**
-                 * Format: int64
-                 * @description bytes sent to visitors, headers included
-                 */
-                bytes_out: number;
-                /**
-                 * Format: int64
-                 * @description answers with a 4xx status
-                 */
-                errors_4xx: number;
-                /**
-                 * Format: int64
-                 * @description answers with a 5xx status (the edge's 502/503/504 included)
-                 */
-                errors_5xx: number;
-                /** @description median response time in ms (to about 19 %); null without requests */
-                p50_ms: number | null;
-                /** @description 95th percentile response time in ms; null without requests */
-                p95_ms: number | null;
-                /**
-                 * Format: int64
-                 * @description requests the edge answered for the app
-                 */
-                requests: number;
-              };
+              totals: components["schemas"]["Totals_39a75787"];
             }[];
             /**
              * Format: date
              * @description last day of the window: today (UTC)
              */
             to: string;
-            totals: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            };
+            totals: components["schemas"]["Totals_39a75787"];
           };
         };
       };
@@ -24777,35 +20740,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @description every day of the window, oldest first; quiet days are zeros */
-            daily: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /** Format: date */
-              date: string;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            }[];
+            daily: components["schemas"]["Daily_773590a0"];
             /** Format: int64 */
             days: number;
             /**
@@ -24825,32 +20760,7 @@ export interface operations {
              * @description last day of the window: today (UTC)
              */
             to: string;
-            totals: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            };
+            totals: components["schemas"]["Totals_39a75787"];
           };
         };
       };
@@ -24883,18 +20793,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            billing_mode: string;
-            company_id: string;
-            issuer: string;
-            /** @description all | departments | invite */
-            join_policy: string;
-            /** @description the chosen suite units (policy departments) */
-            join_units: string[];
-            setup_done: boolean;
-            setup_done_at: string | null;
-            stop_on_exhausted: boolean;
-          };
+          "application/json": components["schemas"]["GetOrgSuite200_2276c574"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -24925,41 +20824,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            company_id: string;
-            members: {
-              account_id: string;
-              allowance: {
-                /** @description when the suite last answered it */
-                checked_at: string;
-                contact: string | null;
-                /** Format: int64 */
-                limit_krw: number;
-                /** Format: int64 */
-                remaining_krw: number;
-                resets_at: string | null;
-                /** Format: int64 */
-                used_krw: number;
-              } | null;
-              email: string | null;
-              last_report: {
-                /** Format: int64 */
-                amount_krw: number;
-                hour: string;
-                last_error: string | null;
-                reported_at: string | null;
-                /** @description pending (sent again until the suite takes it) or reported */
-                status: string;
-              } | null;
-              /** @description stop-on-exhausted paused this member's company apps and databases */
-              paused: boolean;
-              paused_at: string | null;
-              /** @description ids of the pods and databases the suite paused */
-              paused_resources: string[];
-              suite_user_id: string | null;
-            }[];
-            stop_on_exhausted: boolean;
-          };
+          "application/json": components["schemas"]["GetOrgSuiteBilling200_e01cb598"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -24996,41 +20861,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            company_id: string;
-            members: {
-              account_id: string;
-              allowance: {
-                /** @description when the suite last answered it */
-                checked_at: string;
-                contact: string | null;
-                /** Format: int64 */
-                limit_krw: number;
-                /** Format: int64 */
-                remaining_krw: number;
-                resets_at: string | null;
-                /** Format: int64 */
-                used_krw: number;
-              } | null;
-              email: string | null;
-              last_report: {
-                /** Format: int64 */
-                amount_krw: number;
-                hour: string;
-                last_error: string | null;
-                reported_at: string | null;
-                /** @description pending (sent again until the suite takes it) or reported */
-                status: string;
-              } | null;
-              /** @description stop-on-exhausted paused this member's company apps and databases */
-              paused: boolean;
-              paused_at: string | null;
-              /** @description ids of the pods and databases the suite paused */
-              paused_resources: string[];
-              suite_user_id: string | null;
-            }[];
-            stop_on_exhausted: boolean;
-          };
+          "application/json": components["schemas"]["GetOrgSuiteBilling200_e01cb598"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -25063,10 +20894,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            departments: string[];
-            policy: "all" | "departments" | "invite";
-          };
+          "application/json": components["schemas"]["GetSuiteJoinPolicy200_b6be8169"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -25104,10 +20932,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            departments: string[];
-            policy: "all" | "departments" | "invite";
-          };
+          "application/json": components["schemas"]["GetSuiteJoinPolicy200_b6be8169"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -25177,18 +21002,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            billing_mode: string;
-            company_id: string;
-            issuer: string;
-            /** @description all | departments | invite */
-            join_policy: string;
-            /** @description the chosen suite units (policy departments) */
-            join_units: string[];
-            setup_done: boolean;
-            setup_done_at: string | null;
-            stop_on_exhausted: boolean;
-          };
+          "application/json": components["schemas"]["GetOrgSuite200_2276c574"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -25295,27 +21109,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            billing_mode: "child_prepaid" | "partner_postpaid";
-            /** Format: int64 */
-            child_count: number;
-            /** @description the most a child token may carry */
-            child_scopes: string[];
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description this month's usage of all children so far, in KRW
-             */
-            month_usage_krw: number;
-            /**
-             * Format: int64
-             * @description partner monthly limit in KRW; null: none
-             */
-            monthly_limit_krw: number | null;
-            visitor_login_url: string | null;
-          };
+          "application/json": components["schemas"]["OperatorSetPartner200_884a4d7d"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -25352,27 +21146,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            account_id: string;
-            billing_mode: "child_prepaid" | "partner_postpaid";
-            /** Format: int64 */
-            child_count: number;
-            /** @description the most a child token may carry */
-            child_scopes: string[];
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: int64
-             * @description this month's usage of all children so far, in KRW
-             */
-            month_usage_krw: number;
-            /**
-             * Format: int64
-             * @description partner monthly limit in KRW; null: none
-             */
-            monthly_limit_krw: number | null;
-            visitor_login_url: string | null;
-          };
+          "application/json": components["schemas"]["OperatorSetPartner200_884a4d7d"];
         };
       };
       400: components["responses"]["Error400_88ec8e4f8e"];
@@ -25405,14 +21179,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              code: string;
-              deploy_blocked: boolean;
-              /** Format: int64 */
-              max_running: number | null;
-              name: string | null;
-              parentCode: string | null;
-            }[];
+            items: components["schemas"]["ItemsItem_0c989c2c"][];
           };
         };
       };
@@ -25500,14 +21267,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            code: string;
-            deploy_blocked: boolean;
-            /** Format: int64 */
-            max_running: number | null;
-            name: string | null;
-            parentCode: string | null;
-          };
+          "application/json": components["schemas"]["ItemsItem_0c989c2c"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -25541,40 +21301,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            invoices: {
-              /**
-               * Format: int64
-               * @description refunds and reductions subtracted, micro-units of currency (spec name); usage_micro - adjustment_microusd = total_micro
-               */
-              adjustment_microusd: number;
-              /** Format: date-time */
-              created_at: string;
-              /** @description the currency of the amounts (KRW) */
-              currency: string;
-              id: string;
-              /** @description YYYY-MM (UTC) */
-              month: string;
-              /** Format: date-time */
-              paid_at: string | null;
-              partner_id: string;
-              /** Format: date-time */
-              period_end: string;
-              /** Format: date-time */
-              period_start: string;
-              status: "unpaid" | "paid";
-              /**
-               * Format: int64
-               * @description what the partner owes for the month, micro-units of currency
-               */
-              total_micro: number;
-              /**
-               * Format: int64
-               * @description the children's settled usage, micro-units of currency (the statements' sum)
-               */
-              usage_micro: number;
-            }[];
-          };
+          "application/json": components["schemas"]["OperatorListPartnerInvoices200_914bdf58"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -25606,52 +21333,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description refunds and reductions subtracted, micro-units of currency (spec name); usage_micro - adjustment_microusd = total_micro
-             */
-            adjustment_microusd: number;
-            /** Format: date-time */
-            created_at: string;
-            /** @description the currency of the amounts (KRW) */
-            currency: string;
-            id: string;
-            /** @description YYYY-MM (UTC) */
-            month: string;
-            /** Format: date-time */
-            paid_at: string | null;
-            partner_id: string;
-            /** Format: date-time */
-            period_end: string;
-            /** Format: date-time */
-            period_start: string;
-            status: "unpaid" | "paid";
-            /**
-             * Format: int64
-             * @description what the partner owes for the month, micro-units of currency
-             */
-            total_micro: number;
-            /**
-             * Format: int64
-             * @description the children's settled usage, micro-units of currency (the statements' sum)
-             */
-            usage_micro: number;
-          } & {
-            statements: {
-              child_id: string;
-              external_ref: string;
-              /**
-               * Format: int64
-               * @description the child's settled usage in the month, micro-units of currency
-               */
-              usage_micro: number;
-              /**
-               * Format: int64
-               * @description 5-minute windows with usage
-               */
-              windows: number;
-            }[];
+          "application/json": components["schemas"]["InvoicesItem_94a9a86a"] & {
+            statements: components["schemas"]["Statements_70271a75"];
           };
         };
       };
@@ -25686,16 +21369,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            department_code: string | null;
-            /** @description the invite list of the lock's tenant */
-            invited_refs: string[];
-            mode: "none" | "tenant" | "department" | "invited";
-            site: string;
-            tenant_ref: string | null;
-            /** Format: date-time */
-            updated_at: string | null;
-          };
+          "application/json": components["schemas"]["GetPartnerSiteAccess200_9aec01e5"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -25738,16 +21412,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            department_code: string | null;
-            /** @description the invite list of the lock's tenant */
-            invited_refs: string[];
-            mode: "none" | "tenant" | "department" | "invited";
-            site: string;
-            tenant_ref: string | null;
-            /** Format: date-time */
-            updated_at: string | null;
-          };
+          "application/json": components["schemas"]["GetPartnerSiteAccess200_9aec01e5"];
         };
       };
       400: components["responses"]["Error400_c9193ea19b"];
@@ -25784,20 +21449,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            children: {
-              child_id: string;
-              external_ref: string;
-              /**
-               * Format: int64
-               * @description the child's settled usage in the month, micro-units of currency
-               */
-              usage_micro: number;
-              /**
-               * Format: int64
-               * @description 5-minute windows with usage
-               */
-              windows: number;
-            }[];
+            children: components["schemas"]["Statements_70271a75"];
             currency: string;
             period: string;
             /** Format: int64 */
@@ -25836,18 +21488,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: date-time */
-              created_at: string;
-              department_code: string | null;
-              external_ref: string;
-              id: string;
-              /** Format: int64 */
-              monthly_cap_krw: number | null;
-              tenant_ref: string | null;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            items: components["schemas"]["ItemsItem_644d31ea"][];
             next_cursor: string | null;
           };
         };
@@ -25880,17 +21521,7 @@ export interface operations {
            */
           monthly_cap_krw?: number | null;
           tenant_ref?: string | null;
-          token?: {
-            /**
-             * Format: int32
-             * @description days until it expires
-             * @default 30
-             */
-            expires_in_days?: number;
-            name?: string;
-            /** @description child resource scopes (e.g. pods:*, static:write), within the partner's child_scopes */
-            scopes: string[];
-          };
+          token?: components["schemas"]["Token_62042366"];
         };
       };
     };
@@ -25903,33 +21534,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            department_code: string | null;
-            external_ref: string;
-            id: string;
-            /** Format: int64 */
-            monthly_cap_krw: number | null;
-            tenant_ref: string | null;
-            token: {
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              expires_at: string | null;
-              id: string;
-              /** @description the token (opk_...), shown only now */
-              key: string;
-              /** Format: date-time */
-              last_used_at: string | null;
-              name: string;
-              /** @description first characters of the key, to recognise it */
-              prefix: string;
-              scopes: string[];
-            } | null;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["CreatePartnerUser200_6caffaee"];
         };
       };
       /** @description Default Response */
@@ -25940,33 +21545,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            department_code: string | null;
-            external_ref: string;
-            id: string;
-            /** Format: int64 */
-            monthly_cap_krw: number | null;
-            tenant_ref: string | null;
-            token: {
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              expires_at: string | null;
-              id: string;
-              /** @description the token (opk_...), shown only now */
-              key: string;
-              /** Format: date-time */
-              last_used_at: string | null;
-              name: string;
-              /** @description first characters of the key, to recognise it */
-              prefix: string;
-              scopes: string[];
-            } | null;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["CreatePartnerUser200_6caffaee"];
         };
       };
       400: components["responses"]["Error400_699e6488e9"];
@@ -26014,18 +21593,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            department_code: string | null;
-            external_ref: string;
-            id: string;
-            /** Format: int64 */
-            monthly_cap_krw: number | null;
-            tenant_ref: string | null;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_644d31ea"];
         };
       };
       400: components["responses"]["Error400_97bdd0d04b"];
@@ -26060,18 +21628,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            department_code: string | null;
-            external_ref: string;
-            id: string;
-            /** Format: int64 */
-            monthly_cap_krw: number | null;
-            tenant_ref: string | null;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_644d31ea"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -26151,18 +21708,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            department_code: string | null;
-            external_ref: string;
-            id: string;
-            /** Format: int64 */
-            monthly_cap_krw: number | null;
-            tenant_ref: string | null;
-            /** Format: date-time */
-            updated_at: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_644d31ea"];
         };
       };
       400: components["responses"]["Error400_97bdd0d04b"];
@@ -26315,19 +21861,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              expires_at: string | null;
-              id: string;
-              /** Format: date-time */
-              last_used_at: string | null;
-              name: string;
-              /** @description first characters of the key, to recognise it */
-              prefix: string;
-              scopes: string[];
-            }[];
+            items: components["schemas"]["ListApiKeys200_746a9c03"];
           };
         };
       };
@@ -26354,17 +21888,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
-          /**
-           * Format: int32
-           * @description days until it expires
-           * @default 30
-           */
-          expires_in_days?: number;
-          name?: string;
-          /** @description child resource scopes (e.g. pods:*, static:write), within the partner's child_scopes */
-          scopes: string[];
-        };
+        "application/json": components["schemas"]["Token_62042366"];
       };
     };
     responses: {
@@ -26514,339 +22038,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          }[];
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -26869,277 +22061,11 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
           databases?: string[];
-          deploy?: {
-            /**
-             * Format: int32
-             * @description a new version not ready within this is rolled back (default 300)
-             */
-            deadline_seconds?: number;
-            /**
-             * Format: int32
-             * @description members rolled at once (default 1)
-             */
-            max_surge?: number;
-            /**
-             * Format: int32
-             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-             */
-            max_unavailable?: number;
-            /**
-             * Format: int32
-             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-             */
-            stop_grace_seconds?: number;
-          };
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          deploy?: components["schemas"]["Deploy_be775d7c"];
+          env?: components["schemas"]["Env_f75c222f"];
           /**
            * Format: int32
            * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
@@ -27158,10 +22084,7 @@ export interface operations {
           replica_max: number;
           /** Format: int32 */
           replica_min: number;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           /** @description nano (free), micro, or a SKU */
           size?: string;
           slug?: string;
@@ -27183,339 +22106,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          };
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"];
         };
       };
       400: components["responses"]["Error400_d7f8841151"];
@@ -27554,339 +22145,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          };
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -27921,339 +22180,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          };
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -28283,276 +22210,10 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
-          deploy?: {
-            /**
-             * Format: int32
-             * @description a new version not ready within this is rolled back (default 300)
-             */
-            deadline_seconds?: number;
-            /**
-             * Format: int32
-             * @description members rolled at once (default 1)
-             */
-            max_surge?: number;
-            /**
-             * Format: int32
-             * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-             */
-            max_unavailable?: number;
-            /**
-             * Format: int32
-             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-             */
-            stop_grace_seconds?: number;
-          };
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          deploy?: components["schemas"]["Deploy_be775d7c"];
+          env?: components["schemas"]["Env_f75c222f"];
           /**
            * Format: int32
            * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
@@ -28565,10 +22226,7 @@ export interface operations {
           replica_max?: number;
           /** Format: int32 */
           replica_min?: number;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           size?: string;
           /**
            * Format: int32
@@ -28587,339 +22245,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          };
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"];
         };
       };
       400: components["responses"]["Error400_a9f186ecbb"];
@@ -29048,27 +22374,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description what this release changed (empty for the first) */
-            changed: string[];
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            /** @description the account that made the change */
-            created_by: string | null;
-            description: string;
-            /** Format: date-time */
-            ended_at: string | null;
-            image: string;
-            /** Format: int64 */
-            number: number;
-            /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
-            outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
-            outcome_reason: string | null;
-            /** Format: int64 */
-            port: number | null;
-            size: string;
-          }[];
+          "application/json": components["schemas"]["ListPodGroupReleases200_05ae3ee7"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -29110,339 +22416,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /**
-               * Format: int32
-               * @description a new version not ready within this is rolled back (default 300)
-               */
-              deadline_seconds?: number;
-              /**
-               * Format: int32
-               * @description members rolled at once (default 1)
-               */
-              max_surge?: number;
-              /**
-               * Format: int32
-               * @description members allowed below serving at once (default 0); each member keeps its old replica serving until the new one is ready, so this only widens the batch
-               */
-              max_unavailable?: number;
-              /**
-               * Format: int32
-               * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-               */
-              stop_grace_seconds?: number;
-            };
-            /**
-             * Format: int64
-             * @description members the autoscaler wants now, within [replica_min, replica_max]
-             */
-            desired_replicas: number;
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /**
-             * Format: int64
-             * @description the release the members' spec is at (GET /v1/pod-groups/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            replica_max: number;
-            /** Format: int64 */
-            replica_min: number;
-            replicas: {
-              address: string | null;
-              host_id: string | null;
-              /** @description the member pod's id (GET /v1/pods/{id}) */
-              id: string;
-              slug: string;
-              state: string;
-            }[];
-            /** @description the last spec change rolled over the members a batch at a time; rolled_back: a member's new release failed */
-            rollout: {
-              reason: string | null;
-              /** Format: date-time */
-              started_at: string;
-              state: "rolling" | "done" | "rolling_back" | "rolled_back";
-            } | null;
-            /** @description why autoscaling does not grow the group now (a spend cap reached); null when it may */
-            scale_hold: string | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string;
-            slug: string;
-            /** @description running once a member runs; stopped while billing holds every member (overdue); idle_stopped: stopped after idle_stop_seconds without requests, the next request through the edge starts it; failed when every member failed */
-            state: "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
-            /** Format: int64 */
-            target_cpu_percent: number;
-            /** @description the group at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-          };
+          "application/json": components["schemas"]["ListPodGroups200Item_19396c84"];
         };
       };
       400: components["responses"]["Error400_01340d5b3a"];
@@ -29485,75 +22459,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description every day of the window, oldest first; quiet days are zeros */
-            daily: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /** Format: date */
-              date: string;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            }[];
-            /** Format: int64 */
-            days: number;
-            /**
-             * Format: date
-             * @description first day of the window (UTC)
-             */
-            from: string;
-            /**
-             * Format: date
-             * @description last day of the window: today (UTC)
-             */
-            to: string;
-            totals: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            };
-          };
+          "application/json": components["schemas"]["GetPodGroupStats200_7ca57f7a"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -29585,280 +22491,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string | null;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            volumes: {
-              path: string;
-              volume: string;
-            }[];
-          }[];
+          "application/json": components["schemas"]["ListPodTemplates200Item_8c1d980f"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -29881,255 +22514,10 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
           databases?: string[];
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          env?: components["schemas"]["Env_f75c222f"];
           image?: string;
           /** @description unique among your templates */
           name: string;
@@ -30140,17 +22528,10 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
-          volumes?: {
-            path: string;
-            /** @description volume id or name */
-            volume: string;
-          }[];
+          volumes?: components["schemas"]["Volumes_6bf9fa1d"];
         };
       };
     };
@@ -30163,280 +22544,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string | null;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            volumes: {
-              path: string;
-              volume: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListPodTemplates200Item_8c1d980f"];
         };
       };
       400: components["responses"]["Error400_d7f8841151"];
@@ -30474,280 +22582,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string | null;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            volumes: {
-              path: string;
-              volume: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListPodTemplates200Item_8c1d980f"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -30810,271 +22645,19 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
           databases?: string[];
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          env?: components["schemas"]["Env_f75c222f"];
           image?: string | null;
           /** @description unique among your templates */
           name?: string;
           /** Format: int32 */
           port?: number | null;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string | null;
-          volumes?: {
-            path: string;
-            /** @description volume id or name */
-            volume: string;
-          }[];
+          volumes?: components["schemas"]["Volumes_6bf9fa1d"];
         };
       };
     };
@@ -31087,280 +22670,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            env: {
-              [key: string]: string;
-            };
-            id: string;
-            image: string | null;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            size: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            volumes: {
-              path: string;
-              volume: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListPodTemplates200Item_8c1d980f"];
         };
       };
       400: components["responses"]["Error400_d7f8841151"];
@@ -31395,352 +22705,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          }[];
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -31763,267 +22728,11 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
           databases?: string[];
-          deploy?: {
-            /**
-             * Format: int32
-             * @description a new version not ready within this is rolled back (default 300)
-             */
-            deadline_seconds?: number;
-            /**
-             * Format: int32
-             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-             */
-            stop_grace_seconds?: number;
-          };
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          deploy?: components["schemas"]["Deploy_db1ffcd6"];
+          env?: components["schemas"]["Env_f75c222f"];
           /** @description company pods: one of the organization's external hosts (GET /v1/org/hosts) */
           host_id?: string;
           /** @description company pods: any online external host of the organization carrying all these labels */
@@ -32044,20 +22753,13 @@ export interface operations {
           owner?: "me" | "org";
           /** Format: int32 */
           port?: number | null;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           /** @description nano (free), micro, or a SKU id of /v1/gpus */
           size?: string;
           slug?: string;
           /** @description pod template id or name */
           template?: string;
-          volumes?: {
-            path: string;
-            /** @description volume id or name */
-            volume: string;
-          }[];
+          volumes?: components["schemas"]["Volumes_6bf9fa1d"];
         };
       };
     };
@@ -32070,352 +22772,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_d7f8841151"];
@@ -32454,352 +22811,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -32834,352 +22846,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -33209,266 +22876,10 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-          checks?: {
-            liveness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            readiness?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-            startup?:
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  headers?: {
-                    [key: string]: string;
-                  };
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  path: string;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description default 399
-                   */
-                  status_max?: number;
-                  /**
-                   * Format: int32
-                   * @description default 200
-                   */
-                  status_min?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "http";
-                }
-              | {
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description default: the pod's port
-                   */
-                  port?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "tcp";
-                }
-              | {
-                  command: string[];
-                  /**
-                   * Format: int32
-                   * @description failures in a row to count as failing; default 3
-                   */
-                  failure_threshold?: number;
-                  /** @description default 5 */
-                  interval_seconds?: number;
-                  /**
-                   * Format: int32
-                   * @description passes in a row to count as passing; default 1
-                   */
-                  success_threshold?: number;
-                  /** @description default 2 */
-                  timeout_seconds?: number;
-                  /** @enum {string} */
-                  type: "exec";
-                };
-          } | null;
+          checks?: components["schemas"]["Checks_1e714b61"];
           command?: string[] | null;
-          deploy?: {
-            /**
-             * Format: int32
-             * @description a new version not ready within this is rolled back (default 300)
-             */
-            deadline_seconds?: number;
-            /**
-             * Format: int32
-             * @description after in-flight requests finished: SIGTERM, then this long, then SIGKILL (default 10)
-             */
-            stop_grace_seconds?: number;
-          };
-          /** @description environment variables; names are letters, digits and _ */
-          env?: {
-            [key: string]: string;
-          };
+          deploy?: components["schemas"]["Deploy_db1ffcd6"];
+          env?: components["schemas"]["Env_f75c222f"];
           /**
            * Format: int32
            * @description stop after this many seconds without requests through the edge (at least APPS_IDLE_MIN_SECONDS, 60 by default); the next request starts it again and is answered; null: never stop
@@ -33477,10 +22888,7 @@ export interface operations {
           image?: string;
           /** Format: int32 */
           port?: number | null;
-          /** @description secret environment variables: sealed at rest, never shown again (only a fingerprint), masked in logs and exec output; on a change, given names are set, null removes one, others stay */
-          secret_env?: {
-            [key: string]: string | null;
-          };
+          secret_env?: components["schemas"]["SecretEnv_4478d6f6"];
           size?: string;
         };
       };
@@ -33494,352 +22902,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_a9f186ecbb"];
@@ -34062,27 +23125,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description what this release changed (empty for the first) */
-            changed: string[];
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            /** @description the account that made the change */
-            created_by: string | null;
-            description: string;
-            /** Format: date-time */
-            ended_at: string | null;
-            image: string;
-            /** Format: int64 */
-            number: number;
-            /** @description pending: rolling out; rolled_back: it failed its checks and the pod went back */
-            outcome: "pending" | "serving" | "superseded" | "rolled_back" | "failed";
-            outcome_reason: string | null;
-            /** Format: int64 */
-            port: number | null;
-            size: string;
-          }[];
+          "application/json": components["schemas"]["ListPodGroupReleases200_05ae3ee7"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -34117,352 +23160,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -34508,352 +23206,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_01340d5b3a"];
@@ -34893,352 +23246,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -35281,75 +23289,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description every day of the window, oldest first; quiet days are zeros */
-            daily: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /** Format: date */
-              date: string;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            }[];
-            /** Format: int64 */
-            days: number;
-            /**
-             * Format: date
-             * @description first day of the window (UTC)
-             */
-            from: string;
-            /**
-             * Format: date
-             * @description last day of the window: today (UTC)
-             */
-            to: string;
-            totals: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            };
-          };
+          "application/json": components["schemas"]["GetPodGroupStats200_7ca57f7a"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -35384,352 +23324,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description local mode: 127.0.0.1:<port> the serving replica listens on */
-            address: string | null;
-            /** @description per check (startup, readiness, liveness): its state and the last failure's reason */
-            check_status: {
-              [key: string]: {
-                /** Format: date-time */
-                checked_at: string;
-                /** Format: int64 */
-                generation: number;
-                last_failure: {
-                  /** Format: date-time */
-                  at: string;
-                  reason: string;
-                } | null;
-                state: "pending" | "passing" | "failing";
-              };
-            };
-            /** @description Declared checks. Without readiness the default is a TCP connect to the pod's port (or the process running, without a port). */
-            checks: {
-              liveness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              readiness?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-              startup?:
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    headers?: {
-                      [key: string]: string;
-                    };
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    path: string;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description default 399
-                     */
-                    status_max?: number;
-                    /**
-                     * Format: int32
-                     * @description default 200
-                     */
-                    status_min?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "http";
-                  }
-                | {
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description default: the pod's port
-                     */
-                    port?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "tcp";
-                  }
-                | {
-                    command: string[];
-                    /**
-                     * Format: int32
-                     * @description failures in a row to count as failing; default 3
-                     */
-                    failure_threshold?: number;
-                    /** @description default 5 */
-                    interval_seconds?: number;
-                    /**
-                     * Format: int32
-                     * @description passes in a row to count as passing; default 1
-                     */
-                    success_threshold?: number;
-                    /** @description default 2 */
-                    timeout_seconds?: number;
-                    /** @enum {string} */
-                    type: "exec";
-                  };
-            } | null;
-            /**
-             * Format: int64
-             * @description containers the platform had to clean up for this pod (left behind by an interrupted rollout or removal)
-             */
-            cleaned_containers: number;
-            command: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            databases: string[];
-            deploy: {
-              /** Format: int64 */
-              deadline_seconds: number;
-              /** Format: int64 */
-              stop_grace_seconds: number;
-            };
-            /** @description running, stopped (by its owner or billing), idle_stopped (after idle_stop_seconds without requests: the next request through the edge starts it), removed */
-            desired_state: string;
-            env: {
-              [key: string]: string;
-            };
-            /** Format: int64 */
-            generation: number;
-            gpu: string | null;
-            group_id: string | null;
-            host_id: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description scale-to-zero: stopped after this long without requests; null: never
-             */
-            idle_stop_seconds: number | null;
-            image: string;
-            name: string;
-            /** Format: int64 */
-            port: number | null;
-            /** @description the serving replica passes readiness (the edge routes to it) */
-            ready: boolean;
-            /**
-             * Format: int64
-             * @description the release the pod runs (GET /v1/pods/{id}/releases)
-             */
-            release: number;
-            /** Format: int64 */
-            restart_count: number;
-            rollout: {
-              rollback: {
-                /** Format: date-time */
-                at: string;
-                /** Format: int64 */
-                from_release: number;
-                /** @description the failed replica's last log lines */
-                log_lines: string[];
-                reason: string;
-                /** Format: int64 */
-                to_release: number;
-              } | null;
-              /** @description rolling: a new generation is being brought up; rollback: the last new release failed and was rolled back */
-              state: "rolling" | "done" | "rollback";
-            };
-            /** @description secret env names with their fingerprints; values are never returned */
-            secret_env: {
-              [key: string]: {
-                /** @description HMAC-SHA256 of the value under a platform-derived key (first 128 bits) */
-                fingerprint: string;
-                /** Format: date-time */
-                set_at: string;
-                set_by: string;
-              };
-            };
-            /** Format: int64 */
-            serving_generation: number | null;
-            size: string;
-            slug: string;
-            state: "pending" | "creating" | "running" | "stopped" | "failed" | "removed" | "unknown";
-            state_reason: string | null;
-            template_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the pod at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            volumes: {
-              path: string;
-              volume_id: string;
-            }[];
-          };
+          "application/json": components["schemas"]["ListLinkedApps200ItemOption1_d70dc911"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -35766,32 +23361,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              app_name: string;
-              build_id: string | null;
-              /** Format: date-time */
-              closed_at: string | null;
-              /** @description the latest commit heard from GitLab */
-              commit: string;
-              /** Format: date-time */
-              created_at: string;
-              /** @description the merge request's branch of the linked database (attached: DATABASE_URL) */
-              database_branch_id: string | null;
-              deployed_commit: string | null;
-              error: string | null;
-              id: string;
-              link_id: string;
-              /** Format: int64 */
-              merge_request_iid: number;
-              pod_id: string | null;
-              project: string;
-              source_branch: string;
-              /** @description building, deploying, running (idle-stopped pods wake on request), failed, removing, removed */
-              state: string;
-              /** Format: date-time */
-              updated_at: string;
-              url: string;
-            }[];
+            items: components["schemas"]["ItemsItem_8596f174"][];
           };
         };
       };
@@ -35824,32 +23394,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_name: string;
-            build_id: string | null;
-            /** Format: date-time */
-            closed_at: string | null;
-            /** @description the latest commit heard from GitLab */
-            commit: string;
-            /** Format: date-time */
-            created_at: string;
-            /** @description the merge request's branch of the linked database (attached: DATABASE_URL) */
-            database_branch_id: string | null;
-            deployed_commit: string | null;
-            error: string | null;
-            id: string;
-            link_id: string;
-            /** Format: int64 */
-            merge_request_iid: number;
-            pod_id: string | null;
-            project: string;
-            source_branch: string;
-            /** @description building, deploying, running (idle-stopped pods wake on request), failed, removing, removed */
-            state: string;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_8596f174"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -35926,25 +23471,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              app_name: string;
-              base_url: string;
-              /** Format: date-time */
-              created_at: string;
-              database: string | null;
-              dockerfile: string;
-              id: string;
-              /** Format: int64 */
-              idle_stop_seconds: number | null;
-              /** Format: int64 */
-              max_age_seconds: number;
-              /** Format: int64 */
-              port: number | null;
-              project: string;
-              size: string;
-              /** @description GitLab project → Settings → Webhooks: merge request and push events */
-              webhook_url: string;
-            }[];
+            items: components["schemas"]["ItemsItem_00e7f1f0"][];
           };
         };
       };
@@ -36012,25 +23539,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            app_name: string;
-            base_url: string;
-            /** Format: date-time */
-            created_at: string;
-            database: string | null;
-            dockerfile: string;
-            id: string;
-            /** Format: int64 */
-            idle_stop_seconds: number | null;
-            /** Format: int64 */
-            max_age_seconds: number;
-            /** Format: int64 */
-            port: number | null;
-            project: string;
-            size: string;
-            /** @description GitLab project → Settings → Webhooks: merge request and push events */
-            webhook_url: string;
-          } & {
+          "application/json": components["schemas"]["ItemsItem_00e7f1f0"] & {
             /** @description GitLab's Secret token field; shown only here */
             webhook_secret: string;
           };
@@ -36268,21 +23777,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            id: string;
-            image: string;
-            /** @description false: no network interface at all; true: the owner's network (its pods too; no other owner's) */
-            network: boolean;
-            /** @description running, expired (its time ran out) or removed (deleted) */
-            state: string;
-            state_reason: string | null;
-            /** Format: int64 */
-            timeout_s: number;
-          }[];
+          "application/json": components["schemas"]["ListSandboxes200Item_bb34e99c"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -36330,21 +23825,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            id: string;
-            image: string;
-            /** @description false: no network interface at all; true: the owner's network (its pods too; no other owner's) */
-            network: boolean;
-            /** @description running, expired (its time ran out) or removed (deleted) */
-            state: string;
-            state_reason: string | null;
-            /** Format: int64 */
-            timeout_s: number;
-          };
+          "application/json": components["schemas"]["ListSandboxes200Item_bb34e99c"];
         };
       };
       400: components["responses"]["Error400_7b178052c7"];
@@ -36383,21 +23864,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            id: string;
-            image: string;
-            /** @description false: no network interface at all; true: the owner's network (its pods too; no other owner's) */
-            network: boolean;
-            /** @description running, expired (its time ran out) or removed (deleted) */
-            state: string;
-            state_reason: string | null;
-            /** Format: int64 */
-            timeout_s: number;
-          };
+          "application/json": components["schemas"]["ListSandboxes200Item_bb34e99c"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -36432,21 +23899,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            id: string;
-            image: string;
-            /** @description false: no network interface at all; true: the owner's network (its pods too; no other owner's) */
-            network: boolean;
-            /** @description running, expired (its time ran out) or removed (deleted) */
-            state: string;
-            state_reason: string | null;
-            /** Format: int64 */
-            timeout_s: number;
-          };
+          "application/json": components["schemas"]["ListSandboxes200Item_bb34e99c"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -36536,28 +23989,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            id: string;
-            /** @description the deployment served now; null: nothing finalized yet */
-            live_deployment_id: string | null;
-            name: string;
-            not_found_page: string | null;
-            /** @description the site's own setting; null: none (the organization's default) */
-            site_visibility: "private" | "invited" | "department" | "company" | "public" | (never | null);
-            slug: string;
-            /** @description unknown paths without an extension answer index.html (single-page apps) */
-            spa: boolean;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            /** @description what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility) */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          }[];
+          "application/json": components["schemas"]["ListStaticSites200Item_63af737b"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -36603,28 +24035,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            id: string;
-            /** @description the deployment served now; null: nothing finalized yet */
-            live_deployment_id: string | null;
-            name: string;
-            not_found_page: string | null;
-            /** @description the site's own setting; null: none (the organization's default) */
-            site_visibility: "private" | "invited" | "department" | "company" | "public" | (never | null);
-            slug: string;
-            /** @description unknown paths without an extension answer index.html (single-page apps) */
-            spa: boolean;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            /** @description what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility) */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          };
+          "application/json": components["schemas"]["ListStaticSites200Item_63af737b"];
         };
       };
       400: components["responses"]["Error400_6e6fc2bc2a"];
@@ -36662,28 +24073,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            id: string;
-            /** @description the deployment served now; null: nothing finalized yet */
-            live_deployment_id: string | null;
-            name: string;
-            not_found_page: string | null;
-            /** @description the site's own setting; null: none (the organization's default) */
-            site_visibility: "private" | "invited" | "department" | "company" | "public" | (never | null);
-            slug: string;
-            /** @description unknown paths without an extension answer index.html (single-page apps) */
-            spa: boolean;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            /** @description what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility) */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          };
+          "application/json": components["schemas"]["ListStaticSites200Item_63af737b"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -36762,28 +24152,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** Format: date-time */
-            created_at: string;
-            id: string;
-            /** @description the deployment served now; null: nothing finalized yet */
-            live_deployment_id: string | null;
-            name: string;
-            not_found_page: string | null;
-            /** @description the site's own setting; null: none (the organization's default) */
-            site_visibility: "private" | "invited" | "department" | "company" | "public" | (never | null);
-            slug: string;
-            /** @description unknown paths without an extension answer index.html (single-page apps) */
-            spa: boolean;
-            /** Format: date-time */
-            updated_at: string;
-            /** @description the site at the edge: http://<slug>.<APPS_DOMAIN>[:EDGE_PORT] */
-            url: string;
-            /** @description what the edge enforces: public (anyone) for a personal site; an organization's site per its visibility (src/orgs README, Site visibility) */
-            visibility: "private" | "invited" | "department" | "company" | "public";
-            /** @description where `visibility` comes from: site (its own setting), organization_default (it has none), organization_maximum (capped by the organization's max_visibility) */
-            visibility_source: "site" | "organization_default" | "organization_maximum";
-          };
+          "application/json": components["schemas"]["ListStaticSites200Item_63af737b"];
         };
       };
       400: components["responses"]["Error400_6e6fc2bc2a"];
@@ -36820,35 +24189,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          }[];
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -36883,35 +24224,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -36953,35 +24266,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -37027,35 +24312,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_4c1c3cbe08"];
@@ -37095,35 +24352,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -37242,35 +24471,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -37312,75 +24513,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description every day of the window, oldest first; quiet days are zeros */
-            daily: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /** Format: date */
-              date: string;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            }[];
-            /** Format: int64 */
-            days: number;
-            /**
-             * Format: date
-             * @description first day of the window (UTC)
-             */
-            from: string;
-            /**
-             * Format: date
-             * @description last day of the window: today (UTC)
-             */
-            to: string;
-            totals: {
-              /**
-               * Format: int64
-               * @description bytes sent to visitors, headers included
-               */
-              bytes_out: number;
-              /**
-               * Format: int64
-               * @description answers with a 4xx status
-               */
-              errors_4xx: number;
-              /**
-               * Format: int64
-               * @description answers with a 5xx status (the edge's 502/503/504 included)
-               */
-              errors_5xx: number;
-              /** @description median response time in ms (to about 19 %); null without requests */
-              p50_ms: number | null;
-              /** @description 95th percentile response time in ms; null without requests */
-              p95_ms: number | null;
-              /**
-               * Format: int64
-               * @description requests the edge answered for the app
-               */
-              requests: number;
-            };
-          };
+          "application/json": components["schemas"]["GetPodGroupStats200_7ca57f7a"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -37415,35 +24548,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /**
-             * Format: int64
-             * @description the files' total size, unpacked
-             */
-            bytes: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int64 */
-            file_count: number;
-            /** Format: date-time */
-            finalized_at: string | null;
-            id: string;
-            /**
-             * Format: int64
-             * @description the largest archive, and unpacked total, accepted
-             */
-            max_bytes: number;
-            /** Format: int64 */
-            max_files: number;
-            site_id: string;
-            site_slug: string;
-            /** @description awaiting_upload → uploaded (files recorded) → live (finalized); superseded: finalized earlier */
-            status: "awaiting_upload" | "uploaded" | "live" | "superseded";
-            /** @description PUT the archive here (tar, tar.gz or zip as the raw body); null once uploaded */
-            upload_url: string | null;
-            /** Format: date-time */
-            uploaded_at: string | null;
-          };
+          "application/json": components["schemas"]["FinalizeStaticDeploymentById200_e680309a"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -37516,24 +24621,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the live pod mounting the volume (one at a time) */
-            attached_to: string | null;
-            /** Format: date-time */
-            created_at: string;
-            host_id: string | null;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            size_gb: number;
-            state: "creating" | "ready" | "failed" | "removed";
-            state_reason: string | null;
-            /**
-             * Format: int64
-             * @description bytes in use; null until ready or when measured elsewhere
-             */
-            used_bytes: number | null;
-          }[];
+          "application/json": components["schemas"]["ListVolumes200Item_859738be"][];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -37577,24 +24665,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the live pod mounting the volume (one at a time) */
-            attached_to: string | null;
-            /** Format: date-time */
-            created_at: string;
-            host_id: string | null;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            size_gb: number;
-            state: "creating" | "ready" | "failed" | "removed";
-            state_reason: string | null;
-            /**
-             * Format: int64
-             * @description bytes in use; null until ready or when measured elsewhere
-             */
-            used_bytes: number | null;
-          };
+          "application/json": components["schemas"]["ListVolumes200Item_859738be"];
         };
       };
       400: components["responses"]["Error400_6e6fc2bc2a"];
@@ -37632,24 +24703,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the live pod mounting the volume (one at a time) */
-            attached_to: string | null;
-            /** Format: date-time */
-            created_at: string;
-            host_id: string | null;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            size_gb: number;
-            state: "creating" | "ready" | "failed" | "removed";
-            state_reason: string | null;
-            /**
-             * Format: int64
-             * @description bytes in use; null until ready or when measured elsewhere
-             */
-            used_bytes: number | null;
-          };
+          "application/json": components["schemas"]["ListVolumes200Item_859738be"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -37684,24 +24738,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @description the live pod mounting the volume (one at a time) */
-            attached_to: string | null;
-            /** Format: date-time */
-            created_at: string;
-            host_id: string | null;
-            id: string;
-            name: string;
-            /** Format: int64 */
-            size_gb: number;
-            state: "creating" | "ready" | "failed" | "removed";
-            state_reason: string | null;
-            /**
-             * Format: int64
-             * @description bytes in use; null until ready or when measured elsewhere
-             */
-            used_bytes: number | null;
-          };
+          "application/json": components["schemas"]["ListVolumes200Item_859738be"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -37737,24 +24774,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: {
-              child_ids: string[] | null;
-              /** Format: date-time */
-              created_at: string;
-              description: string | null;
-              /** @description why the platform disabled it (days of failed deliveries) */
-              disabled_reason: string | null;
-              enabled: boolean;
-              event_types: string[];
-              /** Format: date-time */
-              failing_since: string | null;
-              id: string;
-              /** Format: date-time */
-              previous_secret_expires_at: string | null;
-              /** Format: date-time */
-              updated_at: string;
-              url: string;
-            }[];
+            items: components["schemas"]["ItemsItem_bcf02b49"][];
           };
         };
       };
@@ -37778,11 +24798,9 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none */
-          child_ids?: string[] | null;
+          child_ids?: components["schemas"]["ChildIds_b22f28a3"];
           description?: string | null;
-          /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
-          event_types: string[];
+          event_types: components["schemas"]["EventTypes_05056112"];
           /** @description a public http(s) URL */
           url: string;
         };
@@ -37797,26 +24815,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            child_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            description: string | null;
-            /** @description why the platform disabled it (days of failed deliveries) */
-            disabled_reason: string | null;
-            enabled: boolean;
-            event_types: string[];
-            /** Format: date-time */
-            failing_since: string | null;
-            id: string;
-            /** Format: date-time */
-            previous_secret_expires_at: string | null;
-            /** @description whsec_…, shown only in this answer */
-            secret: string;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["CreateWebhookEndpoint201_8b8d15bd"];
         };
       };
       400: components["responses"]["Error400_126f1ea2de"];
@@ -37853,24 +24852,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            child_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            description: string | null;
-            /** @description why the platform disabled it (days of failed deliveries) */
-            disabled_reason: string | null;
-            enabled: boolean;
-            event_types: string[];
-            /** Format: date-time */
-            failing_since: string | null;
-            id: string;
-            /** Format: date-time */
-            previous_secret_expires_at: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_bcf02b49"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -37904,24 +24886,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            child_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            description: string | null;
-            /** @description why the platform disabled it (days of failed deliveries) */
-            disabled_reason: string | null;
-            enabled: boolean;
-            event_types: string[];
-            /** Format: date-time */
-            failing_since: string | null;
-            id: string;
-            /** Format: date-time */
-            previous_secret_expires_at: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_bcf02b49"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -37950,12 +24915,10 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description a partner's endpoint receives its children's events too: null for every child (the default), a list for those children only, [] for none */
-          child_ids?: string[] | null;
+          child_ids?: components["schemas"]["ChildIds_b22f28a3"];
           description?: string | null;
           enabled?: boolean;
-          /** @description event types to send: exact (`build.failed`), a prefix (`database.*`) or `*` for all */
-          event_types?: string[];
+          event_types?: components["schemas"]["EventTypes_05056112"];
           /** @description a public http(s) URL */
           url?: string;
         };
@@ -37970,24 +24933,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            child_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            description: string | null;
-            /** @description why the platform disabled it (days of failed deliveries) */
-            disabled_reason: string | null;
-            enabled: boolean;
-            event_types: string[];
-            /** Format: date-time */
-            failing_since: string | null;
-            id: string;
-            /** Format: date-time */
-            previous_secret_expires_at: string | null;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["ItemsItem_bcf02b49"];
         };
       };
       400: components["responses"]["Error400_126f1ea2de"];
@@ -38085,37 +25031,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            attempts: {
-              answer_excerpt: string | null;
-              /** Format: date-time */
-              at: string;
-              error: string | null;
-              /** Format: int64 */
-              latency_ms: number;
-              manual: boolean;
-              /** Format: int64 */
-              status: number | null;
-            }[];
-            /** Format: date-time */
-            created_at: string;
-            event_id: string;
-            event_type: string;
-            id: string;
-            /** @description the first 1 KiB of the answer */
-            last_answer: string | null;
-            /** Format: date-time */
-            last_attempt_at: string | null;
-            last_error: string | null;
-            /** Format: int64 */
-            last_latency_ms: number | null;
-            /** Format: int64 */
-            last_status: number | null;
-            /** Format: date-time */
-            next_attempt_at: string | null;
-            /** @description pending (retries scheduled), succeeded or failed (gave up) */
-            state: string;
-          };
+          "application/json": components["schemas"]["GetWebhookDelivery200_318db148"];
         };
       };
       400: components["responses"]["Error400_6c6295278d"];
@@ -38150,37 +25066,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            attempts: {
-              answer_excerpt: string | null;
-              /** Format: date-time */
-              at: string;
-              error: string | null;
-              /** Format: int64 */
-              latency_ms: number;
-              manual: boolean;
-              /** Format: int64 */
-              status: number | null;
-            }[];
-            /** Format: date-time */
-            created_at: string;
-            event_id: string;
-            event_type: string;
-            id: string;
-            /** @description the first 1 KiB of the answer */
-            last_answer: string | null;
-            /** Format: date-time */
-            last_attempt_at: string | null;
-            last_error: string | null;
-            /** Format: int64 */
-            last_latency_ms: number | null;
-            /** Format: int64 */
-            last_status: number | null;
-            /** Format: date-time */
-            next_attempt_at: string | null;
-            /** @description pending (retries scheduled), succeeded or failed (gave up) */
-            state: string;
-          };
+          "application/json": components["schemas"]["GetWebhookDelivery200_318db148"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];
@@ -38225,26 +25111,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            child_ids: string[] | null;
-            /** Format: date-time */
-            created_at: string;
-            description: string | null;
-            /** @description why the platform disabled it (days of failed deliveries) */
-            disabled_reason: string | null;
-            enabled: boolean;
-            event_types: string[];
-            /** Format: date-time */
-            failing_since: string | null;
-            id: string;
-            /** Format: date-time */
-            previous_secret_expires_at: string | null;
-            /** @description whsec_…, shown only in this answer */
-            secret: string;
-            /** Format: date-time */
-            updated_at: string;
-            url: string;
-          };
+          "application/json": components["schemas"]["CreateWebhookEndpoint201_8b8d15bd"];
         };
       };
       400: components["responses"]["Error400_3f6e492c5a"];

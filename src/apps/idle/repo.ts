@@ -29,12 +29,14 @@ export interface IdleStopped {
  * An app woken less than a minute ago (the edge's default EDGE_WAKE_TIMEOUT_MS) and not yet serving is not idle:
  * the edge holds requests for it that are not counted yet, and stopping it then would turn them into 503s (seen
  * with a 1 s idle time). One that never became ready after a create or a longer wait can still be stopped.
+ * `ready` alone is no proof of serving: it keeps the verdict from before the idle stop until the woken replica's is
+ * recorded (with `state` running); once it serves, its idle clock starts again (reconciler.ts, awake_since).
  */
 export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCandidate[]> {
   const { rows } = await q.query<IdleCandidate>(
     `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since, awake_since::text AS awake_key FROM pods
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running' AND group_id IS NULL
-         AND (ready OR woken_at IS NULL OR woken_at < now() - interval '1 minute')
+         AND ((state = 'running' AND ready) OR woken_at IS NULL OR woken_at < now() - interval '1 minute')
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)
      UNION ALL
      (SELECT 'group', id::text, idle_stop_seconds, awake_since, awake_since::text FROM pod_groups
@@ -102,6 +104,11 @@ export async function markGroupWoken(q: Queryable, id: string): Promise<void> {
 
 export async function markPodWoken(q: Queryable, id: string): Promise<void> {
   await q.query("UPDATE pods SET woken_at = now(), wakes = wakes + 1, state_reason = NULL WHERE id = $1", [id]);
+}
+
+/** A woken group's member serves: the group's idle clock starts again now (reconciler.ts). */
+export async function restartGroupIdleClock(q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE pod_groups SET awake_since = now() WHERE id = $1 AND desired_state = 'running'", [id]);
 }
 
 /** The scale-to-zero setting changed: its idle clock starts again now. */

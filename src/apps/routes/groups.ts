@@ -5,17 +5,12 @@ import { Nullable, Timestamp } from "../../http/schemas.js";
 import { route, type Route } from "../../http/route.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
-import { Params, read, tags, write } from "./schemas.js";
+import { Params, read, RunFields, tags, write } from "./schemas.js";
 import { GroupCreateBody, GroupPatchBody } from "./bodies.js";
 import { ChecksSchema, GroupDeploySchema } from "../checks/spec.js";
 
 export const PodGroup = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  slug: Type.String(),
-  image: Type.String(),
-  port: Nullable(Type.Integer()),
-  command: Nullable(Type.Array(Type.String())),
+  ...RunFields,
   checks: Nullable(ChecksSchema),
   deploy: GroupDeploySchema,
   rollout: Nullable(

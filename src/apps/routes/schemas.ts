@@ -26,13 +26,18 @@ export interface RouteDeps {
   urls: { appsDomain: string; edgePort: number };
 }
 
-export const Pod = Type.Object({
+/** What a pod and a pod group show first: their names and what they run. */
+export const RunFields = {
   id: Type.String(),
   name: Type.String(),
   slug: Type.String(),
   image: Type.String(),
   port: Nullable(Type.Integer()),
   command: Nullable(Type.Array(Type.String())),
+};
+
+export const Pod = Type.Object({
+  ...RunFields,
   env: Type.Record(Type.String(), Type.String()),
   secret_env: SecretEnvView,
   size: Type.String(),

@@ -13,7 +13,7 @@ import { PROVIDER_CURRENCY, toLedgerUnits, type Provider } from "./money.js";
 import { isStripeError, type Stripe } from "./stripe.js";
 import { TossError, type TossPayment } from "./toss.js";
 import { applyStripeIntent, applyTossPayment, PaymentMismatch } from "./apply.js";
-import { withLockedTopup } from "./settle.js";
+import { type Locked, withLockedTopup } from "./settle.js";
 import { ORDER_NAME, payerOf, paymentHelpers, type PaymentDeps } from "./deps.js";
 import { paymentFailed, providerError, stripeFailure } from "./errors.js";
 import * as repo from "./repo.js";
@@ -93,33 +93,26 @@ export function topupsService(deps: PaymentDeps) {
   }
 
   /** Settles a top-up from the provider's answer; a mismatch is logged and never credited. */
-  async function settleStripe(
+  async function settle(
+    provider: "stripe" | "toss",
     topupId: string,
-    pi: Stripe.PaymentIntent,
-    caller: Principal | null = null,
+    apply: (l: Locked) => Promise<repo.TopupRow>,
+    caller: Principal | null,
   ): Promise<repo.TopupRow> {
     try {
-      return await withLockedTopup(db, topupId, (l) => applyStripeIntent(l, pi, config), caller);
+      return await withLockedTopup(db, topupId, apply, caller);
     } catch (err) {
       if (err instanceof PaymentMismatch) {
         log.error({ err, topupId }, "payment does not match its top-up; nothing applied");
-        throw providerError("stripe", "the payment does not match this top-up");
+        throw providerError(provider, "the payment does not match this top-up");
       }
       throw err;
     }
   }
-
-  async function settleToss(topupId: string, p: TossPayment, caller: Principal | null = null): Promise<repo.TopupRow> {
-    try {
-      return await withLockedTopup(db, topupId, (l) => applyTossPayment(l, p, config), caller);
-    } catch (err) {
-      if (err instanceof PaymentMismatch) {
-        log.error({ err, topupId }, "payment does not match its top-up; nothing applied");
-        throw providerError("toss", "the payment does not match this top-up");
-      }
-      throw err;
-    }
-  }
+  const settleStripe = (topupId: string, pi: Stripe.PaymentIntent, caller: Principal | null = null) =>
+    settle("stripe", topupId, (l) => applyStripeIntent(l, pi, config), caller);
+  const settleToss = (topupId: string, p: TossPayment, caller: Principal | null = null) =>
+    settle("toss", topupId, (l) => applyTossPayment(l, p, config), caller);
 
   async function confirmTopup(
     p: Principal,

@@ -201,11 +201,16 @@ export class PodmanRuntime implements RuntimeProvider {
   }
 
   async start(name: string): Promise<ContainerInfo> {
-    checkName(name);
-    await this.cli.ok(["start", name], `starting ${name}`);
+    await this.resume(name);
     const info = await this.inspect(name);
     if (!info) throw new RuntimeError(`container ${name} vanished after start`);
     return info;
+  }
+
+  /** `podman start` alone: its published host ports are the ones podman chose when it created the container */
+  async resume(name: string): Promise<void> {
+    checkName(name);
+    await this.cli.ok(["start", name], `starting ${name}`);
   }
 
   async stop(name: string, timeoutSeconds = 10): Promise<void> {
