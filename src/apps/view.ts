@@ -1,6 +1,23 @@
 import type { PodRow } from "./repo.js";
 import type { SecretMeta } from "./secrets/env.js";
 
+/** The first fields of a pod's and a pod group's view (RunFields): its names, then what it runs. */
+export const runView = (
+  names: { id: string; name: string; slug: string },
+  spec: { image: string; port: number | null; command: string[] | null },
+) => ({
+  id: names.id,
+  name: names.name,
+  slug: names.slug,
+  image: spec.image,
+  port: spec.port,
+  command: spec.command,
+});
+
+/** Where an app (a pod or a group) answers: its slug under the apps domain, through the edge's port. */
+export const appUrl = (slug: string, urls: { appsDomain: string; edgePort: number }) =>
+  `http://${slug}.${urls.appsDomain}${urls.edgePort === 80 ? "" : `:${urls.edgePort}`}`;
+
 /** The public shape of a pod; env is shown to its owner (it is theirs), kept sealed at rest. */
 export function podView(
   pod: PodRow,
@@ -8,14 +25,8 @@ export function podView(
   urls: { appsDomain: string; edgePort: number },
   secretEnv: Record<string, SecretMeta> = {},
 ) {
-  const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
-    id: pod.id,
-    name: pod.name,
-    slug: pod.slug,
-    image: pod.image,
-    port: pod.port,
-    command: pod.command,
+    ...runView(pod, pod),
     env,
     secret_env: secretEnv,
     size: pod.size,
@@ -28,7 +39,7 @@ export function podView(
     desired_state: pod.desired_state,
     state_reason: pod.state_reason,
     idle_stop_seconds: pod.idle_stop_seconds ?? null,
-    url: `http://${pod.slug}.${urls.appsDomain}${port}`,
+    url: appUrl(pod.slug, urls),
     address: pod.state === "running" ? pod.address : null,
     generation: pod.generation,
     serving_generation: pod.serving_generation,

@@ -7,6 +7,8 @@ import type { Principal } from "./principal.js";
 import { notify, principalRow, touchToken } from "./tokens-repo.js";
 
 const CHANNEL = "auth_invalidate";
+/** where revocations are announced (the edge LISTENs too: nginx's cached admissions go with them) */
+export const AUTH_INVALIDATE_CHANNEL = CHANNEL;
 
 export type RevocationTarget = { tokenId: string } | { accountId: string };
 const CACHE_TTL_MS = 30_000;

@@ -1,6 +1,6 @@
 import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import { findByRef } from "../store/find.js";
+import { findByRef, listByRefs } from "../store/find.js";
 import type { OwnerColumns } from "../kernel/owned-repo.js";
 
 export type ConcurrencyPolicy = "forbid" | "replace" | "allow";
@@ -96,23 +96,19 @@ export async function removeJob(q: Queryable, id: string): Promise<CronJobRow> {
   return rows[0]!;
 }
 
+/** the owner's live cron jobs, found by id or name */
+const JOBS = { table: "cron_jobs", refColumn: "name", where: "removed_at IS NULL" };
+
 export const findJob = (q: Queryable, owner: Owner, ref: string, opts: { forUpdate?: boolean } = {}) =>
-  findByRef<CronJobRow>(q, { table: "cron_jobs", refColumn: "name", where: "removed_at IS NULL" }, owner, ref, opts);
+  findByRef<CronJobRow>(q, JOBS, owner, ref, opts);
 
 export async function jobById(q: Queryable, id: string): Promise<CronJobRow | null> {
   const { rows } = await q.query<CronJobRow>(`SELECT * FROM cron_jobs WHERE id = $1`, [id]);
   return rows[0] ?? null;
 }
 
-export async function listJobs(q: Queryable, owner: Owner, refs: string[] | null): Promise<CronJobRow[]> {
-  const { rows } = await q.query<CronJobRow>(
-    `SELECT * FROM cron_jobs WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR name = ANY($3))
-      ORDER BY created_at`,
-    [owner.kind, owner.id, refs],
-  );
-  return rows;
-}
+export const listJobs = (q: Queryable, owner: Owner, refs: string[] | null) =>
+  listByRefs<CronJobRow>(q, JOBS, owner, refs);
 
 /** Jobs whose next instant has come, locked so another process's tick passes them by (it finds the next ones). */
 export async function lockDueJobs(q: Queryable, now: Date, limit: number): Promise<CronJobRow[]> {

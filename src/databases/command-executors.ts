@@ -68,7 +68,7 @@ export function executors(
       },
       result: {
         ...{ method: made.method, copy: made.copy, from_backup: made.fromBackupId, branched_at: made.branchedAt },
-        ...{ copy_ms: made.timings.copyMs, start_ms: made.timings.startMs },
+        timings_ms: made.timings,
       },
       // the branch's own archive starts here: its first base backup is the start of its recoverable window
       followUps: row.desired_state === "paused" ? [] : ["base_backup"],

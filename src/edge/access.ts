@@ -148,7 +148,13 @@ export class EdgeAccess {
 
   constructor(
     private readonly tokens: PrincipalSource,
-    private readonly opts: { ttlMs: number; loginUrl: string | null; maxEntries?: number },
+    private readonly opts: {
+      ttlMs: number;
+      loginUrl: string | null;
+      maxEntries?: number;
+      /** an allow served from a kept decision, kept until `expiresAt` (nginx caches it as long: nginx/access-cache.ts) */
+      admitted?: (request: IncomingMessage, expiresAt: number) => void;
+    },
   ) {
     this.addRule("owner-only", ownerOnlyRule());
   }
@@ -220,13 +226,16 @@ export class EdgeAccess {
           this.cache.delete(cacheKey);
           this.cache.set(cacheKey, hit);
         }
+        if (hit.decision.kind === "allow") this.opts.admitted?.(request, hit.expires);
         return hit.decision;
       }
     }
     const decision = await rule.decide(target, visitor);
     if (cacheKey !== null && decision.kind !== "redirect" && this.opts.ttlMs > 0) {
       if (this.cache.size >= (this.opts.maxEntries ?? 50_000)) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(cacheKey, { decision, expires: Date.now() + this.opts.ttlMs, touched: Date.now() });
+      const expires = Date.now() + this.opts.ttlMs;
+      this.cache.set(cacheKey, { decision, expires, touched: Date.now() });
+      if (decision.kind === "allow") this.opts.admitted?.(request, expires);
     }
     return decision;
   }

@@ -21,6 +21,14 @@ import { Waker } from "./wake.js";
 import { randomBytes } from "node:crypto";
 import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
 import { NginxPlane } from "./nginx/plane.js";
+import { NginxStatic } from "./nginx/static.js";
+import { staticExtension } from "./nginx/static-lua.js";
+import { NginxAccessCache } from "./nginx/access-cache.js";
+import { accessExtension } from "./nginx/access-lua.js";
+import { freeTlsPort, NginxTls, writeFallback } from "./nginx/tls.js";
+import { tlsExtension } from "./nginx/tls-lua.js";
+import { AUTH_INVALIDATE_CHANNEL } from "../auth/token-resolver.js";
+import path from "node:path";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
 
@@ -39,6 +47,13 @@ export class Edge {
   private proxy: EdgeProxy | null = null;
   /** nginx on EDGE_PORT in front of this edge (README "The nginx data plane"); null: this edge serves alone */
   private nginx: NginxPlane | null = null;
+  /** static sites materialised for nginx (README "Static sites in nginx"); null without nginx or static sites */
+  private nginxStatic: NginxStatic | null = null;
+  /** admissions to locked apps and sites cached in nginx (README "Cached access decisions in nginx") */
+  private nginxAccess: NginxAccessCache | null = null;
+  /** HTTPS in nginx: its certificates by SNI (README "TLS in nginx"), and the port nginx serves it on */
+  private nginxTls: NginxTls | null = null;
+  private nginxTlsPort: number | null = null;
   /** scale-to-zero: requests held while an idle-stopped app starts (wake.ts) */
   waker: Waker | null = null;
   /** per-app daily statistics of every answered request (stats/), flushed every EDGE_STATS_FLUSH_MS */
@@ -56,7 +71,11 @@ export class Edge {
       negativeTtlMs: config.negativeTtlMs,
       live: () => this.feed?.live ?? false,
     });
-    this.access = new EdgeAccess(this.tokens, { ttlMs: config.routeTtlMs, loginUrl: config.loginUrl });
+    this.access = new EdgeAccess(this.tokens, {
+      ttlMs: config.routeTtlMs,
+      loginUrl: config.loginUrl,
+      admitted: (request, expiresAt) => this.nginxAccess?.admit(request, expiresAt),
+    });
     // owners whose areas decide who sees their targets (organizations: company sites' visibility)
     for (const policy of p.kernel.all("edgeAccess")) this.access.addPolicy(policy, p.db);
     this.stats = new StatsAggregator({
@@ -77,8 +96,14 @@ export class Edge {
   private async resolveAndOffer(host: string): Promise<Resolved> {
     const plane = this.nginx;
     const generation = plane?.generation ?? 0;
+    const sites = this.nginxStatic;
+    const siteGeneration = sites?.generation ?? 0;
+    const locked = this.nginxAccess;
+    const lockedGeneration = locked?.generation ?? 0;
     const resolved = await this.resolve(host);
     plane?.offer(host, resolved, generation);
+    sites?.offer(host, resolved, siteGeneration);
+    locked?.offer(host, resolved, lockedGeneration);
     return resolved;
   }
 
@@ -94,6 +119,11 @@ export class Edge {
     return this.listener?.port ?? null;
   }
 
+  /** static sites materialised for nginx (tests sweep it) */
+  get staticPlane(): NginxStatic | null {
+    return this.nginxStatic;
+  }
+
   /** which data plane answers on EDGE_PORT: nginx in front of this edge, or this edge alone */
   get dataPlane(): "nginx" | "node" {
     return this.nginx ? "nginx" : "node";
@@ -101,7 +131,7 @@ export class Edge {
 
   /** the HTTPS listener's bound port; null when this process serves no HTTPS (EDGE_TLS_PORT=off) */
   get tlsPort(): number | null {
-    return this.tls?.port ?? null;
+    return this.tls?.port ?? this.nginxTlsPort;
   }
 
   /** for readiness: both listeners bound (the HTTPS one unless EDGE_TLS_PORT=off) */
@@ -142,24 +172,41 @@ export class Edge {
       ...new Set([
         ...[...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel),
         ...policyChannels,
+        ...(this.config.dataPlane === "nginx" ? [AUTH_INVALIDATE_CHANNEL] : []),
       ]),
     ];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
       // a certificate stored or renewed: that host's TLS context goes (the listener lost: all of them)
-      if (channel !== null && channel === certificates?.channel) return this.tls?.invalidate(payload);
+      if (channel !== null && channel === certificates?.channel) {
+        this.nginxTls?.invalidate(payload);
+        return this.tls?.invalidate(payload);
+      }
+      // a session revoked (sign-out): nginx's admissions go (the Node edge's own resolve the token again)
+      if (channel === AUTH_INVALIDATE_CHANNEL) return this.nginxAccess?.invalidate(false);
       // an access policy's change (visibility, grants, memberships): only the decisions go
-      if (channel !== null && policyChannels.includes(channel)) return this.access.invalidate();
-      if (channel === null) this.tls?.invalidate(null);
+      if (channel !== null && policyChannels.includes(channel)) {
+        this.nginxAccess?.invalidate(false);
+        return this.access.invalidate();
+      }
+      if (channel === null) {
+        this.tls?.invalidate(null);
+        this.nginxTls?.invalidate(null);
+      }
       // a custom domain's entry carries its app's channel, so a domain change drops every entry
       const routeChannel = edgeHosts.some((h) => h.channel === channel) ? null : channel;
       this.routes.invalidate(routeChannel);
       this.nginx?.invalidate(routeChannel);
+      this.nginxStatic?.invalidate();
+      this.nginxAccess?.invalidate(true);
       this.access.invalidate();
       this.waker?.poke();
     });
     await this.feed.start();
     await this.tokens.start();
     const files = this.p.kernel.use("staticFiles");
+    const staticServe = files
+      ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
+      : undefined;
     const signIn = this.signIn();
     const suiteSignIn = this.suiteSignIn();
     const wake = this.p.kernel.use("edgeWake");
@@ -177,9 +224,7 @@ export class Edge {
       signIn: (req, res) => answerSignIn(req, res, signIn),
       suiteSignIn: suiteSignIn ? (req, res) => answerSuiteSignIn(req, res, suiteSignIn) : undefined,
       waker: this.waker,
-      files: files
-        ? new StaticServe(files, this.p.db, { cacheBytes: this.config.staticCacheBytes, log: this.p.log })
-        : undefined,
+      files: staticServe,
     });
     this.stats.start();
     this.proxy = proxy;
@@ -203,6 +248,28 @@ export class Edge {
       this.listener = new EdgeListener(proxy, { ...listening, port: 0, host: "127.0.0.1", behindNginx: secret });
       const nodePort = await this.listener.listen();
       const feedOf = this.feed;
+      const staticDir = path.join(this.p.config.dataDir, "edge-static");
+      if (files && staticServe)
+        this.nginxStatic = new NginxStatic({
+          dir: staticDir,
+          cacheBytes: this.config.staticCacheBytes,
+          manifest: (id) => files.manifest(this.p.db, id),
+          content: (hash) => staticServe.content(hash),
+          admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+          open: (target) => this.access.open(target),
+          live: () => feedOf.live,
+          known: (target) => this.nginx?.known(target),
+          log: this.p.log,
+        });
+      this.nginxAccess = new NginxAccessCache({
+        admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+        open: (target) => this.access.open(target),
+        live: () => feedOf.live,
+        known: (target) => this.nginx?.known(target),
+        sites: this.nginxStatic,
+        log: this.p.log,
+      });
+      const tls = this.config.tlsPort === null ? null : await this.startNginxTls(secret, () => feedOf.live);
       this.nginx = new NginxPlane({
         install,
         secret,
@@ -212,8 +279,19 @@ export class Edge {
         log: this.p.log,
         open: (target) => this.access.open(target),
         live: () => feedOf.live,
+        extensions: [
+          ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
+          accessExtension(secret),
+          ...(tls ? [tls] : []),
+        ],
+        restarted: () => {
+          this.nginxStatic?.restarted();
+          this.nginxAccess?.restarted();
+        },
       });
       await this.nginx.start();
+      this.nginxStatic?.start();
+      if (tls) return; // HTTPS is nginx's too
     } else {
       this.listener = new EdgeListener(proxy, listening);
       await this.listener.listen();
@@ -230,6 +308,30 @@ export class Edge {
       live: () => feed.live,
     });
     await this.tls.listen();
+  }
+
+  /** nginx's HTTPS on EDGE_TLS_PORT: its certificate server and configuration part (nginx/tls.ts) */
+  private async startNginxTls(secret: string, live: () => boolean) {
+    const fallback = await fallbackCertificate(this.p.config.dataDir, this.config.appsDomain);
+    const port = this.config.tlsPort || (await freeTlsPort(this.config.host));
+    this.nginxTls = new NginxTls({
+      db: this.p.db,
+      certificates: this.p.kernel.use("certificates"),
+      routed: async (host) => (await this.routes.get(host)).target !== null,
+      live,
+      secret,
+      admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
+      log: this.p.log,
+    });
+    const certPort = await this.nginxTls.start();
+    this.nginxTlsPort = port;
+    return tlsExtension({
+      host: this.config.host,
+      port,
+      fallback: await writeFallback(path.join(this.p.config.dataDir, "edge-nginx-tls"), fallback),
+      certPort,
+      secret,
+    });
   }
 
   /** The sign-in form's backend: the accounts area's own login (as /v1/auth/login and the console use it). */
@@ -262,6 +364,12 @@ export class Edge {
     // nginx first: it stops taking visitors and finishes what is under way, some of it through this edge
     await this.nginx?.stop();
     this.nginx = null;
+    this.nginxStatic?.stop();
+    this.nginxStatic = null;
+    this.nginxAccess = null;
+    await this.nginxTls?.stop();
+    this.nginxTls = null;
+    this.nginxTlsPort = null;
     await Promise.all([this.listener?.close(), this.tls?.close()]);
     this.listener = null;
     this.tls = null;

@@ -113,17 +113,14 @@ export class StaticServe {
     }
     const html = entry.contentType.startsWith("text/html");
     // a file too large to keep compressed in memory is sent as it is rather than compressed on every request
-    const compressible =
-      COMPRESSIBLE.test(entry.contentType) &&
-      content.length > MIN_COMPRESS_BYTES &&
-      content.length <= this.bytes.maxBytes / 4;
-    const encoding = compressible ? this.encodingOf(req.headers["accept-encoding"]) : null;
+    const shrinks = compressible(entry.contentType, content.length, this.bytes.maxBytes);
+    const encoding = shrinks ? this.encodingOf(req.headers["accept-encoding"]) : null;
     const headers: OutgoingHttpHeaders = {
       "content-type": entry.contentType,
       "cache-control": html || status !== 200 ? "no-cache" : "public, max-age=0, must-revalidate",
       "x-content-type-options": "nosniff",
     };
-    if (compressible) headers.vary = "Accept-Encoding";
+    if (shrinks) headers.vary = "Accept-Encoding";
     let body = content;
     if (encoding) {
       const packed = await this.variant(entry.hash, content, encoding);
@@ -139,7 +136,7 @@ export class StaticServe {
       notModifiedHeaders = {
         etag,
         "cache-control": headers["cache-control"],
-        ...(compressible && { vary: headers.vary }),
+        ...(shrinks && { vary: headers.vary }),
       };
     }
     headers["content-length"] = body.length;
@@ -179,8 +176,8 @@ export class StaticServe {
     return choice;
   }
 
-  /** the bytes a hash names: from memory, else from the store (concurrent misses share one read) */
-  private async content(hash: string): Promise<Buffer | null> {
+  /** the bytes a hash names: from memory, else from the store (concurrent misses share one read); nginx's too */
+  async content(hash: string): Promise<Buffer | null> {
     const cached = this.bytes.get(hash);
     if (cached) return cached;
     let pending = this.loading.get(hash);
@@ -222,8 +219,16 @@ function send(req: IncomingMessage, res: ServerResponse, a: Prepared): void {
   res.end(req.method === "HEAD" ? undefined : a.body);
 }
 
+/**
+ * Whether a file is compressed: a text-like type over 1 KiB, and no more than a quarter of the cache (a larger one
+ * is sent as it is rather than compressed on every request). nginx's materialised variants follow the same rule.
+ */
+export function compressible(contentType: string, size: number, cacheBytes: number): boolean {
+  return COMPRESSIBLE.test(contentType) && size > MIN_COMPRESS_BYTES && size <= cacheBytes / 4;
+}
+
 /** best compression for small files, a faster level for large ones */
-function compressBrotli(content: Buffer): Promise<Buffer> {
+export function compressBrotli(content: Buffer): Promise<Buffer> {
   return brotli(content, {
     params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: content.length <= 512 * 1024 ? 11 : 6,
@@ -233,7 +238,7 @@ function compressBrotli(content: Buffer): Promise<Buffer> {
   });
 }
 
-function compressGzip(content: Buffer): Promise<Buffer> {
+export function compressGzip(content: Buffer): Promise<Buffer> {
   return gzip(content, { level: content.length <= 512 * 1024 ? 9 : 6 });
 }
 

@@ -2,8 +2,12 @@ import { returnedIds, type Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
-import { findByRef } from "../store/find.js";
+import { findByRef, listByRefs } from "../store/find.js";
+
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
+
+/** the owner's live sites, found by id or slug */
+const SITES = { table: "static_sites", refColumn: "slug", where: "removed_at IS NULL" };
 
 export interface SiteRow extends NamedOwnerColumns {
   spa: boolean;
@@ -41,26 +45,12 @@ export async function findSite(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<SiteRow | null> {
-  return findByRef<SiteRow>(
-    q,
-    { table: "static_sites", refColumn: "slug", where: "removed_at IS NULL" },
-    owner,
-    ref,
-    opts,
-  );
+  return findByRef<SiteRow>(q, SITES, owner, ref, opts);
 }
 
 /** The owner's live sites, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
-export async function listSites(q: Queryable, owner: Owner, refs: string[] | null): Promise<SiteRow[]> {
-  const { rows } = await q.query<SiteRow>(
-    `SELECT * FROM static_sites
-      WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR slug = ANY($3))
-      ORDER BY created_at, id`,
-    [owner.kind, owner.id, refs],
-  );
-  return rows;
-}
+export const listSites = (q: Queryable, owner: Owner, refs: string[] | null) =>
+  listByRefs<SiteRow>(q, SITES, owner, refs, "created_at, id");
 
 /** Whether a live site has the slug (the edge's route source, and other areas' slug claims, ask this). */
 export async function liveSiteBySlug(q: Queryable, slug: string): Promise<SiteRow | null> {

@@ -32,3 +32,24 @@ export async function findByRef<T extends object>(
   );
   return rows[0] ?? null;
 }
+
+/**
+ * The owner's rows of a table that count, in `order` (oldest first by default); `refs` (ids, or values of the ref
+ * column) narrows them to what an instance-limited key may see, null lists them all.
+ */
+export async function listByRefs<T extends object>(
+  q: Queryable,
+  t: RefLookup,
+  owner: { kind: string; id: string },
+  refs: string[] | null,
+  order = "created_at",
+): Promise<T[]> {
+  const { rows } = await q.query<T>(
+    `SELECT ${t.columns ?? "*"} FROM ${t.table}
+      WHERE owner_kind = $1 AND owner_id = $2${t.where ? ` AND ${t.where}` : ""}
+        AND ($3::text[] IS NULL OR id::text = ANY($3) OR ${t.refColumn} = ANY($3))
+      ORDER BY ${order}`,
+    [owner.kind, owner.id, refs],
+  );
+  return rows;
+}

@@ -93,6 +93,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     S3_PORT: "0",
     // the fakes (GitLab, Cloudflare, DNS) listen on loopback, which the outbound client refuses unless allowed
     OUTBOUND_ALLOW: "loopback",
+    // the edge's data plane as the run asks (EDGE_DATA_PLANE=node|nginx npx tsx test/run.ts …); unset: the default
+    ...(process.env.EDGE_DATA_PLANE ? { EDGE_DATA_PLANE: process.env.EDGE_DATA_PLANE } : {}),
     ...opts.env,
   };
   const config = loadConfig(env);

@@ -126,7 +126,8 @@ test("unknown paths: the site's 404 page (404), else the edge's; SPA sites answe
   const custom = await get(s.port, "docs", "/no/such/page");
   assert.equal(custom.status, 404);
   assert.equal(custom.text, page("custom missing"));
-  assert.equal((await get(s.port, "docs", "/../../etc/passwd")).status, 404);
+  // nginx (EDGE_DATA_PLANE=nginx) refuses a request-target climbing above the root while parsing it: 400
+  assert.equal((await get(s.port, "docs", "/../../etc/passwd")).status, s.edge.dataPlane === "nginx" ? 400 : 404);
 
   await createSite(s.t, token, { name: "plain", slug: "plain" });
   await deploy(s.t, token, "plain", zipArchive([{ name: "index.html", body: "plain home" }]), "application/zip");

@@ -1,7 +1,7 @@
 import { setClauses, type Db, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
-import { findByRef } from "../../store/find.js";
+import { findByRef, listByRefs } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
 import type { Checks, GroupDeploy } from "../checks/spec.js";
 
@@ -91,15 +91,8 @@ export async function groupById(
 }
 
 /** The owner's live groups, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
-export async function listGroups(q: Queryable, owner: Owner, refs: string[] | null): Promise<GroupRow[]> {
-  const { rows } = await q.query<GroupRow>(
-    `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND desired_state <> 'removed'
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR slug = ANY($3))
-      ORDER BY created_at`,
-    [owner.kind, owner.id, refs],
-  );
-  return rows;
-}
+export const listGroups = (q: Queryable, owner: Owner, refs: string[] | null) =>
+  listByRefs<GroupRow>(q, { table: "pod_groups", refColumn: "slug", where: "desired_state <> 'removed'" }, owner, refs);
 
 /** A group's live member pods, oldest first. */
 export async function membersOf(q: Queryable, groupId: string): Promise<PodRow[]> {

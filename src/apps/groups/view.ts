@@ -2,6 +2,7 @@ import type { GroupRollout } from "../rollout/groups.js";
 import type { GroupWithMembers } from "./service.js";
 import type { PodRow } from "../repo.js";
 import type { SecretMeta } from "../secrets/env.js";
+import { appUrl, runView } from "../view.js";
 
 export type GroupState = "creating" | "running" | "stopped" | "idle_stopped" | "failed" | "removed";
 
@@ -25,14 +26,8 @@ export function groupView(
   urls: { appsDomain: string; edgePort: number },
   secretEnv: Record<string, SecretMeta> = {},
 ) {
-  const port = urls.edgePort === 80 ? "" : `:${urls.edgePort}`;
   return {
-    id: g.id,
-    name: g.name,
-    slug: g.slug,
-    image: g.spec.image,
-    port: g.spec.port,
-    command: g.spec.command,
+    ...runView(g, g.spec),
     checks: g.spec.checks ?? null,
     deploy: g.spec.deploy ?? {},
     rollout: rolloutView((g as { rollout?: GroupRollout | null }).rollout ?? null),
@@ -55,7 +50,7 @@ export function groupView(
     scale_hold: g.scale_hold,
     idle_stop_seconds: g.idle_stop_seconds ?? null,
     release: g.release,
-    url: `http://${g.slug}.${urls.appsDomain}${port}`,
+    url: appUrl(g.slug, urls),
     created_at: g.created_at.toISOString(),
   };
 }

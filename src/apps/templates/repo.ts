@@ -1,7 +1,10 @@
 import type { Checks } from "../checks/spec.js";
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import { findByRef } from "../../store/find.js";
+import { findByRef, listByRefs } from "../../store/find.js";
+
+/** the owner's live templates, found by id or name */
+const TEMPLATES = { table: "pod_templates", refColumn: "name", where: "removed_at IS NULL" };
 
 /** A saved pod spec; env inside `spec` is sealed (env_sealed). */
 export interface TemplateRow {
@@ -35,8 +38,7 @@ export async function findTemplate(
   ref: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<TemplateRow | null> {
-  const t = { table: "pod_templates", refColumn: "name", where: "removed_at IS NULL" };
-  return findByRef<TemplateRow>(q, t, owner, ref, opts);
+  return findByRef<TemplateRow>(q, TEMPLATES, owner, ref, opts);
 }
 
 export async function insertTemplate(
@@ -52,15 +54,8 @@ export async function insertTemplate(
 }
 
 /** The owner's live templates, oldest first; `refs` narrows them to an instance-limited key's ids and names. */
-export async function listTemplates(q: Queryable, owner: Owner, refs: string[] | null): Promise<TemplateRow[]> {
-  const { rows } = await q.query<TemplateRow>(
-    `SELECT * FROM pod_templates WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR name = ANY($3))
-      ORDER BY created_at`,
-    [owner.kind, owner.id, refs],
-  );
-  return rows;
-}
+export const listTemplates = (q: Queryable, owner: Owner, refs: string[] | null) =>
+  listByRefs<TemplateRow>(q, TEMPLATES, owner, refs);
 
 export async function updateTemplate(q: Queryable, id: string, name: string, spec: TemplateSpec): Promise<TemplateRow> {
   const { rows } = await q.query<TemplateRow>(

@@ -176,8 +176,11 @@ export interface BranchResult {
   /** How files were copied: reflink (copy-on-write clones) or copy (the filesystem has no reflink). */
   copy: "reflink" | "copy" | "verified";
   fromBackupId: string | null;
-  /** where the time went: the copy (with the replay, for recovery) and the start (crash recovery, for live) */
-  timings: { copyMs: number; startMs: number };
+  /**
+   * Where the time went, ms per step: prepareMs, checkpointMs (pg_backup_start), copyMs (the files; for recovery the
+   * restore and the replay together), walMs, configMs, startMs (crash recovery), credentialsMs, finishMs.
+   */
+  timings: Record<string, number>;
 }
 
 /**

@@ -18,6 +18,20 @@ export interface NginxConfOptions {
   upstreamTimeoutMs: number;
   requestTimeoutMs: number;
   drainMs: number;
+  /** further parts (static sites, access cache: static-lua.ts), each in its own file */
+  extensions?: NginxConfExtension[];
+}
+
+/** A part of the data plane kept apart from the proxy path: its dicts, Lua, admin and visitor locations. */
+export interface NginxConfExtension {
+  /** http-level directives (shared dicts) */
+  http: string;
+  /** Lua appended to init_by_lua (defines further `edge.*` functions) */
+  lua: string;
+  /** locations of the loopback admin server */
+  admin: string;
+  /** locations of the visitors' server */
+  server: string;
 }
 
 const seconds = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
@@ -29,6 +43,7 @@ const seconds = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
  */
 export function nginxConf(o: NginxConfOptions): string {
   const t = (name: string) => path.join(o.prefix, name);
+  const ext = (part: keyof NginxConfExtension) => (o.extensions ?? []).map((e) => e[part]).join("");
   const toNode = (failed: string) => `
       proxy_pass http://edge_node;
       proxy_set_header X-Platform-Edge "${o.secret}";
@@ -57,7 +72,7 @@ http {
   client_body_timeout ${seconds(o.requestTimeoutMs)};
   lua_shared_dict edge_routes 32m;
   lua_shared_dict edge_stats 16m;
-  init_by_lua_block {${luaInit(o.secret)}}
+${ext("http")}  init_by_lua_block {${luaInit(o.secret)}${ext("lua")}}
   init_worker_by_lua_block { edge.watch() }
   map $http_upgrade $edge_connection { default upgrade; "" ""; }
 
@@ -82,7 +97,7 @@ http {
     location = /routes { content_by_lua_block { edge.push() } }
     location = /stats { content_by_lua_block { edge.drain() } }
     location = /health { return 200 "ok"; }
-  }
+${ext("admin")}  }
 
   server {
     listen ${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port} default_server;
@@ -122,7 +137,7 @@ http {
     }
     location @edge_timeout {${toNode("504")}
     }
-  }
+${ext("server")}  }
 }
 `;
 }

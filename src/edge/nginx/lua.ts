@@ -66,6 +66,11 @@ function edge.access()
     return to_node()
   end
   local v = routes:get(ngx.var.host)
+  -- not a pushed app: a part of its own may answer (a static site: true) or name a route (nginx/static-lua.ts)
+  if not v and edge.unrouted then
+    v = edge.unrouted()
+    if v == true then return end
+  end
   if not v then return to_node() end
   local p = peers_of(v)
   if #p == 0 then return to_node() end

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { EdgeTarget } from "../../kernel/contracts.js";
 import type { EdgeConfig } from "../config.js";
 import type { Resolved } from "../route-cache.js";
-import { nginxConf } from "./conf.js";
+import { nginxConf, type NginxConfExtension } from "./conf.js";
 import type { NginxInstall } from "./detect.js";
 import { NginxProcess, writeConf } from "./process.js";
 import { emptyHistogram } from "../stats/histogram.js";
@@ -23,6 +23,10 @@ export interface NginxPlaneOptions {
   open: (target: EdgeTarget) => boolean;
   /** the route feed hears NOTIFYs now: pushed routes are then dropped on change (else nothing is pushed) */
   live: () => boolean;
+  /** further parts of the configuration (static sites: static-lua.ts) */
+  extensions?: NginxConfExtension[];
+  /** nginx (re)started with empty dicts: the parts behind `extensions` push again */
+  restarted?: () => void;
 }
 
 /** one drained minute of one app: what nginx answered itself */
@@ -84,6 +88,7 @@ export class NginxPlane {
         upstreamTimeoutMs: config.upstreamTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         drainMs: config.drainMs,
+        extensions: this.opts.extensions,
       }),
     );
     this.process = new NginxProcess({
@@ -95,7 +100,10 @@ export class NginxPlane {
       drainMs: config.drainMs,
       log: this.opts.log,
       // a fresh nginx holds no route: they are pushed again as the Node edge resolves them
-      started: () => this.pushed.clear(),
+      started: () => {
+        this.pushed.clear();
+        this.opts.restarted?.();
+      },
     });
     await this.process.start();
   }
@@ -156,7 +164,13 @@ export class NginxPlane {
     while (this.sending) await this.sending;
   }
 
-  private async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
+  /** a target whose statistics nginx counts under "<kind>:<id>" without a pushed route (a static site) */
+  known(target: EdgeTarget): void {
+    if (this.targets.size > 100_000) this.targets.clear();
+    this.targets.set(`${target.kind}:${target.id}`, target);
+  }
+
+  async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
     if (!this.adminPort) return null;
     const r = await fetch(`http://127.0.0.1:${this.adminPort}${pathname}`, {
       ...init,

@@ -39,7 +39,7 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
     throw new ProviderError("bad_spec", "the branch moment is in the future");
   if (req.parentId === id) throw new ProviderError("bad_spec", "a database cannot be its own branch");
   return host.serial(id, async () => {
-    const timings = { copyMs: 0, startMs: 0 };
+    const lap = stepClock();
     const parent = await host.load(req.parentId);
     const branch = await host.load(id);
     if (branch.record.version !== parent.record.version)
@@ -65,7 +65,7 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
     branch.record.walSegmentBytes = parent.record.walSegmentBytes;
     await branch.save();
     await host.prepareDirs(branch, { certificate: false });
-    await stopCluster(branch.primary, "immediate").catch(() => {});
+    if (await isRunning(branch.primary)) await stopCluster(branch.primary, "immediate").catch(() => {});
     // the branch's own certificate (its host names) is made while its data is copied
     const certificate = ensureCertificate(
       branch.layout.tlsDir,
@@ -76,19 +76,20 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
     certificate.catch(() => {}); // awaited below; a failure is reported there, not as an unhandled rejection
 
     let made: Made;
-    const t0 = Date.now();
+    lap("prepareMs");
     if (!targetTime && (await isRunning(parent.primary))) {
-      const live = await liveCopy(parent, branch.primary.dataDir, branch.runAs);
-      timings.copyMs = Date.now() - t0;
+      const live = await liveCopy(parent, branch.primary.dataDir, branch.runAs, lap);
       await certificate;
-      await branch.writeNodeConfig(branch.primaryNode, { kind: "primary" });
+      // the files were just written: one syncfs makes them durable, not ~2 ms of fsync per file (settings.ts)
+      await branch.writeNodeConfig(branch.primaryNode, { kind: "primary", initSync: "syncfs" });
+      lap("configMs");
       try {
         await startCluster(branch.primary, 3600);
       } catch (err) {
         throw new ProviderError("start_failed", `the branch did not start: ${(err as Error).message}`);
       }
-      timings.startMs = Date.now() - t0 - timings.copyMs;
-      made = { ...live, method: "live", fromBackupId: null, timings };
+      lap("startMs");
+      made = { ...live, method: "live", fromBackupId: null };
     } else {
       // the parent's WAL up to the moment must be in its archive (one commit and a segment switch on the parent)
       await certificate;
@@ -100,16 +101,18 @@ export async function branchInstance(host: ProviderHost, id: string, req: Branch
         if (!(err instanceof TargetBeyondWal)) throw err;
         return run(null);
       });
-      timings.copyMs = Date.now() - t0; // restore of the backup's files and the replay, together
-      made = { at: targetTime ?? new Date(), method: "recovery", copy: "verified", fromBackupId: backup.id, timings };
+      lap("copyMs"); // restore of the backup's files and the replay, together
+      made = { at: targetTime ?? new Date(), method: "recovery", copy: "verified", fromBackupId: backup.id };
     }
     await applyCredentials(branch, req);
+    lap("credentialsMs");
     branch.record.provisioned = true;
     branch.record.removed = false;
     branch.record.branchedFrom = { instanceId: parent.record.id, at: made.at.toISOString(), method: made.method };
     await branch.save();
     if (branch.record.pool) await startPoolFor(branch);
-    return resultOf(branch, made);
+    lap("finishMs");
+    return resultOf(branch, { ...made, timings: lap.timings });
   });
 }
 
@@ -118,10 +121,23 @@ interface Made {
   method: "live" | "recovery";
   copy: BranchResult["copy"];
   fromBackupId: string | null;
-  timings: BranchResult["timings"];
 }
 
-function resultOf(branch: InstanceContext, made: Made | null): BranchResult {
+type Lap = ((step: string) => void) & { timings: Record<string, number> };
+
+/** Milliseconds per step, each since the previous lap: where a branch's time goes (the command's result shows it). */
+function stepClock(): Lap {
+  let last = performance.now();
+  const timings: Record<string, number> = {};
+  const lap = (step: string) => {
+    const now = performance.now();
+    timings[step] = Math.round((timings[step] ?? 0) + now - last);
+    last = now;
+  };
+  return Object.assign(lap, { timings });
+}
+
+function resultOf(branch: InstanceContext, made: (Made & { timings: Record<string, number> }) | null): BranchResult {
   const from = branch.record.branchedFrom!;
   return {
     instanceId: branch.record.id,
@@ -130,7 +146,7 @@ function resultOf(branch: InstanceContext, made: Made | null): BranchResult {
     method: made?.method ?? from.method,
     copy: made?.copy ?? "copy",
     fromBackupId: made?.fromBackupId ?? null,
-    timings: made?.timings ?? { copyMs: 0, startMs: 0 },
+    timings: made?.timings ?? {},
   };
 }
 
@@ -167,14 +183,17 @@ async function liveCopy(
   parent: InstanceContext,
   dest: string,
   owner: RunAs | null,
+  lap: Lap,
 ): Promise<{ at: Date; copy: "reflink" | "copy" }> {
   return parent.withPrimary(async (c) => {
     const start = await c.query<{ lsn: string }>("SELECT pg_backup_start('branch', true)::text AS lsn");
+    lap("checkpointMs");
     let stopped = false;
     try {
       await rm(dest, { recursive: true, force: true });
       await mkdirOwned(dest, owner);
       const copy = await cloneTree(parent.primary.dataDir, dest, owner);
+      lap("copyMs");
       const stop = await c.query<{ lsn: string; labelfile: string; spcmapfile: string; at: Date }>(
         "SELECT lsn::text AS lsn, labelfile, spcmapfile, clock_timestamp() AS at FROM pg_backup_stop(false)",
       );
@@ -201,6 +220,7 @@ async function liveCopy(
             `WAL segment ${name} of the parent is neither in pg_wal nor archived`,
           );
       }
+      lap("walMs");
       return { at, copy };
     } finally {
       if (!stopped) await c.query("SELECT pg_backup_stop(false)").catch(() => {});
@@ -245,16 +265,23 @@ async function cloneTree(src: string, dest: string, owner: RunAs | null): Promis
       () => "copy" as const,
     );
   }
+  // where it cannot, no file tries a clone first (one failed ioctl each)
+  const flags = mode === "reflink" ? constants.COPYFILE_FICLONE : 0;
   await parallel(files, async (f) => {
-    await cloneFile(path.join(src, f), path.join(dest, f), owner);
+    await cloneFile(path.join(src, f), path.join(dest, f), owner, flags);
   });
   return mode;
 }
 
 /** `cp --reflink=auto` of one file, owned by the server user; false when the source is gone. */
-async function cloneFile(src: string, dst: string, owner: RunAs | null): Promise<boolean> {
+async function cloneFile(
+  src: string,
+  dst: string,
+  owner: RunAs | null,
+  flags: number = constants.COPYFILE_FICLONE,
+): Promise<boolean> {
   try {
-    await copyFile(src, dst, constants.COPYFILE_FICLONE);
+    await copyFile(src, dst, flags);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(src)) return false;
     throw err;
