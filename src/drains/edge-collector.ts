@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { inTransaction, type Db } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccessLogSink, EdgeObservation } from "../edge/contract.js";
 import * as repo from "./repo.js";
 
@@ -29,6 +30,7 @@ interface Buffer {
 export class EdgeLineCollector implements EdgeAccessLogSink {
   private targets = new Set<string>();
   private owners = new Set<string>();
+  private readonly changed: (() => void)[] = [];
   private buffers = new Map<string, Buffer>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -79,11 +81,24 @@ export class EdgeLineCollector implements EdgeAccessLogSink {
     this.timer.unref();
   }
 
+  /** whether this target's access lines are wanted (the nginx data plane leaves them to the Node edge) */
+  wants(t: EdgeTarget): boolean {
+    return this.active && (this.targets.has(t.id) || this.owners.has(t.owner.id));
+  }
+
+  onChange(listener: () => void): void {
+    this.changed.push(listener);
+  }
+
   private async refresh(): Promise<void> {
     try {
       const s = await repo.edgeSubscriptions(this.db);
-      this.targets = new Set(s.targets);
-      this.owners = new Set(s.owners);
+      const [targets, owners] = [new Set(s.targets), new Set(s.owners)];
+      const same = (a: Set<string>, b: Set<string>) => a.size === b.size && [...b].every((x) => a.has(x));
+      const changed = !same(this.targets, targets) || !same(this.owners, owners);
+      this.targets = targets;
+      this.owners = owners;
+      if (changed) for (const listener of this.changed) listener();
     } catch (err) {
       this.log.warn({ err }, "log drains: the edge's subscriptions were not read; the last ones stay");
     }

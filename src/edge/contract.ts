@@ -91,6 +91,13 @@ export interface VisibilityInForce {
 /** What sees the edge's answered requests (kernel contribution "edgeAccessLog"); `record` returns at once. */
 export interface EdgeAccessLogSink {
   record(o: EdgeObservation): void;
+  /**
+   * Whether the sink wants a target's lines: nginx then leaves its requests to the Node edge, which sees each one
+   * (README "The nginx data plane"). Absent: every target's.
+   */
+  wants?(target: EdgeTarget): boolean;
+  /** calls `listener` whenever what `wants` answers may have changed (nginx drops the routes it holds) */
+  onChange?(listener: () => void): void;
 }
 
 /** One answered request, as the edge reports it to its statistics and access-log sinks. */
@@ -101,6 +108,8 @@ export interface EdgeObservation {
   ms: number;
   /** bytes written to the visitor for this answer, headers included */
   bytes: number;
+  /** nginx forwarded the request and counts the answer's statistics itself (this edge's bytes are not the visitor's) */
+  readonly viaNginx?: boolean;
   /** the request line and the visitor, for access logs (log drains) */
   readonly method?: string;
   readonly path?: string;

@@ -101,9 +101,10 @@ export class Edge {
     const locked = this.nginxAccess;
     const lockedGeneration = locked?.generation ?? 0;
     const resolved = await this.resolve(host);
-    plane?.offer(host, resolved, generation);
     sites?.offer(host, resolved, siteGeneration);
     locked?.offer(host, resolved, lockedGeneration);
+    const t = resolved.target;
+    await plane?.offer(host, resolved, generation, t && this.proxy ? this.proxy.nextReplica(t) : 0);
     return resolved;
   }
 
@@ -216,7 +217,10 @@ export class Edge {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
       log: this.p.log,
       observe: (o) => {
-        this.stats.record(o);
+        // behind nginx, nginx counts every answer it sent (the visitor's bytes are its own): only its app is noted
+        if (o.viaNginx) {
+          if (o.target) this.nginx?.known(o.target);
+        } else this.stats.record(o);
         for (const sink of accessLogs) sink.record(o);
         this.observe?.(o);
       },
@@ -277,7 +281,8 @@ export class Edge {
         dataDir: this.p.config.dataDir,
         nodePort,
         log: this.p.log,
-        open: (target) => this.access.open(target),
+        // public, and no access-log sink wants its lines (nginx's own answers reach no sink)
+        open: (target) => this.access.open(target) && !accessLogs.some((s) => !s.wants || s.wants(target)),
         live: () => feedOf.live,
         extensions: [
           ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
@@ -289,6 +294,7 @@ export class Edge {
           this.nginxAccess?.restarted();
         },
       });
+      for (const sink of accessLogs) sink.onChange?.(() => this.nginx?.invalidate(null));
       await this.nginx.start();
       this.nginxStatic?.start();
       if (tls) return; // HTTPS is nginx's too

@@ -45,6 +45,8 @@ export function appSetCookies(values: string[] | undefined): string[] | undefine
 
 /** What nginx (the data plane in front, README "The nginx data plane") said of the visitor, trusted with its secret. */
 export interface ForwardedVisitor {
+  /** nginx's secret, when nginx forwarded the request (it then counts the answer: `NGINX_TARGET_HEADER`) */
+  secret?: string;
   address: string;
   https: boolean;
   port: string;
@@ -65,11 +67,24 @@ export function takeForwarded(req: IncomingMessage, secret: string): void {
   }
   const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
   (req as Forwarded)[FORWARDED_BY_NGINX] = {
+    secret,
     address: first(h["x-forwarded-for"]),
     https: first(h["x-forwarded-proto"]) === "https",
     port: first(h["x-forwarded-port"]),
   };
   delete h["x-platform-edge"];
+}
+
+/**
+ * The answer header naming the app to nginx, which counts the statistics of every answer it sends (the bytes the
+ * visitor got are nginx's, not this edge's): "<secret> <kind>:<id>", removed by nginx. The secret keeps an app's
+ * own header of that name from charging its requests to another app.
+ */
+export const NGINX_TARGET_HEADER = "x-platform-edge-target";
+
+/** nginx's secret when nginx forwarded this request (its answer is counted there), else undefined */
+export function nginxSecretOf(req: IncomingMessage): string | undefined {
+  return (req as Forwarded)[FORWARDED_BY_NGINX]?.secret;
 }
 
 /** The visitor's address, scheme and the port it connected to: nginx's word when it forwarded the request. */

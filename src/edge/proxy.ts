@@ -6,6 +6,7 @@ import type { EdgeTarget } from "../kernel/area.js";
 import type { EdgeAccess } from "./access.js";
 import type { RouteCache } from "./route-cache.js";
 import { prepareUpstreamHeaders, replayable, visitorOf } from "./headers.js";
+import { OBSERVED, observe, type ObservedResponse } from "./observed.js";
 import { pages, sendPage, sendPageOnSocket, sendRedirect, type EdgePage } from "./pages.js";
 import { hostName } from "./config.js";
 import type { StaticServe } from "./static-serve.js";
@@ -280,6 +281,11 @@ export class EdgeProxy implements AttemptOwner {
   }
 
   /** Round robin over the target's replicas, skipping those already tried for this request and, while others remain, those just seen failing. */
+  /** the index in its replicas the round robin gives a target next (nginx's rotation goes on from it) */
+  nextReplica(target: EdgeTarget): number {
+    return this.rr.get(`${target.kind}:${target.id}`) ?? 0;
+  }
+
   private pick(target: EdgeTarget, tried: Set<string>): string | null {
     const ups = target.upstreams;
     if (!ups.length) return null;
@@ -335,52 +341,6 @@ function visitorClosed(this: FlightResponse): void {
   const flight = this[FLIGHT]!;
   flight.gone = true;
   flight.current?.abort();
-}
-
-/** An answer under observation: what `observe` gets once it finished (the response's 'finish'). */
-class Observed implements EdgeObservation {
-  host = "";
-  target: EdgeTarget | null = null;
-  status = 0;
-  ms = 0;
-  bytes = 0;
-  /** the connection's byte count before this answer */
-  readonly written: number;
-  readonly started = performance.now();
-  readonly method: string | undefined; // references only: an access line is formatted later, off the request path
-  readonly path: string | undefined;
-  readonly userAgent: string | undefined;
-
-  constructor(
-    req: IncomingMessage,
-    /** the socket is kept: the upstream pool sets a request's `socket` to null once it streamed its body */
-    readonly socket: IncomingMessage["socket"],
-    readonly report: (o: EdgeObservation) => void,
-  ) {
-    this.written = socket.bytesWritten;
-    this.method = req.method;
-    this.path = req.url;
-    this.userAgent = req.headers["user-agent"];
-  }
-}
-
-const OBSERVED = Symbol("edge observed");
-type ObservedResponse = ServerResponse & { [OBSERVED]?: Observed };
-
-function observe(req: IncomingMessage, res: ServerResponse, report: (o: EdgeObservation) => void): Observed {
-  const seen = new Observed(req, req.socket, report);
-  (res as ObservedResponse)[OBSERVED] = seen;
-  res.on("finish", finished); // one shared listener, no closure per request
-  return seen;
-}
-
-function finished(this: ObservedResponse): void {
-  const seen = this[OBSERVED]!;
-  seen.status = this.statusCode;
-  seen.ms = performance.now() - seen.started;
-  // a keep-alive connection answers one request at a time, so its counter's growth is this answer's size
-  seen.bytes = Math.max(0, seen.socket.bytesWritten - seen.written);
-  seen.report(seen);
 }
 
 /** failures to reach a replica or to keep its connection (undici's socket closed / connect timeout included) */

@@ -11,6 +11,8 @@ import { APPS_DOMAIN, edgeApp, request, upstream, type EdgeApp, type Upstream } 
 import type { EdgeProxy } from "../../src/edge/proxy.js";
 
 let e: EdgeApp;
+/** the Node edge's own pools are looked at: an edge without nginx in front (EDGE_DATA_PLANE=node) */
+let nodeEdge: EdgeApp;
 let a: Upstream;
 let special: http.Server;
 let specialAddress: string;
@@ -19,6 +21,7 @@ const cut: string[] = [];
 
 before(async () => {
   e = await edgeApp({ env: { EDGE_UPSTREAM_TIMEOUT_MS: "500" } });
+  nodeEdge = await edgeApp({ databaseUrl: e.t.url, env: { EDGE_UPSTREAM_TIMEOUT_MS: "500", EDGE_DATA_PLANE: "node" } });
   a = await upstream("a");
   special = http.createServer((req, res) => {
     res.once("close", () => {
@@ -66,12 +69,14 @@ before(async () => {
   await new Promise<void>((r) => special.listen(0, "127.0.0.1", () => r()));
   specialAddress = `127.0.0.1:${(special.address() as AddressInfo).port}`;
   e.source.set("alpha", [a.address]);
+  nodeEdge.source.set("alpha", [a.address]);
   e.source.set("special", [specialAddress]);
 });
 
 after(async () => {
   special?.closeAllConnections();
   special?.close();
+  await nodeEdge?.close();
   await e?.close();
   await a?.close();
 });
@@ -230,6 +235,7 @@ test("an upstream dying mid-answer: the visitor's answer is cut, never completed
 });
 
 test("pools: one per upstream address, closed once unused for a sweep, made again when needed", async () => {
+  const e = nodeEdge;
   const proxy = proxyOf(e);
   const gone = await upstream("gone");
   e.source.set("gone", [gone.address]);

@@ -11,12 +11,13 @@
  * The secret is the shared one of the config: Node trusts forwarding headers only with it, the admin server
  * answers only with it.
  */
-export function luaInit(secret: string): string {
+export function luaInit(secret: string, routeTtlMs: number): string {
   return String.raw`
 edge = {}
 local routes = ngx.shared.edge_routes
 local stats = ngx.shared.edge_stats
 local SECRET = "${secret}"
+local ROUTE_TTL = ${Math.max(0.001, routeTtlMs / 1000)}
 local floor, log2 = math.floor, math.log
 local parsed = {}
 local parsed_n = 0
@@ -95,8 +96,9 @@ function edge.access()
   end
 end
 
--- balancer: round robin from a random start, every replica once; a GET/HEAD that failed on all of them is
--- re-run by the Node edge (error_page 502), which resolves the route afresh
+-- balancer: round robin per app across workers (a counter in edge_routes, "rr|<kind>:<id>", started where the
+-- Node edge's rotation was when the route was pushed), every replica tried once; a GET/HEAD that failed on all of
+-- them is re-run by the Node edge (error_page 502), which resolves the route afresh
 function edge.balance()
   local b = require "ngx.balancer"
   local ctx = ngx.ctx
@@ -105,18 +107,32 @@ function edge.balance()
   local tries = ctx.tries
   if not tries then
     tries = 0
-    ctx.start = math.random(n)
-    if n > 1 then b.set_more_tries(n - 1) end
+    ctx.start = 0
+    if n > 1 then
+      local v = routes:incr("rr|" .. peers.tk, 1, 0)
+      ctx.start = ((v or 1) - 1) % n
+      b.set_more_tries(n - 1)
+    end
   end
-  local peer = peers[(ctx.start + tries - 1) % n + 1]
+  local peer = peers[(ctx.start + tries) % n + 1]
   ctx.tries = tries + 1
   local ok, err = b.set_current_peer(peer[1], peer[2])
   if not ok then ngx.log(ngx.ERR, "edge balancer: ", err) return ngx.exit(502) end
 end
 
--- answer headers: an app never sets the platform's cookies
+-- answer headers: an app never sets the platform's cookies; an answer of the Node edge names its app
+-- ("<secret> <kind>:<id>"), so nginx counts it too: every answer is counted where its bytes were sent
 function edge.answer()
-  if not ngx.ctx.tk then return end
+  if not ngx.ctx.tk then
+    local named = ngx.header["X-Platform-Edge-Target"]
+    if named then
+      ngx.header["X-Platform-Edge-Target"] = nil
+      if type(named) == "table" then named = named[#named] end
+      local secret, tk = named:match("^(%S+) (%S+)$")
+      if secret == SECRET then ngx.ctx.tk = tk end
+    end
+    return
+  end
   local set = ngx.header["Set-Cookie"]
   if not set then return end
   if type(set) == "string" then set = { set } end
@@ -152,7 +168,7 @@ local function admitted()
   return true
 end
 
--- POST /routes: lines "set <host> <value>", "del <host>", "flush"
+-- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
 function edge.push()
   if not admitted() then return end
   ngx.req.read_body()
@@ -165,9 +181,10 @@ function edge.push()
   for line in (body or ""):gmatch("[^\n]+") do
     local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
     if op == "set" then
-      local ok, err = routes:set(host, value)
+      local ok, err = routes:set(host, value, ROUTE_TTL)
       if not ok then ngx.log(ngx.ERR, "edge routes full: ", err) end
     elseif op == "del" then routes:delete(host)
+    elseif op == "rr" then routes:add("rr|" .. host, tonumber(value) or 0)
     elseif op == "flush" then routes:flush_all() end
     n = n + 1
   end

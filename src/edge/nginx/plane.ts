@@ -85,6 +85,7 @@ export class NginxPlane {
         adminPort: this.adminPort,
         nodePort: this.opts.nodePort,
         secret: this.opts.secret,
+        routeTtlMs: config.routeTtlMs,
         upstreamTimeoutMs: config.upstreamTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         drainMs: config.drainMs,
@@ -108,18 +109,34 @@ export class NginxPlane {
     await this.process.start();
   }
 
-  /** A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. */
-  offer(host: string, resolved: Resolved, generation: number): void {
-    if (generation !== this.generation || !this.opts.live()) return;
+  /** An app the Node edge answered behind nginx (nginx counted it, under "<kind>:<id>"): its owner, for the drain. */
+  known(target: EdgeTarget): void {
+    const key = `${target.kind}:${target.id}`;
+    if (this.targets.get(key) === target) return;
+    if (this.targets.size > 100_000) this.targets.clear();
+    this.targets.set(key, target);
+  }
+
+  /**
+   * A host resolved by the Node edge (begun at `generation`): pushed when nginx may answer it alone. `next` is the
+   * replica index the Node edge's round robin gives next: nginx's rotation of a target it does not hold yet goes on
+   * from there (the request that resolved it is usually answered by the Node edge, with that index).
+   */
+  offer(host: string, resolved: Resolved, generation: number, next: number): Promise<void> {
+    if (generation !== this.generation || !this.opts.live()) return Promise.resolve();
     const t = resolved.target;
     if (t && t.upstreams.length > 0 && !t.site && !t.idle && this.opts.open(t)) {
       const key = `${t.kind}:${t.id}`;
-      if (/\s/.test(key) || /\s/.test(host)) return;
+      if (/\s/.test(key) || /\s/.test(host)) return Promise.resolve();
       if (this.targets.size > 100_000) this.targets.clear();
       this.targets.set(key, t);
       this.pushed.set(host, resolved.channel);
+      if (t.upstreams.length > 1) this.send(`rr ${key} ${next + 1}`);
       this.send(`set ${host} ${key} ${t.upstreams.join(" ")}`);
     } else if (this.pushed.delete(host)) this.send(`del ${host}`);
+    else return Promise.resolve();
+    // the resolving request is answered once nginx holds the route: the next one is nginx's, in the same rotation
+    return this.settled();
   }
 
   /** A source's change (null: anything may have changed): its hosts go back to the Node edge until resolved again. */
@@ -162,12 +179,6 @@ export class NginxPlane {
   /** resolves once every change queued so far reached nginx */
   async settled(): Promise<void> {
     while (this.sending) await this.sending;
-  }
-
-  /** a target whose statistics nginx counts under "<kind>:<id>" without a pushed route (a static site) */
-  known(target: EdgeTarget): void {
-    if (this.targets.size > 100_000) this.targets.clear();
-    this.targets.set(`${target.kind}:${target.id}`, target);
   }
 
   async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {
