@@ -1,15 +1,18 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { ownerMinutes, percentile, targetMinutes, type MinuteRow } from "../edge/public.js";
-import { samplesOf, type PodSample } from "../metrics/public.js";
+import { databaseMinutes, samplesOf, type DatabaseSeriesRow, type PodSample } from "../metrics/public.js";
 import { groupPodIds } from "../apps/public.js";
 
-/** What a rule can watch: one of the owner's pods, groups or sites, or (null) all of them. */
-export type ResourceKind = "pod" | "pod_group" | "site";
+/** What a rule can watch: one of the owner's pods, groups, sites or databases, or (null) all of them. */
+export type ResourceKind = "pod" | "pod_group" | "site" | "database";
+export const RESOURCE_KINDS: ResourceKind[] = ["pod", "pod_group", "site", "database"];
 
 /**
  * The metrics, named as the metrics API's fields so a threshold reads in the unit a chart shows:
- * runtime ones from pod_samples, traffic ones from the edge's per-minute rows. Sites have no runtime series.
+ * runtime ones from pod_samples, traffic ones from the edge's per-minute rows, database ones from
+ * database_samples (the fields of GET /v1/databases/{id}/metrics). Sites have no runtime series; databases have
+ * only theirs.
  */
 export const METRICS = {
   cpu_percent: { source: "runtime", unit: "percent of one CPU, the busiest pod's average over the window" },
@@ -20,15 +23,29 @@ export const METRICS = {
   errors_5xx: { source: "edge", unit: "5xx answers during the window" },
   error_rate_percent: { source: "edge", unit: "5xx answers as a percent of requests (no requests: no value)" },
   p95_ms: { source: "edge", unit: "95th percentile response time in ms (no requests: no value)" },
+  connections: { source: "database", unit: "client sessions, the highest sample in the window" },
+  commits_per_second: { source: "database", unit: "commits per second over the window" },
+  size_bytes: { source: "database", unit: "bytes on disk, the highest sample in the window" },
+  cache_hit_ratio: { source: "database", unit: "block hits / (hits + reads) over the window, 0 to 1" },
+  replication_lag_bytes: { source: "database", unit: "bytes the HA standby's replay is behind, the highest" },
+  replication_lag_seconds: { source: "database", unit: "seconds the HA standby's replay is behind, the highest" },
+  base_backup_age_seconds: { source: "database", unit: "age of the newest full backup, the highest" },
+  archived_wal_age_seconds: { source: "database", unit: "age of the last archived WAL segment, the highest" },
 } as const;
 
 export type Metric = keyof typeof METRICS;
 export const METRIC_NAMES = Object.keys(METRICS) as Metric[];
 export const isMetric = (m: string): m is Metric => Object.hasOwn(METRICS, m);
 
-/** Whether a metric has a series for a resource kind (null: the whole owner, which has them all). */
-export const metricFits = (metric: Metric, kind: ResourceKind | null): boolean =>
-  METRICS[metric].source === "edge" || kind !== "site";
+/**
+ * Whether a metric has a series for a resource kind (null: the whole owner, which has the runtime and edge ones).
+ * Database metrics name one database: an owner-wide "connections > 80" would mix servers of different sizes.
+ */
+export function metricFits(metric: Metric, kind: ResourceKind | null): boolean {
+  const source = METRICS[metric].source;
+  if (kind === "database" || source === "database") return kind === "database" && source === "database";
+  return source === "edge" || kind !== "site";
+}
 
 export const MINUTE_MS = 60_000;
 
@@ -86,13 +103,54 @@ export function figureOf(metric: Metric, samples: PodSample[], minutes: MinuteRo
       for (const m of minutes) for (let b = 0; b < m.latency.length; b++) hist[b] = (hist[b] ?? 0) + m.latency[b];
       return percentile(hist, 0.95);
     }
+    default:
+      return databaseFigure(metric, []);
+  }
+}
+
+const highest = (rows: DatabaseSeriesRow[], pick: (r: DatabaseSeriesRow) => number | null): number | null => {
+  const xs = rows.map(pick).filter((x): x is number => x !== null);
+  return xs.length ? Math.max(...xs) : null;
+};
+
+/**
+ * A database metric over the window's minute rows, as the database metrics route computes a step: gauges are the
+ * highest sample, commits per second the commits over the seconds the samples cover, the cache hit ratio the
+ * window's hits over hits plus reads. No samples (a stopped server): no value.
+ */
+export function databaseFigure(metric: Metric, rows: DatabaseSeriesRow[]): number | null {
+  switch (metric) {
+    case "connections":
+      return highest(rows, (r) => r.connections);
+    case "size_bytes":
+      return highest(rows, (r) => r.sizeBytes);
+    case "replication_lag_bytes":
+      return highest(rows, (r) => r.replicationLagBytes);
+    case "replication_lag_seconds":
+      return highest(rows, (r) => r.replicationLagSeconds);
+    case "base_backup_age_seconds":
+      return highest(rows, (r) => r.baseBackupAgeSeconds);
+    case "archived_wal_age_seconds":
+      return highest(rows, (r) => r.archivedWalAgeSeconds);
+    case "commits_per_second": {
+      const counted = rows.filter((r) => r.commits !== null && r.coveredSeconds);
+      const seconds = counted.reduce((a, r) => a + r.coveredSeconds!, 0);
+      return seconds ? Math.round((counted.reduce((a, r) => a + r.commits!, 0) / seconds) * 1000) / 1000 : null;
+    }
+    case "cache_hit_ratio": {
+      const hits = rows.reduce((a, r) => a + (r.blocksHit ?? 0), 0);
+      const reads = rows.reduce((a, r) => a + (r.blocksRead ?? 0), 0);
+      return hits + reads ? Math.round((hits / (hits + reads)) * 10_000) / 10_000 : null;
+    }
+    default:
+      return null;
   }
 }
 
 /** How far back runtime samples are read before the window: the previous sample a restart count increases from. */
 const RESTART_LOOKBACK_MS = 5 * MINUTE_MS;
 
-const EDGE_KIND: Record<ResourceKind, string> = { pod: "pod", pod_group: "group", site: "site" };
+const EDGE_KIND: Record<Exclude<ResourceKind, "database">, string> = { pod: "pod", pod_group: "group", site: "site" };
 
 /** Reads the series a rule's metric needs and returns its figure over the window ending at `now`. */
 export async function readFigure(
@@ -107,6 +165,8 @@ export async function readFigure(
   now: number,
 ): Promise<number | null> {
   const { from, to } = windowAt(now, rule.windowMinutes);
+  if (rule.resourceKind === "database")
+    return databaseFigure(rule.metric, await databaseMinutes(q, rule.resourceId!, from, to));
   if (METRICS[rule.metric].source === "edge") {
     const minutes =
       rule.resourceKind === null

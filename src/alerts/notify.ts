@@ -11,7 +11,7 @@ export interface NoticeJob {
   text: string;
 }
 
-const KIND_LABEL = { pod: "pod", pod_group: "pod group", site: "site" } as const;
+const KIND_LABEL = { pod: "pod", pod_group: "pod group", site: "site", database: "database" } as const;
 const subjectOf = (r: RuleRow) =>
   r.resource_kind ? `${KIND_LABEL[r.resource_kind]} ${r.resource_id}` : "all resources of the owner";
 const fmt = (v: number | null) => (v === null ? "no value" : String(v));

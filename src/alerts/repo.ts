@@ -2,6 +2,7 @@ import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { AlertState } from "./transition.js";
+import type { ResourceKind } from "./figures.js";
 
 export interface RuleRow {
   id: string;
@@ -9,7 +10,7 @@ export interface RuleRow {
   owner_id: string;
   account_id: string;
   name: string;
-  resource_kind: "pod" | "pod_group" | "site" | null;
+  resource_kind: ResourceKind | null;
   resource_id: string | null;
   metric: string;
   comparison: ">" | ">=" | "<" | "<=";

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { callerOf } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
-import { COMPARISONS, METRIC_NAMES, METRICS } from "./figures.js";
+import { COMPARISONS, METRIC_NAMES, METRICS, RESOURCE_KINDS } from "./figures.js";
 import { firingView, ruleView, type AlertService } from "./service.js";
 
 const tags = ["alerts"];
@@ -18,13 +18,13 @@ const literals = <T extends string>(xs: readonly T[], description: string) =>
   );
 const Metric = literals(
   METRIC_NAMES,
-  `what is watched, with its unit: ${METRIC_NAMES.map((m) => `${m} (${METRICS[m].unit})`).join("; ")}. Sites have the traffic ones only.`,
+  `what is watched, with its unit: ${METRIC_NAMES.map((m) => `${m} (${METRICS[m].unit})`).join("; ")}. Sites have the traffic ones only; databases only theirs (connections to archived_wal_age_seconds).`,
 );
 const Comparison = literals(COMPARISONS, "the condition: value <comparison> threshold");
 const Resource = Nullable(
   Type.Object(
     {
-      kind: literals(["pod", "pod_group", "site"] as const, "what the rule watches"),
+      kind: literals(RESOURCE_KINDS, "what the rule watches"),
       id: Type.String({ minLength: 1, maxLength: 64, description: "its id or slug" }),
     },
     { additionalProperties: false, description: "one of the owner's resources; null or absent: all of them" },

@@ -57,10 +57,10 @@ export const firingView = (f: repo.FiringRow) => ({
   resolved_reason: f.resolved_reason,
 });
 
-const LOOKUP = { pod: "pods", pod_group: "pods", site: "static" } as const;
-const LABEL = { pod: "pod", pod_group: "pod group", site: "static site" } as const;
-/** the instance lookup's kind for pods and groups (sites have none) */
-const FOUND_KIND = { pod: "pod", pod_group: "group", site: undefined } as const;
+const LOOKUP = { pod: "pods", pod_group: "pods", site: "static", database: "databases" } as const;
+const LABEL = { pod: "pod", pod_group: "pod group", site: "static site", database: "database" } as const;
+/** the instance lookup's kind for pods and groups (sites and databases have none) */
+const FOUND_KIND = { pod: "pod", pod_group: "group", site: undefined, database: undefined } as const;
 
 export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
   /** The resource a rule names, as an id of the caller's owner; 404 naming it otherwise. */
@@ -76,12 +76,16 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
     if (!metricFits(f.metric as Metric, f.resource_kind))
       throw new ApiError(
         "bad_alert_metric",
-        `${f.metric} has no series for a ${LABEL[f.resource_kind!]}: ${Object.keys(METRICS)
+        `${f.metric} has no series for ${f.resource_kind ? `a ${LABEL[f.resource_kind]}` : "the whole owner (database metrics name one database)"}: ${Object.keys(
+          METRICS,
+        )
           .filter((m) => metricFits(m as Metric, f.resource_kind))
           .join(", ")} do.`,
       );
     if (f.metric === "error_rate_percent" && f.threshold > 100)
       throw new ApiError("invalid_request", "threshold: error_rate_percent is a percent (0 to 100).");
+    if (f.metric === "cache_hit_ratio" && f.threshold > 1)
+      throw new ApiError("invalid_request", "threshold: cache_hit_ratio is a ratio (0 to 1).");
   }
 
   /** Ends an open firing because the rule changed or went, told like any resolution. */

@@ -23,7 +23,8 @@ export const EVENT_TYPES = {
   "partner.settlement.completed":
     "A 5-minute settlement window moved the partner's children's postpaid usage to the partner (data.amount_krw).",
   "partner.settlement.finalized": "A partner's monthly settlement (invoice) was finalized.",
-  "deploy.succeeded": "A deploy finished.",
+  "deploy.succeeded":
+    "A deploy finished: a static site's deployment went live (finalize or rollback; data.slug, data.deployment_id, data.rollback).",
   "deploy.failed": "A deploy failed.",
   "branch.ready": "A database branch is ready.",
   "branch.failed": "A database branch failed.",

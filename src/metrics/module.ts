@@ -9,8 +9,8 @@ import { sampleDatabases } from "./database-sampler.js";
 
 export interface MetricsState {
   sampler: PodSampler;
-  /** one pass over this host's databases (the sampling job runs it every minute; tests call it directly) */
-  sampleDatabases: () => Promise<number>;
+  /** one pass over this host's databases (the sampling job runs it every minute; tests call it directly, at `now`) */
+  sampleDatabases: (now?: number) => Promise<number>;
 }
 
 /** Per-minute metrics of pods and the operator's Prometheus endpoint (issue 31): src/metrics/README.md. */
@@ -23,7 +23,7 @@ export const metricsArea = defineArea<MetricsState>({
     const hostId = p.kernel.require("hosts").local.id;
     return {
       sampler: new PodSampler({ db: p.db, runtime: createRuntime(p.env), hostId, log: p.log }),
-      sampleDatabases: () => sampleDatabases({ db: p.db, kernel: p.kernel, hostId, log: p.log }),
+      sampleDatabases: (now?: number) => sampleDatabases({ db: p.db, kernel: p.kernel, hostId, log: p.log }, now),
     };
   },
   routes: (_app, ctx) => metricsRoutes(ctx),

@@ -3,7 +3,7 @@ import type { AppContext } from "../kernel/context.js";
 import { route, type Route } from "../http/route.js";
 import { callerOf, type Principal } from "../auth/principal.js";
 import { metricsService, type WindowQuery } from "./service.js";
-import { operatorMetrics } from "./operator-metrics.js";
+import { OperatorMetrics } from "./operator-metrics.js";
 import { DatabaseMetrics, GroupMetrics, PodMetrics, SiteMetrics, WindowParams } from "./schemas.js";
 
 const WINDOW_HELP =
@@ -11,6 +11,8 @@ const WINDOW_HELP =
 
 export function metricsRoutes(ctx: AppContext): Route[] {
   const metrics = metricsService({ db: ctx.db, kernel: ctx.kernel });
+  // made on the first scrape: an app that is never scraped keeps no registry and no process-metric observers
+  let operator: OperatorMetrics | undefined;
   const series = (o: {
     url: string;
     param: "id" | "slug";
@@ -86,15 +88,16 @@ export function metricsRoutes(ctx: AppContext): Route[] {
       operationId: "operatorGetMetrics",
       tags: ["operator"],
       summary:
-        "Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).",
+        "Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), readiness (platform_ready), job queue depth (platform_job_queue_waiting), the process's own metrics (process_*, nodejs_*, through prom-client), each running pod's and database's latest per-minute sample (platform_pod_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).",
       summaryKo: "운영자용: 프로메테우스 형식의 플랫폼 상태와 팟, 그룹, 데이터베이스, 사이트 지표.",
       auth: { operator: true },
       response: {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: Type.String() } } },
       },
       handler: async (_request, reply) => {
-        const text = await operatorMetrics(ctx);
-        return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);
+        operator ??= new OperatorMetrics(ctx);
+        const text = await operator.scrape();
+        return reply.type(operator.contentType).send(text);
       },
     }),
   ];

@@ -14,6 +14,10 @@ const Runtime = {
   cpu_percent: Nullable(Type.Number({ description: "percent of one CPU, averaged over the step" })),
   memory_bytes: Nullable(Type.Integer({ description: "highest memory use sampled in the step" })),
   restarts: Type.Integer({ description: "restarts during the step" }),
+  net_rx_bytes: Nullable(
+    Type.Integer({ description: "bytes the runtime counted received during the step (null: not sampled)" }),
+  ),
+  net_tx_bytes: Nullable(Type.Integer({ description: "bytes the runtime counted sent during the step" })),
 };
 
 const at = Type.String({ format: "date-time", description: "start of the step" });

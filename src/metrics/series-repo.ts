@@ -1,6 +1,7 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { DatabaseServerSample } from "./contract.js";
+import { rollupPodGroupHours } from "./runtime-repo.js";
 
 /**
  * Pod groups', databases' and the hourly series (migration 074): database samples, the roll-up of minutes into
@@ -37,17 +38,6 @@ export interface DatabaseSeriesRow {
   replicationLagSeconds: number | null;
   baseBackupAgeSeconds: number | null;
   archivedWalAgeSeconds: number | null;
-}
-
-/** A pod's or a group's runtime row for the API: a minute (weight 1) or an hour (weight: minutes with CPU). */
-export interface RuntimeRow {
-  at: number;
-  cpuPercent: number | null;
-  cpuMinutes: number;
-  memoryBytes: number | null;
-  memoryLimitBytes: number | null;
-  restarts: number;
-  replicas: number;
 }
 
 /** The newest sample of each of these databases within the last `withinMs` (the next deltas start from them). */
@@ -212,75 +202,6 @@ export async function latestDatabaseSamples(
   return rows.map((r) => ({ ...dbRow(r), databaseId: r.id, owner: { kind: r.owner_kind, id: r.owner_id } }));
 }
 
-/**
- * A pod group's per-minute rows in [from, to): its members' samples added minute by minute (CPU and memory add
- * across members; restarts are each member's increases), or its hour rows.
- */
-export async function groupRows(
-  q: Queryable,
-  groupId: string,
-  from: number,
-  to: number,
-  table: "minutes" | "hours",
-): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<RuntimeDbRow>(
-    table === "minutes"
-      ? `${GROUP_MINUTES} SELECT minute AS at, cpu, (cpu IS NOT NULL)::int AS cpu_minutes, mem, restarts, replicas
-           FROM per_minute ORDER BY minute`
-      : `SELECT hour AS at, cpu_percent AS cpu, cpu_minutes, memory_bytes AS mem, restarts, replicas FROM group_hours
-          WHERE group_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
-    [groupId, new Date(from), new Date(to)],
-  );
-  return rows.map(runtimeRow);
-}
-
-/** A runtime row as the minute and hour queries name its columns (a group has no memory limit of its own). */
-interface RuntimeDbRow {
-  at: Date;
-  cpu: number | null;
-  cpu_minutes: number;
-  mem: string | null;
-  mem_limit?: string | null;
-  restarts: string | number;
-  replicas: number;
-}
-
-const runtimeRow = (r: RuntimeDbRow): RuntimeRow => ({
-  at: r.at.getTime(),
-  cpuPercent: r.cpu,
-  cpuMinutes: r.cpu_minutes,
-  memoryBytes: n(r.mem),
-  memoryLimitBytes: n(r.mem_limit ?? null),
-  restarts: Number(r.restarts),
-  replicas: r.replicas,
-});
-
-/**
- * Members' samples of [$2, $3) added per minute; a member's restarts are its count's increase over its previous
- * sample (looked up to an hour back). $1: the group, or NULL for every group (the roll-up).
- */
-const GROUP_MINUTES = `WITH s AS (
-    SELECT group_id, minute, owner_kind, owner_id, cpu_percent, memory_bytes,
-           GREATEST(restart_count - lag(restart_count) OVER (PARTITION BY pod_id ORDER BY minute), 0) AS restarts
-      FROM pod_samples
-     WHERE ($1::uuid IS NULL AND group_id IS NOT NULL OR group_id = $1::uuid)
-       AND minute >= $2::timestamptz - interval '1 hour' AND minute < $3),
-  per_minute AS (
-    SELECT group_id, minute, (array_agg(owner_kind))[1] AS owner_kind, (array_agg(owner_id))[1] AS owner_id,
-           sum(cpu_percent) AS cpu, sum(memory_bytes) AS mem, sum(restarts) AS restarts, count(*)::int AS replicas
-      FROM s WHERE minute >= $2 GROUP BY group_id, minute)`;
-
-/** One pod's hour rows in [from, to). */
-export async function podHours(q: Queryable, podId: string, from: number, to: number): Promise<RuntimeRow[]> {
-  const { rows } = await q.query<RuntimeDbRow>(
-    `SELECT hour AS at, cpu_percent AS cpu, cpu_minutes, memory_bytes AS mem, memory_limit_bytes AS mem_limit, restarts,
-            1 AS replicas
-       FROM pod_hours WHERE pod_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`,
-    [podId, new Date(from), new Date(to)],
-  );
-  return rows.map(runtimeRow);
-}
-
 /** Hours before this (epoch ms) are rolled up; null: never ran. Locks the row when `lock` (one roll-up at a time). */
 export async function rolledThrough(q: Queryable, lock = false): Promise<number | null> {
   const { rows } = await q.query<{ at: Date }>(
@@ -305,35 +226,6 @@ export async function lockRollup(q: Queryable): Promise<void> {
 /** Rolls pods', groups' and databases' minutes of [from, to) (whole hours) into hour rows; a rerun replaces them. */
 export async function rollupRuntimeHours(q: Queryable, from: number, to: number): Promise<number> {
   const args = [new Date(from), new Date(to)];
-  const pods = await q.query(
-    `INSERT INTO pod_hours (pod_id, hour, owner_kind, owner_id, group_id, cpu_percent, cpu_minutes, memory_bytes,
-                            memory_limit_bytes, restarts)
-     SELECT pod_id, ${HOUR}, (array_agg(owner_kind ORDER BY minute DESC))[1],
-            (array_agg(owner_id ORDER BY minute DESC))[1], (array_agg(group_id ORDER BY minute DESC))[1],
-            avg(cpu_percent), count(cpu_percent), max(memory_bytes), max(memory_limit_bytes), sum(restarts)
-       FROM (SELECT *, GREATEST(restart_count - lag(restart_count) OVER (PARTITION BY pod_id ORDER BY minute), 0)
-                       AS restarts
-               FROM pod_samples WHERE minute >= $1::timestamptz - interval '1 hour' AND minute < $2) s
-      WHERE minute >= $1
-      GROUP BY pod_id, ${HOUR} ORDER BY 1, 2
-     ON CONFLICT (pod_id, hour) DO UPDATE SET owner_kind = EXCLUDED.owner_kind, owner_id = EXCLUDED.owner_id,
-       group_id = EXCLUDED.group_id, cpu_percent = EXCLUDED.cpu_percent, cpu_minutes = EXCLUDED.cpu_minutes,
-       memory_bytes = EXCLUDED.memory_bytes, memory_limit_bytes = EXCLUDED.memory_limit_bytes,
-       restarts = EXCLUDED.restarts`,
-    args,
-  );
-  const groups = await q.query(
-    `${GROUP_MINUTES}
-     INSERT INTO group_hours (group_id, hour, owner_kind, owner_id, cpu_percent, cpu_minutes, memory_bytes, restarts,
-                              replicas)
-     SELECT group_id, ${HOUR}, (array_agg(owner_kind ORDER BY minute DESC))[1],
-            (array_agg(owner_id ORDER BY minute DESC))[1], avg(cpu), count(cpu), max(mem), sum(restarts), max(replicas)
-       FROM per_minute GROUP BY group_id, ${HOUR} ORDER BY 1, 2
-     ON CONFLICT (group_id, hour) DO UPDATE SET owner_kind = EXCLUDED.owner_kind, owner_id = EXCLUDED.owner_id,
-       cpu_percent = EXCLUDED.cpu_percent, cpu_minutes = EXCLUDED.cpu_minutes, memory_bytes = EXCLUDED.memory_bytes,
-       restarts = EXCLUDED.restarts, replicas = EXCLUDED.replicas`,
-    [null, ...args],
-  );
   const databases = await q.query(
     `INSERT INTO database_hours (database_id, hour, owner_kind, owner_id, connections, max_connections, commits,
        blocks_hit, blocks_read, covered_seconds, size_bytes, replication_lag_bytes, replication_lag_seconds,
@@ -354,7 +246,7 @@ export async function rollupRuntimeHours(q: Queryable, from: number, to: number)
        archived_wal_age_seconds = EXCLUDED.archived_wal_age_seconds`,
     args,
   );
-  return (pods.rowCount ?? 0) + (groups.rowCount ?? 0) + (databases.rowCount ?? 0);
+  return (await rollupPodGroupHours(q, from, to)) + (databases.rowCount ?? 0);
 }
 
 /** Retention: minute rows before `minutesBefore`, hour rows before `hoursBefore` (epoch ms); answers the counts. */

@@ -1,6 +1,7 @@
 import { percentile, type MinuteRow } from "../edge/public.js";
 import type { MetricsWindow } from "./window.js";
-import type { DatabaseSeriesRow, RuntimeRow } from "./series-repo.js";
+import type { DatabaseSeriesRow } from "./series-repo.js";
+import type { RuntimeRow } from "./runtime-repo.js";
 
 /**
  * Buckets minute and hour rows into the window's steps. Every step is present: additive figures of quiet steps are
@@ -8,7 +9,7 @@ import type { DatabaseSeriesRow, RuntimeRow } from "./series-repo.js";
  * latency percentiles come from the merged fixed-bucket histograms; CPU is the average of the step's minutes;
  * memory, connections, size, lag and backup ages are the step's highest (a peak is what an OOM or an alert cares
  * about); commits per second are the step's commits over the seconds they cover; the cache hit ratio is the
- * step's block hits over hits and reads.
+ * step's block hits over hits and reads; network bytes add (null when no minute of the step knows them).
  */
 
 const round = (v: number, digits = 2): number => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -41,6 +42,8 @@ export interface RuntimePoint {
   memory_bytes: number | null;
   memory_limit_bytes: number | null;
   restarts: number;
+  net_rx_bytes: number | null;
+  net_tx_bytes: number | null;
 }
 
 function traffic(w: MetricsWindow, rows: MinuteRow[]): TrafficPoint[] {
@@ -73,7 +76,10 @@ function runtime(w: MetricsWindow, rows: RuntimeRow[]): (RuntimePoint & { replic
     limit: null as number | null,
     restarts: 0,
     replicas: 0,
+    rx: null as number | null,
+    tx: null as number | null,
   }));
+  const add = (a: number | null, b: number | null) => (b === null ? a : (a ?? 0) + b);
   for (const r of rows) {
     const p = place(w, points, r.at);
     if (!p) continue;
@@ -85,6 +91,8 @@ function runtime(w: MetricsWindow, rows: RuntimeRow[]): (RuntimePoint & { replic
     if (r.memoryLimitBytes !== null) p.limit = r.memoryLimitBytes;
     p.restarts += r.restarts;
     p.replicas = Math.max(p.replicas, r.replicas);
+    p.rx = add(p.rx, r.netRxBytes);
+    p.tx = add(p.tx, r.netTxBytes);
   }
   return points.map(({ acc: p }) => ({
     cpu_percent: p.weight ? round(p.cpu / p.weight) : null,
@@ -92,6 +100,8 @@ function runtime(w: MetricsWindow, rows: RuntimeRow[]): (RuntimePoint & { replic
     memory_limit_bytes: p.limit,
     restarts: p.restarts,
     replicas: p.replicas,
+    net_rx_bytes: p.rx,
+    net_tx_bytes: p.tx,
   }));
 }
 

@@ -4,20 +4,27 @@ import type { Db } from "../store/db.js";
 import { notFound } from "../http/errors.js";
 import { targetHours, targetMinutes, type MinuteRow } from "../edge/public.js";
 import { podSamples, type PodSample } from "./repo.js";
-import { databaseRows, groupRows, podHours, rolledThrough, type RuntimeRow } from "./series-repo.js";
+import { databaseRows, rolledThrough } from "./series-repo.js";
+import { counterIncrease, groupRows, podHours, type RuntimeRow } from "./runtime-repo.js";
 import { databaseSeries, groupSeries, podSeries, siteSeries } from "./series.js";
 import { splitOf, windowOf, type MetricsWindow, type WindowQuery } from "./window.js";
 
 export { KEEP_MS, MAX_POINTS, type WindowQuery } from "./window.js";
 
-/** A pod's minute samples as runtime rows: restarts are the count's increase over the previous sample. */
+/**
+ * A pod's minute samples as runtime rows: restarts and network are the counters' increases over the previous
+ * sample (runtime-repo.ts says how a counter that went down counts).
+ */
 function podMinuteRows(samples: PodSample[], from: number): RuntimeRow[] {
   const rows: RuntimeRow[] = [];
-  let last: number | null = null;
+  let prev: PodSample | null = null;
   for (const s of samples) {
+    const last = prev?.restartCount ?? null;
     const restarts = last !== null && s.restartCount > last ? s.restartCount - last : 0;
-    last = s.restartCount;
-    if (s.minute < from) continue; // the sample before the window: only its count
+    const netRxBytes = counterIncrease(s.netInBytes, prev?.netInBytes);
+    const netTxBytes = counterIncrease(s.netOutBytes, prev?.netOutBytes);
+    prev = s;
+    if (s.minute < from) continue; // the sample before the window: only its counters
     rows.push({
       at: s.minute,
       cpuPercent: s.cpuPercent,
@@ -26,6 +33,8 @@ function podMinuteRows(samples: PodSample[], from: number): RuntimeRow[] {
       memoryLimitBytes: s.memoryLimitBytes,
       restarts,
       replicas: 1,
+      netRxBytes,
+      netTxBytes,
     });
   }
   return rows;

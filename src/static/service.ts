@@ -11,8 +11,10 @@ import type { StaticDeps } from "./config.js";
 import { sitePath } from "./archive.js";
 import { receiveUpload } from "./upload.js";
 import * as repo from "./repo.js";
+import type { SiteRow } from "./repo.js";
 import type { SiteBody, SitePatchBody } from "./schemas.js";
 import { siteVisibility } from "./visibility.js";
+import { recordEvent } from "../events/public.js";
 
 export type { SiteRow, DeploymentRow } from "./repo.js";
 
@@ -151,7 +153,19 @@ export function staticService(deps: StaticDeps) {
     }
     await admitDeploy(tx, p);
     const deployment = await repo.markFinalized(tx, d.id);
-    return { site: await repo.setLive(tx, site.id, d.id), deployment };
+    const live = await repo.setLive(tx, site.id, d.id);
+    await deployed(tx, live, d.id, false);
+    return { site: live, deployment };
+  }
+
+  /** `deploy.succeeded` (issue 31), in the transaction that makes the deployment live: webhooks and the console. */
+  async function deployed(tx: pg.PoolClient, site: SiteRow, deploymentId: string, rollback: boolean) {
+    await recordEvent(tx, {
+      type: "deploy.succeeded",
+      owner: { kind: site.owner_kind, id: site.owner_id },
+      resource: { kind: "static_site", id: site.id },
+      data: { slug: site.slug, deployment_id: deploymentId, rollback },
+    });
   }
 
   async function finalize(p: Principal, ref: string, id: string) {
@@ -176,7 +190,9 @@ export function staticService(deps: StaticDeps) {
           `Deployment ${d.id} was never finalized; only earlier live deployments can be rolled back to.`,
         );
       if (site.live_deployment_id === d.id) return { site, deployment: d };
-      return { site: await repo.setLive(tx, site.id, d.id), deployment: d };
+      const live = await repo.setLive(tx, site.id, d.id);
+      await deployed(tx, live, d.id, true);
+      return { site: live, deployment: d };
     });
   }
 

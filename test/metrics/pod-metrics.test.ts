@@ -92,6 +92,24 @@ test("a CPU-burning exec shows in CPU once the sampling job runs", async () => {
   assert.equal(last.restarts, 0);
 });
 
+test("traffic shows in the pod's network bytes, from the runtime's counters", async () => {
+  const sampler = t.platform.state<MetricsState>("metrics").sampler;
+  const t1 = Date.now();
+  await sampler.sample(t1 - 60_000); // the counters before the traffic, as the previous minute's sample
+  const answers = await Promise.all(Array.from({ length: 20 }, () => get("/")));
+  assert.ok(answers.every((a) => a.status === 200));
+  await sampler.sample(t1);
+  const minute = new Date(t1 - (t1 % 60_000)).toISOString();
+  const point = (await metrics()).points.find((p: { at: string }) => p.at === minute);
+  assert.ok(point.net_rx_bytes > 20 * 50, JSON.stringify(point));
+  assert.ok(point.net_tx_bytes > 20 * 50, JSON.stringify(point));
+  const text = (await call(t.app, { url: "/v1/operator/metrics", token: OPERATOR_TOKEN })).body;
+  assert.match(
+    text,
+    new RegExp(`^platform_pod_network_receive_bytes_total\\{pod="${pod.id}",owner="account:${user.id}"\\} [1-9]`, "m"),
+  );
+});
+
 test("the window is checked, and another account's pod is not found", async () => {
   const bad = await call(t.app, { url: `/v1/pods/${pod.id}/metrics?step=90`, token: user.token });
   expectError(bad, 400, "bad_metrics_window");
@@ -143,6 +161,7 @@ test("a pod group's series adds its members' samples and counts the group host's
     const last = m.points.filter((p: { replicas: number }) => p.replicas > 0).at(-1);
     assert.equal(last.replicas, 2);
     assert.ok(last.memory_bytes > 0 && last.cpu_percent !== null, JSON.stringify(last));
+    assert.ok("net_rx_bytes" in last && "net_tx_bytes" in last, JSON.stringify(last));
     // the pod route does not name a group, nor the group route a pod
     expectError(await call(t.app, { url: `/v1/pods/${group.id}/metrics`, token: user.token }), 404, "not_found");
     expectError(await call(t.app, { url: `/v1/pod-groups/${pod.id}/metrics`, token: user.token }), 404, "not_found");

@@ -50,6 +50,14 @@ before(async () => {
 });
 after(async () => s?.close());
 
+test("a site's deployment going live is a deploy.succeeded event (the console's sites pages follow it)", async () => {
+  const events = (await api(`/v1/events?type=deploy.succeeded&resource_id=${site.id}`)).json().items;
+  assert.equal(events.length, 1, JSON.stringify(events));
+  assert.deepEqual(events[0].resource, { kind: "static_site", id: site.id });
+  assert.equal(events[0].data.slug, site.slug);
+  assert.equal(events[0].data.rollback, false);
+});
+
 test("requests through the edge show in the site's requests, 4xx, bytes and latency", async () => {
   const answers = await Promise.all(
     ["/", "/", "/", "/", "/", "/missing", "/missing"].map((p) => get(s.port, site.slug, p)),

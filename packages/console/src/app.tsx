@@ -21,6 +21,7 @@ import { DomainsPage } from "./pages/all-domains";
 import { BuildsPage, NewBuildPage } from "./pages/builds";
 import { PreviewsPage } from "./pages/previews";
 import { AlertsPage } from "./pages/alerts";
+import { LogDrainsPage } from "./pages/log-drains";
 import { CronJobPage, CronJobsPage } from "./pages/cron-jobs";
 import { BuildPage } from "./pages/build";
 import { BucketsPage } from "./pages/buckets";
@@ -147,7 +148,7 @@ function Shell() {
     [
       "/pods",
       t("nav.apps"),
-      ["/pod-groups", "/builds", "/previews", "/cron-jobs", "/alerts", "/volumes", "/templates"],
+      ["/pod-groups", "/builds", "/previews", "/cron-jobs", "/alerts", "/log-drains", "/volumes", "/templates"],
     ],
     ["/sites", t("nav.sites")],
     ["/buckets", t("nav.buckets")],
@@ -241,6 +242,7 @@ function Page({
   if (path === "/builds") return <BuildsPage />;
   if (path === "/previews") return <PreviewsPage />;
   if (path === "/alerts") return <AlertsPage />;
+  if (path === "/log-drains") return <LogDrainsPage />;
   if (path === "/builds/new") return <NewBuildPage />;
   const build = /^\/builds\/([^/]+)$/.exec(path);
   if (build) return <BuildPage id={decodeURIComponent(build[1])} />;

@@ -19,6 +19,8 @@ export const metricsEn = {
   "metrics.lag": "Replication lag",
   "metrics.backupAge": "Age of the last base backup",
   "metrics.walAge": "Age of the last archived WAL",
+  "metrics.netRx": "Network received",
+  "metrics.netTx": "Network sent",
 };
 
 export const metricsKo: Record<keyof typeof metricsEn, string> = {
@@ -41,4 +43,6 @@ export const metricsKo: Record<keyof typeof metricsEn, string> = {
   "metrics.lag": "복제 지연",
   "metrics.backupAge": "마지막 베이스 백업 경과",
   "metrics.walAge": "마지막 WAL 보관 경과",
+  "metrics.netRx": "네트워크 수신",
+  "metrics.netTx": "네트워크 송신",
 };

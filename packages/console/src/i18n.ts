@@ -4,6 +4,7 @@ import { bucketsEn, bucketsKo } from "./i18n-buckets";
 import { buildsEn, buildsKo } from "./i18n-builds";
 import { previewsEn, previewsKo } from "./i18n-previews";
 import { alertsEn, alertsKo } from "./i18n-alerts";
+import { drainsEn, drainsKo } from "./i18n-drains";
 import { deploysEn, deploysKo } from "./i18n-deploys";
 import { domainsEn, domainsKo } from "./i18n-domains";
 import { orgEn, orgKo } from "./i18n-org";
@@ -164,6 +165,7 @@ const en = {
   ...buildsEn,
   ...previewsEn,
   ...alertsEn,
+  ...drainsEn,
   ...deploysEn,
   ...bucketsEn,
   ...orgEn,
@@ -324,6 +326,7 @@ const ko: Record<MessageKey, string> = {
   ...buildsKo,
   ...previewsKo,
   ...alertsKo,
+  ...drainsKo,
   ...deploysKo,
   ...bucketsKo,
   ...orgKo,

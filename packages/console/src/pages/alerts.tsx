@@ -23,7 +23,12 @@ interface AlertRule {
 
 // the alerts routes are not in the generated schema yet (npm run sdk:generate adds them): an untyped path
 const get = (path: string) => (api.GET as (p: string) => Promise<{ data?: unknown; response: Response }>)(path);
-const RESOURCE_PAGE: Record<string, string> = { pod: "/pods", pod_group: "/pod-groups", site: "/sites" };
+const RESOURCE_PAGE: Record<string, string> = {
+  pod: "/pods",
+  pod_group: "/pod-groups",
+  site: "/sites",
+  database: "/databases",
+};
 
 /** Alert rules with their states, refreshed each 15 s (the evaluator runs each minute). */
 export function AlertsPage() {

@@ -17,6 +17,7 @@ export function AppsTabs() {
     ["/previews", t("apps.previews")],
     ["/cron-jobs", t("cron.title")],
     ["/alerts", t("alerts.tab")],
+    ["/log-drains", t("drains.tab")],
     ["/volumes", t("apps.volumes")],
     ["/templates", t("apps.templates")],
   ];

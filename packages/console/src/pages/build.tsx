@@ -3,22 +3,26 @@ import { api, unwrap, type BuildDetail } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { Link } from "../router";
 import { CopyField } from "../fields";
-import { Card, ErrorNote, Field, Spinner, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Field, Spinner, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { bytes } from "../upload";
 import { appPath } from "./all-domains";
 import { AppsTabs } from "./apps-common";
-import { BuildBadge, buildEnded, duration } from "./builds";
+import { BUILD_EVENTS, BuildBadge, buildEnded, duration } from "./builds";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
 /** One build, followed live until it ends: its step, the builder's log, the image and digest, cancel. */
 export function BuildPage({ id }: { id: string }) {
   const { t, locale } = useI18n();
+  // the builder's log is read each second while the build runs (log lines are not events); its end comes on the
+  // live event stream, so the outcome shows at once, and with the stream open the log is read every 2 s
+  let live = false;
   const build = useLoad(
     async () => (await unwrap(api.GET("/v1/builds/{id}", path(id)))) as BuildDetail,
     [id],
-    (b) => (buildEnded(b) ? null : 1000),
+    (b) => (buildEnded(b) ? null : live ? 2000 : 1000),
   );
+  live = useEventStream(BUILD_EVENTS, build.reload);
   if (!build.data) return build.error ? <ErrorNote error={build.error} /> : <Spinner label={t("common.loading")} />;
   const b = build.data;
   const running = !buildEnded(b);

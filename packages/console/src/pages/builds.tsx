@@ -4,11 +4,13 @@ import { useI18n, when, type MessageKey } from "../i18n";
 import { Link, useRouter } from "../router";
 import { TextField } from "../fields";
 import { ListPage, PageHead } from "../lists";
-import { Card, ErrorNote, Field, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Field, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { bytes, packFolder, putArchive } from "../upload";
 import { AppsTabs } from "./apps-common";
 import { ArchivePicker, UploadProgress, type Phase, type Source } from "./archive-picker";
 
+/** the events that change what the build pages show (their live event stream, ui.tsx useEventStream) */
+export const BUILD_EVENTS = ["build.succeeded", "build.failed"];
 export const buildEnded = (b: Pick<Build, "status">) => ["succeeded", "failed", "cancelled"].includes(b.status);
 
 /** A build's status in words, with a spinner while it waits or runs. */
@@ -34,11 +36,18 @@ export function duration(b: Pick<Build, "started_at" | "finished_at">): string {
 
 export function BuildsPage() {
   const { t, locale } = useI18n();
+  // follows the live event stream (a build's end); polled as a fallback: fast while a build runs and the stream is
+  // down, slowly beside it (a build's start and steps are not events)
+  let live = false;
   const list = useLoad(
     async () => (await unwrap(api.GET("/v1/builds"))) as Build[],
     [],
-    (builds) => (builds.some((b) => !buildEnded(b)) ? 2000 : null),
+    (builds) => {
+      const running = builds.some((b) => !buildEnded(b));
+      return live ? (running ? 10_000 : 60_000) : running ? 2000 : null;
+    },
   );
+  live = useEventStream(BUILD_EVENTS, list.reload);
   return (
     <>
       <AppsTabs />

@@ -2,8 +2,11 @@ import { useState } from "react";
 import { api, unwrap, type Domain } from "../api";
 import { useI18n, type Translate } from "../i18n";
 import { TextField } from "../fields";
-import { Card, ErrorNote, Spinner, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Spinner, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { DomainRow } from "./domain-row";
+
+/** the events that change a domain's row (the live event stream, ui.tsx useEventStream) */
+const DOMAIN_EVENTS = ["domain.verified", "domain.certificate_failed"];
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -35,7 +38,15 @@ export function checkDomain(input: string, t: Translate): { domain: string } | {
 export function DomainsCard({ slug }: { slug: string }) {
   const { t } = useI18n();
   const params = { params: { path: { slug } } };
-  const list = useLoad(async () => (await unwrap(api.GET("/v1/apps/{slug}/domains", params))) as Domain[], [slug]);
+  // a verification or certificate failure found by the platform's own checks comes on the live event stream; a
+  // pending domain is also polled, slowly beside the stream and every 15 s while it is down
+  let live = false;
+  const list = useLoad(
+    async () => (await unwrap(api.GET("/v1/apps/{slug}/domains", params))) as Domain[],
+    [slug],
+    (domains) => (domains.some((d) => d.status === "pending") ? (live ? 60_000 : 15_000) : null),
+  );
+  live = useEventStream(DOMAIN_EVENTS, list.reload);
   const [name, setName] = useState("");
   const [invalid, setInvalid] = useState<string | null>(null);
   const add = useAction(async (domain: string) => {

@@ -171,6 +171,8 @@ export const POD_CHARTS: ChartSpec[] = [
   { key: "requests", label: "metrics.requests", unit: "count" },
   { key: "errors_5xx", label: "metrics.errors", unit: "count" },
   { key: "p95_ms", label: "metrics.p95", unit: "ms" },
+  { key: "net_rx_bytes", label: "metrics.netRx", unit: "bytes" },
+  { key: "net_tx_bytes", label: "metrics.netTx", unit: "bytes" },
 ];
 export const GROUP_CHARTS: ChartSpec[] = [...POD_CHARTS, { key: "replicas", label: "metrics.replicas", unit: "count" }];
 export const SITE_CHARTS: ChartSpec[] = [

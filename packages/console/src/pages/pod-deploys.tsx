@@ -1,7 +1,8 @@
 import { api, unwrap, type Pod } from "../api";
 import { useI18n, when, type MessageKey } from "../i18n";
 import { ResourceTable } from "../lists";
-import { Card, ErrorNote, Spinner, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Spinner, useAction, useEventStream, useLoad } from "../ui";
+import { POD_EVENTS } from "./apps-common";
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -120,6 +121,7 @@ export function ReleasesCard({
   onChange: () => void;
 }) {
   const { t, locale } = useI18n();
+  let live = false;
   const list = useLoad(
     async () =>
       (
@@ -131,8 +133,10 @@ export function ReleasesCard({
         id: String(r.number),
       })),
     [kind, id, current],
-    () => 5000,
+    // a rollout's end comes on the live event stream; polled beside it slowly, and every 5 s while it is down
+    () => (live ? 30_000 : 5000),
   );
+  live = useEventStream(POD_EVENTS, list.reload);
   const back = useAction(async (release: number) => {
     if (kind === "pod") await unwrap(api.POST("/v1/pods/{id}/rollback", { ...path(id), body: { release } }));
     else await unwrap(api.POST("/v1/pod-groups/{id}/rollback", { ...path(id), body: { release } }));

@@ -3,11 +3,11 @@ import { api, unwrap, type AppStats, type Site } from "../api";
 import { useI18n, when } from "../i18n";
 import { Link, useRouter } from "../router";
 import { CopyField, DeleteByName, NameField } from "../fields";
-import { Card, ErrorNote, Notice, Spinner, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Notice, Spinner, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { SLUG } from "./apps-common";
 import { DomainsCard } from "./domains";
 import { DeployCard, DeploymentsCard } from "./site-deploy";
-import { checkNotFoundPage, LiveBadge, SiteOptions } from "./sites";
+import { checkNotFoundPage, LiveBadge, SiteOptions, SITE_EVENTS } from "./sites";
 import { StatsCard } from "./stats-chart";
 import { MetricsCard, SITE_CHARTS } from "./metrics-chart";
 
@@ -17,13 +17,21 @@ const path = (slug: string) => ({ params: { path: { slug } } });
 export function SitePage({ slug }: { slug: string }) {
   const { t, locale } = useI18n();
   const { navigate } = useRouter();
-  const site = useLoad(async () => (await unwrap(api.GET("/v1/static/{slug}", path(slug)))) as Site, [slug]);
+  // a deploy from elsewhere (the CLI, CI) comes on the live event stream; polled slowly beside it, and every 15 s
+  // while it is down
+  let live = false;
+  const site = useLoad(
+    async () => (await unwrap(api.GET("/v1/static/{slug}", path(slug)))) as Site,
+    [slug],
+    () => (live ? 60_000 : 15_000),
+  );
   // bumped after each deploy, finalize or rollback: the deployments list and the site read again
   const [version, setVersion] = useState(0);
   const changed = () => {
     setVersion((v) => v + 1);
     site.reload();
   };
+  live = useEventStream(SITE_EVENTS, changed);
   if (!site.data) return site.error ? <ErrorNote error={site.error} /> : <Spinner label={t("common.loading")} />;
   const s = site.data;
   return (

@@ -4,7 +4,7 @@ import { useI18n, when, type Translate } from "../i18n";
 import { Link, useRouter } from "../router";
 import { NameAndSlug, TextField } from "../fields";
 import { ListPage, PageHead } from "../lists";
-import { Card, ErrorNote, Submit, useAction, useLoad } from "../ui";
+import { Card, ErrorNote, Submit, useAction, useEventStream, useLoad } from "../ui";
 import { SLUG } from "./apps-common";
 
 /** A 404 page is a file path inside the site: no leading "/", no "..", no backslashes. */
@@ -29,9 +29,20 @@ export function LiveBadge({ site }: { site: Site }) {
   );
 }
 
+/** the events that change what the site pages show (their live event stream, ui.tsx useEventStream) */
+export const SITE_EVENTS = ["deploy.succeeded"];
+
 export function SitesPage() {
   const { t, locale } = useI18n();
-  const list = useLoad(async () => (await unwrap(api.GET("/v1/static"))) as Site[], []);
+  // a deploy from elsewhere (the CLI, CI) comes on the live event stream; polled slowly beside it, and every 15 s
+  // while it is down
+  let live = false;
+  const list = useLoad(
+    async () => (await unwrap(api.GET("/v1/static"))) as Site[],
+    [],
+    () => (live ? 60_000 : 15_000),
+  );
+  live = useEventStream(SITE_EVENTS, list.reload);
   return (
     <ListPage
       title={t("sites.title")}
