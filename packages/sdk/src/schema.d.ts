@@ -2739,8 +2739,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
-     * @description Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), job queue depth (platform_job_queue_waiting), each running pod's, group's and database's latest per-minute sample (platform_pod_*, platform_group_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
+     * Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), readiness (platform_ready), job queue depth (platform_job_queue_waiting), the process's own metrics (process_*, nodejs_*, through prom-client), each running pod's and database's latest per-minute sample (platform_pod_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
+     * @description Operator: Prometheus text format (0.0.4): components up/down (platform_component_up), readiness (platform_ready), job queue depth (platform_job_queue_waiting), the process's own metrics (process_*, nodejs_*, through prom-client), each running pod's and database's latest per-minute sample (platform_pod_*, platform_database_*) and each app's traffic over the last 5 minutes (platform_app_*).
      */
     get: operations["operatorGetMetrics"];
     put?: never;
@@ -7303,8 +7303,8 @@ export interface components {
        */
       used_bytes: number | null;
     };
-    /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)). Sites have the traffic ones only. */
-    Metric_30a3153b:
+    /** @description what is watched, with its unit: cpu_percent (percent of one CPU, the busiest pod's average over the window); memory_bytes (bytes, the highest sample in the window); restarts (restarts during the window); requests (requests during the window); errors_4xx (4xx answers during the window); errors_5xx (5xx answers during the window); error_rate_percent (5xx answers as a percent of requests (no requests: no value)); p95_ms (95th percentile response time in ms (no requests: no value)); connections (client sessions, the highest sample in the window); commits_per_second (commits per second over the window); size_bytes (bytes on disk, the highest sample in the window); cache_hit_ratio (block hits / (hits + reads) over the window, 0 to 1); replication_lag_bytes (bytes the HA standby's replay is behind, the highest); replication_lag_seconds (seconds the HA standby's replay is behind, the highest); base_backup_age_seconds (age of the newest full backup, the highest); archived_wal_age_seconds (age of the last archived WAL segment, the highest). Sites have the traffic ones only; databases only theirs (connections to archived_wal_age_seconds). */
+    Metric_0075bb17:
       | "cpu_percent"
       | "memory_bytes"
       | "restarts"
@@ -7312,7 +7312,15 @@ export interface components {
       | "errors_4xx"
       | "errors_5xx"
       | "error_rate_percent"
-      | "p95_ms";
+      | "p95_ms"
+      | "connections"
+      | "commits_per_second"
+      | "size_bytes"
+      | "cache_hit_ratio"
+      | "replication_lag_bytes"
+      | "replication_lag_seconds"
+      | "base_backup_age_seconds"
+      | "archived_wal_age_seconds";
     /** @description warn: the owner and admins get a mail at 80% and 100%; block: paid creation stops at 100% (402) */
     Mode_76581eef: "warn" | "block";
     OperatorListPartnerInvoices200_914bdf58: {
@@ -7385,11 +7393,11 @@ export interface components {
       status: "pending" | "approved" | "rejected";
     };
     /** @description one of the owner's resources; null or absent: all of them */
-    Resource_27249c30: {
+    Resource_73319f8c: {
       /** @description its id or slug */
       id: string;
       /** @description what the rule watches */
-      kind: "pod" | "pod_group" | "site";
+      kind: "pod" | "pod_group" | "site" | "database";
     } | null;
     Rules_765a7b1b: {
       /** @description what members may create in the company context; absent: every shape */
@@ -10640,14 +10648,14 @@ export interface operations {
            * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
            */
           for_minutes?: number;
-          metric: components["schemas"]["Metric_30a3153b"];
+          metric: components["schemas"]["Metric_0075bb17"];
           name: string;
           /**
            * @description who owns what is created: "me" (default) or "org", a company asset of the caller's organization
            * @enum {string}
            */
           owner?: "me" | "org";
-          resource?: components["schemas"]["Resource_27249c30"];
+          resource?: components["schemas"]["Resource_73319f8c"];
           threshold: number;
           /**
            * Format: int32
@@ -10773,9 +10781,9 @@ export interface operations {
            * @description how long the condition must hold before the rule fires, and be false before it resolves (default 5; resolving takes at least 1)
            */
           for_minutes?: number;
-          metric?: components["schemas"]["Metric_30a3153b"];
+          metric?: components["schemas"]["Metric_0075bb17"];
           name?: string;
-          resource?: components["schemas"]["Resource_27249c30"];
+          resource?: components["schemas"]["Resource_73319f8c"];
           threshold?: number;
           /**
            * Format: int32
@@ -22316,6 +22324,16 @@ export interface operations {
                * @description members' memory added; the step's highest minute
                */
               memory_bytes: number | null;
+              /**
+               * Format: int64
+               * @description bytes the runtime counted received during the step (null: not sampled)
+               */
+              net_rx_bytes: number | null;
+              /**
+               * Format: int64
+               * @description bytes the runtime counted sent during the step
+               */
+              net_tx_bytes: number | null;
               p50_ms: number | null;
               p95_ms: number | null;
               p99_ms: number | null;
@@ -23072,6 +23090,16 @@ export interface operations {
               memory_bytes: number | null;
               /** Format: int64 */
               memory_limit_bytes: number | null;
+              /**
+               * Format: int64
+               * @description bytes the runtime counted received during the step (null: not sampled)
+               */
+              net_rx_bytes: number | null;
+              /**
+               * Format: int64
+               * @description bytes the runtime counted sent during the step
+               */
+              net_tx_bytes: number | null;
               p50_ms: number | null;
               p95_ms: number | null;
               p99_ms: number | null;
