@@ -41,9 +41,9 @@ export interface EdgeConfig {
   wakeTimeoutMs: number;
   /**
    * EDGE_DATA_PLANE: "nginx" puts nginx with the Lua module on EDGE_PORT in front of the Node edge, which then
-   * listens on loopback only; "node" (the default until the nginx plane passes every edge test, README) keeps the
-   * Node edge alone. Without nginx or its Lua module the Node
-   * edge serves alone whatever this says, and logs why (README "The nginx data plane").
+   * listens on loopback only (the default: about half the Node edge's CPU per answer, README); "node" keeps the Node
+   * edge alone. Without nginx or its Lua module the Node edge serves alone whatever this says, and logs why with the
+   * install command, so a fresh clone still serves (README "The nginx data plane").
    */
   dataPlane: "nginx" | "node";
 }
@@ -74,7 +74,7 @@ export function edgeConfig(env: Env): EdgeConfig {
     }
   }
   const port = int(env, "EDGE_PORT", 8081, 0, 65535);
-  const dataPlane = env.EDGE_DATA_PLANE || "node";
+  const dataPlane = env.EDGE_DATA_PLANE || "nginx";
   if (dataPlane !== "nginx" && dataPlane !== "node")
     throw new ConfigError("EDGE_DATA_PLANE", `must be nginx or node, got "${dataPlane}"`);
   return {

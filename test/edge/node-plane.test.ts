@@ -1,7 +1,8 @@
 /**
- * The edge's behaviours on the nginx data plane (issue 32; README "The nginx data plane"): the edge's own test
- * files, unchanged, run again with EDGE_DATA_PLANE=nginx in a child test runner while the default stays `node`.
- * Skipped where nginx or its Lua module is not installed (CI installs both: .ci/run).
+ * The Node edge alone, the fallback where nginx or its Lua module is missing (issue 32; README "The nginx data
+ * plane"): the edge's own test files, unchanged, run again with EDGE_DATA_PLANE=node in a child test runner, while
+ * the rest of the run uses the default, nginx in front (CI installs it: .ci/run). Where nginx is missing the default
+ * run already is the Node edge, so this file skips.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,10 +21,10 @@ const install = detectNginx(process.env);
 const missing = "missing" in install ? install.missing : null;
 
 for (const file of FILES)
-  test(`${file} on the nginx data plane`, { skip: missing ?? false }, async () => {
+  test(`${file} on the Node edge alone`, { skip: missing ?? false }, async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", file], {
       // NODE_TEST_CONTEXT would make the child a reporter of this run, which runs no file of its own
-      env: { ...process.env, NODE_TEST_CONTEXT: undefined, EDGE_DATA_PLANE: "nginx" },
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, EDGE_DATA_PLANE: "node" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -34,6 +35,6 @@ for (const file of FILES)
       .split("\n")
       .filter((l) => /^\s*not ok /.test(l))
       .join("\n");
-    assert.equal(code, 0, `${file} with EDGE_DATA_PLANE=nginx:\n${failed}\n${out.slice(-3000)}`);
+    assert.equal(code, 0, `${file} with EDGE_DATA_PLANE=node:\n${failed}\n${out.slice(-3000)}`);
     assert.match(out, /^# pass [1-9]/m, `${file} ran no test:\n${out.slice(-3000)}`);
   });
