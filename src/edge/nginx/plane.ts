@@ -65,8 +65,9 @@ export class NginxPlane {
     return this.boundPort;
   }
 
+  /** null while nginx serves (`??` would turn a running process's null into "not started": readiness said down) */
   get problem(): string | null {
-    return this.process?.problem ?? "not started";
+    return this.process ? this.process.problem : "not started";
   }
 
   async start(): Promise<void> {

@@ -28,6 +28,8 @@ export interface NginxProcessOptions {
 export class NginxProcess {
   private child: ChildProcess | null = null;
   private stopping = false;
+  /** nginx has served once: before that a failed start is start()'s error (exit 2 naming the port), not a restart */
+  private served = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly backoff = new RestartBackoff();
   problem: string | null = null;
@@ -42,11 +44,23 @@ export class NginxProcess {
     await this.stopLeftover();
     const first = await this.spawn();
     if (first !== null) {
-      const err = /Address already in use/.test(first)
-        ? new ConfigError("EDGE_PORT", `${this.opts.port} is in use: set EDGE_PORT to a free port`)
-        : new Error(`nginx (the edge's data plane) did not start: ${first}`);
-      throw err;
+      throw this.startError(first);
     }
+  }
+
+  /**
+   * nginx's "bind() to 127.0.0.1:8443 failed (98: Address already in use)" as the start-up error naming the variable
+   * to set. nginx listens on EDGE_PORT, on its loopback admin port (a free one) and, with TLS, on EDGE_TLS_PORT: any
+   * other port named is the TLS listener's.
+   */
+  private startError(reason: string): Error {
+    if (!/Address already in use/.test(reason))
+      return new Error(`nginx (the edge's data plane) did not start: ${reason}`);
+    const port = Number(/bind\(\) to .*:(\d+) failed/.exec(reason)?.[1] ?? this.opts.port);
+    if (port === this.opts.adminPort)
+      return new Error(`nginx's loopback admin port ${port} was taken meanwhile: ${reason}`);
+    const name = port === this.opts.port ? "EDGE_PORT" : "EDGE_TLS_PORT";
+    return new ConfigError(name, `${port} is in use: set ${name} to a free port`);
   }
 
   /** resolves null once nginx answers on its admin port, or the reason it ended before */
@@ -67,7 +81,7 @@ export class NginxProcess {
     child.once("exit", (code, signal) => {
       exited = true;
       this.child = null;
-      if (this.stopping) return;
+      if (this.stopping || !this.served) return;
       const wait = this.backoff.next();
       this.problem = `nginx exited (${signal ?? `code ${code}`}); restarting in ${wait / 1000} s`;
       this.opts.log.error(
@@ -83,6 +97,7 @@ export class NginxProcess {
         () => false,
       );
       if (ok) {
+        this.served = true;
         this.problem = null;
         this.opts.log.info({ pid: child.pid, version: install.version }, "edge nginx started");
         this.opts.started();
