@@ -286,7 +286,7 @@ export class Edge {
         live: () => feedOf.live,
         extensions: [
           ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
-          accessExtension(secret),
+          accessExtension(),
           ...(tls ? [tls] : []),
         ],
         restarted: () => {

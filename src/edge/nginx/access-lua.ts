@@ -8,21 +8,19 @@ import type { NginxConfExtension } from "./conf.js";
  * public site); without one the request goes to the Node edge, which decides (and pushes the next admission).
  * `edge_access` is a bounded shared dict: when full, the least recently used admissions go first.
  */
-export function accessExtension(secret: string): NginxConfExtension {
+export function accessExtension(): NginxConfExtension {
   return {
     http: "  lua_shared_dict edge_locked 8m;\n  lua_shared_dict edge_access 16m;\n",
-    lua: accessLua(secret),
+    lua: ACCESS_LUA,
     admin: "    location = /access { content_by_lua_block { edge.push_access() } }\n",
     server: "",
   };
 }
 
-function accessLua(secret: string): string {
-  return String.raw`
+const ACCESS_LUA = String.raw`
 do
 local locked = ngx.shared.edge_locked
 local access = ngx.shared.edge_access
-local ACCESS_SECRET = "${secret}"
 local sub = string.sub
 
 -- a locked host's route when this visitor was admitted (true: its site's file was answered), else nil
@@ -46,15 +44,10 @@ if not edge.unrouted then edge.unrouted = edge.admitted end
 -- POST /access: "lock <host> <value>", "unlock <host>", "admit <seconds> <key>", "forget" (admissions),
 -- "flush" (admissions and locked hosts)
 function edge.push_access()
-  if ngx.var.http_x_platform_edge ~= ACCESS_SECRET then ngx.status = 403 ngx.say("forbidden") return end
-  ngx.req.read_body()
-  local body = ngx.req.get_body_data()
-  if not body then
-    local file = ngx.req.get_body_file()
-    if file then local f = io.open(file, "rb") body = f:read("*a") f:close() end
-  end
+  local lines = edge.admin_lines()
+  if not lines then return end
   local n = 0
-  for line in (body or ""):gmatch("[^\n]+") do
+  for line in lines do
     local op, a, b = line:match("^(%S+) ?(%S*) ?(.*)$")
     if op == "lock" then
       local ok, err = locked:set(a, b)
@@ -69,4 +62,3 @@ function edge.push_access()
 end
 end
 `;
-}

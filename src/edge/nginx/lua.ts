@@ -168,17 +168,25 @@ local function admitted()
   return true
 end
 
--- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
-function edge.push()
-  if not admitted() then return end
+-- an admin POST's body as an iterator over its lines; nil, after a 403, without the per-start secret. Every push
+-- (routes here, sites and access in the extensions) is lines of "<op> <a> <rest>".
+function edge.admin_lines()
+  if not admitted() then return nil end
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
   if not body then
     local file = ngx.req.get_body_file()
     if file then local f = io.open(file, "rb") body = f:read("*a") f:close() end
   end
+  return (body or ""):gmatch("[^\n]+")
+end
+
+-- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
+function edge.push()
+  local lines = edge.admin_lines()
+  if not lines then return end
   local n = 0
-  for line in (body or ""):gmatch("[^\n]+") do
+  for line in lines do
     local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
     if op == "set" then
       local ok, err = routes:set(host, value, ROUTE_TTL)

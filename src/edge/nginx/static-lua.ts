@@ -13,7 +13,7 @@ import type { NginxConfExtension } from "./conf.js";
 export function staticExtension(dir: string, secret: string, nodePort: number): NginxConfExtension {
   return {
     http: "  lua_shared_dict edge_sites 8m;\n",
-    lua: staticLua(dir, secret),
+    lua: staticLua(dir),
     admin: "    location = /sites { content_by_lua_block { edge.push_sites() } }\n",
     server: `
     # a site's file, chosen by edge.site() (variables survive the internal redirect, ngx.ctx does not)
@@ -55,11 +55,10 @@ export function staticExtension(dir: string, secret: string, nodePort: number): 
   };
 }
 
-function staticLua(dir: string, secret: string): string {
+function staticLua(dir: string): string {
   return String.raw`
 do
 local sites = ngx.shared.edge_sites
-local SITE_SECRET = "${secret}"
 local DEPLOYMENTS = "${path.join(dir, "deployments")}/"
 local parsed, parsed_n = {}, 0
 local manifests, manifests_n = {}, 0
@@ -236,15 +235,10 @@ end
 
 -- POST /sites: lines "set <host> <value>", "del <host>", "flush"
 function edge.push_sites()
-  if ngx.var.http_x_platform_edge ~= SITE_SECRET then ngx.status = 403 ngx.say("forbidden") return end
-  ngx.req.read_body()
-  local body = ngx.req.get_body_data()
-  if not body then
-    local file = ngx.req.get_body_file()
-    if file then local f = io.open(file, "rb") body = f:read("*a") f:close() end
-  end
+  local lines = edge.admin_lines()
+  if not lines then return end
   local n = 0
-  for line in (body or ""):gmatch("[^\n]+") do
+  for line in lines do
     local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
     if op == "set" then
       local ok, err = sites:set(host, value)
