@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
+import { AdminPushQueue } from "./push-queue.js";
 import type { EdgeTarget } from "../../kernel/contracts.js";
 import { SESSION_COOKIE } from "../../http/session-cookie.js";
 import { hostName } from "../config.js";
@@ -42,11 +43,19 @@ export class NginxAccessCache {
   /** nginx may hold admissions / locked hosts (sent since the last drop; a failed call may have reached it) */
   private holding = false;
   private holdingLocked = false;
-  private queue: string[] = [];
-  private sending: Promise<void> | null = null;
+  private readonly pushes: AdminPushQueue;
   generation = 0;
 
-  constructor(private readonly opts: NginxAccessOptions) {}
+  constructor(private readonly opts: NginxAccessOptions) {
+    // nginx down, restarting or slow: pushed again as resolved; the next change drops whatever reached it
+    this.pushes = new AdminPushQueue(
+      (body) => this.opts.admin("/access", body),
+      () => {
+        this.locked.clear();
+        this.admitted.clear();
+      },
+    );
+  }
 
   /** nginx (re)started: its dicts are empty */
   restarted(): void {
@@ -110,30 +119,13 @@ export class NginxAccessCache {
     this.holding = false;
   }
 
-  async settled(): Promise<void> {
-    while (this.sending) await this.sending;
+  /** resolves once every change queued so far reached nginx */
+  settled(): Promise<void> {
+    return this.pushes.settled();
   }
 
   private send(line: string): void {
-    this.queue.push(line);
-    if (!this.sending) this.sending = this.drainQueue();
-  }
-
-  private async drainQueue(): Promise<void> {
-    while (this.queue.length) {
-      const lines = this.queue;
-      this.queue = [];
-      const ok = await this.opts.admin("/access", lines.join("\n")).then(
-        (r) => r !== null,
-        () => false,
-      );
-      if (!ok) {
-        // nginx down, restarting or slow: pushed again as resolved; the next change drops whatever reached it
-        this.locked.clear();
-        this.admitted.clear();
-      }
-    }
-    this.sending = null;
+    this.pushes.send(line);
   }
 }
 

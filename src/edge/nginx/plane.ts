@@ -1,6 +1,7 @@
 import net from "node:net";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
+import { AdminPushQueue } from "./push-queue.js";
 import type { EdgeTarget } from "../../kernel/contracts.js";
 import type { EdgeConfig } from "../config.js";
 import type { Resolved } from "../route-cache.js";
@@ -54,12 +55,20 @@ export class NginxPlane {
   private readonly pushed = new Map<string, string | null>();
   /** "<kind>:<id>" → the newest target seen, for the owner of drained statistics */
   private readonly targets = new Map<string, EdgeTarget>();
-  private queue: string[] = [];
-  private sending: Promise<void> | null = null;
+  private readonly pushes: AdminPushQueue;
   /** bumped on every change: a resolution begun before one is not pushed (it may be stale) */
   generation = 0;
 
-  constructor(private readonly opts: NginxPlaneOptions) {}
+  constructor(private readonly opts: NginxPlaneOptions) {
+    // nginx is down or restarting: what it holds is gone with it, nothing to correct
+    this.pushes = new AdminPushQueue(
+      (body) => this.admin("/routes", { method: "POST", body }),
+      (lines) => {
+        this.opts.log.warn({ lines }, "edge nginx did not take a route change");
+        this.pushed.clear();
+      },
+    );
+  }
 
   get port(): number {
     return this.boundPort;
@@ -154,32 +163,13 @@ export class NginxPlane {
       }
   }
 
-  /** one admin call at a time, in order: a delete never overtakes the set before it */
   private send(line: string): void {
-    this.queue.push(line);
-    if (!this.sending) this.sending = this.drainQueue();
-  }
-
-  private async drainQueue(): Promise<void> {
-    while (this.queue.length) {
-      const lines = this.queue;
-      this.queue = [];
-      const ok = await this.admin("/routes", { method: "POST", body: lines.join("\n") }).then(
-        (r) => r !== null,
-        () => false,
-      );
-      if (!ok) {
-        // nginx is down or restarting: what it holds is gone with it, nothing to correct
-        this.opts.log.warn({ lines: lines.length }, "edge nginx did not take a route change");
-        this.pushed.clear();
-      }
-    }
-    this.sending = null;
+    this.pushes.send(line);
   }
 
   /** resolves once every change queued so far reached nginx */
-  async settled(): Promise<void> {
-    while (this.sending) await this.sending;
+  settled(): Promise<void> {
+    return this.pushes.settled();
   }
 
   async admin(pathname: string, init: RequestInit = {}): Promise<string | null> {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
+import { AdminPushQueue } from "./push-queue.js";
 import type { EdgeTarget } from "../../kernel/contracts.js";
 import type { StaticFileEntry } from "../../static/contract.js";
 import type { Resolved } from "../route-cache.js";
@@ -57,13 +58,18 @@ export class NginxStatic {
   private readonly refused = new Set<string>();
   /** nginx may hold sites (pushed since the last flush; a failed call may have reached it) */
   private holding = false;
-  private queue: string[] = [];
-  private sending: Promise<void> | null = null;
+  private readonly pushes: AdminPushQueue;
   private sweeping: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   generation = 0;
 
-  constructor(private readonly opts: NginxStaticOptions) {}
+  constructor(private readonly opts: NginxStaticOptions) {
+    // nginx down, restarting or slow: pushed again as resolved; the next change flushes whatever reached it
+    this.pushes = new AdminPushQueue(
+      (body) => this.opts.admin("/sites", body),
+      () => this.pushed.clear(),
+    );
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.sweep(), SWEEP_MS);
@@ -142,27 +148,12 @@ export class NginxStatic {
   }
 
   /** resolves once every change queued so far reached nginx */
-  async settled(): Promise<void> {
-    while (this.sending) await this.sending;
+  settled(): Promise<void> {
+    return this.pushes.settled();
   }
 
   private send(line: string): void {
-    this.queue.push(line);
-    if (!this.sending) this.sending = this.drainQueue();
-  }
-
-  private async drainQueue(): Promise<void> {
-    while (this.queue.length) {
-      const lines = this.queue;
-      this.queue = [];
-      const ok = await this.opts.admin("/sites", lines.join("\n")).then(
-        (r) => r !== null,
-        () => false,
-      );
-      // nginx down, restarting or slow: pushed again as resolved; the next change flushes whatever reached it
-      if (!ok) this.pushed.clear();
-    }
-    this.sending = null;
+    this.pushes.send(line);
   }
 
   /** the deployment's blobs and index on disk; false when nginx cannot serve it (the Node edge does) */
