@@ -20,12 +20,12 @@ import { down, up, type ComponentStatus } from "../kernel/components.js";
 import { Waker } from "./wake.js";
 import { randomBytes } from "node:crypto";
 import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
-import { NginxPlane } from "./nginx/plane.js";
+import { freePort, NginxPlane } from "./nginx/plane.js";
 import { NginxStatic } from "./nginx/static.js";
 import { staticExtension } from "./nginx/static-lua.js";
 import { NginxAccessCache } from "./nginx/access-cache.js";
 import { accessExtension } from "./nginx/access-lua.js";
-import { freeTlsPort, NginxTls, writeFallback } from "./nginx/tls.js";
+import { NginxTls, writeFallback } from "./nginx/tls.js";
 import { tlsExtension } from "./nginx/tls-lua.js";
 import { AUTH_INVALIDATE_CHANNEL } from "../auth/token-resolver.js";
 import path from "node:path";
@@ -319,7 +319,7 @@ export class Edge {
   /** nginx's HTTPS on EDGE_TLS_PORT: its certificate server and configuration part (nginx/tls.ts) */
   private async startNginxTls(secret: string, live: () => boolean) {
     const fallback = await fallbackCertificate(this.p.config.dataDir, this.config.appsDomain);
-    const port = this.config.tlsPort || (await freeTlsPort(this.config.host));
+    const port = this.config.tlsPort || (await freePort(this.config.host));
     this.nginxTls = new NginxTls({
       db: this.p.db,
       certificates: this.p.kernel.use("certificates"),

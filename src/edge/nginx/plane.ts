@@ -227,7 +227,8 @@ export class NginxPlane {
   }
 }
 
-function freePort(host = "127.0.0.1"): Promise<number> {
+/** a port free on that address now (nginx binds it next: its admin port, or EDGE_PORT / EDGE_TLS_PORT given as 0) */
+export function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TlsCertificates } from "../../certificates/contract.js";
@@ -113,15 +113,4 @@ export async function writeFallback(dir: string, pair: PemPair): Promise<string>
   const file = path.join(dir, "fallback.pem");
   await writeFile(file, `${pair.certPem.trim()}\n${pair.keyPem.trim()}\n`, { mode: 0o600 });
   return file;
-}
-
-export function freeTlsPort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
