@@ -256,6 +256,8 @@ export async function tempProvider(): Promise<{
   const dataDir = path.join(tmp, "data");
   const provider = new LocalDatabaseProvider({ dataDir });
   const cleanup = async () => {
+    // a replacement spare may still be written in the background: removing the folder under it fails (ENOTEMPTY)
+    await provider.idle();
     const ids = existsSync(path.join(dataDir, "instances")) ? await readdir(path.join(dataDir, "instances")) : [];
     for (const id of ids) await provider.purge(id).catch((e) => console.error(`purge ${id}:`, e));
     await rm(tmp, { recursive: true, force: true });
