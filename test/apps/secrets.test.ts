@@ -160,7 +160,7 @@ describe("secret env values", () => {
       image,
       port: 8080,
       secret_env: { API_TOKEN: SECRET },
-      deploy: { deadline_seconds: 4, stop_grace_seconds: 1 },
+      deploy: { deadline_seconds: 8, stop_grace_seconds: 1 },
     });
     assert.equal(res.statusCode, 201, res.body);
     const pod = res.json();
@@ -174,6 +174,8 @@ describe("secret env values", () => {
           type: "exec",
           command: ["/bin/busybox", "sh", "-c", 'echo "bad $API_TOKEN" >&2; exit 1'],
           interval_seconds: 1,
+          // a podman exec took over the default 2 s on a loaded CI machine: the reason was the timeout, not the output
+          timeout_seconds: 6,
         },
       },
     });
