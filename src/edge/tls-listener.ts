@@ -15,6 +15,30 @@ const MISSING_TTL_MS = 30_000;
 const REQUEST_EVERY_MS = 5 * 60_000;
 const MAX_ENTRIES = 50_000;
 
+/**
+ * On-demand certificate requests for hosts the edge serves without one, for the Node TLS listener and nginx's
+ * certificate server alike: at most one per host and process per window.
+ */
+export class OnDemandCertificates {
+  private readonly requested = new Map<string, number>();
+
+  constructor(private readonly opts: Pick<TlsListenerOptions, "db" | "certificates" | "routed" | "log">) {}
+
+  async request(host: string): Promise<void> {
+    const last = this.requested.get(host);
+    if (last !== undefined && Date.now() - last < REQUEST_EVERY_MS) return;
+    if (this.requested.size >= MAX_ENTRIES) this.requested.clear();
+    this.requested.set(host, Date.now());
+    try {
+      // a host nobody serves is asked again at its next handshake (an app created meanwhile gets its certificate)
+      if (!(await this.opts.routed(host))) return void this.requested.delete(host);
+      await this.opts.certificates!.request(this.opts.db, host);
+    } catch (err) {
+      this.opts.log.warn({ err, host }, "on-demand certificate request failed");
+    }
+  }
+}
+
 interface Entry {
   context: SecureContext | null;
   expires: number;
@@ -43,7 +67,7 @@ export class EdgeTlsListener {
   private readonly listener: EdgeListener;
   private readonly contexts = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<SecureContext | null>>();
-  private readonly requested = new Map<string, number>();
+  private readonly onDemand: OnDemandCertificates;
   private readonly fallback: SecureContext;
   private generation = 0;
 
@@ -52,6 +76,7 @@ export class EdgeTlsListener {
     private readonly opts: TlsListenerOptions,
   ) {
     this.fallback = tls.createSecureContext({ cert: opts.fallback.certPem, key: opts.fallback.keyPem });
+    this.onDemand = new OnDemandCertificates(opts);
     this.listener = new EdgeListener(proxy, {
       ...opts,
       tls: {
@@ -123,22 +148,7 @@ export class EdgeTlsListener {
       const context = tls.createSecureContext({ cert: cert.certPem, key: cert.keyPem });
       return { context, expires: Math.min(Date.now() + CONTEXT_TTL_MS, cert.notAfter.getTime()) };
     }
-    void this.onDemand(host);
+    void this.onDemand.request(host);
     return { context: null, expires: Date.now() + MISSING_TTL_MS };
-  }
-
-  /** A host the edge serves but holds no certificate for: ask for one, at most once per host per window. */
-  private async onDemand(host: string): Promise<void> {
-    const last = this.requested.get(host);
-    if (last !== undefined && Date.now() - last < REQUEST_EVERY_MS) return;
-    if (this.requested.size >= MAX_ENTRIES) this.requested.clear();
-    this.requested.set(host, Date.now());
-    try {
-      // a host nobody serves is asked again at its next handshake (an app created meanwhile gets its certificate)
-      if (!(await this.opts.routed(host))) return void this.requested.delete(host);
-      await this.opts.certificates!.request(this.opts.db, host);
-    } catch (err) {
-      this.opts.log.warn({ err, host }, "on-demand certificate request failed");
-    }
   }
 }

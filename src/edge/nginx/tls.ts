@@ -7,6 +7,7 @@ import type { TlsCertificates } from "../../certificates/contract.js";
 import type { Queryable } from "../../store/db.js";
 import { hostName } from "../config.js";
 import type { PemPair } from "../fallback-cert.js";
+import { OnDemandCertificates } from "../tls-listener.js";
 
 export interface NginxTlsOptions {
   db: Queryable;
@@ -26,8 +27,6 @@ export interface NginxTlsOptions {
 const KEEP_S = 3600;
 /** a host without one is asked again after this (or at once on its NOTIFY) */
 const MISSING_S = 30;
-const REQUEST_EVERY_MS = 5 * 60_000;
-const MAX_REQUESTED = 50_000;
 /** between the certificate chain and the key in an answer (tls-lua.ts splits there) */
 export const KEY_MARK = "--edge-key--";
 
@@ -41,9 +40,11 @@ export const KEY_MARK = "--edge-key--";
  */
 export class NginxTls {
   private server: http.Server | null = null;
-  private readonly requested = new Map<string, number>();
+  private readonly onDemand: OnDemandCertificates;
 
-  constructor(private readonly opts: NginxTlsOptions) {}
+  constructor(private readonly opts: NginxTlsOptions) {
+    this.onDemand = new OnDemandCertificates(opts);
+  }
 
   /** the certificate server's loopback port */
   async start(): Promise<number> {
@@ -85,24 +86,11 @@ export class NginxTls {
         res.writeHead(200).end(`${seconds}\n${cert.certPem.trim()}\n${KEY_MARK}\n${cert.keyPem.trim()}\n`);
         return;
       }
-      if (host && this.opts.certificates) void this.onDemand(host);
+      if (host && this.opts.certificates) void this.onDemand.request(host);
       res.writeHead(200).end(`${keep ? MISSING_S : 0}\n`);
     } catch (err) {
       this.opts.log.warn({ err, host }, "edge certificate lookup failed; fallback certificate served");
       res.writeHead(503).end();
-    }
-  }
-
-  private async onDemand(host: string): Promise<void> {
-    const last = this.requested.get(host);
-    if (last !== undefined && Date.now() - last < REQUEST_EVERY_MS) return;
-    if (this.requested.size >= MAX_REQUESTED) this.requested.clear();
-    this.requested.set(host, Date.now());
-    try {
-      if (!(await this.opts.routed(host))) return void this.requested.delete(host);
-      await this.opts.certificates!.request(this.opts.db, host);
-    } catch (err) {
-      this.opts.log.warn({ err, host }, "on-demand certificate request failed");
     }
   }
 }
