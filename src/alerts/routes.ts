@@ -79,7 +79,8 @@ const Firing = Type.Object({
   ),
 });
 
-const ERRORS = ["bad_alert_metric", "slug_taken", "conflict", "invalid_request"] as const;
+// not_found: the resource a rule names (a pod, group, site or database) is not the owner's.
+const ERRORS = ["bad_alert_metric", "slug_taken", "conflict", "invalid_request", "not_found"] as const;
 
 /** Alert rules per owner, their state and their firings (README "Alerts"). */
 export function alertRoutes(svc: AlertService): Route[] {
