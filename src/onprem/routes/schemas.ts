@@ -23,12 +23,17 @@ export const OwnerView = Type.Object({ kind: Type.String(), id: Type.String() })
 export const Customer = Type.String({ minLength: 1, maxLength: 200, description: "the licensed company's name" });
 
 const ts = (d: Date | null) => (d ? d.toISOString() : null);
-const scopeOf = (kind: string): "me" | "org" => (kind === "org" ? "org" : "me");
+
+/** Whose an inquiry, license or order is: the scope it was asked in and the owner it names. */
+export const OwnedFields = { scope: ScopeField, owner: OwnerView };
+const ownedView = (r: { owner_kind: string; owner_id: string }) => ({
+  scope: r.owner_kind === "org" ? ("org" as const) : ("me" as const),
+  owner: { kind: r.owner_kind, id: r.owner_id },
+});
 
 export const Inquiry = Type.Object({
   id: Type.String(),
-  scope: ScopeField,
-  owner: OwnerView,
+  ...OwnedFields,
   account_id: Type.String({ description: "who asked" }),
   requester_email: Type.String(),
   company: Type.String(),
@@ -41,8 +46,7 @@ export const Inquiry = Type.Object({
 });
 export const inquiryView = (r: AccessRow) => ({
   id: r.id,
-  scope: scopeOf(r.owner_kind),
-  owner: { kind: r.owner_kind, id: r.owner_id },
+  ...ownedView(r),
   account_id: r.account_id,
   requester_email: r.requester_email,
   company: r.company,
@@ -57,8 +61,7 @@ export const inquiryView = (r: AccessRow) => ({
 export const License = Type.Object({
   id: Type.String(),
   kind: Type.Union([Type.Literal("trial"), Type.Literal("paid")]),
-  scope: ScopeField,
-  owner: OwnerView,
+  ...OwnedFields,
   customer: Type.String(),
   hosts: Type.Integer(),
   not_before: Timestamp,
@@ -74,8 +77,7 @@ export function licenseView(r: LicenseRow, now = Date.now()) {
   return {
     id: r.id,
     kind: r.kind,
-    scope: scopeOf(r.owner_kind),
-    owner: { kind: r.owner_kind, id: r.owner_id },
+    ...ownedView(r),
     customer: r.customer,
     hosts: r.hosts,
     not_before: r.not_before.toISOString(),
@@ -123,8 +125,7 @@ export const Payment = Type.Object(
 export const Order = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal("pending"), Type.Literal("paid")]),
-  scope: ScopeField,
-  owner: OwnerView,
+  ...OwnedFields,
   customer: Type.String(),
   hosts: Type.Integer(),
   months: Type.Integer(),
@@ -139,8 +140,7 @@ export const Order = Type.Object({
 export const orderView = (r: { order: OrderRow; payment: Static<typeof Payment> }) => ({
   id: r.order.id,
   status: r.order.status,
-  scope: scopeOf(r.order.owner_kind),
-  owner: { kind: r.order.owner_kind, id: r.order.owner_id },
+  ...ownedView(r.order),
   customer: r.order.customer,
   hosts: r.order.hosts,
   months: r.order.months,
