@@ -30,6 +30,13 @@ const ownedView = (r: { owner_kind: string; owner_id: string }) => ({
   scope: r.owner_kind === "org" ? ("org" as const) : ("me" as const),
   owner: { kind: r.owner_kind, id: r.owner_id },
 });
+/** What a license covers, and an order buys: its owner, the licensed company and how many hosts. */
+const CoverageFields = { ...OwnedFields, customer: Type.String(), hosts: Type.Integer() };
+const coverageView = (r: { owner_kind: string; owner_id: string; customer: string; hosts: number }) => ({
+  ...ownedView(r),
+  customer: r.customer,
+  hosts: r.hosts,
+});
 
 export const Inquiry = Type.Object({
   id: Type.String(),
@@ -61,9 +68,7 @@ export const inquiryView = (r: AccessRow) => ({
 export const License = Type.Object({
   id: Type.String(),
   kind: Type.Union([Type.Literal("trial"), Type.Literal("paid")]),
-  ...OwnedFields,
-  customer: Type.String(),
-  hosts: Type.Integer(),
+  ...CoverageFields,
   not_before: Timestamp,
   not_after: Timestamp,
   features: Type.Array(Type.String()),
@@ -77,9 +82,7 @@ export function licenseView(r: LicenseRow, now = Date.now()) {
   return {
     id: r.id,
     kind: r.kind,
-    ...ownedView(r),
-    customer: r.customer,
-    hosts: r.hosts,
+    ...coverageView(r),
     not_before: r.not_before.toISOString(),
     not_after: r.not_after.toISOString(),
     features: r.features,
@@ -125,9 +128,7 @@ export const Payment = Type.Object(
 export const Order = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal("pending"), Type.Literal("paid")]),
-  ...OwnedFields,
-  customer: Type.String(),
-  hosts: Type.Integer(),
+  ...CoverageFields,
   months: Type.Integer(),
   amount_krw: Type.Integer(),
   renew_of: Nullable(Type.String()),
@@ -140,9 +141,7 @@ export const Order = Type.Object({
 export const orderView = (r: { order: OrderRow; payment: Static<typeof Payment> }) => ({
   id: r.order.id,
   status: r.order.status,
-  ...ownedView(r.order),
-  customer: r.order.customer,
-  hosts: r.order.hosts,
+  ...coverageView(r.order),
   months: r.order.months,
   amount_krw: r.order.amount_krw,
   renew_of: r.order.renew_of,
