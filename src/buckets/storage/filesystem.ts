@@ -91,7 +91,7 @@ export class FilesystemBlobStore implements BlobStore {
     body: AsyncIterable<Buffer>,
     opts: { size?: number | null; beforePublish?: () => unknown },
   ): Promise<number> {
-    if (opts.size != null && opts.size < BATCH_BYTES) return this.writeSmall(id, body, opts);
+    if (opts.size != null && opts.size <= BATCH_BYTES) return this.writeSmall(id, body, opts);
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, id);
     const fh = await open(tmp, "wx");
@@ -137,7 +137,7 @@ export class FilesystemBlobStore implements BlobStore {
   }
 
   /**
-   * A body under BATCH_BYTES is received whole and checked first, then written straight to its final name: no
+   * A body of up to BATCH_BYTES is received whole and checked first, then written straight to its final name: no
    * temp file and no rename, so its fsync also makes the new directory entry durable on ext4 (the directory's own
    * fsync after it, kept for other filesystems, then finds nothing to write) and a small PUT waits for one journal
    * commit instead of two. The file exists only for the moments before its row commits, far inside the orphan
