@@ -2,12 +2,11 @@ import { Type } from "@sinclair/typebox";
 import { callerOf } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import { COMPARISONS, METRIC_NAMES, METRICS, RESOURCE_KINDS } from "./figures.js";
 import { firingView, ruleView, type AlertService } from "./service.js";
 
 const tags = ["alerts"];
-const read = { scope: "alert-rules:read", instance: { param: "id" } } as const;
-const write = { scope: "alert-rules:write", instance: { param: "id" } } as const;
 const NAME = "^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$";
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or name" }) });
 
@@ -85,87 +84,58 @@ const ERRORS = ["bad_alert_metric", "slug_taken", "conflict", "invalid_request",
 /** Alert rules per owner, their state and their firings (README "Alerts"). */
 export function alertRoutes(svc: AlertService): Route[] {
   return [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "AlertRule",
       url: "/v1/alert-rules",
-      operationId: "createAlertRule",
       tags,
-      summary:
-        "Create an alert rule (201): a metric of a pod, pod group or site (or of all the owner's), a comparison, a threshold, a window and how long it must hold. Transitions are the events alert.fired and alert.resolved and a mail.",
-      summaryKo: "경보 규칙을 만듭니다.",
-      auth: { scope: "alert-rules:write", instance: "create" },
-      errors: [...ERRORS],
-      validationCodes: { "/name": "bad_slug" },
-      body: Body({
-        name: Type.String({ pattern: NAME, minLength: 3, maxLength: 40 }),
-        metric: Metric,
-        comparison: Comparison,
-        ...fields,
-      }),
-      response: { 201: AlertRule },
-      handler: async (request, reply) =>
-        reply.code(201).send(ruleView(await svc.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/alert-rules",
-      operationId: "listAlertRules",
-      tags,
-      summary: "The caller's alert rules with their states; instance-limited keys see theirs.",
-      summaryKo: "경보 규칙 목록과 상태.",
-      auth: { scope: "alert-rules:read", instance: "list" },
-      response: { 200: Type.Object({ items: Type.Array(AlertRule) }) },
-      handler: async (request) => ({
-        items: (await svc.list(callerOf(request), request.instanceFilter)).map(ruleView),
-      }),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/alert-rules/:id",
-      operationId: "getAlertRule",
-      tags,
-      summary: "One alert rule by id or name: its state, since when, and the last value.",
-      summaryKo: "경보 규칙 하나.",
-      auth: read,
       params: Params,
-      response: { 200: AlertRule },
-      handler: async (request) => ruleView(await svc.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/alert-rules/:id",
-      operationId: "updateAlertRule",
-      tags,
-      summary:
-        "Change an alert rule. A changed condition or enabled starts over from ok; a firing alert then resolves (reason rule changed or rule disabled).",
-      summaryKo: "경보 규칙을 바꿉니다.",
-      auth: write,
-      errors: [...ERRORS],
-      validationCodes: { "/name": "bad_slug" },
-      params: Params,
-      body: Body({
-        name: Type.Optional(Type.String({ pattern: NAME, minLength: 3, maxLength: 40 })),
-        metric: Type.Optional(Metric),
-        comparison: Type.Optional(Comparison),
-        ...fields,
-        threshold: Type.Optional(fields.threshold),
-      }),
-      response: { 200: AlertRule },
-      handler: async (request) => ruleView(await svc.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/alert-rules/:id",
-      operationId: "deleteAlertRule",
-      tags,
-      summary: "Delete an alert rule and its history; a firing alert resolves (reason rule deleted).",
-      summaryKo: "경보 규칙을 지웁니다.",
-      auth: write,
-      params: Params,
-      response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await svc.remove(callerOf(request), request.params.id);
-        return reply.code(204).send();
+      scope: "alert-rules",
+      instances: true,
+      schema: AlertRule,
+      view: ruleView,
+      service: svc,
+      listItems: true,
+      create: {
+        summary:
+          "Create an alert rule (201): a metric of a pod, pod group or site (or of all the owner's), a comparison, a threshold, a window and how long it must hold. Transitions are the events alert.fired and alert.resolved and a mail.",
+        summaryKo: "경보 규칙을 만듭니다.",
+        errors: [...ERRORS],
+        validationCodes: { "/name": "bad_slug" },
+        body: Body({
+          name: Type.String({ pattern: NAME, minLength: 3, maxLength: 40 }),
+          metric: Metric,
+          comparison: Comparison,
+          ...fields,
+        }),
+      },
+      list: {
+        summary: "The caller's alert rules with their states; instance-limited keys see theirs.",
+        summaryKo: "경보 규칙 목록과 상태.",
+      },
+      get: {
+        summary: "One alert rule by id or name: its state, since when, and the last value.",
+        summaryKo: "경보 규칙 하나.",
+      },
+      update: {
+        summary:
+          "Change an alert rule. A changed condition or enabled starts over from ok; a firing alert then resolves (reason rule changed or rule disabled).",
+        summaryKo: "경보 규칙을 바꿉니다.",
+        errors: [...ERRORS],
+        validationCodes: { "/name": "bad_slug" },
+        body: Body({
+          name: Type.Optional(Type.String({ pattern: NAME, minLength: 3, maxLength: 40 })),
+          metric: Type.Optional(Metric),
+          comparison: Type.Optional(Comparison),
+          ...fields,
+          threshold: Type.Optional(fields.threshold),
+        }),
+      },
+      remove: {
+        summary: "Delete an alert rule and its history; a firing alert resolves (reason rule deleted).",
+        summaryKo: "경보 규칙을 지웁니다.",
+        // the document has always shown this empty answer without NoContent's description
+        status: 204,
+        schema: Type.Null(),
       },
     }),
     route({
@@ -176,7 +146,7 @@ export function alertRoutes(svc: AlertService): Route[] {
       summary:
         "The rule's firings, newest first (the newest 100 are kept): when it fired and resolved, and the values.",
       summaryKo: "경보 규칙의 발생 기록.",
-      auth: read,
+      auth: { scope: "alert-rules:read", instance: { param: "id" } },
       params: Params,
       response: { 200: Type.Object({ items: Type.Array(Firing) }) },
       handler: async (request) => ({

@@ -1,6 +1,7 @@
 import type { Db } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
 import { badRequest } from "../http/errors.js";
+import { keysetPage, sequenceCursor } from "../http/keyset-page.js";
 import type { Owner } from "../kernel/owner.js";
 import * as repo from "./repo.js";
 
@@ -9,12 +10,12 @@ import * as repo from "./repo.js";
  * first. The cursor is the id of the last row seen, so pages stay stable while new rows arrive.
  */
 export async function listOwnAudit(db: Db, principal: Principal, limit: number, cursor?: string) {
-  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor))
-    throw badRequest("invalid_request", "cursor is not one this endpoint returned.");
-  const rows = await repo.listByActor(db, principal.accountId, { before: cursor ?? null, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  return {
-    items: page.map((r) => ({
+  const before = sequenceCursor(cursor);
+  const rows = await repo.listByActor(db, principal.accountId, { before, limit: limit + 1 });
+  return keysetPage(
+    rows,
+    limit,
+    (r) => ({
       id: r.id,
       actor: r.account_id,
       token_id: r.token_id,
@@ -25,9 +26,9 @@ export async function listOwnAudit(db: Db, principal: Principal, limit: number, 
       status: r.status,
       request_id: r.request_id,
       created_at: r.created_at.toISOString(),
-    })),
-    next_cursor: rows.length > limit ? page[page.length - 1].id : null,
-  };
+    }),
+    (r) => r.id,
+  );
 }
 
 export interface OwnerAuditQuery {
@@ -56,8 +57,7 @@ const time = (value: string | undefined, name: string): Date | undefined => {
  * keyset pages on id (repo.ts, listByOwner, says how each filter stays an index scan).
  */
 export async function listOwnerAudit(db: Db, owner: Owner, query: OwnerAuditQuery) {
-  if (query.cursor !== undefined && !/^\d{1,18}$/.test(query.cursor))
-    throw badRequest("invalid_request", "cursor is not one this endpoint returned.");
+  const before = sequenceCursor(query.cursor);
   const from = time(query.from, "from");
   const to = time(query.to, "to");
   if (from && to && from >= to) throw badRequest("invalid_request", "from must be before to.");
@@ -67,11 +67,12 @@ export async function listOwnerAudit(db: Db, owner: Owner, query: OwnerAuditQuer
     db,
     owner,
     { accountIds, action: query.action, resourceKind: query.resource_kind, from, to },
-    { before: query.cursor ?? null, limit: query.limit + 1 },
+    { before, limit: query.limit + 1 },
   );
-  const page = rows.slice(0, query.limit);
-  return {
-    items: page.map((r) => ({
+  return keysetPage(
+    rows,
+    query.limit,
+    (r) => ({
       id: r.id,
       actor: { id: r.account_id, email: r.email },
       token_kind: r.token_kind,
@@ -82,7 +83,7 @@ export async function listOwnerAudit(db: Db, owner: Owner, query: OwnerAuditQuer
       ip: r.ip,
       request_id: r.request_id,
       created_at: r.created_at.toISOString(),
-    })),
-    next_cursor: rows.length > query.limit ? page[page.length - 1].id : null,
-  };
+    }),
+    (r) => r.id,
+  );
 }

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { callerOf } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import type { CronService } from "./service.js";
 import type { CronJobRow, CronRunRow } from "./repo.js";
 import { CRON_SIZES } from "./sizes.js";
@@ -157,77 +158,45 @@ export function cronRoutes(svc: CronService): Route[] {
     updated_at: j.updated_at.toISOString(),
   });
   return [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "CronJob",
       url: "/v1/cron-jobs",
-      operationId: "createCronJob",
       tags,
-      summary:
-        "Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).",
-      summaryKo: "일정(크론)에 따라 명령을 실행하는 작업을 만듭니다.",
-      auth: { scope: "cron-jobs:write", instance: "create" },
-      admits: true,
-      errors: [...ERRORS],
-      validationCodes: { "/name": "bad_slug", "/image": "bad_image" },
-      body: Body({ name: Type.String({ pattern: NAME, minLength: 3, maxLength: 40 }), ...fields }),
-      response: { 201: CronJob },
-      handler: async (request, reply) => reply.code(201).send(view(await svc.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/cron-jobs",
-      operationId: "listCronJobs",
-      tags,
-      summary: "The caller's cron jobs; instance-limited keys see theirs.",
-      summaryKo: "크론 작업 목록.",
-      auth: { scope: "cron-jobs:read", instance: "list" },
-      response: { 200: Type.Array(CronJob) },
-      handler: async (request) => (await svc.list(callerOf(request), request.instanceFilter)).map(view),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/cron-jobs/:id",
-      operationId: "getCronJob",
-      tags,
-      summary: "One cron job by id or name, with its next scheduled run.",
-      summaryKo: "크론 작업 하나.",
-      auth: read,
       params: Params,
-      response: { 200: CronJob },
-      handler: async (request) => view(await svc.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/cron-jobs/:id",
-      operationId: "updateCronJob",
-      tags,
-      summary:
-        "Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.",
-      summaryKo: "크론 작업을 바꿉니다.",
-      auth: write,
-      admits: true,
-      errors: [...ERRORS],
-      validationCodes: { "/image": "bad_image" },
-      params: Params,
-      body: Body({
-        ...fields,
-        command: Type.Optional(fields.command),
-        schedule: Type.Optional(fields.schedule),
-      }),
-      response: { 200: CronJob },
-      handler: async (request) => view(await svc.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/cron-jobs/:id",
-      operationId: "deleteCronJob",
-      tags,
-      summary: "Delete the cron job; a run still going is stopped.",
-      summaryKo: "크론 작업을 지웁니다.",
-      auth: write,
-      params: Params,
-      response: { 200: CronJob },
-      handler: async (request) => view(await svc.remove(callerOf(request), request.params.id)),
+      scope: "cron-jobs",
+      instances: true,
+      schema: CronJob,
+      view,
+      service: svc,
+      create: {
+        summary:
+          "Run a command on a schedule (cron syntax in a time zone), in an image or a pod's current image, to completion (201).",
+        summaryKo: "일정(크론)에 따라 명령을 실행하는 작업을 만듭니다.",
+        admits: true,
+        errors: [...ERRORS],
+        validationCodes: { "/name": "bad_slug", "/image": "bad_image" },
+        body: Body({ name: Type.String({ pattern: NAME, minLength: 3, maxLength: 40 }), ...fields }),
+      },
+      list: { summary: "The caller's cron jobs; instance-limited keys see theirs.", summaryKo: "크론 작업 목록." },
+      get: { summary: "One cron job by id or name, with its next scheduled run.", summaryKo: "크론 작업 하나." },
+      update: {
+        summary:
+          "Change the schedule, command, image, policy, deadline, size or suspend it; a new schedule counts from now.",
+        summaryKo: "크론 작업을 바꿉니다.",
+        admits: true,
+        errors: [...ERRORS],
+        validationCodes: { "/image": "bad_image" },
+        body: Body({
+          ...fields,
+          command: Type.Optional(fields.command),
+          schedule: Type.Optional(fields.schedule),
+        }),
+      },
+      remove: {
+        summary: "Delete the cron job; a run still going is stopped.",
+        summaryKo: "크론 작업을 지웁니다.",
+        status: 200,
+      },
     }),
     route({
       method: "GET",

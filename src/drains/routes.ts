@@ -1,13 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { callerOf } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
-import { route, type Route } from "../http/route.js";
+import type { Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import { drainView, type DrainService } from "./service.js";
-
-const tags = ["log-drains"];
-const read = { scope: "drains:read" } as const;
-const write = { scope: "drains:write" } as const;
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 const Destination = Type.String({
@@ -57,16 +52,20 @@ const ERRORS = ["not_found", "destination_forbidden", "invalid_request"] as cons
 
 /** Log drains per owner: where the owner's pod logs or the edge's access lines are shipped, and how that goes. */
 export function drainRoutes(svc: DrainService): Route[] {
-  return [
-    route({
-      method: "POST",
-      url: "/v1/log-drains",
-      operationId: "createLogDrain",
-      tags,
+  return resourceRoutes({
+    name: "LogDrain",
+    url: "/v1/log-drains",
+    tags: ["log-drains"],
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+    scope: "drains",
+    schema: Drain,
+    view: drainView,
+    service: svc,
+    listItems: true,
+    create: {
       summary:
         "Ship the caller's pod logs (source pods: every pod, or one pod or group by `app`) or the edge's access lines (source edge: every app, or one pod, group or static site) to an https NDJSON or syslog destination (201).",
       summaryKo: "로그 드레인을 만듭니다(파드 로그 또는 엣지 접근 로그를 HTTPS/syslog로 전송).",
-      auth: write,
       errors: [...ERRORS],
       body: Body({
         name: Name,
@@ -75,64 +74,31 @@ export function drainRoutes(svc: DrainService): Route[] {
         source: Type.Optional(Type.Union([Type.Literal("pods"), Type.Literal("edge")], { default: "pods" })),
         app: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, description: "id or slug" }))),
       }),
-      response: { 201: Drain },
-      handler: async (request, reply) =>
-        reply.code(201).send(drainView(await svc.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/log-drains",
-      operationId: "listLogDrains",
-      tags,
+    },
+    list: {
       summary: "The caller's log drains with their delivered, dropped and failed counts.",
       summaryKo: "로그 드레인 목록.",
-      auth: read,
-      response: { 200: Type.Object({ items: Type.Array(Drain) }) },
-      handler: async (request) => ({ items: (await svc.list(callerOf(request))).map(drainView) }),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/log-drains/:id",
-      operationId: "getLogDrain",
-      tags,
+    },
+    get: {
       summary: "One log drain and its state: delivered, dropped, failed attempts, last error, last success.",
       summaryKo: "로그 드레인 하나와 상태.",
-      auth: read,
-      params: Params,
-      response: { 200: Drain },
-      handler: async (request) => drainView(await svc.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/log-drains/:id",
-      operationId: "updateLogDrain",
-      tags,
+    },
+    update: {
       summary:
         "Rename it, move it to another destination, replace its headers, or disable and enable it (a new destination or enabling clears the back-off).",
       summaryKo: "로그 드레인을 바꿉니다.",
-      auth: write,
       errors: [...ERRORS],
-      params: Params,
       body: Body({
         name: Type.Optional(Name),
         destination: Type.Optional(Destination),
         headers: Type.Optional(Headers),
         enabled: Type.Optional(Type.Boolean()),
       }),
-      response: { 200: Drain },
-      handler: async (request) => drainView(await svc.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/log-drains/:id",
-      operationId: "deleteLogDrain",
-      tags,
+    },
+    remove: {
       summary: "Delete the log drain; nothing more is shipped.",
       summaryKo: "로그 드레인을 지웁니다.",
-      auth: write,
-      params: Params,
-      response: { 200: Drain },
-      handler: async (request) => drainView(await svc.remove(callerOf(request), request.params.id)),
-    }),
-  ];
+      status: 200,
+    },
+  });
 }

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { callerOf } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import { endpointView, type WebhookService } from "./webhook-service.js";
 
 const tags = ["webhooks"];
@@ -76,83 +77,49 @@ const ERRORS = ["not_found", "bad_event_type", "destination_forbidden", "invalid
 /** Webhook endpoints per owner, their secrets, and their delivery logs. */
 export function webhookRoutes(svc: WebhookService): Route[] {
   return [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "WebhookEndpoint",
       url: "/v1/webhook-endpoints",
-      operationId: "createWebhookEndpoint",
       tags,
-      summary:
-        "Register a webhook endpoint for the caller's events of the given types (201); its signing secret is in this answer only.",
-      summaryKo: "웹훅 엔드포인트를 등록합니다(서명 비밀은 이 응답에만).",
-      auth: write,
-      errors: [...ERRORS],
-      body: Body({
-        url: Url,
-        event_types: Types,
-        description: Type.Optional(Description),
-        child_ids: Type.Optional(ChildIds),
-      }),
-      response: { 201: WithSecret },
-      handler: async (request, reply) => {
-        const { row, secret } = await svc.create(callerOf(request), request.body);
-        return reply.code(201).send({ ...endpointView(row), secret });
+      params: Params,
+      scope: "webhooks",
+      schema: Endpoint,
+      view: endpointView,
+      service: svc,
+      listItems: true,
+      create: {
+        summary:
+          "Register a webhook endpoint for the caller's events of the given types (201); its signing secret is in this answer only.",
+        summaryKo: "웹훅 엔드포인트를 등록합니다(서명 비밀은 이 응답에만).",
+        errors: [...ERRORS],
+        body: Body({
+          url: Url,
+          event_types: Types,
+          description: Type.Optional(Description),
+          child_ids: Type.Optional(ChildIds),
+        }),
+        answer: { schema: WithSecret, view: ({ row, secret }) => ({ ...endpointView(row), secret }) },
       },
-    }),
-    route({
-      method: "GET",
-      url: "/v1/webhook-endpoints",
-      operationId: "listWebhookEndpoints",
-      tags,
-      summary: "The caller's webhook endpoints (never their secrets).",
-      summaryKo: "웹훅 엔드포인트 목록.",
-      auth: read,
-      response: { 200: Type.Object({ items: Type.Array(Endpoint) }) },
-      handler: async (request) => ({ items: (await svc.list(callerOf(request))).map(endpointView) }),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/webhook-endpoints/:id",
-      operationId: "getWebhookEndpoint",
-      tags,
-      summary: "One webhook endpoint.",
-      summaryKo: "웹훅 엔드포인트 하나.",
-      auth: read,
-      params: Params,
-      response: { 200: Endpoint },
-      handler: async (request) => endpointView(await svc.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/webhook-endpoints/:id",
-      operationId: "updateWebhookEndpoint",
-      tags,
-      summary:
-        "Change the URL, event types or description, or disable and enable it (enabling clears a failure streak).",
-      summaryKo: "웹훅 엔드포인트를 바꿉니다.",
-      auth: write,
-      errors: [...ERRORS],
-      params: Params,
-      body: Body({
-        url: Type.Optional(Url),
-        event_types: Type.Optional(Types),
-        description: Type.Optional(Description),
-        enabled: Type.Optional(Type.Boolean()),
-        child_ids: Type.Optional(ChildIds),
-      }),
-      response: { 200: Endpoint },
-      handler: async (request) => endpointView(await svc.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/webhook-endpoints/:id",
-      operationId: "deleteWebhookEndpoint",
-      tags,
-      summary: "Delete the endpoint; deliveries still waiting are dropped.",
-      summaryKo: "웹훅 엔드포인트를 지웁니다.",
-      auth: write,
-      params: Params,
-      response: { 200: Endpoint },
-      handler: async (request) => endpointView(await svc.remove(callerOf(request), request.params.id)),
+      list: { summary: "The caller's webhook endpoints (never their secrets).", summaryKo: "웹훅 엔드포인트 목록." },
+      get: { summary: "One webhook endpoint.", summaryKo: "웹훅 엔드포인트 하나." },
+      update: {
+        summary:
+          "Change the URL, event types or description, or disable and enable it (enabling clears a failure streak).",
+        summaryKo: "웹훅 엔드포인트를 바꿉니다.",
+        errors: [...ERRORS],
+        body: Body({
+          url: Type.Optional(Url),
+          event_types: Type.Optional(Types),
+          description: Type.Optional(Description),
+          enabled: Type.Optional(Type.Boolean()),
+          child_ids: Type.Optional(ChildIds),
+        }),
+      },
+      remove: {
+        summary: "Delete the endpoint; deliveries still waiting are dropped.",
+        summaryKo: "웹훅 엔드포인트를 지웁니다.",
+        status: 200,
+      },
     }),
     route({
       method: "POST",

@@ -43,37 +43,76 @@ export async function mirrorRows(q: Queryable, orgId: string): Promise<MirrorRow
   return rows;
 }
 
-const columns = (rows: MirrorWrite[]) => [
+/**
+ * The one column of a department besides code, name and parent that a source of the chart owns: the approver of the
+ * HR syncs (src/orgs/departments), the outside unit of the suite's mirror.
+ */
+export type ChartSourceColumn = "approver_email" | "suite_unit_id";
+
+/** A department as a source of the chart writes it, with the value of its own column. */
+export interface ChartWrite {
+  id: string;
+  code: string;
+  name: string;
+  parentId: string | null;
+  value: string | null;
+}
+
+const columns = (rows: ChartWrite[]) => [
   rows.map((r) => r.id),
   rows.map((r) => r.code),
   rows.map((r) => r.name),
   rows.map((r) => r.parentId),
-  rows.map((r) => r.unitId),
+  rows.map((r) => r.value),
 ];
 
-export async function insertMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
+/** One INSERT for all new departments (parents first; the foreign key is checked at the statement's end anyway). */
+export async function insertChartRows(
+  q: Queryable,
+  orgId: string,
+  column: ChartSourceColumn,
+  rows: ChartWrite[],
+): Promise<void> {
   if (!rows.length) return;
   await q.query(
-    `INSERT INTO org_departments (id, org_id, code, name, parent_id, suite_unit_id)
-     SELECT u.id, $1, u.code, u.name, u.parent_id, u.unit_id
+    `INSERT INTO org_departments (id, org_id, code, name, parent_id, ${column})
+     SELECT u.id, $1, u.code, u.name, u.parent_id, u.value
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            WITH ORDINALITY AS u(id, code, name, parent_id, unit_id, n)
+            WITH ORDINALITY AS u(id, code, name, parent_id, value, n)
       ORDER BY u.n`,
     [orgId, ...columns(rows)],
   );
 }
 
-/** Name, parent and unit as the suite says; a tombstoned department comes back. */
-export async function updateMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
+/** Name, parent and the source's column as the source says; `revive`: a tombstoned department comes back. */
+export async function updateChartRows(
+  q: Queryable,
+  orgId: string,
+  column: ChartSourceColumn,
+  rows: ChartWrite[],
+  opts: { revive: boolean },
+): Promise<void> {
   if (!rows.length) return;
   await q.query(
     `UPDATE org_departments d
-        SET name = u.name, parent_id = u.parent_id, suite_unit_id = u.unit_id, removed_at = NULL, updated_at = now()
+        SET name = u.name, parent_id = u.parent_id, ${column} = u.value,${opts.revive ? " removed_at = NULL," : ""}
+            updated_at = now()
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            AS u(id, code, name, parent_id, unit_id)
+            AS u(id, code, name, parent_id, value)
       WHERE d.org_id = $1 AND d.id = u.id`,
     [orgId, ...columns(rows)],
   );
+}
+
+const mirrored = (rows: MirrorWrite[]): ChartWrite[] => rows.map((r) => ({ ...r, value: r.unitId }));
+
+export async function insertMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
+  await insertChartRows(q, orgId, "suite_unit_id", mirrored(rows));
+}
+
+/** Name, parent and unit as the suite says; a tombstoned department comes back. */
+export async function updateMirrored(q: Queryable, orgId: string, rows: MirrorWrite[]): Promise<void> {
+  await updateChartRows(q, orgId, "suite_unit_id", mirrored(rows), { revive: true });
 }
 
 export async function tombstoneDepartments(q: Queryable, orgId: string, ids: string[]): Promise<void> {

@@ -40,12 +40,14 @@ export { roleAtLeast } from "./contract.js";
 export type { ExternalHosts, OrgMembership, OrgRole, OwnedResource, OwnedResources } from "./contract.js";
 export {
   departmentOfUnits,
+  insertChartRows,
   insertMirrored,
   lockChart,
   mirrorRows,
   releaseDepartmentUnits,
   setMemberDepartments,
   tombstoneDepartments,
+  updateChartRows,
   updateMirrored,
   type MirrorRow,
   type MirrorWrite,

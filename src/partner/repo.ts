@@ -1,5 +1,6 @@
 /** The partners table: which accounts are partners, their billing mode, limit, visitor login and child scope ceiling. */
 import type { Queryable } from "../store/db.js";
+import { patchParams } from "../store/patch.js";
 
 export type BillingMode = "child_prepaid" | "partner_postpaid";
 
@@ -50,13 +51,7 @@ export async function updateProfile(
        child_scopes = CASE WHEN $4 THEN $5::text[] ELSE child_scopes END,
        updated_at = now()
      WHERE account_id = $1 RETURNING ${COLUMNS}`,
-    [
-      accountId,
-      v.visitor_login_url !== undefined,
-      v.visitor_login_url ?? null,
-      v.child_scopes !== undefined,
-      v.child_scopes ?? null,
-    ],
+    [accountId, ...patchParams(v, ["visitor_login_url", "child_scopes"])],
   );
   return rows[0];
 }

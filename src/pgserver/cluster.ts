@@ -6,6 +6,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { PgBinaries } from "./binaries.js";
 import type { RunAs } from "./system-user.js";
+import { freePort } from "../kernel/free-port.js";
+
+export { freePort };
 
 const run = promisify(execFile);
 
@@ -182,19 +185,6 @@ export async function isRunning(cluster: Cluster): Promise<boolean> {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-/** A loopback port nobody listens on right now. */
-export async function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(addr.port));
-    });
-  });
 }
 
 export async function portInUse(port: number, host = "127.0.0.1"): Promise<boolean> {

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { certificatePem } from "./x509.js";
 import { TOKEN_ISSUER, TOKEN_SERVICE } from "./token.js";
 import { bindError, RestartBackoff } from "../kernel/components.js";
+import { freePort } from "../kernel/free-port.js";
 
 /**
  * The registry server: Debian's `docker-registry` (CNCF distribution 2.8) as a child process on
@@ -203,17 +204,6 @@ function probePort(port: number): Promise<void> {
     const srv = createServer();
     srv.once("error", reject);
     srv.listen(port, "127.0.0.1", () => srv.close(() => resolve()));
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
   });
 }
 

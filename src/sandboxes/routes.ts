@@ -3,12 +3,12 @@ import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import type { SandboxRow } from "./repo.js";
 import type { SandboxesState } from "./service.js";
 import { DEFAULT_SANDBOX_IMAGE, OUTPUT_LIMIT } from "./service.js";
 
 const tags = ["sandboxes"];
-const read = { scope: "sandboxes:read", instance: { param: "id" } } as const;
 const write = { scope: "sandboxes:write", instance: { param: "id" } } as const;
 const caller = (request: FastifyRequest): Principal => request.principal!;
 
@@ -48,48 +48,39 @@ export function sandboxRoutes(state: SandboxesState): Route[] {
   const unavailable = ["runtime_unavailable"] as const;
 
   return [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "Sandbox",
+      plural: "Sandboxes",
       url: "/v1/sandboxes",
-      operationId: "createSandbox",
       tags,
-      summary: `Start a sandbox: an isolated container that is removed when timeout_s runs out (even across a platform restart). Without image: ${DEFAULT_SANDBOX_IMAGE} (busybox). No network unless network is true.`,
-      summaryKo: "격리된 단기 컨테이너(샌드박스)를 만듭니다.",
-      auth: { scope: "sandboxes:write", instance: "create" },
-      admits: true,
-      errors: ["bad_image", "image_forbidden", "provision_failed", "runtime_failed", ...unavailable],
-      validationCodes: { "/image": "bad_image" },
-      body: Body({
-        image: Type.Optional(Type.String({ pattern: IMAGE, maxLength: 255 })),
-        timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, default: 300 })),
-        network: Type.Optional(Type.Boolean({ default: false })),
-      }),
-      response: { 201: Sandbox },
-      handler: async (request, reply) =>
-        reply.code(201).send(sandboxView(await svc.create(caller(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/sandboxes",
-      operationId: "listSandboxes",
-      tags,
-      summary: "The caller's running sandboxes and those that expired in the last day, newest first.",
-      summaryKo: "실행 중이거나 최근 하루 안에 끝난 샌드박스 목록.",
-      auth: { scope: "sandboxes:read", instance: "list" },
-      response: { 200: Type.Array(Sandbox) },
-      handler: async (request) => (await svc.list(caller(request), request.instanceFilter)).map(sandboxView),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/sandboxes/:id",
-      operationId: "getSandbox",
-      tags,
-      summary: "One sandbox, deleted and expired ones included.",
-      summaryKo: "샌드박스 하나.",
-      auth: read,
       params: Params,
-      response: { 200: Sandbox },
-      handler: async (request) => sandboxView(await svc.get(caller(request), request.params.id)),
+      scope: "sandboxes",
+      instances: true,
+      schema: Sandbox,
+      view: sandboxView,
+      service: svc,
+      create: {
+        summary: `Start a sandbox: an isolated container that is removed when timeout_s runs out (even across a platform restart). Without image: ${DEFAULT_SANDBOX_IMAGE} (busybox). No network unless network is true.`,
+        summaryKo: "격리된 단기 컨테이너(샌드박스)를 만듭니다.",
+        admits: true,
+        errors: ["bad_image", "image_forbidden", "provision_failed", "runtime_failed", ...unavailable],
+        validationCodes: { "/image": "bad_image" },
+        body: Body({
+          image: Type.Optional(Type.String({ pattern: IMAGE, maxLength: 255 })),
+          timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, default: 300 })),
+          network: Type.Optional(Type.Boolean({ default: false })),
+        }),
+      },
+      list: {
+        summary: "The caller's running sandboxes and those that expired in the last day, newest first.",
+        summaryKo: "실행 중이거나 최근 하루 안에 끝난 샌드박스 목록.",
+      },
+      get: { summary: "One sandbox, deleted and expired ones included.", summaryKo: "샌드박스 하나." },
+      remove: {
+        summary: "Remove the sandbox's container at once; answers the sandbox in state removed.",
+        summaryKo: "샌드박스를 지웁니다(컨테이너 삭제).",
+        status: 200,
+      },
     }),
     route({
       method: "POST",
@@ -124,18 +115,6 @@ export function sandboxRoutes(state: SandboxesState): Route[] {
           timed_out: res.timedOut,
         };
       },
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/sandboxes/:id",
-      operationId: "deleteSandbox",
-      tags,
-      summary: "Remove the sandbox's container at once; answers the sandbox in state removed.",
-      summaryKo: "샌드박스를 지웁니다(컨테이너 삭제).",
-      auth: write,
-      params: Params,
-      response: { 200: Sandbox },
-      handler: async (request) => sandboxView(await svc.remove(caller(request), request.params.id)),
     }),
   ];
 }

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../../src/registry/process.js";
+import { freePort } from "../../src/kernel/free-port.js";
 import { call, createTestApp, signup, type TestApp } from "../helpers/app.js";
 import type { RegistryState } from "../../src/registry/module.js";
 import { Podman, unique } from "./lib.js";

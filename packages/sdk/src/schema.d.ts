@@ -10680,6 +10680,7 @@ export interface operations {
       400: components["responses"]["Error400_2843058c6c"];
       401: components["responses"]["Error401_18e5ce20ec"];
       403: components["responses"]["Error403_787c7ca968"];
+      404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_371f5cf07e"];
       413: components["responses"]["Error413_091a06eff4"];

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { SecretEnvView } from "../secrets/schemas.js";
-import { callerOf } from "../../auth/principal.js";
 import { Nullable, Timestamp } from "../../http/schemas.js";
-import { route, type Route } from "../../http/route.js";
+import type { Route } from "../../http/route.js";
+import { resourceRoutes } from "../../http/resource-routes.js";
 import type { GroupsService, GroupWithMembers } from "../groups/service.js";
 import { groupView } from "../groups/view.js";
-import { Params, read, RunFields, tags, write } from "./schemas.js";
+import { Params, RunFields, tags } from "./schemas.js";
 import { GroupCreateBody, GroupPatchBody } from "./bodies.js";
 import { ChecksSchema, GroupDeploySchema } from "../checks/spec.js";
 
@@ -75,76 +75,46 @@ export function groupRoutes({
 }): Route[] {
   const view = (g: GroupWithMembers) => groupView(g, groups.envOf(g.group), urls, groups.secretEnvOf(g.group));
 
-  return [
-    route({
-      method: "POST",
-      url: "/v1/pod-groups",
-      operationId: "createPodGroup",
-      tags,
+  return resourceRoutes({
+    name: "PodGroup",
+    url: "/v1/pod-groups",
+    tags,
+    params: Params,
+    scope: "pods",
+    instances: true,
+    schema: PodGroup,
+    view,
+    service: groups,
+    create: {
       summary:
         "Create an autoscaled pod group (201): replica_min member pods start now; the autoscaler keeps the members' average CPU near target_cpu_percent between replica_min and replica_max (a member removed on its own is replaced), and stops growing at the account or app spend cap.",
       summaryKo: "자동 확장되는 팟 그룹을 만듭니다(replica_min개의 팟으로 시작).",
-      auth: { scope: "pods:write", instance: "create" },
       admits: true,
       errors: ["bad_slug", "slug_taken", "not_found", "runtime_unavailable", ...SpecErrors],
       validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
       body: GroupCreateBody,
-      response: { 201: PodGroup },
-      handler: async (request, reply) =>
-        reply.code(201).send(view(await groups.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pod-groups",
-      operationId: "listPodGroups",
-      tags,
+    },
+    list: {
       summary: "The caller's pod groups, removed ones excluded; instance-limited keys see only their groups.",
       summaryKo: "팟 그룹 목록(삭제된 것 제외).",
-      auth: { scope: "pods:read", instance: "list" },
-      response: { 200: Type.Array(PodGroup) },
-      handler: async (request) => (await groups.list(callerOf(request), request.instanceFilter)).map(view),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pod-groups/:id",
-      operationId: "getPodGroup",
-      tags,
+    },
+    get: {
       summary: "One pod group by id or slug: its members, desired replicas and why it holds (scale_hold).",
       summaryKo: "팟 그룹 하나(id 또는 slug)와 그 팟들.",
-      auth: read,
-      params: Params,
-      response: { 200: PodGroup },
-      handler: async (request) => view(await groups.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/pod-groups/:id",
-      operationId: "updatePodGroup",
-      tags,
+    },
+    update: {
       summary:
         "Change replica bounds and the CPU target, or the members' image, env, size, port or command: each member rolls (a rolling update per pod).",
       summaryKo: "복제 수 범위, 목표 CPU, 이미지·환경 변수·크기를 바꿉니다(팟마다 롤링 업데이트).",
-      auth: write,
       admits: true,
       errors: ["runtime_unavailable", ...SpecErrors],
       validationCodes: { "/size": "bad_size", "/image": "bad_image" },
-      params: Params,
       body: GroupPatchBody,
-      response: { 200: PodGroup },
-      handler: async (request) => view(await groups.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/pod-groups/:id",
-      operationId: "deletePodGroup",
-      tags,
+    },
+    remove: {
       summary: "Remove the group and its member pods (their containers go). 202 with the group (state removed).",
       summaryKo: "팟 그룹과 그 팟들을 지웁니다.",
-      auth: write,
-      params: Params,
-      response: { 202: PodGroup },
-      handler: async (request, reply) =>
-        reply.code(202).send(view(await groups.remove(callerOf(request), request.params.id))),
-    }),
-  ];
+      status: 202,
+    },
+  });
 }

@@ -1,6 +1,6 @@
-import { Type } from "@sinclair/typebox";
 import { callerOf } from "../../auth/principal.js";
 import { route, type Route } from "../../http/route.js";
+import { resourceRoutes } from "../../http/resource-routes.js";
 import { podView } from "../view.js";
 import type { PodRow } from "../repo.js";
 import { PodCreateBody, PodPatchBody } from "./bodies.js";
@@ -24,61 +24,45 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
   const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod));
 
   return [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "Pod",
       url: "/v1/pods",
-      operationId: "createPod",
       tags,
-      summary: "Deploy a container image as a pod (201); `template` deploys a saved spec, given fields override it.",
-      summaryKo: "팟(컨테이너 앱)을 만듭니다. template을 주면 저장된 사양에 주어진 필드를 덮어씁니다.",
-      auth: { scope: "pods:write", instance: "create" },
-      admits: true,
-      errors: [...CREATE_ERRORS],
-      validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
-      body: PodCreateBody,
-      response: { 201: Pod },
-      handler: async (request, reply) => reply.code(201).send(view(await pods.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pods",
-      operationId: "listPods",
-      tags,
-      summary:
-        "The caller's pods, removed ones excluded; instance-limited keys see their pods (a group id covers its members).",
-      summaryKo: "팟 목록(삭제된 것 제외).",
-      auth: { scope: "pods:read", instance: "list" },
-      response: { 200: Type.Array(Pod) },
-      handler: async (request) => (await pods.list(callerOf(request), request.instanceFilter)).map(view),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pods/:id",
-      operationId: "getPod",
-      tags,
-      summary: "One pod by id or slug, with its state and reason.",
-      summaryKo: "팟 하나(id 또는 slug).",
-      auth: read,
       params: Params,
-      response: { 200: Pod },
-      handler: async (request) => view(await pods.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/pods/:id",
-      operationId: "updatePod",
-      tags,
-      summary:
-        "Change image, env, size, port or command: a rolling update (the new replica starts, answers its health check, then the old one stops).",
-      summaryKo: "이미지, 환경 변수, 크기를 바꿉니다(롤링 업데이트).",
-      auth: write,
-      admits: true,
-      errors: ["bad_size", "bad_image", "image_forbidden", "provision_failed", "runtime_unavailable"],
-      validationCodes: { "/size": "bad_size", "/image": "bad_image" },
-      params: Params,
-      body: PodPatchBody,
-      response: { 200: Pod },
-      handler: async (request) => view(await pods.update(callerOf(request), request.params.id, request.body)),
+      scope: "pods",
+      instances: true,
+      schema: Pod,
+      view,
+      service: pods,
+      create: {
+        summary: "Deploy a container image as a pod (201); `template` deploys a saved spec, given fields override it.",
+        summaryKo: "팟(컨테이너 앱)을 만듭니다. template을 주면 저장된 사양에 주어진 필드를 덮어씁니다.",
+        admits: true,
+        errors: [...CREATE_ERRORS],
+        validationCodes: { "/name": "bad_slug", "/slug": "bad_slug", "/size": "bad_size", "/image": "bad_image" },
+        body: PodCreateBody,
+      },
+      list: {
+        summary:
+          "The caller's pods, removed ones excluded; instance-limited keys see their pods (a group id covers its members).",
+        summaryKo: "팟 목록(삭제된 것 제외).",
+      },
+      get: { summary: "One pod by id or slug, with its state and reason.", summaryKo: "팟 하나(id 또는 slug)." },
+      update: {
+        summary:
+          "Change image, env, size, port or command: a rolling update (the new replica starts, answers its health check, then the old one stops).",
+        summaryKo: "이미지, 환경 변수, 크기를 바꿉니다(롤링 업데이트).",
+        admits: true,
+        errors: ["bad_size", "bad_image", "image_forbidden", "provision_failed", "runtime_unavailable"],
+        validationCodes: { "/size": "bad_size", "/image": "bad_image" },
+        body: PodPatchBody,
+      },
+      remove: {
+        summary: "Remove the pod: its containers go, its volumes stay. 202 with the pod (desired_state removed).",
+        summaryKo: "팟을 지웁니다(컨테이너 제거, 볼륨은 남음).",
+        status: 202,
+        run: (caller, id) => pods.transition(caller, id, "delete"),
+      },
     }),
     ...(["start", "stop", "restart"] as const).map((action) =>
       route({
@@ -106,20 +90,6 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
           reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, action))),
       }),
     ),
-
-    route({
-      method: "DELETE",
-      url: "/v1/pods/:id",
-      operationId: "deletePod",
-      tags,
-      summary: "Remove the pod: its containers go, its volumes stay. 202 with the pod (desired_state removed).",
-      summaryKo: "팟을 지웁니다(컨테이너 제거, 볼륨은 남음).",
-      auth: write,
-      params: Params,
-      response: { 202: Pod },
-      handler: async (request, reply) =>
-        reply.code(202).send(view(await pods.transition(callerOf(request), request.params.id, "delete"))),
-    }),
     route({
       method: "GET",
       url: "/v1/pods/:id/logs",

@@ -1,17 +1,13 @@
 import { Type } from "@sinclair/typebox";
 import { SecretEnv, SecretEnvView } from "../secrets/schemas.js";
-import { callerOf } from "../../auth/principal.js";
-import { Body, NoContent, Nullable, Timestamp } from "../../http/schemas.js";
-import { route, type Route } from "../../http/route.js";
+import { Body, Nullable, Timestamp } from "../../http/schemas.js";
+import type { Route } from "../../http/route.js";
+import { resourceRoutes } from "../../http/resource-routes.js";
 import type { TemplatesService } from "../templates/service.js";
 import type { TemplateRow } from "../templates/repo.js";
 import { Command, Env, Image, SLUG, VolumeMount } from "./schemas.js";
 import { ChecksSchema } from "../checks/spec.js";
 
-const tags = ["pod-templates"];
-const read = { scope: "pod-templates:read", instance: { param: "id" } } as const;
-const write = { scope: "pod-templates:write", instance: { param: "id" } } as const;
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "template id or name" }) });
 const Size = Type.String({ minLength: 1, maxLength: 40, description: "nano (free), micro, or a SKU id of /v1/gpus" });
 
 const Template = Type.Object({
@@ -62,81 +58,46 @@ export function templateRoutes({ templates }: { templates: TemplatesService }): 
     updated_at: t.updated_at.toISOString(),
   });
 
-  return [
-    route({
-      method: "POST",
-      url: "/v1/pod-templates",
-      operationId: "createPodTemplate",
-      tags,
+  return resourceRoutes({
+    name: "PodTemplate",
+    url: "/v1/pod-templates",
+    tags: ["pod-templates"],
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "template id or name" }) }),
+    scope: "pod-templates",
+    instances: true,
+    schema: Template,
+    view,
+    service: templates,
+    create: {
       summary:
         "Save a pod spec as a template (201). Every field but the name may be left to the deploy; POST /v1/pods {template} deploys it.",
       summaryKo: "팟 사양을 템플릿으로 저장합니다.",
-      auth: { scope: "pod-templates:write", instance: "create" },
       errors: ["not_found", "bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
       validationCodes,
       body: Body({ name: Name, ...fields }),
-      response: { 201: Template },
-      handler: async (request, reply) =>
-        reply.code(201).send(view(await templates.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pod-templates",
-      operationId: "listPodTemplates",
-      tags,
+    },
+    list: {
       summary: "The caller's pod templates; instance-limited keys see their templates.",
       summaryKo: "팟 템플릿 목록.",
-      auth: { scope: "pod-templates:read", instance: "list" },
-      response: { 200: Type.Array(Template) },
-      handler: async (request) => (await templates.list(callerOf(request), request.instanceFilter)).map(view),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/pod-templates/:id",
-      operationId: "getPodTemplate",
-      tags,
-      summary: "One pod template by id or name.",
-      summaryKo: "팟 템플릿 하나(id 또는 이름).",
-      auth: read,
-      params: Params,
-      response: { 200: Template },
-      handler: async (request) => view(await templates.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "PATCH",
-      url: "/v1/pod-templates/:id",
-      operationId: "updatePodTemplate",
-      tags,
+    },
+    get: { summary: "One pod template by id or name.", summaryKo: "팟 템플릿 하나(id 또는 이름)." },
+    update: {
       summary:
         "Replace the given fields (env as a whole; null clears image, port, command or size). Pods deployed from it before keep their spec.",
       summaryKo: "템플릿의 주어진 필드를 바꿉니다(이미 배포된 팟은 그대로).",
-      auth: write,
       errors: ["bad_slug", "bad_size", "bad_image", "image_forbidden", "slug_taken"],
       validationCodes,
-      params: Params,
       body: Body({
         ...fields,
         name: Type.Optional(Name),
         image: Type.Optional(Nullable(Image)),
         size: Type.Optional(Nullable(Size)),
       }),
-      response: { 200: Template },
-      handler: async (request) => view(await templates.update(callerOf(request), request.params.id, request.body)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/pod-templates/:id",
-      operationId: "deletePodTemplate",
-      tags,
+    },
+    remove: {
       summary: "Delete the template (204); pods deployed from it keep running.",
       summaryKo: "템플릿을 지웁니다(배포된 팟은 그대로).",
-      auth: write,
-      params: Params,
-      response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await templates.remove(callerOf(request), request.params.id);
-        return reply.code(204).send(null);
-      },
-    }),
-  ];
+      status: 204,
+    },
+  });
 }

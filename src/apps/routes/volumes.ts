@@ -1,15 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
-import { route, type Route } from "../../http/route.js";
+import type { Route } from "../../http/route.js";
+import { resourceRoutes } from "../../http/resource-routes.js";
 import type { VolumesService } from "../volumes/service.js";
 import type { VolumeWithPod } from "../volumes/repo.js";
 import { SLUG } from "./schemas.js";
-
-const tags = ["volumes"];
-const read = { scope: "volumes:read", instance: { param: "id" } } as const;
-const write = { scope: "volumes:write", instance: { param: "id" } } as const;
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "volume id or name" }) });
 
 const Volume = Type.Object({
   id: Type.String(),
@@ -37,16 +32,20 @@ export function volumeRoutes({ volumes }: { volumes: VolumesService }): Route[] 
     created_at: v.created_at.toISOString(),
   });
 
-  return [
-    route({
-      method: "POST",
-      url: "/v1/volumes",
-      operationId: "createVolume",
-      tags,
+  return resourceRoutes({
+    name: "Volume",
+    url: "/v1/volumes",
+    tags: ["volumes"],
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "volume id or name" }) }),
+    scope: "volumes",
+    instances: true,
+    schema: Volume,
+    view,
+    service: volumes,
+    create: {
       summary:
         "Create a fixed-size volume (201, state creating; ready once the host made its file system). Storage is paid per GB-hour until it is deleted.",
       summaryKo: "고정 크기 볼륨을 만듭니다(준비되면 state가 ready).",
-      auth: { scope: "volumes:write", instance: "create" },
       admits: true,
       errors: ["bad_slug", "slug_taken", "host_unavailable", "runtime_unavailable"],
       validationCodes: { "/name": "bad_slug" },
@@ -54,48 +53,21 @@ export function volumeRoutes({ volumes }: { volumes: VolumesService }): Route[] 
         name: Type.String({ pattern: SLUG, minLength: 3, maxLength: 40, description: "unique among your volumes" }),
         size_gb: Type.Integer({ minimum: 1, maximum: 1024 }),
       }),
-      response: { 201: Volume },
-      handler: async (request, reply) =>
-        reply.code(201).send(await view(await volumes.create(callerOf(request), request.body))),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/volumes",
-      operationId: "listVolumes",
-      tags,
+    },
+    list: {
       summary: "The caller's volumes, removed ones excluded; instance-limited keys see their volumes.",
       summaryKo: "볼륨 목록(삭제된 것 제외).",
-      auth: { scope: "volumes:read", instance: "list" },
-      response: { 200: Type.Array(Volume) },
-      handler: async (request) =>
-        Promise.all((await volumes.list(callerOf(request), request.instanceFilter)).map(view)),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/volumes/:id",
-      operationId: "getVolume",
-      tags,
+    },
+    get: {
       summary: "One volume by id or name: state, the pod mounting it, bytes used.",
       summaryKo: "볼륨 하나(id 또는 이름)와 사용량.",
-      auth: read,
-      params: Params,
-      response: { 200: Volume },
-      handler: async (request) => view(await volumes.get(callerOf(request), request.params.id)),
-    }),
-    route({
-      method: "DELETE",
-      url: "/v1/volumes/:id",
-      operationId: "deleteVolume",
-      tags,
+    },
+    remove: {
       summary:
         "Delete the volume and its data (202, state removed); 409 volume_in_use while a pod mounts it: delete the pod first.",
       summaryKo: "볼륨과 그 데이터를 지웁니다. 팟이 마운트 중이면 409입니다.",
-      auth: write,
       errors: ["volume_in_use"],
-      params: Params,
-      response: { 202: Volume },
-      handler: async (request, reply) =>
-        reply.code(202).send(await view(await volumes.remove(callerOf(request), request.params.id))),
-    }),
-  ];
+      status: 202,
+    },
+  });
 }

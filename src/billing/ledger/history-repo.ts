@@ -1,5 +1,5 @@
 import type { Queryable } from "../../store/db.js";
-import { badRequest } from "../../http/errors.js";
+import { keysetPage, sequenceCursor } from "../../http/keyset-page.js";
 import type { SourceType } from "./ledger.js";
 
 export interface HistoryFilter {
@@ -21,8 +21,7 @@ export async function listOwnerTransactions(
   cursor: string | undefined,
   f: HistoryFilter,
 ) {
-  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor))
-    throw badRequest("invalid_request", "cursor is not one this endpoint returned.");
+  const before = sequenceCursor(cursor);
   const { rows } = await q.query<{
     seq: number;
     id: string;
@@ -44,11 +43,12 @@ export async function listOwnerTransactions(
         AND ($4::text IS NULL OR t.source_type = $4) AND ($5::text IS NULL OR t.currency = $5)
         AND ($6::timestamptz IS NULL OR t.created_at >= $6) AND ($7::timestamptz IS NULL OR t.created_at < $7)
       GROUP BY t.seq, t.id ORDER BY t.seq DESC LIMIT $8`,
-    [owner.kind, owner.id, cursor ?? null, f.type ?? null, f.currency ?? null, f.from ?? null, f.to ?? null, limit + 1],
+    [owner.kind, owner.id, before, f.type ?? null, f.currency ?? null, f.from ?? null, f.to ?? null, limit + 1],
   );
-  const page = rows.slice(0, limit);
-  return {
-    items: page.map((r) => ({
+  return keysetPage(
+    rows,
+    limit,
+    (r) => ({
       id: r.id,
       type: r.source_type,
       source_id: r.source_id,
@@ -57,7 +57,7 @@ export async function listOwnerTransactions(
       balance_after: r.balance_after,
       memo: r.memo,
       created_at: r.created_at.toISOString(),
-    })),
-    next_cursor: rows.length > limit ? String(page[page.length - 1].seq) : null,
-  };
+    }),
+    (r) => String(r.seq),
+  );
 }

@@ -1,4 +1,3 @@
-import net from "node:net";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import { AdminPushQueue } from "./push-queue.js";
@@ -9,6 +8,7 @@ import { nginxConf, type NginxConfExtension } from "./conf.js";
 import type { NginxInstall } from "./detect.js";
 import { NginxProcess, writeConf } from "./process.js";
 import { zeroCounts, type CountsOf } from "../stats/counts.js";
+import { freePort } from "../../kernel/free-port.js";
 
 export interface NginxPlaneOptions {
   install: NginxInstall;
@@ -206,16 +206,4 @@ export class NginxPlane {
     await this.process?.stop();
     this.process = null;
   }
-}
-
-/** a port free on that address now (nginx binds it next: its admin port, or EDGE_PORT / EDGE_TLS_PORT given as 0) */
-export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }

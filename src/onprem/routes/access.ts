@@ -3,7 +3,7 @@ import { callerOf } from "../../auth/principal.js";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import type { AccessService } from "../access-service.js";
 import type { LicensesService } from "../licenses-service.js";
-import { account, Inquiry, inquiryView, open, OwnerView, ScopeField, tags, withScope } from "./schemas.js";
+import { account, Inquiry, inquiryView, open, OwnedFields, ScopeField, tags, withScope } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
 
 const Terms = Type.Object({
@@ -33,8 +33,7 @@ export function accessRoutes(svc: { access: AccessService; licenses: LicensesSer
       query: Type.Object({ scope: Type.Optional(ScopeField) }),
       response: {
         200: Type.Object({
-          scope: ScopeField,
-          owner: OwnerView,
+          ...OwnedFields,
           status: Type.Union([
             Type.Literal("none"),
             Type.Literal("pending"),

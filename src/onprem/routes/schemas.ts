@@ -23,12 +23,24 @@ export const OwnerView = Type.Object({ kind: Type.String(), id: Type.String() })
 export const Customer = Type.String({ minLength: 1, maxLength: 200, description: "the licensed company's name" });
 
 const ts = (d: Date | null) => (d ? d.toISOString() : null);
-const scopeOf = (kind: string): "me" | "org" => (kind === "org" ? "org" : "me");
+
+/** Whose an inquiry, license or order is: the scope it was asked in and the owner it names. */
+export const OwnedFields = { scope: ScopeField, owner: OwnerView };
+const ownedView = (r: { owner_kind: string; owner_id: string }) => ({
+  scope: r.owner_kind === "org" ? ("org" as const) : ("me" as const),
+  owner: { kind: r.owner_kind, id: r.owner_id },
+});
+/** What a license covers, and an order buys: its owner, the licensed company and how many hosts. */
+const CoverageFields = { ...OwnedFields, customer: Type.String(), hosts: Type.Integer() };
+const coverageView = (r: { owner_kind: string; owner_id: string; customer: string; hosts: number }) => ({
+  ...ownedView(r),
+  customer: r.customer,
+  hosts: r.hosts,
+});
 
 export const Inquiry = Type.Object({
   id: Type.String(),
-  scope: ScopeField,
-  owner: OwnerView,
+  ...OwnedFields,
   account_id: Type.String({ description: "who asked" }),
   requester_email: Type.String(),
   company: Type.String(),
@@ -41,8 +53,7 @@ export const Inquiry = Type.Object({
 });
 export const inquiryView = (r: AccessRow) => ({
   id: r.id,
-  scope: scopeOf(r.owner_kind),
-  owner: { kind: r.owner_kind, id: r.owner_id },
+  ...ownedView(r),
   account_id: r.account_id,
   requester_email: r.requester_email,
   company: r.company,
@@ -57,10 +68,7 @@ export const inquiryView = (r: AccessRow) => ({
 export const License = Type.Object({
   id: Type.String(),
   kind: Type.Union([Type.Literal("trial"), Type.Literal("paid")]),
-  scope: ScopeField,
-  owner: OwnerView,
-  customer: Type.String(),
-  hosts: Type.Integer(),
+  ...CoverageFields,
   not_before: Timestamp,
   not_after: Timestamp,
   features: Type.Array(Type.String()),
@@ -74,10 +82,7 @@ export function licenseView(r: LicenseRow, now = Date.now()) {
   return {
     id: r.id,
     kind: r.kind,
-    scope: scopeOf(r.owner_kind),
-    owner: { kind: r.owner_kind, id: r.owner_id },
-    customer: r.customer,
-    hosts: r.hosts,
+    ...coverageView(r),
     not_before: r.not_before.toISOString(),
     not_after: r.not_after.toISOString(),
     features: r.features,
@@ -123,10 +128,7 @@ export const Payment = Type.Object(
 export const Order = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal("pending"), Type.Literal("paid")]),
-  scope: ScopeField,
-  owner: OwnerView,
-  customer: Type.String(),
-  hosts: Type.Integer(),
+  ...CoverageFields,
   months: Type.Integer(),
   amount_krw: Type.Integer(),
   renew_of: Nullable(Type.String()),
@@ -139,10 +141,7 @@ export const Order = Type.Object({
 export const orderView = (r: { order: OrderRow; payment: Static<typeof Payment> }) => ({
   id: r.order.id,
   status: r.order.status,
-  scope: scopeOf(r.order.owner_kind),
-  owner: { kind: r.order.owner_kind, id: r.order.owner_id },
-  customer: r.order.customer,
-  hosts: r.order.hosts,
+  ...coverageView(r.order),
   months: r.order.months,
   amount_krw: r.order.amount_krw,
   renew_of: r.order.renew_of,

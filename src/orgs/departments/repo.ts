@@ -4,7 +4,7 @@
  * arrays, so a sync of thousands of rows is a handful of round trips.
  */
 import type { Queryable } from "../../store/db.js";
-import type { OrgRole } from "../public.js";
+import { insertChartRows, updateChartRows, type OrgRole } from "../public.js";
 
 export interface DepartmentRow {
   id: string;
@@ -81,37 +81,16 @@ export async function chartOf(q: Queryable, orgId: string): Promise<ChartRow[]> 
   return rows;
 }
 
-const columns = (rows: DepartmentWrite[]) => [
-  rows.map((r) => r.id),
-  rows.map((r) => r.code),
-  rows.map((r) => r.name),
-  rows.map((r) => r.parentId),
-  rows.map((r) => r.approverEmail),
-];
+const approvers = (rows: DepartmentWrite[]) => rows.map((r) => ({ ...r, value: r.approverEmail }));
 
-/** One INSERT for all new departments (parents first; the foreign key is checked at the statement's end anyway). */
+/** One INSERT for all new departments (the core's chart writes, which the suite's mirror shares). */
 export async function insertDepartments(q: Queryable, orgId: string, rows: DepartmentWrite[]): Promise<void> {
-  if (!rows.length) return;
-  await q.query(
-    `INSERT INTO org_departments (id, org_id, code, name, parent_id, approver_email)
-     SELECT u.id, $1, u.code, u.name, u.parent_id, u.approver_email
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            WITH ORDINALITY AS u(id, code, name, parent_id, approver_email, n)
-      ORDER BY u.n`,
-    [orgId, ...columns(rows)],
-  );
+  await insertChartRows(q, orgId, "approver_email", approvers(rows));
 }
 
+/** The live departments a sync changes (chartOf lists no tombstoned one, so none comes back here). */
 export async function updateDepartments(q: Queryable, orgId: string, rows: DepartmentWrite[]): Promise<void> {
-  if (!rows.length) return;
-  await q.query(
-    `UPDATE org_departments d
-        SET name = u.name, parent_id = u.parent_id, approver_email = u.approver_email, updated_at = now()
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
-            AS u(id, code, name, parent_id, approver_email)
-      WHERE d.org_id = $1 AND d.id = u.id`,
-    [orgId, ...columns(rows)],
-  );
+  await updateChartRows(q, orgId, "approver_email", approvers(rows), { revive: false });
 }
 
 /** Deletes departments; their members' department becomes null (ON DELETE SET NULL), as do their children's parent. */

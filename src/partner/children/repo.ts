@@ -1,6 +1,7 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../../store/db.js";
+import { patchParams } from "../../store/patch.js";
 
 export interface ChildRow {
   id: string;
@@ -110,15 +111,7 @@ export async function updateChild(
        monthly_cap_krw = CASE WHEN $6 THEN $7::bigint ELSE monthly_cap_krw END,
        updated_at = now()
      WHERE id = $1 RETURNING ${COLUMNS}`,
-    [
-      id,
-      v.department_code !== undefined,
-      v.department_code ?? null,
-      v.tenant_ref !== undefined,
-      v.tenant_ref ?? null,
-      v.monthly_cap_krw !== undefined,
-      v.monthly_cap_krw ?? null,
-    ],
+    [id, ...patchParams(v, ["department_code", "tenant_ref", "monthly_cap_krw"])],
   );
   return rows[0];
 }

@@ -12,6 +12,7 @@ import { issueToken, listScopedKeys, revokeScopedKey } from "../../auth/api-keys
 import { auditedTransaction } from "../../audit/record.js";
 import { recordEvent } from "../../events/public.js";
 import { ApiError, notFound } from "../../http/errors.js";
+import { keysetPage } from "../../http/keyset-page.js";
 import { balance, findWalletOf, post, walletFor } from "../../billing/public.js";
 import type { PartnerRow } from "../repo.js";
 import { ceilingOf } from "../service.js";
@@ -117,10 +118,12 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
       if (!isUuid(after)) throw new ApiError("invalid_request", "cursor is not one this API gave.");
     }
     const rows = await repo.listChildren(db, partner.account_id, { after, limit: limit + 1 });
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    const next = rows.length > limit && last ? Buffer.from(last.id).toString("base64url") : null;
-    return { items, next_cursor: next };
+    return keysetPage(
+      rows,
+      limit,
+      (r) => r,
+      (r) => Buffer.from(r.id).toString("base64url"),
+    );
   }
 
   /**
