@@ -1,6 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
+import { finderOf, listerOf, type RefLookup } from "../store/find.js";
 import type { AlertState } from "./transition.js";
 import type { ResourceKind } from "./figures.js";
 
@@ -86,15 +86,9 @@ export async function insertRule(
 const RULES: RefLookup = { table: "alert_rules", refColumn: "name" };
 
 /** One of the owner's rules by id or name. */
-export const findRule = (
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<RuleRow | null> => findByRef<RuleRow>(q, RULES, owner, ref, opts);
+export const findRule = finderOf<RuleRow>(RULES);
 
-export const listRules = (q: Queryable, owner: Owner, refs: string[] | null): Promise<RuleRow[]> =>
-  listByRefs<RuleRow>(q, RULES, owner, refs, "created_at, id");
+export const listRules = listerOf<RuleRow>(RULES, "created_at, id");
 
 /** Writes the changed definition; with `reset` the state goes back to ok (a changed condition counts afresh). */
 export async function updateRule(q: Queryable, id: string, f: RuleFields, reset: boolean): Promise<RuleRow> {

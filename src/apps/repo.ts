@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import { findByRef } from "../store/find.js";
+import { finderOf } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 import type { Checks } from "./checks/spec.js";
 
@@ -60,14 +60,7 @@ export interface PodRow extends NamedOwnerColumns {
 export const REMOVED_LAST = "(desired_state = 'removed'), created_at DESC";
 
 /** The owner's pod by id or slug (removed ones too, newest first, so a GET after DELETE answers removed). */
-export async function findPod(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<PodRow | null> {
-  return findByRef<PodRow>(q, { table: "pods", refColumn: "slug", order: REMOVED_LAST }, owner, ref, opts);
-}
+export const findPod = finderOf<PodRow>({ table: "pods", refColumn: "slug", order: REMOVED_LAST });
 
 export async function podById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<PodRow | null> {
   const { rows } = await q.query<PodRow>(`SELECT * FROM pods WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`, [

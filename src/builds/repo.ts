@@ -1,7 +1,7 @@
 import { returnedIds, isUuid, inTransaction, type Queryable } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
-import { findByRef } from "../store/find.js";
+import { finderOf } from "../store/find.js";
 
 export type BuildStatus = "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
 export const ACTIVE: BuildStatus[] = ["awaiting_upload", "queued", "building"];
@@ -121,14 +121,7 @@ export async function buildSecretsOf(q: Queryable, id: string): Promise<string |
 }
 
 /** One build of the owner, with its logs. */
-export async function findBuild(
-  q: Queryable,
-  owner: Owner,
-  id: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<BuildRow | null> {
-  return findByRef<BuildRow>(q, { table: "builds", refColumn: null }, owner, id, opts);
-}
+export const findBuild = finderOf<BuildRow>({ table: "builds", refColumn: null });
 
 export async function buildById(q: Queryable, id: string): Promise<BuildRow | null> {
   if (!isUuid(id)) return null;

@@ -1,6 +1,6 @@
 import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import { findByRef, listByRefs } from "../store/find.js";
+import { finderOf, listerOf } from "../store/find.js";
 import type { OwnerColumns } from "../kernel/owned-repo.js";
 import type { MeteredTable } from "../kernel/metered-repo.js";
 
@@ -100,16 +100,14 @@ export async function removeJob(q: Queryable, id: string): Promise<CronJobRow> {
 /** the owner's live cron jobs, found by id or name */
 const JOBS = { table: "cron_jobs", refColumn: "name", where: "removed_at IS NULL" };
 
-export const findJob = (q: Queryable, owner: Owner, ref: string, opts: { forUpdate?: boolean } = {}) =>
-  findByRef<CronJobRow>(q, JOBS, owner, ref, opts);
+export const findJob = finderOf<CronJobRow>(JOBS);
 
 export async function jobById(q: Queryable, id: string): Promise<CronJobRow | null> {
   const { rows } = await q.query<CronJobRow>(`SELECT * FROM cron_jobs WHERE id = $1`, [id]);
   return rows[0] ?? null;
 }
 
-export const listJobs = (q: Queryable, owner: Owner, refs: string[] | null) =>
-  listByRefs<CronJobRow>(q, JOBS, owner, refs);
+export const listJobs = listerOf<CronJobRow>(JOBS);
 
 /** Jobs whose next instant has come, locked so another process's tick passes them by (it finds the next ones). */
 export async function lockDueJobs(q: Queryable, now: Date, limit: number): Promise<CronJobRow[]> {

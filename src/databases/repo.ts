@@ -1,7 +1,7 @@
 import { returnedIds, type Queryable } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
-import { findByRef } from "../store/find.js";
+import { finderOf } from "../store/find.js";
 
 // database_backups has its own file; re-exported so `repo.*` names every table of the area
 export * from "./backups-repo.js";
@@ -85,15 +85,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ---- databases: the API's reads and writes, always within one owner
 
 /** By id or slug, within one owner; purged instances are gone. */
-export async function findDatabase(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<DatabaseRow | null> {
-  const t = { table: "databases", refColumn: "slug", where: "purged_at IS NULL", order: "created_at DESC" };
-  return findByRef<DatabaseRow>(q, t, owner, ref, opts);
-}
+export const findDatabase = finderOf<DatabaseRow>({
+  table: "databases",
+  refColumn: "slug",
+  where: "purged_at IS NULL",
+  order: "created_at DESC",
+});
 
 export async function findDatabaseById(q: Queryable, id: string): Promise<DatabaseRow | null> {
   const { rows } = await q.query<DatabaseRow>("SELECT * FROM databases WHERE id = $1", [id]);

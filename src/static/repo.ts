@@ -2,7 +2,7 @@ import { returnedIds, type Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
-import { findByRef, listByRefs } from "../store/find.js";
+import { finderOf, listerOf } from "../store/find.js";
 
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
 
@@ -39,18 +39,10 @@ export interface FileRecord {
 }
 
 /** The owner's live site named by ref (id or slug). */
-export async function findSite(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<SiteRow | null> {
-  return findByRef<SiteRow>(q, SITES, owner, ref, opts);
-}
+export const findSite = finderOf<SiteRow>(SITES);
 
 /** The owner's live sites, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
-export const listSites = (q: Queryable, owner: Owner, refs: string[] | null) =>
-  listByRefs<SiteRow>(q, SITES, owner, refs, "created_at, id");
+export const listSites = listerOf<SiteRow>(SITES, "created_at, id");
 
 /** Whether a live site has the slug (the edge's route source, and other areas' slug claims, ask this). */
 export async function liveSiteBySlug(q: Queryable, slug: string): Promise<SiteRow | null> {

@@ -63,3 +63,15 @@ export async function countByOwner(q: Queryable, t: RefLookup, owner: { kind: st
   );
   return rows[0].n;
 }
+
+/** A repo's find over one table: `findByRef` bound to it (e.g. `export const findSite = finderOf<SiteRow>(SITES)`). */
+export const finderOf =
+  <T extends object>(t: RefLookup) =>
+  (q: Queryable, owner: { kind: string; id: string }, ref: string, opts: { forUpdate?: boolean } = {}) =>
+    findByRef<T>(q, t, owner, ref, opts);
+
+/** A repo's list over one table: `listByRefs` bound to it and to an order (oldest first by default). */
+export const listerOf =
+  <T extends object>(t: RefLookup, order = "created_at") =>
+  (q: Queryable, owner: { kind: string; id: string }, refs: string[] | null) =>
+    listByRefs<T>(q, t, owner, refs, order);

@@ -1,7 +1,6 @@
 import { setClauses, type Db, type Queryable } from "../../store/db.js";
-import type { Owner } from "../../kernel/owner.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
-import { findByRef, listByRefs } from "../../store/find.js";
+import { finderOf, listerOf } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
 import type { Checks, GroupDeploy } from "../checks/spec.js";
 
@@ -69,14 +68,7 @@ export async function insertGroup(
 }
 
 /** The owner's group by id or slug (a live one before removed ones, newest first). */
-export async function findGroup(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<GroupRow | null> {
-  return findByRef<GroupRow>(q, { table: "pod_groups", refColumn: "slug", order: REMOVED_LAST }, owner, ref, opts);
-}
+export const findGroup = finderOf<GroupRow>({ table: "pod_groups", refColumn: "slug", order: REMOVED_LAST });
 
 export async function groupById(
   q: Queryable,
@@ -91,8 +83,11 @@ export async function groupById(
 }
 
 /** The owner's live groups, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
-export const listGroups = (q: Queryable, owner: Owner, refs: string[] | null) =>
-  listByRefs<GroupRow>(q, { table: "pod_groups", refColumn: "slug", where: "desired_state <> 'removed'" }, owner, refs);
+export const listGroups = listerOf<GroupRow>({
+  table: "pod_groups",
+  refColumn: "slug",
+  where: "desired_state <> 'removed'",
+});
 
 /** A group's live member pods, oldest first. */
 export async function membersOf(q: Queryable, groupId: string): Promise<PodRow[]> {

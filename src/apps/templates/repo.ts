@@ -1,7 +1,7 @@
 import type { Checks } from "../checks/spec.js";
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import { findByRef, listByRefs } from "../../store/find.js";
+import { finderOf, listerOf } from "../../store/find.js";
 
 /** the owner's live templates, found by id or name */
 const TEMPLATES = { table: "pod_templates", refColumn: "name", where: "removed_at IS NULL" };
@@ -32,14 +32,7 @@ export interface TemplateSpec {
 }
 
 /** The owner's live template by id or name. */
-export async function findTemplate(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<TemplateRow | null> {
-  return findByRef<TemplateRow>(q, TEMPLATES, owner, ref, opts);
-}
+export const findTemplate = finderOf<TemplateRow>(TEMPLATES);
 
 export async function insertTemplate(
   q: Queryable,
@@ -54,8 +47,7 @@ export async function insertTemplate(
 }
 
 /** The owner's live templates, oldest first; `refs` narrows them to an instance-limited key's ids and names. */
-export const listTemplates = (q: Queryable, owner: Owner, refs: string[] | null) =>
-  listByRefs<TemplateRow>(q, TEMPLATES, owner, refs);
+export const listTemplates = listerOf<TemplateRow>(TEMPLATES);
 
 export async function updateTemplate(q: Queryable, id: string, name: string, spec: TemplateSpec): Promise<TemplateRow> {
   const { rows } = await q.query<TemplateRow>(

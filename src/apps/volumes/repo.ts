@@ -1,7 +1,7 @@
 import { returnedIds, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { MeteredTable } from "../../kernel/metered-repo.js";
-import { findByRef } from "../../store/find.js";
+import { finderOf } from "../../store/find.js";
 
 export interface VolumeRow {
   id: string;
@@ -18,20 +18,7 @@ export interface VolumeRow {
 }
 
 /** The owner's live volume by id or name. */
-export async function findVolume(
-  q: Queryable,
-  owner: Owner,
-  ref: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<VolumeRow | null> {
-  return findByRef<VolumeRow>(
-    q,
-    { table: "volumes", refColumn: "name", where: "state <> 'removed'" },
-    owner,
-    ref,
-    opts,
-  );
-}
+export const findVolume = finderOf<VolumeRow>({ table: "volumes", refColumn: "name", where: "state <> 'removed'" });
 
 /** Live pods (not removed) that mount the volume, other than `exceptPod`. */
 export async function podsUsingVolume(q: Queryable, volumeId: string, exceptPod: string | null): Promise<string[]> {
