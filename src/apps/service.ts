@@ -6,7 +6,7 @@ import type { InstanceFilter, Principal } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { maskSecrets, type SecretBox } from "../kernel/secrets.js";
-import type { Owner } from "../kernel/owner.js";
+import { ownerColumnsOf, type Owner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
@@ -146,9 +146,7 @@ export function podsService(deps: PodsDeps) {
           : (volumes.hostId ?? (await kernel.require("hosts").place(tx, where)));
         const row: Parameters<typeof repo.insertPod>[1] = {
           id,
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: input.name!,
           slug,
           group_id: opts.groupId ?? null,

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { ownerColumnsOf } from "../kernel/owner.js";
 import { cp, mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -122,9 +123,7 @@ export function buildsService(deps: BuildsDeps) {
         {
           ...fields,
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           host_id: host,
         },
         config.uploadTtlSeconds,

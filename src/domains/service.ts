@@ -3,7 +3,7 @@ import type { Principal, InstanceFilter } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
 import type { Kernel } from "../kernel/kernel.js";
-import { sameOwner, type Owner } from "../kernel/owner.js";
+import { ownerColumnsOf, sameOwner, type Owner } from "../kernel/owner.js";
 import type { Db, Queryable } from "../store/db.js";
 import type { CloudflareClient, RecordChange } from "./cloudflare.js";
 import type { DomainsConfig } from "./config.js";
@@ -87,9 +87,7 @@ export function domainsService(d: DomainsDeps) {
       const row = await auditedTransaction(d.db, p, async (tx) => {
         const inserted = await repo.insertDomain(tx, {
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           domain,
           app_kind: app.kind,
           app_id: app.id,

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../kernel/owner.js";
 import { isUuid, type Db, type Queryable } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
@@ -102,9 +103,7 @@ export function drainService(d: { db: Db; secrets: SecretBox; outbound: Outbound
           throw new ApiError("invalid_request", `At most ${MAX_DRAINS} log drains per owner.`);
         return repo.insertDrain(tx, {
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: input.name,
           destination: destinationHref(dest),
           headers_sealed: headers.sealed,

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../kernel/owner.js";
 import type { Db } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Principal } from "../auth/principal.js";
@@ -107,9 +108,7 @@ export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbou
           throw new ApiError("invalid_request", `At most ${MAX_ENDPOINTS} webhook endpoints per owner.`);
         return hooks.insertEndpoint(tx, {
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           url,
           description: input.description ?? null,
           event_types: types,

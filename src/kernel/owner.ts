@@ -16,3 +16,10 @@ export const accountOwner = (accountId: string): Owner => ({ kind: "account", id
 export const sameOwner = (a: Owner, b: Owner): boolean => a.kind === b.kind && a.id === b.id;
 
 export const ownerKey = (o: Owner): string => `${o.kind}:${o.id}`;
+
+/** The owner columns of a row a caller creates: the owner, and the member responsible for it (its creator). */
+export const ownerColumnsOf = (p: { owner: Owner; accountId: string }) => ({
+  owner_kind: p.owner.kind,
+  owner_id: p.owner.id,
+  account_id: p.accountId,
+});

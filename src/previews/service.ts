@@ -4,7 +4,7 @@ import { inTransaction } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { Principal } from "../auth/principal.js";
-import type { Owner } from "../kernel/owner.js";
+import { ownerColumnsOf, type Owner } from "../kernel/owner.js";
 import type { Outbound } from "../net/outbound.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
@@ -106,9 +106,7 @@ export function previewsService(deps: PreviewsDeps) {
       const link = await auditedTransaction(db, p, (tx) =>
         repo.insertLink(tx, {
           id,
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           base_url: baseUrl,
           project: input.project,
           token_sealed: secrets.seal(input.token, repo.TOKEN_COLUMN),

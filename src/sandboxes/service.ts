@@ -6,7 +6,7 @@ import type { Db } from "../store/db.js";
 import { inTransaction } from "../store/db.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { Kernel } from "../kernel/kernel.js";
-import { ownerKey } from "../kernel/owner.js";
+import { ownerColumnsOf, ownerKey } from "../kernel/owner.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError, notFound } from "../http/errors.js";
@@ -167,9 +167,7 @@ export function sandboxesService(deps: SandboxesDeps) {
           tx,
           {
             id: randomUUID(),
-            owner_kind: p.owner.kind,
-            owner_id: p.owner.id,
-            account_id: p.accountId,
+            ...ownerColumnsOf(p),
             image: image!,
             network: input.network ?? false,
             timeout_s: input.timeout_s ?? 300,

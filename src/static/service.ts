@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../kernel/owner.js";
 import type { Readable } from "node:stream";
 import type pg from "pg";
 import type { Static } from "@sinclair/typebox";
@@ -71,9 +72,7 @@ export function staticService(deps: StaticDeps) {
           throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
         return repo.insertSite(tx, {
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: input.name,
           slug,
           spa: input.spa ?? false,

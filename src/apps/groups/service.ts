@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
 import { ApiError, asApiError, notFound } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
@@ -146,9 +147,7 @@ export function groupsService(deps: GroupsDeps) {
           throw new ApiError("slug_taken", `The slug "${slug}" is in use.`);
         const made = await repo.insertGroup(tx, {
           id,
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: input.name,
           slug,
           spec: {

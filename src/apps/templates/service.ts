@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
 import { ApiError, notFound } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
@@ -92,9 +93,7 @@ export function templatesService(deps: TemplatesDeps) {
       return await auditedTransaction(db, p, (tx) =>
         repo.insertTemplate(tx, {
           id: randomUUID(),
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: f.name,
           spec,
         }),

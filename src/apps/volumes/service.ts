@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
 import { ApiError, notFound } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
@@ -45,9 +46,7 @@ export function volumesService(deps: VolumesDeps) {
         if (missing) throw new ApiError("runtime_unavailable", `Volumes cannot be created here: ${missing}.`);
         await repo.insertVolume(tx, {
           id,
-          owner_kind: p.owner.kind,
-          owner_id: p.owner.id,
-          account_id: p.accountId,
+          ...ownerColumnsOf(p),
           name: input.name,
           size_gb: input.size_gb,
           host_id: hostId,

@@ -86,6 +86,16 @@ function flushColumns<R extends Counts & { kind: string; id: string; owner: Owne
   };
 }
 
+/** an upsert's SET when the row is there (the table aliased s): its counts add, the owner follows the newest flush */
+const ADD_COUNTS = `owner_kind = EXCLUDED.owner_kind,
+       owner_id = EXCLUDED.owner_id,
+       requests = s.requests + EXCLUDED.requests,
+       status_4xx = s.status_4xx + EXCLUDED.status_4xx,
+       status_5xx = s.status_5xx + EXCLUDED.status_5xx,
+       bytes_out = s.bytes_out + EXCLUDED.bytes_out,
+       latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
+                    FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i))`;
+
 const COLUMNS = `target_kind, target_id::text, day::text, owner_kind, owner_id::text, requests, status_4xx, status_5xx,
   bytes_out, latency`;
 
@@ -106,14 +116,7 @@ export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
             AS u(kind, id, day, owner_kind, owner_id, requests, s4, s5, bytes, latency, last_at, n)
       ORDER BY n
      ON CONFLICT (target_kind, target_id, day) DO UPDATE SET
-       owner_kind = EXCLUDED.owner_kind,
-       owner_id = EXCLUDED.owner_id,
-       requests = s.requests + EXCLUDED.requests,
-       status_4xx = s.status_4xx + EXCLUDED.status_4xx,
-       status_5xx = s.status_5xx + EXCLUDED.status_5xx,
-       bytes_out = s.bytes_out + EXCLUDED.bytes_out,
-       latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
-                    FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i)),
+       ${ADD_COUNTS},
        last_request_at = GREATEST(s.last_request_at, EXCLUDED.last_request_at),
        updated_at = now()`,
     [...params, sorted.map((r) => (r.lastAt === undefined ? null : new Date(r.lastAt)))],
@@ -201,14 +204,7 @@ export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<v
             AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, bytes, latency, n)
       ORDER BY n
      ON CONFLICT (target_kind, target_id, minute) DO UPDATE SET
-       owner_kind = EXCLUDED.owner_kind,
-       owner_id = EXCLUDED.owner_id,
-       requests = s.requests + EXCLUDED.requests,
-       status_4xx = s.status_4xx + EXCLUDED.status_4xx,
-       status_5xx = s.status_5xx + EXCLUDED.status_5xx,
-       bytes_out = s.bytes_out + EXCLUDED.bytes_out,
-       latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
-                    FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i))`,
+       ${ADD_COUNTS}`,
     params,
   );
 }
