@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { ErrorCode } from "../../http/errors.js";
 import type { HaAction } from "../service.js";
-import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
+import { caller, Params, read, tags, type RouteDeps } from "./schemas.js";
+import { commandRoute } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
 
 const HaStatus = Type.Object({ enabled: Type.Boolean(), standby: Type.Unknown() });
@@ -32,7 +33,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
   }[] = [
     {
       method: "POST",
-      path: "",
+      path: "/ha",
       action: "ha_enable",
       operationId: "enableDatabaseHa",
       summary: "Enable a streaming standby (basic and above).",
@@ -40,7 +41,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "DELETE",
-      path: "",
+      path: "/ha",
       action: "ha_disable",
       operationId: "disableDatabaseHa",
       summary: "Disable the standby.",
@@ -48,7 +49,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "POST",
-      path: "/rebuild",
+      path: "/ha/rebuild",
       action: "ha_rebuild",
       operationId: "rebuildDatabaseStandby",
       summary: "Rebuild the standby.",
@@ -56,7 +57,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "POST",
-      path: "/switchover",
+      path: "/ha/switchover",
       action: "ha_switchover",
       operationId: "switchoverDatabase",
       summary: "Promote the standby; the old primary becomes the standby; URLs keep working.",
@@ -65,23 +66,12 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
   ];
   return [
     status,
-    ...actions.map((a) =>
-      route({
-        method: a.method,
-        url: `/v1/databases/:id/ha${a.path}`,
-        operationId: a.operationId,
-        tags,
-        summary: a.summary,
-        summaryKo: a.summaryKo,
-        auth: write,
+    ...actions.map(({ action, ...change }) =>
+      commandRoute(
         // only enabling adds a standby: it passes admission like an update (organization rule features.ha)
-        admits: a.action === "ha_enable",
-        errors: HA_ERRORS,
-        params: Params,
-        response: { 202: Accepted },
-        handler: async (request, reply) =>
-          reply.code(202).send({ command_id: (await svc.ha(caller(request), request.params.id, a.action)).commandId }),
-      }),
+        { ...change, admits: action === "ha_enable", errors: HA_ERRORS },
+        (p, id) => svc.ha(p, id, action),
+      ),
     ),
   ];
 }

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
-import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
+import { caller, Params, read, tags, type RouteDeps } from "./schemas.js";
+import { commandRoute } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
 
 const PoolStatus = Type.Object({
@@ -25,23 +26,18 @@ export function poolRoutes({ svc }: RouteDeps): Route[] {
       response: { 200: PoolStatus },
       handler: async (request) => svc.poolStatus(caller(request), request.params.id),
     }),
-    route({
-      method: "PUT",
-      url: "/v1/databases/:id/pool",
-      operationId: "setDatabasePool",
-      tags,
-      summary: "Turn transaction-mode pooling on or off.",
-      summaryKo: "연결 풀을 켜거나 끕니다.",
-      auth: write,
-      admits: true,
-      errors: ["database_removed", "pool_unavailable"],
-      params: Params,
-      body: Body({ enabled: Type.Boolean() }),
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply
-          .code(202)
-          .send({ command_id: (await svc.pool(caller(request), request.params.id, request.body.enabled)).commandId }),
-    }),
+    commandRoute(
+      {
+        method: "PUT",
+        path: "/pool",
+        operationId: "setDatabasePool",
+        summary: "Turn transaction-mode pooling on or off.",
+        summaryKo: "연결 풀을 켜거나 끕니다.",
+        admits: true,
+        errors: ["database_removed", "pool_unavailable"],
+        body: Body({ enabled: Type.Boolean() }),
+      },
+      (p, id, body) => svc.pool(p, id, body.enabled),
+    ),
   ];
 }
