@@ -108,6 +108,16 @@ export function figureOf(metric: Metric, samples: PodSample[], minutes: MinuteRo
   }
 }
 
+/** the database gauges: the highest sample of the window is their figure */
+const GAUGES: Partial<Record<Metric, (r: DatabaseSeriesRow) => number | null>> = {
+  connections: (r) => r.connections,
+  size_bytes: (r) => r.sizeBytes,
+  replication_lag_bytes: (r) => r.replicationLagBytes,
+  replication_lag_seconds: (r) => r.replicationLagSeconds,
+  base_backup_age_seconds: (r) => r.baseBackupAgeSeconds,
+  archived_wal_age_seconds: (r) => r.archivedWalAgeSeconds,
+};
+
 const highest = (rows: DatabaseSeriesRow[], pick: (r: DatabaseSeriesRow) => number | null): number | null => {
   const xs = rows.map(pick).filter((x): x is number => x !== null);
   return xs.length ? Math.max(...xs) : null;
@@ -119,19 +129,9 @@ const highest = (rows: DatabaseSeriesRow[], pick: (r: DatabaseSeriesRow) => numb
  * window's hits over hits plus reads. No samples (a stopped server): no value.
  */
 export function databaseFigure(metric: Metric, rows: DatabaseSeriesRow[]): number | null {
+  const gauge = GAUGES[metric];
+  if (gauge) return highest(rows, gauge);
   switch (metric) {
-    case "connections":
-      return highest(rows, (r) => r.connections);
-    case "size_bytes":
-      return highest(rows, (r) => r.sizeBytes);
-    case "replication_lag_bytes":
-      return highest(rows, (r) => r.replicationLagBytes);
-    case "replication_lag_seconds":
-      return highest(rows, (r) => r.replicationLagSeconds);
-    case "base_backup_age_seconds":
-      return highest(rows, (r) => r.baseBackupAgeSeconds);
-    case "archived_wal_age_seconds":
-      return highest(rows, (r) => r.archivedWalAgeSeconds);
     case "commits_per_second": {
       const counted = rows.filter((r) => r.commits !== null && r.coveredSeconds);
       const seconds = counted.reduce((a, r) => a + r.coveredSeconds!, 0);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { defineArea } from "../kernel/area.js";
+import { defineArea, everyMinute, rowLookup } from "../kernel/area.js";
 import { ALERTS_ERROR_CODES } from "./errors.js";
 import { ALERTS_SCOPES } from "./scopes.js";
 import { alertRoutes } from "./routes.js";
@@ -26,17 +26,7 @@ export const alertsArea = defineArea<AlertsState>({
   }),
   routes: (_app, _p, s) => alertRoutes(s.svc),
   jobs: (p, s) => [
-    {
-      name: EVALUATE_JOB,
-      cron: "* * * * *",
-      concurrency: 1,
-      policy: "stately",
-      retryLimit: 0,
-      expireInSeconds: 120,
-      handler: async () => {
-        await s.evaluator.run();
-      },
-    },
+    everyMinute(EVALUATE_JOB, () => s.evaluator.run(), { expireInSeconds: 120 }),
     {
       name: NOTIFY_JOB,
       // a failing SMTP server is retried by the queue; the notice was queued with the transition it tells
@@ -45,11 +35,10 @@ export const alertsArea = defineArea<AlertsState>({
     },
   ],
   // a member changes the rules they made; admins and the owner all (kernel.assertMayChange)
-  instances: (p) => ({
-    resource: "alert-rules",
-    find: async (owner, ref) => {
-      const rule = await findRule(p.db, owner, ref);
-      return rule && { id: rule.id, slug: rule.name, accountId: rule.account_id };
-    },
-  }),
+  instances: (p) =>
+    rowLookup(
+      "alert-rules",
+      (owner, ref) => findRule(p.db, owner, ref),
+      (rule) => rule.name,
+    ),
 });

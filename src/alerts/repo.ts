@@ -1,6 +1,6 @@
 import type { Queryable } from "../store/db.js";
-import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { AlertState } from "./transition.js";
 import type { ResourceKind } from "./figures.js";
 
@@ -82,30 +82,19 @@ export async function insertRule(
   return rows[0];
 }
 
+/** alert_rules as the shared lookups read it: found by id or name */
+const RULES: RefLookup = { table: "alert_rules", refColumn: "name" };
+
 /** One of the owner's rules by id or name. */
-export async function findRule(
+export const findRule = (
   q: Queryable,
   owner: Owner,
   ref: string,
   opts: { forUpdate?: boolean } = {},
-): Promise<RuleRow | null> {
-  const { rows } = await q.query<RuleRow>(
-    `SELECT * FROM alert_rules WHERE owner_kind = $1 AND owner_id = $2 AND ${isUuid(ref) ? "id = $3::uuid" : "name = $3"}
-     ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, ref],
-  );
-  return rows[0] ?? null;
-}
+): Promise<RuleRow | null> => findByRef<RuleRow>(q, RULES, owner, ref, opts);
 
-export async function listRules(q: Queryable, owner: Owner, refs: string[] | null): Promise<RuleRow[]> {
-  const { rows } = await q.query<RuleRow>(
-    `SELECT * FROM alert_rules WHERE owner_kind = $1 AND owner_id = $2
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR name = ANY($3))
-      ORDER BY created_at, id`,
-    [owner.kind, owner.id, refs],
-  );
-  return rows;
-}
+export const listRules = (q: Queryable, owner: Owner, refs: string[] | null): Promise<RuleRow[]> =>
+  listByRefs<RuleRow>(q, RULES, owner, refs, "created_at, id");
 
 /** Writes the changed definition; with `reset` the state goes back to ok (a changed condition counts afresh). */
 export async function updateRule(q: Queryable, id: string, f: RuleFields, reset: boolean): Promise<RuleRow> {

@@ -4,6 +4,7 @@
  */
 import { returnedIds, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import type { MeteredTable } from "../kernel/metered-repo.js";
 
 export interface BillablePodRow {
   id: string;
@@ -13,31 +14,12 @@ export interface BillablePodRow {
   size: string;
 }
 
-/** meant to run (desired running, whatever a crash says: the capacity is held for it) */
-const BILLABLE = "desired_state = 'running' AND state <> 'removed'";
-
-/** Billable pods created before `createdBefore`, after `after` in (owner key, id) order. */
-export async function billablePods(
-  q: Queryable,
-  { createdBefore, after, limit }: { createdBefore: Date; after?: [string, string] | null; limit: number },
-): Promise<BillablePodRow[]> {
-  const { rows } = await q.query<BillablePodRow>(
-    `SELECT id, owner_kind, owner_id, account_id, size FROM pods
-      WHERE ${BILLABLE} AND created_at < $1
-        AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id::text) > ($2, $3))
-      ORDER BY owner_kind || ':' || owner_id::text, id::text LIMIT $4`,
-    [createdBefore, after?.[0] ?? null, after?.[1] ?? null, limit],
-  );
-  return rows;
-}
-
-export async function billablePodsOf(q: Queryable, owner: Owner): Promise<BillablePodRow[]> {
-  const { rows } = await q.query<BillablePodRow>(
-    `SELECT id, owner_kind, owner_id, account_id, size FROM pods WHERE ${BILLABLE} AND owner_kind = $1 AND owner_id = $2`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** pods meter while meant to run (desired running, whatever a crash says: the capacity is held for it) */
+export const BILLABLE_PODS: MeteredTable = {
+  table: "pods",
+  columns: "id, owner_kind, owner_id, account_id, size",
+  billable: "desired_state = 'running' AND state <> 'removed'",
+};
 
 export async function podNames(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
   const { rows } = await q.query<{ id: string; name: string; slug: string }>(

@@ -2,11 +2,10 @@ import type { Queryable } from "../store/db.js";
 import type { Lifecycle, MeteredResource, MeteringSource } from "../kernel/area.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { POD_KIND } from "./sizes.js";
-import { meteredResource } from "../kernel/metered.js";
+import { meteredResource, tableMetering } from "../kernel/metered.js";
 import { sendReconcile } from "./service.js";
 import {
-  billablePods,
-  billablePodsOf,
+  BILLABLE_PODS,
   pauseMemberPods,
   pausePods,
   placedPods,
@@ -22,14 +21,13 @@ import {
  */
 const metered = (r: BillablePodRow): MeteredResource => meteredResource(r, POD_KIND, r.size, 0);
 
-export function podMetering(): MeteringSource {
-  return {
-    kind: POD_KIND,
-    billable: async (q, page) => (await billablePods(q, page)).map(metered),
-    billableOf: async (q, owner) => (await billablePodsOf(q, owner)).map(metered),
-    describe: async (q, ids) => new Map((await podNames(q, ids)).map((r) => [r.id, { name: r.name, slug: r.slug }])),
-  };
-}
+export const podMetering = (): MeteringSource =>
+  tableMetering(
+    POD_KIND,
+    BILLABLE_PODS,
+    metered,
+    async (q, ids) => new Map((await podNames(q, ids)).map((r) => [r.id, { name: r.name, slug: r.slug }])),
+  );
 
 /**
  * Billing holding an owner's paid pods (overdue): they are stopped with the reason kept, and resume starts

@@ -19,7 +19,7 @@ import { drainReplicas } from "./rollout/drain.js";
 import { answersSoon } from "./idle/ready.js";
 import { restartGroupIdleClock } from "./idle/repo.js";
 import { inTransaction } from "../store/db.js";
-import { recordEvent } from "../events/public.js";
+import { recordRolloutOutcome } from "./rollout/outcome-events.js";
 
 /**
  * Drives a pod's containers to its row: the row is the desired state, the containers found by label are the
@@ -217,12 +217,13 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
     await releaseServing(tx, pod.id, pod.release);
     // a change took over from a serving generation (not a first start); a group's member: its group tells
     if (pod.serving_generation !== null && pod.serving_generation !== gen && !pod.group_id)
-      await recordEvent(tx, {
-        type: "pod.rollout.succeeded",
-        owner: { kind: pod.owner_kind, id: pod.owner_id },
-        resource: { kind: "pod", id: pod.id },
-        data: { name: pod.name, release: pod.release, generation: gen },
-      });
+      await recordRolloutOutcome(
+        tx,
+        "succeeded",
+        { kind: pod.owner_kind, id: pod.owner_id },
+        { kind: "pod", id: pod.id },
+        { name: pod.name, release: pod.release, generation: gen },
+      );
   });
   await drainReplicas(deps, pod, older);
   if (early && quick) await describeWoken(deps, pod, early);

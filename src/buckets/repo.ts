@@ -2,7 +2,7 @@
 import type { Queryable } from "../store/db.js";
 import { isUuid } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
-import { findByRef } from "../store/find.js";
+import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 
 export interface BucketRow {
   id: string;
@@ -31,19 +31,15 @@ export async function insertBucket(
   return rows[0];
 }
 
-export async function listBuckets(q: Queryable, owner: Owner): Promise<BucketRow[]> {
-  const { rows } = await q.query<BucketRow>(
-    `SELECT ${BUCKET} FROM buckets WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** buckets as the shared lookups read them: live ones, by id or name */
+const BUCKETS: RefLookup = { table: "buckets", columns: BUCKET, refColumn: "name", where: "deleted_at IS NULL" };
+
+export const listBuckets = (q: Queryable, owner: Owner): Promise<BucketRow[]> =>
+  listByRefs<BucketRow>(q, BUCKETS, owner, null, "created_at, id");
 
 /** The owner's live bucket by id or name; `lock` takes its row for the transaction. */
-export async function findBucket(q: Queryable, owner: Owner, ref: string, lock = false): Promise<BucketRow | null> {
-  const t = { table: "buckets", columns: BUCKET, refColumn: "name", where: "deleted_at IS NULL" };
-  return findByRef<BucketRow>(q, t, owner, ref, { forUpdate: lock });
-}
+export const findBucket = (q: Queryable, owner: Owner, ref: string, lock = false): Promise<BucketRow | null> =>
+  findByRef<BucketRow>(q, BUCKETS, owner, ref, { forUpdate: lock });
 
 /** Multipart uploads in progress and the bytes their parts hold. */
 export async function pendingUploads(q: Queryable, bucketId: string): Promise<{ uploads: number; bytes: number }> {
@@ -104,13 +100,14 @@ export async function insertKey(
   return rows[0];
 }
 
-export async function listKeys(q: Queryable, owner: Owner): Promise<KeyRow[]> {
-  const { rows } = await q.query<KeyRow>(
-    `SELECT ${KEY} FROM bucket_keys WHERE owner_kind = $1 AND owner_id = $2 AND revoked_at IS NULL ORDER BY created_at, id`,
-    [owner.kind, owner.id],
+export const listKeys = (q: Queryable, owner: Owner): Promise<KeyRow[]> =>
+  listByRefs<KeyRow>(
+    q,
+    { table: "bucket_keys", columns: KEY, refColumn: null, where: "revoked_at IS NULL" },
+    owner,
+    null,
+    "created_at, id",
   );
-  return rows;
-}
 
 /** Revokes the owner's live key; false when there is none with that id. */
 /** Revokes a live key; its name and issuer, or null when there is none. */

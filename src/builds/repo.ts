@@ -1,6 +1,7 @@
 import { returnedIds, isUuid, inTransaction, type Queryable } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
+import { findByRef } from "../store/find.js";
 
 export type BuildStatus = "awaiting_upload" | "queued" | "building" | "succeeded" | "failed" | "cancelled";
 export const ACTIVE: BuildStatus[] = ["awaiting_upload", "queued", "building"];
@@ -126,12 +127,7 @@ export async function findBuild(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<BuildRow | null> {
-  if (!isUuid(id)) return null;
-  const { rows } = await q.query<BuildRow>(
-    `SELECT * FROM builds WHERE owner_kind = $1 AND owner_id = $2 AND id = $3::uuid ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [owner.kind, owner.id, id],
-  );
-  return rows[0] ?? null;
+  return findByRef<BuildRow>(q, { table: "builds", refColumn: null }, owner, id, opts);
 }
 
 export async function buildById(q: Queryable, id: string): Promise<BuildRow | null> {

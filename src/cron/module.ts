@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { defineArea, rowLookup } from "../kernel/area.js";
 import { int } from "../config/config.js";
-import { meteredResource } from "../kernel/metered.js";
+import { meteredResource, tableMetering } from "../kernel/metered.js";
 import { createRuntime } from "../runtime/index.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import { CRON_ERROR_CODES } from "./errors.js";
@@ -62,12 +62,13 @@ export const cronArea = defineArea<CronState, CronConfig>({
     return { runtime, scheduler, service, config };
   },
   routes: (_app, _p, s) => cronRoutes(s.service),
-  metering: () => ({
-    kind: CRON_RUN_KIND,
-    billable: async (q, page) => (await repo.billableRuns(q, page)).map(metered),
-    billableOf: async (q, owner) => (await repo.billableRunsOf(q, owner)).map(metered),
-    describe: async (q, ids) => new Map((await repo.runNames(q, ids)).map((r) => [r.id, { name: r.name, slug: null }])),
-  }),
+  metering: () =>
+    tableMetering(
+      CRON_RUN_KIND,
+      repo.BILLABLE_RUNS,
+      metered,
+      async (q, ids) => new Map((await repo.runNames(q, ids)).map((r) => [r.id, { name: r.name, slug: null }])),
+    ),
   instances: (p) =>
     rowLookup(
       "cron-jobs",

@@ -2,6 +2,7 @@ import { setClauses, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef, listByRefs } from "../store/find.js";
 import type { OwnerColumns } from "../kernel/owned-repo.js";
+import type { MeteredTable } from "../kernel/metered-repo.js";
 
 export type ConcurrencyPolicy = "forbid" | "replace" | "allow";
 
@@ -222,27 +223,8 @@ export async function abandonedRuns(q: Queryable, hostId: string, graceSeconds: 
   return rows;
 }
 
-// metering: a running run holds its size's capacity, like a running pod
-export async function billableRuns(
-  q: Queryable,
-  page: { createdBefore: Date; after: [string, string] | null; limit: number },
-): Promise<CronRunRow[]> {
-  const { rows } = await q.query<CronRunRow>(
-    `SELECT * FROM cron_runs WHERE state = 'running' AND created_at < $1
-        AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id::text) > ($2, $3))
-      ORDER BY owner_kind || ':' || owner_id::text, id::text LIMIT $4`,
-    [page.createdBefore, page.after?.[0] ?? null, page.after?.[1] ?? null, page.limit],
-  );
-  return rows;
-}
-
-export async function billableRunsOf(q: Queryable, owner: Owner): Promise<CronRunRow[]> {
-  const { rows } = await q.query<CronRunRow>(
-    `SELECT * FROM cron_runs WHERE state = 'running' AND owner_kind = $1 AND owner_id = $2`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** metering: a running run holds its size's capacity, like a running pod */
+export const BILLABLE_RUNS: MeteredTable = { table: "cron_runs", columns: "*", billable: "state = 'running'" };
 
 export async function runNames(q: Queryable, ids: string[]): Promise<{ id: string; name: string }[]> {
   const { rows } = await q.query<{ id: string; name: string }>(

@@ -1,4 +1,5 @@
 import type { Queryable } from "../store/db.js";
+import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** The SQL of log drains: the drains, their cursors, and the edge's access lines waiting to be shipped. */
@@ -67,30 +68,16 @@ export async function insertDrain(q: Queryable, d: NewDrain): Promise<DrainRow> 
   return rows[0];
 }
 
-export async function countDrains(q: Queryable, owner: Owner): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM log_drains WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL`,
-    [owner.kind, owner.id],
-  );
-  return rows[0].n;
-}
+/** log_drains as the shared lookups read it: an owner's drains not removed, found by id only */
+const DRAINS: RefLookup = { table: "log_drains", refColumn: null, where: "removed_at IS NULL" };
 
-export async function listDrains(q: Queryable, owner: Owner): Promise<DrainRow[]> {
-  const { rows } = await q.query<DrainRow>(
-    `SELECT * FROM log_drains WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL ORDER BY created_at, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+export const countDrains = (q: Queryable, owner: Owner): Promise<number> => countByOwner(q, DRAINS, owner);
 
-export async function getDrain(q: Queryable, owner: Owner, id: string, lock = false): Promise<DrainRow | null> {
-  const { rows } = await q.query<DrainRow>(
-    `SELECT * FROM log_drains WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND removed_at IS NULL
-     ${lock ? "FOR UPDATE" : ""}`,
-    [id, owner.kind, owner.id],
-  );
-  return rows[0] ?? null;
-}
+export const listDrains = (q: Queryable, owner: Owner): Promise<DrainRow[]> =>
+  listByRefs<DrainRow>(q, DRAINS, owner, null, "created_at, id");
+
+export const getDrain = (q: Queryable, owner: Owner, id: string, lock = false): Promise<DrainRow | null> =>
+  findByRef<DrainRow>(q, DRAINS, owner, id, { forUpdate: lock });
 
 export async function drainById(q: Queryable, id: string): Promise<DrainRow | null> {
   const { rows } = await q.query<DrainRow>(`SELECT * FROM log_drains WHERE id = $1 AND removed_at IS NULL`, [id]);

@@ -5,7 +5,8 @@ import type { Kernel } from "../kernel/kernel.js";
 import { auditedTransaction } from "../audit/record.js";
 import { ApiError } from "../http/errors.js";
 import type { SecretBox } from "../kernel/secrets.js";
-import { OutboundError, type Outbound } from "../net/outbound.js";
+import type { Outbound } from "../net/outbound.js";
+import { refusedAs400 } from "../http/outbound-refusal.js";
 import { checkDestination, destinationHref } from "./destination.js";
 import * as repo from "./repo.js";
 
@@ -52,18 +53,7 @@ export const drainView = (d: repo.DrainRow) => ({
 const RESERVED = new Set(["content-type", "content-length", "host", "user-agent", "transfer-encoding", "connection"]);
 
 export function drainService(d: { db: Db; secrets: SecretBox; outbound: Outbound; kernel: Kernel }) {
-  async function checked(raw: string) {
-    try {
-      return await checkDestination(d.outbound, raw);
-    } catch (err) {
-      if (err instanceof OutboundError)
-        throw new ApiError(
-          err.reason === "forbidden" ? "destination_forbidden" : "invalid_request",
-          `destination: ${err.message}`,
-        );
-      throw err;
-    }
-  }
+  const checked = (raw: string) => refusedAs400("destination", () => checkDestination(d.outbound, raw));
 
   function sealHeaders(headers: Record<string, string>) {
     const names = Object.keys(headers);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import { ConfigError } from "../config/config.js";
-import { down, RestartBackoff, up, type ComponentStatus } from "../kernel/components.js";
+import { down, RestartBackoff, stopChild, up, type ComponentStatus } from "../kernel/components.js";
 
 /**
  * The edge as a process of its own (issue 11). `npm start` with no ROLES runs the API and the workers in one
@@ -114,13 +114,7 @@ export class EdgeChild {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGTERM");
-    const force = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    await exited;
-    clearTimeout(force);
+    await stopChild(this.child, "SIGTERM", 30_000);
   }
 }
 

@@ -24,8 +24,9 @@ export const EVENT_TYPES = {
     "A 5-minute settlement window moved the partner's children's postpaid usage to the partner (data.amount_krw).",
   "partner.settlement.finalized": "A partner's monthly settlement (invoice) was finalized.",
   "deploy.succeeded":
-    "A deploy finished: a static site's deployment went live (finalize or rollback; data.slug, data.deployment_id, data.rollback).",
-  "deploy.failed": "A deploy failed.",
+    "A deploy finished: a static site's deployment went live (finalize or rollback; data.slug, data.deployment_id, data.rollback), or a pod's or group's rollout is serving (as pod.rollout.succeeded, with data.resource_kind).",
+  "deploy.failed":
+    "A deploy failed: a pod's or group's rollout was rolled back (as pod.rollout.rolled_back, with data.resource_kind and data.reason).",
   "branch.ready": "A database branch is ready.",
   "branch.failed": "A database branch failed.",
   "preview.ready": "A preview environment is serving.",

@@ -1,4 +1,5 @@
 import type { Queryable } from "../store/db.js";
+import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 import type { Position } from "./repo.js";
 
@@ -62,30 +63,16 @@ export async function insertEndpoint(
   return rows[0];
 }
 
-export async function listEndpoints(q: Queryable, owner: Owner): Promise<EndpointRow[]> {
-  const { rows } = await q.query<EndpointRow>(
-    `SELECT * FROM webhook_endpoints WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL ORDER BY created_at, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** webhook_endpoints as the shared lookups read it: an owner's endpoints not removed, found by id only */
+const ENDPOINTS: RefLookup = { table: "webhook_endpoints", refColumn: null, where: "removed_at IS NULL" };
 
-export async function countEndpoints(q: Queryable, owner: Owner): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM webhook_endpoints WHERE owner_kind = $1 AND owner_id = $2 AND removed_at IS NULL`,
-    [owner.kind, owner.id],
-  );
-  return rows[0].n;
-}
+export const listEndpoints = (q: Queryable, owner: Owner): Promise<EndpointRow[]> =>
+  listByRefs<EndpointRow>(q, ENDPOINTS, owner, null, "created_at, id");
 
-export async function getEndpoint(q: Queryable, owner: Owner, id: string, lock = false): Promise<EndpointRow | null> {
-  const { rows } = await q.query<EndpointRow>(
-    `SELECT * FROM webhook_endpoints WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND removed_at IS NULL
-     ${lock ? "FOR UPDATE" : ""}`,
-    [id, owner.kind, owner.id],
-  );
-  return rows[0] ?? null;
-}
+export const countEndpoints = (q: Queryable, owner: Owner): Promise<number> => countByOwner(q, ENDPOINTS, owner);
+
+export const getEndpoint = (q: Queryable, owner: Owner, id: string, lock = false): Promise<EndpointRow | null> =>
+  findByRef<EndpointRow>(q, ENDPOINTS, owner, id, { forUpdate: lock });
 
 export async function updateEndpoint(
   q: Queryable,

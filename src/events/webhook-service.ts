@@ -6,7 +6,8 @@ import { auditedTransaction } from "../audit/record.js";
 import { ApiError } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { SecretBox } from "../kernel/secrets.js";
-import { OutboundError, parseOutboundUrl, type Outbound } from "../net/outbound.js";
+import { parseOutboundUrl, type Outbound } from "../net/outbound.js";
+import { refusedAs400 } from "../http/outbound-refusal.js";
 import { childrenOf, partnerByAccount } from "../partner/public.js";
 import { validFilter } from "./catalog.js";
 import { DELIVER_JOB } from "./delivery.js";
@@ -60,20 +61,12 @@ const newSecret = () => `whsec_${randomBytes(32).toString("base64url")}`;
 export function webhookService(d: { db: Db; secrets: SecretBox; outbound: Outbound; jobs: JobQueue }) {
   const seal = (s: string) => d.secrets.seal(s, hooks.SECRET_COLUMN);
 
-  async function checkUrl(raw: string): Promise<string> {
-    try {
+  const checkUrl = (raw: string): Promise<string> =>
+    refusedAs400("url", async () => {
       const url = parseOutboundUrl(raw);
       await d.outbound.check(url.href);
       return url.href;
-    } catch (err) {
-      if (err instanceof OutboundError)
-        throw new ApiError(
-          err.reason === "forbidden" ? "destination_forbidden" : "invalid_request",
-          `url: ${err.message}`,
-        );
-      throw err;
-    }
-  }
+    });
 
   function checkTypes(types: string[]): string[] {
     const bad = types.find((t) => !validFilter(t));

@@ -5,3 +5,4 @@
 export type * from "./contracts.js";
 export { defineArea, type AreaModule } from "./context.js";
 export { rowLookup } from "./instances.js";
+export { everyMinute } from "./periodic.js";

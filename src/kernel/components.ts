@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { ConfigError } from "../config/config.js";
 
 /**
@@ -40,6 +41,19 @@ export class RestartBackoff {
     this.startedAt = 0;
     return wait;
   }
+}
+
+/**
+ * Stops a supervised child: `signal` asks it to stop (its own drain), SIGKILL follows if it outstays `graceMs`;
+ * resolves once it exited (at once when it is gone already).
+ */
+export async function stopChild(child: ChildProcess | null, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill(signal);
+  const force = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(force);
 }
 
 /**

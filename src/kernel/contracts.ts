@@ -27,6 +27,13 @@ export interface MeteredResource {
   state: "running" | "paused";
 }
 
+/** One page of billing's walk over an area's resources: created before, after (owner key, id) in that order. */
+export interface MeteringPage {
+  createdBefore: Date;
+  after: [string, string] | null;
+  limit: number;
+}
+
 /**
  * What an area tells billing about its resources. Billing never reads an area's tables: it asks the
  * source, keyset-paged in (owner, id) order so one owner's resources come together.
@@ -34,10 +41,7 @@ export interface MeteredResource {
 export interface MeteringSource {
   kind: string;
   /** resources running or keeping data now, created before `createdBefore`, after `after` in (ownerKey, id) order */
-  billable(
-    q: Queryable,
-    page: { createdBefore: Date; after: [string, string] | null; limit: number },
-  ): Promise<MeteredResource[]>;
+  billable(q: Queryable, page: MeteringPage): Promise<MeteredResource[]>;
   /** one owner's billable resources now, for the burn rate */
   billableOf(q: Queryable, owner: Owner): Promise<MeteredResource[]>;
   /** names of the given resources (for usage reports), by id */

@@ -10,21 +10,31 @@ declare module "../kernel/capabilities.js" {
   }
 }
 
-/** One running server's figures now; counters are the server's totals (the sampler takes deltas). */
-export interface DatabaseServerSample {
-  databaseId: string;
-  owner: Owner;
+/**
+ * What a running server says of itself at one moment (the database provider's `sample`). Counters are the server's
+ * totals since its statistics began (the sampler takes deltas); the platform's own sessions are left out.
+ */
+export interface ServerSample {
+  /** client sessions now */
   connections: number;
   maxConnections: number;
   commitsTotal: number;
   blocksHitTotal: number;
   blocksReadTotal: number;
+  /** every database of the server, on disk */
   sizeBytes: number;
+  /** with HA: how far the standby's replay is behind; null without a streaming standby */
   replicationLagBytes: number | null;
   replicationLagSeconds: number | null;
   /** ISO 8601; null: none yet */
   lastBaseBackupAt: string | null;
   lastArchivedWalAt: string | null;
+}
+
+/** One running server's figures now, with the database it serves and that database's owner. */
+export interface DatabaseServerSample extends ServerSample {
+  databaseId: string;
+  owner: Owner;
 }
 
 export interface DatabaseSampleSource {

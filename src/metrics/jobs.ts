@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { JobSpec } from "../kernel/area.js";
+import { everyMinute, type JobSpec } from "../kernel/area.js";
 import type { Db } from "../store/db.js";
 import type { PodSampler } from "./sampler.js";
 import { pruneMetrics, rollupHours } from "./rollup.js";
@@ -20,23 +20,17 @@ export function metricsJobs(deps: {
   log: FastifyBaseLogger;
 }): JobSpec[] {
   return [
-    {
-      name: SAMPLE_JOB,
-      perHost: true,
-      cron: "* * * * *",
-      concurrency: 1,
-      policy: "stately",
-      retryLimit: 0,
-      expireInSeconds: 120,
-      handler: async () => {
-        await Promise.all([
+    everyMinute(
+      SAMPLE_JOB,
+      () =>
+        Promise.all([
           deps.sampler.sample(),
           deps.sampleDatabases().catch((err: unknown) => {
             deps.log.warn({ err }, "database metrics: this minute's pass failed");
           }),
-        ]);
-      },
-    },
+        ]),
+      { expireInSeconds: 120, perHost: true },
+    ),
     {
       name: ROLLUP_JOB,
       cron: "5 * * * *",

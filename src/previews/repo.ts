@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
+import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 
 /** The sealed columns, the associated data of their ciphertexts. */
 export const TOKEN_COLUMN = "preview_links.token_sealed";
@@ -63,23 +64,15 @@ export async function insertLink(q: Queryable, row: Omit<LinkRow, "created_at" |
   return rows[0]!;
 }
 
-/** The owner's live links (not unlinked), newest first. */
-export async function listLinks(q: Queryable, owner: Owner): Promise<LinkRow[]> {
-  const { rows } = await q.query<LinkRow>(
-    `SELECT * FROM preview_links WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL
-     ORDER BY created_at DESC, id`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** preview_links as the shared lookups read it: live links (not unlinked), found by id only */
+const LINKS: RefLookup = { table: "preview_links", refColumn: null, where: "deleted_at IS NULL" };
 
-export async function findLink(q: Queryable, owner: Owner, id: string): Promise<LinkRow | null> {
-  const { rows } = await q.query<LinkRow>(
-    `SELECT * FROM preview_links WHERE id::text = $3 AND owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL`,
-    [owner.kind, owner.id, id],
-  );
-  return rows[0] ?? null;
-}
+/** The owner's live links, newest first. */
+export const listLinks = (q: Queryable, owner: Owner): Promise<LinkRow[]> =>
+  listByRefs<LinkRow>(q, LINKS, owner, null, "created_at DESC, id");
+
+export const findLink = (q: Queryable, owner: Owner, id: string): Promise<LinkRow | null> =>
+  findByRef<LinkRow>(q, LINKS, owner, id);
 
 /** A link by id whatever its owner (the webhook and the jobs); unlinked ones too. */
 export async function linkById(q: Queryable, id: string): Promise<LinkRow | null> {

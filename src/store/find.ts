@@ -8,8 +8,8 @@ export interface RefLookup {
   table: string;
   /** the select list; every column by default */
   columns?: string;
-  /** the column a ref that is not a UUID names */
-  refColumn: string;
+  /** the column a ref that is not a UUID names; null: rows are found by id only */
+  refColumn: string | null;
   /** the condition of the rows that count (e.g. live ones), if any */
   where?: string;
   /** ORDER BY of the rows a ref matches, the first one found; none where a ref matches one row at most */
@@ -24,6 +24,7 @@ export async function findByRef<T extends object>(
   opts: { forUpdate?: boolean; refValue?: (ref: string) => string } = {},
 ): Promise<T | null> {
   const byId = isUuid(ref);
+  if (!byId && !t.refColumn) return null;
   const { rows } = await q.query<T>(
     `SELECT ${t.columns ?? "*"} FROM ${t.table}
       WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : `${t.refColumn} = $3`}${t.where ? ` AND ${t.where}` : ""}
@@ -47,9 +48,18 @@ export async function listByRefs<T extends object>(
   const { rows } = await q.query<T>(
     `SELECT ${t.columns ?? "*"} FROM ${t.table}
       WHERE owner_kind = $1 AND owner_id = $2${t.where ? ` AND ${t.where}` : ""}
-        AND ($3::text[] IS NULL OR id::text = ANY($3) OR ${t.refColumn} = ANY($3))
+        AND ($3::text[] IS NULL OR id::text = ANY($3)${t.refColumn ? ` OR ${t.refColumn} = ANY($3)` : ""})
       ORDER BY ${order}`,
     [owner.kind, owner.id, refs],
   );
   return rows;
+}
+
+/** How many of the owner's rows of a table count (a per-owner limit's check). */
+export async function countByOwner(q: Queryable, t: RefLookup, owner: { kind: string; id: string }): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${t.table} WHERE owner_kind = $1 AND owner_id = $2${t.where ? ` AND ${t.where}` : ""}`,
+    [owner.kind, owner.id],
+  );
+  return rows[0].n;
 }

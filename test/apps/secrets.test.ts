@@ -106,6 +106,12 @@ describe("secret env values", () => {
       succeeded.some((e: any) => e.resource.id === pod.id && e.data.generation === next.generation),
       JSON.stringify(succeeded),
     );
+    // the generic deploy event comes with it (the one a static site's deployment also sends)
+    const deployed = (await get(`/v1/events?type=deploy.succeeded&resource_id=${pod.id}`)).json().items;
+    assert.ok(
+      deployed.some((e: any) => e.data.resource_kind === "pod" && e.data.generation === next.generation),
+      JSON.stringify(deployed),
+    );
 
     // removed with null
     const gone = await patch(`/v1/pods/${pod.id}`, { secret_env: { API_TOKEN: null } });
@@ -203,5 +209,8 @@ describe("secret env values", () => {
     assert.ok(ev, events.body);
     assert.equal(ev.data.from_release, 2);
     hidden(events.body, SECRET, NEW);
+    const failed = await get(`/v1/events?type=deploy.failed&resource_id=${pod.id}`);
+    assert.equal(failed.json().items[0]?.data.from_release, 2, failed.body);
+    hidden(failed.body, SECRET, NEW);
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../../store/db.js";
 import { systemPrincipal, type Principal } from "../../auth/principal.js";
-import type { JobSpec } from "../../kernel/area.js";
+import { everyMinute, type JobSpec } from "../../kernel/area.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { asApiError } from "../../http/errors.js";
@@ -178,16 +178,5 @@ export class Autoscaler {
 
 /** The per-host cron job: the in-process interval is the fast path, this one survives a stopped timer. */
 export function autoscaleJobs(autoscaler: Autoscaler): JobSpec[] {
-  return [
-    {
-      name: AUTOSCALE_JOB,
-      perHost: true,
-      cron: "* * * * *",
-      concurrency: 1,
-      policy: "stately",
-      retryLimit: 0,
-      expireInSeconds: 300,
-      handler: async () => autoscaler.tick(),
-    },
-  ];
+  return [everyMinute(AUTOSCALE_JOB, () => autoscaler.tick(), { expireInSeconds: 300, perHost: true })];
 }

@@ -5,7 +5,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../../store/db.js";
 import type { PodRow } from "../repo.js";
-import type { Checks } from "../checks/spec.js";
 
 export type ReleaseOutcome = "pending" | "serving" | "superseded" | "rolled_back" | "failed";
 
@@ -22,19 +21,6 @@ export interface ReleaseRecord {
   ended_at: Date | null;
 }
 
-export interface ReleaseRow extends ReleaseRecord {
-  pod_id: string;
-  image: string;
-  port: number | null;
-  command: string[] | null;
-  env_sealed: string;
-  size: string;
-  gpu: string | null;
-  checks: Checks | null;
-  stop_grace_seconds: number;
-  rollout_deadline_seconds: number;
-}
-
 /** What of a pod a release keeps (and a rollback restores). */
 export type ReleaseSpec = Pick<
   PodRow,
@@ -49,6 +35,23 @@ export type ReleaseSpec = Pick<
   | "rollout_deadline_seconds"
 >;
 
+export interface ReleaseRow extends ReleaseRecord, ReleaseSpec {
+  pod_id: string;
+}
+
+/** A spec's columns as the statements write them, in the order of the table: image to rollout_deadline_seconds. */
+const specParams = (spec: ReleaseSpec): unknown[] => [
+  spec.image,
+  spec.port,
+  spec.command === null ? null : JSON.stringify(spec.command),
+  spec.env_sealed,
+  spec.size,
+  spec.gpu,
+  spec.checks === null ? null : JSON.stringify(spec.checks),
+  spec.stop_grace_seconds,
+  spec.rollout_deadline_seconds,
+];
+
 /** The pod's next release, numbered after its newest; the pod row points at it. */
 export async function insertRelease(
   q: Queryable,
@@ -62,22 +65,7 @@ export async function insertRelease(
      SELECT $1, $2, COALESCE(max(number), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
        FROM pod_releases WHERE pod_id = $2
      RETURNING number`,
-    [
-      randomUUID(),
-      podId,
-      spec.image,
-      spec.port,
-      spec.command === null ? null : JSON.stringify(spec.command),
-      spec.env_sealed,
-      spec.size,
-      spec.gpu,
-      spec.checks === null ? null : JSON.stringify(spec.checks),
-      spec.stop_grace_seconds,
-      spec.rollout_deadline_seconds,
-      meta.changed,
-      meta.description,
-      meta.createdBy,
-    ],
+    [randomUUID(), podId, ...specParams(spec), meta.changed, meta.description, meta.createdBy],
   );
   const number = rows[0]!.number;
   await q.query("UPDATE pods SET release = $2 WHERE id = $1", [podId, number]);
@@ -172,22 +160,7 @@ export async function restoreRelease(
         stop_grace_seconds = $10, rollout_deadline_seconds = $11, release = $12, rollback = $13,
         state_reason = $14, generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
       WHERE id = $1 AND generation = $2 AND desired_state = 'running' RETURNING *`,
-    [
-      podId,
-      generation,
-      release.image,
-      release.port,
-      release.command === null ? null : JSON.stringify(release.command),
-      release.env_sealed,
-      release.size,
-      release.gpu,
-      release.checks === null ? null : JSON.stringify(release.checks),
-      release.stop_grace_seconds,
-      release.rollout_deadline_seconds,
-      release.number,
-      JSON.stringify(rollback),
-      stateReason,
-    ],
+    [podId, generation, ...specParams(release), release.number, JSON.stringify(rollback), stateReason],
   );
   return rows[0] ?? null;
 }

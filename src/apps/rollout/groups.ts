@@ -10,7 +10,7 @@ import type { PodPatch } from "../types.js";
 import { groupById, membersOf, withGroupLock, type GroupRow, type GroupSpec } from "../groups/repo.js";
 import { DEFAULT_DEADLINE_SECONDS, DEFAULT_STOP_GRACE_SECONDS } from "../checks/spec.js";
 import { rollingGroupIds, setGroupRollout } from "./repo.js";
-import { recordEvent } from "../../events/public.js";
+import { recordRolloutOutcome } from "./outcome-events.js";
 
 /** A group's rollout as stored on its row (pod_groups.rollout). */
 export interface GroupRollout {
@@ -109,12 +109,13 @@ export async function advanceGroupRollout(deps: GroupRolloutDeps, groupId: strin
       await inTransaction(deps.db, async (tx) => {
         await setGroupRollout(tx, g.id, { ...back }, r.previous_spec);
         await groupReleaseRolledBack(tx, g.id, reason);
-        await recordEvent(tx, {
-          type: "pod.rollout.rolled_back",
-          owner: { kind: g.owner_kind, id: g.owner_id },
-          resource: { kind: "pod_group", id: g.id },
-          data: { name: g.name, release: g.release, reason },
-        });
+        await recordRolloutOutcome(
+          tx,
+          "rolled_back",
+          { kind: g.owner_kind, id: g.owner_id },
+          { kind: "pod_group", id: g.id },
+          { name: g.name, release: g.release, reason },
+        );
       });
       return;
     }
@@ -127,12 +128,13 @@ export async function advanceGroupRollout(deps: GroupRolloutDeps, groupId: strin
         await setGroupRollout(tx, g.id, { ...r, state, previous_spec: null });
         if (state === "done") {
           await groupReleaseServing(tx, g.id, g.release);
-          await recordEvent(tx, {
-            type: "pod.rollout.succeeded",
-            owner: { kind: g.owner_kind, id: g.owner_id },
-            resource: { kind: "pod_group", id: g.id },
-            data: { name: g.name, release: g.release },
-          });
+          await recordRolloutOutcome(
+            tx,
+            "succeeded",
+            { kind: g.owner_kind, id: g.owner_id },
+            { kind: "pod_group", id: g.id },
+            { name: g.name, release: g.release },
+          );
         }
       });
       return;

@@ -5,7 +5,7 @@ import * as releases from "../releases/repo.js";
 import type { Db } from "../../store/db.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import { maskPodSecrets } from "../secrets/env.js";
-import { recordEvent } from "../../events/public.js";
+import { recordRolloutOutcome } from "./outcome-events.js";
 
 /**
  * Automatic rollback (issue 29): the wanted generation runs a new release that crashed, failed its startup
@@ -57,12 +57,13 @@ export async function rollBack(
     await repo.recordRollout(tx, restored, "rollback");
     // a group's member: the group's rollout tells (src/apps/rollout/groups.ts)
     if (!pod.group_id)
-      await recordEvent(tx, {
-        type: "pod.rollout.rolled_back",
-        owner: { kind: pod.owner_kind, id: pod.owner_id },
-        resource: { kind: "pod", id: pod.id },
-        data: { name: pod.name, from_release: pod.release, to_release: target.number, reason },
-      });
+      await recordRolloutOutcome(
+        tx,
+        "rolled_back",
+        { kind: pod.owner_kind, id: pod.owner_id },
+        { kind: "pod", id: pod.id },
+        { name: pod.name, from_release: pod.release, to_release: target.number, reason },
+      );
     return true;
   });
 }

@@ -1,5 +1,6 @@
 import { returnedIds, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
+import type { MeteredTable } from "../../kernel/metered-repo.js";
 import { findByRef } from "../../store/find.js";
 
 export interface VolumeRow {
@@ -134,28 +135,12 @@ export interface BillableVolume {
   size_gb: number;
 }
 
-export async function billableVolumes(
-  q: Queryable,
-  page: { createdBefore: Date; after: [string, string] | null; limit: number },
-): Promise<BillableVolume[]> {
-  const { rows } = await q.query<BillableVolume>(
-    `SELECT id, owner_kind, owner_id, account_id, size_gb FROM volumes
-      WHERE state IN ('creating', 'ready') AND created_at < $1
-        AND ($2::text IS NULL OR (owner_kind || ':' || owner_id::text, id::text) > ($2, $3))
-      ORDER BY owner_kind || ':' || owner_id::text, id::text LIMIT $4`,
-    [page.createdBefore, page.after?.[0] ?? null, page.after?.[1] ?? null, page.limit],
-  );
-  return rows;
-}
-
-export async function billableVolumesOf(q: Queryable, owner: Owner): Promise<BillableVolume[]> {
-  const { rows } = await q.query<BillableVolume>(
-    `SELECT id, owner_kind, owner_id, account_id, size_gb FROM volumes
-      WHERE state IN ('creating', 'ready') AND owner_kind = $1 AND owner_id = $2`,
-    [owner.kind, owner.id],
-  );
-  return rows;
-}
+/** volumes meter while they exist, attached or not: their size in GB */
+export const BILLABLE_VOLUMES: MeteredTable = {
+  table: "volumes",
+  columns: "id, owner_kind, owner_id, account_id, size_gb",
+  billable: "state IN ('creating', 'ready')",
+};
 
 export async function volumeNames(q: Queryable, ids: string[]): Promise<Map<string, { name: string; slug: string }>> {
   const { rows } = await q.query<{ id: string; name: string }>(

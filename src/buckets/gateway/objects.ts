@@ -95,8 +95,11 @@ export async function putObject(ctx: S3Context): Promise<void> {
   sendEmpty(ctx, 200, { etag: quoted(md5), ...checksumHeaders(checksums) });
 }
 
-/** reads up to this size are one buffer (storage readSmall), larger ones a stream */
-const SMALL_READ_BYTES = 256 * 1024;
+/**
+ * reads up to this size (1 MiB objects included) are one buffer (storage readSmall: one pread and one socket
+ * write), larger ones a stream
+ */
+const SMALL_READ_BYTES = 1024 * 1024 + 1;
 
 /** The bytes [start, end] of an object made of blobs of the given sizes, blob by blob. */
 async function* objectBytes(deps: GatewayDeps, o: repo.ObjectRow, start: number, end: number): AsyncGenerator<Buffer> {

@@ -7,6 +7,7 @@
  * a job killed half-way can simply run the same call again.
  */
 import { ApiError, statusOf, type ErrorCode, type MapsToApiError } from "../../http/errors.js";
+import type { ServerSample } from "../../metrics/contract.js";
 
 export type DbSize = "dev" | "basic" | "pro" | "business";
 export const DB_SIZES: readonly DbSize[] = ["dev", "basic", "pro", "business"];
@@ -183,26 +184,8 @@ export interface BranchResult {
   timings: Record<string, number>;
 }
 
-/**
- * What a running server says of itself at one moment (per-minute metrics, src/metrics). Counters are the server's
- * totals since its statistics began (the caller takes deltas); the platform's own sessions are left out.
- */
-export interface ServerSample {
-  /** client sessions now */
-  connections: number;
-  maxConnections: number;
-  commitsTotal: number;
-  blocksHitTotal: number;
-  blocksReadTotal: number;
-  /** every database of the server, on disk */
-  sizeBytes: number;
-  /** with HA: how far the standby's replay is behind; null without a streaming standby */
-  replicationLagBytes: number | null;
-  replicationLagSeconds: number | null;
-  /** ISO 8601; null: none yet */
-  lastBaseBackupAt: string | null;
-  lastArchivedWalAt: string | null;
-}
+/** What a running server says of itself at one moment: the figures per-minute metrics ask for (src/metrics). */
+export type { ServerSample };
 
 export interface ExtensionOptions {
   /** Shared instances (dev) cannot load pg_stat_statements; defaults to size === "dev". */

@@ -44,11 +44,7 @@ if not edge.unrouted then edge.unrouted = edge.admitted end
 -- POST /access: "lock <host> <value>", "unlock <host>", "admit <seconds> <key>", "forget" (admissions),
 -- "flush" (admissions and locked hosts)
 function edge.push_access()
-  local lines = edge.admin_lines()
-  if not lines then return end
-  local n = 0
-  for line in lines do
-    local op, a, b = line:match("^(%S+) ?(%S*) ?(.*)$")
+  edge.apply_push(function(op, a, b)
     if op == "lock" then
       local ok, err = locked:set(a, b)
       if not ok then ngx.log(ngx.ERR, "edge locked hosts full: ", err) end
@@ -56,9 +52,7 @@ function edge.push_access()
     elseif op == "admit" then access:set(b, true, tonumber(a) or 1)
     elseif op == "forget" then access:flush_all()
     elseif op == "flush" then access:flush_all() locked:flush_all() end
-    n = n + 1
-  end
-  ngx.say(n)
+  end)
 end
 end
 `;

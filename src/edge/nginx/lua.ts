@@ -181,22 +181,28 @@ function edge.admin_lines()
   return (body or ""):gmatch("[^\n]+")
 end
 
--- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
-function edge.push()
+-- an admin push: each line of the body given to apply(op, a, rest); answers how many lines it read
+function edge.apply_push(apply)
   local lines = edge.admin_lines()
   if not lines then return end
   local n = 0
   for line in lines do
-    local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
+    apply(line:match("^(%S+) ?(%S*) ?(.*)$"))
+    n = n + 1
+  end
+  ngx.say(n)
+end
+
+-- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
+function edge.push()
+  edge.apply_push(function(op, host, value)
     if op == "set" then
       local ok, err = routes:set(host, value, ROUTE_TTL)
       if not ok then ngx.log(ngx.ERR, "edge routes full: ", err) end
     elseif op == "del" then routes:delete(host)
     elseif op == "rr" then routes:add("rr|" .. host, tonumber(value) or 0)
     elseif op == "flush" then routes:flush_all() end
-    n = n + 1
-  end
-  ngx.say(n)
+  end)
 end
 
 -- GET /stats: every counter as "<minute>|<kind>:<id>|<field> <count>", taken out of the dict

@@ -7,7 +7,7 @@ import type { Resolved } from "../route-cache.js";
 import { nginxConf, type NginxConfExtension } from "./conf.js";
 import type { NginxInstall } from "./detect.js";
 import { NginxProcess, writeConf } from "./process.js";
-import { emptyHistogram } from "../stats/histogram.js";
+import { zeroCounts, type CountsOf } from "../stats/counts.js";
 import { freePort } from "../../kernel/free-port.js";
 
 export interface NginxPlaneOptions {
@@ -28,17 +28,6 @@ export interface NginxPlaneOptions {
   extensions?: NginxConfExtension[];
   /** nginx (re)started with empty dicts: the parts behind `extensions` push again */
   restarted?: () => void;
-}
-
-/** one drained minute of one app: what nginx answered itself */
-export interface NginxCounts {
-  target: EdgeTarget;
-  minute: number;
-  requests: number;
-  status4xx: number;
-  status5xx: number;
-  bytes: number;
-  latency: number[];
 }
 
 /**
@@ -183,11 +172,11 @@ export class NginxPlane {
   }
 
   /** The counts nginx gathered since the last drain, per app and minute (apps it no longer knows are skipped). */
-  async drainStats(): Promise<NginxCounts[]> {
+  async drainStats(): Promise<CountsOf[]> {
     if (!this.process?.running) return [];
     const text = await this.admin("/stats").catch(() => null);
     if (!text) return [];
-    const rows = new Map<string, NginxCounts>();
+    const rows = new Map<string, CountsOf>();
     for (const line of text.split("\n")) {
       const m = /^(\d+)\|(\S+)\|(r|4|5|b|h\d+) (\d+)$/.exec(line);
       if (!m) continue;
@@ -196,15 +185,7 @@ export class NginxPlane {
       const key = `${m[1]}|${m[2]}`;
       let row = rows.get(key);
       if (!row) {
-        row = {
-          target,
-          minute: Number(m[1]),
-          requests: 0,
-          status4xx: 0,
-          status5xx: 0,
-          bytes: 0,
-          latency: emptyHistogram(),
-        };
+        row = { target, minute: Number(m[1]), ...zeroCounts() };
         rows.set(key, row);
       }
       const n = Number(m[4]);
@@ -212,7 +193,7 @@ export class NginxPlane {
       if (field === "r") row.requests += n;
       else if (field === "4") row.status4xx += n;
       else if (field === "5") row.status5xx += n;
-      else if (field === "b") row.bytes += n;
+      else if (field === "b") row.bytesOut += n;
       else {
         const bucket = Number(field.slice(1));
         if (bucket < row.latency.length) row.latency[bucket] += n;

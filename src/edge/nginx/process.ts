@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import { ConfigError } from "../../config/config.js";
-import { RestartBackoff } from "../../kernel/components.js";
+import { RestartBackoff, stopChild } from "../../kernel/components.js";
 import type { NginxInstall } from "./detect.js";
 
 export interface NginxProcessOptions {
@@ -127,13 +127,7 @@ export class NginxProcess {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGQUIT");
-    const force = setTimeout(() => child.kill("SIGKILL"), this.opts.drainMs + 5000);
-    await exited;
-    clearTimeout(force);
+    await stopChild(this.child, "SIGQUIT", this.opts.drainMs + 5000);
   }
 }
 

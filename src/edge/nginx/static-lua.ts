@@ -235,19 +235,13 @@ end
 
 -- POST /sites: lines "set <host> <value>", "del <host>", "flush"
 function edge.push_sites()
-  local lines = edge.admin_lines()
-  if not lines then return end
-  local n = 0
-  for line in lines do
-    local op, host, value = line:match("^(%S+) ?(%S*) ?(.*)$")
+  edge.apply_push(function(op, host, value)
     if op == "set" then
       local ok, err = sites:set(host, value)
       if not ok then ngx.log(ngx.ERR, "edge sites full: ", err) end
     elseif op == "del" then sites:delete(host)
     elseif op == "flush" then sites:flush_all() end
-    n = n + 1
-  end
-  ngx.say(n)
+  end)
 end
 end
 `;

@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from "fastify";
 import { isUuid } from "../../store/db.js";
 import type { EdgeObservation } from "../contract.js";
 import type { EdgeTarget } from "../../kernel/contracts.js";
-import { addInto, bucketOf, emptyHistogram } from "./histogram.js";
+import { bucketOf } from "./histogram.js";
+import { addCounts, countRequest, zeroCounts, type CountsOf } from "./counts.js";
 import type { MinuteRow, StatsRow } from "./repo.js";
 
 export interface AggregatorOptions {
@@ -21,16 +22,9 @@ export interface AggregatorOptions {
   collect?: () => Promise<CountsOf[]>;
 }
 
-/** Requests of one app in one minute counted elsewhere (nginx), added as they are. */
-export interface CountsOf {
-  target: EdgeTarget;
-  minute: number;
-  requests: number;
-  status4xx: number;
-  status5xx: number;
-  bytes: number;
-  latency: number[];
-}
+/** the key of an app's row of one span (a UTC day, or a minute's epoch ms) in the maps held */
+const spanKey = (t: { kind: string; id: string }, span: string | number): string =>
+  `${t.kind}\u0000${t.id}\u0000${span}`;
 
 const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -69,38 +63,24 @@ export class StatsAggregator {
     if (!t) return;
     const now = this.now();
     const day = this.today(now);
-    const key = `${t.kind}\u0000${t.id}\u0000${day}`;
-    let row = this.pending.get(key);
+    const key = spanKey(t, day);
+    const held = this.pending.get(key);
     // ids and owners are store ids (uuid); a target of another shape (a test's) cannot be stored. Checked when a
     // row is made and when its owner object changes (a reloaded route), not on every request
-    if ((!row || row.owner !== t.owner) && (!isUuid(t.id) || !isUuid(t.owner.id))) return;
+    if ((!held || held.owner !== t.owner) && (!isUuid(t.id) || !isUuid(t.owner.id))) return;
+    const row = held ?? this.newDay(key, t, day);
     if (!row) {
-      if (this.pending.size >= this.maxKeys) {
-        this.dropped++;
-        return;
-      }
-      row = {
-        kind: t.kind,
-        id: t.id,
-        day,
-        owner: t.owner,
-        requests: 0,
-        status4xx: 0,
-        status5xx: 0,
-        bytesOut: 0,
-        latency: emptyHistogram(),
-      };
-      this.pending.set(key, row);
+      this.dropped++;
+      return;
     }
     row.owner = t.owner;
-    row.requests++;
-    if (o.status >= 400 && o.status < 500) row.status4xx++;
-    else if (o.status >= 500) row.status5xx++;
-    row.bytesOut += o.bytes;
     const bucket = bucketOf(o.ms);
-    row.latency[bucket]++;
+    countRequest(row, o.status, bucket, o.bytes);
     row.lastAt = now;
-    if (this.opts.minutes !== false) this.recordMinute(row, now - (now % 60_000), o.status, bucket, o.bytes);
+    if (this.opts.minutes === false) return;
+    // beyond maxKeys the daily row counted it; only the minute detail is lost
+    const m = this.minuteOf(row, now - (now % 60_000));
+    if (m) countRequest(m, o.status, bucket, o.bytes);
   }
 
   /** Adds one app's counts of one minute (nginx's answers), into its day's row and its minute's. */
@@ -108,83 +88,39 @@ export class StatsAggregator {
     const t = c.target;
     if (!isUuid(t.id) || !isUuid(t.owner.id) || c.requests <= 0) return;
     const day = utcDay(c.minute);
-    const key = `${t.kind}\u0000${t.id}\u0000${day}`;
-    let row = this.pending.get(key);
+    const key = spanKey(t, day);
+    const row = this.pending.get(key) ?? this.newDay(key, t, day);
     if (!row) {
-      if (this.pending.size >= this.maxKeys) {
-        this.dropped += c.requests;
-        return;
-      }
-      row = {
-        kind: t.kind,
-        id: t.id,
-        day,
-        owner: t.owner,
-        requests: 0,
-        status4xx: 0,
-        status5xx: 0,
-        bytesOut: 0,
-        latency: emptyHistogram(),
-      };
-      this.pending.set(key, row);
+      this.dropped += c.requests;
+      return;
     }
     row.owner = t.owner;
-    row.requests += c.requests;
-    row.status4xx += c.status4xx;
-    row.status5xx += c.status5xx;
-    row.bytesOut += c.bytes;
-    addInto(row.latency, c.latency);
+    addCounts(row, c);
     row.lastAt = Math.max(row.lastAt ?? 0, Math.min(this.now(), c.minute + 59_999));
     if (this.opts.minutes === false) return;
-    const mkey = `${t.kind}\u0000${t.id}\u0000${c.minute}`;
-    let m = this.minutes.get(mkey);
-    if (!m) {
-      if (this.minutes.size >= this.maxKeys) return;
-      m = {
-        kind: t.kind,
-        id: t.id,
-        minute: c.minute,
-        owner: t.owner,
-        requests: 0,
-        status4xx: 0,
-        status5xx: 0,
-        bytesOut: 0,
-        latency: emptyHistogram(),
-      };
-      this.minutes.set(mkey, m);
-    }
-    m.owner = t.owner;
-    m.requests += c.requests;
-    m.status4xx += c.status4xx;
-    m.status5xx += c.status5xx;
-    m.bytesOut += c.bytes;
-    addInto(m.latency, c.latency);
+    const m = this.minuteOf(t, c.minute);
+    if (m) addCounts(m, c);
   }
 
-  private recordMinute(day: StatsRow, minute: number, status: number, bucket: number, bytes: number): void {
-    const key = `${day.kind}\u0000${day.id}\u0000${minute}`;
+  /** A new, empty day row of an app, held under `key`; undefined when memory is full (maxKeys). */
+  private newDay(key: string, t: EdgeTarget, day: string): StatsRow | undefined {
+    if (this.pending.size >= this.maxKeys) return undefined;
+    const row: StatsRow = { kind: t.kind, id: t.id, day, owner: t.owner, ...zeroCounts() };
+    this.pending.set(key, row);
+    return row;
+  }
+
+  /** An app's row of one minute (made empty when new), its owner the newest; undefined when memory is full. */
+  private minuteOf(t: Pick<MinuteRow, "kind" | "id" | "owner">, minute: number): MinuteRow | undefined {
+    const key = spanKey(t, minute);
     let m = this.minutes.get(key);
     if (!m) {
-      if (this.minutes.size >= this.maxKeys) return; // the daily row counted it; only the minute detail is lost
-      m = {
-        kind: day.kind,
-        id: day.id,
-        minute,
-        owner: day.owner,
-        requests: 0,
-        status4xx: 0,
-        status5xx: 0,
-        bytesOut: 0,
-        latency: emptyHistogram(),
-      };
+      if (this.minutes.size >= this.maxKeys) return undefined;
+      m = { kind: t.kind, id: t.id, minute, owner: t.owner, ...zeroCounts() };
       this.minutes.set(key, m);
     }
-    m.owner = day.owner;
-    m.requests++;
-    if (status >= 400 && status < 500) m.status4xx++;
-    else if (status >= 500) m.status5xx++;
-    m.bytesOut += bytes;
-    m.latency[bucket]++;
+    m.owner = t.owner;
+    return m;
   }
 
   /** the UTC day of now, its string made once per day (not per request) */
@@ -245,11 +181,7 @@ export class StatsAggregator {
       const newer = this.pending.get(key);
       if (newer) {
         row.owner = newer.owner;
-        row.requests += newer.requests;
-        row.status4xx += newer.status4xx;
-        row.status5xx += newer.status5xx;
-        row.bytesOut += newer.bytesOut;
-        addInto(row.latency, newer.latency);
+        addCounts(row, newer);
         if (newer.lastAt !== undefined) row.lastAt = Math.max(row.lastAt ?? 0, newer.lastAt);
       }
       merged.set(key, row);
@@ -274,11 +206,7 @@ export class StatsAggregator {
         continue;
       }
       row.owner = newer.owner;
-      row.requests += newer.requests;
-      row.status4xx += newer.status4xx;
-      row.status5xx += newer.status5xx;
-      row.bytesOut += newer.bytesOut;
-      addInto(row.latency, newer.latency);
+      addCounts(row, newer);
     }
     this.minutes = batch;
   }

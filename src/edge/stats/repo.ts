@@ -1,49 +1,51 @@
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
+import type { Counts } from "./counts.js";
 
 /** One app's counts for one UTC day, as a flush adds them or a read returns them (migration 021). */
-export interface StatsRow {
+export interface StatsRow extends Counts {
   kind: string;
   id: string;
   /** YYYY-MM-DD, UTC */
   day: string;
   owner: Owner;
-  requests: number;
-  status4xx: number;
-  status5xx: number;
-  bytesOut: number;
-  /** counts per latency bucket (histogram.ts) */
-  latency: number[];
   /** epoch ms of the last request counted (scale-to-zero's idle clock, src/apps/idle); absent: not known */
   lastAt?: number;
 }
 
 /** One app's counts for one UTC minute (migration 066; issue 31's per-minute metrics, read by src/metrics). */
-export interface MinuteRow {
+export interface MinuteRow extends Counts {
   kind: string;
   id: string;
   /** epoch ms of the minute's start */
   minute: number;
   owner: Owner;
-  requests: number;
-  status4xx: number;
-  status5xx: number;
-  /** bytes sent (sites' series; rows of before migration 074 count 0) */
-  bytesOut: number;
-  latency: number[];
 }
 
-interface DbRow {
+/** the counter columns of every edge statistics table (site_stats, edge_minute_stats, edge_hour_stats) */
+interface CountColumns {
+  requests: string | number;
+  status_4xx: string | number;
+  status_5xx: string | number;
+  bytes_out: string | number;
+  latency: (string | number)[];
+}
+
+/** A row's counters; sums arrive as numeric text and int8[] elements as text. */
+const countsFromDb = (r: CountColumns): Counts => ({
+  requests: Number(r.requests),
+  status4xx: Number(r.status_4xx),
+  status5xx: Number(r.status_5xx),
+  bytesOut: Number(r.bytes_out),
+  latency: r.latency.map(Number),
+});
+
+interface DbRow extends CountColumns {
   target_kind: string;
   target_id: string;
   day: string;
   owner_kind: Owner["kind"];
   owner_id: string;
-  requests: number;
-  status_4xx: number;
-  status_5xx: number;
-  bytes_out: number;
-  latency: (string | number)[];
 }
 
 const fromDb = (r: DbRow): StatsRow => ({
@@ -51,13 +53,38 @@ const fromDb = (r: DbRow): StatsRow => ({
   id: r.target_id,
   day: r.day,
   owner: { kind: r.owner_kind, id: r.owner_id },
-  requests: r.requests,
-  status4xx: r.status_4xx,
-  status5xx: r.status_5xx,
-  bytesOut: r.bytes_out,
-  // int8[] elements arrive as text
-  latency: r.latency.map(Number),
+  ...countsFromDb(r),
 });
+
+const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A flush's rows in key order (two edge processes flushing the same apps at once lock them in the same order: no
+ * deadlock), with the arrays the upserts unnest: kind, id, span, owner kind, owner id, requests, 4xx, 5xx, bytes
+ * out, latency (as int8[] literals).
+ */
+function flushColumns<R extends Counts & { kind: string; id: string; owner: Owner }>(
+  rows: R[],
+  span: (r: R) => string | number,
+  spanParam: (r: R) => unknown = span,
+): { sorted: R[]; params: unknown[][] } {
+  const sorted = [...rows].sort((a, b) => compare(a.kind, b.kind) || compare(a.id, b.id) || compare(span(a), span(b)));
+  return {
+    sorted,
+    params: [
+      sorted.map((r) => r.kind),
+      sorted.map((r) => r.id),
+      sorted.map(spanParam),
+      sorted.map((r) => r.owner.kind),
+      sorted.map((r) => r.owner.id),
+      sorted.map((r) => r.requests),
+      sorted.map((r) => r.status4xx),
+      sorted.map((r) => r.status5xx),
+      sorted.map((r) => r.bytesOut),
+      sorted.map((r) => `{${r.latency.join(",")}}`),
+    ],
+  };
+}
 
 const COLUMNS = `target_kind, target_id::text, day::text, owner_kind, owner_id::text, requests, status_4xx, status_5xx,
   bytes_out, latency`;
@@ -69,9 +96,7 @@ const COLUMNS = `target_kind, target_id::text, day::text, owner_kind, owner_id::
  */
 export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
   if (!rows.length) return;
-  const sorted = [...rows].sort((a, b) =>
-    a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.day < b.day ? -1 : 1,
-  );
+  const { sorted, params } = flushColumns(rows, (r) => r.day);
   await q.query(
     `INSERT INTO site_stats AS s (target_kind, target_id, day, owner_kind, owner_id, requests, status_4xx, status_5xx,
                                    bytes_out, latency, last_request_at)
@@ -91,19 +116,7 @@ export async function addStats(q: Queryable, rows: StatsRow[]): Promise<void> {
                     FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i)),
        last_request_at = GREATEST(s.last_request_at, EXCLUDED.last_request_at),
        updated_at = now()`,
-    [
-      sorted.map((r) => r.kind),
-      sorted.map((r) => r.id),
-      sorted.map((r) => r.day),
-      sorted.map((r) => r.owner.kind),
-      sorted.map((r) => r.owner.id),
-      sorted.map((r) => r.requests),
-      sorted.map((r) => r.status4xx),
-      sorted.map((r) => r.status5xx),
-      sorted.map((r) => r.bytesOut),
-      sorted.map((r) => `{${r.latency.join(",")}}`),
-      sorted.map((r) => (r.lastAt === undefined ? null : new Date(r.lastAt))),
-    ],
+    [...params, sorted.map((r) => (r.lastAt === undefined ? null : new Date(r.lastAt)))],
   );
 }
 
@@ -174,16 +187,18 @@ export async function pruneStats(q: Queryable, before: string): Promise<number> 
  */
 export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<void> {
   if (!rows.length) return;
-  const sorted = [...rows].sort((a, b) =>
-    a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.minute - b.minute,
+  const { params } = flushColumns(
+    rows,
+    (r) => r.minute,
+    (r) => new Date(r.minute),
   );
   await q.query(
     `INSERT INTO edge_minute_stats AS s (target_kind, target_id, minute, owner_kind, owner_id, requests, status_4xx,
                                           status_5xx, latency, bytes_out)
      SELECT kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency::bigint[], bytes
        FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::text[], $5::uuid[], $6::bigint[], $7::bigint[],
-                   $8::bigint[], $9::text[], $10::bigint[]) WITH ORDINALITY
-            AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, latency, bytes, n)
+                   $8::bigint[], $9::bigint[], $10::text[]) WITH ORDINALITY
+            AS u(kind, id, minute, owner_kind, owner_id, requests, s4, s5, bytes, latency, n)
       ORDER BY n
      ON CONFLICT (target_kind, target_id, minute) DO UPDATE SET
        owner_kind = EXCLUDED.owner_kind,
@@ -194,70 +209,51 @@ export async function addMinuteStats(q: Queryable, rows: MinuteRow[]): Promise<v
        bytes_out = s.bytes_out + EXCLUDED.bytes_out,
        latency = (SELECT array_agg(COALESCE(a, 0) + COALESCE(b, 0) ORDER BY i)
                     FROM unnest(s.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, i))`,
-    [
-      sorted.map((r) => r.kind),
-      sorted.map((r) => r.id),
-      sorted.map((r) => new Date(r.minute)),
-      sorted.map((r) => r.owner.kind),
-      sorted.map((r) => r.owner.id),
-      sorted.map((r) => r.requests),
-      sorted.map((r) => r.status4xx),
-      sorted.map((r) => r.status5xx),
-      sorted.map((r) => `{${r.latency.join(",")}}`),
-      sorted.map((r) => r.bytesOut),
-    ],
+    params,
   );
 }
 
-/** One app's minutes in [from, to) (epoch ms), oldest first; quiet minutes have no row. */
-export async function targetMinutes(
+/**
+ * One app's rows in [from, to) (epoch ms) of the minute table, or of the hourly roll-up's (series-repo.ts; `minute`
+ * is then the hour), oldest first; quiet spans have no row.
+ */
+export async function targetSpans(
   q: Queryable,
+  span: "minute" | "hour",
   target: { kind: string; id: string },
   from: number,
   to: number,
 ): Promise<MinuteRow[]> {
-  const { rows } = await q.query<{
-    minute: Date;
-    owner_kind: Owner["kind"];
-    owner_id: string;
-    requests: string;
-    status_4xx: string;
-    status_5xx: string;
-    bytes_out: string;
-    latency: (string | number)[];
-  }>(
-    `SELECT minute, owner_kind, owner_id::text, requests, status_4xx, status_5xx, bytes_out, latency FROM edge_minute_stats
-      WHERE target_kind = $1 AND target_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
+  const table = span === "minute" ? "edge_minute_stats" : "edge_hour_stats";
+  const { rows } = await q.query<CountColumns & { at: Date; owner_kind: Owner["kind"]; owner_id: string }>(
+    `SELECT ${span} AS at, owner_kind, owner_id::text, requests, status_4xx, status_5xx, bytes_out, latency
+       FROM ${table}
+      WHERE target_kind = $1 AND target_id = $2 AND ${span} >= $3 AND ${span} < $4 ORDER BY ${span}`,
     [target.kind, target.id, new Date(from), new Date(to)],
   );
   return rows.map((r) => ({
     kind: target.kind,
     id: target.id,
-    minute: r.minute.getTime(),
+    minute: r.at.getTime(),
     owner: { kind: r.owner_kind, id: r.owner_id },
-    requests: Number(r.requests),
-    status4xx: Number(r.status_4xx),
-    status5xx: Number(r.status_5xx),
-    bytesOut: Number(r.bytes_out),
-    latency: r.latency.map(Number),
+    ...countsFromDb(r),
   }));
 }
+
+/** One app's minutes in [from, to) (epoch ms), oldest first; quiet minutes have no row. */
+export const targetMinutes = (
+  q: Queryable,
+  target: { kind: string; id: string },
+  from: number,
+  to: number,
+): Promise<MinuteRow[]> => targetSpans(q, "minute", target, from, to);
 
 /**
  * Every minute row of an owner's apps and sites in [from, to) (epoch ms): the owner-wide figures of alert rules
  * (src/alerts). Bounded by the owner's targets × the window's minutes.
  */
 export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to: number): Promise<MinuteRow[]> {
-  const { rows } = await q.query<{
-    target_kind: string;
-    target_id: string;
-    minute: Date;
-    requests: string;
-    status_4xx: string;
-    status_5xx: string;
-    latency: (string | number)[];
-    bytes_out: string;
-  }>(
+  const { rows } = await q.query<CountColumns & { target_kind: string; target_id: string; minute: Date }>(
     `SELECT target_kind, target_id::text, minute, requests, status_4xx, status_5xx, latency, bytes_out
        FROM edge_minute_stats
       WHERE owner_kind = $1 AND owner_id = $2 AND minute >= $3 AND minute < $4 ORDER BY minute`,
@@ -268,11 +264,7 @@ export async function ownerMinutes(q: Queryable, owner: Owner, from: number, to:
     id: r.target_id,
     minute: r.minute.getTime(),
     owner,
-    requests: Number(r.requests),
-    status4xx: Number(r.status_4xx),
-    status5xx: Number(r.status_5xx),
-    latency: r.latency.map(Number),
-    bytesOut: Number(r.bytes_out),
+    ...countsFromDb(r),
   }));
 }
 

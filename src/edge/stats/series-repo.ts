@@ -1,6 +1,6 @@
 import type { Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
-import type { MinuteRow } from "./repo.js";
+import { targetSpans, type MinuteRow } from "./repo.js";
 
 /**
  * The hourly roll-up of the edge's per-minute rows (issue 31, src/metrics runs it): hour rows in edge_hour_stats
@@ -43,39 +43,12 @@ export async function rollupEdgeHours(q: Queryable, from: number, to: number): P
 }
 
 /** One app's hour rows in [from, to) (epoch ms), oldest first, shaped as minute rows (`minute` is the hour). */
-export async function targetHours(
+export const targetHours = (
   q: Queryable,
   target: { kind: string; id: string },
   from: number,
   to: number,
-): Promise<MinuteRow[]> {
-  const { rows } = await q.query<{
-    hour: Date;
-    owner_kind: Owner["kind"];
-    owner_id: string;
-    requests: string;
-    status_4xx: string;
-    status_5xx: string;
-    bytes_out: string;
-    latency: (string | number)[];
-  }>(
-    `SELECT hour, owner_kind, owner_id::text, requests, status_4xx, status_5xx, bytes_out, latency
-       FROM edge_hour_stats
-      WHERE target_kind = $1 AND target_id = $2 AND hour >= $3 AND hour < $4 ORDER BY hour`,
-    [target.kind, target.id, new Date(from), new Date(to)],
-  );
-  return rows.map((r) => ({
-    kind: target.kind,
-    id: target.id,
-    minute: r.hour.getTime(),
-    owner: { kind: r.owner_kind, id: r.owner_id },
-    requests: Number(r.requests),
-    status4xx: Number(r.status_4xx),
-    status5xx: Number(r.status_5xx),
-    bytesOut: Number(r.bytes_out),
-    latency: r.latency.map(Number),
-  }));
-}
+): Promise<MinuteRow[]> => targetSpans(q, "hour", target, from, to);
 
 /** Each app's traffic over the last `withinMs` (the operator endpoint's gauges), by kind. */
 export async function recentTraffic(
