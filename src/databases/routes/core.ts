@@ -14,7 +14,7 @@ import {
   write,
   type RouteDeps,
 } from "./schemas.js";
-import { commandRoute, createdView } from "./instance-route.js";
+import { commandRoute, createdView, readRoute } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
 
 /** The instance itself: create, list, read, delete, start/stop, resize, passwords. */
@@ -140,19 +140,17 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
       },
       (p, id, body) => svc.resize(p, id, body.size, body.storage_gb),
     ),
-    route({
-      method: "GET",
-      url: "/v1/databases/:id/attached-apps",
-      operationId: "listAttachedApps",
-      tags,
-      summary:
-        "Apps (pods) attached to the database: they get its DATABASE_URL and are rolled when its password rotates.",
-      summaryKo: "연결된 앱 미리보기.",
-      auth: read,
-      params: Params,
-      response: { 200: Type.Array(AttachedApp) },
-      handler: async (request) => svc.attachedApps(caller(request), request.params.id),
-    }),
+    readRoute(
+      {
+        path: "/attached-apps",
+        operationId: "listAttachedApps",
+        summary:
+          "Apps (pods) attached to the database: they get its DATABASE_URL and are rolled when its password rotates.",
+        summaryKo: "연결된 앱 미리보기.",
+        schema: Type.Array(AttachedApp),
+      },
+      (p, id) => svc.attachedApps(p, id),
+    ),
     route({
       method: "POST",
       url: "/v1/databases/:id/initial-credentials",

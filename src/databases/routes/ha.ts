@@ -1,27 +1,25 @@
 import { Type } from "@sinclair/typebox";
 import type { ErrorCode } from "../../http/errors.js";
 import type { HaAction } from "../service.js";
-import { caller, Params, read, tags, type RouteDeps } from "./schemas.js";
-import { commandRoute } from "./instance-route.js";
-import { route, type Route } from "../../http/route.js";
+import type { RouteDeps } from "./schemas.js";
+import { commandRoute, readRoute } from "./instance-route.js";
+import type { Route } from "../../http/route.js";
 
 const HaStatus = Type.Object({ enabled: Type.Boolean(), standby: Type.Unknown() });
 const HA_ERRORS: ErrorCode[] = ["database_removed", "ha_not_supported", "ha_not_enabled", "not_running"];
 
 /** High availability: a streaming standby, its status, rebuild and switchover. */
 export function haRoutes({ svc }: RouteDeps): Route[] {
-  const status = route({
-    method: "GET",
-    url: "/v1/databases/:id/ha",
-    operationId: "getDatabaseHa",
-    tags,
-    summary: "Standby status with replication lag.",
-    summaryKo: "대기 서버(HA) 상태와 복제 지연.",
-    auth: read,
-    params: Params,
-    response: { 200: HaStatus },
-    handler: async (request) => svc.haStatus(caller(request), request.params.id),
-  });
+  const status = readRoute(
+    {
+      path: "/ha",
+      operationId: "getDatabaseHa",
+      summary: "Standby status with replication lag.",
+      summaryKo: "대기 서버(HA) 상태와 복제 지연.",
+      schema: HaStatus,
+    },
+    (p, id) => svc.haStatus(p, id),
+  );
 
   const actions: {
     method: "POST" | "DELETE";

@@ -3,7 +3,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { ErrorCode } from "../../http/errors.js";
 import { route, type Route } from "../../http/route.js";
 import { databaseView } from "../view.js";
-import { Accepted, caller, Instance, Params, tags, write, type RouteDeps } from "./schemas.js";
+import { Accepted, caller, Instance, Params, read as readRule, tags, write, type RouteDeps } from "./schemas.js";
 
 type BodyOf<B> = B extends TSchema ? Static<B> : undefined;
 type Row = Parameters<typeof databaseView>[0];
@@ -67,6 +67,25 @@ export function settingRoute<B extends TSchema | undefined = undefined>(
     async (p, id, body) => databaseView(await run(p, id, body), config),
     200,
   );
+}
+
+/** A read of one instance's part, /v1/databases/{id}<path>, by a caller with databases:read on it: 200 with what the service gives. */
+export function readRoute(
+  read: { path: string; operationId: string; summary: string; summaryKo: string; schema: TSchema },
+  run: (caller: Principal, id: string) => Promise<unknown>,
+): Route {
+  return route({
+    method: "GET",
+    url: `/v1/databases/:id${read.path}`,
+    operationId: read.operationId,
+    tags,
+    summary: read.summary,
+    summaryKo: read.summaryKo,
+    auth: readRule,
+    params: Params,
+    response: { 200: read.schema },
+    handler: async (request) => run(caller(request), request.params.id),
+  });
 }
 
 /** A new database or branch (InstanceWithCommand): its one-time passwords, shown in this answer only. */

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
-import { caller, Params, read, tags, type RouteDeps } from "./schemas.js";
-import { commandRoute } from "./instance-route.js";
-import { route, type Route } from "../../http/route.js";
+import type { RouteDeps } from "./schemas.js";
+import { commandRoute, readRoute } from "./instance-route.js";
+import type { Route } from "../../http/route.js";
 
 const PoolStatus = Type.Object({
   enabled: Type.Boolean(),
@@ -14,18 +14,16 @@ const PoolStatus = Type.Object({
 /** Connection pooling (PgBouncer, transaction mode). */
 export function poolRoutes({ svc }: RouteDeps): Route[] {
   return [
-    route({
-      method: "GET",
-      url: "/v1/databases/:id/pool",
-      operationId: "getDatabasePool",
-      tags,
-      summary: "Connection pooling (transaction mode) status and pooled URL.",
-      summaryKo: "연결 풀(트랜잭션 모드) 상태.",
-      auth: read,
-      params: Params,
-      response: { 200: PoolStatus },
-      handler: async (request) => svc.poolStatus(caller(request), request.params.id),
-    }),
+    readRoute(
+      {
+        path: "/pool",
+        operationId: "getDatabasePool",
+        summary: "Connection pooling (transaction mode) status and pooled URL.",
+        summaryKo: "연결 풀(트랜잭션 모드) 상태.",
+        schema: PoolStatus,
+      },
+      (p, id) => svc.poolStatus(p, id),
+    ),
     commandRoute(
       {
         method: "PUT",
