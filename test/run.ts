@@ -26,7 +26,9 @@ function findTests(dir: string): string[] {
 
 // a server of its own per run, so parallel runs (CI, several developers) never share or stop each other's
 const dataDir = path.resolve(process.env.TEST_DATA_DIR ?? `.test-data/run-${process.pid}`);
-// two files at a time, some with several platforms and their pools, job queues and listeners: on a loaded machine
+// three files at a time (TEST_CONCURRENCY): most of a file's time is waiting on podman, PostgreSQL and timers, and a
+// run on a machine loaded to 10-18 by other work failed only on two real defects; some files start several platforms,
+// pools, job queues and listeners: on a loaded machine
 // connections close late, and 200 was seen exhausted ("sorry, too many clients already")
 // without fsync: each file's database is cloned from the template and dropped, and a run's data never outlives it
 // (a killed PostgreSQL process still loses nothing; only an OS crash could, and the run would be lost anyway)
@@ -70,7 +72,7 @@ const child = spawn(
     "--test-reporter-destination=stdout",
     "--test-reporter=./test/helpers/slowest-files.mjs",
     "--test-reporter-destination=stderr",
-    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
     ...files,
   ],
   {

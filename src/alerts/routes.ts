@@ -80,6 +80,8 @@ const Firing = Type.Object({
 
 // not_found: the resource a rule names (a pod, group, site or database) is not the owner's.
 const ERRORS = ["bad_alert_metric", "slug_taken", "conflict", "invalid_request", "not_found"] as const;
+/** a create and an update check the same fields, so they answer the same codes */
+const checked = { errors: [...ERRORS], validationCodes: { "/name": "bad_slug" } };
 
 /** Alert rules per owner, their state and their firings (README "Alerts"). */
 export function alertRoutes(svc: AlertService): Route[] {
@@ -99,8 +101,7 @@ export function alertRoutes(svc: AlertService): Route[] {
         summary:
           "Create an alert rule (201): a metric of a pod, pod group or site (or of all the owner's), a comparison, a threshold, a window and how long it must hold. Transitions are the events alert.fired and alert.resolved and a mail.",
         summaryKo: "경보 규칙을 만듭니다.",
-        errors: [...ERRORS],
-        validationCodes: { "/name": "bad_slug" },
+        ...checked,
         body: Body({
           name: Type.String({ pattern: NAME, minLength: 3, maxLength: 40 }),
           metric: Metric,
@@ -120,8 +121,7 @@ export function alertRoutes(svc: AlertService): Route[] {
         summary:
           "Change an alert rule. A changed condition or enabled starts over from ok; a firing alert then resolves (reason rule changed or rule disabled).",
         summaryKo: "경보 규칙을 바꿉니다.",
-        errors: [...ERRORS],
-        validationCodes: { "/name": "bad_slug" },
+        ...checked,
         body: Body({
           name: Type.Optional(Type.String({ pattern: NAME, minLength: 3, maxLength: 40 })),
           metric: Type.Optional(Metric),

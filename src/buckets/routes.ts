@@ -3,12 +3,12 @@ import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
 import { Body, NoContent, Nullable, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import type { BucketsService } from "./service.js";
 import type { BucketRow, KeyRow } from "./repo.js";
 
 const tags = ["buckets"];
 const caller = (request: FastifyRequest): Principal => request.principal!;
-const read = { scope: "buckets:read", instance: { param: "id" } } as const;
 const write = { scope: "buckets:write", instance: { param: "id" } } as const;
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "id or name" }) });
 
@@ -82,66 +82,63 @@ export function bucketRoutes(svc: BucketsService, s3: S3Endpoint): Route[] {
   });
 
   return [
-    route({
-      method: "GET",
+    ...resourceRoutes({
+      name: "Bucket",
       url: "/v1/buckets",
-      operationId: "listBuckets",
       tags,
-      summary: "The caller's buckets with their S3 endpoint, region and size.",
-      summaryKo: "버킷 목록.",
-      auth: { scope: "buckets:read", instance: "list" },
-      errors: [],
-      response: { 200: Type.Array(Bucket) },
-      handler: async (request) => (await svc.list(caller(request), request.instanceFilter)).map(view),
+      params: Params,
+      scope: "buckets",
+      instances: true,
+      schema: Bucket,
+      view,
+      list: {
+        summary: "The caller's buckets with their S3 endpoint, region and size.",
+        summaryKo: "버킷 목록.",
+        run: (caller, filter) => svc.list(caller, filter),
+      },
+      create: {
+        summary:
+          "Create an S3-compatible bucket; the name follows S3 naming rules and is unique platform-wide (409 when taken).",
+        summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
+        admits: true,
+        errors: ["invalid_request", "slug_taken"],
+        body: Body({ name: Type.String({ minLength: 3, maxLength: 63 }) }),
+        run: (caller, body) => svc.create(caller, body),
+      },
+      get: {
+        summary: "One bucket by id or name: S3 endpoint, region, size and object count, uploads in progress.",
+        summaryKo: "버킷 상세(엔드포인트, 리전, 크기).",
+        run: (caller, id) => svc.detail(caller, id),
+      },
     }),
-    route({
-      method: "POST",
-      url: "/v1/buckets",
-      operationId: "createBucket",
-      tags,
-      summary:
-        "Create an S3-compatible bucket; the name follows S3 naming rules and is unique platform-wide (409 when taken).",
-      summaryKo: "S3 호환 버킷을 만듭니다(이름은 플랫폼 전체에서 고유).",
-      auth: { scope: "buckets:write", instance: "create" },
-      admits: true,
-      errors: ["invalid_request", "slug_taken"],
-      body: Body({ name: Type.String({ minLength: 3, maxLength: 63 }) }),
-      response: { 201: Bucket },
-      handler: async (request, reply) => reply.code(201).send(view(await svc.create(caller(request), request.body))),
-    }),
-    route({
-      method: "GET",
+    ...resourceRoutes({
+      name: "BucketKey",
       url: "/v1/buckets/keys",
-      operationId: "listBucketKeys",
       tags,
-      summary: "The caller's live S3 access keys (secrets are never shown again).",
-      summaryKo: "S3 액세스 키 목록(비밀 키 제외).",
-      auth: { scope: "buckets:read", instance: "list" },
-      errors: [],
-      response: { 200: Type.Array(AccessKey) },
-      handler: async (request) => (await svc.listKeys(caller(request), request.instanceFilter)).map((k) => keyView(k)),
-    }),
-    route({
-      method: "POST",
-      url: "/v1/buckets/keys",
-      operationId: "createBucketKey",
-      tags,
-      summary:
-        "Issue an S3 access key for some buckets (bucket_ids: ids or names) or all of the owner's (omitted), read or read_write; the secret is shown once.",
-      summaryKo: "S3 액세스 키를 발급합니다(비밀 키는 한 번만 표시).",
-      auth: { scope: "buckets:write", instance: "create" },
-      errors: ["not_found"],
-      body: Body({
-        name: Type.String({ minLength: 1, maxLength: 100 }),
-        bucket_ids: Type.Optional(
-          Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }),
-        ),
-        permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
-      }),
-      response: { 201: AccessKey },
-      handler: async (request, reply) => {
-        const { row, secret } = await svc.createKey(caller(request), request.body);
-        return reply.code(201).send(keyView(row, secret));
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      scope: "buckets",
+      instances: true,
+      schema: AccessKey,
+      view: (k: KeyRow) => keyView(k),
+      list: {
+        summary: "The caller's live S3 access keys (secrets are never shown again).",
+        summaryKo: "S3 액세스 키 목록(비밀 키 제외).",
+        run: (caller, filter) => svc.listKeys(caller, filter),
+      },
+      create: {
+        summary:
+          "Issue an S3 access key for some buckets (bucket_ids: ids or names) or all of the owner's (omitted), read or read_write; the secret is shown once.",
+        summaryKo: "S3 액세스 키를 발급합니다(비밀 키는 한 번만 표시).",
+        errors: ["not_found"],
+        body: Body({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          bucket_ids: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }),
+          ),
+          permission: Type.Union([Type.Literal("read"), Type.Literal("read_write")]),
+        }),
+        run: (caller, body) => svc.createKey(caller, body),
+        answer: { schema: AccessKey, view: ({ row, secret }) => keyView(row, secret) },
       },
     }),
     route({
@@ -159,18 +156,6 @@ export function bucketRoutes(svc: BucketsService, s3: S3Endpoint): Route[] {
         await svc.revokeKey(caller(request), request.params.id);
         return reply.code(204).send(null);
       },
-    }),
-    route({
-      method: "GET",
-      url: "/v1/buckets/:id",
-      operationId: "getBucket",
-      tags,
-      summary: "One bucket by id or name: S3 endpoint, region, size and object count, uploads in progress.",
-      summaryKo: "버킷 상세(엔드포인트, 리전, 크기).",
-      auth: read,
-      params: Params,
-      response: { 200: Bucket },
-      handler: async (request) => view(await svc.detail(caller(request), request.params.id)),
     }),
     route({
       method: "DELETE",

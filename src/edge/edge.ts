@@ -21,6 +21,7 @@ import { Waker } from "./wake.js";
 import { randomBytes } from "node:crypto";
 import { detectNginx, NGINX_INSTALL_HINT } from "./nginx/detect.js";
 import { NginxPlane } from "./nginx/plane.js";
+import type { EdgeTarget } from "../kernel/contracts.js";
 import { freePort } from "../kernel/free-port.js";
 import { NginxStatic } from "./nginx/static.js";
 import { staticExtension } from "./nginx/static-lua.js";
@@ -213,6 +214,9 @@ export class Edge {
     const suiteSignIn = this.suiteSignIn();
     const wake = this.p.kernel.use("edgeWake");
     const accessLogs = this.p.kernel.all("edgeAccessLog");
+    // an app or site whose access lines a sink wants (a log drain) is answered by the Node edge, which records them:
+    // nginx's own answers reach no sink
+    const drained = (target: EdgeTarget) => accessLogs.some((s) => !s.wants || s.wants(target));
     this.waker = new Waker(this.routes, { wake, timeoutMs: this.config.wakeTimeoutMs, log: this.p.log });
     const proxy = new EdgeProxy(this.routes, this.access, {
       upstreamTimeoutMs: this.config.upstreamTimeoutMs,
@@ -261,14 +265,15 @@ export class Edge {
           manifest: (id) => files.manifest(this.p.db, id),
           content: (hash) => staticServe.content(hash),
           admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
-          open: (target) => this.access.open(target),
+          open: (target) => this.access.open(target) && !drained(target),
           live: () => feedOf.live,
           known: (target) => this.nginx?.known(target),
           log: this.p.log,
         });
       this.nginxAccess = new NginxAccessCache({
         admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
-        open: (target) => this.access.open(target),
+        // a drained locked app or site is not held either (open ones are not this cache's)
+        open: (target) => this.access.open(target) || drained(target),
         live: () => feedOf.live,
         known: (target) => this.nginx?.known(target),
         sites: this.nginxStatic,
@@ -282,8 +287,7 @@ export class Edge {
         dataDir: this.p.config.dataDir,
         nodePort,
         log: this.p.log,
-        // public, and no access-log sink wants its lines (nginx's own answers reach no sink)
-        open: (target) => this.access.open(target) && !accessLogs.some((s) => !s.wants || s.wants(target)),
+        open: (target) => this.access.open(target) && !drained(target),
         live: () => feedOf.live,
         extensions: [
           ...(this.nginxStatic ? [staticExtension(staticDir, secret, nodePort)] : []),
@@ -295,7 +299,12 @@ export class Edge {
           this.nginxAccess?.restarted();
         },
       });
-      for (const sink of accessLogs) sink.onChange?.(() => this.nginx?.invalidate(null));
+      for (const sink of accessLogs)
+        sink.onChange?.(() => {
+          this.nginx?.invalidate(null);
+          this.nginxStatic?.invalidate();
+          this.nginxAccess?.invalidate(true);
+        });
       await this.nginx.start();
       this.nginxStatic?.start();
       if (tls) return; // HTTPS is nginx's too

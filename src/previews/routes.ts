@@ -3,11 +3,11 @@ import type { FastifyInstance } from "fastify";
 import { callerOf } from "../auth/principal.js";
 import { Body, IdParams, Nullable, Timestamp } from "../http/schemas.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
+import { resourceRoutes } from "../http/resource-routes.js";
 import type { LinkRow, PreviewWithLink } from "./repo.js";
 import { previewUrl, webhookUrl, type GitLabHook, type PreviewsService, type PreviewUrls } from "./service.js";
 
 const tags = ["previews"];
-const read = { scope: "previews:read" } as const;
 const write = { scope: "previews:write" } as const;
 
 /** `<app>-mr-<n>` is a pod slug (at most 40): the app's part leaves room for the merge request's number */
@@ -113,33 +113,29 @@ export function previewRoutes(app: FastifyInstance, svc: PreviewsService, urls: 
   });
 
   const routes: Route[] = [
-    route({
-      method: "POST",
+    ...resourceRoutes({
+      name: "PreviewLink",
       url: "/v1/previews/links",
-      operationId: "createPreviewLink",
       tags,
-      summary:
-        "Link a GitLab project for preview environments: each merge request gets a build of its source branch as the pod <app_name>-mr-<n>. Answers the webhook URL and its secret (shown once) for the project's webhook.",
-      summaryKo: "GitLab 프로젝트를 미리보기 환경에 연결합니다. 웹훅 주소와 비밀값(한 번만 표시)을 돌려줍니다.",
-      auth: write,
-      errors: ["invalid_request", "destination_forbidden", "conflict", "not_found"],
-      body: LinkBody,
-      response: { 201: CreatedLink },
-      handler: async (request, reply) => {
-        const { link, secret } = await svc.createLink(callerOf(request), request.body);
-        return reply.code(201).send({ ...linkView(link), webhook_secret: secret });
+      params: IdParams,
+      scope: "previews",
+      schema: Link,
+      view: linkView,
+      listItems: true,
+      create: {
+        summary:
+          "Link a GitLab project for preview environments: each merge request gets a build of its source branch as the pod <app_name>-mr-<n>. Answers the webhook URL and its secret (shown once) for the project's webhook.",
+        summaryKo: "GitLab 프로젝트를 미리보기 환경에 연결합니다. 웹훅 주소와 비밀값(한 번만 표시)을 돌려줍니다.",
+        errors: ["invalid_request", "destination_forbidden", "conflict", "not_found"],
+        body: LinkBody,
+        run: (caller, body) => svc.createLink(caller, body),
+        answer: { schema: CreatedLink, view: ({ link, secret }) => ({ ...linkView(link), webhook_secret: secret }) },
       },
-    }),
-    route({
-      method: "GET",
-      url: "/v1/previews/links",
-      operationId: "listPreviewLinks",
-      tags,
-      summary: "The linked GitLab projects (the token and webhook secret are never shown).",
-      summaryKo: "연결된 GitLab 프로젝트 목록(토큰과 비밀값은 보이지 않습니다).",
-      auth: read,
-      response: { 200: Type.Object({ items: Type.Array(Link) }) },
-      handler: async (request) => ({ items: (await svc.listLinks(callerOf(request).owner)).map(linkView) }),
+      list: {
+        summary: "The linked GitLab projects (the token and webhook secret are never shown).",
+        summaryKo: "연결된 GitLab 프로젝트 목록(토큰과 비밀값은 보이지 않습니다).",
+        run: (caller) => svc.listLinks(caller.owner),
+      },
     }),
     route({
       method: "DELETE",
@@ -154,29 +150,26 @@ export function previewRoutes(app: FastifyInstance, svc: PreviewsService, urls: 
       response: { 200: Type.Object({ deleted: Type.Boolean(), previews_removing: Type.Integer() }) },
       handler: async (request) => svc.deleteLink(callerOf(request), request.params.id),
     }),
-    route({
-      method: "GET",
+    ...resourceRoutes({
+      name: "Preview",
       url: "/v1/previews",
-      operationId: "listPreviews",
       tags,
-      summary: "Preview environments with state and URL, newest first (removed ones of the last 30 days too).",
-      summaryKo: "미리보기 환경 목록: 상태와 주소.",
-      auth: read,
-      response: { 200: Type.Object({ items: Type.Array(Preview) }) },
-      handler: async (request) => ({ items: (await svc.listPreviews(callerOf(request).owner)).map(previewView) }),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/previews/:id",
-      operationId: "getPreview",
-      tags,
-      summary: "One preview environment.",
-      summaryKo: "미리보기 환경 하나.",
-      auth: read,
       params: IdParams,
-      errors: ["not_found"],
-      response: { 200: Preview },
-      handler: async (request) => previewView(await svc.getPreview(callerOf(request).owner, request.params.id)),
+      scope: "previews",
+      schema: Preview,
+      view: previewView,
+      listItems: true,
+      list: {
+        summary: "Preview environments with state and URL, newest first (removed ones of the last 30 days too).",
+        summaryKo: "미리보기 환경 목록: 상태와 주소.",
+        run: (caller) => svc.listPreviews(caller.owner),
+      },
+      get: {
+        summary: "One preview environment.",
+        summaryKo: "미리보기 환경 하나.",
+        errors: ["not_found"],
+        run: (caller, id) => svc.getPreview(caller.owner, id),
+      },
     }),
     route({
       method: "POST",

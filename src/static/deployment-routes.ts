@@ -1,6 +1,7 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static, type TObject } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { callerOf } from "../auth/principal.js";
+import { callerOf, type Principal } from "../auth/principal.js";
+import type { AuthRule } from "../http/auth-rule.js";
 import { ApiError } from "../http/errors.js";
 import { Body } from "../http/schemas.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
@@ -19,6 +20,28 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
       apiBase: apiBase(request),
       maxBytes: config.maxBytes,
       maxFiles: config.maxFiles,
+    });
+
+  const finalizeRoute = <P extends TObject>({
+    finalize,
+    ...declared
+  }: {
+    url: string;
+    operationId: string;
+    summary: string;
+    summaryKo: string;
+    auth: AuthRule;
+    params: P;
+    finalize: (caller: Principal, params: Static<P>) => Promise<{ site: SiteRow; deployment: DeploymentRow }>;
+  }) =>
+    route({
+      ...declared,
+      method: "POST",
+      tags,
+      admits: true,
+      errors: ["not_uploaded", "conflict"],
+      response: { 200: Deployment },
+      handler: async (request) => view(request, await finalize(callerOf(request), request.params as Static<P>)),
     });
 
   const routes = [
@@ -65,36 +88,26 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
         view(request, await svc.getDeployment(callerOf(request), request.params.slug, request.params.id)),
     }),
 
-    route({
-      method: "POST",
+    // one finalize, addressed by the site and the deployment, or by the deployment alone
+    finalizeRoute({
       url: "/v1/static/:slug/deployments/:id/finalize",
       operationId: "finalizeStaticDeployment",
-      tags,
       summary:
         "Make an uploaded deployment live, atomically: every edge serves it within a second. 409 not_uploaded before its upload; finalizing the live one again answers it unchanged.",
       summaryKo: "업로드된 배포를 원자적으로 라이브로 만듭니다.",
       auth: write,
-      admits: true,
-      errors: ["not_uploaded", "conflict"],
       params: DeploymentParams,
-      response: { 200: Deployment },
-      handler: async (request) =>
-        view(request, await svc.finalize(callerOf(request), request.params.slug, request.params.id)),
+      finalize: (caller, { slug, id }) => svc.finalize(caller, slug, id),
     }),
-    route({
-      method: "POST",
+    finalizeRoute({
       url: "/v1/static/deployments/:id/finalize",
       operationId: "finalizeStaticDeploymentById",
-      tags,
       summary:
         "Finalize addressed by the deployment id alone; a key limited to static:write:<site slug> covers its site's deployments.",
       summaryKo: "배포 id만으로 라이브로 만듭니다(static:write:<slug> 키로 그 사이트의 배포를 확정).",
       auth: { scope: "static:write", instance: { param: "id" } },
-      admits: true,
-      errors: ["not_uploaded", "conflict"],
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "deployment id" }) }),
-      response: { 200: Deployment },
-      handler: async (request) => view(request, await svc.finalizeById(callerOf(request), request.params.id)),
+      finalize: (caller, { id }) => svc.finalizeById(caller, id),
     }),
     route({
       method: "POST",

@@ -14,6 +14,8 @@ import { call, signup } from "../helpers/app.js";
 import { within } from "../edge/lib.js";
 import { detectNginx } from "../../src/edge/nginx/detect.js";
 import { createSite, deploy, get, staticApp, zipArchive, type StaticApp } from "./lib.js";
+import { ndjsonReceiver, until } from "../drains/receivers.js";
+import { drainsArea, type DrainsState } from "../../src/drains/module.js";
 
 const skip = "missing" in detectNginx(process.env) ? "nginx with the Lua module is not installed" : false;
 
@@ -25,7 +27,8 @@ const js = `export const answer = () => 42;\n`.repeat(200);
 
 before(async () => {
   if (skip) return;
-  s = await staticApp({ env: { EDGE_DATA_PLANE: "nginx" } }, (t) => {
+  const drains = { DRAIN_POLL_MS: "200", DRAIN_SETTLE_MS: "100", DRAIN_EDGE_FLUSH_MS: "150" };
+  s = await staticApp({ env: { EDGE_DATA_PLANE: "nginx", ...drains } }, (t) => {
     t.platform.state<{ observe?: () => void }>("edge").observe = () => throughNode++;
   });
   token = (await signup(s.t.app)).token;
@@ -114,3 +117,44 @@ test("a new deployment is served at once; the old one leaves the disk once unuse
   assert.equal((await get(s.port, "ngx", "/")).text, "second");
   assert.equal((await get(s.port, "ngx", "/app.js")).status, 404);
 });
+
+test(
+  "a site with a log drain of access lines is answered by the Node edge, so its lines reach the drain",
+  { skip },
+  async () => {
+    await pushed("ngx");
+    const rx = await ndjsonReceiver();
+    // the drains area runs as in a platform process with the edge and worker roles (its collector and shipper)
+    const drains = s.t.platform.state<DrainsState>("drains");
+    await drainsArea.start!(s.t.platform, drains);
+    try {
+      const site = (await call(s.t.app, { url: "/v1/static/ngx", token })).json();
+      const made = await call(s.t.app, {
+        method: "POST",
+        url: "/v1/log-drains",
+        token,
+        body: { name: "site-access", destination: rx.url, source: "edge", app: site.id },
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      // the edge reads the subscriptions on its next flush; then nginx lets go of the site
+      await within("the site answered by the Node edge again", 5000, async () => {
+        const before = throughNode;
+        assert.equal((await get(s.port, "ngx", "/")).status, 200);
+        return throughNode > before;
+      });
+      for (let i = 0; i < 3; i++) assert.equal((await get(s.port, "ngx", `/?probe=${i}`)).status, 200);
+      await until(
+        "the site's access lines",
+        () => rx.lines().filter((l) => /probe=/.test(l.path)),
+        (lines) => lines.length >= 3,
+        20_000,
+      );
+      const line = rx.lines().find((l) => l.path === "/?probe=0");
+      assert.equal(line.app_id, site.id);
+      assert.equal(line.status, 200);
+    } finally {
+      await drainsArea.stop!(s.t.platform, drains);
+      await rx.close();
+    }
+  },
+);

@@ -1,4 +1,5 @@
-import { callerOf } from "../../auth/principal.js";
+import { callerOf, type Principal } from "../../auth/principal.js";
+import type { ErrorCode } from "../../http/errors.js";
 import { route, type Route } from "../../http/route.js";
 import { resourceRoutes } from "../../http/resource-routes.js";
 import { podView } from "../view.js";
@@ -22,6 +23,10 @@ const CREATE_ERRORS = [
 /** Pods: create, list, read, change (rolling update), start/stop/restart, delete, logs, exec. */
 export function podRoutes({ pods, urls }: RouteDeps): Route[] {
   const view = (pod: PodRow) => podView(pod, pods.envOf(pod), urls, pods.secretEnvOf(pod));
+  // logs and exec reach the pod's serving replica: no replica running, or its host or runtime gone, refuses them
+  const replicaErrors: ErrorCode[] = ["not_running", "host_unavailable", "runtime_unavailable"];
+  const servingPod = (request: { principal: Principal | null; params: { id: string } }) =>
+    pods.get(callerOf(request), request.params.id);
 
   return [
     ...resourceRoutes({
@@ -98,14 +103,11 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       summary: "The serving replica's last log lines (?tail=N, default 100).",
       summaryKo: "팟의 최근 로그.",
       auth: read,
-      errors: ["not_running", "host_unavailable", "runtime_unavailable"],
+      errors: replicaErrors,
       params: Params,
       query: TailQuery,
       response: { 200: Logs },
-      handler: async (request) => {
-        const pod = await pods.get(callerOf(request), request.params.id);
-        return { lines: await pods.logs(pod, request.query.tail ?? 100) };
-      },
+      handler: async (request) => ({ lines: await pods.logs(await servingPod(request), request.query.tail ?? 100) }),
     }),
     route({
       method: "POST",
@@ -115,14 +117,12 @@ export function podRoutes({ pods, urls }: RouteDeps): Route[] {
       summary: "Run a command in the serving replica: exit code and output (64 KiB per stream, timeout_s ≤ 300).",
       summaryKo: "팟 안에서 명령을 실행합니다.",
       auth: write,
-      errors: ["not_running", "host_unavailable", "runtime_unavailable"],
+      errors: replicaErrors,
       params: Params,
       body: ExecBody,
       response: { 200: ExecResult },
-      handler: async (request) => {
-        const pod = await pods.get(callerOf(request), request.params.id);
-        return pods.exec(pod, request.body.command, request.body.timeout_s ?? 30);
-      },
+      handler: async (request) =>
+        pods.exec(await servingPod(request), request.body.command, request.body.timeout_s ?? 30),
     }),
   ];
 }

@@ -2,18 +2,8 @@ import { Type } from "@sinclair/typebox";
 import { Body } from "../../http/schemas.js";
 import { databaseView } from "../view.js";
 import { SLUG } from "../schemas.js";
-import {
-  Accepted,
-  caller,
-  Instance,
-  InstanceWithCommand,
-  Params,
-  read,
-  Size,
-  tags,
-  write,
-  type RouteDeps,
-} from "./schemas.js";
+import { caller, Instance, InstanceWithCommand, Params, read, Size, tags, type RouteDeps } from "./schemas.js";
+import { commandRoute, createdView } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
 
 /** Branches (issue 30): a database made as a copy of another at a moment, listed under it, reset to it. */
@@ -50,11 +40,10 @@ export function branchRoutes({ svc, config }: RouteDeps): Route[] {
         size: Type.Optional(Size),
       }),
       response: { 201: InstanceWithCommand },
-      handler: async (request, reply) => {
-        const { row, commandId } = await svc.createBranch(caller(request), request.params.id, request.body ?? {});
-        const secrets = { password: row.initial_password!, superuser_password: row.initial_superuser_password! };
-        return reply.code(201).send({ ...databaseView(row, config, secrets), command_id: commandId });
-      },
+      handler: async (request, reply) =>
+        reply
+          .code(201)
+          .send(createdView(await svc.createBranch(caller(request), request.params.id, request.body ?? {}), config)),
     }),
     route({
       method: "GET",
@@ -69,20 +58,17 @@ export function branchRoutes({ svc, config }: RouteDeps): Route[] {
       handler: async (request) =>
         (await svc.listBranches(caller(request), request.params.id)).map((row) => databaseView(row, config)),
     }),
-    route({
-      method: "POST",
-      url: "/v1/databases/:id/reset",
-      operationId: "resetDatabaseBranch",
-      tags,
-      summary:
-        "Reset a branch to its parent's current state (same URL and passwords; state creating until done). 409 not_a_branch on a database that is no branch.",
-      summaryKo: "브랜치를 부모의 현재 상태로 되돌립니다.",
-      auth: write,
-      errors: ["not_a_branch", "database_removed", "still_creating", "not_restorable", "not_running"],
-      params: Params,
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply.code(202).send({ command_id: (await svc.resetBranch(caller(request), request.params.id)).commandId }),
-    }),
+    commandRoute(
+      {
+        method: "POST",
+        path: "/reset",
+        operationId: "resetDatabaseBranch",
+        summary:
+          "Reset a branch to its parent's current state (same URL and passwords; state creating until done). 409 not_a_branch on a database that is no branch.",
+        summaryKo: "브랜치를 부모의 현재 상태로 되돌립니다.",
+        errors: ["not_a_branch", "database_removed", "still_creating", "not_restorable", "not_running"],
+      },
+      (p, id) => svc.resetBranch(p, id),
+    ),
   ];
 }

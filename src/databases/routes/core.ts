@@ -3,7 +3,6 @@ import { Body } from "../../http/schemas.js";
 import { backupView, commandView, databaseView } from "../view.js";
 import { CreateBody } from "../schemas.js";
 import {
-  Accepted,
   AttachedApp,
   caller,
   Instance,
@@ -15,6 +14,7 @@ import {
   write,
   type RouteDeps,
 } from "./schemas.js";
+import { commandRoute, createdView, readRoute } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
 
 /** The instance itself: create, list, read, delete, start/stop, resize, passwords. */
@@ -33,11 +33,8 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
       validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
       body: CreateBody,
       response: { 201: InstanceWithCommand },
-      handler: async (request, reply) => {
-        const { row, commandId } = await svc.create(caller(request), request.body);
-        const secrets = { password: row.initial_password!, superuser_password: row.initial_superuser_password! };
-        return reply.code(201).send({ ...databaseView(row, config, secrets), command_id: commandId });
-      },
+      handler: async (request, reply) =>
+        reply.code(201).send(createdView(await svc.create(caller(request), request.body), config)),
     }),
     route({
       method: "GET",
@@ -66,21 +63,18 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
         return { ...databaseView(row, config), backups: backups.map(backupView), commands: commands.map(commandView) };
       },
     }),
-    route({
-      method: "DELETE",
-      url: "/v1/databases/:id",
-      operationId: "deleteDatabase",
-      tags,
-      summary:
-        "Soft delete: the server stops; data and backups are kept 7 days. A database with branches answers 409 has_branches.",
-      summaryKo: "소프트 삭제(7일 유예).",
-      auth: write,
-      errors: ["database_removed", "has_branches"],
-      params: Params,
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply.code(202).send({ command_id: (await svc.remove(caller(request), request.params.id)).commandId }),
-    }),
+    commandRoute(
+      {
+        method: "DELETE",
+        path: "",
+        operationId: "deleteDatabase",
+        summary:
+          "Soft delete: the server stops; data and backups are kept 7 days. A database with branches answers 409 has_branches.",
+        summaryKo: "소프트 삭제(7일 유예).",
+        errors: ["database_removed", "has_branches"],
+      },
+      (p, id) => svc.remove(p, id),
+    ),
     route({
       method: "POST",
       url: "/v1/databases/:id/rotate-password",
@@ -110,67 +104,53 @@ export function coreRoutes({ svc, config }: RouteDeps): Route[] {
         return { ...databaseView(row, config, { password }), command_id: commandId, apps_restarting: appsRestarting };
       },
     }),
-    route({
-      method: "POST",
-      url: "/v1/databases/:id/stop",
-      operationId: "stopDatabase",
-      tags,
-      summary: "Stop (dev only); new connections fail, data is kept.",
-      summaryKo: "dev 데이터베이스를 멈춥니다.",
-      auth: write,
-      errors: ["stop_not_supported", "not_running"],
-      params: Params,
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply.code(202).send({ command_id: (await svc.stop(caller(request), request.params.id)).commandId }),
-    }),
-    route({
-      method: "POST",
-      url: "/v1/databases/:id/start",
-      operationId: "startDatabase",
-      tags,
-      summary: "Start a stopped database.",
-      summaryKo: "멈춘 데이터베이스를 시작합니다.",
-      auth: write,
-      errors: ["not_stopped"],
-      params: Params,
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply.code(202).send({ command_id: (await svc.start(caller(request), request.params.id)).commandId }),
-    }),
-    route({
-      method: "POST",
-      url: "/v1/databases/:id/resize",
-      operationId: "resizeDatabase",
-      tags,
-      summary: "Change size (server settings, applied with a restart) and optionally grow storage.",
-      summaryKo: "크기를 바꿉니다(재시작).",
-      auth: write,
-      admits: true,
-      errors: ["database_removed"],
-      validationCodes: { "/size": "bad_size" },
-      params: Params,
-      body: Body({ size: Size, storage_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 16384 })) }),
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply.code(202).send({
-          command_id: (await svc.resize(caller(request), request.params.id, request.body.size, request.body.storage_gb))
-            .commandId,
-        }),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/databases/:id/attached-apps",
-      operationId: "listAttachedApps",
-      tags,
-      summary:
-        "Apps (pods) attached to the database: they get its DATABASE_URL and are rolled when its password rotates.",
-      summaryKo: "연결된 앱 미리보기.",
-      auth: read,
-      params: Params,
-      response: { 200: Type.Array(AttachedApp) },
-      handler: async (request) => svc.attachedApps(caller(request), request.params.id),
-    }),
+    commandRoute(
+      {
+        method: "POST",
+        path: "/stop",
+        operationId: "stopDatabase",
+        summary: "Stop (dev only); new connections fail, data is kept.",
+        summaryKo: "dev 데이터베이스를 멈춥니다.",
+        errors: ["stop_not_supported", "not_running"],
+      },
+      (p, id) => svc.stop(p, id),
+    ),
+    commandRoute(
+      {
+        method: "POST",
+        path: "/start",
+        operationId: "startDatabase",
+        summary: "Start a stopped database.",
+        summaryKo: "멈춘 데이터베이스를 시작합니다.",
+        errors: ["not_stopped"],
+      },
+      (p, id) => svc.start(p, id),
+    ),
+    commandRoute(
+      {
+        method: "POST",
+        path: "/resize",
+        operationId: "resizeDatabase",
+        summary: "Change size (server settings, applied with a restart) and optionally grow storage.",
+        summaryKo: "크기를 바꿉니다(재시작).",
+        admits: true,
+        errors: ["database_removed"],
+        validationCodes: { "/size": "bad_size" },
+        body: Body({ size: Size, storage_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: 16384 })) }),
+      },
+      (p, id, body) => svc.resize(p, id, body.size, body.storage_gb),
+    ),
+    readRoute(
+      {
+        path: "/attached-apps",
+        operationId: "listAttachedApps",
+        summary:
+          "Apps (pods) attached to the database: they get its DATABASE_URL and are rolled when its password rotates.",
+        summaryKo: "연결된 앱 미리보기.",
+        schema: Type.Array(AttachedApp),
+      },
+      (p, id) => svc.attachedApps(p, id),
+    ),
     route({
       method: "POST",
       url: "/v1/databases/:id/initial-credentials",

@@ -1,26 +1,25 @@
 import { Type } from "@sinclair/typebox";
 import type { ErrorCode } from "../../http/errors.js";
 import type { HaAction } from "../service.js";
-import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
-import { route, type Route } from "../../http/route.js";
+import type { RouteDeps } from "./schemas.js";
+import { commandRoute, readRoute } from "./instance-route.js";
+import type { Route } from "../../http/route.js";
 
 const HaStatus = Type.Object({ enabled: Type.Boolean(), standby: Type.Unknown() });
 const HA_ERRORS: ErrorCode[] = ["database_removed", "ha_not_supported", "ha_not_enabled", "not_running"];
 
 /** High availability: a streaming standby, its status, rebuild and switchover. */
 export function haRoutes({ svc }: RouteDeps): Route[] {
-  const status = route({
-    method: "GET",
-    url: "/v1/databases/:id/ha",
-    operationId: "getDatabaseHa",
-    tags,
-    summary: "Standby status with replication lag.",
-    summaryKo: "대기 서버(HA) 상태와 복제 지연.",
-    auth: read,
-    params: Params,
-    response: { 200: HaStatus },
-    handler: async (request) => svc.haStatus(caller(request), request.params.id),
-  });
+  const status = readRoute(
+    {
+      path: "/ha",
+      operationId: "getDatabaseHa",
+      summary: "Standby status with replication lag.",
+      summaryKo: "대기 서버(HA) 상태와 복제 지연.",
+      schema: HaStatus,
+    },
+    (p, id) => svc.haStatus(p, id),
+  );
 
   const actions: {
     method: "POST" | "DELETE";
@@ -32,7 +31,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
   }[] = [
     {
       method: "POST",
-      path: "",
+      path: "/ha",
       action: "ha_enable",
       operationId: "enableDatabaseHa",
       summary: "Enable a streaming standby (basic and above).",
@@ -40,7 +39,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "DELETE",
-      path: "",
+      path: "/ha",
       action: "ha_disable",
       operationId: "disableDatabaseHa",
       summary: "Disable the standby.",
@@ -48,7 +47,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "POST",
-      path: "/rebuild",
+      path: "/ha/rebuild",
       action: "ha_rebuild",
       operationId: "rebuildDatabaseStandby",
       summary: "Rebuild the standby.",
@@ -56,7 +55,7 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
     },
     {
       method: "POST",
-      path: "/switchover",
+      path: "/ha/switchover",
       action: "ha_switchover",
       operationId: "switchoverDatabase",
       summary: "Promote the standby; the old primary becomes the standby; URLs keep working.",
@@ -65,23 +64,12 @@ export function haRoutes({ svc }: RouteDeps): Route[] {
   ];
   return [
     status,
-    ...actions.map((a) =>
-      route({
-        method: a.method,
-        url: `/v1/databases/:id/ha${a.path}`,
-        operationId: a.operationId,
-        tags,
-        summary: a.summary,
-        summaryKo: a.summaryKo,
-        auth: write,
+    ...actions.map(({ action, ...change }) =>
+      commandRoute(
         // only enabling adds a standby: it passes admission like an update (organization rule features.ha)
-        admits: a.action === "ha_enable",
-        errors: HA_ERRORS,
-        params: Params,
-        response: { 202: Accepted },
-        handler: async (request, reply) =>
-          reply.code(202).send({ command_id: (await svc.ha(caller(request), request.params.id, a.action)).commandId }),
-      }),
+        { ...change, admits: action === "ha_enable", errors: HA_ERRORS },
+        (p, id) => svc.ha(p, id, action),
+      ),
     ),
   ];
 }

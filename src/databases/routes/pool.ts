@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable } from "../../http/schemas.js";
-import { Accepted, caller, Params, read, tags, write, type RouteDeps } from "./schemas.js";
-import { route, type Route } from "../../http/route.js";
+import type { RouteDeps } from "./schemas.js";
+import { commandRoute, readRoute } from "./instance-route.js";
+import type { Route } from "../../http/route.js";
 
 const PoolStatus = Type.Object({
   enabled: Type.Boolean(),
@@ -13,35 +14,28 @@ const PoolStatus = Type.Object({
 /** Connection pooling (PgBouncer, transaction mode). */
 export function poolRoutes({ svc }: RouteDeps): Route[] {
   return [
-    route({
-      method: "GET",
-      url: "/v1/databases/:id/pool",
-      operationId: "getDatabasePool",
-      tags,
-      summary: "Connection pooling (transaction mode) status and pooled URL.",
-      summaryKo: "연결 풀(트랜잭션 모드) 상태.",
-      auth: read,
-      params: Params,
-      response: { 200: PoolStatus },
-      handler: async (request) => svc.poolStatus(caller(request), request.params.id),
-    }),
-    route({
-      method: "PUT",
-      url: "/v1/databases/:id/pool",
-      operationId: "setDatabasePool",
-      tags,
-      summary: "Turn transaction-mode pooling on or off.",
-      summaryKo: "연결 풀을 켜거나 끕니다.",
-      auth: write,
-      admits: true,
-      errors: ["database_removed", "pool_unavailable"],
-      params: Params,
-      body: Body({ enabled: Type.Boolean() }),
-      response: { 202: Accepted },
-      handler: async (request, reply) =>
-        reply
-          .code(202)
-          .send({ command_id: (await svc.pool(caller(request), request.params.id, request.body.enabled)).commandId }),
-    }),
+    readRoute(
+      {
+        path: "/pool",
+        operationId: "getDatabasePool",
+        summary: "Connection pooling (transaction mode) status and pooled URL.",
+        summaryKo: "연결 풀(트랜잭션 모드) 상태.",
+        schema: PoolStatus,
+      },
+      (p, id) => svc.poolStatus(p, id),
+    ),
+    commandRoute(
+      {
+        method: "PUT",
+        path: "/pool",
+        operationId: "setDatabasePool",
+        summary: "Turn transaction-mode pooling on or off.",
+        summaryKo: "연결 풀을 켜거나 끕니다.",
+        admits: true,
+        errors: ["database_removed", "pool_unavailable"],
+        body: Body({ enabled: Type.Boolean() }),
+      },
+      (p, id, body) => svc.pool(p, id, body.enabled),
+    ),
   ];
 }
