@@ -48,8 +48,8 @@ interface CreateAnswer<Created> {
 type RemoveAnswer = { status: 204; schema?: TSchema } | { status: 200 | 202 };
 
 /**
- * One owned resource's standard operations (README "Adding an area"): create (201), list, get, update (PATCH) and
- * delete, on `url` and `url/:<param>`. Each is an ordinary `route({...})`, so auth, admission, errors and the
+ * One owned resource's standard operations (README "Adding an area", Routes): create (201), list, get, update
+ * (PATCH) and delete, on `url` and `url/:<param>`. Each is an ordinary `route({...})`, so auth, admission, errors and the
  * OpenAPI document are exactly what a hand-written declaration gives.
  */
 export interface ResourceDeclaration<Row, P extends TObject, C extends TSchema, U extends TSchema, Created = Row> {

@@ -9,12 +9,16 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { detectNginx } from "../../src/edge/nginx/detect.js";
 
-/** proxying (round robin, streamed bodies, WebSocket, retries), routes and their changes, statistics, the upstream half */
+/**
+ * proxying (round robin, streamed bodies, WebSocket, retries), routes and their changes, statistics, the upstream
+ * half, and the Node edge's own HTTPS listener (fallback certificate, SNI, settings), which nginx replaces
+ */
 const FILES = [
   "test/edge/proxy.test.ts",
   "test/edge/routes.test.ts",
   "test/edge/stats.test.ts",
   "test/edge/upstream.test.ts",
+  "test/certificates/fallback.test.ts",
 ];
 
 const install = detectNginx(process.env);

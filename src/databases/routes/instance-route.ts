@@ -69,7 +69,7 @@ export function settingRoute<B extends TSchema | undefined = undefined>(
   );
 }
 
-/** A read of one instance's part, /v1/databases/{id}<path>, by a caller with databases:read on it: 200 with what the service gives. */
+/** A read of one instance's part, /v1/databases/{id}<path>, by a caller with databases:read on it. */
 export function readRoute(
   read: { path: string; operationId: string; summary: string; summaryKo: string; schema: TSchema },
   run: (caller: Principal, id: string) => Promise<unknown>,
