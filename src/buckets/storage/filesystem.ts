@@ -2,8 +2,7 @@
  * The default storage backend: one file per blob under `<dir>/blobs/<first two hex>/<id>`. A write goes to
  * `<dir>/tmp/<host id>/<id>`, is fsynced, then renamed into place and the directory fsynced, so a blob is either
  * all there and durable or not there at all; kill -9 mid-write leaves only the temp file, which this host's next
- * start removes (clearTemp). Several hosts may share the directory: each clears only its own temp files. A small
- * blob, received whole before anything is written, goes straight to its final name (writeSmall).
+ * start removes (clearTemp). Several hosts may share the directory: each clears only its own temp files.
  */
 import { closeSync, constants, createReadStream, fsync, openSync, readSync } from "node:fs";
 import { promisify } from "node:util";
@@ -86,12 +85,7 @@ export class FilesystemBlobStore implements BlobStore {
     await fsyncDir(path.dirname(final));
   }
 
-  async write(
-    id: string,
-    body: AsyncIterable<Buffer>,
-    opts: { size?: number | null; beforePublish?: () => unknown },
-  ): Promise<number> {
-    if (opts.size != null && opts.size <= BATCH_BYTES) return this.writeSmall(id, body, opts);
+  async write(id: string, body: AsyncIterable<Buffer>, opts: { beforePublish?: () => unknown }): Promise<number> {
     await this.ensureDir(this.tmpDir);
     const tmp = path.join(this.tmpDir, id);
     const fh = await open(tmp, "wx");
@@ -132,41 +126,6 @@ export class FilesystemBlobStore implements BlobStore {
     } catch (err) {
       await fh.close().catch(() => {});
       await rm(tmp, { force: true });
-      throw err;
-    }
-  }
-
-  /**
-   * A body of up to BATCH_BYTES is received whole and checked first, then written straight to its final name: no
-   * temp file and no rename, so its fsync also makes the new directory entry durable on ext4 (the directory's own
-   * fsync after it, kept for other filesystems, then finds nothing to write) and a small PUT waits for one journal
-   * commit instead of two. The file exists only for the moments before its row commits, far inside the orphan
-   * sweep's grace; a kill -9 in them leaves an orphan the sweep removes.
-   */
-  private async writeSmall(
-    id: string,
-    body: AsyncIterable<Buffer>,
-    opts: { beforePublish?: () => unknown },
-  ): Promise<number> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-    await opts.beforePublish?.();
-    const final = this.blobPath(id);
-    await this.ensureDir(path.dirname(final));
-    const fh = await open(final, "wx");
-    try {
-      await writeAll(fh, chunks);
-      await fh.sync();
-      await fh.close();
-      await fsyncDir(path.dirname(final));
-      return size;
-    } catch (err) {
-      await fh.close().catch(() => {});
-      await rm(final, { force: true });
       throw err;
     }
   }
