@@ -198,21 +198,23 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
   // a woken app's idle clock runs from when it serves, not from the wake: a start longer than the idle time
   // would otherwise be stopped again by the sweep before the held requests (counted at the next flush) got through
   if (woken && pod.group_id) await restartGroupIdleClock(deps.db, pod.group_id);
-  const switched = await repo.recordObserved(
-    deps.db,
-    pod,
-    {
-      state: "running",
-      state_reason: null,
-      address: info.address,
-      network_address: info.networkAddress,
-      serving_generation: gen,
-      ready: true,
-    },
-    { awakeNow: woken },
-  );
-  if (!switched) return true;
-  await inTransaction(deps.db, async (tx) => {
+  // the pod's switch and its release's "serving" commit together: a client that sees the new generation serving
+  // never reads the release still pending (a CI run under load did)
+  const switched = await inTransaction(deps.db, async (tx) => {
+    const observed = await repo.recordObserved(
+      tx,
+      pod,
+      {
+        state: "running",
+        state_reason: null,
+        address: info.address,
+        network_address: info.networkAddress,
+        serving_generation: gen,
+        ready: true,
+      },
+      { awakeNow: woken },
+    );
+    if (!observed) return false;
     await repo.rolloutServing(tx, pod.id, gen);
     await releaseServing(tx, pod.id, pod.release);
     // a change took over from a serving generation (not a first start); a group's member: its group tells
@@ -224,7 +226,9 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
         { kind: "pod", id: pod.id },
         { name: pod.name, release: pod.release, generation: gen },
       );
+    return true;
   });
+  if (!switched) return true;
   await drainReplicas(deps, pod, older);
   if (early && quick) await describeWoken(deps, pod, early);
   return false;
