@@ -52,6 +52,8 @@ describe("syncs asked for by logins", () => {
     const org = await linkedOrg(t, fake);
     org.directory.units = [{ id: "burst", name: "Burst" }];
     org.directory.users = [{ userId: "owner", email: org.owner.email, units: ["burst"] }];
+    // synced a moment ago, so only the logins' requests make it due (the periodic sweep leaves those to the job)
+    await t.db.query("INSERT INTO suite_directory_syncs (org_id, synced_at) VALUES ($1, now())", [org.id]);
     const before = fake.directory.calls.orgunits;
     await Promise.all(Array.from({ length: 8 }, () => requestDepartmentSync(t.platform, t.db, org.id)));
     const deadline = Date.now() + 15_000;

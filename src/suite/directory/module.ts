@@ -17,7 +17,8 @@ interface DirectoryState {
 /**
  * The suite's directory part (README.md of src/suite, "Directory"): departments mirrored from the linked company's
  * chart, members' departments, deprovisioning. Syncs run on the route, after each suite login (one job per
- * organization) and in a sweep every minute that runs asked-for syncs and those older than SUITE_SYNC_MINUTES.
+ * organization) and in a sweep every minute that runs asked-for syncs whose job was lost and those older than
+ * SUITE_SYNC_MINUTES.
  */
 export const suiteDirectoryArea = defineArea<DirectoryState>({
   name: "suite-directory",

@@ -26,15 +26,18 @@ export async function linkOf(q: Queryable, orgId: string): Promise<LinkRow | nul
 }
 
 /**
- * Organizations whose sync is due: a sync was asked for since the last one, or (setup finished) the last one is
- * older than `minutes`, or there was none yet; one that just failed backs off.
+ * Organizations whose sync is due: a sync asked for over a minute ago and not run since (its job was lost to a
+ * crash), or (setup finished, nothing asked for) the last one is older than `minutes` or there was none yet; one
+ * that just failed backs off. A sync asked for within the minute is its job's: were the sweep to run it too, a
+ * burst of logins would sync more than once running and once queued (a CI run counted 3 directory reads).
  */
 export async function dueOrgs(q: Queryable, minutes: number): Promise<string[]> {
   const { rows } = await q.query<{ org_id: string }>(
     `SELECT l.org_id FROM suite_links l LEFT JOIN suite_directory_syncs s ON s.org_id = l.org_id
-      WHERE ((s.requested_at IS NOT NULL AND (s.synced_at IS NULL OR s.requested_at > s.synced_at))
-             OR (l.setup_done_at IS NOT NULL
-                 AND (s.synced_at IS NULL OR s.synced_at < now() - make_interval(mins => $1))))
+      WHERE CASE WHEN s.requested_at IS NOT NULL AND (s.synced_at IS NULL OR s.requested_at > s.synced_at)
+                 THEN s.requested_at < now() - interval '1 minute'
+                 ELSE l.setup_done_at IS NOT NULL
+                      AND (s.synced_at IS NULL OR s.synced_at < now() - make_interval(mins => $1)) END
         -- a failed sync waits 5 minutes before the sweep tries again, unless a login asked since
         AND (s.last_error_at IS NULL OR s.last_error_at < now() - interval '5 minutes'
              OR s.requested_at > s.last_error_at)
