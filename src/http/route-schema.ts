@@ -116,6 +116,10 @@ export function errorCodesOf(route: RouteOptions, admissionCodes: readonly Error
   // a change to a company asset the caller is not responsible for (http/authenticate.ts, mayChangeInstance)
   const changesInstance = auth && "scope" in auth && auth.scope.endsWith(":write") && typeof auth.instance === "object";
   if (changesInstance && methods.some((m) => MUTATING.has(m))) codes.add("forbidden_role");
+  // /v1/org routes: 404 outside an organization, 403 below the declared role (orgs/guard.ts)
+  const orgRole = route.config?.orgRole as string | undefined;
+  if (orgRole) codes.add("not_found");
+  if (orgRole && orgRole !== "member") codes.add("forbidden_role");
   if (route.config?.admits) for (const code of admissionCodes) codes.add(code);
   // what the resource's route guard refuses with (auth/scopes.ts ScopeResource.guardErrors)
   if (auth && "scope" in auth)

@@ -20807,7 +20807,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
@@ -20875,7 +20875,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -20908,7 +20908,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_6c6295278d"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       429: components["responses"]["Error429_c9fab7e043"];
@@ -20946,7 +20946,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       413: components["responses"]["Error413_091a06eff4"];
@@ -20981,7 +20981,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
@@ -21016,7 +21016,7 @@ export interface operations {
       };
       400: components["responses"]["Error400_3f6e492c5a"];
       401: components["responses"]["Error401_18e5ce20ec"];
-      403: components["responses"]["Error403_6b520ef375"];
+      403: components["responses"]["Error403_787c7ca968"];
       404: components["responses"]["Error404_74d03d0eb5"];
       408: components["responses"]["Error408_6c871203fe"];
       409: components["responses"]["Error409_d7cb8e7a1b"];
