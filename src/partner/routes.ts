@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { callerOf } from "../auth/principal.js";
 import { Body, Nullable } from "../http/schemas.js";
 import { partnerOf } from "./guard.js";
-import { BillingMode, Partner, PARTNER_ERRORS, read, tags, write } from "./schemas.js";
+import { BillingMode, Partner, PARTNER_ERRORS, PartnerAccountParams, read, tags, write } from "./schemas.js";
 import type { PartnerService } from "./service.js";
 import { route, type Route } from "../http/route.js";
 
@@ -48,7 +48,7 @@ export function profileRoutes(svc: PartnerService): Route[] {
       summary:
         "Makes the account a partner, or changes its billing_mode and monthly_limit_krw (partner_postpaid needs a limit: 400).",
       auth: { operator: true },
-      params: Type.Object({ account_id: Type.String({ format: "uuid" }) }),
+      params: PartnerAccountParams,
       body: Body({
         billing_mode: Type.Optional(BillingMode),
         monthly_limit_krw: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }))),

@@ -11,6 +11,9 @@ export const write: AuthRule = { scope: "partner:write" };
 /** what every /v1/partner route can answer beyond its own codes (guard.ts) */
 export const PARTNER_ERRORS: ErrorCode[] = ["partner_required"];
 
+/** The path of the operator's routes about one partner: the partner's account. */
+export const PartnerAccountParams = Type.Object({ account_id: Type.String({ format: "uuid" }) });
+
 export const BillingMode = Type.Union([Type.Literal("child_prepaid"), Type.Literal("partner_postpaid")]);
 
 export const Partner = Type.Object({

@@ -18,6 +18,9 @@ import { ORDER_NAME, payerOf, paymentHelpers, type PaymentDeps } from "./deps.js
 import { paymentFailed, providerError, stripeFailure } from "./errors.js";
 import * as repo from "./repo.js";
 
+/** What POST /v1/billing/topups/:id/confirm carries: toss needs payment_key, stripe may take payment_method. */
+type ConfirmInput = { payment_key?: string; payment_method?: string };
+
 export function topupsService(deps: PaymentDeps) {
   const { db, config, log } = deps;
   const { stripe, toss, checkAmount } = paymentHelpers(deps);
@@ -114,11 +117,7 @@ export function topupsService(deps: PaymentDeps) {
   const settleToss = (topupId: string, p: TossPayment, caller: Principal | null = null) =>
     settle("toss", topupId, (l) => applyTossPayment(l, p, config), caller);
 
-  async function confirmTopup(
-    p: Principal,
-    id: string,
-    input: { payment_key?: string; payment_method?: string },
-  ): Promise<repo.TopupRow> {
+  async function confirmTopup(p: Principal, id: string, input: ConfirmInput): Promise<repo.TopupRow> {
     const topup = await getTopup(p, id);
     if (
       topup.provider === "toss" &&
@@ -134,11 +133,7 @@ export function topupsService(deps: PaymentDeps) {
     return topup.provider === "stripe" ? confirmStripe(p, topup, input) : confirmToss(p, topup, input);
   }
 
-  async function confirmStripe(
-    p: Principal,
-    topup: repo.TopupRow,
-    input: { payment_key?: string; payment_method?: string },
-  ): Promise<repo.TopupRow> {
+  async function confirmStripe(p: Principal, topup: repo.TopupRow, input: ConfirmInput): Promise<repo.TopupRow> {
     if (input.payment_key !== undefined)
       throw badRequest(
         "invalid_request",
@@ -175,11 +170,7 @@ export function topupsService(deps: PaymentDeps) {
     return settleStripe(topup.id, pi, p);
   }
 
-  async function confirmToss(
-    p: Principal,
-    topup: repo.TopupRow,
-    input: { payment_key?: string; payment_method?: string },
-  ): Promise<repo.TopupRow> {
+  async function confirmToss(p: Principal, topup: repo.TopupRow, input: ConfirmInput): Promise<repo.TopupRow> {
     if (input.payment_method !== undefined)
       throw badRequest("invalid_request", "payment_method is for stripe top-ups; a toss top-up takes payment_key.");
     const paymentKey = input.payment_key ?? topup.provider_ref;

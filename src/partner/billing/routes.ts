@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Body, Nullable, Timestamp } from "../../http/schemas.js";
 import { partnerOf } from "../guard.js";
-import { PARTNER_ERRORS, read, tags } from "../schemas.js";
+import { PARTNER_ERRORS, PartnerAccountParams, read, tags } from "../schemas.js";
 import type { BillingService } from "./service.js";
 import { route, type Route } from "../../http/route.js";
 
@@ -112,7 +112,7 @@ export function partnerBillingRoutes(svc: BillingService): Route[] {
       summary:
         "A refund or reduction for a partner: credits its postpaid wallet; the month's invoice subtracts it as adjustment_microusd.",
       auth: { operator: true },
-      params: Type.Object({ account_id: Type.String({ format: "uuid" }) }),
+      params: PartnerAccountParams,
       body: Body({
         amount_krw: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }),
         reason: Type.String({ minLength: 1, maxLength: 500 }),
