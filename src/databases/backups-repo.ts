@@ -33,7 +33,12 @@ export async function backupsOf(q: Queryable, owner: Owner, limit: number): Prom
   return rows;
 }
 
-/** Records (or completes) one backup; it takes the owner of its database, `accountId` is the database's creator. */
+/**
+ * Records (or completes) one backup; it takes the owner of its database, `accountId` is the database's creator.
+ * The database row is share-locked: a move to another owner (owned-repo.ts, the row first, then its backups)
+ * committing meanwhile is waited for and its owner taken, so no backup keeps the owner its database just left
+ * (a CI run under load listed a new backup under the old owner).
+ */
 export async function upsertBackup(
   q: Queryable,
   accountId: string,
@@ -53,6 +58,7 @@ export async function upsertBackup(
   await q.query(
     `INSERT INTO database_backups (id, database_id, account_id, owner_kind, owner_id, kind, label, status, size_bytes, started_at, finished_at, start_lsn, stop_lsn)
      SELECT $1, $2, $3, d.owner_kind, d.owner_id, $4, $5, $6, $7, $8, $9, $10, $11 FROM databases d WHERE d.id = $2
+     FOR SHARE OF d
      ON CONFLICT (database_id, id) DO UPDATE SET status = EXCLUDED.status, size_bytes = EXCLUDED.size_bytes, finished_at = EXCLUDED.finished_at`,
     [
       b.id,

@@ -21,7 +21,6 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       summaryKo: "조직 프로필과 호출자의 역할.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       response: { 200: Org },
       handler: async (request) => orgView(await svc.get(orgOf(request))),
     }),
@@ -56,7 +55,7 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
         "조직 설정: 이름, 기본·최대 공개 범위, 공유 승인, 이미지 갱신 정책, 구성원의 전체 자산 관리, 과금 방식(소유자).",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "conflict"],
+      errors: ["conflict"],
       body: Body({
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
         default_visibility: Type.Optional(Visibility),
@@ -90,7 +89,7 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       summaryKo: "조직 삭제(소유자). confirm에 조직 이름. 회사 자산은 만든 사람에게 돌아갑니다.",
       auth: account,
       orgRole: "owner",
-      errors: ["not_found", "forbidden_role", "conflict"],
+      errors: ["conflict"],
       body: Body({ confirm: Type.String({ minLength: 1, maxLength: 100 }) }),
       response: {
         200: Type.Object({
@@ -114,7 +113,7 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       summaryKo: "조직에서 나갑니다. 소유자는 나갈 수 없습니다(409).",
       auth: account,
       orgRole: "member",
-      errors: ["not_found", "conflict"],
+      errors: ["conflict"],
       response: { 200: Type.Object({ left: Type.Boolean(), assets_handed_over: Type.Integer() }) },
       handler: async (request) => svc.leave(callerOf(request)),
     }),
@@ -130,7 +129,6 @@ export function coreRoutes(app: FastifyInstance, svc: OrgsService): void {
       summaryKo: "역할·부서와 함께 구성원 목록.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       response: { 200: Type.Object({ items: Type.Array(Member) }) },
       handler: async (request) => ({ items: (await svc.members(orgOf(request))).map(memberView) }),
     }),

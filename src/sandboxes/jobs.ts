@@ -4,6 +4,7 @@ import type { JobSpec } from "../kernel/contracts.js";
 import type { RuntimeProvider } from "../runtime/index.js";
 import * as repo from "./repo.js";
 import { destroy, EXPIRE_JOB, REAP_JOB, sandboxLabels } from "./service.js";
+import { everyMinute } from "../kernel/periodic.js";
 
 export interface ReapDeps {
   db: Db;
@@ -73,17 +74,7 @@ export async function reap(deps: ReapDeps): Promise<{ expired: string[]; removed
 /** The reaper: every minute on each worker host, and right after a sandbox's time (queued at its creation). */
 export function sandboxJobs(deps: ReapDeps): JobSpec[] {
   return [
-    {
-      name: REAP_JOB,
-      perHost: true,
-      policy: "stately",
-      cron: "* * * * *",
-      retryLimit: 0,
-      expireInSeconds: 300,
-      handler: async () => {
-        await reap(deps);
-      },
-    },
+    everyMinute(REAP_JOB, () => reap(deps), { expireInSeconds: 300, perHost: true }),
     {
       name: EXPIRE_JOB,
       perHost: true,

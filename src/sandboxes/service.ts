@@ -243,11 +243,12 @@ export function sandboxesService(deps: SandboxesDeps) {
       return !res.timedOut && res.exitCode !== 0 && (await endedWithSandbox()) ? outOfTime(res) : res;
     } catch (err) {
       if (!(err instanceof RuntimeError) || (await runtime.inspect(name).catch(() => true)) !== null) throw err;
-      // its container is gone: its time is (nearly) up, or it was lost well before (host restart, removed by hand)
-      if (Date.now() < deadline - 3000) {
-        await destroy(runtime, row).catch(() => {});
-        await repo.markExpired(db, row.id, "its container stopped before the sandbox's timeout");
-      }
+      // its container is gone at the sandbox's end, while the command ran: the command ran out of time, as when
+      // the exec's own cut comes first (a CI run under load saw the runtime's removal win and answered 409)
+      if (Date.now() >= deadline - 3000) return outOfTime({});
+      // lost well before its time (host restart, removed by hand)
+      await destroy(runtime, row).catch(() => {});
+      await repo.markExpired(db, row.id, "its container stopped before the sandbox's timeout");
       throw new ApiError("conflict", "The sandbox has expired.");
     } finally {
       const left = (execs.get(row.id) ?? 1) - 1;

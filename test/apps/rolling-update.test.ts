@@ -54,7 +54,7 @@ test("a pod created through the API answers at its url through the edge", async 
   const early = await viaEdge(pod.url);
   assert.ok(early.status === 503 || early.body === "v1\n", JSON.stringify(early));
   await waitPod(t, user.token, pod.id, (p) => p.state === "running");
-  const deadline = Date.now() + 2000;
+  const deadline = Date.now() + 10_000;
   let got = await viaEdge(pod.url);
   while (got.status !== 200 && Date.now() < deadline) got = await viaEdge(pod.url);
   assert.deepEqual(got, { status: 200, body: "v1\n" });

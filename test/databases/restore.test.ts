@@ -37,7 +37,11 @@ describe("databases: restore with DB_RESTORE_ENABLED=1", { concurrency: false },
       t,
       user.token,
       db.id,
-      (x) => x.state === "running" && x.backups?.some((b: any) => b.kind === "base"),
+      // the backup's row completes a moment before its command is marked succeeded: wait for both
+      (x) =>
+        x.state === "running" &&
+        x.backups?.some((b: any) => b.kind === "base") &&
+        x.commands?.some((c: any) => c.kind === "base_backup" && c.status !== "queued" && c.status !== "running"),
       60_000,
     );
     const base = d.backups.find((b: any) => b.kind === "base");

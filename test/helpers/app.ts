@@ -138,7 +138,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       for (const r of rows) await databases.purge(r.id).catch(() => {});
       await databases.idle(); // a warm-pool initdb still running
       await cleanupHost(db, platform.kernel.require("hosts").local.id, providerDir);
-      await rm(providerDir, { recursive: true, force: true });
+      // a server stopped a moment ago may still be writing its last files: rm retries ENOTEMPTY (a CI run under load)
+      await rm(providerDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
       await db.end();
       if (!opts.rateLimit) await rateLimit.close();
       if (!opts.databaseUrl) await database.drop();

@@ -43,7 +43,9 @@ describe("sandboxes: timeouts, the reaper and platform restarts", () => {
     assert.equal(sb.state, "running");
     const expiresAt = Date.parse(sb.expires_at);
     // a command asking for more time than the sandbox has left is cut at its end
-    const cut = (await exec(t, user.token, sb.id, ["sleep", "60"], 600)).json();
+    const cutRes = await exec(t, user.token, sb.id, ["sleep", "60"], 600);
+    assert.equal(cutRes.statusCode, 200, cutRes.body);
+    const cut = cutRes.json();
     assert.equal(cut.timed_out, true);
     assert.ok(Date.now() >= expiresAt - 2500 && Date.now() < expiresAt + 3000, "cut when the sandbox ends");
     await waitFor("the container removed by podman", async () => !containerExists(sb.id), 5000);

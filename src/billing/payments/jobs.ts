@@ -8,6 +8,7 @@ import { runAutoRecharge } from "./auto-recharge.js";
 import { stripeClient } from "./stripe.js";
 import { tossClient } from "./toss.js";
 import type { PaymentDeps } from "./service.js";
+import { everyMinute } from "../../kernel/periodic.js";
 
 export function paymentDeps(db: Db, config: Config, log: FastifyBaseLogger, secrets: SecretBox): PaymentDeps {
   return {
@@ -28,15 +29,5 @@ export function paymentJobs(deps: { db: Db; config: Config; secrets: SecretBox }
     pino({ level: deps.config.logLevel, name: "billing.auto-recharge" }),
     deps.secrets,
   );
-  return [
-    {
-      name: "billing.auto-recharge",
-      cron: "* * * * *",
-      retryLimit: 0,
-      expireInSeconds: 600,
-      handler: async () => {
-        await runAutoRecharge(payments);
-      },
-    },
-  ];
+  return [everyMinute("billing.auto-recharge", () => runAutoRecharge(payments), { expireInSeconds: 600 })];
 }

@@ -75,7 +75,7 @@ export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
       summaryKo: "내가 책임지는 회사 자산 목록.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found", "invalid_request"],
+      errors: ["invalid_request"],
       query: Type.Object({ kind: Type.Optional(Kind) }, { additionalProperties: false }),
       response: list,
       handler: async (request) => ({
@@ -95,7 +95,7 @@ export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
       summaryKo: "내 개인 리소스를 회사 자산으로 지정합니다(연결된 DB·볼륨·앱도 함께).",
       auth: write,
       orgRole: "member",
-      errors: ["not_found", "conflict", "forbidden_role", "invalid_request"],
+      errors: ["conflict", "forbidden_role", "invalid_request"],
       body: Body({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100, description: "id or slug" }) }),
       response: { 200: MoveView, 201: MoveView },
       options: { preValidation: personalCallerOnly },
@@ -117,7 +117,7 @@ export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
       summaryKo: "회사 자산 지정을 해제합니다(관리자). 만든 사람의 개인 소유로 돌아갑니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["conflict", "forbidden_role", "invalid_request"],
+      errors: ["conflict", "invalid_request"],
       params: Type.Object({ kind: Kind, id: Type.String({ minLength: 1, maxLength: 100 }) }),
       response: { 200: MoveView },
       handler: async (request) => moveView(await svc.release(callerOf(request), orgOf(request), request.params)),
@@ -134,7 +134,7 @@ export function assetRoutes(app: FastifyInstance, svc: AssetsService): void {
       summaryKo: "회사 자산 전체: 파드, 사이트, 데이터베이스, 디스크, 버킷.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found", "invalid_request"],
+      errors: ["invalid_request"],
       query: Type.Object(
         {
           kind: Type.Optional(Kind),

@@ -46,7 +46,6 @@ export function auditRoutes(app: FastifyInstance, deps: OrgAuditDeps): void {
       summaryKo: "조직 API 키 목록(발급자, 접두어, 범위, 마지막 사용).",
       auth: account,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: { 200: Type.Object({ items: Type.Array(OrgApiKey) }) },
       handler: async (request) => ({ items: (await svc.listKeys(orgOf(request))).map(orgKeyView) }),
     }),
@@ -63,7 +62,7 @@ export function auditRoutes(app: FastifyInstance, deps: OrgAuditDeps): void {
       summaryKo: "조직 API 키 발급(관리자). 이 키로 만든 리소스는 회사 자산이고 조직 감사 기록에 남습니다.",
       auth: account,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "invalid_scope"],
+      errors: ["invalid_scope"],
       body: KeyRequestBody,
       response: {
         201: Type.Composite([OrgApiKey, Type.Object({ key: Type.String({ description: "shown once" }) })]),
@@ -87,7 +86,6 @@ export function auditRoutes(app: FastifyInstance, deps: OrgAuditDeps): void {
       summaryKo: "조직 API 키 폐기(관리자). 모든 API 프로세스에서 즉시 거부됩니다.",
       auth: account,
       orgRole: "admin",
-      errors: ["forbidden_role"],
       params: Type.Object({ id: Type.String({ format: "uuid" }) }),
       response: { 204: Type.Null() },
       handler: async (request, reply) => {
@@ -108,7 +106,6 @@ export function auditRoutes(app: FastifyInstance, deps: OrgAuditDeps): void {
       summaryKo: "조직 감사 기록(관리자): 구성원의 회사 작업, 조직 키, 조직 설정 변경. 필터와 커서 페이지.",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       query: Type.Composite(
         [
           PageQuery,

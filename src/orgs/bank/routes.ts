@@ -44,7 +44,6 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       summaryKo: "조직 지갑 무통장 입금: 입금 계좌, 최소·최대 금액, 저장된 사업자 정보(관리자).",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: {
         200: Type.Object({
           ...BankTransferConfigFields,
@@ -69,7 +68,6 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       summaryKo: "조직 지갑 무통장 입금 충전 요청 목록(관리자).",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       query: ListQuery,
       response: { 200: Type.Object({ items: Type.Array(OrgBankTransfer), next_cursor: Nullable(Type.String()) }) },
       handler: async (request) => bankTransferPage(request.query, (q) => svc.list(callerOf(request), q), orgView),
@@ -88,7 +86,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
         "조직 지갑 무통장 입금 충전을 요청합니다(관리자, 선불·개인 결제 조직만; 카드·스위트는 409). 운영자 확인 후 충전됩니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "conflict", ...BANK_TRANSFER_REQUEST_ERRORS],
+      errors: ["conflict", ...BANK_TRANSFER_REQUEST_ERRORS],
       body: BankTransferRequest,
       response: { 201: OrgBankTransfer },
       handler: async (request, reply) =>
@@ -106,7 +104,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       summaryKo: "입금 전(입금 알림 전)에 조직 지갑 충전 요청을 취소합니다(관리자).",
       auth: write,
       orgRole: "admin",
-      errors: ["forbidden_role", "invalid_state", "deposit_reported"],
+      errors: ["invalid_state", "deposit_reported"],
       params: Params,
       response: { 200: OrgBankTransfer },
       handler: async (request) => orgView(await svc.cancel(callerOf(request), request.params.id)),
@@ -123,7 +121,7 @@ export function orgBankRoutes(app: FastifyInstance, ctx: AppContext): void {
       summaryKo: "조직 지갑 충전 입금을 알립니다(운영자 대조용, 관리자). 입금자명을 바꿀 수 있습니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["forbidden_role", "invalid_state"],
+      errors: ["invalid_state"],
       params: Params,
       body: DepositReport,
       response: { 200: OrgBankTransfer },

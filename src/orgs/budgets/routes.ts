@@ -63,7 +63,6 @@ export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
       summaryKo: "이번 달 사용액과 함께 월 예산 목록(회사·부서·개인). 구성원은 자신에게 적용되는 예산만 봅니다.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       response: { 200: Type.Object({ items: Type.Array(Budget) }) },
       handler: async (request) => ({
         items: (await svc.list(orgOf(request), callerOf(request).accountId)).map(budgetView),
@@ -82,7 +81,7 @@ export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
       summaryKo: "예산 설정(관리자): 범위(회사·부서·개인), 월 금액(원), 모드 warn 또는 block. 대상마다 하나.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "unknown_department"],
+      errors: ["unknown_department"],
       body: Body({
         scope: Scope,
         department_code: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -110,7 +109,6 @@ export function budgetRoutes(app: FastifyInstance, svc: BudgetsService): void {
       summaryKo: "예산을 지웁니다(관리자).",
       auth: write,
       orgRole: "admin",
-      errors: ["forbidden_role"],
       params: IdParams,
       response: { 200: Type.Object({ deleted: Type.Boolean(), id: Type.String() }) },
       handler: async (request) => svc.remove(callerOf(request), orgOf(request), request.params.id),

@@ -50,7 +50,6 @@ export function chartRoutes(app: FastifyInstance, deps: ChartDeps): void {
       summaryKo: "부서 목록(상위 부서가 먼저).",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       response: { 200: Type.Object({ items: Type.Array(Department) }) },
       handler: async (request) => ({ items: (await svc.list(orgOf(request))).map(departmentView) }),
     }),

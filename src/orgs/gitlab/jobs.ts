@@ -17,6 +17,7 @@ import { GitLabError } from "./client.js";
 import { manifestPath } from "./manifest.js";
 import * as repo from "./repo.js";
 import { clientFor, gitopsProject, runSync, type RunDeps } from "./sync-run.js";
+import { everyMinute } from "../../kernel/periodic.js";
 
 export const GIT_SYNC_JOB = "orgs.git-sync";
 export const GIT_SCAN_JOB = "orgs.git-scan";
@@ -143,13 +144,6 @@ export function gitJobs(d: GitJobDeps): JobSpec<{ syncId: string }>[] {
       onFinalFailure: async (data: { syncId: string }, message) =>
         repo.failIfOpen(d.db, data.syncId, `The sync did not finish: ${message}`),
     },
-    {
-      name: GIT_SCAN_JOB,
-      cron: "* * * * *",
-      retryLimit: 0,
-      expireInSeconds: 15 * 60,
-      policy: "stately",
-      handler: async () => void (await scanOnce(d)),
-    },
+    everyMinute(GIT_SCAN_JOB, () => scanOnce(d), { expireInSeconds: 15 * 60 }),
   ];
 }

@@ -22,7 +22,6 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "GitLab 연동 설정(관리자). 토큰은 가려서 보여 줍니다.",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: { 200: Integration },
       handler: async (request) => {
         const { settings, token } = await svc.get(orgOf(request));
@@ -42,7 +41,7 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "GitLab 연동을 설정합니다(관리자). token을 빼면 저장된 토큰을 그대로 씁니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "invalid_request", "destination_forbidden"],
+      errors: ["invalid_request", "destination_forbidden"],
       body: PutBody,
       response: { 200: Integration, 201: Integration },
       handler: async (request, reply) => {
@@ -63,7 +62,6 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "GitLab 연동 설정과 토큰을 지웁니다(관리자). 동기화 기록은 남습니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: { 200: Type.Object({ deleted: Type.Boolean() }) },
       handler: async (request) => svc.remove(callerOf(request), orgOf(request)),
     }),
@@ -80,7 +78,7 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "GitLab 연결을 확인합니다(관리자). 저장된 값이나 본문 값으로 버전과 그룹을 읽어 봅니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "invalid_request", "destination_forbidden"],
+      errors: ["invalid_request", "destination_forbidden"],
       body: TestBody,
       response: { 200: TestResult },
       handler: async (request) => svc.test(orgOf(request), request.body),
@@ -98,7 +96,6 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "최근 소스 동기화 작업(관리자): 상태와 오류. ?limit= (기본 50, 최대 200).",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       query: SyncsQuery,
       response: { 200: Type.Object({ items: Type.Array(Sync) }) },
       handler: async (request) => ({
@@ -117,7 +114,7 @@ export function gitlabRoutes(app: FastifyInstance, svc: GitlabService): void {
       summaryKo: "실패한 동기화를 다시 대기열에 넣습니다(관리자). 실패 상태가 아니면 409.",
       auth: write,
       orgRole: "admin",
-      errors: ["forbidden_role", "conflict"],
+      errors: ["conflict"],
       params: IdParams,
       response: { 202: Sync },
       handler: async (request, reply) =>

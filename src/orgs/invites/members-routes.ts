@@ -22,7 +22,7 @@ export function memberRoutes(app: FastifyInstance, svc: MemberAdminService): voi
       summaryKo: "구성원의 역할 또는 부서 변경(관리자). 관리자 지정·해제와 관리자 변경은 소유자만, 소유자는 409.",
       auth: account,
       orgRole: "admin",
-      errors: ["forbidden_role", "conflict", "invalid_request", "unknown_department"],
+      errors: ["conflict", "invalid_request", "unknown_department"],
       params: IdParams,
       body: Body({
         role: Type.Optional(InviteRole),
@@ -46,7 +46,7 @@ export function memberRoutes(app: FastifyInstance, svc: MemberAdminService): voi
       summaryKo: "구성원 내보내기(관리자). 회사 자산은 소유자에게, 개인 자산은 그대로. 소유자·본인은 409.",
       auth: account,
       orgRole: "admin",
-      errors: ["forbidden_role", "conflict"],
+      errors: ["conflict"],
       params: IdParams,
       response: { 200: Type.Object({ removed: Type.Boolean(), assets_handed_over: Type.Integer() }) },
       handler: async (request) => svc.remove(callerOf(request), orgOf(request), request.params.id),

@@ -33,7 +33,7 @@ export function invoiceRoutes(app: FastifyInstance, svc: InvoicesService): void 
         "조직 카드를 등록합니다(소유자). 등록 시점부터 사용량 후불(종량제), 매월 초 지난달 청구서를 카드로 자동 결제합니다.",
       auth: write,
       orgRole: "owner",
-      errors: ["not_found", "forbidden_role", "conflict", ...CARD_SAVE_ERRORS],
+      errors: ["conflict", ...CARD_SAVE_ERRORS],
       body: Body({
         provider: Type.Union([Type.Literal("stripe"), Type.Literal("toss")], {
           description: "toss (KRW billing key) or stripe (PaymentMethod, charged in KRW)",
@@ -60,7 +60,7 @@ export function invoiceRoutes(app: FastifyInstance, svc: InvoicesService): void 
         "조직 카드를 삭제합니다(소유자). 미납 청구서가 있으면 409. 이번 달 사용분은 마감 청구서로 즉시 결제합니다.",
       auth: write,
       orgRole: "owner",
-      errors: ["not_found", "forbidden_role", "conflict"],
+      errors: ["conflict"],
       response: {
         200: Type.Object({
           removed: Type.Boolean(),
@@ -86,7 +86,6 @@ export function invoiceRoutes(app: FastifyInstance, svc: InvoicesService): void 
       summaryKo: "월별 청구서 목록: 카드와 결제 상태.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       query: Type.Object(
         {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 24 })),

@@ -62,7 +62,6 @@ export function refreshRoutes(app: FastifyInstance, deps: RefreshDeps): void {
       summaryKo: "베이스 이미지 갱신 제안 목록(관리자): 정책(off, notify, auto), 보관 일수, 빌더.",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: {
         200: Type.Object({
           policy: Type.Union([Type.Literal("off"), Type.Literal("notify"), Type.Literal("auto")]),
@@ -88,7 +87,6 @@ export function refreshRoutes(app: FastifyInstance, deps: RefreshDeps): void {
       summaryKo: "베이스 이미지 갱신을 지금 확인합니다(관리자). auto 정책이면 다시 빌드를 시작합니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: { 200: Type.Object({ created: Type.Integer(), checked: Type.Integer() }) },
       handler: async (request) => svc.check(callerOf(request), orgOf(request).orgId),
     }),
@@ -104,7 +102,7 @@ export function refreshRoutes(app: FastifyInstance, deps: RefreshDeps): void {
       summaryKo: "제안을 무시합니다(관리자). 같은 앱과 같은 새 버전은 다시 제안하지 않습니다.",
       auth: write,
       orgRole: "admin",
-      errors: ["forbidden_role", "conflict"],
+      errors: ["conflict"],
       params: IdParams,
       response: { 200: Item },
       handler: async (request) =>
@@ -124,7 +122,7 @@ export function refreshRoutes(app: FastifyInstance, deps: RefreshDeps): void {
       auth: write,
       orgRole: "admin",
       admits: true,
-      errors: ["forbidden_role", "conflict", "builder_unavailable", "host_unavailable", "scope_insufficient"],
+      errors: ["conflict", "builder_unavailable", "host_unavailable", "scope_insufficient"],
       params: IdParams,
       response: { 202: Started },
       handler: async (request, reply) =>

@@ -40,7 +40,6 @@ export function orgStatsRoutes(app: FastifyInstance, svc: OrgStatsService): void
       summaryKo: "모든 구성원의 회사 배포(정적 사이트, 팟, 팟 그룹)의 일별 요청, 오류, 응답 시간, 전송량(관리자).",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       query: Days,
       response: { 200: Type.Composite([AppStats, Type.Object({ sites: Type.Array(SiteStats) })]) },
       handler: async (request) => {

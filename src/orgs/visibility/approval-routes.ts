@@ -21,7 +21,6 @@ export function approvalRoutes(app: FastifyInstance, svc: VisibilityService): vo
       summaryKo: "내가 승인할 수 있는 공유(공개 범위 확대) 요청.",
       auth: read,
       orgRole: "member",
-      errors: ["not_found"],
       response: { 200: Type.Object({ items: Type.Array(Approval) }) },
       handler: async (request) => ({
         items: (await svc.approvals(callerOf(request), orgOf(request))).map(approvalView),
@@ -79,7 +78,6 @@ export function approvalRoutes(app: FastifyInstance, svc: VisibilityService): vo
       summaryKo: "배포 통제: 정책, 부서 배포 차단, 모든 회사 사이트의 공개 범위(관리자).",
       auth: read,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role"],
       response: { 200: DeployControl },
       handler: async (request) => deployControlView(await svc.deployControl(orgOf(request))),
     }),
@@ -97,7 +95,6 @@ export function approvalRoutes(app: FastifyInstance, svc: VisibilityService): vo
       auth: write,
       orgRole: "admin",
       admits: true,
-      errors: ["not_found", "forbidden_role"],
       body: Body({ visibility: Visibility, only_wider: Type.Optional(Type.Boolean()) }),
       response: { 200: Applied },
       handler: async (request) =>

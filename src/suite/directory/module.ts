@@ -5,6 +5,7 @@ import { suiteOf } from "../state.js";
 import { directoryRoutes } from "./routes.js";
 import { directoryService, type DirectoryService } from "./service.js";
 import { SYNC_JOB } from "./public.js";
+import { everyMinute } from "../../kernel/periodic.js";
 
 export const SWEEP_JOB = "suite.directory.sweep";
 
@@ -56,15 +57,6 @@ export const suiteDirectoryArea = defineArea<DirectoryState>({
         });
       },
     },
-    {
-      name: SWEEP_JOB,
-      cron: "* * * * *",
-      policy: "stately",
-      retryLimit: 0,
-      expireInSeconds: 55 * 60,
-      handler: async () => {
-        await state.service.sweep();
-      },
-    },
+    everyMinute(SWEEP_JOB, () => state.service.sweep(), { expireInSeconds: 55 * 60 }),
   ],
 });

@@ -52,7 +52,7 @@ export function directoryRoutes(svc: DirectoryService): Route[] {
       summaryKo: "스위트 조직도를 지금 부서로 반영합니다(항목별 결과, 목록에서 빠진 직원은 해제).",
       auth: write,
       orgRole: "admin",
-      errors: ["not_found", "forbidden_role", "suite_unavailable", "suite_not_configured"],
+      errors: ["suite_unavailable", "suite_not_configured"],
       response: { 200: SyncAnswer },
       handler: async (request) => svc.sync(orgOf(request).orgId, callerOf(request)),
     }),

@@ -124,6 +124,8 @@ export class WakeFronts {
   private handler: WakeHandler | null = null;
   /** connections piped to a woken server by this process (tests, logs) */
   piped = 0;
+  /** connections taken and waiting for their instance's start now (tests, logs) */
+  waiting = 0;
 
   /** @param reload the instance's current record and paths (provider's load) */
   constructor(private readonly reload?: (id: string) => Promise<InstanceContext>) {}
@@ -242,7 +244,8 @@ export class WakeFronts {
         );
         return;
       }
-      const outcome = await this.wake(id);
+      this.waiting++;
+      const outcome = await this.wake(id).finally(() => this.waiting--);
       if (client.destroyed) return;
       if (!outcome.ok) {
         client.end(errorResponse("57P03", outcome.message));
