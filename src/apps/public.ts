@@ -7,3 +7,5 @@ export { agentFeed, type AgentFeed } from "./agent-feed.js";
 export { podsToSample, groupPodIds, type PodToSample } from "./metrics-repo.js";
 /** the pods on a host and their secret masking, for log drains (src/drains) */
 export { podsForDrains, podLogMasker, type PodLogSource } from "./drains-repo.js";
+/** what is kept beside a secret env value instead of the value (cron jobs keep their secrets the same way) */
+export type { SecretMeta } from "./secrets/env.js";

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { Principal } from "../auth/principal.js";
+import type { SecretMeta } from "../apps/public.js";
 
 /**
  * Secret env of cron jobs (issue 29), as pods have it: values sealed at rest under the platform key, never
@@ -12,11 +13,6 @@ import type { Principal } from "../auth/principal.js";
 export const SECRET_COLUMN = "cron_jobs.secret_env";
 export const RELEASE_COLUMN = "cron_jobs.release_env";
 
-export interface SecretMeta {
-  fingerprint: string;
-  set_by: string;
-  set_at: string;
-}
 export interface SecretDoc {
   values: Record<string, string>;
   meta: Record<string, SecretMeta>;
