@@ -22,6 +22,9 @@ import {
 import { buildBusyboxImage } from "../runtime/images.js";
 import * as repo from "./repo.js";
 
+/** how near its end a sandbox whose container is gone counts as ended by its timeout, not lost */
+const END_MARGIN_MS = 3000;
+
 /** Built by the platform at first use (busybox-static, FROM scratch) when SANDBOX_IMAGE names none. */
 export const DEFAULT_SANDBOX_IMAGE = "localhost/platform/sandbox:busybox";
 /** stdout and stderr of one exec are each cut here */
@@ -225,8 +228,9 @@ export function sandboxesService(deps: SandboxesDeps) {
     const deadline = Date.now() + row.remaining_ms!;
     const name = containerName(row.id);
     // the runtime ends the container a little before expires_at: a command still running then ran out of time
+    const atItsEnd = () => Date.now() >= deadline - END_MARGIN_MS;
     const endedWithSandbox = async () =>
-      Date.now() > deadline - 3000 && (await runtime.inspect(name).catch(() => null))?.status !== "running";
+      atItsEnd() && (await runtime.inspect(name).catch(() => null))?.status !== "running";
     const outOfTime = (partial: Partial<ExecResult>): ExecResult => ({
       exitCode: TIMED_OUT_EXIT_CODE,
       stdout: partial.stdout ?? "",
@@ -245,7 +249,7 @@ export function sandboxesService(deps: SandboxesDeps) {
       if (!(err instanceof RuntimeError) || (await runtime.inspect(name).catch(() => true)) !== null) throw err;
       // its container is gone at the sandbox's end, while the command ran: the command ran out of time, as when
       // the exec's own cut comes first (a CI run under load saw the runtime's removal win and answered 409)
-      if (Date.now() >= deadline - 3000) return outOfTime({});
+      if (atItsEnd()) return outOfTime({});
       // lost well before its time (host restart, removed by hand)
       await destroy(runtime, row).catch(() => {});
       await repo.markExpired(db, row.id, "its container stopped before the sandbox's timeout");
