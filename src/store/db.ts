@@ -52,6 +52,26 @@ export async function listen(client: pg.Client, channel: string): Promise<void> 
   await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
 }
 
+/** The first row a statement answers, or null: the repos' one-row reads and `RETURNING *` writes. */
+export async function oneRow<T extends pg.QueryResultRow>(
+  q: Queryable,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T | null> {
+  const { rows } = await q.query<T>(sql, params);
+  return rows[0] ?? null;
+}
+
+/** Every row a statement answers: the repos' list reads. */
+export async function allRows<T extends pg.QueryResultRow>(
+  q: Queryable,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const { rows } = await q.query<T>(sql, params);
+  return rows;
+}
+
 /** Runs a statement that answers `RETURNING id` and gives the ids (the pause/resume updates of the lifecycles). */
 export async function returnedIds(q: Queryable, sql: string, params: unknown[]): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(sql, params);
