@@ -44,6 +44,14 @@ export interface BuildsDeps {
 export type CreateInput = Static<typeof CreateBuildBody>;
 export type EventInput = Static<typeof BuildEventBody>;
 
+/** a new build's own columns (repo.insertBuild) but id and owner; its host may be null (placed at insert) */
+type BuildFields = Omit<
+  Parameters<typeof repo.insertBuild>[1],
+  "id" | keyof ReturnType<typeof ownerColumnsOf> | "host_id"
+> & {
+  host_id: string | null;
+};
+
 const hashToken = (token: string) => createHash("sha256").update(token).digest();
 
 /** A path inside the source archive given by the client: relative, no `..`, normalized. */
@@ -99,22 +107,7 @@ export function buildsService(deps: BuildsDeps) {
    * A new build row for the caller, in the transaction of its admission (deploy rules, budgets, funds) and audit row;
    * `host_id` null places it (a rebuild stays on the host that keeps its source).
    */
-  function admitAndInsert(
-    p: Principal,
-    fields: {
-      app_kind: AppRef["kind"] | null;
-      app_id: string | null;
-      app_slug: string | null;
-      dockerfile: string;
-      context_path: string;
-      host_id: string | null;
-      upload_token_hash: Buffer | null;
-      build_args: Record<string, string>;
-      build_secrets_sealed: string | null;
-      build_secrets_meta: Record<string, { fingerprint: string }>;
-    },
-    token: string | null = null,
-  ) {
+  function admitAndInsert(p: Principal, fields: BuildFields, token: string | null = null) {
     return auditedTransaction(db, p, async (tx) => {
       await kernel.admit(tx, { owner: p.owner, accountId: p.accountId, kind: BUILD_KIND, size: "standard" });
       const host = fields.host_id ?? (await kernel.require("hosts").place(tx, { kind: "build", owner: p.owner }));

@@ -198,6 +198,12 @@ export async function portInUse(port: number, host = "127.0.0.1"): Promise<boole
   });
 }
 
+/** Whether the user may pass through a directory (its execute bit for owner, group or others, whichever the user is). */
+export function mayPass(dir: { uid: number; gid: number; mode: number }, user: RunAs): boolean {
+  const bit = dir.uid === user.uid ? 0o100 : dir.gid === user.gid ? 0o010 : 0o001;
+  return (dir.mode & bit) !== 0;
+}
+
 /**
  * The server's user must be able to walk down to its data. The platform's own data directory is
  * opened for traversal (o+x, never listing); an ancestor it cannot pass is a clear start-up error.
@@ -208,14 +214,7 @@ export async function ensureTraversable(ownDir: string, runAs: RunAs | null): Pr
   const own = await stat(ownDir);
   if ((own.mode & 0o001) === 0) await chmod(ownDir, (own.mode & 0o777) | 0o001);
   for (let dir = path.dirname(ownDir); ; dir = path.dirname(dir)) {
-    const s = await stat(dir);
-    const passable =
-      s.uid === runAs.uid
-        ? (s.mode & 0o100) !== 0
-        : s.gid === runAs.gid
-          ? (s.mode & 0o010) !== 0
-          : (s.mode & 0o001) !== 0;
-    if (!passable)
+    if (!mayPass(await stat(dir), runAs))
       throw new Error(
         `DATA_DIR ${ownDir} is not reachable by the PostgreSQL user ${runAs.name}: ${dir} does not let others pass (chmod o+x ${dir}, or choose another DATA_DIR)`,
       );

@@ -7,7 +7,7 @@ import type { RunAs } from "../../../pgserver/system-user.js";
 import { ProviderError, type BranchRequest, type BranchResult } from "../types.js";
 import { ident, literal } from "./admin.js";
 import { listStoredBackups, requiredWal } from "./backup.js";
-import { EMPTY_DIRS, mkdirOwned, parallel, SKIP_TOP_FILES } from "./cluster-copy.js";
+import { layOutCopy, mkdirOwned, parallel } from "./cluster-copy.js";
 import type { InstanceContext } from "./context.js";
 import { writeOwnedFile } from "./exec.js";
 import type { ProviderHost } from "./host.js";
@@ -229,33 +229,11 @@ async function liveCopy(
 }
 
 /**
- * Clones a data directory as a base backup copies it (cluster-copy.ts: the same directories left empty, the same
- * files skipped), eight files at a time. Answers whether the filesystem cloned (reflink) or copied.
+ * Clones a data directory as a base backup copies it (layOutCopy: the same directories left empty, the same files
+ * skipped), eight files at a time. Answers whether the filesystem cloned (reflink) or copied.
  */
 async function cloneTree(src: string, dest: string, owner: RunAs | null): Promise<"reflink" | "copy"> {
-  const files: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
-    const entries = await readdir(path.join(src, rel), { withFileTypes: true }).catch((err) => {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return []; // dropped while copying
-      throw err;
-    });
-    for (const e of entries) {
-      const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        await mkdirOwned(path.join(dest, child), owner);
-        if (rel === "" && EMPTY_DIRS.has(e.name)) {
-          if (e.name === "pg_wal") await mkdirOwned(path.join(dest, "pg_wal", "archive_status"), owner);
-          continue;
-        }
-        await walk(child);
-      } else if (e.isFile()) {
-        if (rel === "" && SKIP_TOP_FILES.has(e.name)) continue;
-        if (e.name === "pg_internal.init" || e.name.startsWith("pgsql_tmp")) continue;
-        files.push(child);
-      }
-    }
-  };
-  await walk("");
+  const files = await layOutCopy(src, dest, owner);
   // whether this filesystem clones is found on the first file: FICLONE_FORCE fails where it cannot
   let mode: "reflink" | "copy" = "copy";
   const probe = files.find((f) => f.startsWith("base/")) ?? files[0];

@@ -84,7 +84,7 @@ export async function copyRunningCluster(
     await chmod(dest, 0o700);
     if (opts.owner) await chown(dest, opts.owner.uid, opts.owner.gid);
     const files: ManifestEntry[] = [];
-    await copyTree(srcDataDir, dest, "", files, opts.owner);
+    await copyTree(srcDataDir, dest, files, opts.owner);
     // not wait_for_archive: the server polls in 1 s steps; callers that need the WAL wait for it themselves
     const stop = await admin.query<{ lsn: string; labelfile: string; spcmapfile: string }>(
       "SELECT lsn::text AS lsn, labelfile, spcmapfile FROM pg_backup_stop(false)",
@@ -110,41 +110,46 @@ export async function copyRunningCluster(
   }
 }
 
-async function copyTree(
-  srcRoot: string,
-  destRoot: string,
-  rel: string,
-  out: ManifestEntry[],
-  owner: RunAs | null,
-): Promise<void> {
-  let entries;
-  try {
-    entries = await readdir(path.join(srcRoot, rel), { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // dropped while copying
-    throw err;
-  }
-  const files: string[] = [];
-  for (const e of entries) {
-    const childRel = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) {
-      await mkdirOwned(path.join(destRoot, childRel), owner);
-      if (rel === "" && EMPTY_DIRS.has(e.name)) {
-        if (e.name === "pg_wal") await mkdirOwned(path.join(destRoot, "pg_wal", "archive_status"), owner);
-        continue;
-      }
-      await copyTree(srcRoot, destRoot, childRel, out, owner);
-    } else if (e.isFile()) {
-      if (rel === "" && SKIP_TOP_FILES.has(e.name)) continue;
-      if (e.name === "pg_internal.init" || e.name.startsWith("pgsql_tmp")) continue;
-      files.push(childRel);
-    }
-    // symlinks (tablespaces) are not offered by the platform and are not copied
-  }
+/** Copies the files of a data directory (as laid out by layOutCopy) with a sha256 of each into the manifest. */
+async function copyTree(srcRoot: string, destRoot: string, out: ManifestEntry[], owner: RunAs | null): Promise<void> {
+  const files = await layOutCopy(srcRoot, destRoot, owner);
   await parallel(files, async (f) => {
     const entry = await copyFileHashed(path.join(srcRoot, f), path.join(destRoot, f), owner);
     if (entry) out.push({ ...entry, path: f });
   });
+}
+
+/**
+ * What a copy of a data directory takes, for every copy of one (a backup, a branch's clone): makes its directories
+ * in `dest` (those the server rebuilds left empty) and answers the files to copy (paths relative to `src`), without
+ * those that describe the running server rather than the data. Symlinks (tablespaces) are not offered by the
+ * platform and are not copied.
+ */
+export async function layOutCopy(src: string, dest: string, owner: RunAs | null): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(path.join(src, rel), { withFileTypes: true }).catch((err) => {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return []; // dropped while copying
+      throw err;
+    });
+    for (const e of entries) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        await mkdirOwned(path.join(dest, child), owner);
+        if (rel === "" && EMPTY_DIRS.has(e.name)) {
+          if (e.name === "pg_wal") await mkdirOwned(path.join(dest, "pg_wal", "archive_status"), owner);
+          continue;
+        }
+        await walk(child);
+      } else if (e.isFile()) {
+        if (rel === "" && SKIP_TOP_FILES.has(e.name)) continue;
+        if (e.name === "pg_internal.init" || e.name.startsWith("pgsql_tmp")) continue;
+        files.push(child);
+      }
+    }
+  };
+  await walk("");
+  return files;
 }
 
 export async function mkdirOwned(dir: string, owner: RunAs | null): Promise<void> {

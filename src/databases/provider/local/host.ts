@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { chmod, mkdir, readdir, statfs } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import { ownedDir } from "../../../pgserver/cluster.js";
+import { mayPass, ownedDir } from "../../../pgserver/cluster.js";
 import { postgresRunAs, type RunAs } from "../../../pgserver/system-user.js";
 import { ProviderError } from "../types.js";
 import { InstanceContext, type ProviderEnv } from "./context.js";
@@ -179,13 +179,7 @@ async function canBind(port: number): Promise<boolean> {
 function assertTraversable(dir: string, runAs: RunAs | null): void {
   if (!runAs) return;
   for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
-    const st = statSync(d);
-    const ok =
-      st.uid === runAs.uid
-        ? (st.mode & 0o100) !== 0
-        : st.gid === runAs.gid
-          ? (st.mode & 0o010) !== 0
-          : (st.mode & 0o001) !== 0;
-    if (!ok) throw new Error(`the server user ${runAs.name} cannot enter ${d}; run: chmod o+x ${d}`);
+    if (!mayPass(statSync(d), runAs))
+      throw new Error(`the server user ${runAs.name} cannot enter ${d}; run: chmod o+x ${d}`);
   }
 }
