@@ -109,6 +109,24 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     ...(op.validationCodes ? { validationCodes: op.validationCodes } : {}),
     ...(op.admits ? { admits: true } : {}),
   });
+  /** what an operation on the collection (`url`) declares besides its answer: create and list may limit instances */
+  const onCollection = (verb: string, op: StandardOperation, method: "POST" | "GET", instance: "create" | "list") => {
+    const action = instance === "create" ? "write" : "read";
+    return {
+      ...base(verb, op),
+      method,
+      url: r.url,
+      auth: r.instances ? { scope: scope(action), instance } : { scope: scope(action) },
+    };
+  };
+  /** what an operation on one resource (`url/:param`) declares besides its answer */
+  const onOneResource = (verb: string, op: StandardOperation, method: "GET" | "PATCH" | "DELETE") => ({
+    ...base(verb, op),
+    method,
+    url: one,
+    auth: onOne(method === "GET" ? "read" : "write"),
+    params: r.params,
+  });
   const routes: Route[] = [];
 
   if (r.create) {
@@ -119,10 +137,7 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     };
     routes.push(
       route({
-        ...base("create", r.create),
-        method: "POST",
-        url: r.url,
-        auth: r.instances ? { scope: scope("write"), instance: "create" } : { scope: scope("write") },
+        ...onCollection("create", r.create, "POST", "create"),
         body: r.create.body as TSchema,
         response: { 201: answer.schema },
         handler: async (request, reply) =>
@@ -134,10 +149,7 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     const list = call("list", r.list);
     routes.push(
       route({
-        ...base("list", r.list),
-        method: "GET",
-        url: r.url,
-        auth: r.instances ? { scope: scope("read"), instance: "list" } : { scope: scope("read") },
+        ...onCollection("list", r.list, "GET", "list"),
         response: { 200: r.listItems ? Type.Object({ items: Type.Array(r.schema) }) : Type.Array(r.schema) },
         handler: async (request) => {
           // one at a time: a view may ask the store (a site's visibility), and a list should not take the pool
@@ -152,11 +164,7 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     const get = call("get", r.get);
     routes.push(
       route({
-        ...base("get", r.get),
-        method: "GET",
-        url: one,
-        auth: onOne("read"),
-        params: r.params,
+        ...onOneResource("get", r.get, "GET"),
         response: { 200: r.schema },
         handler: async (request) => r.view(await get(callerOf(request), idOf(request.params))),
       }),
@@ -166,11 +174,7 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     const update = call("update", r.update);
     routes.push(
       route({
-        ...base("update", r.update),
-        method: "PATCH",
-        url: one,
-        auth: onOne("write"),
-        params: r.params,
+        ...onOneResource("update", r.update, "PATCH"),
         body: r.update.body as TSchema,
         response: { 200: r.schema },
         handler: async (request) =>
@@ -183,11 +187,7 @@ export function resourceRoutes<Row, P extends TObject, C extends TSchema, U exte
     const removed = r.remove;
     routes.push(
       route({
-        ...base("delete", removed),
-        method: "DELETE",
-        url: one,
-        auth: onOne("write"),
-        params: r.params,
+        ...onOneResource("delete", removed, "DELETE"),
         response: { [removed.status]: removed.status === 204 ? (removed.schema ?? NoContent) : r.schema },
         handler: async (request, reply) => {
           const row = await remove(callerOf(request), idOf(request.params));
