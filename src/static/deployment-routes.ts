@@ -1,63 +1,64 @@
-import { Type, type Static, type TObject } from "@sinclair/typebox";
+import { Type, type TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callerOf, type Principal } from "../auth/principal.js";
-import type { AuthRule } from "../http/auth-rule.js";
 import { ApiError } from "../http/errors.js";
 import { Body } from "../http/schemas.js";
-import { registerRoutes, route, type Route } from "../http/route.js";
+import { registerRoutes, route, type Route, type RouteDeclaration, type RouteRequest } from "../http/route.js";
 import type { DeploymentRow, SiteRow } from "./service.js";
 import { deploymentView } from "./view.js";
 import { ARCHIVE_TYPES, Deployment, DeploymentParams, RawUpload, read, SiteParams, tags, write } from "./schemas.js";
 import type { StaticRouteDeps } from "./route-deps.js";
+
+type SiteDeployment = { site: SiteRow; deployment: DeploymentRow };
 
 /** The API's own address as the caller reached it: upload URLs point back here. */
 const apiBase = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 /** Deployments of a site: create (an upload target), upload the archive, finalize, list, read, roll back. */
 export async function deploymentRoutes(app: FastifyInstance, { svc, config }: StaticRouteDeps): Promise<Route[]> {
-  const view = (request: FastifyRequest, x: { site: SiteRow; deployment: DeploymentRow }) =>
+  const view = (request: FastifyRequest, x: SiteDeployment) =>
     deploymentView(x.site, x.deployment, {
       apiBase: apiBase(request),
       maxBytes: config.maxBytes,
       maxFiles: config.maxFiles,
     });
 
-  const finalizeRoute = <P extends TObject>({
-    finalize,
+  /** A route answering one deployment in its view (201 when it makes one): each route says only how it gets it. */
+  const deploymentRoute = <P extends TSchema, B extends TSchema | undefined = undefined>({
+    status = 200,
+    deployment,
     ...declared
-  }: {
-    url: string;
-    operationId: string;
-    summary: string;
-    summaryKo: string;
-    auth: AuthRule;
-    params: P;
-    finalize: (caller: Principal, params: Static<P>) => Promise<{ site: SiteRow; deployment: DeploymentRow }>;
+  }: Omit<RouteDeclaration<P, undefined, B>, "tags" | "response" | "handler"> & {
+    status?: 200 | 201;
+    deployment: (caller: Principal, request: RouteRequest<P, undefined, B>) => Promise<SiteDeployment>;
   }) =>
-    route({
+    route<P, undefined, B>({
       ...declared,
-      method: "POST",
       tags,
-      admits: true,
-      errors: ["not_uploaded", "conflict"],
-      response: { 200: Deployment },
-      handler: async (request) => view(request, await finalize(callerOf(request), request.params as Static<P>)),
+      response: { [status]: Deployment },
+      handler: async (request, reply) =>
+        reply.code(status).send(view(request, await deployment(callerOf(request), request))),
     });
 
+  // what a finalize is, whether addressed by the site and the deployment or by the deployment alone
+  const finalizing: Pick<Route, "method" | "admits" | "errors"> = {
+    method: "POST",
+    admits: true,
+    errors: ["not_uploaded", "conflict"],
+  };
+
   const routes = [
-    route({
+    deploymentRoute({
       method: "POST",
       url: "/v1/static/:slug/deployments",
       operationId: "createStaticDeployment",
-      tags,
       summary: "Start a deployment (201): PUT the archive to its upload_url, then finalize it.",
       summaryKo: "배포를 만듭니다: 업로드 주소(upload_url)를 돌려줍니다.",
       auth: write,
       admits: true,
       params: SiteParams,
-      response: { 201: Deployment },
-      handler: async (request, reply) =>
-        reply.code(201).send(view(request, await svc.createDeployment(callerOf(request), request.params.slug))),
+      status: 201,
+      deployment: (caller, { params }) => svc.createDeployment(caller, params.slug),
     }),
     route({
       method: "GET",
@@ -74,22 +75,20 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
         return deployments.map((deployment) => view(request, { site, deployment }));
       },
     }),
-    route({
+    deploymentRoute({
       method: "GET",
       url: "/v1/static/:slug/deployments/:id",
       operationId: "getStaticDeployment",
-      tags,
       summary: "One deployment: status, file count, bytes, when it was uploaded and finalized.",
       summaryKo: "배포 하나(상태, 파일 수, 크기).",
       auth: read,
       params: DeploymentParams,
-      response: { 200: Deployment },
-      handler: async (request) =>
-        view(request, await svc.getDeployment(callerOf(request), request.params.slug, request.params.id)),
+      deployment: (caller, { params }) => svc.getDeployment(caller, params.slug, params.id),
     }),
 
     // one finalize, addressed by the site and the deployment, or by the deployment alone
-    finalizeRoute({
+    deploymentRoute({
+      ...finalizing,
       url: "/v1/static/:slug/deployments/:id/finalize",
       operationId: "finalizeStaticDeployment",
       summary:
@@ -97,9 +96,10 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
       summaryKo: "업로드된 배포를 원자적으로 라이브로 만듭니다.",
       auth: write,
       params: DeploymentParams,
-      finalize: (caller, { slug, id }) => svc.finalize(caller, slug, id),
+      deployment: (caller, { params }) => svc.finalize(caller, params.slug, params.id),
     }),
-    finalizeRoute({
+    deploymentRoute({
+      ...finalizing,
       url: "/v1/static/deployments/:id/finalize",
       operationId: "finalizeStaticDeploymentById",
       summary:
@@ -107,13 +107,12 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
       summaryKo: "배포 id만으로 라이브로 만듭니다(static:write:<slug> 키로 그 사이트의 배포를 확정).",
       auth: { scope: "static:write", instance: { param: "id" } },
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: "deployment id" }) }),
-      finalize: (caller, { id }) => svc.finalizeById(caller, id),
+      deployment: (caller, { params }) => svc.finalizeById(caller, params.id),
     }),
-    route({
+    deploymentRoute({
       method: "POST",
       url: "/v1/static/:slug/rollback",
       operationId: "rollbackStaticSite",
-      tags,
       summary:
         "Make an earlier finalized deployment live again (the last 20 finalized ones are kept); the edge follows within a second.",
       summaryKo: "이전에 확정된 배포를 다시 라이브로 만듭니다.",
@@ -121,9 +120,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
       errors: ["conflict"],
       params: SiteParams,
       body: Body({ deployment_id: Type.String({ minLength: 1, maxLength: 64 }) }),
-      response: { 200: Deployment },
-      handler: async (request) =>
-        view(request, await svc.rollback(callerOf(request), request.params.slug, request.body.deployment_id)),
+      deployment: (caller, { params, body }) => svc.rollback(caller, params.slug, body.deployment_id),
     }),
   ];
 
@@ -135,11 +132,10 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
     if (!compile) throw new Error("static upload route: the app's validator compiler is not set");
     raw.setValidatorCompiler((route) => (route.httpPart === "body" ? () => true : compile(route)));
     registerRoutes(raw, [
-      route({
+      deploymentRoute({
         method: "PUT",
         url: "/v1/static/:slug/deployments/:id/files",
         operationId: "uploadStaticFiles",
-        tags,
         summary:
           "Upload the deployment's files as one archive in the raw body (tar, tar.gz or zip; told by its first bytes). Refused whole (400 bad_archive, naming the entry) for absolute paths, `..`, links or devices; 413 beyond max_bytes or max_files. One top-level folder holding every file (e.g. dist/) is dropped.",
         summaryKo:
@@ -158,8 +154,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
             ),
           },
         },
-        response: { 200: Deployment },
-        handler: async (request) => {
+        deployment: async (caller, request) => {
           const body: unknown = request.body;
           if (!(body instanceof RawUpload))
             throw new ApiError(
@@ -171,7 +166,7 @@ export async function deploymentRoutes(app: FastifyInstance, { svc, config }: St
             throw new ApiError("payload_too_large", `The archive is larger than ${config.maxBytes} bytes.`);
           const type = request.headers["content-type"]?.split(";")[0].trim().toLowerCase();
           const { slug, id } = request.params;
-          return view(request, await svc.upload(callerOf(request), slug, id, body.stream, type));
+          return svc.upload(caller, slug, id, body.stream, type);
         },
       }),
     ]);
