@@ -107,24 +107,26 @@ function runtime(w: MetricsWindow, rows: RuntimeRow[]): (RuntimePoint & { replic
 
 const frame = (w: MetricsWindow) => ({ from: iso(w.from), to: iso(w.to), step: w.stepMs / 1000 });
 
-export function podSeries(podId: string, w: MetricsWindow, rows: RuntimeRow[], minutes: MinuteRow[]) {
-  const rt = runtime(w, rows);
+/** A pod's or a group's points: runtime and traffic per step, less the runtime figure `hidden` that it does not show. */
+function appPoints<K extends "replicas" | "memory_limit_bytes">(
+  w: MetricsWindow,
+  rows: RuntimeRow[],
+  minutes: MinuteRow[],
+  hidden: K,
+) {
   const tr = traffic(w, minutes);
-  return {
-    pod_id: podId,
-    ...frame(w),
-    points: rt.map(({ replicas: _replicas, ...r }, i) => ({ at: iso(w.from + i * w.stepMs), ...r, ...tr[i] })),
-  };
+  return runtime(w, rows).map((point, i) => {
+    const { [hidden]: _hidden, ...r } = point;
+    return { at: iso(w.from + i * w.stepMs), ...r, ...tr[i] };
+  });
+}
+
+export function podSeries(podId: string, w: MetricsWindow, rows: RuntimeRow[], minutes: MinuteRow[]) {
+  return { pod_id: podId, ...frame(w), points: appPoints(w, rows, minutes, "replicas") };
 }
 
 export function groupSeries(groupId: string, w: MetricsWindow, rows: RuntimeRow[], minutes: MinuteRow[]) {
-  const rt = runtime(w, rows);
-  const tr = traffic(w, minutes);
-  return {
-    group_id: groupId,
-    ...frame(w),
-    points: rt.map(({ memory_limit_bytes: _limit, ...r }, i) => ({ at: iso(w.from + i * w.stepMs), ...r, ...tr[i] })),
-  };
+  return { group_id: groupId, ...frame(w), points: appPoints(w, rows, minutes, "memory_limit_bytes") };
 }
 
 export function siteSeries(siteId: string, w: MetricsWindow, minutes: MinuteRow[]) {
