@@ -20,6 +20,7 @@ import type { GroupCreateBody, GroupPatchBody } from "../routes/bodies.js";
 import { applyEnvChange, readEnvDoc, sealEnvDoc, sealNewEnv, setterOf } from "../secrets/env.js";
 import { DEFAULT_POD_SIZE, POD_KIND } from "../sizes.js";
 import * as repo from "./repo.js";
+import { groupAdmission } from "./admission.js";
 import { validateIdleStop } from "../idle/validate.js";
 
 /** A group as POST /v1/pod-groups takes it. */
@@ -334,15 +335,10 @@ export function groupsService(deps: GroupsDeps) {
    */
   async function growthRefusal(g: repo.GroupRow): Promise<string | null> {
     try {
-      await kernel.admit(db, {
-        owner: { kind: g.owner_kind, id: g.owner_id },
-        accountId: g.account_id,
-        kind: POD_KIND,
-        size: g.spec.size,
-        growth: true,
-        resourceId: g.id,
-        meteredIds: await repo.everMemberIds(db, g.id),
-      });
+      await kernel.admit(
+        db,
+        groupAdmission(g, { growth: true, resourceId: g.id, meteredIds: await repo.everMemberIds(db, g.id) }),
+      );
       return null;
     } catch (err) {
       const api = asApiError(err);

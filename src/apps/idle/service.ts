@@ -10,7 +10,7 @@ import type { PodsService } from "../service.js";
 import { startAdmission } from "../admission.js";
 import * as pods from "../repo.js";
 import { groupById, membersOf } from "../groups/repo.js";
-import { POD_KIND } from "../sizes.js";
+import { groupAdmission } from "../groups/admission.js";
 import { idleCandidates, idleStopGroup, idleStopPod, markGroupWoken, markPodWoken } from "./repo.js";
 
 export const IDLE_SWEEP_JOB = "apps.idle-sweep";
@@ -101,18 +101,17 @@ export function idleService(deps: IdleDeps) {
         kicked: [],
       };
     // the group's members start again: admitted as a start of that many instances (concurrent-run limits count them)
-    await kernel.admit(tx, {
-      owner: { kind: g.owner_kind, id: g.owner_id },
-      accountId: g.account_id,
-      kind: POD_KIND,
-      size: g.spec.size,
-      update: true,
-      starts: Math.max(1, sleeping.length),
-      image: g.spec.image,
-      gpu: deps.pods.knownSize(g.spec.size)?.gpu ? sleeping.length : 0,
-      shape: "pod-group",
-      partOf: g.id,
-    });
+    await kernel.admit(
+      tx,
+      groupAdmission(g, {
+        update: true,
+        starts: Math.max(1, sleeping.length),
+        image: g.spec.image,
+        gpu: deps.pods.knownSize(g.spec.size)?.gpu ? sleeping.length : 0,
+        shape: "pod-group",
+        partOf: g.id,
+      }),
+    );
     await markGroupWoken(tx, g.id);
     const kicked: Placed[] = [];
     for (const m of sleeping) {
