@@ -16,37 +16,40 @@ import {
 } from "./schemas.js";
 import { commandRoute, createdView, readRoute } from "./instance-route.js";
 import { route, type Route } from "../../http/route.js";
+import { resourceRoutes } from "../../http/resource-routes.js";
+import type { DatabaseRow } from "../repo.js";
+
+/** What a create gives: the new row and the command that provisions it. */
+type Made = Parameters<typeof createdView>[0];
 
 /** The instance itself: create, list, read, delete, start/stop, resize, passwords. */
 export function coreRoutes({ svc, config }: RouteDeps): Route[] {
   return [
-    route({
-      method: "POST",
+    // the standard create and list (resourceRoutes); reading one instance answers more than its list view
+    ...resourceRoutes({
+      name: "Database",
       url: "/v1/databases",
-      operationId: "createDatabase",
       tags,
-      summary: "Create a PostgreSQL instance; 201 with one-time passwords and URLs.",
-      summaryKo: "데이터베이스를 만듭니다.",
-      auth: { scope: "databases:write", instance: "create" },
-      admits: true,
-      errors: ["slug_taken", "provision_failed", "stop_not_supported"],
-      validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
-      body: CreateBody,
-      response: { 201: InstanceWithCommand },
-      handler: async (request, reply) =>
-        reply.code(201).send(createdView(await svc.create(caller(request), request.body), config)),
-    }),
-    route({
-      method: "GET",
-      url: "/v1/databases",
-      operationId: "listDatabases",
-      tags,
-      summary: "The caller's instances, removed ones excluded.",
-      summaryKo: "데이터베이스 목록(삭제된 것 제외).",
-      auth: { scope: "databases:read", instance: "list" },
-      response: { 200: Type.Array(Instance) },
-      handler: async (request) =>
-        (await svc.list(caller(request), request.instanceFilter)).map((row) => databaseView(row, config)),
+      params: Params,
+      scope: "databases",
+      instances: true,
+      schema: Instance,
+      view: (row: DatabaseRow) => databaseView(row, config),
+      create: {
+        summary: "Create a PostgreSQL instance; 201 with one-time passwords and URLs.",
+        summaryKo: "데이터베이스를 만듭니다.",
+        admits: true,
+        errors: ["slug_taken", "provision_failed", "stop_not_supported"],
+        validationCodes: { "/slug": "bad_slug", "/name": "bad_slug", "/size": "bad_size", "/version": "bad_version" },
+        body: CreateBody,
+        answer: { schema: InstanceWithCommand, view: (made: Made) => createdView(made, config) },
+        run: (p, body) => svc.create(p, body),
+      },
+      list: {
+        summary: "The caller's instances, removed ones excluded.",
+        summaryKo: "데이터베이스 목록(삭제된 것 제외).",
+        run: (p, filter) => svc.list(p, filter),
+      },
     }),
     route({
       method: "GET",
