@@ -7,7 +7,8 @@ import type { Kernel } from "../kernel/kernel.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import type { JobSpec } from "../kernel/contracts.js";
 import type { Outbound } from "../net/outbound.js";
-import { systemPrincipal, type Principal } from "../auth/principal.js";
+import type { Principal } from "../auth/principal.js";
+import { creatorPrincipal } from "../auth/creator-principal.js";
 import { asApiError } from "../http/errors.js";
 import { archiveTopFolder, PreviewGitLab, PreviewGitLabError } from "./gitlab.js";
 import { previewUrl, RECONCILE_JOB, SWEEP_JOB, type PreviewUrls } from "./service.js";
@@ -37,19 +38,12 @@ const RUNNING_BUILD = new Set(["awaiting_upload", "queued", "building", "pushing
 
 /** The link's account acting for its owner: admission, deploy rules and budgets judge previews as theirs. */
 function actor(link: repo.LinkRow, preview: repo.PreviewRow, action: string): Principal {
-  return systemPrincipal({
-    accountId: link.account_id,
-    owner: { kind: link.owner_kind, id: link.owner_id },
-    email: "",
-    displayName: "GitLab preview",
-    audit: {
-      action,
-      target: preview.id,
-      ip: "gitlab-preview",
-      requestId: `preview-${preview.id}`,
-      status: 200,
-      written: false,
-    },
+  return creatorPrincipal(link, "GitLab preview", {
+    action,
+    target: preview.id,
+    ip: "gitlab-preview",
+    requestId: `preview-${preview.id}`,
+    status: 200,
   });
 }
 

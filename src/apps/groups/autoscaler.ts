@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../../store/db.js";
-import { systemPrincipal, type Principal } from "../../auth/principal.js";
+import type { Principal } from "../../auth/principal.js";
+import { creatorPrincipal } from "../../auth/creator-principal.js";
 import { everyMinute, type JobSpec } from "../../kernel/area.js";
 import type { RuntimeProvider } from "../../runtime/provider.js";
 import { auditedTransaction } from "../../audit/record.js";
@@ -34,19 +35,12 @@ export interface AutoscalerDeps {
  * autoscaler did it (action autoscalePodGroup, ip and request id "autoscaler").
  */
 export function autoscalerPrincipal(g: repo.GroupRow, status: number): Principal {
-  return systemPrincipal({
-    accountId: g.account_id,
-    owner: { kind: g.owner_kind, id: g.owner_id },
-    email: "",
-    displayName: "autoscaler",
-    audit: {
-      action: "autoscalePodGroup",
-      target: g.id,
-      ip: "autoscaler",
-      requestId: `autoscaler:${g.id}:${Date.now()}`,
-      status,
-      written: false,
-    },
+  return creatorPrincipal(g, "autoscaler", {
+    action: "autoscalePodGroup",
+    target: g.id,
+    ip: "autoscaler",
+    requestId: `autoscaler:${g.id}:${Date.now()}`,
+    status,
   });
 }
 
