@@ -67,16 +67,28 @@ const q1 = (q: IncomingSigned["query"], name: string): string | undefined => {
   return Array.isArray(v) ? v[0] : v;
 };
 
-function parseCredential(
+/**
+ * What a request signed either way claims: the credential's scope (`<key id>/<date>/<region>/<service>/aws4_request`),
+ * its date, the headers it signed and the signature, with what the way it was signed (`form`) adds.
+ */
+function claimOf(
   credential: string,
-): Omit<
-  SignedRequestClaim,
-  "signedHeaders" | "signature" | "longDate" | "presigned" | "payloadHash" | "expiresSeconds"
-> {
+  signed: { longDate: string; signedHeaders: string; signature: string },
+  form: Pick<SignedRequestClaim, "presigned" | "payloadHash" | "expiresSeconds">,
+): SignedRequestClaim {
   const parts = credential.split("/");
   if (parts.length !== 5 || parts[4] !== "aws4_request" || !/^\d{8}$/.test(parts[1]))
     throw new S3Error("AuthorizationHeaderMalformed", `The credential is malformed: "${credential}".`);
-  return { accessKeyId: parts[0], shortDate: parts[1], region: parts[2], service: parts[3] };
+  return {
+    accessKeyId: parts[0],
+    shortDate: parts[1],
+    region: parts[2],
+    service: parts[3],
+    longDate: signed.longDate,
+    signedHeaders: signed.signedHeaders.split(";"),
+    signature: signed.signature,
+    ...form,
+  };
 }
 
 /** The claim of a request signed in the Authorization header or by a presigned URL; null: anonymous. */
@@ -105,15 +117,11 @@ export function parseSignature(req: IncomingSigned): SignedRequestClaim | null {
     const payloadHash = header(req.headers, "x-amz-content-sha256");
     if (!payloadHash)
       throw new S3Error("InvalidRequest", "Missing required header for this request: x-amz-content-sha256.");
-    return {
-      ...parseCredential(credential),
-      longDate,
-      signedHeaders: signedHeaders.split(";"),
-      signature,
-      presigned: false,
-      payloadHash,
-      expiresSeconds: null,
-    };
+    return claimOf(
+      credential,
+      { longDate, signedHeaders, signature },
+      { presigned: false, payloadHash, expiresSeconds: null },
+    );
   }
   const algorithm = q1(req.query, "X-Amz-Algorithm");
   if (algorithm === undefined) return null;
@@ -132,15 +140,8 @@ export function parseSignature(req: IncomingSigned): SignedRequestClaim | null {
   const expiresSeconds = Number(expires);
   if (!Number.isInteger(expiresSeconds) || expiresSeconds < 1 || expiresSeconds > MAX_PRESIGNED_SECONDS)
     throw new S3Error("AuthorizationQueryParametersError", "X-Amz-Expires must be between 1 and 604800 seconds.");
-  return {
-    ...parseCredential(credential),
-    longDate,
-    signedHeaders: signedHeaders.split(";"),
-    signature,
-    presigned: true,
-    payloadHash: q1(req.query, "X-Amz-Content-Sha256") ?? UNSIGNED_PAYLOAD,
-    expiresSeconds,
-  };
+  const payloadHash = q1(req.query, "X-Amz-Content-Sha256") ?? UNSIGNED_PAYLOAD;
+  return claimOf(credential, { longDate, signedHeaders, signature }, { presigned: true, payloadHash, expiresSeconds });
 }
 
 function dateHeaderAsLong(date: string | undefined): string {
