@@ -7,6 +7,7 @@ import { listOwnAudit } from "../audit/service.js";
 import { MIN_PASSWORD_LENGTH, type AccountsService } from "./service.js";
 import { AuditPage, CapBody, Me, SpendCaps } from "./schemas.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 
 /** Account endpoints under /v1/me: full-access tokens only (spec: Account). */
 export async function meRoutes(app: FastifyInstance, ctx: AppContext, accounts: AccountsService) {
@@ -118,10 +119,7 @@ export async function meRoutes(app: FastifyInstance, ctx: AppContext, accounts: 
       summaryKo: "계정을 삭제합니다. 모든 토큰이 폐기되고 다시 로그인할 수 없습니다.",
       auth: account,
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await accounts.deleteAccount(callerOf(request));
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) => noContentAfter(reply, accounts.deleteAccount(callerOf(request))),
     }),
   );
 
@@ -140,10 +138,11 @@ export async function meRoutes(app: FastifyInstance, ctx: AppContext, accounts: 
         new_password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 }),
       }),
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await accounts.changePassword(callerOf(request), request.body.current_password, request.body.new_password);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(
+          reply,
+          accounts.changePassword(callerOf(request), request.body.current_password, request.body.new_password),
+        ),
     }),
   );
   registerRoutes(app, routes);

@@ -4,6 +4,7 @@ import { Body, Nullable, Timestamp } from "../http/schemas.js";
 import { callerOf } from "../auth/principal.js";
 import { MIN_PASSWORD_LENGTH, type AccountsService } from "./service.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 
 const Email = Type.String({ format: "email", maxLength: 254 });
 const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 200 });
@@ -62,10 +63,7 @@ export async function signInRoutes(app: FastifyInstance, accounts: AccountsServi
       summaryKo: "호출한 토큰을 폐기합니다.",
       auth: { account: true },
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await accounts.logout(callerOf(request));
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) => noContentAfter(reply, accounts.logout(callerOf(request))),
     }),
   );
 

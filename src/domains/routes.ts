@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
 import { Body, NoContent } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 import type { DomainsState } from "./service.js";
 import { AppParams, Autosetup, Domain, DomainParams, IdParams, Provider, tags, Verification } from "./schemas.js";
 import { domainView } from "./view.js";
@@ -62,10 +63,8 @@ export function domainRoutes(state: DomainsState): Route[] {
       auth: write,
       params: DomainParams,
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.remove(caller(request), request.params.slug, request.params.id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.remove(caller(request), request.params.slug, request.params.id)),
     }),
     route({
       method: "POST",
@@ -169,14 +168,11 @@ export function domainRoutes(state: DomainsState): Route[] {
         ),
       }),
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.removeById(
-          caller(request),
-          request.params.id,
-          ["1", "true"].includes(request.query.orphan_only ?? "0"),
-        );
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(
+          reply,
+          svc.removeById(caller(request), request.params.id, ["1", "true"].includes(request.query.orphan_only ?? "0")),
+        ),
     }),
   ];
 }

@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.js";
 import { NoContent, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 import type { RegistryService } from "./service.js";
 import { TOKEN_PATH } from "./realm.js";
 
@@ -84,10 +85,8 @@ export function registryRoutes(svc: RegistryService): Route[] {
         tag: Type.String({ pattern: "^[\\w][\\w.-]{0,127}$", maxLength: 128 }),
       }),
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.deleteTag(caller(request), request.params.name, request.params.tag);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.deleteTag(caller(request), request.params.name, request.params.tag)),
     }),
     route({
       method: "GET",
