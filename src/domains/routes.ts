@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyRequest } from "fastify";
-import type { Principal } from "../auth/principal.js";
+import { callerOf } from "../auth/principal.js";
 import { Body, NoContent } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
 import { noContentAfter } from "../http/no-content.js";
@@ -10,7 +9,6 @@ import { domainView } from "./view.js";
 
 const read = { scope: "domains:read", instance: { param: "id" } } as const;
 const write = { scope: "domains:write", instance: { param: "id" } } as const;
-const caller = (request: FastifyRequest): Principal => request.principal!;
 
 /** Custom domains (spec: "Custom domains"; README.md here). DNS and Cloudflare work happens in the service. */
 export function domainRoutes(state: DomainsState): Route[] {
@@ -29,7 +27,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       params: AppParams,
       response: { 200: Type.Array(Domain) },
       handler: async (request) =>
-        (await svc.list(caller(request), request.params.slug, request.instanceFilter)).map(view),
+        (await svc.list(callerOf(request), request.params.slug, request.instanceFilter)).map(view),
     }),
     route({
       method: "POST",
@@ -51,7 +49,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       }),
       response: { 201: Domain },
       handler: async (request, reply) =>
-        reply.code(201).send(view(await svc.add(caller(request), request.params.slug, request.body.domain))),
+        reply.code(201).send(view(await svc.add(callerOf(request), request.params.slug, request.body.domain))),
     }),
     route({
       method: "DELETE",
@@ -64,7 +62,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       params: DomainParams,
       response: { 204: NoContent },
       handler: async (request, reply) =>
-        noContentAfter(reply, svc.remove(caller(request), request.params.slug, request.params.id)),
+        noContentAfter(reply, svc.remove(callerOf(request), request.params.slug, request.params.id)),
     }),
     route({
       method: "POST",
@@ -78,7 +76,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       params: DomainParams,
       response: { 200: Verification },
       handler: async (request) => {
-        const { check, ...entry } = await svc.verify(caller(request), request.params.slug, request.params.id);
+        const { check, ...entry } = await svc.verify(callerOf(request), request.params.slug, request.params.id);
         return {
           verified: entry.row.status === "verified",
           method: entry.row.verified_by,
@@ -100,7 +98,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       params: DomainParams,
       response: { 200: Provider },
       handler: async (request) => {
-        const { row, guess } = await svc.dnsProvider(caller(request), request.params.slug, request.params.id);
+        const { row, guess } = await svc.dnsProvider(callerOf(request), request.params.slug, request.params.id);
         return { domain: row.domain, ...guess };
       },
     }),
@@ -128,7 +126,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       response: { 200: Autosetup },
       handler: async (request) => {
         const out = await svc.cloudflareAutosetup(
-          caller(request),
+          callerOf(request),
           request.params.slug,
           request.params.id,
           request.body,
@@ -145,7 +143,7 @@ export function domainRoutes(state: DomainsState): Route[] {
       summaryKo: "내 모든 커스텀 도메인(앱 존재 여부 포함).",
       auth: { scope: "domains:read", instance: "list" },
       response: { 200: Type.Array(Domain) },
-      handler: async (request) => (await svc.listAll(caller(request), request.instanceFilter)).map(view),
+      handler: async (request) => (await svc.listAll(callerOf(request), request.instanceFilter)).map(view),
     }),
     route({
       method: "DELETE",
@@ -171,7 +169,11 @@ export function domainRoutes(state: DomainsState): Route[] {
       handler: async (request, reply) =>
         noContentAfter(
           reply,
-          svc.removeById(caller(request), request.params.id, ["1", "true"].includes(request.query.orphan_only ?? "0")),
+          svc.removeById(
+            callerOf(request),
+            request.params.id,
+            ["1", "true"].includes(request.query.orphan_only ?? "0"),
+          ),
         ),
     }),
   ];

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyRequest } from "fastify";
-import type { Principal } from "../auth/principal.js";
+import { callerOf } from "../auth/principal.js";
 import { NoContent, Timestamp } from "../http/schemas.js";
 import { route, type Route } from "../http/route.js";
 import { noContentAfter } from "../http/no-content.js";
@@ -8,7 +7,6 @@ import type { RegistryService } from "./service.js";
 import { TOKEN_PATH } from "./realm.js";
 
 const tags = ["registry"];
-const caller = (request: FastifyRequest): Principal => request.principal!;
 
 const REPO_NAME = "^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$";
 
@@ -54,7 +52,7 @@ export function registryRoutes(svc: RegistryService): Route[] {
       errors: ["registry_unavailable"],
       response: { 201: Credentials },
       handler: async (request, reply) => {
-        const issued = await svc.createCredentials(caller(request), request.instanceFilter);
+        const issued = await svc.createCredentials(callerOf(request), request.instanceFilter);
         return reply.code(201).send({ ...issued, expires_at: issued.expires_at.toISOString() });
       },
     }),
@@ -68,7 +66,7 @@ export function registryRoutes(svc: RegistryService): Route[] {
       auth: { scope: "registry:read", instance: "list" },
       errors: ["registry_unavailable"],
       response: { 200: Listing },
-      handler: async (request) => svc.list(caller(request), request.instanceFilter),
+      handler: async (request) => svc.list(callerOf(request), request.instanceFilter),
     }),
     route({
       method: "DELETE",
@@ -86,7 +84,7 @@ export function registryRoutes(svc: RegistryService): Route[] {
       }),
       response: { 204: NoContent },
       handler: async (request, reply) =>
-        noContentAfter(reply, svc.deleteTag(caller(request), request.params.name, request.params.tag)),
+        noContentAfter(reply, svc.deleteTag(callerOf(request), request.params.name, request.params.tag)),
     }),
     route({
       method: "GET",
