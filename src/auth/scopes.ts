@@ -2,6 +2,7 @@
  * Scope grammar (spec, Authentication): `*`, `resource:read|write|*`, and for the instance-limited
  * resources `resource:action:{id|slug}`. A write grant includes read on the same resource.
  */
+import { ownersWith } from "../kernel/declared-once.js";
 
 /** What a resource admits: `instances` for the instance-limited ones, which take `resource:action:{id|slug}`. */
 export interface ScopeResource {
@@ -52,15 +53,11 @@ export const guardErrorsOf = (resource: string): readonly string[] => guardError
  * naming both, before anything is merged; an area declaring its own again (a second platform) is no duplicate.
  */
 export function declareScopeResources(areas: readonly { area: string; scopes: ScopeTable }[]): void {
-  const next = new Map(owners);
-  for (const { area, scopes } of areas) {
-    for (const resource of Object.keys(scopes)) {
-      const owner = next.get(resource);
-      if (owner !== undefined && owner !== area)
-        throw new Error(`scope resource ${resource} is declared twice: by ${owner} and by the ${area} area`);
-      next.set(resource, area);
-    }
-  }
+  const next = ownersWith(
+    owners,
+    areas.map(({ area, scopes }) => ({ area, names: Object.keys(scopes) })),
+    "scope resource",
+  );
   for (const { scopes } of areas) {
     for (const [resource, { instances, guard, guardErrors: refusals }] of Object.entries(scopes)) {
       if (!owners.has(resource)) (RESOURCES as Resource[]).push(resource as Resource);

@@ -1,3 +1,4 @@
+import { ownersWith } from "../kernel/declared-once.js";
 import { PUBLISHED_ORDER } from "./error-order.js";
 
 /** One catalog entry: the HTTP status a code answers with, and its one-line meaning. */
@@ -91,15 +92,11 @@ const owners = new Map<string, string>(Object.keys(SHARED_ERRORS).map((code) => 
  * is no duplicate.
  */
 export function declareErrorCodes(areas: readonly { area: string; errors: ErrorTable }[]): void {
-  const next = new Map(owners);
-  for (const { area, errors } of areas) {
-    for (const code of Object.keys(errors)) {
-      const owner = next.get(code);
-      if (owner !== undefined && owner !== area)
-        throw new Error(`error code ${code} is declared twice: by ${owner} and by the ${area} area`);
-      next.set(code, area);
-    }
-  }
+  const next = ownersWith(
+    owners,
+    areas.map(({ area, errors }) => ({ area, names: Object.keys(errors) })),
+    "error code",
+  );
   const entries = new Map<string, ErrorEntry>(Object.entries(ERROR_CATALOG));
   for (const { errors } of areas) for (const [code, entry] of Object.entries(errors)) entries.set(code, entry);
   for (const [code, owner] of next) owners.set(code, owner);
