@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, int, url } from "../config/config.js";
 
 /** The certificates area's settings (README.md here); with none set ACME is off and nothing is issued. */
 export interface CertificatesConfig {
@@ -15,16 +15,8 @@ export interface CertificatesConfig {
 type Env = Record<string, string | undefined>;
 
 export function certificatesConfig(env: Env): CertificatesConfig {
-  let directoryUrl: string | null = null;
-  if (env.ACME_DIRECTORY_URL) {
-    try {
-      const url = new URL(env.ACME_DIRECTORY_URL);
-      if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("scheme");
-      directoryUrl = url.toString();
-    } catch {
-      throw new ConfigError("ACME_DIRECTORY_URL", `must be an http(s) URL, got "${env.ACME_DIRECTORY_URL}"`);
-    }
-  }
+  const acmeDirectory = url(env, "ACME_DIRECTORY_URL", ["http:", "https:"]);
+  const directoryUrl = acmeDirectory && new URL(acmeDirectory).toString();
   const email = env.ACME_EMAIL || null;
   if (email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
     throw new ConfigError("ACME_EMAIL", `is not an e-mail address: "${email}"`);

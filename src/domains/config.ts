@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 
 /** The custom domains area's settings (README.md here); every one has a default. */
 export interface DomainsConfig {
@@ -37,13 +37,7 @@ export function domainsConfig(env: Env): DomainsConfig {
     .filter(Boolean);
   for (const s of dnsServers)
     if (!dnsServer(s)) throw new ConfigError("DNS_SERVERS", `must list IP addresses (ip or ip:port), got "${s}"`);
-  const base = (env.CLOUDFLARE_API_BASE || "https://api.cloudflare.com/client/v4").replace(/\/+$/, "");
-  try {
-    const url = new URL(base);
-    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("scheme");
-  } catch {
-    throw new ConfigError("CLOUDFLARE_API_BASE", `must be an http(s) URL, got "${base}"`);
-  }
+  const base = httpUrl(env, "CLOUDFLARE_API_BASE") ?? "https://api.cloudflare.com/client/v4";
   return {
     appsDomain,
     baseDomain,

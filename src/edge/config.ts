@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, int, url } from "../config/config.js";
 
 /** The edge's settings (README "Edge"); every one has a default, so `npm start` runs an edge with none set. */
 export interface EdgeConfig {
@@ -63,16 +63,8 @@ export function edgeConfig(env: Env): EdgeConfig {
   if (!DOMAIN.test(appsDomain)) throw new ConfigError("APPS_DOMAIN", `is not a domain name: "${appsDomain}"`);
   const host = env.EDGE_HOST || "127.0.0.1";
   if (!/^[\w.:-]{1,253}$/.test(host)) throw new ConfigError("EDGE_HOST", `is not an address: "${host}"`);
-  let loginUrl: string | null = null;
-  if (env.EDGE_LOGIN_URL) {
-    try {
-      const url = new URL(env.EDGE_LOGIN_URL);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
-      loginUrl = url.toString();
-    } catch {
-      throw new ConfigError("EDGE_LOGIN_URL", `must be an http(s) URL, got "${env.EDGE_LOGIN_URL}"`);
-    }
-  }
+  const login = url(env, "EDGE_LOGIN_URL", ["http:", "https:"]);
+  const loginUrl = login && new URL(login).toString();
   const port = int(env, "EDGE_PORT", 8081, 0, 65535);
   const dataPlane = env.EDGE_DATA_PLANE || "nginx";
   if (dataPlane !== "nginx" && dataPlane !== "node")

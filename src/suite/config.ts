@@ -1,4 +1,4 @@
-import { ConfigError, int } from "../config/config.js";
+import { ConfigError, httpUrl, int } from "../config/config.js";
 
 /**
  * The suite's settings (README.md here). With SUITE_ISSUER unset the suite is off: its sign-in and /v1/org/suite
@@ -31,18 +31,6 @@ export interface SuiteConfig {
 }
 
 type Env = Record<string, string | undefined>;
-
-function httpUrl(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (!raw) return null;
-  try {
-    const u = new URL(raw);
-    if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("scheme");
-    return raw.replace(/\/+$/, "");
-  } catch {
-    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
-  }
-}
 
 export function suiteConfig(env: Env): SuiteConfig {
   const issuer = httpUrl(env, "SUITE_ISSUER");
