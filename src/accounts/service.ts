@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.js";
 import { inTransaction, isUniqueViolation, type Db, type Queryable } from "../store/db.js";
-import { ApiError, badRequest, notFound } from "../http/errors.js";
+import { ApiError, badRequest, found, notFound } from "../http/errors.js";
 import type { TokenResolver } from "../auth/token-resolver.js";
 import type { AccountSnapshot, Principal } from "../auth/principal.js";
 import { hashPassword, normaliseEmail, verifyPassword } from "../auth/secrets.js";
@@ -150,8 +150,7 @@ export function accountsService(
 
   async function update(p: Principal, patch: Parameters<typeof repo.updateAccount>[2]): Promise<AccountSnapshot> {
     return auditedTransaction(db, p, async (tx) => {
-      const account = await repo.updateAccount(tx, p.accountId, patch);
-      if (!account) throw notFound("account");
+      const account = found(await repo.updateAccount(tx, p.accountId, patch), "account");
       await tokens.announceAccountChange(tx, p.accountId);
       return snapshot(account);
     });
@@ -176,8 +175,7 @@ export function accountsService(
 
   /** Sets or changes the password; other sign-in sessions end, the caller's session and scoped keys stay. */
   async function changePassword(p: Principal, current: string | undefined, next: string) {
-    const account = await repo.findLiveAccount(db, p.accountId);
-    if (!account) throw notFound("account");
+    const account = found(await repo.findLiveAccount(db, p.accountId), "account");
     if (account.password_hash !== null) {
       if (current === undefined)
         throw badRequest(

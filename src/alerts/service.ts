@@ -6,7 +6,7 @@ import type { Principal, InstanceFilter } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found } from "../http/errors.js";
 import { metricFits, METRICS, type Comparison, type Metric, type ResourceKind } from "./figures.js";
 import * as repo from "./repo.js";
 import { NOTIFY_JOB, tellTransition } from "./notify.js";
@@ -65,11 +65,11 @@ const FOUND_KIND = { pod: "pod", pod_group: "group", site: undefined, database: 
 export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
   /** The resource a rule names, as an id of the caller's owner; 404 naming it otherwise. */
   async function resolveResource(p: Principal, r: { kind: ResourceKind; id: string }): Promise<string> {
-    const found = await d.kernel.findInstance(LOOKUP[r.kind], p.owner, r.id);
+    const instance = await d.kernel.findInstance(LOOKUP[r.kind], p.owner, r.id);
     const want = FOUND_KIND[r.kind];
-    if (!found || (want !== undefined && found.kind !== undefined && found.kind !== want))
+    if (!instance || (want !== undefined && instance.kind !== undefined && instance.kind !== want))
       throw new ApiError("not_found", `No ${LABEL[r.kind]} "${r.id}" for this owner (resource.id).`);
-    return found.id;
+    return instance.id;
   }
 
   function checkCondition(f: Pick<repo.RuleFields, "metric" | "threshold" | "resource_kind">): void {
@@ -98,9 +98,7 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
   }
 
   async function get(p: Principal, ref: string): Promise<repo.RuleRow> {
-    const rule = await repo.findRule(d.db, p.owner, ref);
-    if (!rule) throw notFound("alert rule");
-    return rule;
+    return found(await repo.findRule(d.db, p.owner, ref), "alert rule");
   }
 
   const named = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
@@ -160,8 +158,7 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
       let told = false;
       const row = await named(f.name ?? "", () =>
         auditedTransaction(d.db, p, async (tx) => {
-          const cur = await repo.findRule(tx, p.owner, ref, { forUpdate: true });
-          if (!cur) throw notFound("alert rule");
+          const cur = found(await repo.findRule(tx, p.owner, ref, { forUpdate: true }), "alert rule");
           const next: repo.RuleFields = {
             name: f.name ?? cur.name,
             resource_kind: f.resource === undefined ? cur.resource_kind : (f.resource?.kind ?? null),
@@ -197,8 +194,7 @@ export function alertService(d: { db: Db; kernel: Kernel; jobs: JobQueue }) {
     async remove(p: Principal, ref: string) {
       let told = false;
       await auditedTransaction(d.db, p, async (tx) => {
-        const cur = await repo.findRule(tx, p.owner, ref, { forUpdate: true });
-        if (!cur) throw notFound("alert rule");
+        const cur = found(await repo.findRule(tx, p.owner, ref, { forUpdate: true }), "alert rule");
         told = await resolveBecause(tx, cur, "rule deleted");
         await repo.deleteRule(tx, cur.id);
       });

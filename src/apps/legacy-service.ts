@@ -1,5 +1,5 @@
 import type { Db } from "../store/db.js";
-import { notFound } from "../http/errors.js";
+import { found } from "../http/errors.js";
 import type { Principal } from "../auth/principal.js";
 import type { RuntimeProvider } from "../runtime/provider.js";
 import * as repo from "./repo.js";
@@ -11,8 +11,7 @@ import { containerName } from "./container-spec.js";
  */
 export function legacyService(deps: { db: Db; runtime: RuntimeProvider; hostId: string }) {
   async function find(p: Principal, ref: string) {
-    const rollout = await repo.findRollout(deps.db, p.owner, ref);
-    if (!rollout) throw notFound("deployment");
+    const rollout = found(await repo.findRollout(deps.db, p.owner, ref), "deployment");
     const pod = (await repo.podById(deps.db, rollout.pod_id))!;
     return { rollout, pod };
   }

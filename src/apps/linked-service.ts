@@ -1,5 +1,5 @@
 import type { Db } from "../store/db.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found, notFound } from "../http/errors.js";
 import { systemPrincipal, type AuditDraft, type Principal } from "../auth/principal.js";
 import { accountOwner } from "../kernel/owner.js";
 import { auditedTransaction } from "../audit/record.js";
@@ -38,9 +38,7 @@ export function linkedService(deps: { db: Db; pods: PodsService; runtime: Runtim
   const list = (p: Principal) => repo.listPods(db, p.owner, null, { linked: true });
 
   async function find(p: Principal, ref: string): Promise<repo.PodRow> {
-    const pod = await repo.findLinkedPod(db, p.owner, ref);
-    if (!pod) throw notFound("linked app");
-    return pod;
+    return found(await repo.findLinkedPod(db, p.owner, ref), "linked app");
   }
 
   const logs = async (p: Principal, ref: string, tail: number) => pods.logs(await find(p, ref), tail);

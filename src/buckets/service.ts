@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import type { Principal, InstanceFilter } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found, notFound } from "../http/errors.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { SecretBox } from "../kernel/secrets.js";
 import { isUniqueViolation, isUuid, type Db } from "../store/db.js";
@@ -74,8 +74,7 @@ export class BucketsService {
   }
 
   async detail(p: Principal, ref: string): Promise<BucketDetail> {
-    const row = await repo.findBucket(this.d.db, p.owner, ref);
-    if (!row) throw notFound("bucket");
+    const row = found(await repo.findBucket(this.d.db, p.owner, ref), "bucket");
     const pending = await repo.pendingUploads(this.d.db, row.id);
     return { ...row, uploads_in_progress: pending.uploads, upload_bytes: pending.bytes };
   }
@@ -83,8 +82,7 @@ export class BucketsService {
   /** Deletes a bucket; one holding objects or uploads only with `force`, which deletes them too. */
   async remove(p: Principal, ref: string, force: boolean): Promise<void> {
     const blobs = await auditedTransaction(this.d.db, p, async (tx) => {
-      const row = await repo.findBucket(tx, p.owner, ref, true);
-      if (!row) throw notFound("bucket");
+      const row = found(await repo.findBucket(tx, p.owner, ref, true), "bucket");
       if (!force) {
         const pending = await repo.pendingUploads(tx, row.id);
         if (row.object_count > 0 || pending.uploads > 0)
@@ -152,8 +150,7 @@ export class BucketsService {
   async revokeKey(p: Principal, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound("access key");
     await auditedTransaction(this.d.db, p, async (tx) => {
-      const key = await repo.revokeKey(tx, p.owner, id);
-      if (!key) throw notFound("access key");
+      const key = found(await repo.revokeKey(tx, p.owner, id), "access key");
       // another member's key is theirs to revoke (or an admin's); the refusal rolls the revocation back
       await this.d.kernel.assertMayManage(tx, p, { label: `access key "${key.name}"`, accountId: key.account_id });
     });

@@ -12,7 +12,7 @@ import type { JobQueue } from "../jobs/queue.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { coverage } from "../auth/scopes.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound, scopeInsufficient } from "../http/errors.js";
+import { ApiError, found, scopeInsufficient } from "../http/errors.js";
 import type { AppRef } from "../apps/contract.js";
 import { builderProblem } from "./buildah.js";
 import { workDirOf } from "./build-job.js";
@@ -154,9 +154,7 @@ export function buildsService(deps: BuildsDeps) {
   }
 
   async function get(p: Principal, id: string): Promise<repo.BuildRow> {
-    const row = await repo.findBuild(db, p.owner, id);
-    if (!row) throw notFound("build");
-    return row;
+    return found(await repo.findBuild(db, p.owner, id), "build");
   }
 
   const list = (p: Principal, filter: InstanceFilter, limit: number) => repo.listBuilds(db, p.owner, filter, limit);
@@ -214,8 +212,7 @@ export function buildsService(deps: BuildsDeps) {
   async function start(p: Principal, id: string): Promise<repo.BuildRow> {
     await requireBuilder();
     const row = await auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findBuild(tx, p.owner, id, { forUpdate: true });
-      if (!cur) throw notFound("build");
+      const cur = found(await repo.findBuild(tx, p.owner, id, { forUpdate: true }), "build");
       if (cur.status !== "awaiting_upload")
         throw new ApiError("conflict", `The build is ${cur.status}; only a build awaiting its start can be started.`);
       if (!cur.uploaded_at)
@@ -234,8 +231,7 @@ export function buildsService(deps: BuildsDeps) {
   /** Stops a build that has not ended: a running one's processes are killed at once; the reason is recorded. */
   async function cancel(p: Principal, id: string, why: { reason?: string; phase?: string; detail?: unknown }) {
     const row = await auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findBuild(tx, p.owner, id, { forUpdate: true });
-      if (!cur) throw notFound("build");
+      const cur = found(await repo.findBuild(tx, p.owner, id, { forUpdate: true }), "build");
       const done = await repo.finish(tx, cur.id, "cancelled", {
         reason: why.reason ?? "cancelled by the user",
         cancel: { reason: why.reason ?? null, phase: why.phase ?? cur.phase, detail: why.detail ?? null },
@@ -265,8 +261,7 @@ export function buildsService(deps: BuildsDeps) {
    */
   async function rebuild(p: Principal, sourceId: string): Promise<repo.BuildRow> {
     await requireBuilder();
-    const src = await repo.findBuild(db, p.owner, sourceId);
-    if (!src) throw notFound("build");
+    const src = found(await repo.findBuild(db, p.owner, sourceId), "build");
     if (src.host_id !== kernel.require("hosts").local.id)
       throw new ApiError(
         "host_unavailable",

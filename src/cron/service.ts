@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { isUniqueViolation, type Db } from "../store/db.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found } from "../http/errors.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { SecretBox } from "../kernel/secrets.js";
@@ -128,17 +128,14 @@ export function cronService(deps: CronDeps) {
   const list = (p: Principal, filter: InstanceFilter) => repo.listJobs(db, p.owner, filter);
 
   async function get(p: Principal, ref: string): Promise<repo.CronJobRow> {
-    const job = await repo.findJob(db, p.owner, ref);
-    if (!job) throw notFound("cron job");
-    return job;
+    return found(await repo.findJob(db, p.owner, ref), "cron job");
   }
 
   async function update(p: Principal, ref: string, f: CronJobPatch): Promise<repo.CronJobRow> {
     if (f.size !== undefined) checkCronSize(f.size);
     const source = f.image !== undefined || f.pod !== undefined ? await imageOf(p, f) : null;
     return auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
-      if (!cur) throw notFound("cron job");
+      const cur = found(await repo.findJob(tx, p.owner, ref, { forUpdate: true }), "cron job");
       const schedule = f.schedule ?? cur.schedule;
       const timeZone = f.time_zone ?? cur.time_zone;
       checkSchedule(schedule, timeZone);
@@ -174,8 +171,7 @@ export function cronService(deps: CronDeps) {
   /** the job goes; a run still going is cancelled (its process stops the container) */
   async function remove(p: Principal, ref: string): Promise<repo.CronJobRow> {
     return auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
-      if (!cur) throw notFound("cron job");
+      const cur = found(await repo.findJob(tx, p.owner, ref, { forUpdate: true }), "cron job");
       const running = await repo.runningRuns(tx, cur.id);
       await repo.cancelRuns(
         tx,
@@ -190,8 +186,7 @@ export function cronService(deps: CronDeps) {
     const missing = await deps.runtime.unavailable();
     if (missing) throw new ApiError("runtime_unavailable", missing);
     const { job, run } = await auditedTransaction(db, p, async (tx) => {
-      const job = await repo.findJob(tx, p.owner, ref, { forUpdate: true });
-      if (!job) throw notFound("cron job");
+      const job = found(await repo.findJob(tx, p.owner, ref, { forUpdate: true }), "cron job");
       return { job, run: await deps.scheduler.runNow(tx, job) };
     });
     deps.scheduler.afterBegin(job, run);
@@ -201,9 +196,7 @@ export function cronService(deps: CronDeps) {
   const runs = async (p: Principal, ref: string, limit: number) => repo.listRuns(db, (await get(p, ref)).id, limit);
 
   async function run(p: Principal, ref: string, runId: string): Promise<repo.CronRunRow> {
-    const r = await repo.findRun(db, (await get(p, ref)).id, runId);
-    if (!r) throw notFound("cron run");
-    return r;
+    return found(await repo.findRun(db, (await get(p, ref)).id, runId), "cron run");
   }
 
   /** the job's own plain env */

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Static } from "@sinclair/typebox";
 import type { Config } from "../config/config.js";
 import type { Db } from "../store/db.js";
-import { ApiError, badRequest, notFound } from "../http/errors.js";
+import { ApiError, badRequest, found } from "../http/errors.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { Kernel } from "../kernel/kernel.js";
 import type { Principal } from "../auth/principal.js";
@@ -125,15 +125,11 @@ export function serviceCore({ db, jobs, changes }: Pick<DatabasesDeps, "db" | "j
   const changed = (p: Principal) => changes.changed(ownerKey(p.owner));
 
   async function get(p: Principal, ref: string): Promise<repo.DatabaseRow> {
-    const row = await repo.findDatabase(db, p.owner, ref);
-    if (!row) throw notFound("database");
-    return row;
+    return found(await repo.findDatabase(db, p.owner, ref), "database");
   }
 
   async function locked(tx: pg.PoolClient, p: Principal, ref: string): Promise<repo.DatabaseRow> {
-    const row = await repo.findDatabase(tx, p.owner, ref, { forUpdate: true });
-    if (!row) throw notFound("database");
-    return row;
+    return found(await repo.findDatabase(tx, p.owner, ref, { forUpdate: true }), "database");
   }
 
   /** Checks the request against the locked row (`decide` throws to refuse), records intent and command with the audit row, then queues the job. */

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Principal, InstanceFilter } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found, notFound } from "../http/errors.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { ownerColumnsOf, sameOwner, type Owner } from "../kernel/owner.js";
 import type { Db, Queryable } from "../store/db.js";
@@ -59,9 +59,7 @@ const ownerOf = (row: Pick<DomainRow, "owner_kind" | "owner_id">): Owner => ({
 /** Custom domains (README.md here): every operation takes the caller and works within its owner. */
 export function domainsService(d: DomainsDeps) {
   const requireApp = async (p: Principal, slug: string): Promise<AppRef> => {
-    const app = await appOf(d.kernel, d.db, p.owner, slug);
-    if (!app) throw notFound("app");
-    return app;
+    return found(await appOf(d.kernel, d.db, p.owner, slug), "app");
   };
 
   /** the app's domain named by ref (id or name); 404 when it is another app's or nobody's */
@@ -130,8 +128,7 @@ export function domainsService(d: DomainsDeps) {
       );
       const text = check.verified ? `Verified by ${check.method === "txt" ? "TXT" : "CNAME"} record.` : check.reason!;
       const updated = await auditedTransaction(d.db, p, async (tx) => {
-        const after = await repo.recordCheck(tx, row.id, { method: check.method, text });
-        if (!after) throw notFound("domain");
+        const after = found(await repo.recordCheck(tx, row.id, { method: check.method, text }), "domain");
         if (after.status === "verified") await d.kernel.use("certificates")?.request(tx, after.domain);
         return after;
       });
@@ -182,8 +179,7 @@ export function domainsService(d: DomainsDeps) {
 
     /** Unregisters a domain whether or not its app exists; orphanOnly refuses (409 domain_in_use) while it does. */
     async removeById(p: Principal, ref: string, orphanOnly: boolean): Promise<void> {
-      const row = await repo.findDomain(d.db, p.owner, ref);
-      if (!row) throw notFound("domain");
+      const row = found(await repo.findDomain(d.db, p.owner, ref), "domain");
       await auditedTransaction(d.db, p, async (tx) => {
         if (orphanOnly && (await appOf(d.kernel, tx, p.owner, row.app_slug)))
           throw new ApiError(

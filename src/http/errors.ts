@@ -136,6 +136,11 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what = "resource") => new ApiError("not_found", `No such ${what} for this account.`);
+/** The row a lookup found, or the 404 naming what was looked for (`notFound`): a service's "find or 404" in one call. */
+export function found<T>(row: T | null | undefined, what?: string): T {
+  if (row === null || row === undefined) throw notFound(what);
+  return row;
+}
 export const badRequest = (code: ErrorCode, message: string) => new ApiError(code, message);
 export const conflict = (code: ErrorCode, message: string) => new ApiError(code, message);
 export const authRequired = (message = "A valid bearer token is required.") => new ApiError("auth_required", message);

@@ -9,7 +9,7 @@ import type { Kernel } from "../kernel/kernel.js";
 import { ownerColumnsOf, ownerKey } from "../kernel/owner.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found } from "../http/errors.js";
 import { createOnce } from "../http/idempotent-change.js";
 import {
   ownerNetworkName,
@@ -139,9 +139,7 @@ export function sandboxesService(deps: SandboxesDeps) {
   }
 
   async function get(p: Principal, id: string): Promise<repo.SandboxRow> {
-    const row = await repo.findSandbox(db, p.owner, id);
-    if (!row) throw notFound("sandbox");
-    return row;
+    return found(await repo.findSandbox(db, p.owner, id), "sandbox");
   }
 
   const list = (p: Principal, filter: InstanceFilter) => repo.listSandboxes(db, p.owner, filter);

@@ -7,7 +7,7 @@ import type { Db } from "../store/db.js";
 import { isUniqueViolation, isUuid } from "../store/db.js";
 import type { InstanceFilter, Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found } from "../http/errors.js";
 import type { StaticDeps } from "./config.js";
 import { sitePath } from "./archive.js";
 import { receiveUpload } from "./upload.js";
@@ -36,15 +36,11 @@ export function staticService(deps: StaticDeps) {
   const { db, kernel } = deps;
 
   async function requireSite(q: Db | pg.PoolClient, p: Principal, ref: string, forUpdate = false) {
-    const site = await repo.findSite(q, p.owner, ref, { forUpdate });
-    if (!site) throw notFound("static site");
-    return site;
+    return found(await repo.findSite(q, p.owner, ref, { forUpdate }), "static site");
   }
 
   async function requireDeployment(q: Db | pg.PoolClient, siteId: string, id: string, forUpdate = false) {
-    const d = await repo.findDeployment(q, siteId, id, { forUpdate });
-    if (!d) throw notFound("deployment of this site");
-    return d;
+    return found(await repo.findDeployment(q, siteId, id, { forUpdate }), "deployment of this site");
   }
 
   function page(raw: string | null | undefined): string | null | undefined {
@@ -173,8 +169,7 @@ export function staticService(deps: StaticDeps) {
 
   /** Finalize addressed by the deployment's id alone (a `static:write:<slug>` key covers its site's deployments). */
   async function finalizeById(p: Principal, id: string) {
-    const site = await repo.siteOfDeployment(db, p.owner, id);
-    if (!site) throw notFound("deployment");
+    const site = found(await repo.siteOfDeployment(db, p.owner, id), "deployment");
     return auditedTransaction(db, p, async (tx) => finalizeIn(tx, p, site.id, id));
   }
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import type { Principal } from "../auth/principal.js";
 import { auditedTransaction } from "../audit/record.js";
-import { ApiError, notFound } from "../http/errors.js";
+import { ApiError, found } from "../http/errors.js";
 import { detect, spool, stripWrapper, unpack, type Limits } from "./archive.js";
 import type { StaticDeps } from "./config.js";
 import * as repo from "./repo.js";
@@ -31,8 +31,10 @@ export async function receiveUpload(
     const files = await unpack(archive, await detect(archive, contentType), work, limits);
     stripWrapper(files);
     return await auditedTransaction(deps.db, p, async (tx) => {
-      const cur = await repo.findDeployment(tx, deployment.site_id, deployment.id, { forUpdate: true });
-      if (!cur) throw notFound("deployment of this site");
+      const cur = found(
+        await repo.findDeployment(tx, deployment.site_id, deployment.id, { forUpdate: true }),
+        "deployment of this site",
+      );
       if (cur.status !== "awaiting_upload") throw alreadyUploaded(cur.id);
       const missing = await repo.touchBlobs(tx, [...new Set(files.map((f) => f.hash))]);
       for (const hash of missing) await repo.insertBlob(tx, hash, await readFile(path.join(work, hash)));

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
-import { ApiError, asApiError, notFound } from "../../http/errors.js";
+import { ApiError, asApiError, found, notFound } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { SecretBox } from "../../kernel/secrets.js";
@@ -208,8 +208,7 @@ export function groupsService(deps: GroupsDeps) {
   }
 
   async function get(p: Principal, ref: string): Promise<GroupWithMembers> {
-    const g = await repo.findGroup(db, p.owner, ref);
-    if (!g) throw notFound("pod group");
+    const g = found(await repo.findGroup(db, p.owner, ref), "pod group");
     return { group: g, members: g.desired_state === "removed" ? [] : await repo.membersOf(db, g.id) };
   }
 
@@ -317,8 +316,7 @@ export function groupsService(deps: GroupsDeps) {
 
   function removeHeld(p: Principal, groupId: string): Promise<GroupWithMembers> {
     return auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.groupById(tx, groupId, { forUpdate: true });
-      if (!cur) throw notFound("pod group");
+      const cur = found(await repo.groupById(tx, groupId, { forUpdate: true }), "pod group");
       const removed: PodRow[] = [];
       for (const m of await repo.membersOf(tx, cur.id)) removed.push(await pods.transitionIn(tx, p, m.id, "delete"));
       return { group: await repo.updateGroup(tx, cur.id, { desired_state: "removed" }), members: removed };

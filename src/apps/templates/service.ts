@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { SecretBox } from "../../kernel/secrets.js";
@@ -106,9 +106,7 @@ export function templatesService(deps: TemplatesDeps) {
   const list = (p: Principal, filter: InstanceFilter) => repo.listTemplates(db, p.owner, filter);
 
   async function get(p: Principal, ref: string): Promise<repo.TemplateRow> {
-    const t = await repo.findTemplate(db, p.owner, ref);
-    if (!t) throw notFound("pod template");
-    return t;
+    return found(await repo.findTemplate(db, p.owner, ref), "pod template");
   }
 
   /** replaces the given fields; deploys made from the template before keep what they were given */
@@ -116,8 +114,7 @@ export function templatesService(deps: TemplatesDeps) {
     await check(p, f);
     try {
       return await auditedTransaction(db, p, async (tx) => {
-        const cur = await repo.findTemplate(tx, p.owner, ref, { forUpdate: true });
-        if (!cur) throw notFound("pod template");
+        const cur = found(await repo.findTemplate(tx, p.owner, ref, { forUpdate: true }), "pod template");
         const spec = applyFields(cur.spec, f, setterOf(p));
         return repo.updateTemplate(tx, cur.id, f.name ?? cur.name, spec);
       });
@@ -128,8 +125,7 @@ export function templatesService(deps: TemplatesDeps) {
 
   async function remove(p: Principal, ref: string): Promise<void> {
     await auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findTemplate(tx, p.owner, ref, { forUpdate: true });
-      if (!cur) throw notFound("pod template");
+      const cur = found(await repo.findTemplate(tx, p.owner, ref, { forUpdate: true }), "pod template");
       await repo.removeTemplate(tx, cur.id);
     });
   }

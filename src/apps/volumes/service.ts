@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ownerColumnsOf } from "../../kernel/owner.js";
 import { isUniqueViolation, type Db } from "../../store/db.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found, notFound } from "../../http/errors.js";
 import type { InstanceFilter, Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { JobQueue } from "../../jobs/queue.js";
@@ -74,8 +74,7 @@ export function volumesService(deps: VolumesDeps) {
   /** refused while a live pod mounts it; the host's worker deletes the files once its containers are gone */
   async function remove(p: Principal, ref: string): Promise<repo.VolumeWithPod> {
     const row = await auditedTransaction(db, p, async (tx) => {
-      const v = await repo.findVolume(tx, p.owner, ref, { forUpdate: true });
-      if (!v) throw notFound("volume");
+      const v = found(await repo.findVolume(tx, p.owner, ref, { forUpdate: true }), "volume");
       const users = await repo.podsUsingVolume(tx, v.id, null);
       if (users.length)
         throw new ApiError("volume_in_use", `Volume ${v.name} is mounted by pod ${users[0]}; delete the pod first.`);

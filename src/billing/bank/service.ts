@@ -5,7 +5,7 @@ import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { walletOwnerOf } from "../owner.js";
 import { payerOf } from "../payments/service.js";
-import { badRequest, conflict, notFound } from "../../http/errors.js";
+import { badRequest, conflict, found } from "../../http/errors.js";
 import { postWithSystem } from "../ledger/ledger.js";
 import { formatBrn, isValidBrn, normaliseBrn } from "./brn.js";
 import * as repo from "./repo.js";
@@ -74,9 +74,7 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
   }
 
   async function get(p: Principal, id: string) {
-    const t = await repo.findTransfer(db, id, { owner: p.owner });
-    if (!t) throw notFound("bank transfer");
-    return t;
+    return found(await repo.findTransfer(db, id, { owner: p.owner }), "bank transfer");
   }
 
   /** The caller's owner's requests, or with the operator (no principal) every owner's. */
@@ -85,8 +83,7 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
 
   async function cancel(p: Principal, id: string) {
     return auditedTransaction(db, p, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { owner: p.owner, lock: true });
-      if (!t) throw notFound("bank transfer");
+      const t = found(await repo.findTransfer(tx, id, { owner: p.owner, lock: true }), "bank transfer");
       if (t.status === "cancelled") return t;
       if (t.status !== "pending") throw notPending(t, "cancelled");
       if (t.deposit_reported_at)
@@ -100,8 +97,7 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
 
   async function reportDeposit(p: Principal, id: string, depositorName: string | undefined) {
     return auditedTransaction(db, p, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { owner: p.owner, lock: true });
-      if (!t) throw notFound("bank transfer");
+      const t = found(await repo.findTransfer(tx, id, { owner: p.owner, lock: true }), "bank transfer");
       if (t.status !== "pending") throw notPending(t, "reported as deposited");
       const name = depositorName?.trim();
       if (depositorName !== undefined && !name)
@@ -116,8 +112,7 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
   /** Operator: the deposit arrived. Credits the wallet once (the ledger key is the request's id). */
   async function confirm(operator: Principal | null, id: string) {
     return auditedTransaction(db, operator, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { lock: true });
-      if (!t) throw notFound("bank transfer");
+      const t = found(await repo.findTransfer(tx, id, { lock: true }), "bank transfer");
       if (t.status !== "pending") throw notPending(t, "confirmed");
       const { transaction } = await postWithSystem(tx, {
         owner: walletOwnerOf(repo.transferOwner(t)),
@@ -138,8 +133,7 @@ export function bankTransferService(db: Db, config: PaymentsConfig) {
 
   async function reject(operator: Principal | null, id: string, reason: string | undefined) {
     return auditedTransaction(db, operator, async (tx) => {
-      const t = await repo.findTransfer(tx, id, { lock: true });
-      if (!t) throw notFound("bank transfer");
+      const t = found(await repo.findTransfer(tx, id, { lock: true }), "bank transfer");
       if (t.status !== "pending") throw notPending(t, "rejected");
       return repo.updateTransfer(tx, id, { status: "rejected", reject_reason: reason ?? null, decided_at: new Date() });
     });

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/principal.js";
 import { isUniqueViolation, type Queryable } from "../../store/db.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { badRequest, conflict, notFound } from "../../http/errors.js";
+import { badRequest, conflict, found } from "../../http/errors.js";
 import type { Provider } from "./money.js";
 import { cardDisplay, type Stripe } from "./stripe.js";
 import { TossError } from "./toss.js";
@@ -159,8 +159,7 @@ export function cardsService(deps: PaymentDeps) {
   /** Forgets the saved card; auto-recharge, which needs it, is switched off. */
   async function deleteCard(p: Principal): Promise<void> {
     const card = await auditedTransaction(db, p, async (tx) => {
-      const current = await repo.liveCard(tx, p.owner, deps.secrets, true);
-      if (!current) throw notFound("saved card");
+      const current = found(await repo.liveCard(tx, p.owner, deps.secrets, true), "saved card");
       await repo.markCardDeleted(tx, current.id);
       await repo.disableAutoRecharge(tx, p.owner);
       return current;

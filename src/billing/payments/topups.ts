@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { badRequest, conflict, notFound } from "../../http/errors.js";
+import { badRequest, conflict, found } from "../../http/errors.js";
 import { createOnce } from "../../http/idempotent-change.js";
 import { inTransaction } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
@@ -35,9 +35,7 @@ export function topupsService(deps: PaymentDeps) {
   }
 
   async function getTopup(p: Principal, id: string): Promise<repo.TopupRow> {
-    const t = await repo.findTopup(db, id, p.owner);
-    if (!t) throw notFound("top-up");
-    return t;
+    return found(await repo.findTopup(db, id, p.owner), "top-up");
   }
 
   async function createTopup(

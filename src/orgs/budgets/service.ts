@@ -4,7 +4,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import { roleAtLeast, type OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found, notFound } from "../../http/errors.js";
 import { departmentChain } from "../public.js";
 import { consumedKrw, monthRange } from "./consumption.js";
 import * as repo from "./repo.js";
@@ -92,16 +92,14 @@ export function budgetsService(d: BudgetsDeps) {
           input.mode,
         ),
       );
-      const row = await repo.findBudget(db, m.orgId, saved.id);
-      if (!row) throw notFound("budget");
+      const row = found(await repo.findBudget(db, m.orgId, saved.id), "budget");
       return { budget: (await withConsumption([row]))[0], created: saved.inserted };
     },
 
     async remove(p: Principal, m: OrgMembership, id: string) {
       if (!isUuid(id)) throw notFound("budget");
       const gone = await auditedTransaction(db, p, async (tx) => {
-        const row = await repo.findBudget(tx, m.orgId, id);
-        if (!row) throw notFound("budget");
+        const row = found(await repo.findBudget(tx, m.orgId, id), "budget");
         await repo.deleteBudget(tx, m.orgId, id);
         return row;
       });

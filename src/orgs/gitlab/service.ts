@@ -1,6 +1,6 @@
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found, notFound } from "../../http/errors.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { OrgMembership } from "../public.js";
 import type { SecretBox } from "../../kernel/secrets.js";
@@ -185,8 +185,7 @@ export function gitlabService(d: GitlabDeps) {
   async function retry(p: Principal, m: OrgMembership, id: string) {
     if (!isUuid(id)) throw notFound("sync");
     const row = await auditedTransaction(d.db, p, async (tx) => {
-      const cur = await repo.findSync(tx, m.orgId, id);
-      if (!cur) throw notFound("sync");
+      const cur = found(await repo.findSync(tx, m.orgId, id), "sync");
       const again = await repo.requeue(tx, m.orgId, id);
       if (!again) throw new ApiError("conflict", `Sync ${id} is ${cur.status}; only failed syncs are queued again.`);
       return again;

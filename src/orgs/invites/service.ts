@@ -10,7 +10,7 @@ import { isUuid } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import type { OrgMembership } from "../public.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, found } from "../../http/errors.js";
 import * as core from "../public.js";
 import { removeFromOrg, type ChangeDeps } from "../public.js";
 import { resolveDepartments, type DepartmentChoice } from "./departments.js";
@@ -153,10 +153,8 @@ export function invitesService(d: InvitesDeps) {
 
     /** Public: what the link's holder sees before signing in; unknown tokens are 404. */
     async preview(token: string) {
-      const r = await repo.findByTokenHash(db, hashToken(token));
-      if (!r) throw notFound();
-      const org = await core.findOrg(db, r.org_id);
-      if (!org) throw notFound();
+      const r = found(await repo.findByTokenHash(db, hashToken(token)));
+      const org = found(await core.findOrg(db, r.org_id));
       return {
         org_name: org.name,
         inviter: r.inviter_name || r.inviter_email,
@@ -176,8 +174,7 @@ export function invitesService(d: InvitesDeps) {
       if (p.owner.kind !== "account")
         throw new ApiError("forbidden_role", "Accept an invitation with your own account, not for an organization.");
       const hash = hashToken(token);
-      const first = await repo.findByTokenHash(db, hash);
-      if (!first) throw notFound();
+      const first = found(await repo.findByTokenHash(db, hash));
       // the audit row is the joined organization's
       const asOrg: Principal = { ...p, owner: { kind: "org", id: first.org_id } };
       return auditedTransaction(db, asOrg, async (tx) => {
@@ -233,8 +230,7 @@ export function invitesService(d: InvitesDeps) {
     async withdraw(p: Principal, m: OrgMembership, id: string) {
       if (!isUuid(id)) throw notFound();
       return auditedTransaction(db, p, async (tx) => {
-        const r = await repo.findById(tx, m.orgId, id, true);
-        if (!r) throw notFound();
+        const r = found(await repo.findById(tx, m.orgId, id, true));
         if (r.status !== "pending") throw new ApiError("conflict", `The invitation was ${r.status} already.`);
         await repo.decide(tx, r.id, "withdrawn");
         return { ...r, status: "withdrawn" as const };

@@ -5,7 +5,7 @@ import type { Kernel } from "../../kernel/kernel.js";
 import type { BuildObserver } from "../../builds/contract.js";
 import { systemPrincipal, type Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError, asApiError, notFound } from "../../http/errors.js";
+import { ApiError, asApiError, found } from "../../http/errors.js";
 import * as repo from "./repo.js";
 
 /**
@@ -55,9 +55,7 @@ export function refreshService(deps: RefreshDeps) {
   }
 
   async function settingsOf(orgId: string): Promise<repo.Settings> {
-    const s = await repo.settings(db, orgId);
-    if (!s) throw notFound("organization");
-    return s;
+    return found(await repo.settings(db, orgId), "organization");
   }
 
   async function list(orgId: string) {
@@ -88,7 +86,7 @@ export function refreshService(deps: RefreshDeps) {
       apps.has(`${APP_SOURCES[b.app_kind]}:${b.app_id}`),
     );
     const now = new Map<string, Promise<string | null>>();
-    const found: Parameters<typeof repo.propose>[1][] = [];
+    const proposals: Parameters<typeof repo.propose>[1][] = [];
     for (const b of builds) {
       for (const base of b.base_images) {
         const rebuilds = kernel.use("rebuilds");
@@ -99,7 +97,7 @@ export function refreshService(deps: RefreshDeps) {
           return null;
         });
         if (digest && digest !== base.digest)
-          found.push({
+          proposals.push({
             id: randomUUID(),
             org_id: orgId,
             app_kind: b.app_kind,
@@ -114,7 +112,7 @@ export function refreshService(deps: RefreshDeps) {
     }
     const created = await auditedTransaction(db, p, async (tx) => {
       let n = 0;
-      for (const f of found) if (await repo.propose(tx, f)) n++;
+      for (const f of proposals) if (await repo.propose(tx, f)) n++;
       return n;
     });
     if (s.policy === "auto")
@@ -184,8 +182,7 @@ export function refreshService(deps: RefreshDeps) {
 
   /** POST …/{id}/rebuild: the proposal's app is rebuilt (its other open proposals go along). */
   async function rebuild(p: Principal, orgId: string, id: string) {
-    const r = await repo.find(db, orgId, id);
-    if (!r) throw notFound("image refresh proposal");
+    const r = found(await repo.find(db, orgId, id), "image refresh proposal");
     if (r.status === "rebuilding" || r.status === "done")
       throw new ApiError(
         "conflict",
@@ -199,8 +196,7 @@ export function refreshService(deps: RefreshDeps) {
   /** POST …/{id}/dismiss: this app is never proposed this version of this base again. */
   async function dismiss(p: Principal, orgId: string, id: string): Promise<repo.RefreshRow> {
     return auditedTransaction(db, p, async (tx) => {
-      const r = await repo.find(tx, orgId, id, true);
-      if (!r) throw notFound("image refresh proposal");
+      const r = found(await repo.find(tx, orgId, id, true), "image refresh proposal");
       if (r.status === "rebuilding" || r.status === "done")
         throw new ApiError("conflict", `This proposal is ${r.status}; only proposed or failed ones are dismissed.`);
       await repo.dismiss(tx, r);

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found, notFound } from "../../http/errors.js";
 import { MICRO, postWithSystem } from "../../billing/public.js";
 import { findPartner } from "../repo.js";
 import * as repo from "./repo.js";
@@ -73,8 +73,7 @@ export function billingService(db: Db) {
     /** The operator records a payment received: it credits the partner's wallet by the total, once. */
     async operatorMarkPaid(caller: Principal | null, id: string) {
       return auditedTransaction(db, caller, async (tx) => {
-        const row = await repo.invoiceById(tx, id, { forUpdate: true });
-        if (!row) throw notFound("invoice");
+        const row = found(await repo.invoiceById(tx, id, { forUpdate: true }), "invoice");
         if (row.status === "unpaid") {
           const { transaction } = await postWithSystem(tx, {
             owner: { kind: "partner", id: row.partner_id },

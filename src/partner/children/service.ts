@@ -11,7 +11,7 @@ import type { TokenResolver } from "../../auth/token-resolver.js";
 import { issueToken, listScopedKeys, revokeScopedKey } from "../../auth/api-keys.js";
 import { auditedTransaction } from "../../audit/record.js";
 import { recordEvent } from "../../events/public.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found, notFound } from "../../http/errors.js";
 import { keysetPage } from "../../http/keyset-page.js";
 import { balance, findWalletOf, post, walletFor } from "../../billing/public.js";
 import type { PartnerRow } from "../repo.js";
@@ -89,9 +89,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
   }
 
   async function get(partner: PartnerRow, id: string): Promise<repo.ChildRow> {
-    const child = await repo.findChild(db, partner.account_id, id);
-    if (!child) throw notFound("child user");
-    return child;
+    return found(await repo.findChild(db, partner.account_id, id), "child user");
   }
 
   async function update(
@@ -102,8 +100,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
   ) {
     assertOpaque("tenant_ref", patch.tenant_ref);
     return auditedTransaction(db, p, async (tx) => {
-      const cur = await repo.findChild(tx, partner.account_id, id, { forUpdate: true });
-      if (!cur) throw notFound("child user");
+      const cur = found(await repo.findChild(tx, partner.account_id, id, { forUpdate: true }), "child user");
       await checkDepartment(tx, partner.account_id, patch.department_code);
       return repo.updateChild(tx, cur.id, patch);
     });
@@ -133,8 +130,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
    */
   async function remove(p: Principal, partner: PartnerRow, id: string): Promise<void> {
     await auditedTransaction(db, p, async (tx) => {
-      const child = await repo.findChild(tx, partner.account_id, id, { forUpdate: true });
-      if (!child) throw notFound("child user");
+      const child = found(await repo.findChild(tx, partner.account_id, id, { forUpdate: true }), "child user");
       const owner = childOwner(child.id);
       for (const key of await listScopedKeys(tx, { owner })) await revokeScopedKey(tx, tokens, { id: key.id, owner });
       const to = { owner: accountOwner(partner.account_id), accountId: partner.account_id };
@@ -174,8 +170,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
 
   async function issue(p: Principal, partner: PartnerRow, id: string, t: TokenInput) {
     return auditedTransaction(db, p, async (tx) => {
-      const child = await repo.findChild(tx, partner.account_id, id);
-      if (!child) throw notFound("child user");
+      const child = found(await repo.findChild(tx, partner.account_id, id), "child user");
       return mint(tx, partner, child, t);
     });
   }
@@ -205,8 +200,7 @@ export function childrenService({ db, kernel, tokens }: ChildrenDeps) {
         "Credit transfers are for child_prepaid partners; postpaid children are billed to the partner.",
       );
     return auditedTransaction(db, p, async (tx) => {
-      const child = await repo.findChild(tx, partner.account_id, id);
-      if (!child) throw notFound("child user");
+      const child = found(await repo.findChild(tx, partner.account_id, id), "child user");
       const from = await walletFor(tx, accountOwner(partner.account_id), "KRW");
       const to = await walletFor(tx, childOwner(child.id), "KRW");
       const { transaction, created } = await post(tx, {

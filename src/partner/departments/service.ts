@@ -5,7 +5,7 @@
 import type { Db } from "../../store/db.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { notFound } from "../../http/errors.js";
+import { found } from "../../http/errors.js";
 import type { PartnerRow } from "../repo.js";
 import { unassignDepartments } from "../children/repo.js";
 import { planChart, validateChart, type ChartItem } from "./plan.js";
@@ -44,9 +44,7 @@ export function departmentsService({ db }: { db: Db }) {
     policy: { max_running: number | null; deploy_blocked: boolean },
   ) {
     return auditedTransaction(db, p, async (tx) => {
-      const row = await repo.setPolicy(tx, partner.account_id, code, policy);
-      if (!row) throw notFound("department");
-      return row;
+      return found(await repo.setPolicy(tx, partner.account_id, code, policy), "department");
     });
   }
 

@@ -7,7 +7,7 @@ import type { Db } from "../../store/db.js";
 import type { Kernel } from "../../kernel/kernel.js";
 import type { Principal } from "../../auth/principal.js";
 import { auditedTransaction } from "../../audit/record.js";
-import { ApiError, notFound } from "../../http/errors.js";
+import { ApiError, found } from "../../http/errors.js";
 import type { PartnerRow } from "../repo.js";
 import { findChild } from "../children/repo.js";
 import { childOwner } from "../children/service.js";
@@ -23,8 +23,7 @@ export function registryService({ db, kernel }: PartnerRegistryDeps) {
     const pushFor = kernel.use("imageAccess")?.pushFor;
     if (!pushFor) throw new ApiError("registry_unavailable", "This platform runs no image registry to push to.");
     return auditedTransaction(db, p, async (tx) => {
-      const child = await findChild(tx, partner.account_id, childId);
-      if (!child) throw notFound("child user");
+      const child = found(await findChild(tx, partner.account_id, childId), "child user");
       // the credentials are minted on the registry's own connection, after the child was found
       const c = await pushFor(childOwner(child.id), app);
       const repository = `${c.namespace}/${app}`;
