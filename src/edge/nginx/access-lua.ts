@@ -45,9 +45,7 @@ if not edge.unrouted then edge.unrouted = edge.admitted end
 -- "flush" (admissions and locked hosts)
 function edge.push_access()
   edge.apply_push(function(op, a, b)
-    if op == "lock" then
-      local ok, err = locked:set(a, b)
-      if not ok then ngx.log(ngx.ERR, "edge locked hosts full: ", err) end
+    if op == "lock" then edge.dict_set(locked, "locked hosts", a, b)
     elseif op == "unlock" then locked:delete(a)
     elseif op == "admit" then access:set(b, true, tonumber(a) or 1)
     elseif op == "forget" then access:flush_all()

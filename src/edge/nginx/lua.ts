@@ -181,6 +181,12 @@ function edge.admin_lines()
   return (body or ""):gmatch("[^\n]+")
 end
 
+-- sets a key of a shared dict (ttl: seconds, none for 0), logged when the dict is full (the key is then missing)
+function edge.dict_set(dict, what, key, value, ttl)
+  local ok, err = dict:set(key, value, ttl or 0)
+  if not ok then ngx.log(ngx.ERR, "edge ", what, " full: ", err) end
+end
+
 -- an admin push: each line of the body given to apply(op, a, rest); answers how many lines it read
 function edge.apply_push(apply)
   local lines = edge.admin_lines()
@@ -196,9 +202,7 @@ end
 -- POST /routes: lines "set <host> <value>", "del <host>", "rr <kind>:<id> <next>" (a rotation's start), "flush"
 function edge.push()
   edge.apply_push(function(op, host, value)
-    if op == "set" then
-      local ok, err = routes:set(host, value, ROUTE_TTL)
-      if not ok then ngx.log(ngx.ERR, "edge routes full: ", err) end
+    if op == "set" then edge.dict_set(routes, "routes", host, value, ROUTE_TTL)
     elseif op == "del" then routes:delete(host)
     elseif op == "rr" then routes:add("rr|" .. host, tonumber(value) or 0)
     elseif op == "flush" then routes:flush_all() end

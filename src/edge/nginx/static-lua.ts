@@ -236,9 +236,7 @@ end
 -- POST /sites: lines "set <host> <value>", "del <host>", "flush"
 function edge.push_sites()
   edge.apply_push(function(op, host, value)
-    if op == "set" then
-      local ok, err = sites:set(host, value)
-      if not ok then ngx.log(ngx.ERR, "edge sites full: ", err) end
+    if op == "set" then edge.dict_set(sites, "sites", host, value)
     elseif op == "del" then sites:delete(host)
     elseif op == "flush" then sites:flush_all() end
   end)
