@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 
 export interface AccountRow {
   id: string;
@@ -28,11 +28,7 @@ export async function insertAccount(
 }
 
 export async function findLiveAccount(q: Queryable, id: string): Promise<AccountRow | null> {
-  const { rows } = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 AND deleted_at IS NULL`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<AccountRow>(q, `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 AND deleted_at IS NULL`, [id]);
 }
 
 /**
@@ -40,11 +36,11 @@ export async function findLiveAccount(q: Queryable, id: string): Promise<Account
  * (sign_in 'suite') may share the e-mail and are never found here: they sign in only through the suite.
  */
 export async function findLiveAccountByEmail(q: Queryable, email: string): Promise<AccountRow | null> {
-  const { rows } = await q.query<AccountRow>(
+  return oneRow<AccountRow>(
+    q,
     `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND deleted_at IS NULL AND sign_in = 'password'`,
     [email],
   );
-  return rows[0] ?? null;
 }
 
 export async function updateAccount(

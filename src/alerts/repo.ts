@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf, listerOf, type RefLookup } from "../store/find.js";
 import type { AlertState } from "./transition.js";
@@ -125,11 +125,7 @@ export async function enabledRuleIds(q: Queryable): Promise<string[]> {
 
 /** One rule locked for its evaluation; null when it went or another evaluator holds it (it evaluates it then). */
 export async function lockRule(q: Queryable, id: string): Promise<RuleRow | null> {
-  const { rows } = await q.query<RuleRow>(
-    "SELECT * FROM alert_rules WHERE id = $1 AND enabled FOR UPDATE SKIP LOCKED",
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<RuleRow>(q, "SELECT * FROM alert_rules WHERE id = $1 AND enabled FOR UPDATE SKIP LOCKED", [id]);
 }
 
 export async function saveEvaluation(
@@ -168,18 +164,17 @@ export async function resolveFiring(
   ruleId: string,
   r: { at: Date; value: number | null; reason: string },
 ): Promise<FiringRow | null> {
-  const { rows } = await q.query<FiringRow>(
+  return oneRow<FiringRow>(
+    q,
     `UPDATE alert_firings SET resolved_at = $2, resolved_value = $3, resolved_reason = $4
       WHERE rule_id = $1 AND resolved_at IS NULL RETURNING *`,
     [ruleId, r.at, r.value, r.reason],
   );
-  return rows[0] ?? null;
 }
 
 export async function listFirings(q: Queryable, ruleId: string, limit: number): Promise<FiringRow[]> {
-  const { rows } = await q.query<FiringRow>(
-    "SELECT * FROM alert_firings WHERE rule_id = $1 ORDER BY fired_at DESC, id LIMIT $2",
-    [ruleId, limit],
-  );
-  return rows;
+  return allRows<FiringRow>(q, "SELECT * FROM alert_firings WHERE rule_id = $1 ORDER BY fired_at DESC, id LIMIT $2", [
+    ruleId,
+    limit,
+  ]);
 }

@@ -1,5 +1,5 @@
 /** What the edge serves of apps (edge-source.ts): a pod's or a group's ready replicas, and whether it sleeps. */
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** What the edge serves at <slug>: a live pod, or a group's running members. */
@@ -19,7 +19,8 @@ const WAKING = "interval '10 minutes'";
 const POD_READY = "state = 'running' AND address IS NOT NULL AND desired_state = 'running' AND ready";
 
 export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTargetRow | null> {
-  const { rows } = await q.query<EdgeTargetRow>(
+  return oneRow<EdgeTargetRow>(
+    q,
     `SELECT 'pod' AS kind, id, owner_kind, owner_id, account_id,
             CASE WHEN ${POD_READY} THEN ARRAY[address] ELSE ARRAY[]::text[] END AS addresses,
             CASE WHEN desired_state = 'idle_stopped' THEN 'stopped'
@@ -38,5 +39,4 @@ export async function edgeTargetRows(q: Queryable, slug: string): Promise<EdgeTa
      LIMIT 1`,
     [slug],
   );
-  return rows[0] ?? null;
 }

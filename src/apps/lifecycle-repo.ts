@@ -2,7 +2,7 @@
  * The apps area's SQL for billing and the reconciler's housekeeping (metering.ts, cleanup.ts): the pods billing
  * meters, holding and releasing an owner's paid pods, and the count of containers cleaned up on a pod.
  */
-import { returnedIds, type Queryable } from "../store/db.js";
+import { allRows, type Queryable, returnedIds } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { MeteredTable } from "../kernel/metered-repo.js";
 
@@ -22,20 +22,20 @@ export const BILLABLE_PODS: MeteredTable = {
 };
 
 export async function podNames(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
-  const { rows } = await q.query<{ id: string; name: string; slug: string }>(
+  return allRows<{ id: string; name: string; slug: string }>(
+    q,
     "SELECT id, name, slug FROM pods WHERE id = ANY($1::uuid[])",
     [ids],
   );
-  return rows;
 }
 
 /** The hosts of those of the pods that are placed. */
 export async function placedPods(q: Queryable, ids: string[]): Promise<{ id: string; host_id: string }[]> {
-  const { rows } = await q.query<{ id: string; host_id: string }>(
+  return allRows<{ id: string; host_id: string }>(
+    q,
     "SELECT id, host_id FROM pods WHERE id = ANY($1::uuid[]) AND host_id IS NOT NULL",
     [ids],
   );
-  return rows;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface OwnerNetworkRow {
@@ -8,11 +8,11 @@ export interface OwnerNetworkRow {
 }
 
 export async function findOwnerNetwork(q: Queryable, owner: Owner, hostId: string): Promise<OwnerNetworkRow | null> {
-  const { rows } = await q.query<OwnerNetworkRow>(
+  return oneRow<OwnerNetworkRow>(
+    q,
     "SELECT name, subnet, gateway FROM owner_networks WHERE owner_kind = $1 AND owner_id = $2 AND host_id = $3",
     [owner.kind, owner.id, hostId],
   );
-  return rows[0] ?? null;
 }
 
 export async function saveOwnerNetwork(q: Queryable, owner: Owner, hostId: string, n: OwnerNetworkRow): Promise<void> {

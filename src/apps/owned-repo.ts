@@ -4,7 +4,7 @@
  * group's member pods, a pod's volumes) and announces the pods' routes (NOTIFY pod_routes: the edge caches the
  * owner of what it serves). Containers are not touched: only rows change.
  */
-import { type Queryable, isUuid, isUniqueViolation } from "../store/db.js";
+import { allRows, isUniqueViolation, isUuid, oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { moveOwned, notifyEach, type MoveTo, type OwnedTable } from "../kernel/owned-repo.js";
 import { ApiError } from "../http/errors.js";
@@ -36,20 +36,16 @@ export const OWNED_VOLUMES: OwnedTable = {
 };
 
 export async function ownedGroups(q: Queryable, owner: Owner): Promise<GroupRow[]> {
-  const { rows } = await q.query<GroupRow>(
+  return allRows<GroupRow>(
+    q,
     `SELECT * FROM pod_groups WHERE owner_kind = $1 AND owner_id = $2 AND desired_state <> 'removed'
       ORDER BY created_at, id`,
     [owner.kind, owner.id],
   );
-  return rows;
 }
 
 export async function groupByRef(q: Queryable, ref: string): Promise<GroupRow | null> {
-  const { rows } = await q.query<GroupRow>(
-    `SELECT * FROM pod_groups WHERE ${byRef(ref)} AND desired_state <> 'removed'`,
-    [ref],
-  );
-  return rows[0] ?? null;
+  return oneRow<GroupRow>(q, `SELECT * FROM pod_groups WHERE ${byRef(ref)} AND desired_state <> 'removed'`, [ref]);
 }
 
 const announce = (q: Queryable, slugs: string[]) => notifyEach(q, "pod_routes", slugs);
@@ -131,43 +127,43 @@ const volumeClash = (name: string | null) =>
 
 /** A pod's attached databases and mounted volumes. */
 export async function podTies(q: Queryable, podId: string): Promise<{ kind: string; id: string }[]> {
-  const { rows } = await q.query<{ kind: string; id: string }>(
+  return allRows<{ kind: string; id: string }>(
+    q,
     `SELECT 'database' AS kind, d AS id FROM pods p, jsonb_array_elements_text(p.databases) AS d WHERE p.id = $1
      UNION
      SELECT 'volume', v.id::text FROM pods p JOIN volumes v ON ${MOUNTS} WHERE p.id = $1 AND v.state <> 'removed'`,
     [podId],
   );
-  return rows;
 }
 
 /** The databases a group's live members attach. */
 export async function groupTies(q: Queryable, groupId: string): Promise<{ kind: string; id: string }[]> {
-  const { rows } = await q.query<{ kind: string; id: string }>(
+  return allRows<{ kind: string; id: string }>(
+    q,
     `SELECT DISTINCT 'database' AS kind, d AS id FROM pods p, jsonb_array_elements_text(p.databases) AS d
       WHERE p.group_id = $1 AND p.desired_state <> 'removed'`,
     [groupId],
   );
-  return rows;
 }
 
 /** The live apps attaching a database: a pod, or the group of a member pod. */
 export async function databaseTies(q: Queryable, databaseId: string): Promise<{ kind: string; id: string }[]> {
-  const { rows } = await q.query<{ kind: string; id: string }>(
+  return allRows<{ kind: string; id: string }>(
+    q,
     `SELECT DISTINCT CASE WHEN group_id IS NULL THEN 'pod' ELSE 'pod-group' END AS kind,
             COALESCE(group_id, id)::text AS id
        FROM pods WHERE databases @> $1::jsonb AND desired_state <> 'removed'`,
     [JSON.stringify([databaseId])],
   );
-  return rows;
 }
 
 /** The live pod mounting a volume (at most one: one writer). */
 export async function volumeTies(q: Queryable, volumeId: string): Promise<{ kind: string; id: string }[]> {
-  const { rows } = await q.query<{ kind: string; id: string }>(
+  return allRows<{ kind: string; id: string }>(
+    q,
     `SELECT CASE WHEN p.group_id IS NULL THEN 'pod' ELSE 'pod-group' END AS kind,
             COALESCE(p.group_id, p.id)::text AS id
        FROM pods p JOIN volumes v ON ${MOUNTS} WHERE v.id = $1 AND p.desired_state <> 'removed'`,
     [volumeId],
   );
-  return rows;
 }

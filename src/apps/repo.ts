@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { setClauses, type Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable, setClauses } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
@@ -63,10 +63,7 @@ export const REMOVED_LAST = "(desired_state = 'removed'), created_at DESC";
 export const findPod = finderOf<PodRow>({ table: "pods", refColumn: "slug", order: REMOVED_LAST });
 
 export async function podById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<PodRow | null> {
-  const { rows } = await q.query<PodRow>(`SELECT * FROM pods WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`, [
-    id,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<PodRow>(q, `SELECT * FROM pods WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`, [id]);
 }
 
 /**
@@ -79,7 +76,8 @@ export async function listPods(
   refs: string[] | null,
   opts: { linked?: boolean } = {},
 ): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     `SELECT p.* FROM pods p LEFT JOIN pod_groups g ON g.id = p.group_id
       WHERE p.owner_kind = $1 AND p.owner_id = $2 AND p.desired_state <> 'removed'
         AND (p.linked_email IS NOT NULL) = $4
@@ -87,7 +85,6 @@ export async function listPods(
       ORDER BY p.created_at`,
     [owner.kind, owner.id, refs, opts.linked ?? false],
   );
-  return rows;
 }
 
 export async function insertPod(
@@ -250,11 +247,11 @@ export async function recordObserved(
 
 /** Pods this host must reconcile: every pod placed here that is not finally removed. */
 export async function podsOnHost(q: Queryable, hostId: string): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     "SELECT * FROM pods WHERE host_id = $1 AND NOT (state = 'removed' AND desired_state = 'removed')",
     [hostId],
   );
-  return rows;
 }
 
 /** Every pod id this host ever held that is not finally removed: containers not in it are orphans. */
@@ -284,21 +281,21 @@ export { podEvent, rolloutCrashed, rolloutServing } from "./rollout-events-repo.
 
 /** Live pods that attach the database. */
 export async function podsAttachedTo(q: Queryable, databaseId: string): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     "SELECT * FROM pods WHERE databases @> $1::jsonb AND desired_state <> 'removed' ORDER BY created_at",
     [JSON.stringify([databaseId])],
   );
-  return rows;
 }
 
 /** A new generation for every running pod attached to the database: each rolls with the new credentials. */
 export async function bumpAttached(q: Queryable, databaseId: string): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     `UPDATE pods SET generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
       WHERE databases @> $1::jsonb AND desired_state = 'running' RETURNING *`,
     [JSON.stringify([databaseId])],
   );
-  return rows;
 }
 
 /** A group's id and slug: an instance-limited key naming either covers the group's member pods. */

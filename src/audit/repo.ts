@@ -1,4 +1,4 @@
-import { inTransaction, type Db, type Queryable } from "../store/db.js";
+import { allRows, type Db, inTransaction, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface AuditRow {
@@ -57,13 +57,13 @@ export async function listByActor(
   accountId: string,
   page: { before: string | null; limit: number },
 ): Promise<AuditRow[]> {
-  const { rows } = await q.query<AuditRow>(
+  return allRows<AuditRow>(
+    q,
     `SELECT id::text, account_id, token_id, token_kind, action, target, ip, status, request_id, created_at
        FROM audit_log WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
       ORDER BY audit_log.id DESC LIMIT $3`,
     [accountId, page.before, page.limit],
   );
-  return rows;
 }
 
 export interface OwnerAuditRow extends AuditRow {

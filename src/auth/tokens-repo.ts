@@ -1,5 +1,5 @@
 /** The SQL of tokens (api-keys.ts, token-resolver.ts): issuing, listing and revoking keys, resolving a bearer. */
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import type { AccountSnapshot } from "./principal.js";
 
@@ -59,7 +59,8 @@ export async function insertToken(
 
 /** The owner's live scoped keys, newest first; `accountId` narrows to the keys one account issued. */
 export async function scopedKeys(q: Queryable, where: { owner: Owner; accountId?: string }): Promise<KeyRow[]> {
-  const { rows } = await q.query<KeyRow>(
+  return allRows<KeyRow>(
+    q,
     `SELECT ${TOKEN_COLUMNS.split(", ")
       .map((c) => `t.${c}`)
       .join(", ")}, a.email AS issuer_email
@@ -69,7 +70,6 @@ export async function scopedKeys(q: Queryable, where: { owner: Owner; accountId?
       ORDER BY t.created_at DESC, t.id`,
     [where.owner.kind, where.owner.id, where.accountId ?? null],
   );
-  return rows;
 }
 
 /** Revokes a live scoped key of the owner (issued by `accountId` when given); whether there was one. */

@@ -1,6 +1,6 @@
 /** The buckets area's SQL for billing (metering.ts): stored bytes per bucket, and the request counts to bill. */
 import type { Owner } from "../kernel/owner.js";
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 
 /** a bucket (or its requests meter) with the quantity to bill: bytes stored, or requests counted */
 export interface MeteredBucketRow {
@@ -24,24 +24,24 @@ const OWNER_ORDER = "b.owner_kind || ':' || b.owner_id::text";
 
 /** Live buckets holding bytes, in (owner, id) order. */
 export async function storedBuckets(q: Queryable, { createdBefore, after, limit }: Page): Promise<MeteredBucketRow[]> {
-  const { rows } = await q.query<MeteredBucketRow>(
+  return allRows<MeteredBucketRow>(
+    q,
     `SELECT * FROM (SELECT b.id, b.owner_kind, b.owner_id, b.account_id, (${STORED})::bigint AS quantity FROM buckets b
       WHERE b.deleted_at IS NULL AND b.created_at < $1
         AND ($2::text IS NULL OR (${OWNER_ORDER}, b.id::text) > ($2, $3))
       ORDER BY ${OWNER_ORDER}, b.id::text) s WHERE quantity > 0 LIMIT $4`,
     [createdBefore, after?.[0] ?? null, after?.[1] ?? null, limit],
   );
-  return rows;
 }
 
 /** The owner's live buckets with the bytes each holds (empty ones too). */
 export async function storedBucketsOf(q: Queryable, owner: Owner): Promise<MeteredBucketRow[]> {
-  const { rows } = await q.query<MeteredBucketRow>(
+  return allRows<MeteredBucketRow>(
+    q,
     `SELECT b.id, b.owner_kind, b.owner_id, b.account_id, (${STORED})::bigint AS quantity FROM buckets b
       WHERE b.deleted_at IS NULL AND b.owner_kind = $1 AND b.owner_id = $2`,
     [owner.kind, owner.id],
   );
-  return rows;
 }
 
 /** Claims the unclaimed counts of the buckets of one page for the interval ending at `end`, unless already done. */
@@ -73,21 +73,21 @@ export async function claimedRequests(
   if (!page.length) return [];
   const ids = page.map((r) => r.id);
   await claim(q, ids, createdBefore);
-  const { rows } = await q.query<MeteredBucketRow>(
+  return allRows<MeteredBucketRow>(
+    q,
     `SELECT b.requests_meter_id AS id, b.owner_kind, b.owner_id, b.account_id, sum(r.requests)::bigint AS quantity
        FROM buckets b JOIN bucket_requests r ON r.bucket_id = b.id AND r.metered_for = $2
       WHERE b.id = ANY($1::uuid[])
       GROUP BY b.id ORDER BY ${OWNER_ORDER}, b.requests_meter_id::text`,
     [ids, createdBefore],
   );
-  return rows;
 }
 
 /** Names by bucket id and by requests meter id. */
 export async function bucketNames(q: Queryable, ids: string[]): Promise<{ id: string; meter: string; name: string }[]> {
-  const { rows } = await q.query<{ id: string; meter: string; name: string }>(
+  return allRows<{ id: string; meter: string; name: string }>(
+    q,
     "SELECT id, requests_meter_id AS meter, name FROM buckets WHERE id = ANY($1::uuid[]) OR requests_meter_id = ANY($1::uuid[])",
     [ids],
   );
-  return rows;
 }

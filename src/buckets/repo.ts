@@ -1,6 +1,5 @@
 /** The API side's SQL: buckets and access keys (object rows are the gateway's, gateway/repo.ts). */
-import type { Queryable } from "../store/db.js";
-import { isUuid } from "../store/db.js";
+import { isUuid, oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 
@@ -117,10 +116,10 @@ export async function revokeKey(
   id: string,
 ): Promise<{ name: string; account_id: string } | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<{ name: string; account_id: string }>(
+  return oneRow<{ name: string; account_id: string }>(
+    q,
     `UPDATE bucket_keys SET revoked_at = now() WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND revoked_at IS NULL
      RETURNING name, account_id`,
     [id, owner.kind, owner.id],
   );
-  return rows[0] ?? null;
 }

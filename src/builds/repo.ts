@@ -1,4 +1,4 @@
-import { returnedIds, isUuid, inTransaction, type Queryable } from "../store/db.js";
+import { allRows, inTransaction, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { finderOf } from "../store/find.js";
@@ -125,18 +125,17 @@ export const findBuild = finderOf<BuildRow>({ table: "builds", refColumn: null }
 
 export async function buildById(q: Queryable, id: string): Promise<BuildRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<BuildRow>("SELECT * FROM builds WHERE id = $1", [id]);
-  return rows[0] ?? null;
+  return oneRow<BuildRow>(q, "SELECT * FROM builds WHERE id = $1", [id]);
 }
 
 /** The owner's newest builds (without logs); refs narrow them for instance-limited keys. */
 export async function listBuilds(q: Queryable, owner: Owner, refs: string[] | null, limit: number) {
-  const { rows } = await q.query<BuildRow>(
+  return allRows<BuildRow>(
+    q,
     `SELECT ${SUMMARY} FROM builds WHERE owner_kind = $1 AND owner_id = $2 AND ($3::text[] IS NULL OR id::text = ANY($3))
       ORDER BY created_at DESC, id LIMIT $4`,
     [owner.kind, owner.id, refs, limit],
   );
-  return rows;
 }
 
 /**
@@ -144,22 +143,22 @@ export async function listBuilds(q: Queryable, owner: Owner, refs: string[] | nu
  * the URL works a single time whatever the upload's outcome.
  */
 export async function claimUpload(q: Queryable, id: string, tokenHash: Buffer): Promise<BuildRow | null> {
-  const { rows } = await q.query<BuildRow>(
+  return oneRow<BuildRow>(
+    q,
     `UPDATE builds SET upload_token_hash = NULL, updated_at = now()
       WHERE id = $1 AND status = 'awaiting_upload' AND upload_token_hash = $2 AND upload_expires_at > now()
       RETURNING *`,
     [id, tokenHash],
   );
-  return rows[0] ?? null;
 }
 
 export async function markUploaded(q: Queryable, id: string, bytes: number): Promise<BuildRow | null> {
-  const { rows } = await q.query<BuildRow>(
+  return oneRow<BuildRow>(
+    q,
     `UPDATE builds SET uploaded_at = now(), source_bytes = $2, updated_at = now()
       WHERE id = $1 AND status = 'awaiting_upload' RETURNING *`,
     [id, bytes],
   );
-  return rows[0] ?? null;
 }
 
 export async function markQueued(q: Queryable, id: string): Promise<BuildRow> {
@@ -228,14 +227,14 @@ export async function claimNext(q: Queryable, hostId: string, limit: number, lea
     [hostId],
   );
   if (counted[0].n >= limit) return null;
-  const { rows } = await q.query<BuildRow>(
+  return oneRow<BuildRow>(
+    q,
     `UPDATE builds SET status = 'building', started_at = now(), updated_at = now(), runner_lease = $2, phase = 'starting'
       WHERE id = (SELECT id FROM builds WHERE host_id = $1 AND status = 'queued'
                    ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING *`,
     [hostId, lease],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -243,14 +242,14 @@ export async function claimNext(q: Queryable, hostId: string, limit: number, lea
  * returned with the builder pid it had, so the caller can kill a builder that outlived its platform.
  */
 export async function failOrphans(q: Queryable, hostId: string, reason: string): Promise<BuildRow[]> {
-  const { rows } = await q.query<BuildRow>(
+  return allRows<BuildRow>(
+    q,
     `UPDATE builds SET status = 'failed', status_reason = $2, finished_at = now(), updated_at = now()
       WHERE host_id = $1 AND status = 'building'
         AND (runner_lease IS NULL OR pg_try_advisory_xact_lock(hashtext('process:' || runner_lease::text)))
       RETURNING ${SUMMARY}`,
     [hostId, reason],
   );
-  return rows;
 }
 
 /**
@@ -295,12 +294,12 @@ export async function appendLog(q: Queryable, id: string, text: string, max: num
 }
 
 export async function recordDeploy(q: Queryable, id: string, error: string | null): Promise<BuildRow | null> {
-  const { rows } = await q.query<BuildRow>(
+  return oneRow<BuildRow>(
+    q,
     `UPDATE builds SET deployed_at = CASE WHEN $2::text IS NULL THEN now() END, deploy_error = $2, updated_at = now()
       WHERE id = $1 RETURNING *`,
     [id, error],
   );
-  return rows[0] ?? null;
 }
 
 /** Records a client-side step, keeping the newest `keep` events of the build. */
@@ -322,8 +321,7 @@ export async function insertEvent(
 }
 
 export async function eventsOf(q: Queryable, buildId: string): Promise<EventRow[]> {
-  const { rows } = await q.query<EventRow>("SELECT * FROM build_events WHERE build_id = $1 ORDER BY id", [buildId]);
-  return rows;
+  return allRows<EventRow>(q, "SELECT * FROM build_events WHERE build_id = $1 ORDER BY id", [buildId]);
 }
 
 /** Builds of the host whose working directories may be removed (not waiting for or running a build). */

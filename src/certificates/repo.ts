@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 
 /** Every row of tls_certificates (migration 020). */
 export interface CertificateRow {
@@ -52,17 +52,16 @@ export async function currentCertificate(
   q: Queryable,
   host: string,
 ): Promise<Pick<CertificateRow, "cert_pem" | "key_sealed" | "not_after"> | null> {
-  const { rows } = await q.query(
+  return oneRow(
+    q,
     `SELECT cert_pem, key_sealed, not_after FROM tls_certificates
      WHERE host = $1 AND cert_pem IS NOT NULL AND not_after > now()`,
     [host],
   );
-  return rows[0] ?? null;
 }
 
 export async function findCertificate(q: Queryable, host: string): Promise<CertificateRow | null> {
-  const { rows } = await q.query<CertificateRow>("SELECT * FROM tls_certificates WHERE host = $1", [host]);
-  return rows[0] ?? null;
+  return oneRow<CertificateRow>(q, "SELECT * FROM tls_certificates WHERE host = $1", [host]);
 }
 
 /**
@@ -77,13 +76,13 @@ export async function claimIssuance(
   directoryUrl: string,
   seconds: number,
 ): Promise<{ attempts: number } | null> {
-  const { rows } = await q.query<{ attempts: number }>(
+  return oneRow<{ attempts: number }>(
+    q,
     `UPDATE tls_certificates SET claim = $4, claimed_until = now() + make_interval(secs => $5), updated_at = now()
      WHERE host = $1 AND ${due("$2", "$3")}
      RETURNING attempts`,
     [host, renewDays, directoryUrl, claim, seconds],
   );
-  return rows[0] ?? null;
 }
 
 /** Stores an issued certificate under the claim that asked for it; false when the claim was lost meanwhile. */

@@ -1,4 +1,4 @@
-import { setClauses, type Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable, setClauses } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf, listerOf } from "../store/find.js";
 import type { OwnerColumns } from "../kernel/owned-repo.js";
@@ -103,27 +103,23 @@ const JOBS = { table: "cron_jobs", refColumn: "name", where: "removed_at IS NULL
 export const findJob = finderOf<CronJobRow>(JOBS);
 
 export async function jobById(q: Queryable, id: string): Promise<CronJobRow | null> {
-  const { rows } = await q.query<CronJobRow>(`SELECT * FROM cron_jobs WHERE id = $1`, [id]);
-  return rows[0] ?? null;
+  return oneRow<CronJobRow>(q, `SELECT * FROM cron_jobs WHERE id = $1`, [id]);
 }
 
 export const listJobs = listerOf<CronJobRow>(JOBS);
 
 /** Jobs whose next instant has come, locked so another process's tick passes them by (it finds the next ones). */
 export async function lockDueJobs(q: Queryable, now: Date, limit: number): Promise<CronJobRow[]> {
-  const { rows } = await q.query<CronJobRow>(
+  return allRows<CronJobRow>(
+    q,
     `SELECT * FROM cron_jobs WHERE removed_at IS NULL AND NOT suspended AND next_run_at <= $1
       ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [now, limit],
   );
-  return rows;
 }
 
 export async function runningRuns(q: Queryable, jobId: string): Promise<CronRunRow[]> {
-  const { rows } = await q.query<CronRunRow>(`SELECT * FROM cron_runs WHERE job_id = $1 AND state = 'running'`, [
-    jobId,
-  ]);
-  return rows;
+  return allRows<CronRunRow>(q, `SELECT * FROM cron_runs WHERE job_id = $1 AND state = 'running'`, [jobId]);
 }
 
 export type NewRun = Pick<CronRunRow, "id" | "job_id" | "scheduled_at" | "trigger" | "state" | "reason" | "size"> & {
@@ -133,7 +129,8 @@ export type NewRun = Pick<CronRunRow, "id" | "job_id" | "scheduled_at" | "trigge
 
 /** null: this scheduled instant has its row already (another process fired it) */
 export async function insertRun(q: Queryable, job: CronJobRow, r: NewRun): Promise<CronRunRow | null> {
-  const { rows } = await q.query<CronRunRow>(
+  return oneRow<CronRunRow>(
+    q,
     `INSERT INTO cron_runs (id, job_id, owner_kind, owner_id, account_id, scheduled_at, trigger, state, reason, size,
        host_id, container, started_at, finished_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
@@ -154,7 +151,6 @@ export async function insertRun(q: Queryable, job: CronJobRow, r: NewRun): Promi
       r.container,
     ],
   );
-  return rows[0] ?? null;
 }
 
 /** ends a running run (only once: a run already ended, e.g. cancelled by `replace`, keeps its state but gets its logs) */
@@ -163,14 +159,14 @@ export async function finishRun(
   id: string,
   f: { state: RunState; reason: string | null; exitCode: number | null; logs: string },
 ): Promise<CronRunRow | null> {
-  const { rows } = await q.query<CronRunRow>(
+  return oneRow<CronRunRow>(
+    q,
     `UPDATE cron_runs SET state = CASE WHEN state = 'running' THEN $2 ELSE state END,
         reason = CASE WHEN state = 'running' THEN $3 ELSE reason END,
         exit_code = $4, logs = $5, finished_at = coalesce(finished_at, now())
       WHERE id = $1 RETURNING *`,
     [id, f.state, f.reason, f.exitCode, f.logs],
   );
-  return rows[0] ?? null;
 }
 
 export async function cancelRuns(q: Queryable, ids: string[], reason: string): Promise<void> {
@@ -186,19 +182,15 @@ export async function runState(q: Queryable, id: string): Promise<RunState | nul
 }
 
 export async function listRuns(q: Queryable, jobId: string, limit: number): Promise<CronRunRow[]> {
-  const { rows } = await q.query<CronRunRow>(
+  return allRows<CronRunRow>(
+    q,
     `SELECT * FROM cron_runs WHERE job_id = $1 ORDER BY created_at DESC, scheduled_at DESC LIMIT $2`,
     [jobId, limit],
   );
-  return rows;
 }
 
 export async function findRun(q: Queryable, jobId: string, runId: string): Promise<CronRunRow | null> {
-  const { rows } = await q.query<CronRunRow>(`SELECT * FROM cron_runs WHERE job_id = $1 AND id::text = $2`, [
-    jobId,
-    runId,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<CronRunRow>(q, `SELECT * FROM cron_runs WHERE job_id = $1 AND id::text = $2`, [jobId, runId]);
 }
 
 /** the history is bounded: ended runs beyond the newest `keep` go */
@@ -212,22 +204,22 @@ export async function pruneRuns(q: Queryable, jobId: string, keep: number): Prom
 
 /** running runs that lost their process (a kill -9): their host restarted, or nobody finished them past the deadline */
 export async function abandonedRuns(q: Queryable, hostId: string, graceSeconds: number): Promise<CronRunRow[]> {
-  const { rows } = await q.query<CronRunRow>(
+  return allRows<CronRunRow>(
+    q,
     `SELECT r.* FROM cron_runs r JOIN cron_jobs j ON j.id = r.job_id
       WHERE r.state = 'running' AND r.host_id = $1
         AND r.started_at < now() - make_interval(secs => j.deadline_seconds + $2)`,
     [hostId, graceSeconds],
   );
-  return rows;
 }
 
 /** metering: a running run holds its size's capacity, like a running pod */
 export const BILLABLE_RUNS: MeteredTable = { table: "cron_runs", columns: "*", billable: "state = 'running'" };
 
 export async function runNames(q: Queryable, ids: string[]): Promise<{ id: string; name: string }[]> {
-  const { rows } = await q.query<{ id: string; name: string }>(
+  return allRows<{ id: string; name: string }>(
+    q,
     `SELECT r.id, j.name FROM cron_runs r JOIN cron_jobs j ON j.id = r.job_id WHERE r.id = ANY($1::uuid[])`,
     [ids],
   );
-  return rows;
 }

@@ -1,4 +1,4 @@
-import { returnedIds, type Queryable } from "../store/db.js";
+import { allRows, type Queryable, returnedIds } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 
 /** The SQL of attachments (attachments.ts): which instances carry an allowlist the owner's app networks join. */
@@ -32,12 +32,12 @@ export interface AllowlistedRow {
 
 /** Every instance with a non-empty allowlist and a server (running or paused), no command open: the reconciler's drift check. */
 export async function allowlistedIdle(q: Queryable): Promise<AllowlistedRow[]> {
-  const { rows } = await q.query<AllowlistedRow>(
+  return allRows<AllowlistedRow>(
+    q,
     `SELECT d.id, d.owner_kind, d.owner_id, d.app_cidrs FROM databases d
       WHERE d.desired_state <> 'removed' AND d.state IN ('running', 'paused') AND d.purged_at IS NULL
         AND jsonb_array_length(d.allowlist) > 0
         AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))
       ORDER BY d.owner_kind, d.owner_id, d.id`,
   );
-  return rows;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** database_backups: the index of an instance's base backups, snapshots and archived WAL (the files are the provider's). */
@@ -17,20 +17,20 @@ export interface BackupRow {
 }
 
 export async function recentBackups(q: Queryable, databaseId: string, limit = 20): Promise<BackupRow[]> {
-  const { rows } = await q.query<BackupRow>(
+  return allRows<BackupRow>(
+    q,
     "SELECT * FROM database_backups WHERE database_id = $1 ORDER BY coalesce(finished_at, created_at) DESC LIMIT $2",
     [databaseId, limit],
   );
-  return rows;
 }
 
 /** Every backup of the owner's instances, newest first. */
 export async function backupsOf(q: Queryable, owner: Owner, limit: number): Promise<BackupRow[]> {
-  const { rows } = await q.query<BackupRow>(
+  return allRows<BackupRow>(
+    q,
     "SELECT * FROM database_backups WHERE owner_kind = $1 AND owner_id = $2 ORDER BY coalesce(finished_at, created_at) DESC LIMIT $3",
     [owner.kind, owner.id, limit],
   );
-  return rows;
 }
 
 /**

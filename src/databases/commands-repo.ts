@@ -2,7 +2,7 @@
  * The databases area's SQL for running commands and placing instances on hosts (jobs.ts, placement.ts):
  * database_commands as workers move them along, and the instances a host holds.
  */
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 
 /** A row of database_commands: what was asked of an instance, and how it went. */
 export interface CommandRow {
@@ -58,11 +58,11 @@ export async function failUnlessSucceeded(
   id: string,
   message: string,
 ): Promise<{ database_id: string; kind: string } | null> {
-  const { rows } = await q.query<{ database_id: string; kind: string }>(
+  return oneRow<{ database_id: string; kind: string }>(
+    q,
     "UPDATE database_commands SET status = 'failed', finished_at = now(), error = $2, params = params - $3::text[] WHERE id = $1 AND status <> 'succeeded' RETURNING database_id, kind",
     [id, message, SECRET_PARAMS],
   );
-  return rows[0] ?? null;
 }
 
 export async function hasOpenCommand(q: Queryable, databaseId: string, kind: string): Promise<boolean> {
@@ -78,26 +78,26 @@ export async function unfinishedCommands(
   q: Queryable,
   atStartup: boolean,
 ): Promise<{ id: string; database_id: string; status: string; stale: boolean }[]> {
-  const { rows } = await q.query<{ id: string; database_id: string; status: string; stale: boolean }>(
+  return allRows<{ id: string; database_id: string; status: string; stale: boolean }>(
+    q,
     `SELECT c.id, c.database_id, c.status, c.started_at < now() - interval '20 minutes' AS stale FROM database_commands c
       WHERE (c.status = 'queued' AND ($1 OR c.created_at < now() - interval '1 minute')) OR c.status = 'running'`,
     [atStartup],
   );
-  return rows;
 }
 
 /** Instances whose state is not their desired state, with no command queued or running (jobs.ts reconcileStates). */
 export async function driftedDatabases(
   q: Queryable,
 ): Promise<{ id: string; desired_state: string; state: string; parent_id: string | null }[]> {
-  const { rows } = await q.query<{ id: string; desired_state: string; state: string; parent_id: string | null }>(
+  return allRows<{ id: string; desired_state: string; state: string; parent_id: string | null }>(
+    q,
     `SELECT d.id, d.desired_state, d.state, d.parent_id FROM databases d
       WHERE d.purged_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))
         AND CASE WHEN d.desired_state = 'removed' THEN d.state <> 'removed'
                  ELSE d.state <> 'failed' AND (d.state = 'creating' OR d.state <> d.desired_state) END`,
   );
-  return rows;
 }
 
 /** The host's instances whose server must be checked after a restart: up ones, and deleted ones. */
@@ -105,12 +105,12 @@ export async function serversToCheck(
   q: Queryable,
   hostId: string,
 ): Promise<{ id: string; state: string; desired_state: string }[]> {
-  const { rows } = await q.query<{ id: string; state: string; desired_state: string }>(
+  return allRows<{ id: string; state: string; desired_state: string }>(
+    q,
     `SELECT id, state, desired_state FROM databases
       WHERE host_id = $1 AND (state IN ('running', 'paused', 'idle_stopped') OR desired_state = 'removed') AND purged_at IS NULL`,
     [hostId],
   );
-  return rows;
 }
 
 /** The host of a command's instance: undefined without the command, null while the instance has none. */
@@ -132,11 +132,11 @@ export async function markWaiting(q: Queryable, ids: string[], reason: string): 
 
 /** Queued commands grouped by the host of their instance (null: not placed). */
 export async function queuedByHost(q: Queryable): Promise<{ host_id: string | null; ids: string[] }[]> {
-  const { rows } = await q.query<{ host_id: string | null; ids: string[] }>(
+  return allRows<{ host_id: string | null; ids: string[] }>(
+    q,
     `SELECT d.host_id, array_agg(c.id::text) AS ids FROM database_commands c JOIN databases d ON d.id = c.database_id
       WHERE c.status = 'queued' GROUP BY d.host_id`,
   );
-  return rows;
 }
 
 /** Fails a command still queued; whether it was. */
@@ -193,14 +193,13 @@ export async function lastCommandResult<T>(q: Queryable, databaseId: string, kin
 }
 
 export async function findCommand(q: Queryable, id: string): Promise<CommandRow | null> {
-  const { rows } = await q.query<CommandRow>("SELECT * FROM database_commands WHERE id = $1", [id]);
-  return rows[0] ?? null;
+  return oneRow<CommandRow>(q, "SELECT * FROM database_commands WHERE id = $1", [id]);
 }
 
 export async function recentCommands(q: Queryable, databaseId: string, limit = 10): Promise<CommandRow[]> {
-  const { rows } = await q.query<CommandRow>(
+  return allRows<CommandRow>(
+    q,
     "SELECT * FROM database_commands WHERE database_id = $1 ORDER BY created_at DESC LIMIT $2",
     [databaseId, limit],
   );
-  return rows;
 }

@@ -1,4 +1,4 @@
-import { returnedIds, type Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { finderOf } from "../store/find.js";
@@ -93,8 +93,7 @@ export const findDatabase = finderOf<DatabaseRow>({
 });
 
 export async function findDatabaseById(q: Queryable, id: string): Promise<DatabaseRow | null> {
-  const { rows } = await q.query<DatabaseRow>("SELECT * FROM databases WHERE id = $1", [id]);
-  return rows[0] ?? null;
+  return oneRow<DatabaseRow>(q, "SELECT * FROM databases WHERE id = $1", [id]);
 }
 
 /** The owner's live instances, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
@@ -243,11 +242,11 @@ export async function growStorage(q: Queryable, id: string, fromGb: number, toGb
 
 /** Running instances the watcher looks at; one being paused (desired paused) is left to its stop command. */
 export async function watchedDatabases(q: Queryable, onlyIds: string[] | null): Promise<DatabaseRow[]> {
-  const { rows } = await q.query<DatabaseRow>(
+  return allRows<DatabaseRow>(
+    q,
     "SELECT * FROM databases WHERE state = 'running' AND desired_state = 'running' AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))",
     [onlyIds],
   );
-  return rows;
 }
 
 export async function runningDatabaseIds(q: Queryable): Promise<string[]> {
@@ -308,21 +307,20 @@ export async function billableDatabases(
 }
 
 export async function billableDatabasesOf(q: Queryable, owner: Owner): Promise<BillableRow[]> {
-  const { rows } = await q.query<BillableRow>(`${BILLABLE} AND owner_kind = $1 AND owner_id = $2 ORDER BY id`, [
+  return allRows<BillableRow>(q, `${BILLABLE} AND owner_kind = $1 AND owner_id = $2 ORDER BY id`, [
     owner.kind,
     owner.id,
   ]);
-  return rows;
 }
 
 export async function namesOf(q: Queryable, ids: string[]): Promise<{ id: string; name: string; slug: string }[]> {
   const valid = ids.filter((id) => UUID.test(id));
   if (!valid.length) return [];
-  const { rows } = await q.query<{ id: string; name: string; slug: string }>(
+  return allRows<{ id: string; name: string; slug: string }>(
+    q,
     "SELECT id, name, slug FROM databases WHERE id = ANY($1::uuid[])",
     [valid],
   );
-  return rows;
 }
 
 /** Marks the owner's running paid instances to be paused, with the reason shown to the user; returns their ids. */

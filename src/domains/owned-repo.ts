@@ -1,5 +1,5 @@
 /** The domains area's SQL for organizations (owned.ts): its owned table, the move, and the ties to apps. */
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 import { moveOwned, notifyEach, type MoveTo, type OwnedTable } from "../kernel/owned-repo.js";
 
 export const OWNED_DOMAINS: OwnedTable = {
@@ -19,11 +19,11 @@ export async function moveDomains(q: Queryable, ids: string[], to: MoveTo): Prom
 
 /** The app a domain serves (custom_domains.app_kind, app_id). */
 export async function domainApp(q: Queryable, id: string): Promise<{ app_kind: string; app_id: string } | null> {
-  const { rows } = await q.query<{ app_kind: string; app_id: string }>(
+  return oneRow<{ app_kind: string; app_id: string }>(
+    q,
     "SELECT app_kind, app_id FROM custom_domains WHERE id = $1::uuid",
     [id],
   );
-  return rows[0] ?? null;
 }
 
 /** The ids of the domains serving an app. */

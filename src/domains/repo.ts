@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
@@ -34,14 +34,14 @@ export async function listDomains(
   owner: Owner,
   opts: { appSlug?: string; refs: string[] | null },
 ): Promise<DomainRow[]> {
-  const { rows } = await q.query<DomainRow>(
+  return allRows<DomainRow>(
+    q,
     `SELECT * FROM custom_domains
       WHERE owner_kind = $1 AND owner_id = $2 AND ($3::text IS NULL OR app_slug = $3)
         AND ($4::text[] IS NULL OR id::text = ANY($4) OR domain = ANY($4))
       ORDER BY created_at, domain LIMIT 1000`,
     [owner.kind, owner.id, opts.appSlug ?? null, opts.refs],
   );
-  return rows;
 }
 
 /** Inserts a pending domain; null when the name is registered already (by anyone). */
@@ -60,7 +60,8 @@ export async function insertDomain(
     | "verification_token"
   >,
 ): Promise<DomainRow | null> {
-  const { rows } = await q.query<DomainRow>(
+  return oneRow<DomainRow>(
+    q,
     `INSERT INTO custom_domains (id, owner_kind, owner_id, account_id, domain, app_kind, app_id, app_slug, verification_token, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending')
      ON CONFLICT (domain) DO NOTHING RETURNING *`,
@@ -76,7 +77,6 @@ export async function insertDomain(
       row.verification_token,
     ],
   );
-  return rows[0] ?? null;
 }
 
 /** Who holds a domain name, whoever it is. */
@@ -84,11 +84,11 @@ export async function holderOf(
   q: Queryable,
   domain: string,
 ): Promise<{ owner_kind: OwnerKind; owner_id: string; app_slug: string } | null> {
-  const { rows } = await q.query<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
+  return oneRow<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
+    q,
     "SELECT owner_kind, owner_id, app_slug FROM custom_domains WHERE domain = $1",
     [domain],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -131,11 +131,11 @@ export async function verifiedDomain(
   q: Queryable,
   host: string,
 ): Promise<{ owner_kind: OwnerKind; owner_id: string; app_slug: string } | null> {
-  const { rows } = await q.query<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
+  return oneRow<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
+    q,
     "SELECT owner_kind, owner_id, app_slug FROM custom_domains WHERE domain = $1 AND status = 'verified'",
     [host],
   );
-  return rows[0] ?? null;
 }
 
 /** `domain.certificate_failed` for the verified domain named host (other hosts, e.g. the platform's, have no owner to tell). */

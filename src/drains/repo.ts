@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 
@@ -80,8 +80,7 @@ export const getDrain = (q: Queryable, owner: Owner, id: string, lock = false): 
   findByRef<DrainRow>(q, DRAINS, owner, id, { forUpdate: lock });
 
 export async function drainById(q: Queryable, id: string): Promise<DrainRow | null> {
-  const { rows } = await q.query<DrainRow>(`SELECT * FROM log_drains WHERE id = $1 AND removed_at IS NULL`, [id]);
-  return rows[0] ?? null;
+  return oneRow<DrainRow>(q, `SELECT * FROM log_drains WHERE id = $1 AND removed_at IS NULL`, [id]);
 }
 
 export interface DrainChange {
@@ -126,11 +125,11 @@ export async function removeDrain(q: Queryable, id: string): Promise<void> {
 
 /** Every enabled drain of a source, platform-wide (the shippers' pass; a handful per owner at most). */
 export async function activeDrains(q: Queryable, source: DrainRow["source"]): Promise<DrainRow[]> {
-  const { rows } = await q.query<DrainRow>(
+  return allRows<DrainRow>(
+    q,
     `SELECT * FROM log_drains WHERE source = $1 AND enabled AND removed_at IS NULL ORDER BY id`,
     [source],
   );
-  return rows;
 }
 
 export interface CursorRow {
@@ -153,7 +152,8 @@ export async function claimCursor(
   claimSeconds: number,
   startNs: bigint,
 ): Promise<CursorRow | null> {
-  const { rows } = await q.query<CursorRow>(
+  return oneRow<CursorRow>(
+    q,
     `INSERT INTO log_drain_cursors (drain_id, source_id, at_ns, claimed_until)
      SELECT $1, $2, $3, now() + make_interval(secs => $4) WHERE EXISTS (SELECT 1 FROM log_drains WHERE id = $1)
      ON CONFLICT (drain_id, source_id) DO UPDATE SET claimed_until = EXCLUDED.claimed_until
@@ -161,7 +161,6 @@ export async function claimCursor(
      RETURNING drain_id, source_id, at_ns::text, at_count, edge_tx::text, edge_seq::text`,
     [drainId, sourceId, startNs.toString(), claimSeconds],
   );
-  return rows[0] ?? null;
 }
 
 export async function releaseCursor(q: Queryable, drainId: string, sourceId: string): Promise<void> {
@@ -317,7 +316,8 @@ export async function staleEdgeLines(
   after: { tx: string; seq: string },
   before: Date,
 ): Promise<{ n: number; tx: string; seq: string } | null> {
-  const { rows } = await q.query<{ n: number; tx: string; seq: string }>(
+  return oneRow<{ n: number; tx: string; seq: string }>(
+    q,
     `WITH m AS (SELECT tx, seq FROM drain_edge_lines
                  WHERE (tx, seq) > ($1::xid8, $2::bigint) AND ${edgeWhere(d)} AND at < $6
                  ORDER BY tx DESC, seq DESC LIMIT 1)
@@ -327,7 +327,6 @@ export async function staleEdgeLines(
        FROM m`,
     [after.tx, after.seq, ...edgeParams(d), before],
   );
-  return rows[0] ?? null;
 }
 
 /** The edge's lines older than `before`: every drain has shipped or dropped them by then. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /**
@@ -137,11 +137,7 @@ export async function readAfter(
 /** The position of one of the owners' events (a cursor or Last-Event-ID); null when it is none of theirs. */
 export async function positionOf(q: Queryable, owners: readonly Owner[], id: string): Promise<Position | null> {
   const params: unknown[] = [id];
-  const { rows } = await q.query<Position>(
-    `SELECT tx, seq FROM events WHERE id = $1 AND ${ownersSql(owners, params)}`,
-    params,
-  );
-  return rows[0] ?? null;
+  return oneRow<Position>(q, `SELECT tx, seq FROM events WHERE id = $1 AND ${ownersSql(owners, params)}`, params);
 }
 
 /** The newest final position: a stream opened without Last-Event-ID starts here (only what happens next). */
@@ -173,6 +169,5 @@ export async function deleteEventsBefore(q: Queryable, before: Date, limit: numb
 }
 
 export async function eventBySeq(q: Queryable, seq: number): Promise<EventRow | null> {
-  const { rows } = await q.query<EventRow>(`SELECT * FROM events WHERE seq = $1`, [seq]);
-  return rows[0] ?? null;
+  return oneRow<EventRow>(q, `SELECT * FROM events WHERE seq = $1`, [seq]);
 }

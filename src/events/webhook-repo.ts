@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 import type { Position } from "./repo.js";
@@ -130,12 +130,12 @@ export async function rollSecret(
 /** Enabled endpoints of these owners (the dispatcher's fan-out). */
 export async function endpointsOf(q: Queryable, owners: Owner[]): Promise<EndpointRow[]> {
   if (!owners.length) return [];
-  const { rows } = await q.query<EndpointRow>(
+  return allRows<EndpointRow>(
+    q,
     `SELECT * FROM webhook_endpoints WHERE enabled AND removed_at IS NULL
        AND (owner_kind || ':' || owner_id::text) = ANY($1)`,
     [owners.map((o) => `${o.kind}:${o.id}`)],
   );
-  return rows;
 }
 
 // ---- the dispatcher's position
@@ -218,20 +218,16 @@ export async function claimDelivery(
   claimSeconds: number,
   manual: boolean,
 ): Promise<DeliveryRow | null> {
-  const { rows } = await q.query<DeliveryRow>(
+  return oneRow<DeliveryRow>(
+    q,
     `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2)
      WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < now()) AND ($3 OR state = 'pending') RETURNING *`,
     [id, claimSeconds, manual],
   );
-  return rows[0] ?? null;
 }
 
 export async function endpointById(q: Queryable, id: string, lock = false): Promise<EndpointRow | null> {
-  const { rows } = await q.query<EndpointRow>(
-    `SELECT * FROM webhook_endpoints WHERE id = $1 ${lock ? "FOR UPDATE" : ""}`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<EndpointRow>(q, `SELECT * FROM webhook_endpoints WHERE id = $1 ${lock ? "FOR UPDATE" : ""}`, [id]);
 }
 
 export interface AttemptResult {
@@ -308,14 +304,14 @@ export async function listDeliveries(
   limit: number,
   deliveryId: string | null = null,
 ): Promise<DeliveryListRow[]> {
-  const { rows } = await q.query<DeliveryListRow>(
+  return allRows<DeliveryListRow>(
+    q,
     `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
      WHERE d.endpoint_id = $1 AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2, $3::uuid))
        AND ($5::uuid IS NULL OR d.id = $5)
      ORDER BY d.created_at DESC, d.id DESC LIMIT $4`,
     [endpointId, before?.created_at ?? null, before?.id ?? null, limit, deliveryId],
   );
-  return rows;
 }
 
 export interface AttemptRow {
@@ -328,9 +324,9 @@ export interface AttemptRow {
 }
 
 export async function attemptsOf(q: Queryable, deliveryId: string): Promise<AttemptRow[]> {
-  const { rows } = await q.query<AttemptRow>(
+  return allRows<AttemptRow>(
+    q,
     `SELECT at, manual, status, latency_ms, answer_excerpt, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`,
     [deliveryId],
   );
-  return rows;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 import type { HostRole } from "./contract.js";
 
 export interface HostRow {
@@ -85,15 +85,13 @@ export async function pickAvailable(q: Queryable, role: HostRole, missedBeats: n
 }
 
 export async function listHosts(q: Queryable, missedBeats: number): Promise<HostRow[]> {
-  const { rows } = await q.query<HostRow>(`SELECT *, ${fresh(1)} AS available FROM hosts ORDER BY registered_at, id`, [
-    missedBeats,
-  ]);
-  return rows;
+  return allRows<HostRow>(q, `SELECT *, ${fresh(1)} AS available FROM hosts ORDER BY registered_at, id`, [missedBeats]);
 }
 
 /** Processes not stopped that beat within the last hour, newest first. */
 export async function listProcesses(q: Queryable, missedBeats: number): Promise<ProcessRow[]> {
-  const { rows } = await q.query<ProcessRow>(
+  return allRows<ProcessRow>(
+    q,
     `SELECT p.id, p.host_id, p.pid, p.roles, p.started_at, p.last_heartbeat_at,
             p.last_heartbeat_at > now() - make_interval(secs => h.heartbeat_seconds * $1) AS alive
        FROM host_processes p JOIN hosts h ON h.id = p.host_id
@@ -101,5 +99,4 @@ export async function listProcesses(q: Queryable, missedBeats: number): Promise<
       ORDER BY p.started_at DESC`,
     [missedBeats],
   );
-  return rows;
 }

@@ -1,5 +1,5 @@
 /** The SQL of Idempotency-Key rows (idempotency.ts, idempotent-change.ts): claims, stored answers, committed results. */
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 
 export interface StoredResponse {
   state: "running" | "done";
@@ -34,12 +34,12 @@ export async function claimKey(
 }
 
 export async function storedResponse(q: Queryable, owner: string, key: string): Promise<StoredResponse | null> {
-  const { rows } = await q.query<StoredResponse>(
+  return oneRow<StoredResponse>(
+    q,
     `SELECT state, request_hash, response_status, response_headers, response_body, locked_until > now() AS locked
        FROM idempotency_keys WHERE owner = $1 AND key = $2`,
     [owner, key],
   );
-  return rows[0] ?? null;
 }
 
 /** After a failed answer: the key is let go, or only its lock when a create committed with it (kept for the retry). */

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 
 export interface PatchReportRow {
   id: string;
@@ -16,9 +16,9 @@ export async function insertPatchReport(q: Queryable, host: string, report: unkn
 }
 
 export async function listPatchReports(q: Queryable, limit: number): Promise<PatchReportRow[]> {
-  const { rows } = await q.query<PatchReportRow>(
+  return allRows<PatchReportRow>(
+    q,
     "SELECT id::text, host, report, received_at FROM fleet_patch_reports ORDER BY id DESC LIMIT $1",
     [limit],
   );
-  return rows;
 }

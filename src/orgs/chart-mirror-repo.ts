@@ -5,7 +5,7 @@
  * stays here, with the organizations that own them; the suite plans the change and calls these through public.ts.
  * Bulk writes are one statement over unnest()ed arrays.
  */
-import type { Queryable } from "../store/db.js";
+import { allRows, type Queryable } from "../store/db.js";
 
 /** A department as the mirror sees it, tombstoned ones included. */
 export interface MirrorRow {
@@ -36,11 +36,11 @@ export async function lockChart(q: Queryable, orgId: string): Promise<void> {
 
 /** Every department of the organization, tombstoned ones included (a unit listed again comes back). */
 export async function mirrorRows(q: Queryable, orgId: string): Promise<MirrorRow[]> {
-  const { rows } = await q.query<MirrorRow>(
+  return allRows<MirrorRow>(
+    q,
     "SELECT id, code, name, parent_id, suite_unit_id, removed_at FROM org_departments WHERE org_id = $1",
     [orgId],
   );
-  return rows;
 }
 
 /**

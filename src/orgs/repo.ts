@@ -2,7 +2,7 @@
  * The organizations core's SQL: organizations, memberships, the department tree as sub-areas walk it, and what a
  * member leaves behind (the sub-areas' own SQL is in their folders).
  */
-import { returnedIds, type Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
@@ -58,10 +58,7 @@ export async function assetManagement(
 }
 
 export async function findOrg(q: Queryable, id: string, lock = false): Promise<OrgRow | null> {
-  const { rows } = await q.query<OrgRow>(`SELECT ${ORG_COLUMNS} FROM orgs WHERE id = $1${lock ? " FOR UPDATE" : ""}`, [
-    id,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<OrgRow>(q, `SELECT ${ORG_COLUMNS} FROM orgs WHERE id = $1${lock ? " FOR UPDATE" : ""}`, [id]);
 }
 
 export async function billingModeOf(q: Queryable, id: string): Promise<OrgRow["billing_mode"] | null> {
@@ -161,18 +158,11 @@ const MEMBER_SELECT = `SELECT m.account_id, a.email, a.display_name, m.role, m.d
     FROM org_members m JOIN accounts a ON a.id = m.account_id LEFT JOIN org_departments d ON d.id = m.department_id`;
 
 export async function listMembers(q: Queryable, orgId: string): Promise<MemberRow[]> {
-  const { rows } = await q.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.joined_at, a.email`, [
-    orgId,
-  ]);
-  return rows;
+  return allRows<MemberRow>(q, `${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.joined_at, a.email`, [orgId]);
 }
 
 export async function findMember(q: Queryable, orgId: string, accountId: string): Promise<MemberRow | null> {
-  const { rows } = await q.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 AND m.account_id = $2`, [
-    orgId,
-    accountId,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<MemberRow>(q, `${MEMBER_SELECT} WHERE m.org_id = $1 AND m.account_id = $2`, [orgId, accountId]);
 }
 
 export async function memberIds(q: Queryable, orgId: string): Promise<string[]> {
@@ -257,14 +247,14 @@ export async function pendingInviteFor(
   email: string,
   since: Date | null = null,
 ): Promise<{ id: string; role: "admin" | "member"; department_id: string | null } | null> {
-  const { rows } = await q.query<{ id: string; role: "admin" | "member"; department_id: string | null }>(
+  return oneRow<{ id: string; role: "admin" | "member"; department_id: string | null }>(
+    q,
     `SELECT id, role, department_id FROM org_invites
       WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at > now()
         AND ($3::timestamptz IS NULL OR created_at > $3)
       FOR UPDATE`,
     [orgId, email, since],
   );
-  return rows[0] ?? null;
 }
 
 /** Marks a pending invitation accepted by the account (the caller adds the membership in the same transaction). */

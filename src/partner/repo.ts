@@ -1,5 +1,5 @@
 /** The partners table: which accounts are partners, their billing mode, limit, visitor login and child scope ceiling. */
-import type { Queryable } from "../store/db.js";
+import { oneRow, type Queryable } from "../store/db.js";
 import { patchParams } from "../store/patch.js";
 
 export type BillingMode = "child_prepaid" | "partner_postpaid";
@@ -17,11 +17,11 @@ export interface PartnerRow {
 const COLUMNS = "account_id, billing_mode, monthly_limit_krw, visitor_login_url, child_scopes, created_at, updated_at";
 
 export async function findPartner(q: Queryable, accountId: string, opts: { forUpdate?: boolean } = {}) {
-  const { rows } = await q.query<PartnerRow>(
+  return oneRow<PartnerRow>(
+    q,
     `SELECT ${COLUMNS} FROM partners WHERE account_id = $1${opts.forUpdate ? " FOR UPDATE" : ""}`,
     [accountId],
   );
-  return rows[0] ?? null;
 }
 
 /** Makes the account a partner or updates it (operator). */

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 
@@ -76,20 +76,19 @@ export const findLink = (q: Queryable, owner: Owner, id: string): Promise<LinkRo
 
 /** A link by id whatever its owner (the webhook and the jobs); unlinked ones too. */
 export async function linkById(q: Queryable, id: string): Promise<LinkRow | null> {
-  const { rows } = await q.query<LinkRow>("SELECT * FROM preview_links WHERE id::text = $1", [id]);
-  return rows[0] ?? null;
+  return oneRow<LinkRow>(q, "SELECT * FROM preview_links WHERE id::text = $1", [id]);
 }
 
 /** Marks a link unlinked and every preview of it closed; returns the previews to remove. */
 export async function unlink(q: Queryable, id: string): Promise<PreviewRow[]> {
   await q.query("UPDATE preview_links SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL", [id]);
-  const { rows } = await q.query<PreviewRow>(
+  return allRows<PreviewRow>(
+    q,
     `UPDATE previews SET desired = 'closed', closed_at = coalesce(closed_at, now()), updated_at = now(),
        state = CASE WHEN state = 'removed' THEN state ELSE 'removing' END
      WHERE link_id = $1 AND state <> 'removed' RETURNING *`,
     [id],
   );
-  return rows;
 }
 
 /** Unlinked links whose previews are all removed: their rows go. */
@@ -110,15 +109,16 @@ export async function recordIntent(
   p: { id: string; linkId: string; iid: number; desired: "open" | "closed"; branch: string; sha: string; slug: string },
 ): Promise<PreviewRow | null> {
   if (p.desired === "closed") {
-    const { rows } = await q.query<PreviewRow>(
+    return oneRow<PreviewRow>(
+      q,
       `UPDATE previews SET desired = 'closed', closed_at = coalesce(closed_at, now()), updated_at = now(),
          state = CASE WHEN state = 'removed' THEN state ELSE 'removing' END
        WHERE link_id = $1 AND mr_iid = $2 RETURNING *`,
       [p.linkId, p.iid],
     );
-    return rows[0] ?? null;
   }
-  const { rows } = await q.query<PreviewRow>(
+  return oneRow<PreviewRow>(
+    q,
     `INSERT INTO previews (id, link_id, mr_iid, desired, state, source_branch, sha, slug)
      VALUES ($1, $2, $3, 'open', 'building', $4, $5, $6)
      ON CONFLICT (link_id, mr_iid) DO UPDATE SET desired = 'open', source_branch = EXCLUDED.source_branch,
@@ -129,24 +129,21 @@ export async function recordIntent(
      RETURNING *`,
     [p.id, p.linkId, p.iid, p.branch, p.sha, p.slug],
   );
-  return rows[0] ?? null;
 }
 
 /** The open previews of a link on a branch (push events). */
 export async function openOnBranch(q: Queryable, linkId: string, branch: string): Promise<PreviewRow[]> {
-  const { rows } = await q.query<PreviewRow>(
+  return allRows<PreviewRow>(
+    q,
     "SELECT * FROM previews WHERE link_id = $1 AND source_branch = $2 AND desired = 'open'",
     [linkId, branch],
   );
-  return rows;
 }
 
 export async function previewById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}) {
-  const { rows } = await q.query<PreviewRow>(
-    `SELECT * FROM previews WHERE id::text = $1${opts.forUpdate ? " FOR UPDATE" : ""}`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<PreviewRow>(q, `SELECT * FROM previews WHERE id::text = $1${opts.forUpdate ? " FOR UPDATE" : ""}`, [
+    id,
+  ]);
 }
 
 export interface PreviewWithLink extends PreviewRow {
@@ -156,14 +153,14 @@ export interface PreviewWithLink extends PreviewRow {
 
 /** The owner's previews with their link's app and project, newest first; removed ones of the last 30 days too. */
 export async function listPreviews(q: Queryable, owner: Owner, id: string | null = null): Promise<PreviewWithLink[]> {
-  const { rows } = await q.query<PreviewWithLink>(
+  return allRows<PreviewWithLink>(
+    q,
     `SELECT p.*, l.app_name, l.project FROM previews p JOIN preview_links l ON l.id = p.link_id
      WHERE l.owner_kind = $1 AND l.owner_id = $2 AND ($3::text IS NULL OR p.id::text = $3)
        AND (p.state <> 'removed' OR p.updated_at > now() - interval '30 days')
      ORDER BY p.created_at DESC, p.id LIMIT 500`,
     [owner.kind, owner.id, id],
   );
-  return rows;
 }
 
 /** Changes a preview's columns (the jobs' steps); `updated_at` moves. */
@@ -179,24 +176,24 @@ export async function setPreview(q: Queryable, id: string, patch: Partial<Previe
 
 /** Previews a job should look at again: unsettled for a while (a job lost to a crash), or open past their age. */
 export async function needingWork(q: Queryable, staleSeconds: number): Promise<PreviewRow[]> {
-  const { rows } = await q.query<PreviewRow>(
+  return allRows<PreviewRow>(
+    q,
     `SELECT p.* FROM previews p JOIN preview_links l ON l.id = p.link_id
      WHERE (p.state IN ('building', 'deploying', 'removing') AND p.updated_at < now() - make_interval(secs => $1))
         OR (p.desired = 'open' AND p.created_at < now() - make_interval(secs => l.max_age_seconds))
      ORDER BY p.updated_at LIMIT 200`,
     [staleSeconds],
   );
-  return rows;
 }
 
 /** Closes a preview past its link's maximum age (the sweep), unless it is already closed. */
 export async function expire(q: Queryable, id: string): Promise<PreviewRow | null> {
-  const { rows } = await q.query<PreviewRow>(
+  return oneRow<PreviewRow>(
+    q,
     `UPDATE previews p SET desired = 'closed', state = 'removing', closed_at = now(), updated_at = now(),
        error = 'removed past the maximum age'
      FROM preview_links l WHERE p.id = $1 AND l.id = p.link_id AND p.desired = 'open'
        AND p.created_at < now() - make_interval(secs => l.max_age_seconds) RETURNING p.*`,
     [id],
   );
-  return rows[0] ?? null;
 }

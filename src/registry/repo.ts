@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Every SQL statement of the registry area (tables: migration 014_registry.sql). */
@@ -9,10 +9,7 @@ export interface SigningKeyRow {
 }
 
 export async function signingKey(q: Queryable): Promise<SigningKeyRow | null> {
-  const { rows } = await q.query<SigningKeyRow>(
-    "SELECT private_key, certificate FROM registry_signing_keys WHERE id = 1",
-  );
-  return rows[0] ?? null;
+  return oneRow<SigningKeyRow>(q, "SELECT private_key, certificate FROM registry_signing_keys WHERE id = 1");
 }
 
 /** Stores the key unless another process stored one first; either way answers the one that counts. */
@@ -82,8 +79,7 @@ export async function insertCredential(q: Queryable, c: NewCredential): Promise<
 
 /** Credentials by user name, expired or not (the caller checks `expires_at`). */
 export async function credential(q: Queryable, username: string): Promise<CredentialRow | null> {
-  const { rows } = await q.query<CredentialRow>("SELECT * FROM registry_credentials WHERE username = $1", [username]);
-  return rows[0] ?? null;
+  return oneRow<CredentialRow>(q, "SELECT * FROM registry_credentials WHERE username = $1", [username]);
 }
 
 /** Drops credentials expired for a while (kept an hour so a late login still reads as expired, not unknown). */
@@ -109,8 +105,8 @@ export async function forgetServer(q: Queryable, hostId: string): Promise<void> 
 
 /** Recorded registry servers, newest first. */
 export async function servers(q: Queryable): Promise<{ host_id: string; address: string }[]> {
-  const { rows } = await q.query<{ host_id: string; address: string }>(
+  return allRows<{ host_id: string; address: string }>(
+    q,
     "SELECT host_id, address FROM registry_servers ORDER BY started_at DESC",
   );
-  return rows;
 }

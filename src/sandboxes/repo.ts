@@ -1,4 +1,4 @@
-import { type Queryable, isUuid } from "../store/db.js";
+import { allRows, isUuid, oneRow, type Queryable } from "../store/db.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
 
 export interface SandboxRow {
@@ -30,23 +30,23 @@ const READ = `*, CASE WHEN state = 'running' AND expires_at <= now() THEN 'expir
 /** One sandbox of the owner by id (sandboxes have no slug); removed ones included. */
 export async function findSandbox(q: Queryable, owner: Owner, id: string): Promise<SandboxRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<SandboxRow>(
+  return oneRow<SandboxRow>(
+    q,
     `SELECT ${READ} FROM sandboxes WHERE owner_kind = $1 AND owner_id = $2 AND id = $3::uuid`,
     [owner.kind, owner.id, id],
   );
-  return rows[0] ?? null;
 }
 
 /** Running sandboxes, and those that ended in the last day, newest first; refs narrow it for instance-limited keys. */
 export async function listSandboxes(q: Queryable, owner: Owner, refs: string[] | null): Promise<SandboxRow[]> {
-  const { rows } = await q.query<SandboxRow>(
+  return allRows<SandboxRow>(
+    q,
     `SELECT ${READ} FROM sandboxes WHERE owner_kind = $1 AND owner_id = $2 AND state <> 'removed'
         AND (state = 'running' OR ended_at > now() - interval '1 day')
         AND ($3::text[] IS NULL OR id::text = ANY($3))
       ORDER BY created_at DESC LIMIT 200`,
     [owner.kind, owner.id, refs],
   );
-  return rows;
 }
 
 /**
@@ -81,11 +81,11 @@ export async function insertSandbox(
 
 /** Records that the container runs; null when the sandbox ended meanwhile (deleted during its creation). */
 export async function markStarted(q: Queryable, id: string): Promise<SandboxRow | null> {
-  const { rows } = await q.query<SandboxRow>(
+  return oneRow<SandboxRow>(
+    q,
     `UPDATE sandboxes SET started_at = now() WHERE id = $1 AND state = 'running' RETURNING ${READ}`,
     [id],
   );
-  return rows[0] ?? null;
 }
 
 /** A running sandbox ends as expired (timed out, or its container was lost), with the reason shown in GET. */
@@ -98,29 +98,26 @@ export async function markExpired(q: Queryable, id: string, reason: string): Pro
 
 /** Deleted by its owner (or its creation failed): removed, whatever it was. */
 export async function markRemoved(q: Queryable, id: string, reason: string | null): Promise<SandboxRow | null> {
-  const { rows } = await q.query<SandboxRow>(
+  return oneRow<SandboxRow>(
+    q,
     `UPDATE sandboxes SET state = 'removed', state_reason = coalesce($2, state_reason), ended_at = coalesce(ended_at, now())
       WHERE id = $1 RETURNING ${READ}`,
     [id, reason],
   );
-  return rows[0] ?? null;
 }
 
 /** Running sandboxes of a host whose time is up. */
 export async function dueOnHost(q: Queryable, hostId: string): Promise<SandboxRow[]> {
-  const { rows } = await q.query<SandboxRow>(
+  return allRows<SandboxRow>(
+    q,
     "SELECT * FROM sandboxes WHERE host_id = $1 AND state = 'running' AND expires_at <= now() ORDER BY expires_at",
     [hostId],
   );
-  return rows;
 }
 
 /** Every running sandbox of a host (the reaper compares them with the runtime's containers). */
 export async function runningOnHost(q: Queryable, hostId: string): Promise<SandboxRow[]> {
-  const { rows } = await q.query<SandboxRow>("SELECT * FROM sandboxes WHERE host_id = $1 AND state = 'running'", [
-    hostId,
-  ]);
-  return rows;
+  return allRows<SandboxRow>(q, "SELECT * FROM sandboxes WHERE host_id = $1 AND state = 'running'", [hostId]);
 }
 
 export async function sandboxesByIds(q: Queryable, ids: string[]): Promise<Map<string, SandboxRow>> {

@@ -1,5 +1,4 @@
-import { returnedIds, type Queryable } from "../store/db.js";
-import { isUuid } from "../store/db.js";
+import { allRows, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
 import { finderOf, listerOf } from "../store/find.js";
@@ -46,8 +45,7 @@ export const listSites = listerOf<SiteRow>(SITES, "created_at, id");
 
 /** Whether a live site has the slug (the edge's route source, and other areas' slug claims, ask this). */
 export async function liveSiteBySlug(q: Queryable, slug: string): Promise<SiteRow | null> {
-  const { rows } = await q.query<SiteRow>("SELECT * FROM static_sites WHERE slug = $1 AND removed_at IS NULL", [slug]);
-  return rows[0] ?? null;
+  return oneRow<SiteRow>(q, "SELECT * FROM static_sites WHERE slug = $1 AND removed_at IS NULL", [slug]);
 }
 
 export async function insertSite(
@@ -108,31 +106,31 @@ export async function findDeployment(
   opts: { forUpdate?: boolean } = {},
 ): Promise<DeploymentRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<DeploymentRow>(
+  return oneRow<DeploymentRow>(
+    q,
     `SELECT * FROM static_deployments WHERE id = $1 AND site_id = $2 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [id, siteId],
   );
-  return rows[0] ?? null;
 }
 
 /** The owner's live site holding a deployment, by the deployment's id alone. */
 export async function siteOfDeployment(q: Queryable, owner: Owner, deploymentId: string): Promise<SiteRow | null> {
   if (!isUuid(deploymentId)) return null;
-  const { rows } = await q.query<SiteRow>(
+  return oneRow<SiteRow>(
+    q,
     `SELECT s.* FROM static_deployments d JOIN static_sites s ON s.id = d.site_id
       WHERE d.id = $1 AND s.owner_kind = $2 AND s.owner_id = $3 AND s.removed_at IS NULL`,
     [deploymentId, owner.kind, owner.id],
   );
-  return rows[0] ?? null;
 }
 
 /** The site's deployments, newest first. */
 export async function listDeployments(q: Queryable, siteId: string, limit: number): Promise<DeploymentRow[]> {
-  const { rows } = await q.query<DeploymentRow>(
+  return allRows<DeploymentRow>(
+    q,
     "SELECT * FROM static_deployments WHERE site_id = $1 ORDER BY created_at DESC, id LIMIT $2",
     [siteId, limit],
   );
-  return rows;
 }
 
 export async function markFinalized(q: Queryable, id: string): Promise<DeploymentRow> {

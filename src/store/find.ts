@@ -2,7 +2,7 @@
  * The one lookup every area's repo makes for a path ref: the owner's row of a table by id (a UUID) or by its
  * name column (a slug or name). Several rows may share a name (removed ones stay): `order` decides which comes.
  */
-import { type Queryable, isUuid } from "./db.js";
+import { allRows, isUuid, oneRow, type Queryable } from "./db.js";
 
 export interface RefLookup {
   table: string;
@@ -25,13 +25,13 @@ export async function findByRef<T extends object>(
 ): Promise<T | null> {
   const byId = isUuid(ref);
   if (!byId && !t.refColumn) return null;
-  const { rows } = await q.query<T>(
+  return oneRow<T>(
+    q,
     `SELECT ${t.columns ?? "*"} FROM ${t.table}
       WHERE owner_kind = $1 AND owner_id = $2 AND ${byId ? "id = $3::uuid" : `${t.refColumn} = $3`}${t.where ? ` AND ${t.where}` : ""}
       ${t.order ? `ORDER BY ${t.order} LIMIT 1` : ""} ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [owner.kind, owner.id, byId || !opts.refValue ? ref : opts.refValue(ref)],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -45,14 +45,14 @@ export async function listByRefs<T extends object>(
   refs: string[] | null,
   order = "created_at",
 ): Promise<T[]> {
-  const { rows } = await q.query<T>(
+  return allRows<T>(
+    q,
     `SELECT ${t.columns ?? "*"} FROM ${t.table}
       WHERE owner_kind = $1 AND owner_id = $2${t.where ? ` AND ${t.where}` : ""}
         AND ($3::text[] IS NULL OR id::text = ANY($3)${t.refColumn ? ` OR ${t.refColumn} = ANY($3)` : ""})
       ORDER BY ${order}`,
     [owner.kind, owner.id, refs],
   );
-  return rows;
 }
 
 /** How many of the owner's rows of a table count (a per-owner limit's check). */

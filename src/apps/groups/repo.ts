@@ -1,4 +1,4 @@
-import { setClauses, type Db, type Queryable } from "../../store/db.js";
+import { allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { finderOf, listerOf } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
@@ -75,11 +75,7 @@ export async function groupById(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<GroupRow | null> {
-  const { rows } = await q.query<GroupRow>(
-    `SELECT * FROM pod_groups WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<GroupRow>(q, `SELECT * FROM pod_groups WHERE id = $1 ${opts.forUpdate ? "FOR UPDATE" : ""}`, [id]);
 }
 
 /** The owner's live groups, oldest first; `refs` (ids or slugs) narrows them for instance-limited keys. */
@@ -91,11 +87,11 @@ export const listGroups = listerOf<GroupRow>({
 
 /** A group's live member pods, oldest first. */
 export async function membersOf(q: Queryable, groupId: string): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     "SELECT * FROM pods WHERE group_id = $1 AND desired_state <> 'removed' ORDER BY created_at, id",
     [groupId],
   );
-  return rows;
 }
 
 /** Live members of many groups at once (list views). */
@@ -151,14 +147,14 @@ export async function updateGroup(q: Queryable, id: string, change: GroupChange)
 
 /** Live groups with at least one live member on the host: the ones this host's autoscaler samples. */
 export async function groupsOnHost(q: Queryable, hostId: string): Promise<GroupRow[]> {
-  const { rows } = await q.query<GroupRow>(
+  return allRows<GroupRow>(
+    q,
     `SELECT g.* FROM pod_groups g
       WHERE g.desired_state = 'running'
         AND EXISTS (SELECT 1 FROM pods p WHERE p.group_id = g.id AND p.host_id = $1 AND p.desired_state <> 'removed')
       ORDER BY g.created_at`,
     [hostId],
   );
-  return rows;
 }
 
 /**
@@ -166,14 +162,14 @@ export async function groupsOnHost(q: Queryable, hostId: string): Promise<GroupR
  * desired_replicas (a failed creation, a member removed on its own), a removed one with members left.
  */
 export async function groupsOffTarget(q: Queryable): Promise<GroupRow[]> {
-  const { rows } = await q.query<GroupRow>(
+  return allRows<GroupRow>(
+    q,
     `SELECT g.* FROM pod_groups g
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM pods p
                             WHERE p.group_id = g.id AND p.desired_state <> 'removed') m
       WHERE (g.desired_state = 'running' AND g.desired_replicas <> m.n) OR (g.desired_state = 'removed' AND m.n > 0)
       ORDER BY g.created_at`,
   );
-  return rows;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Scale-to-zero's SQL (src/apps/idle): apps whose idle time may have passed, stopping them for idleness, and the
  * record of a wake. The last request's time is the edge's (src/edge/public.ts `lastRequests`).
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 /** A pod or group with scale-to-zero on that has run at least its idle time since it last began to run. */
@@ -33,7 +33,8 @@ export interface IdleStopped {
  * recorded (with `state` running); once it serves, its idle clock starts again (reconciler.ts, awake_since).
  */
 export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCandidate[]> {
-  const { rows } = await q.query<IdleCandidate>(
+  return allRows<IdleCandidate>(
+    q,
     `(SELECT 'pod' AS kind, id::text, idle_stop_seconds, awake_since, awake_since::text AS awake_key FROM pods
        WHERE idle_stop_seconds IS NOT NULL AND desired_state = 'running' AND group_id IS NULL
          AND ((state = 'running' AND ready) OR woken_at IS NULL OR woken_at < now() - interval '1 minute')
@@ -47,7 +48,6 @@ export async function idleCandidates(q: Queryable, limit = 500): Promise<IdleCan
          AND awake_since < now() - make_interval(secs => idle_stop_seconds) LIMIT $1)`,
     [limit],
   );
-  return rows;
 }
 
 /**

@@ -3,7 +3,7 @@
  * the group's batch rollout reports it (src/apps/rollout/groups.ts), and the group's pointer to its release.
  */
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { GroupSpec } from "../groups/repo.js";
 import { markServing, type ReleaseRecord } from "./repo.js";
 
@@ -31,11 +31,9 @@ export async function insertGroupRelease(
 }
 
 export async function listGroupReleases(q: Queryable, groupId: string): Promise<GroupReleaseRow[]> {
-  const { rows } = await q.query<GroupReleaseRow>(
-    "SELECT * FROM pod_group_releases WHERE group_id = $1 ORDER BY number DESC",
-    [groupId],
-  );
-  return rows;
+  return allRows<GroupReleaseRow>(q, "SELECT * FROM pod_group_releases WHERE group_id = $1 ORDER BY number DESC", [
+    groupId,
+  ]);
 }
 
 export async function groupReleaseByNumber(
@@ -43,11 +41,10 @@ export async function groupReleaseByNumber(
   groupId: string,
   number: number,
 ): Promise<GroupReleaseRow | null> {
-  const { rows } = await q.query<GroupReleaseRow>(
-    "SELECT * FROM pod_group_releases WHERE group_id = $1 AND number = $2",
-    [groupId, number],
-  );
-  return rows[0] ?? null;
+  return oneRow<GroupReleaseRow>(q, "SELECT * FROM pod_group_releases WHERE group_id = $1 AND number = $2", [
+    groupId,
+    number,
+  ]);
 }
 
 /** The group's rollout finished: its release serves, the ones before it are superseded. */

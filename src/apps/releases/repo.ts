@@ -3,7 +3,7 @@
  * its outcome as rollouts report it, the checks' observed status on the pod, and the automatic rollback.
  */
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { PodRow } from "../repo.js";
 
 export type ReleaseOutcome = "pending" | "serving" | "superseded" | "rolled_back" | "failed";
@@ -73,18 +73,11 @@ export async function insertRelease(
 }
 
 export async function listReleases(q: Queryable, podId: string): Promise<ReleaseRow[]> {
-  const { rows } = await q.query<ReleaseRow>("SELECT * FROM pod_releases WHERE pod_id = $1 ORDER BY number DESC", [
-    podId,
-  ]);
-  return rows;
+  return allRows<ReleaseRow>(q, "SELECT * FROM pod_releases WHERE pod_id = $1 ORDER BY number DESC", [podId]);
 }
 
 export async function releaseByNumber(q: Queryable, podId: string, number: number): Promise<ReleaseRow | null> {
-  const { rows } = await q.query<ReleaseRow>("SELECT * FROM pod_releases WHERE pod_id = $1 AND number = $2", [
-    podId,
-    number,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<ReleaseRow>(q, "SELECT * FROM pod_releases WHERE pod_id = $1 AND number = $2", [podId, number]);
 }
 
 /** The rollout of `generation` carries the release it runs (what an automatic rollback returns to). */
@@ -101,11 +94,11 @@ export async function rolloutOf(
   podId: string,
   generation: number,
 ): Promise<{ release: number | null; created_at: Date } | null> {
-  const { rows } = await q.query<{ release: number | null; created_at: Date }>(
+  return oneRow<{ release: number | null; created_at: Date }>(
+    q,
     "SELECT release, created_at FROM pod_rollouts WHERE pod_id = $1 AND generation = $2",
     [podId, generation],
   );
-  return rows[0] ?? null;
 }
 
 /** The release now serves; the one served before is superseded. */
@@ -155,14 +148,14 @@ export async function restoreRelease(
   rollback: Record<string, unknown>,
   stateReason: string,
 ): Promise<PodRow | null> {
-  const { rows } = await q.query<PodRow>(
+  return oneRow<PodRow>(
+    q,
     `UPDATE pods SET image = $3, port = $4, command = $5, env_sealed = $6, size = $7, gpu = $8, checks = $9,
         stop_grace_seconds = $10, rollout_deadline_seconds = $11, release = $12, rollback = $13,
         state_reason = $14, generation = generation + 1, crash_count = 0, next_restart_at = NULL, updated_at = now()
       WHERE id = $1 AND generation = $2 AND desired_state = 'running' RETURNING *`,
     [podId, generation, ...specParams(release), release.number, JSON.stringify(rollback), stateReason],
   );
-  return rows[0] ?? null;
 }
 
 /** One check's observed status on the pod (check_status.<kind>), for the generation it ran against. */
@@ -190,10 +183,10 @@ export async function setReady(q: Queryable, podId: string, generation: number, 
 
 /** This host's pods serving a replica that has liveness or declared readiness to watch. */
 export async function watchedPods(q: Queryable, hostId: string): Promise<PodRow[]> {
-  const { rows } = await q.query<PodRow>(
+  return allRows<PodRow>(
+    q,
     `SELECT * FROM pods WHERE host_id = $1 AND desired_state = 'running' AND state = 'running'
         AND serving_generation IS NOT NULL AND (checks ? 'liveness' OR checks ? 'readiness')`,
     [hostId],
   );
-  return rows;
 }

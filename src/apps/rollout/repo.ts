@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { oneRow, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 export interface RolloutRow {
@@ -16,14 +16,14 @@ export interface RolloutRow {
 
 /** A rollout of one of the owner's pods, by rollout id; a pod id (or slug) names its newest rollout. */
 export async function findRollout(q: Queryable, owner: Owner, ref: string): Promise<RolloutRow | null> {
-  const { rows } = await q.query<RolloutRow>(
+  return oneRow<RolloutRow>(
+    q,
     `SELECT r.* FROM pod_rollouts r JOIN pods p ON p.id = r.pod_id
       WHERE p.owner_kind = $1 AND p.owner_id = $2
         AND (r.id::text = $3 OR p.id::text = $3 OR (p.slug = $3 AND p.desired_state <> 'removed'))
       ORDER BY (r.id::text = $3) DESC, r.generation DESC LIMIT 1`,
     [owner.kind, owner.id, ref],
   );
-  return rows[0] ?? null;
 }
 
 /** Groups whose members are being rolled (or rolled back) to the group's spec. */

@@ -1,4 +1,4 @@
-import { returnedIds, type Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable, returnedIds } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { MeteredTable } from "../../kernel/metered-repo.js";
 import { finderOf } from "../../store/find.js";
@@ -47,8 +47,7 @@ export async function insertVolume(
 }
 
 export async function volumeWithPod(q: Queryable, id: string): Promise<VolumeWithPod | null> {
-  const { rows } = await q.query<VolumeWithPod>(`${WITH_POD} WHERE v.id = $1`, [id]);
-  return rows[0] ?? null;
+  return oneRow<VolumeWithPod>(q, `${WITH_POD} WHERE v.id = $1`, [id]);
 }
 
 /** The state of each of these volumes that still has a row. */
@@ -56,27 +55,26 @@ export async function volumeStates(
   q: Queryable,
   ids: string[],
 ): Promise<{ id: string; name: string; state: string; state_reason: string | null }[]> {
-  const { rows } = await q.query<{ id: string; name: string; state: string; state_reason: string | null }>(
+  return allRows<{ id: string; name: string; state: string; state_reason: string | null }>(
+    q,
     "SELECT id, name, state, state_reason FROM volumes WHERE id = ANY($1::uuid[])",
     [ids],
   );
-  return rows;
 }
 
 export async function volumeById(q: Queryable, id: string): Promise<VolumeRow | null> {
-  const { rows } = await q.query<VolumeRow>("SELECT * FROM volumes WHERE id = $1", [id]);
-  return rows[0] ?? null;
+  return oneRow<VolumeRow>(q, "SELECT * FROM volumes WHERE id = $1", [id]);
 }
 
 /** The owner's live volumes, oldest first; `refs` narrows them to an instance-limited key's ids and names. */
 export async function listVolumes(q: Queryable, owner: Owner, refs: string[] | null): Promise<VolumeWithPod[]> {
-  const { rows } = await q.query<VolumeWithPod>(
+  return allRows<VolumeWithPod>(
+    q,
     `${WITH_POD} WHERE v.owner_kind = $1 AND v.owner_id = $2 AND v.state <> 'removed'
         AND ($3::text[] IS NULL OR v.id::text = ANY($3) OR v.name = ANY($3))
       ORDER BY v.created_at`,
     [owner.kind, owner.id, refs],
   );
-  return rows;
 }
 
 /** The host's worker finished (or failed) creating the file system; false when the row left `creating` meanwhile. */

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Payer } from "../payments/repo.js";
 
@@ -68,11 +68,11 @@ export async function findTransfer(
   id: string,
   opts: { owner?: Owner; lock?: boolean } = {},
 ): Promise<BankTransferRow | null> {
-  const { rows } = await q.query<BankTransferRow>(
+  return oneRow<BankTransferRow>(
+    q,
     `SELECT ${COLS} FROM billing_bank_transfers WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid)) ${opts.lock ? "FOR UPDATE" : ""}`,
     [id, opts.owner?.kind ?? null, opts.owner?.id ?? null],
   );
-  return rows[0] ?? null;
 }
 
 /** Newest first; the cursor is the id of the last row of the previous page. */
@@ -80,14 +80,14 @@ export async function listTransfers(
   q: Queryable,
   f: { owner?: Owner; status?: BankTransferStatus; limit: number; afterId?: string },
 ): Promise<BankTransferRow[]> {
-  const { rows } = await q.query<BankTransferRow>(
+  return allRows<BankTransferRow>(
+    q,
     `SELECT ${COLS} FROM billing_bank_transfers
       WHERE ($1::text IS NULL OR (owner_kind = $1 AND owner_id = $5::uuid)) AND ($2::text IS NULL OR status = $2)
         AND ($3::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM billing_bank_transfers WHERE id = $3))
       ORDER BY created_at DESC, id DESC LIMIT $4`,
     [f.owner?.kind ?? null, f.status ?? null, f.afterId ?? null, f.limit, f.owner?.id ?? null],
   );
-  return rows;
 }
 
 type Patch = Partial<

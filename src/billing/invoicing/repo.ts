@@ -2,7 +2,7 @@
  * SQL of invoicing in arrears (invoicing/index.ts): an owner's usage over a period, from the ledger (what was
  * debited) and from the usage records (by member and kind), and the wallet policy switch of card billing.
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, type Queryable } from "../../store/db.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import type { CardRow } from "../payments/repo.js";
 
@@ -30,14 +30,14 @@ export async function usageLines(
   from: Date,
   to: Date,
 ): Promise<{ account_id: string; kind: string; micro: number }[]> {
-  const { rows } = await q.query<{ account_id: string; kind: string; micro: number }>(
+  return allRows<{ account_id: string; kind: string; micro: number }>(
+    q,
     `SELECT account_id::text, resource_kind AS kind, sum(instance_micro + storage_micro)::bigint AS micro
        FROM usage_records
       WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4 AND wallet_id = $5
       GROUP BY 1, 2 HAVING sum(instance_micro + storage_micro) > 0 ORDER BY 1, 2`,
     [owner.kind, owner.id, from, to, walletId],
   );
-  return rows;
 }
 
 /**
@@ -87,12 +87,12 @@ export async function usageByMember(
   from: Date,
   to: Date,
 ): Promise<{ account_id: string; micro: number }[]> {
-  const { rows } = await q.query<{ account_id: string; micro: number }>(
+  return allRows<{ account_id: string; micro: number }>(
+    q,
     `SELECT account_id::text, sum(instance_micro + storage_micro)::bigint AS micro
        FROM usage_records
       WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4 AND wallet_id = $5
       GROUP BY 1 HAVING sum(instance_micro + storage_micro) > 0 ORDER BY 1`,
     [owner.kind, owner.id, from, to, walletId],
   );
-  return rows;
 }

@@ -1,6 +1,6 @@
 /** Wallets: one per owner and currency, created on first use (see ledger.ts for the policies). */
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../store/db.js";
+import { oneRow, type Queryable } from "../../store/db.js";
 import {
   LedgerError,
   type Currency,
@@ -52,17 +52,16 @@ export function systemWallet(q: Queryable, name: SystemWalletName, currency: Cur
 }
 
 export async function findWallet(q: Queryable, walletId: string): Promise<Wallet | null> {
-  const { rows } = await q.query<Wallet>(`SELECT ${WALLET_COLUMNS} FROM ledger_wallets WHERE id = $1`, [walletId]);
-  return rows[0] ?? null;
+  return oneRow<Wallet>(q, `SELECT ${WALLET_COLUMNS} FROM ledger_wallets WHERE id = $1`, [walletId]);
 }
 
 /** An existing wallet of that owner, or null (no creation). */
 export async function findWalletOf(q: Queryable, owner: WalletOwner, currency: Currency): Promise<Wallet | null> {
-  const { rows } = await q.query<Wallet>(
+  return oneRow<Wallet>(
+    q,
     `SELECT ${WALLET_COLUMNS} FROM ledger_wallets WHERE owner_kind = $1 AND owner_id = $2 AND currency = $3`,
     [owner.kind, owner.id, currency],
   );
-  return rows[0] ?? null;
 }
 
 /** Switches a non-system wallet between prepaid, postpaid and suite (e.g. billing_mode changes). */

@@ -2,7 +2,7 @@
  * Metering's SQL: usage records, carries and the wallets of the owners being charged. Billing's own
  * tables only; what is billable comes from the areas' metering sources (kernel/area.ts).
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 import { walletOwnerOf } from "../owner.js";
 
@@ -113,14 +113,14 @@ export async function insertUsageRecords(
 
 /** Owners (of resources: accounts, organizations, partner children) whose prepaid KRW wallet is overdue past the grace period. */
 export async function overdueOwners(q: Queryable, graceHours: number): Promise<Owner[]> {
-  const { rows } = await q.query<{ kind: Owner["kind"]; id: string }>(
+  return allRows<{ kind: Owner["kind"]; id: string }>(
+    q,
     `SELECT owner_kind AS kind, owner_id AS id FROM ledger_wallets
       WHERE owner_kind IN ('account', 'org', 'partner_child') AND currency = 'KRW' AND policy = 'prepaid'
         AND overdue_since < now() - $1 * interval '1 hour'
       ORDER BY owner_kind, owner_id`,
     [graceHours],
   );
-  return rows;
 }
 
 export async function recordOverduePause(q: Queryable, owner: Owner): Promise<void> {
@@ -132,13 +132,13 @@ export async function recordOverduePause(q: Queryable, owner: Owner): Promise<vo
 
 /** Owners billing paused whose KRW wallet is no longer overdue (settled, or no longer prepaid). */
 export async function settledPausedOwners(q: Queryable): Promise<Owner[]> {
-  const { rows } = await q.query<{ kind: Owner["kind"]; id: string }>(
+  return allRows<{ kind: Owner["kind"]; id: string }>(
+    q,
     `SELECT p.owner_kind AS kind, p.owner_id::text AS id FROM billing_overdue_pauses p
        LEFT JOIN ledger_wallets w ON w.owner_kind = p.owner_kind AND w.owner_id = p.owner_id::text AND w.currency = 'KRW'
       WHERE w.overdue_since IS NULL OR w.policy <> 'prepaid'
       ORDER BY p.owner_kind, p.owner_id`,
   );
-  return rows;
 }
 
 export async function forgetOverduePause(q: Queryable, owner: Owner): Promise<void> {
@@ -148,33 +148,33 @@ export async function forgetOverduePause(q: Queryable, owner: Owner): Promise<vo
 // ---- usage reports (exact micro-won per owner)
 
 export async function usageByDayAndKind(q: Queryable, owner: Owner, from: Date, to: Date) {
-  const { rows } = await q.query<{ day: string; kind: string; instance: number; storage: number }>(
+  return allRows<{ day: string; kind: string; instance: number; storage: number }>(
+    q,
     `SELECT to_char(date_trunc('day', interval_start AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, resource_kind AS kind,
             sum(instance_micro)::bigint AS instance, sum(storage_micro)::bigint AS storage
        FROM usage_records WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4
       GROUP BY 1, 2 ORDER BY 1, 2`,
     [owner.kind, owner.id, from, to],
   );
-  return rows;
 }
 
 export async function usageByKind(q: Queryable, owner: Owner, from: Date, to: Date) {
-  const { rows } = await q.query<{ kind: string; instance: number; storage: number }>(
+  return allRows<{ kind: string; instance: number; storage: number }>(
+    q,
     `SELECT resource_kind AS kind, sum(instance_micro)::bigint AS instance, sum(storage_micro)::bigint AS storage
        FROM usage_records WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4 GROUP BY 1 ORDER BY 1`,
     [owner.kind, owner.id, from, to],
   );
-  return rows;
 }
 
 export async function usageByResource(q: Queryable, owner: Owner, from: Date, to: Date) {
-  const { rows } = await q.query<{ kind: string; id: string; micro: number }>(
+  return allRows<{ kind: string; id: string; micro: number }>(
+    q,
     `SELECT resource_kind AS kind, resource_id AS id, sum(instance_micro + storage_micro)::bigint AS micro
        FROM usage_records WHERE owner_kind = $1 AND owner_id = $2 AND interval_start >= $3 AND interval_start < $4
       GROUP BY 1, 2 ORDER BY micro DESC, id`,
     [owner.kind, owner.id, from, to],
   );
-  return rows;
 }
 
 /** Exact micro-won the owner spent in [from, to), over every resource or only the given ones. */

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import type { Owner } from "../../kernel/owner.js";
@@ -108,29 +108,26 @@ export async function insertTopup(
 
 /** A top-up by id; with an owner, only that owner's. */
 export async function findTopup(q: Queryable, id: string, owner?: Owner): Promise<TopupRow | null> {
-  const { rows } = await q.query<TopupRow>(
+  return oneRow<TopupRow>(
+    q,
     `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 AND ($2::text IS NULL OR (owner_kind = $2 AND owner_id = $3::uuid))`,
     [id, owner?.kind ?? null, owner?.id ?? null],
   );
-  return rows[0] ?? null;
 }
 
 export async function lockTopup(q: Queryable, id: string): Promise<TopupRow | null> {
-  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE id = $1 FOR UPDATE`, [id]);
-  return rows[0] ?? null;
+  return oneRow<TopupRow>(q, `SELECT ${TOPUP} FROM billing_topups WHERE id = $1 FOR UPDATE`, [id]);
 }
 
 export async function findTopupByRef(q: Queryable, provider: Provider, ref: string): Promise<TopupRow | null> {
-  const { rows } = await q.query<TopupRow>(
-    `SELECT ${TOPUP} FROM billing_topups WHERE provider = $1 AND provider_ref = $2`,
-    [provider, ref],
-  );
-  return rows[0] ?? null;
+  return oneRow<TopupRow>(q, `SELECT ${TOPUP} FROM billing_topups WHERE provider = $1 AND provider_ref = $2`, [
+    provider,
+    ref,
+  ]);
 }
 
 export async function findTopupByOrderId(q: Queryable, orderId: string): Promise<TopupRow | null> {
-  const { rows } = await q.query<TopupRow>(`SELECT ${TOPUP} FROM billing_topups WHERE order_id = $1`, [orderId]);
-  return rows[0] ?? null;
+  return oneRow<TopupRow>(q, `SELECT ${TOPUP} FROM billing_topups WHERE order_id = $1`, [orderId]);
 }
 
 type TopupPatch = Partial<
@@ -268,11 +265,11 @@ export const settingsOwner = (a: Pick<AutoRechargeRow, "owner_kind" | "owner_id"
 });
 
 export async function findAutoRecharge(q: Queryable, owner: Owner, lock = false): Promise<AutoRechargeRow | null> {
-  const { rows } = await q.query<AutoRechargeRow>(
+  return oneRow<AutoRechargeRow>(
+    q,
     `SELECT ${AUTO} FROM billing_auto_recharge WHERE owner_kind = $1 AND owner_id = $2 ${lock ? "FOR UPDATE" : ""}`,
     [owner.kind, owner.id],
   );
-  return rows[0] ?? null;
 }
 
 /** New settings start afresh: failures and back-off are forgotten (a charge under way stays marked). */
@@ -300,7 +297,8 @@ export async function disableAutoRecharge(q: Queryable, owner: Owner): Promise<v
 
 /** Accounts whose auto-recharge may charge now: enabled, a live card, nothing in flight, not backing off. */
 export async function dueAutoRecharges(q: Queryable, limit: number): Promise<AutoRechargeRow[]> {
-  const { rows } = await q.query<AutoRechargeRow>(
+  return allRows<AutoRechargeRow>(
+    q,
     `SELECT ${AUTO.split(", ")
       .map((c) => `a.${c}`)
       .join(", ")} FROM billing_auto_recharge a
@@ -309,7 +307,6 @@ export async function dueAutoRecharges(q: Queryable, limit: number): Promise<Aut
       ORDER BY a.owner_kind, a.owner_id LIMIT $1`,
     [limit],
   );
-  return rows;
 }
 
 /** The in-flight marker: set only when none is set, so one charge at a time per owner. */
@@ -347,12 +344,12 @@ export async function releaseAutoRechargeFailure(
 
 /** Charges marked in flight for longer than this: their outcome is looked up again. */
 export async function staleInFlight(q: Queryable, olderThanSeconds: number): Promise<{ in_flight_topup_id: string }[]> {
-  const { rows } = await q.query<{ in_flight_topup_id: string }>(
+  return allRows<{ in_flight_topup_id: string }>(
+    q,
     `SELECT in_flight_topup_id FROM billing_auto_recharge
       WHERE in_flight_topup_id IS NOT NULL AND last_attempt_at < now() - $1 * interval '1 second'`,
     [olderThanSeconds],
   );
-  return rows;
 }
 
 // ---- webhook events

@@ -3,7 +3,7 @@
  * object rows, multipart uploads, request counts and the blobs rows still name. Object metadata lives in the
  * control store so every gateway process over one store and one backend sees the same objects.
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 export interface KeyRow {
@@ -59,13 +59,13 @@ export async function keyAndBucket(
 }
 
 export async function bucketsOf(q: Queryable, owner: Owner, ids: string[] | null): Promise<BucketRef[]> {
-  const { rows } = await q.query<BucketRef>(
+  return allRows<BucketRef>(
+    q,
     `SELECT id, name, owner_kind, owner_id, created_at FROM buckets
       WHERE owner_kind = $1 AND owner_id = $2 AND deleted_at IS NULL AND ($3::uuid[] IS NULL OR id = ANY($3::uuid[]))
       ORDER BY name`,
     [owner.kind, owner.id, ids],
   );
-  return rows;
 }
 
 export interface ObjectRow {
@@ -249,19 +249,19 @@ export async function getUpload(
   id: string,
   lock = false,
 ): Promise<UploadRow | null> {
-  const { rows } = await q.query<UploadRow>(
+  return oneRow<UploadRow>(
+    q,
     `SELECT * FROM bucket_uploads WHERE id = $1 AND bucket_id = $2 AND key = $3 ${lock ? "FOR UPDATE" : ""}`,
     [id, bucketId, key],
   );
-  return rows[0] ?? null;
 }
 
 export async function listUploads(q: Queryable, bucketId: string, prefix: string, limit: number): Promise<UploadRow[]> {
-  const { rows } = await q.query<UploadRow>(
+  return allRows<UploadRow>(
+    q,
     `SELECT * FROM bucket_uploads WHERE bucket_id = $1 AND starts_with(key, $2) ORDER BY key, created_at LIMIT $3`,
     [bucketId, prefix, limit],
   );
-  return rows;
 }
 
 export interface PartRow {
@@ -291,12 +291,12 @@ export async function putPart(
 }
 
 export async function listParts(q: Queryable, uploadId: string, after = 0, limit = 10_000): Promise<PartRow[]> {
-  const { rows } = await q.query<PartRow>(
+  return allRows<PartRow>(
+    q,
     `SELECT part_number, blob, size, etag, checksums, last_modified FROM bucket_upload_parts
       WHERE upload_id = $1 AND part_number > $2 ORDER BY part_number LIMIT $3`,
     [uploadId, after, limit],
   );
-  return rows;
 }
 
 /** Removes the upload and its part rows; the parts' blobs are the caller's to keep or remove. */

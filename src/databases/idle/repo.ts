@@ -2,7 +2,7 @@
  * Scale-to-zero's SQL for dev databases (src/databases/idle): instances whose idle time may have passed, stopping
  * them for idleness, the record of a wake, and what the wake fronts of a host should hold.
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { OwnerKind } from "../../kernel/owner.js";
 
 /** A running instance of this host with scale-to-zero on, and no command under way. */
@@ -12,14 +12,14 @@ export interface IdleCandidate {
 }
 
 export async function idleCandidatesOnHost(q: Queryable, hostId: string): Promise<IdleCandidate[]> {
-  const { rows } = await q.query<IdleCandidate>(
+  return allRows<IdleCandidate>(
+    q,
     `SELECT d.id, d.idle_stop_seconds FROM databases d
       WHERE d.host_id = $1 AND d.idle_stop_seconds IS NOT NULL AND d.desired_state = 'running' AND d.state = 'running'
         AND d.purged_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM database_commands c WHERE c.database_id = d.id AND c.status IN ('queued', 'running'))`,
     [hostId],
   );
-  return rows;
 }
 
 /** The sweep saw a client connection now: the idle clock starts again. */
@@ -34,14 +34,14 @@ type Named = { owner_kind: OwnerKind; owner_id: string; name: string; last_activ
  * the later of its start and the last connection seen. Returns it when it did.
  */
 export async function markIdleStopped(q: Queryable, id: string): Promise<Named | null> {
-  const { rows } = await q.query<Named>(
+  return oneRow<Named>(
+    q,
     `UPDATE databases SET desired_state = 'idle_stopped', status_reason = 'stopped while idle'
       WHERE id = $1 AND desired_state = 'running' AND state = 'running' AND idle_stop_seconds IS NOT NULL
         AND greatest(awake_since, coalesce(last_active_at, awake_since)) < now() - make_interval(secs => idle_stop_seconds)
       RETURNING owner_kind, owner_id, name, last_active_at`,
     [id],
   );
-  return rows[0] ?? null;
 }
 
 /** A client connected after the sweep decided (the stop command saw it): the instance stays running. */
@@ -66,12 +66,12 @@ export interface WakeRow {
 }
 
 export async function lockForWake(q: Queryable, id: string): Promise<WakeRow | null> {
-  const { rows } = await q.query<WakeRow>(
+  return oneRow<WakeRow>(
+    q,
     `SELECT id, account_id, owner_kind, owner_id, name, size, storage_gb, desired_state, state FROM databases
       WHERE id = $1 AND purged_at IS NULL FOR UPDATE`,
     [id],
   );
-  return rows[0] ?? null;
 }
 
 /** Woken: running again from now (its idle clock too). */
@@ -95,7 +95,8 @@ export async function wakeProgress(
   start_status: string | null;
   start_error: string | null;
 } | null> {
-  const { rows } = await q.query(
+  return oneRow(
+    q,
     `SELECT d.state, d.desired_state, d.status_reason, c.status AS start_status, c.error AS start_error
        FROM databases d
        LEFT JOIN LATERAL (SELECT status, error FROM database_commands
@@ -104,7 +105,6 @@ export async function wakeProgress(
       WHERE d.id = $1`,
     [id, since],
   );
-  return rows[0] ?? null;
 }
 
 /** The instances of this host that sleep now: their ports are for a wake front. */

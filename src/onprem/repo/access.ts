@@ -1,5 +1,5 @@
 /** SQL of access inquiries and terms acceptances. */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 export interface AccessRow {
@@ -34,12 +34,12 @@ export async function insertAccessRequest(
 
 /** The owner's inquiries, newest first. */
 export async function accessRequestsOf(q: Queryable, owner: Owner, limit = 20): Promise<AccessRow[]> {
-  const { rows } = await q.query<AccessRow>(
+  return allRows<AccessRow>(
+    q,
     `SELECT ${COLUMNS} FROM onprem_access_requests WHERE owner_kind = $1 AND owner_id = $2
       ORDER BY created_at DESC, id DESC LIMIT $3`,
     [owner.kind, owner.id, limit],
   );
-  return rows;
 }
 
 /** Whether an operator approved an inquiry of the owner. */
@@ -56,19 +56,16 @@ export async function listAccessRequests(
   status: AccessRow["status"] | null,
   limit: number,
 ): Promise<AccessRow[]> {
-  const { rows } = await q.query<AccessRow>(
+  return allRows<AccessRow>(
+    q,
     `SELECT ${COLUMNS} FROM onprem_access_requests WHERE ($1::text IS NULL OR status = $1)
       ORDER BY created_at DESC, id DESC LIMIT $2`,
     [status, limit],
   );
-  return rows;
 }
 
 export async function lockAccessRequest(q: Queryable, id: string): Promise<AccessRow | null> {
-  const { rows } = await q.query<AccessRow>(`SELECT ${COLUMNS} FROM onprem_access_requests WHERE id = $1 FOR UPDATE`, [
-    id,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<AccessRow>(q, `SELECT ${COLUMNS} FROM onprem_access_requests WHERE id = $1 FOR UPDATE`, [id]);
 }
 
 export async function decideAccessRequest(

@@ -1,5 +1,5 @@
 /** SQL of orders and licenses. */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Owner } from "../../kernel/owner.js";
 
 export interface LicenseRow {
@@ -76,19 +76,18 @@ export async function insertLicense(q: Queryable, r: Omit<LicenseRow, "owner_kin
 }
 
 export async function findLicense(q: Queryable, id: string): Promise<LicenseRow | null> {
-  const { rows } = await q.query<LicenseRow>(`SELECT ${LICENSE_COLUMNS} FROM onprem_licenses WHERE id = $1`, [id]);
-  return rows[0] ?? null;
+  return oneRow<LicenseRow>(q, `SELECT ${LICENSE_COLUMNS} FROM onprem_licenses WHERE id = $1`, [id]);
 }
 
 /** Licenses of any of the owners, newest first. */
 export async function licensesOf(q: Queryable, owners: Owner[]): Promise<LicenseRow[]> {
-  const { rows } = await q.query<LicenseRow>(
+  return allRows<LicenseRow>(
+    q,
     `SELECT ${LICENSE_COLUMNS} FROM onprem_licenses
       WHERE (owner_kind, owner_id::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))
       ORDER BY issued_at DESC, id DESC LIMIT 500`,
     [owners.map((o) => o.kind), owners.map((o) => o.id)],
   );
-  return rows;
 }
 
 export async function insertOrder(
@@ -120,16 +119,12 @@ export async function insertOrder(
 }
 
 export async function findOrder(q: Queryable, id: string): Promise<OrderRow | null> {
-  const { rows } = await q.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM onprem_orders o WHERE o.id = $1`, [id]);
-  return rows[0] ?? null;
+  return oneRow<OrderRow>(q, `SELECT ${ORDER_COLUMNS} FROM onprem_orders o WHERE o.id = $1`, [id]);
 }
 
 /** The order under its row lock, held to the end of the transaction (confirms of one order take turns). */
 export async function lockOrder(q: Queryable, id: string): Promise<OrderRow | null> {
-  const { rows } = await q.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM onprem_orders o WHERE o.id = $1 FOR UPDATE`, [
-    id,
-  ]);
-  return rows[0] ?? null;
+  return oneRow<OrderRow>(q, `SELECT ${ORDER_COLUMNS} FROM onprem_orders o WHERE o.id = $1 FOR UPDATE`, [id]);
 }
 
 export async function markOrderPaid(

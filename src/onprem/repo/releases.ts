@@ -1,5 +1,5 @@
 /** SQL of published release bundles. */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 export interface ReleaseRow {
   id: string;
@@ -23,22 +23,21 @@ export async function insertRelease(q: Queryable, r: Omit<ReleaseRow, "published
 }
 
 export async function findRelease(q: Queryable, id: string): Promise<ReleaseRow | null> {
-  const { rows } = await q.query<ReleaseRow>(`SELECT ${COLUMNS} FROM onprem_releases WHERE id = $1`, [id]);
-  return rows[0] ?? null;
+  return oneRow<ReleaseRow>(q, `SELECT ${COLUMNS} FROM onprem_releases WHERE id = $1`, [id]);
 }
 
 export async function listReleases(q: Queryable): Promise<ReleaseRow[]> {
-  const { rows } = await q.query<ReleaseRow>(
+  return allRows<ReleaseRow>(
+    q,
     `SELECT ${COLUMNS} FROM onprem_releases ORDER BY published_at DESC, id DESC LIMIT 1000`,
   );
-  return rows;
 }
 
 /** The newest release of each architecture. */
 export async function latestReleases(q: Queryable): Promise<ReleaseRow[]> {
-  const { rows } = await q.query<ReleaseRow>(
+  return allRows<ReleaseRow>(
+    q,
     `SELECT DISTINCT ON (architecture) ${COLUMNS} FROM onprem_releases
       ORDER BY architecture, published_at DESC, id DESC`,
   );
-  return rows;
 }

@@ -1,5 +1,5 @@
 /** SQL of organization budgets (org_budgets) and their warn alerts (org_budget_alerts). */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 export type BudgetScope = "company" | "department" | "member";
 export type BudgetMode = "warn" | "block";
@@ -25,13 +25,11 @@ const SELECT = `SELECT b.id, b.org_id, b.scope, b.department_id, d.code AS depar
 const ORDER = "ORDER BY array_position(ARRAY['company','department','member'], b.scope), d.code, a.email";
 
 export async function listBudgets(q: Queryable, orgId: string): Promise<BudgetRow[]> {
-  const { rows } = await q.query<BudgetRow>(`${SELECT} WHERE b.org_id = $1 ${ORDER}`, [orgId]);
-  return rows;
+  return allRows<BudgetRow>(q, `${SELECT} WHERE b.org_id = $1 ${ORDER}`, [orgId]);
 }
 
 export async function findBudget(q: Queryable, orgId: string, id: string): Promise<BudgetRow | null> {
-  const { rows } = await q.query<BudgetRow>(`${SELECT} WHERE b.org_id = $1 AND b.id = $2`, [orgId, id]);
-  return rows[0] ?? null;
+  return oneRow<BudgetRow>(q, `${SELECT} WHERE b.org_id = $1 AND b.id = $2`, [orgId, id]);
 }
 
 /**
@@ -45,12 +43,12 @@ export async function applicableBudgets(
   departmentIds: string[],
   mode: BudgetMode | null,
 ): Promise<BudgetRow[]> {
-  const { rows } = await q.query<BudgetRow>(
+  return allRows<BudgetRow>(
+    q,
     `${SELECT} WHERE b.org_id = $1 AND ($4::text IS NULL OR b.mode = $4)
         AND (b.scope = 'company' OR b.account_id = $2 OR b.department_id = ANY($3::uuid[])) ${ORDER}`,
     [orgId, accountId, departmentIds, mode],
   );
-  return rows;
 }
 
 /** One budget per target (org_budgets_one_per_target): a second PUT for the same target changes it. */
@@ -82,12 +80,12 @@ export async function departmentByRef(
   orgId: string,
   ref: { id?: string; code?: string },
 ): Promise<{ id: string; code: string } | null> {
-  const { rows } = await q.query<{ id: string; code: string }>(
+  return oneRow<{ id: string; code: string }>(
+    q,
     `SELECT id, code FROM org_departments WHERE org_id = $1 AND removed_at IS NULL
         AND (($2::text IS NOT NULL AND id::text = $2) OR ($3::text IS NOT NULL AND code = $3))`,
     [orgId, ref.id ?? null, ref.code ?? null],
   );
-  return rows[0] ?? null;
 }
 
 export async function memberByRef(
@@ -95,25 +93,25 @@ export async function memberByRef(
   orgId: string,
   ref: { id?: string; email?: string },
 ): Promise<{ account_id: string } | null> {
-  const { rows } = await q.query<{ account_id: string }>(
+  return oneRow<{ account_id: string }>(
+    q,
     `SELECT m.account_id FROM org_members m JOIN accounts a ON a.id = m.account_id WHERE m.org_id = $1
         AND (($2::text IS NOT NULL AND m.account_id::text = $2) OR ($3::text IS NOT NULL AND lower(a.email) = lower($3)))`,
     [orgId, ref.id ?? null, ref.email ?? null],
   );
-  return rows[0] ?? null;
 }
 
 // ---- warn alerts
 
 /** Warn budgets of every organization that have not had their 100% alert for the month yet. */
 export async function warnBudgetsPending(q: Queryable, month: Date): Promise<BudgetRow[]> {
-  const { rows } = await q.query<BudgetRow>(
+  return allRows<BudgetRow>(
+    q,
     `${SELECT} WHERE b.mode = 'warn' AND NOT EXISTS (
         SELECT 1 FROM org_budget_alerts x WHERE x.budget_id = b.id AND x.month = $1 AND x.threshold = 100)
       ORDER BY b.org_id, b.id`,
     [month],
   );
-  return rows;
 }
 
 /** Claims the alerts of thresholds not sent yet this month; returns the thresholds claimed now. */

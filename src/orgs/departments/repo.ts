@@ -3,7 +3,7 @@
  * members' role and department (the member sync's one UPDATE). Every bulk change is one statement over unnest()ed
  * arrays, so a sync of thousands of rows is a handful of round trips.
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import { insertChartRows, updateChartRows, type OrgRole } from "../public.js";
 
 export interface DepartmentRow {
@@ -44,7 +44,8 @@ const DEPARTMENT_COLUMNS = `d.id, d.code, d.name, d.parent_id, pd.code AS parent
   d.deploy_blocked, d.created_at, d.updated_at, coalesce(c.n, 0)::int AS member_count`;
 
 export async function listDepartments(q: Queryable, orgId: string): Promise<DepartmentRow[]> {
-  const { rows } = await q.query<DepartmentRow>(
+  return allRows<DepartmentRow>(
+    q,
     `SELECT ${DEPARTMENT_COLUMNS}
        FROM org_departments d
        LEFT JOIN org_departments pd ON pd.id = d.parent_id
@@ -54,12 +55,12 @@ export async function listDepartments(q: Queryable, orgId: string): Promise<Depa
       ORDER BY d.code`,
     [orgId],
   );
-  return rows;
 }
 
 /** One department by id or, failing that, by code (an id wins when a code looks like another's id). */
 export async function findDepartment(q: Queryable, orgId: string, ref: string): Promise<DepartmentRow | null> {
-  const { rows } = await q.query<DepartmentRow>(
+  return oneRow<DepartmentRow>(
+    q,
     `SELECT ${DEPARTMENT_COLUMNS}
        FROM org_departments d
        LEFT JOIN org_departments pd ON pd.id = d.parent_id
@@ -69,16 +70,15 @@ export async function findDepartment(q: Queryable, orgId: string, ref: string): 
       LIMIT 1`,
     [orgId, ref],
   );
-  return rows[0] ?? null;
 }
 
 /** Live departments only: one the suite mirror tombstoned (removed_at) is out of every list and sync. */
 export async function chartOf(q: Queryable, orgId: string): Promise<ChartRow[]> {
-  const { rows } = await q.query<ChartRow>(
+  return allRows<ChartRow>(
+    q,
     "SELECT id, code, name, parent_id, approver_email FROM org_departments WHERE org_id = $1 AND removed_at IS NULL",
     [orgId],
   );
-  return rows;
 }
 
 const approvers = (rows: DepartmentWrite[]) => rows.map((r) => ({ ...r, value: r.approverEmail }));
@@ -151,13 +151,13 @@ export interface MemberState {
 }
 
 export async function memberStates(q: Queryable, orgId: string): Promise<MemberState[]> {
-  const { rows } = await q.query<MemberState>(
+  return allRows<MemberState>(
+    q,
     `SELECT m.account_id, a.email, m.role, m.department_id
        FROM org_members m JOIN accounts a ON a.id = m.account_id
       WHERE m.org_id = $1`,
     [orgId],
   );
-  return rows;
 }
 
 export interface MemberWrite {

@@ -1,4 +1,4 @@
-import { returnedIds, type Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable, returnedIds } from "../../store/db.js";
 
 /** The sealed token's column, the associated data of its ciphertext. */
 export const TOKEN_COLUMN = "org_gitlab.token_sealed";
@@ -21,16 +21,12 @@ export interface SettingsRow {
 export type Settings = Omit<SettingsRow, "created_at" | "updated_at">;
 
 export async function settings(q: Queryable, orgId: string): Promise<SettingsRow | null> {
-  const { rows } = await q.query<SettingsRow>("SELECT * FROM org_gitlab WHERE org_id = $1", [orgId]);
-  return rows[0] ?? null;
+  return oneRow<SettingsRow>(q, "SELECT * FROM org_gitlab WHERE org_id = $1", [orgId]);
 }
 
 /** Organizations whose integration does anything (archive or GitOps on). */
 export async function activeSettings(q: Queryable): Promise<SettingsRow[]> {
-  const { rows } = await q.query<SettingsRow>(
-    "SELECT * FROM org_gitlab WHERE archive_enabled OR gitops_enabled ORDER BY org_id",
-  );
-  return rows;
+  return allRows<SettingsRow>(q, "SELECT * FROM org_gitlab WHERE archive_enabled OR gitops_enabled ORDER BY org_id");
 }
 
 export async function upsertSettings(q: Queryable, s: Settings): Promise<{ created: boolean }> {
@@ -129,27 +125,26 @@ export async function insertSync(q: Queryable, s: NewSync): Promise<SyncRow> {
 }
 
 export async function listSyncs(q: Queryable, orgId: string, limit: number): Promise<SyncRow[]> {
-  const { rows } = await q.query<SyncRow>(
+  return allRows<SyncRow>(
+    q,
     "SELECT * FROM org_git_syncs WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
     [orgId, limit],
   );
-  return rows;
 }
 
 export async function findSync(q: Queryable, orgId: string, id: string): Promise<SyncRow | null> {
-  const { rows } = await q.query<SyncRow>("SELECT * FROM org_git_syncs WHERE org_id = $1 AND id = $2", [orgId, id]);
-  return rows[0] ?? null;
+  return oneRow<SyncRow>(q, "SELECT * FROM org_git_syncs WHERE org_id = $1 AND id = $2", [orgId, id]);
 }
 
 /** A failed sync queued again; null when it is not failed (anymore). */
 export async function requeue(q: Queryable, orgId: string, id: string): Promise<SyncRow | null> {
-  const { rows } = await q.query<SyncRow>(
+  return oneRow<SyncRow>(
+    q,
     `UPDATE org_git_syncs SET status = 'queued', error = NULL, detail = NULL, started_at = NULL, finished_at = NULL,
        job_id = NULL, queued_at = now()
       WHERE org_id = $1 AND id = $2 AND status = 'failed' RETURNING *`,
     [orgId, id],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -158,13 +153,13 @@ export async function requeue(q: Queryable, orgId: string, id: string): Promise<
  * The same job id may take it again (its retry after an attempt that died while running).
  */
 export async function claim(q: Queryable, id: string, jobId: string): Promise<SyncRow | null> {
-  const { rows } = await q.query<SyncRow>(
+  return oneRow<SyncRow>(
+    q,
     `UPDATE org_git_syncs SET status = 'running', attempts = attempts + 1, started_at = now(), job_id = $2
       WHERE id = $1 AND (job_id = $2 AND status IN ('queued', 'running') OR job_id IS NULL AND status = 'queued')
       RETURNING *`,
     [id, jobId],
   );
-  return rows[0] ?? null;
 }
 
 /** Queued long ago and never started (the process that queued it stopped before sending its job): sent again. */
@@ -217,16 +212,15 @@ export interface StateRow {
 const STATE = "app_kind, app_id::text, revision, gitops_commit, polled_commit";
 
 export async function states(q: Queryable, orgId: string): Promise<StateRow[]> {
-  const { rows } = await q.query<StateRow>(`SELECT ${STATE} FROM org_git_sync_state WHERE org_id = $1`, [orgId]);
-  return rows;
+  return allRows<StateRow>(q, `SELECT ${STATE} FROM org_git_sync_state WHERE org_id = $1`, [orgId]);
 }
 
 export async function state(q: Queryable, orgId: string, app: { kind: AppKind; id: string }): Promise<StateRow | null> {
-  const { rows } = await q.query<StateRow>(
+  return oneRow<StateRow>(
+    q,
     `SELECT ${STATE} FROM org_git_sync_state WHERE org_id = $1 AND app_kind = $2 AND app_id = $3`,
     [orgId, app.kind, app.id],
   );
-  return rows[0] ?? null;
 }
 
 /**

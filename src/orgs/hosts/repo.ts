@@ -1,4 +1,4 @@
-import { isUuid, type Queryable } from "../../store/db.js";
+import { allRows, isUuid, oneRow, type Queryable } from "../../store/db.js";
 
 export type OrgHostStatus = "pending" | "online" | "offline";
 
@@ -50,11 +50,10 @@ export async function insertHost(
 }
 
 export async function listHosts(q: Queryable, orgId: string, missedBeats: number): Promise<OrgHostRow[]> {
-  const { rows } = await q.query<OrgHostRow>(
-    `SELECT ${COLUMNS} FROM org_hosts WHERE org_id = $2 ORDER BY created_at, id`,
-    [missedBeats, orgId],
-  );
-  return rows;
+  return allRows<OrgHostRow>(q, `SELECT ${COLUMNS} FROM org_hosts WHERE org_id = $2 ORDER BY created_at, id`, [
+    missedBeats,
+    orgId,
+  ]);
 }
 
 export async function findHost(
@@ -65,11 +64,11 @@ export async function findHost(
   opts: { forUpdate?: boolean } = {},
 ): Promise<OrgHostRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<OrgHostRow>(
+  return oneRow<OrgHostRow>(
+    q,
     `SELECT ${COLUMNS} FROM org_hosts WHERE org_id = $2 AND id = $3 ${opts.forUpdate ? "FOR UPDATE" : ""}`,
     [missedBeats, orgId, id],
   );
-  return rows[0] ?? null;
 }
 
 export async function setBootstrap(q: Queryable, id: string, hash: Buffer, expiresAt: Date): Promise<void> {
@@ -96,7 +95,8 @@ export async function consumeBootstrap(
     heartbeatSeconds: number;
   },
 ): Promise<{ id: string; org_id: string } | null> {
-  const { rows } = await q.query<{ id: string; org_id: string }>(
+  return oneRow<{ id: string; org_id: string }>(
+    q,
     `UPDATE org_hosts SET bootstrap_hash = NULL, bootstrap_expires_at = NULL, credential_hash = $2,
         registered_at = now(), last_heartbeat_at = now(), machine_name = $3, agent_version = $4, gpu_slots = $5,
         capacity = $6, labels = $7, heartbeat_seconds = $8
@@ -113,7 +113,6 @@ export async function consumeBootstrap(
       r.heartbeatSeconds,
     ],
   );
-  return rows[0] ?? null;
 }
 
 /** The registered host an agent credential belongs to (null: unknown or revoked with its host). */
@@ -122,11 +121,11 @@ export async function hostByCredential(
   credentialHash: Buffer,
   missedBeats: number,
 ): Promise<OrgHostRow | null> {
-  const { rows } = await q.query<OrgHostRow>(
+  return oneRow<OrgHostRow>(
+    q,
     `SELECT ${COLUMNS} FROM org_hosts WHERE credential_hash = $2 AND registered_at IS NOT NULL`,
     [missedBeats, credentialHash],
   );
-  return rows[0] ?? null;
 }
 
 /** A heartbeat; true when the host had been offline (its pods are then reported again). */
@@ -146,12 +145,12 @@ export async function deleteHost(q: Queryable, id: string): Promise<void> {
 
 /** Registered hosts whose agent stopped beating (every organization's): their pods become unknown. */
 export async function offlineHosts(q: Queryable, missedBeats: number): Promise<{ id: string; name: string }[]> {
-  const { rows } = await q.query<{ id: string; name: string }>(
+  return allRows<{ id: string; name: string }>(
+    q,
     `SELECT id, name FROM org_hosts
       WHERE registered_at IS NOT NULL AND last_heartbeat_at <= now() - make_interval(secs => heartbeat_seconds * $1::int)`,
     [missedBeats],
   );
-  return rows;
 }
 
 export async function isOrgHost(q: Queryable, id: string): Promise<boolean> {

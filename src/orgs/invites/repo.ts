@@ -1,5 +1,5 @@
 /** SQL of invitations (org_invites) and of member changes by admins (org_members role and department). */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { OrgRole } from "../public.js";
 
 export type InviteRole = "admin" | "member";
@@ -30,35 +30,30 @@ const INVITE_SELECT = `SELECT i.id, i.org_id, i.email, i.role, i.department_id, 
 
 /** The pending invitations of an organization, newest first (expired ones included: they can be renewed). */
 export async function listPending(q: Queryable, orgId: string): Promise<InviteRow[]> {
-  const { rows } = await q.query<InviteRow>(
+  return allRows<InviteRow>(
+    q,
     `${INVITE_SELECT} WHERE i.org_id = $1 AND i.status = 'pending' ORDER BY i.created_at DESC, i.email`,
     [orgId],
   );
-  return rows;
 }
 
 export async function findById(q: Queryable, orgId: string, id: string, lock = false): Promise<InviteRow | null> {
-  const { rows } = await q.query<InviteRow>(
-    `${INVITE_SELECT} WHERE i.org_id = $1 AND i.id = $2${lock ? " FOR UPDATE OF i" : ""}`,
-    [orgId, id],
-  );
-  return rows[0] ?? null;
+  return oneRow<InviteRow>(q, `${INVITE_SELECT} WHERE i.org_id = $1 AND i.id = $2${lock ? " FOR UPDATE OF i" : ""}`, [
+    orgId,
+    id,
+  ]);
 }
 
 export async function findByTokenHash(q: Queryable, hash: Buffer, lock = false): Promise<InviteRow | null> {
-  const { rows } = await q.query<InviteRow>(
-    `${INVITE_SELECT} WHERE i.token_hash = $1${lock ? " FOR UPDATE OF i" : ""}`,
-    [hash],
-  );
-  return rows[0] ?? null;
+  return oneRow<InviteRow>(q, `${INVITE_SELECT} WHERE i.token_hash = $1${lock ? " FOR UPDATE OF i" : ""}`, [hash]);
 }
 
 export async function findPendingByEmail(q: Queryable, orgId: string, email: string): Promise<{ id: string } | null> {
-  const { rows } = await q.query<{ id: string }>(
+  return oneRow<{ id: string }>(
+    q,
     "SELECT id FROM org_invites WHERE org_id = $1 AND lower(email) = lower($2) AND status = 'pending' FOR UPDATE",
     [orgId, email],
   );
-  return rows[0] ?? null;
 }
 
 export interface InviteWrite {
@@ -136,12 +131,12 @@ export async function departmentsByRef(
   orgId: string,
   refs: { ids: string[]; codes: string[] },
 ): Promise<DepartmentRef[]> {
-  const { rows } = await q.query<DepartmentRef>(
+  return allRows<DepartmentRef>(
+    q,
     `SELECT id, code FROM org_departments
       WHERE org_id = $1 AND removed_at IS NULL AND (id::text = ANY($2::text[]) OR code = ANY($3::text[]))`,
     [orgId, refs.ids, refs.codes],
   );
-  return rows;
 }
 
 export async function lockMember(
@@ -149,11 +144,11 @@ export async function lockMember(
   orgId: string,
   accountId: string,
 ): Promise<{ role: OrgRole; department_id: string | null } | null> {
-  const { rows } = await q.query<{ role: OrgRole; department_id: string | null }>(
+  return oneRow<{ role: OrgRole; department_id: string | null }>(
+    q,
     "SELECT role, department_id FROM org_members WHERE org_id = $1 AND account_id = $2 FOR UPDATE",
     [orgId, accountId],
   );
-  return rows[0] ?? null;
 }
 
 export async function updateMember(

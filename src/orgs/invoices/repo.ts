@@ -1,5 +1,5 @@
 /** SQL of organization card billing and invoices (migration 030). */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 export type InvoiceStatus = "pending" | "paid" | "failed";
 export type InvoiceKind = "monthly" | "closing";
@@ -60,11 +60,11 @@ export async function lockOrgBilling(q: Queryable, orgId: string): Promise<void>
 }
 
 export async function findCardBilling(q: Queryable, orgId: string): Promise<CardBillingRow | null> {
-  const { rows } = await q.query<CardBillingRow>(
+  return oneRow<CardBillingRow>(
+    q,
     "SELECT org_id, registered_at, registered_by, previous_mode FROM org_card_billing WHERE org_id = $1",
     [orgId],
   );
-  return rows[0] ?? null;
 }
 
 export async function insertCardBilling(q: Queryable, r: CardBillingRow): Promise<CardBillingRow> {
@@ -84,11 +84,11 @@ export async function deleteCardBilling(q: Queryable, orgId: string): Promise<vo
 
 /** Organizations paying by card now (billing_mode card with a registration). */
 export async function cardOrgs(q: Queryable): Promise<CardBillingRow[]> {
-  const { rows } = await q.query<CardBillingRow>(
+  return allRows<CardBillingRow>(
+    q,
     `SELECT c.org_id, c.registered_at, c.registered_by, c.previous_mode
        FROM org_card_billing c JOIN orgs o ON o.id = c.org_id WHERE o.billing_mode = 'card' ORDER BY c.org_id`,
   );
-  return rows;
 }
 
 export async function periodStarts(q: Queryable, orgId: string, since: Date): Promise<Set<number>> {
@@ -118,7 +118,8 @@ export type NewInvoice = Pick<
 
 /** Once per organization and period start: null when it exists already. */
 export async function insertInvoice(q: Queryable, i: NewInvoice): Promise<InvoiceRow | null> {
-  const { rows } = await q.query<InvoiceRow>(
+  return oneRow<InvoiceRow>(
+    q,
     `INSERT INTO org_invoices (id, org_id, month, kind, period_start, period_end, total_krw, status, next_attempt_at, paid_at,
                                card_provider, card_brand, card_last4)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
@@ -139,7 +140,6 @@ export async function insertInvoice(q: Queryable, i: NewInvoice): Promise<Invoic
       i.card_last4,
     ],
   );
-  return rows[0] ?? null;
 }
 
 export async function insertLines(
@@ -157,36 +157,35 @@ export async function insertLines(
 
 /** Newest period first; the cursor is the last invoice id of the previous page. */
 export async function listInvoices(q: Queryable, orgId: string, limit: number, afterId?: string) {
-  const { rows } = await q.query<InvoiceRow>(
+  return allRows<InvoiceRow>(
+    q,
     `SELECT ${COLS} FROM org_invoices WHERE org_id = $1
         AND ($2::uuid IS NULL OR period_start < (SELECT period_start FROM org_invoices WHERE id = $2 AND org_id = $1))
       ORDER BY period_start DESC LIMIT $3`,
     [orgId, afterId ?? null, limit],
   );
-  return rows;
 }
 
 export async function findInvoice(q: Queryable, orgId: string, id: string, lock = false): Promise<InvoiceRow | null> {
-  const { rows } = await q.query<InvoiceRow>(
+  return oneRow<InvoiceRow>(
+    q,
     `SELECT ${COLS} FROM org_invoices WHERE id = $1 AND org_id = $2 ${lock ? "FOR UPDATE" : ""}`,
     [id, orgId],
   );
-  return rows[0] ?? null;
 }
 
 export async function lockInvoice(q: Queryable, id: string): Promise<InvoiceRow | null> {
-  const { rows } = await q.query<InvoiceRow>(`SELECT ${COLS} FROM org_invoices WHERE id = $1 FOR UPDATE`, [id]);
-  return rows[0] ?? null;
+  return oneRow<InvoiceRow>(q, `SELECT ${COLS} FROM org_invoices WHERE id = $1 FOR UPDATE`, [id]);
 }
 
 export async function invoiceLines(q: Queryable, invoiceId: string): Promise<LineRow[]> {
-  const { rows } = await q.query<LineRow>(
+  return allRows<LineRow>(
+    q,
     `SELECT l.account_id::text, a.email, a.display_name, l.kind, l.usage_microkrw
        FROM org_invoice_lines l LEFT JOIN accounts a ON a.id = l.account_id
       WHERE l.invoice_id = $1 ORDER BY a.email NULLS LAST, l.account_id, l.kind`,
     [invoiceId],
   );
-  return rows;
 }
 
 export async function unpaidCount(q: Queryable, orgId: string): Promise<{ n: number; krw: number }> {
@@ -220,7 +219,8 @@ export async function claimDue(
   limit: number,
   only?: string,
 ): Promise<InvoiceRow[]> {
-  const { rows } = await q.query<InvoiceRow>(
+  return allRows<InvoiceRow>(
+    q,
     `WITH due AS (
        SELECT id FROM org_invoices
         WHERE status = 'pending' AND ($4::uuid IS NULL OR id = $4)
@@ -234,7 +234,6 @@ export async function claimDue(
        FROM due WHERE i.id = due.id RETURNING ${ICOLS}`,
     [now, staleBefore, limit, only ?? null],
   );
-  return rows;
 }
 
 /** The card an attempt charges, recorded before the charge (only while that attempt is the invoice's current one). */

@@ -1,4 +1,4 @@
-import { isUuid, type Queryable } from "../../store/db.js";
+import { allRows, isUuid, oneRow, type Queryable } from "../../store/db.js";
 import type { BuildBaseImage } from "../../builds/contract.js";
 
 /** Base-image refresh SQL (migration 033; README, "Base-image refresh"). */
@@ -40,11 +40,11 @@ export interface Settings {
 }
 
 export async function settings(q: Queryable, orgId: string): Promise<Settings | null> {
-  const { rows } = await q.query<Settings>(
+  return oneRow<Settings>(
+    q,
     "SELECT image_refresh_policy AS policy, image_refresh_keep_days AS keep_days FROM orgs WHERE id = $1",
     [orgId],
   );
-  return rows[0] ?? null;
 }
 
 /** Organizations the periodic check visits: policy notify or auto, with at least one recorded company app build. */
@@ -70,19 +70,19 @@ export async function recordBuild(q: Queryable, b: Omit<AppBuildRow, "built_at">
 
 /** The newest recorded build of each of the organization's apps. */
 export async function currentBuilds(q: Queryable, orgId: string): Promise<AppBuildRow[]> {
-  const { rows } = await q.query<AppBuildRow>(
+  return allRows<AppBuildRow>(
+    q,
     `SELECT DISTINCT ON (app_id) * FROM org_app_builds WHERE org_id = $1 ORDER BY app_id, built_at DESC, build_id`,
     [orgId],
   );
-  return rows;
 }
 
 export async function currentBuildOf(q: Queryable, orgId: string, appId: string): Promise<AppBuildRow | null> {
-  const { rows } = await q.query<AppBuildRow>(
+  return oneRow<AppBuildRow>(
+    q,
     "SELECT * FROM org_app_builds WHERE org_id = $1 AND app_id = $2 ORDER BY built_at DESC, build_id LIMIT 1",
     [orgId, appId],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -114,29 +114,27 @@ export async function propose(
 }
 
 export async function list(q: Queryable, orgId: string): Promise<RefreshRow[]> {
-  const { rows } = await q.query<RefreshRow>(
-    "SELECT * FROM org_image_refreshes WHERE org_id = $1 ORDER BY created_at DESC, id",
-    [orgId],
-  );
-  return rows;
+  return allRows<RefreshRow>(q, "SELECT * FROM org_image_refreshes WHERE org_id = $1 ORDER BY created_at DESC, id", [
+    orgId,
+  ]);
 }
 
 export async function find(q: Queryable, orgId: string, id: string, forUpdate = false): Promise<RefreshRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await q.query<RefreshRow>(
+  return oneRow<RefreshRow>(
+    q,
     `SELECT * FROM org_image_refreshes WHERE org_id = $1 AND id = $2 ${forUpdate ? "FOR UPDATE" : ""}`,
     [orgId, id],
   );
-  return rows[0] ?? null;
 }
 
 /** The app's open proposals (proposed), locked: what an automatic rebuild of the app takes on. */
 export async function openOfApp(q: Queryable, orgId: string, appId: string): Promise<RefreshRow[]> {
-  const { rows } = await q.query<RefreshRow>(
+  return allRows<RefreshRow>(
+    q,
     `SELECT * FROM org_image_refreshes WHERE org_id = $1 AND app_id = $2 AND status = 'proposed' FOR UPDATE`,
     [orgId, appId],
   );
-  return rows;
 }
 
 export async function setStatus(

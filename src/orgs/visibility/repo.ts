@@ -1,5 +1,5 @@
 /** Site visibility SQL: org_site_access, org_site_grants, org_approvals and the department tree they read. */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import type { OrgRole } from "../public.js";
 import type { VisibilityLevel as Visibility } from "../public.js";
 
@@ -107,13 +107,13 @@ export interface GrantRow {
 }
 
 export async function listGrants(q: Queryable, site: SiteKey): Promise<GrantRow[]> {
-  const { rows } = await q.query<GrantRow>(
+  return allRows<GrantRow>(
+    q,
     `SELECT g.account_id, a.email, g.granted_by, g.created_at
        FROM org_site_grants g JOIN accounts a ON a.id = g.account_id
       WHERE g.app_kind = $1 AND g.app_id = $2 ORDER BY g.created_at, a.email`,
     [site.kind, site.id],
   );
-  return rows;
 }
 
 /** Adds a grant (kept as it was when it exists); returns it. */
@@ -143,12 +143,12 @@ export async function memberByEmail(
   orgId: string,
   email: string,
 ): Promise<{ account_id: string; email: string } | null> {
-  const { rows } = await q.query<{ account_id: string; email: string }>(
+  return oneRow<{ account_id: string; email: string }>(
+    q,
     `SELECT m.account_id, a.email FROM org_members m JOIN accounts a ON a.id = m.account_id
       WHERE m.org_id = $1 AND lower(a.email) = lower($2)`,
     [orgId, email.trim()],
   );
-  return rows[0] ?? null;
 }
 
 /** The nearest department (itself first, then up the tree) with an approver, or null. */
@@ -156,7 +156,8 @@ export async function decidingDepartment(
   q: Queryable,
   departmentId: string,
 ): Promise<{ id: string; approver_email: string } | null> {
-  const { rows } = await q.query<{ id: string; approver_email: string }>(
+  return oneRow<{ id: string; approver_email: string }>(
+    q,
     `WITH RECURSIVE up(id, parent_id, approver_email, depth) AS (
        SELECT id, parent_id, approver_email, 0 FROM org_departments WHERE id = $1
        UNION ALL SELECT d.id, d.parent_id, d.approver_email, up.depth + 1
@@ -164,7 +165,6 @@ export async function decidingDepartment(
      SELECT id, approver_email FROM up WHERE approver_email IS NOT NULL ORDER BY depth LIMIT 1`,
     [departmentId],
   );
-  return rows[0] ?? null;
 }
 
 /** Departments of the organization whose approver is this e-mail. */
@@ -187,7 +187,8 @@ export interface DepartmentBlockRow {
 }
 
 export async function departmentBlocks(q: Queryable, orgId: string): Promise<DepartmentBlockRow[]> {
-  const { rows } = await q.query<DepartmentBlockRow>(
+  return allRows<DepartmentBlockRow>(
+    q,
     `WITH RECURSIVE tree(id, blocked, depth) AS (
        SELECT id, deploy_blocked, 0 FROM org_departments WHERE org_id = $1 AND parent_id IS NULL
        UNION ALL SELECT d.id, tree.blocked OR d.deploy_blocked, tree.depth + 1
@@ -197,7 +198,6 @@ export async function departmentBlocks(q: Queryable, orgId: string): Promise<Dep
       WHERE d.org_id = $1 AND d.removed_at IS NULL ORDER BY d.code`,
     [orgId],
   );
-  return rows;
 }
 
 export async function deployRulesSet(q: Queryable, orgId: string): Promise<boolean> {
@@ -249,11 +249,11 @@ export async function insertApproval(
 
 export async function findApproval(q: Queryable, orgId: string, id: string, lock = false): Promise<ApprovalRow | null> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
-  const { rows } = await q.query<ApprovalRow>(
+  return oneRow<ApprovalRow>(
+    q,
     `${APPROVAL_SELECT} WHERE r.id = $1 AND r.org_id = $2${lock ? " FOR UPDATE OF r" : ""}`,
     [id, orgId],
   );
-  return rows[0] ?? null;
 }
 
 /** Pending requests of the organization: every one, or those of some departments not made by `except`. */
@@ -276,11 +276,11 @@ export async function pendingApprovals(
 }
 
 export async function pendingForSite(q: Queryable, site: SiteKey): Promise<ApprovalRow[]> {
-  const { rows } = await q.query<ApprovalRow>(
+  return allRows<ApprovalRow>(
+    q,
     `${APPROVAL_SELECT} WHERE r.app_kind = $1 AND r.app_id = $2 AND r.status = 'pending' ORDER BY r.created_at`,
     [site.kind, site.id],
   );
-  return rows;
 }
 
 /** Pending requests of a site whose visibility was just set otherwise (except the one being approved). */

@@ -1,5 +1,5 @@
 /** SQL of partner site locks, invite lists and visitor sessions (migration 044). */
-import type { Queryable } from "../../store/db.js";
+import { oneRow, type Queryable } from "../../store/db.js";
 
 export type LockMode = "tenant" | "department" | "invited";
 
@@ -33,14 +33,14 @@ export async function lockOf(
   siteId: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<LockRow | null> {
-  const { rows } = await q.query<LockRow>(
+  return oneRow<LockRow>(
+    q,
     `SELECT l.site_id, l.partner_id, l.child_id, l.mode, l.tenant_ref, l.department_code, l.updated_at,
             p.visitor_login_url
        FROM partner_site_locks l JOIN partners p ON p.account_id = l.partner_id
       WHERE l.site_id = $1${opts.forUpdate ? " FOR UPDATE OF l" : ""}`,
     [siteId],
   );
-  return rows[0] ?? null;
 }
 
 export async function upsertLock(
@@ -131,21 +131,21 @@ export async function redeemLink(
   sessionHash: Buffer,
   ttlSeconds: number,
 ): Promise<VisitorRow | null> {
-  const { rows } = await q.query<VisitorRow>(
+  return oneRow<VisitorRow>(
+    q,
     `UPDATE partner_visitor_sessions
         SET link_hash = NULL, session_hash = $3, expires_at = now() + make_interval(secs => $4)
       WHERE link_hash = $1 AND site_id = $2 AND session_hash IS NULL AND link_expires_at > now()
       RETURNING ${VISITOR_COLUMNS}`,
     [linkHash, siteId, sessionHash, ttlSeconds],
   );
-  return rows[0] ?? null;
 }
 
 export async function liveSession(q: Queryable, sessionHash: Buffer, siteId: string): Promise<VisitorRow | null> {
-  const { rows } = await q.query<VisitorRow>(
+  return oneRow<VisitorRow>(
+    q,
     `SELECT ${VISITOR_COLUMNS} FROM partner_visitor_sessions
       WHERE session_hash = $1 AND site_id = $2 AND expires_at > now()`,
     [sessionHash, siteId],
   );
-  return rows[0] ?? null;
 }

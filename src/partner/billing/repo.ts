@@ -1,5 +1,5 @@
 /** SQL of partner settlement, invoices and billing mails (README.md here). */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 /** advisory lock classes: one window's settlement, one partner's invoicing */
 const SETTLE_LOCK = 2601;
@@ -129,14 +129,14 @@ export async function insertInvoice(
     adjustment: number;
   },
 ): Promise<InvoiceRow | null> {
-  const { rows } = await q.query<InvoiceRow>(
+  return oneRow<InvoiceRow>(
+    q,
     `INSERT INTO partner_invoices (id, partner_id, month, period_start, period_end, usage_micro, adjustment_micro,
                                    total_micro, status, paid_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $6::bigint - $7::bigint, $8, CASE WHEN $8 = 'paid' THEN now() END)
      ON CONFLICT (partner_id, period_start) DO NOTHING RETURNING ${INVOICE}`,
     [v.id, v.partner_id, v.month, v.period_start, v.period_end, v.usage, v.adjustment, v.status],
   );
-  return rows[0] ?? null;
 }
 
 /** Micro-units of adjustment the partner's invoices subtracted so far. */
@@ -168,37 +168,37 @@ export async function insertStatements(
 }
 
 export async function invoicesOf(q: Queryable, partnerId: string): Promise<InvoiceRow[]> {
-  const { rows } = await q.query<InvoiceRow>(
+  return allRows<InvoiceRow>(
+    q,
     `SELECT ${INVOICE} FROM partner_invoices WHERE partner_id = $1 ORDER BY period_start DESC LIMIT 120`,
     [partnerId],
   );
-  return rows;
 }
 
 export async function invoiceById(q: Queryable, id: string, opts: { forUpdate?: boolean } = {}) {
-  const { rows } = await q.query<InvoiceRow>(
+  return oneRow<InvoiceRow>(
+    q,
     `SELECT ${INVOICE} FROM partner_invoices WHERE id = $1${opts.forUpdate ? " FOR UPDATE" : ""}`,
     [id],
   );
-  return rows[0] ?? null;
 }
 
 export async function statementsOf(q: Queryable, invoiceId: string) {
-  const { rows } = await q.query<{ child_id: string; external_ref: string; windows: number; usage_micro: string }>(
+  return allRows<{ child_id: string; external_ref: string; windows: number; usage_micro: string }>(
+    q,
     `SELECT child_id::text, external_ref, windows, usage_micro FROM partner_invoice_statements
       WHERE invoice_id = $1 ORDER BY external_ref`,
     [invoiceId],
   );
-  return rows;
 }
 
 export async function invoicesByStatus(q: Queryable, status: string | null): Promise<InvoiceRow[]> {
-  const { rows } = await q.query<InvoiceRow>(
+  return allRows<InvoiceRow>(
+    q,
     `SELECT ${INVOICE} FROM partner_invoices WHERE ($1::text IS NULL OR status = $1)
       ORDER BY created_at DESC, id LIMIT 500`,
     [status],
   );
-  return rows;
 }
 
 export async function markPaid(q: Queryable, id: string, transactionId: string): Promise<void> {
@@ -210,13 +210,13 @@ export async function markPaid(q: Queryable, id: string, transactionId: string):
 
 /** Unpaid invoices nobody told the operator about yet. */
 export async function unnoticedUnpaid(q: Queryable): Promise<InvoiceRow[]> {
-  const { rows } = await q.query<InvoiceRow>(
+  return allRows<InvoiceRow>(
+    q,
     `SELECT ${INVOICE} FROM partner_invoices i WHERE status = 'unpaid' AND NOT EXISTS
        (SELECT 1 FROM partner_billing_notices n
          WHERE n.partner_id = i.partner_id AND n.kind = 'invoice_unpaid' AND n.period = i.id::text)
       ORDER BY created_at LIMIT 100`,
   );
-  return rows;
 }
 
 /** Postpaid partners' settled usage of a month beside their limit, with the partner's e-mail. */

@@ -1,6 +1,6 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import { patchParams } from "../../store/patch.js";
 
 export interface ChildRow {
@@ -42,20 +42,16 @@ export async function findChild(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<ChildRow | null> {
-  const { rows } = await q.query<ChildRow>(
+  return oneRow<ChildRow>(
+    q,
     `SELECT ${COLUMNS} FROM partner_children WHERE partner_id = $1 AND id = $2 AND deleted_at IS NULL${opts.forUpdate ? " FOR UPDATE" : ""}`,
     [partnerId, id],
   );
-  return rows[0] ?? null;
 }
 
 /** A live child by id whoever its partner is (admission, public.ts). */
 export async function childById(q: Queryable, id: string): Promise<ChildRow | null> {
-  const { rows } = await q.query<ChildRow>(
-    `SELECT ${COLUMNS} FROM partner_children WHERE id = $1 AND deleted_at IS NULL`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return oneRow<ChildRow>(q, `SELECT ${COLUMNS} FROM partner_children WHERE id = $1 AND deleted_at IS NULL`, [id]);
 }
 
 /** A page of live children, oldest first, after the child `after` (keyset on created_at, id at full precision). */
@@ -64,14 +60,14 @@ export async function listChildren(
   partnerId: string,
   page: { after: string | null; limit: number },
 ): Promise<ChildRow[]> {
-  const { rows } = await q.query<ChildRow>(
+  return allRows<ChildRow>(
+    q,
     `SELECT ${COLUMNS} FROM partner_children
       WHERE partner_id = $1 AND deleted_at IS NULL
         AND ($2::uuid IS NULL OR (created_at, id) > (SELECT created_at, id FROM partner_children WHERE id = $2))
       ORDER BY created_at, id LIMIT $3`,
     [partnerId, page.after, page.limit],
   );
-  return rows;
 }
 
 export async function countChildren(q: Queryable, partnerId: string): Promise<number> {

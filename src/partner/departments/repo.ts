@@ -1,5 +1,5 @@
 /** SQL of the partner's department chart (partner_departments) and the locks that serialize starts per department. */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 export interface DepartmentRow {
   code: string;
@@ -12,11 +12,9 @@ export interface DepartmentRow {
 const COLUMNS = "code, parent_code, name, max_running, deploy_blocked";
 
 export async function listDepartments(q: Queryable, partnerId: string): Promise<DepartmentRow[]> {
-  const { rows } = await q.query<DepartmentRow>(
-    `SELECT ${COLUMNS} FROM partner_departments WHERE partner_id = $1 ORDER BY code`,
-    [partnerId],
-  );
-  return rows;
+  return allRows<DepartmentRow>(q, `SELECT ${COLUMNS} FROM partner_departments WHERE partner_id = $1 ORDER BY code`, [
+    partnerId,
+  ]);
 }
 
 export async function departmentExists(q: Queryable, partnerId: string, code: string): Promise<boolean> {
@@ -55,12 +53,12 @@ export async function setPolicy(
   code: string,
   p: { max_running: number | null; deploy_blocked: boolean },
 ): Promise<DepartmentRow | null> {
-  const { rows } = await q.query<DepartmentRow>(
+  return oneRow<DepartmentRow>(
+    q,
     `UPDATE partner_departments SET max_running = $3, deploy_blocked = $4, updated_at = now()
       WHERE partner_id = $1 AND code = $2 RETURNING ${COLUMNS}`,
     [partnerId, code, p.max_running, p.deploy_blocked],
   );
-  return rows[0] ?? null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 /** The columns the suite login tokens are sealed under (SecretBox AAD), as the sign-in part writes them. */
 export const ACCESS_TOKEN_COLUMN = "suite_identities.access_token_sealed";
@@ -12,11 +12,11 @@ export interface SuiteLinkRow {
 }
 
 export async function linkOf(q: Queryable, orgId: string, lock = false): Promise<SuiteLinkRow | null> {
-  const { rows } = await q.query<SuiteLinkRow>(
+  return oneRow<SuiteLinkRow>(
+    q,
     `SELECT org_id, company_id, stop_on_exhausted, created_at FROM suite_links WHERE org_id = $1${lock ? " FOR UPDATE" : ""}`,
     [orgId],
   );
-  return rows[0] ?? null;
 }
 
 export async function setStopOnExhausted(q: Queryable, orgId: string, on: boolean): Promise<void> {
@@ -25,11 +25,11 @@ export async function setStopOnExhausted(q: Queryable, orgId: string, on: boolea
 
 /** Suite-linked organizations in billing mode suite (the report job's and the stop job's work list). */
 export async function suiteBilledOrgs(q: Queryable): Promise<SuiteLinkRow[]> {
-  const { rows } = await q.query<SuiteLinkRow>(
+  return allRows<SuiteLinkRow>(
+    q,
     `SELECT l.org_id, l.company_id, l.stop_on_exhausted, l.created_at
        FROM suite_links l JOIN orgs o ON o.id = l.org_id WHERE o.billing_mode = 'suite' ORDER BY l.org_id`,
   );
-  return rows;
 }
 
 export interface IdentityRow {
@@ -45,13 +45,13 @@ export interface IdentityRow {
 
 /** The member's suite identity in that company (the sign-in part writes it), or null. */
 export async function identityOf(q: Queryable, accountId: string, companyId: string): Promise<IdentityRow | null> {
-  const { rows } = await q.query<IdentityRow>(
+  return oneRow<IdentityRow>(
+    q,
     `SELECT account_id::text, company_id, subject, email, access_token_sealed, refresh_token_sealed, token_expires_at,
             deprovisioned_at
        FROM suite_identities WHERE account_id = $1 AND company_id = $2`,
     [accountId, companyId],
   );
-  return rows[0] ?? null;
 }
 
 /** A refreshed login token (sealed); the refresh token only when the suite rotated it. */
@@ -143,13 +143,13 @@ export async function insertReport(
 
 /** Rows to send now (pending, their back-off over), oldest first. */
 export async function dueReports(q: Queryable, limit: number, orgId: string | null = null): Promise<ReportRow[]> {
-  const { rows } = await q.query<ReportRow>(
+  return allRows<ReportRow>(
+    q,
     `SELECT ${REPORT_COLUMNS} FROM suite_usage_reports
       WHERE status = 'pending' AND next_attempt_at <= now() AND ($2::uuid IS NULL OR org_id = $2)
       ORDER BY hour, org_id, account_id LIMIT $1`,
     [limit, orgId],
   );
-  return rows;
 }
 
 /** Marks the row reported; false when another run did first (then nothing else is to be done). */
@@ -179,12 +179,12 @@ export async function markFailed(q: Queryable, key: string, error: string): Prom
 
 /** Each member's latest report row with an amount (for the status view). */
 export async function lastReports(q: Queryable, orgId: string): Promise<ReportRow[]> {
-  const { rows } = await q.query<ReportRow>(
+  return allRows<ReportRow>(
+    q,
     `SELECT DISTINCT ON (account_id) ${REPORT_COLUMNS} FROM suite_usage_reports
       WHERE org_id = $1 AND status <> 'nothing' ORDER BY account_id, hour DESC`,
     [orgId],
   );
-  return rows;
 }
 
 // ---- suite_member_billing
@@ -202,13 +202,13 @@ export interface MemberBillingRow {
 }
 
 export async function memberBilling(q: Queryable, orgId: string): Promise<MemberBillingRow[]> {
-  const { rows } = await q.query<MemberBillingRow>(
+  return allRows<MemberBillingRow>(
+    q,
     `SELECT account_id::text, limit_krw::float8 AS limit_krw, used_krw::float8 AS used_krw,
             remaining_krw::float8 AS remaining_krw, resets_at, contact, checked_at, paused_at, paused_ids
        FROM suite_member_billing WHERE org_id = $1 ORDER BY account_id`,
     [orgId],
   );
-  return rows;
 }
 
 /** Members stop-on-exhausted paused, in the organization. */

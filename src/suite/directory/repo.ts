@@ -3,7 +3,7 @@
  * suite_unit_id and removed_at, migration 048), the suite members' departments, deprovisioning marks and the sync
  * bookkeeping (suite_directory_syncs). Bulk writes are one statement over unnest()ed arrays.
  */
-import type { Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable } from "../../store/db.js";
 
 /** all staff, staff of the chosen units and their descendants, or staff an admin invited (migration 046) */
 export type JoinPolicy = "all" | "departments" | "invite";
@@ -18,11 +18,11 @@ export interface LinkRow {
 }
 
 export async function linkOf(q: Queryable, orgId: string): Promise<LinkRow | null> {
-  const { rows } = await q.query<LinkRow>(
+  return oneRow<LinkRow>(
+    q,
     `SELECT org_id, issuer, company_id, join_policy, join_units, setup_done_at FROM suite_links WHERE org_id = $1`,
     [orgId],
   );
-  return rows[0] ?? null;
 }
 
 /**
@@ -83,7 +83,8 @@ export interface IdentityRow {
 }
 
 export async function liveIdentities(q: Queryable, link: LinkRow): Promise<IdentityRow[]> {
-  const { rows } = await q.query<IdentityRow>(
+  return allRows<IdentityRow>(
+    q,
     `SELECT i.account_id, i.subject, a.email, m.role, m.department_id, d.code AS department_code
        FROM suite_identities i
        JOIN accounts a ON a.id = i.account_id
@@ -93,7 +94,6 @@ export async function liveIdentities(q: Queryable, link: LinkRow): Promise<Ident
       ORDER BY a.email`,
     [link.org_id, link.issuer, link.company_id],
   );
-  return rows;
 }
 
 export async function markDeprovisioned(q: Queryable, accountId: string): Promise<void> {

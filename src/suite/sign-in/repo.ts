@@ -1,5 +1,5 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
-import type { Queryable } from "../../store/db.js";
+import { oneRow, type Queryable } from "../../store/db.js";
 
 export type JoinPolicy = "all" | "departments" | "invite";
 
@@ -107,14 +107,14 @@ export async function takeLoginCode(
   codeHash: Buffer,
   browserHash?: Buffer | null,
 ): Promise<{ account_id: string; org_id: string } | null> {
-  const { rows } = await q.query<{ account_id: string; org_id: string }>(
+  return oneRow<{ account_id: string; org_id: string }>(
+    q,
     `UPDATE suite_login_codes SET used_at = now()
       WHERE code_hash = $1 AND used_at IS NULL AND expires_at > now()
         AND ($2::boolean IS NOT TRUE OR browser_hash = $3)
       RETURNING account_id, org_id`,
     [codeHash, browserHash !== undefined, browserHash ?? null],
   );
-  return rows[0] ?? null;
 }
 
 // ---- recovery codes
@@ -138,13 +138,13 @@ export async function takeRecoveryCode(
   email: string,
   codeHash: Buffer,
 ): Promise<{ org_id: string; account_id: string; email: string } | null> {
-  const { rows } = await q.query<{ org_id: string; account_id: string; email: string }>(
+  return oneRow<{ org_id: string; account_id: string; email: string }>(
+    q,
     `UPDATE suite_recovery_codes SET used_at = now()
       WHERE code_hash = $1 AND email = lower($2) AND used_at IS NULL
       RETURNING org_id, account_id, email`,
     [codeHash, email],
   );
-  return rows[0] ?? null;
 }
 
 // ---- links
@@ -155,19 +155,16 @@ export async function lockCompany(q: Queryable, issuer: string, companyId: strin
 }
 
 export async function linkOfCompany(q: Queryable, issuer: string, companyId: string): Promise<LinkRow | null> {
-  const { rows } = await q.query<LinkRow>(
-    `SELECT ${LINK_COLUMNS} FROM suite_links WHERE issuer = $1 AND company_id = $2`,
-    [issuer, companyId],
-  );
-  return rows[0] ?? null;
+  return oneRow<LinkRow>(q, `SELECT ${LINK_COLUMNS} FROM suite_links WHERE issuer = $1 AND company_id = $2`, [
+    issuer,
+    companyId,
+  ]);
 }
 
 export async function linkOfOrg(q: Queryable, orgId: string, lock = false): Promise<LinkRow | null> {
-  const { rows } = await q.query<LinkRow>(
-    `SELECT ${LINK_COLUMNS} FROM suite_links WHERE org_id = $1${lock ? " FOR UPDATE" : ""}`,
-    [orgId],
-  );
-  return rows[0] ?? null;
+  return oneRow<LinkRow>(q, `SELECT ${LINK_COLUMNS} FROM suite_links WHERE org_id = $1${lock ? " FOR UPDATE" : ""}`, [
+    orgId,
+  ]);
 }
 
 export async function insertLink(
@@ -216,12 +213,12 @@ export async function identityOf(
   companyId: string,
   subject: string,
 ): Promise<IdentityRow | null> {
-  const { rows } = await q.query<IdentityRow>(
+  return oneRow<IdentityRow>(
+    q,
     `SELECT ${IDENTITY_COLUMNS} FROM suite_identities WHERE issuer = $1 AND company_id = $2 AND subject = $3
      FOR UPDATE`,
     [issuer, companyId, subject],
   );
-  return rows[0] ?? null;
 }
 
 export async function deleteIdentity(q: Queryable, accountId: string): Promise<void> {
