@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { call, scopedKey, type TestApp } from "../helpers/app.js";
 import type { Person } from "../orgs/lib.js";
 import { requestDepartmentSync } from "../../src/suite/directory/public.js";
+import type { DirectoryService } from "../../src/suite/directory/service.js";
 import { directoryApp, linkedOrg, staff, syncNow, type LinkedOrg } from "./directory-lib.js";
 
 let t: TestApp;
@@ -70,6 +71,16 @@ describe("syncs asked for by logins", () => {
     assert.deepEqual(rows, [{ suite_unit_id: "burst" }]);
     // one job running and at most one queued behind it: never one per login
     assert.ok(fake.directory.calls.orgunits - before <= 2, `${fake.directory.calls.orgunits - before} syncs`);
+    // a job still queued behind the sync that covered its request reads nothing; a request after it is synced
+    const directory = t.platform.state<{ service: DirectoryService }>("suite-directory").service;
+    const reads = fake.directory.calls.orgunits;
+    await directory.syncRequested(org.id);
+    assert.equal(fake.directory.calls.orgunits, reads, "the covered request is not synced again");
+    await t.db.query("UPDATE suite_directory_syncs SET requested_at = now() + interval '1 second' WHERE org_id = $1", [
+      org.id,
+    ]);
+    await directory.syncRequested(org.id);
+    assert.equal(fake.directory.calls.orgunits, reads + 1, "a later request is");
   });
 });
 

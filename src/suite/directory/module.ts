@@ -49,7 +49,7 @@ export const suiteDirectoryArea = defineArea<DirectoryState>({
       retryLimit: 3,
       expireInSeconds: 30 * 60,
       handler: async (data: { orgId: string }) => {
-        await state.service.sync(data.orgId, null).catch((err: unknown) => {
+        await state.service.syncRequested(data.orgId).catch((err: unknown) => {
           // unlinked since, or no suite configured: nothing to retry (the suite not answering is retried)
           const code = err instanceof ApiError ? err.code : null;
           if (code === "not_found" || code === "suite_not_configured") return;

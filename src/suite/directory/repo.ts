@@ -47,6 +47,20 @@ export async function dueOrgs(q: Queryable, minutes: number): Promise<string[]> 
   return rows.map((r) => r.org_id);
 }
 
+/**
+ * Whether a sync asked for is still owed: asked for after the last sync began reading the suite (or never synced).
+ * A queued job whose request an earlier sync already covered has nothing to do.
+ */
+export async function syncOwed(q: Queryable, orgId: string): Promise<boolean> {
+  const row = await oneRow<{ owed: boolean }>(
+    q,
+    `SELECT requested_at IS NOT NULL AND (synced_at IS NULL OR requested_at > synced_at) AS owed
+       FROM suite_directory_syncs WHERE org_id = $1`,
+    [orgId],
+  );
+  return row?.owed ?? true;
+}
+
 export async function markRequested(q: Queryable, orgId: string): Promise<void> {
   await q.query(
     `INSERT INTO suite_directory_syncs (org_id, requested_at) VALUES ($1, now())
