@@ -23,7 +23,7 @@ export function domainEdgeHosts(kernel: Pick<Kernel, "all">): EdgeHostSource {
   return {
     channel: "domain_routes",
     appSlug: async (q, host) => {
-      const row = await repo.verifiedDomain(q, host);
+      const row = await repo.holderOf(q, host, true);
       if (!row) return null;
       const app = await appOf(kernel, q, { kind: row.owner_kind, id: row.owner_id }, row.app_slug);
       return app ? row.app_slug : null;

@@ -79,14 +79,14 @@ export async function insertDomain(
   );
 }
 
-/** Who holds a domain name, whoever it is. */
-export async function holderOf(
-  q: Queryable,
-  domain: string,
-): Promise<{ owner_kind: OwnerKind; owner_id: string; app_slug: string } | null> {
-  return oneRow<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
+/** Whose a domain name is, and which slug it serves. */
+export type DomainHolder = { owner_kind: OwnerKind; owner_id: string; app_slug: string };
+
+/** Who holds a domain name, whoever it is; `verified`: only once it is verified (what the edge serves). */
+export async function holderOf(q: Queryable, domain: string, verified = false): Promise<DomainHolder | null> {
+  return oneRow<DomainHolder>(
     q,
-    "SELECT owner_kind, owner_id, app_slug FROM custom_domains WHERE domain = $1",
+    `SELECT owner_kind, owner_id, app_slug FROM custom_domains WHERE domain = $1${verified ? " AND status = 'verified'" : ""}`,
     [domain],
   );
 }
@@ -124,18 +124,6 @@ export async function recordCheck(
 export async function deleteDomain(q: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await q.query("DELETE FROM custom_domains WHERE id = $1", [id]);
   return (rowCount ?? 0) > 0;
-}
-
-/** The verified domain named host: whose it is and which slug it serves; null when none is verified. */
-export async function verifiedDomain(
-  q: Queryable,
-  host: string,
-): Promise<{ owner_kind: OwnerKind; owner_id: string; app_slug: string } | null> {
-  return oneRow<{ owner_kind: OwnerKind; owner_id: string; app_slug: string }>(
-    q,
-    "SELECT owner_kind, owner_id, app_slug FROM custom_domains WHERE domain = $1 AND status = 'verified'",
-    [host],
-  );
 }
 
 /** `domain.certificate_failed` for the verified domain named host (other hosts, e.g. the platform's, have no owner to tell). */
