@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { oneRow, type Queryable } from "../store/db.js";
+import { anyRows, oneRow, type Queryable } from "../store/db.js";
 
 export interface AccountRow {
   id: string;
@@ -67,11 +67,10 @@ export async function markAccountDeleted(q: Queryable, id: string): Promise<void
 }
 
 export async function revokeToken(q: Queryable, accountId: string, tokenId: string): Promise<boolean> {
-  const res = await q.query(
-    "UPDATE tokens SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
-    [tokenId, accountId],
-  );
-  return (res.rowCount ?? 0) > 0;
+  return anyRows(q, "UPDATE tokens SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL", [
+    tokenId,
+    accountId,
+  ]);
 }
 
 export async function revokeAllTokens(

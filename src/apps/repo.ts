@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { allRows, oneRow, type Queryable, setClauses } from "../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable, setClauses } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf } from "../store/find.js";
 import type { NamedOwnerColumns } from "../kernel/owned-repo.js";
@@ -338,8 +338,7 @@ export async function releaseReconcile(q: Queryable, podId: string, processId: s
 
 /** Whether a live pod group holds the slug (pods and groups share the <slug>.<APPS_DOMAIN> names). */
 export async function groupSlugTaken(q: Queryable, slug: string): Promise<boolean> {
-  const { rowCount } = await q.query("SELECT 1 FROM pod_groups WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "SELECT 1 FROM pod_groups WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
 }
 
 /** Organization external hosts (agent-feed.ts): live (not deleted) and active (meant to run) pods per host. */

@@ -1,5 +1,5 @@
 /** The SQL of tokens (api-keys.ts, token-resolver.ts): issuing, listing and revoking keys, resolving a bearer. */
-import { allRows, type Queryable } from "../store/db.js";
+import { allRows, anyRows, type Queryable } from "../store/db.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import type { AccountSnapshot } from "./principal.js";
 
@@ -77,13 +77,13 @@ export async function revokeScopedKeyRow(
   q: Queryable,
   where: { id: string; owner: Owner; accountId?: string },
 ): Promise<boolean> {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     `UPDATE tokens SET revoked_at = now()
       WHERE id = $1 AND owner_kind = $2 AND owner_id = $3 AND ($4::uuid IS NULL OR account_id = $4)
         AND kind = 'scoped' AND revoked_at IS NULL`,
     [where.id, where.owner.kind, where.owner.id, where.accountId ?? null],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 export async function touchToken(q: Queryable, tokenId: string): Promise<void> {

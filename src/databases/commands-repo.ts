@@ -2,7 +2,7 @@
  * The databases area's SQL for running commands and placing instances on hosts (jobs.ts, placement.ts):
  * database_commands as workers move them along, and the instances a host holds.
  */
-import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../store/db.js";
 
 /** A row of database_commands: what was asked of an instance, and how it went. */
 export interface CommandRow {
@@ -66,11 +66,11 @@ export async function failUnlessSucceeded(
 }
 
 export async function hasOpenCommand(q: Queryable, databaseId: string, kind: string): Promise<boolean> {
-  const open = await q.query(
+  return anyRows(
+    q,
     "SELECT 1 FROM database_commands WHERE database_id = $1 AND kind = $2 AND status IN ('queued', 'running')",
     [databaseId, kind],
   );
-  return (open.rowCount ?? 0) > 0;
 }
 
 /** Queued commands (at start-up all, else those a minute old) and running ones, with whether they ran 20 minutes. */
@@ -141,11 +141,11 @@ export async function queuedByHost(q: Queryable): Promise<{ host_id: string | nu
 
 /** Fails a command still queued; whether it was. */
 export async function withdrawQueued(q: Queryable, commandId: string, reason: string): Promise<boolean> {
-  const res = await q.query(
+  return anyRows(
+    q,
     "UPDATE database_commands SET status = 'failed', error = $2, finished_at = now(), params = params - 'password' WHERE id = $1 AND status = 'queued'",
     [commandId, reason],
   );
-  return (res.rowCount ?? 0) > 0;
 }
 
 /** A new rotation supersedes queued ones: only the newest password is ever applied last (e.g. one whose request a crash cut). */
@@ -166,11 +166,7 @@ export async function unplacedDatabaseIds(q: Queryable): Promise<string[]> {
 
 /** Places an instance that has no host yet; whether this did. */
 export async function placeUnplaced(q: Queryable, databaseId: string, hostId: string): Promise<boolean> {
-  const res = await q.query("UPDATE databases SET host_id = $2 WHERE id = $1 AND host_id IS NULL", [
-    databaseId,
-    hostId,
-  ]);
-  return (res.rowCount ?? 0) > 0;
+  return anyRows(q, "UPDATE databases SET host_id = $2 WHERE id = $1 AND host_id IS NULL", [databaseId, hostId]);
 }
 
 /** The instances this host holds, for work that goes over all of them (the watcher, the start-up check). */

@@ -1,4 +1,4 @@
-import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { finderOf } from "../store/find.js";
@@ -230,12 +230,7 @@ export async function forgetInitialCredentials(q: Queryable, id: string): Promis
 
 /** Grows storage_gb only if it still has the value read (two watchers never add two steps). */
 export async function growStorage(q: Queryable, id: string, fromGb: number, toGb: number): Promise<boolean> {
-  const res = await q.query("UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [
-    id,
-    fromGb,
-    toGb,
-  ]);
-  return (res.rowCount ?? 0) > 0;
+  return anyRows(q, "UPDATE databases SET storage_gb = $3 WHERE id = $1 AND storage_gb = $2", [id, fromGb, toGb]);
 }
 
 // ---- databases: the periodic jobs

@@ -1,4 +1,4 @@
-import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../store/db.js";
 import { recordEvent } from "../events/public.js";
 import type { Owner, OwnerKind } from "../kernel/owner.js";
 import { findByRef } from "../store/find.js";
@@ -122,8 +122,7 @@ export async function recordCheck(
 }
 
 export async function deleteDomain(q: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await q.query("DELETE FROM custom_domains WHERE id = $1", [id]);
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "DELETE FROM custom_domains WHERE id = $1", [id]);
 }
 
 /** `domain.certificate_failed` for the verified domain named host (other hosts, e.g. the platform's, have no owner to tell). */

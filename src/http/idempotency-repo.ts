@@ -1,5 +1,5 @@
 /** The SQL of Idempotency-Key rows (idempotency.ts, idempotent-change.ts): claims, stored answers, committed results. */
-import { oneRow, type Queryable } from "../store/db.js";
+import { anyRows, oneRow, type Queryable } from "../store/db.js";
 
 export interface StoredResponse {
   state: "running" | "done";
@@ -18,7 +18,8 @@ export async function claimKey(
   q: Queryable,
   k: { owner: string; key: string; hash: string; lockMs: number; processId: string | null },
 ): Promise<boolean> {
-  const claimed = await q.query(
+  return anyRows(
+    q,
     `INSERT INTO idempotency_keys (owner, key, request_hash, state, locked_until, process_id)
      VALUES ($1, $2, $3, 'running', now() + $4 * interval '1 millisecond', $5)
      ON CONFLICT (owner, key) DO UPDATE SET locked_until = EXCLUDED.locked_until, request_hash = EXCLUDED.request_hash, process_id = EXCLUDED.process_id
@@ -30,7 +31,6 @@ export async function claimKey(
      RETURNING 1`,
     [k.owner, k.key, k.hash, k.lockMs, k.processId],
   );
-  return (claimed.rowCount ?? 0) > 0;
 }
 
 export async function storedResponse(q: Queryable, owner: string, key: string): Promise<StoredResponse | null> {

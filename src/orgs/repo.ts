@@ -2,7 +2,7 @@
  * The organizations core's SQL: organizations, memberships, the department tree as sub-areas walk it, and what a
  * member leaves behind (the sub-areas' own SQL is in their folders).
  */
-import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
 import type { OrgMembership, OrgRole } from "./contract.js";
 
 export type Visibility = "private" | "invited" | "department" | "company" | "public";
@@ -122,11 +122,7 @@ export async function addMember(
 }
 
 export async function removeMember(q: Queryable, orgId: string, accountId: string): Promise<boolean> {
-  const { rowCount } = await q.query("DELETE FROM org_members WHERE org_id = $1 AND account_id = $2", [
-    orgId,
-    accountId,
-  ]);
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "DELETE FROM org_members WHERE org_id = $1 AND account_id = $2", [orgId, accountId]);
 }
 
 /**
@@ -259,11 +255,11 @@ export async function pendingInviteFor(
 
 /** Marks a pending invitation accepted by the account (the caller adds the membership in the same transaction). */
 export async function markInviteAccepted(q: Queryable, id: string, accountId: string): Promise<boolean> {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     "UPDATE org_invites SET status = 'accepted', accepted_by = $2, decided_at = now() WHERE id = $1 AND status = 'pending'",
     [id, accountId],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /** Withdraws the pending invitations of an e-mail made up to `until` (a deprovisioned member's old ones). */

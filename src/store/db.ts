@@ -72,6 +72,12 @@ export async function allRows<T extends pg.QueryResultRow>(
   return rows;
 }
 
+/** Whether a statement found or changed any row (an UPDATE or DELETE that matched, an EXISTS-style SELECT). */
+export async function anyRows(q: Queryable, sql: string, params: unknown[] = []): Promise<boolean> {
+  const { rowCount } = await q.query(sql, params);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Runs a statement that answers `RETURNING id` and gives the ids (the pause/resume updates of the lifecycles). */
 export async function returnedIds(q: Queryable, sql: string, params: unknown[]): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(sql, params);

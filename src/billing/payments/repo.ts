@@ -1,4 +1,4 @@
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../../store/db.js";
 import type { Currency } from "../ledger/ledger.js";
 import type { SecretBox } from "../../kernel/secrets.js";
 import type { Owner } from "../../kernel/owner.js";
@@ -311,12 +311,12 @@ export async function dueAutoRecharges(q: Queryable, limit: number): Promise<Aut
 
 /** The in-flight marker: set only when none is set, so one charge at a time per owner. */
 export async function claimAutoRecharge(q: Queryable, owner: Owner, topupId: string): Promise<boolean> {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     `UPDATE billing_auto_recharge SET in_flight_topup_id = $2, last_attempt_at = now()
       WHERE owner_kind = $3 AND owner_id = $1 AND enabled AND in_flight_topup_id IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
     [owner.id, topupId, owner.kind],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 export async function releaseAutoRechargeSuccess(q: Queryable, topupId: string): Promise<void> {
@@ -361,9 +361,9 @@ export async function recordWebhookEvent(
   eventId: string,
   type: string,
 ): Promise<boolean> {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     "INSERT INTO billing_webhook_events (provider, event_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
     [provider, eventId, type],
   );
-  return (rowCount ?? 0) > 0;
 }

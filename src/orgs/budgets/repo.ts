@@ -1,5 +1,5 @@
 /** SQL of organization budgets (org_budgets) and their warn alerts (org_budget_alerts). */
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../../store/db.js";
 
 export type BudgetScope = "company" | "department" | "member";
 export type BudgetMode = "warn" | "block";
@@ -71,8 +71,7 @@ export async function upsertBudget(
 }
 
 export async function deleteBudget(q: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rowCount } = await q.query("DELETE FROM org_budgets WHERE org_id = $1 AND id = $2", [orgId, id]);
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "DELETE FROM org_budgets WHERE org_id = $1 AND id = $2", [orgId, id]);
 }
 
 export async function departmentByRef(

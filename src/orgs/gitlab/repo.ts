@@ -1,4 +1,4 @@
-import { allRows, oneRow, type Queryable, returnedIds } from "../../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable, returnedIds } from "../../store/db.js";
 
 /** The sealed token's column, the associated data of its ciphertext. */
 export const TOKEN_COLUMN = "org_gitlab.token_sealed";
@@ -228,13 +228,13 @@ export async function state(q: Queryable, orgId: string, app: { kind: AppKind; i
  * at once queue one set of syncs.
  */
 export async function advanceRevision(q: Queryable, orgId: string, kind: AppKind, appId: string, revision: string) {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     `INSERT INTO org_git_sync_state (org_id, app_kind, app_id, revision) VALUES ($1, $2, $3, $4)
      ON CONFLICT (org_id, app_kind, app_id) DO UPDATE SET revision = EXCLUDED.revision, updated_at = now()
        WHERE org_git_sync_state.revision IS DISTINCT FROM EXCLUDED.revision`,
     [orgId, kind, appId, revision],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /** The manifest commit the platform wrote or applied. */
@@ -248,13 +248,13 @@ export async function setGitopsCommit(q: Queryable, orgId: string, app: { kind: 
 
 /** The poll's claim of a manifest commit neither written, applied nor queued before: true for one caller only. */
 export async function claimPolled(q: Queryable, orgId: string, app: { kind: AppKind; id: string }, commit: string) {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     `UPDATE org_git_sync_state SET polled_commit = $4, updated_at = now()
       WHERE org_id = $1 AND app_kind = $2 AND app_id = $3
         AND gitops_commit IS DISTINCT FROM $4 AND polled_commit IS DISTINCT FROM $4`,
     [orgId, app.kind, app.id, commit],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /** Apps that are no longer the organization's (removed, handed to a member): forgotten, so coming back syncs again. */

@@ -1,4 +1,4 @@
-import { allRows, isUuid, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, anyRows, isUuid, oneRow, type Queryable } from "../../store/db.js";
 
 export type OrgHostStatus = "pending" | "online" | "offline";
 
@@ -155,8 +155,7 @@ export async function offlineHosts(q: Queryable, missedBeats: number): Promise<{
 
 export async function isOrgHost(q: Queryable, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
-  const { rowCount } = await q.query("SELECT 1 FROM org_hosts WHERE id = $1", [id]);
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "SELECT 1 FROM org_hosts WHERE id = $1", [id]);
 }
 
 /** NOTIFY channel of migration 032: a pod placed on the host (payload: host id) changed what its agent must run. */

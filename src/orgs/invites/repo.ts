@@ -1,5 +1,5 @@
 /** SQL of invitations (org_invites) and of member changes by admins (org_members role and department). */
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../../store/db.js";
 import type { OrgRole } from "../public.js";
 
 export type InviteRole = "admin" | "member";
@@ -98,11 +98,11 @@ export async function decide(
   status: "accepted" | "withdrawn",
   acceptedBy: string | null = null,
 ): Promise<boolean> {
-  const { rowCount } = await q.query(
+  return anyRows(
+    q,
     `UPDATE org_invites SET status = $2, accepted_by = $3, decided_at = now() WHERE id = $1 AND status = 'pending'`,
     [id, status, acceptedBy],
   );
-  return (rowCount ?? 0) > 0;
 }
 
 /** Lower-cased e-mails of the organization's members among `emails`. */

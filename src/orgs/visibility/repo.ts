@@ -1,5 +1,5 @@
 /** Site visibility SQL: org_site_access, org_site_grants, org_approvals and the department tree they read. */
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, anyRows, oneRow, type Queryable } from "../../store/db.js";
 import type { OrgRole } from "../public.js";
 import type { VisibilityLevel as Visibility } from "../public.js";
 
@@ -130,11 +130,11 @@ export async function addGrant(
 }
 
 export async function removeGrant(q: Queryable, site: SiteKey, accountId: string): Promise<boolean> {
-  const { rowCount } = await q.query(
-    "DELETE FROM org_site_grants WHERE app_kind = $1 AND app_id = $2 AND account_id = $3",
-    [site.kind, site.id, accountId],
-  );
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "DELETE FROM org_site_grants WHERE app_kind = $1 AND app_id = $2 AND account_id = $3", [
+    site.kind,
+    site.id,
+    accountId,
+  ]);
 }
 
 /** A member of the organization by e-mail (any case). */

@@ -1,5 +1,5 @@
 /** SQL of partner site locks, invite lists and visitor sessions (migration 044). */
-import { oneRow, type Queryable } from "../../store/db.js";
+import { anyRows, oneRow, type Queryable } from "../../store/db.js";
 
 export type LockMode = "tenant" | "department" | "invited";
 
@@ -70,11 +70,11 @@ export async function invitesOf(q: Queryable, siteId: string, tenantRef: string)
 }
 
 export async function invited(q: Queryable, siteId: string, tenantRef: string, subjectRef: string): Promise<boolean> {
-  const { rowCount } = await q.query(
-    "SELECT 1 FROM partner_site_invites WHERE site_id = $1 AND tenant_ref = $2 AND subject_ref = $3",
-    [siteId, tenantRef, subjectRef],
-  );
-  return (rowCount ?? 0) > 0;
+  return anyRows(q, "SELECT 1 FROM partner_site_invites WHERE site_id = $1 AND tenant_ref = $2 AND subject_ref = $3", [
+    siteId,
+    tenantRef,
+    subjectRef,
+  ]);
 }
 
 /** Drops the invite lists of every other tenant of the site (spec 13: a tenant change invalidates the old list). */
