@@ -4,6 +4,7 @@ import { callerOf } from "../auth/principal.js";
 import { ApiKey, KeyRequestBody, keyView } from "../auth/api-keys.js";
 import type { AccountsService } from "./service.js";
 import { registerRoutes, route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 
 /** Scoped API keys: full-access tokens only (spec: Account). */
 export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsService) {
@@ -58,10 +59,8 @@ export async function apiKeyRoutes(app: FastifyInstance, accounts: AccountsServi
       errors: ["forbidden_role"],
       params: Type.Object({ id: Type.String({ format: "uuid" }) }),
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await accounts.revokeKey(callerOf(request), request.params.id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, accounts.revokeKey(callerOf(request), request.params.id)),
     }),
   );
   registerRoutes(app, routes);

@@ -6,6 +6,7 @@ import { route, type Route } from "../http/route.js";
 import { resourceRoutes } from "../http/resource-routes.js";
 import type { BucketsService } from "./service.js";
 import type { BucketRow, KeyRow } from "./repo.js";
+import { noContentAfter } from "../http/no-content.js";
 
 const tags = ["buckets"];
 const caller = (request: FastifyRequest): Principal => request.principal!;
@@ -152,10 +153,7 @@ export function bucketRoutes(svc: BucketsService, s3: S3Endpoint): Route[] {
       errors: ["forbidden_role"],
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.revokeKey(caller(request), request.params.id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) => noContentAfter(reply, svc.revokeKey(caller(request), request.params.id)),
     }),
     route({
       method: "DELETE",
@@ -170,10 +168,8 @@ export function bucketRoutes(svc: BucketsService, s3: S3Endpoint): Route[] {
       params: Params,
       query: Type.Object({ force: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])) }),
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.remove(caller(request), request.params.id, request.query.force === "1");
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.remove(caller(request), request.params.id, request.query.force === "1")),
     }),
   ];
 }

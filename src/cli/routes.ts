@@ -4,6 +4,7 @@ import { Body } from "../http/schemas.js";
 import { callerOf } from "../auth/principal.js";
 import { MAX_REPORTS_PER_REQUEST, MAX_REQUEST_BYTES, recordCliErrors } from "./service.js";
 import { route, type Route } from "../http/route.js";
+import { noContentAfter } from "../http/no-content.js";
 
 const Text = (max = 1000) => Type.Optional(Type.String({ maxLength: max }));
 const Report = Type.Object(
@@ -42,10 +43,8 @@ export function cliRoutes(ctx: AppContext): Route[] {
       body: Body({ reports: Type.Array(Report, { minItems: 1, maxItems: MAX_REPORTS_PER_REQUEST }) }),
       response: { 204: Type.Null() },
       options: { bodyLimit: MAX_REQUEST_BYTES },
-      handler: async (request, reply) => {
-        await recordCliErrors(ctx.db, callerOf(request), request.body.reports);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, recordCliErrors(ctx.db, callerOf(request), request.body.reports)),
     }),
   ];
 }

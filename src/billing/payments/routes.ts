@@ -18,6 +18,7 @@ import {
   topupView,
 } from "./schemas.js";
 import { registerRoutes, route, type Route } from "../../http/route.js";
+import { noContentAfter } from "../../http/no-content.js";
 
 const read = { scope: "billing:read" } as const;
 const write = { scope: "billing:write" } as const;
@@ -202,10 +203,7 @@ export async function paymentRoutes(
       auth: write,
       errors: ["not_found"],
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await payments.deleteCard(request.principal!);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) => noContentAfter(reply, payments.deleteCard(request.principal!)),
     }),
   );
 

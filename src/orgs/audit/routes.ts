@@ -6,6 +6,7 @@ import { Nullable, PageQuery, Timestamp } from "../../http/schemas.js";
 import { account, orgOf, read, tags } from "../public.js";
 import { orgAuditService, type OrgAuditDeps } from "./service.js";
 import { registerRoutes, route, type Route } from "../../http/route.js";
+import { noContentAfter } from "../../http/no-content.js";
 
 const Actor = Type.Object({ id: Type.String(), email: Type.String() });
 
@@ -88,10 +89,8 @@ export function auditRoutes(app: FastifyInstance, deps: OrgAuditDeps): void {
       orgRole: "admin",
       params: Type.Object({ id: Type.String({ format: "uuid" }) }),
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await svc.revokeKey(callerOf(request), orgOf(request), request.params.id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.revokeKey(callerOf(request), orgOf(request), request.params.id)),
     }),
   );
 

@@ -7,6 +7,7 @@ import { approvalRoutes } from "./approval-routes.js";
 import { Access, accessView, approvalView, Grant, GrantParams, grantView, Pending, SlugParams } from "./schemas.js";
 import { visibilityService, type VisibilityDeps } from "./service.js";
 import { registerRoutes, route, type Route } from "../../http/route.js";
+import { noContentAfter } from "../../http/no-content.js";
 
 /** Site visibility of company sites (README "Site visibility"): access, grants, approvals, deploy-control. */
 export function visibilityRoutes(app: FastifyInstance, deps: VisibilityDeps): void {
@@ -89,10 +90,8 @@ export function visibilityRoutes(app: FastifyInstance, deps: VisibilityDeps): vo
       errors: ["forbidden_role"],
       params: GrantParams,
       response: { 204: Type.Null() },
-      handler: async (request, reply) => {
-        await svc.revoke(callerOf(request), orgOf(request), request.params.slug, request.params.uid);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.revoke(callerOf(request), orgOf(request), request.params.slug, request.params.uid)),
     }),
   );
 

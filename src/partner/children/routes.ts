@@ -22,6 +22,7 @@ import {
   TokenRequest,
 } from "./schemas.js";
 import { route, type Route } from "../../http/route.js";
+import { noContentAfter } from "../../http/no-content.js";
 
 /** /v1/partner/users: child identities, their tokens and credit (README.md, "Children"). */
 export function childRoutes(svc: ChildrenService): Route[] {
@@ -119,10 +120,8 @@ export function childRoutes(svc: ChildrenService): Route[] {
       errors: [...PARTNER_ERRORS],
       params: ChildParams,
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.remove(callerOf(request), partnerOf(request), request.params.id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(reply, svc.remove(callerOf(request), partnerOf(request), request.params.id)),
     }),
     route({
       method: "POST",
@@ -168,10 +167,11 @@ export function childRoutes(svc: ChildrenService): Route[] {
       errors: [...PARTNER_ERRORS],
       params: ChildTokenParams,
       response: { 204: NoContent },
-      handler: async (request, reply) => {
-        await svc.revokeToken(callerOf(request), partnerOf(request), request.params.id, request.params.key_id);
-        return reply.code(204).send(null);
-      },
+      handler: async (request, reply) =>
+        noContentAfter(
+          reply,
+          svc.revokeToken(callerOf(request), partnerOf(request), request.params.id, request.params.key_id),
+        ),
     }),
     route({
       method: "POST",
