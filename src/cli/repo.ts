@@ -1,4 +1,5 @@
 import type { Queryable } from "../store/db.js";
+import { countOf } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Serialises one account's reports until the transaction ends, so concurrent requests count each other. */
@@ -7,11 +8,11 @@ export async function lockAccountReports(q: Queryable, accountId: string): Promi
 }
 
 export async function countRecentReports(q: Queryable, accountId: string): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
+  return countOf(
+    q,
     "SELECT count(*)::int AS n FROM cli_error_reports WHERE account_id = $1 AND received_at > now() - interval '24 hours'",
     [accountId],
   );
-  return rows[0].n;
 }
 
 export async function insertReports(

@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { oneValue } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Every SQL statement of the registry area (tables: migration 014_registry.sql). */
@@ -22,11 +23,12 @@ export async function insertSigningKey(q: Queryable, row: SigningKeyRow): Promis
 }
 
 export async function namespaceOf(q: Queryable, owner: Owner): Promise<string | null> {
-  const { rows } = await q.query<{ namespace: string }>(
+  return oneValue<string>(
+    q,
+    "namespace",
     "SELECT namespace FROM registry_namespaces WHERE owner_kind = $1 AND owner_id = $2",
     [owner.kind, owner.id],
   );
-  return rows[0]?.namespace ?? null;
 }
 
 /** Claims the namespace for the owner; false when another owner holds that name. */

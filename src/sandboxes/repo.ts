@@ -1,4 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable } from "../store/db.js";
+import { countOf } from "../store/values.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
 
 export interface SandboxRow {
@@ -64,12 +65,13 @@ export async function insertSandbox(
   await q.query("SELECT pg_advisory_xact_lock(hashtext('sandboxes:' || $1))", [
     ownerKey({ kind: row.owner_kind, id: row.owner_id }),
   ]);
-  const { rows: counted } = await q.query<{ n: number }>(
+  const running = await countOf(
+    q,
     `SELECT count(*)::int AS n FROM sandboxes
       WHERE owner_kind = $1 AND owner_id = $2 AND state = 'running' AND expires_at > now()`,
     [row.owner_kind, row.owner_id],
   );
-  if (counted[0].n >= max) return null;
+  if (running >= max) return null;
   const { rows } = await q.query<SandboxRow>(
     `INSERT INTO sandboxes (id, owner_kind, owner_id, account_id, image, network, timeout_s, host_id, state, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::int, $8, 'running', now() + $7::int * interval '1 second')

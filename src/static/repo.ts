@@ -1,4 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { oneValue } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
 import { finderOf, listerOf } from "../store/find.js";
@@ -199,8 +200,7 @@ export async function manifest(q: Queryable, deploymentId: string): Promise<Map<
 }
 
 export async function blob(q: Queryable, hash: string): Promise<Buffer | null> {
-  const { rows } = await q.query<{ content: Buffer }>("SELECT content FROM static_blobs WHERE hash = $1", [hash]);
-  return rows[0]?.content ?? null;
+  return oneValue<Buffer>(q, "content", "SELECT content FROM static_blobs WHERE hash = $1", [hash]);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { countOf, oneValue } from "../../store/values.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Payer } from "../payments/repo.js";
 
@@ -114,19 +115,20 @@ export async function lockOwnerTransfers(q: Queryable, owner: Owner): Promise<vo
 }
 
 export async function countPending(q: Queryable, owner: Owner): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
+  return countOf(
+    q,
     "SELECT count(*)::int AS n FROM billing_bank_transfers WHERE owner_kind = $1 AND owner_id = $2 AND status = 'pending'",
     [owner.kind, owner.id],
   );
-  return rows[0].n;
 }
 
 export async function findBusinessProfile(q: Queryable, owner: Owner): Promise<TaxInvoiceInfo | null> {
-  const { rows } = await q.query<{ info: TaxInvoiceInfo }>(
+  return oneValue<TaxInvoiceInfo>(
+    q,
+    "info",
     "SELECT info FROM billing_business_profiles WHERE owner_kind = $1 AND owner_id = $2",
     [owner.kind, owner.id],
   );
-  return rows[0]?.info ?? null;
 }
 
 export async function saveBusinessProfile(q: Queryable, payer: Payer, info: TaxInvoiceInfo): Promise<void> {

@@ -1,6 +1,7 @@
 /** Wallets: one per owner and currency, created on first use (see ledger.ts for the policies). */
 import { randomUUID } from "node:crypto";
 import { oneRow, type Queryable } from "../../store/db.js";
+import { oneValue } from "../../store/values.js";
 import {
   LedgerError,
   type Currency,
@@ -90,11 +91,13 @@ export async function balance(q: Queryable, walletId: string): Promise<number> {
 
 /** The balance recomputed from the entries (for checks; balance() is the fast path). */
 export async function sumOfEntries(q: Queryable, walletId: string): Promise<number> {
-  const { rows } = await q.query<{ sum: number }>(
+  // an aggregate answers one row, and coalesce makes its sum 0 for a wallet without entries
+  return (await oneValue<number>(
+    q,
+    "sum",
     "SELECT coalesce(sum(amount), 0)::bigint AS sum FROM ledger_entries WHERE wallet_id = $1",
     [walletId],
-  );
-  return rows[0].sum;
+  ))!;
 }
 
 export async function findTransaction(

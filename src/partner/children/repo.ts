@@ -1,6 +1,7 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { countOf } from "../../store/values.js";
 import { patchParams } from "../../store/patch.js";
 
 export interface ChildRow {
@@ -71,11 +72,9 @@ export async function listChildren(
 }
 
 export async function countChildren(q: Queryable, partnerId: string): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL",
-    [partnerId],
-  );
-  return rows[0].n;
+  return countOf(q, "SELECT count(*)::int AS n FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL", [
+    partnerId,
+  ]);
 }
 
 export async function childIdsOf(q: Queryable, partnerId: string): Promise<string[]> {

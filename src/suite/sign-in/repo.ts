@@ -1,5 +1,6 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
 import { oneRow, type Queryable } from "../../store/db.js";
+import { oneValue } from "../../store/values.js";
 
 export type JoinPolicy = "all" | "departments" | "invite";
 
@@ -78,10 +79,7 @@ export async function takeState(
 
 /** The return address of a started sign-in without taking it (where a refusal sends the browser). */
 export async function peekReturnTo(q: Queryable, state: string): Promise<string | null> {
-  const { rows } = await q.query<{ return_to: string }>("SELECT return_to FROM suite_sign_in_states WHERE state = $1", [
-    state,
-  ]);
-  return rows[0]?.return_to ?? null;
+  return oneValue<string>(q, "return_to", "SELECT return_to FROM suite_sign_in_states WHERE state = $1", [state]);
 }
 
 // ---- one-time login codes
@@ -226,10 +224,7 @@ export async function deleteIdentity(q: Queryable, accountId: string): Promise<v
 }
 
 export async function identityEmail(q: Queryable, accountId: string): Promise<string | null> {
-  const { rows } = await q.query<{ email: string | null }>("SELECT email FROM suite_identities WHERE account_id = $1", [
-    accountId,
-  ]);
-  return rows[0]?.email ?? null;
+  return oneValue<string>(q, "email", "SELECT email FROM suite_identities WHERE account_id = $1", [accountId]);
 }
 
 export async function isSuiteAccount(q: Queryable, accountId: string): Promise<boolean> {
