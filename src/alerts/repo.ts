@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { allValues } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf, listerOf, type RefLookup } from "../store/find.js";
 import type { AlertState } from "./transition.js";
@@ -119,8 +120,7 @@ export async function deleteRule(q: Queryable, id: string): Promise<void> {
 
 /** Ids of the enabled rules, for one evaluation pass. */
 export async function enabledRuleIds(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>("SELECT id::text FROM alert_rules WHERE enabled ORDER BY id");
-  return rows.map((r) => r.id);
+  return allValues<string>(q, "id", "SELECT id::text FROM alert_rules WHERE enabled ORDER BY id");
 }
 
 /** One rule locked for its evaluation; null when it went or another evaluator holds it (it evaluates it then). */

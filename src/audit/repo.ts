@@ -1,4 +1,5 @@
 import { allRows, type Db, inTransaction, type Queryable } from "../store/db.js";
+import { allValues } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface AuditRow {
@@ -185,8 +186,5 @@ export async function listByOwner(
 /** The accounts an actor filter names: an account id as given, an e-mail every account that ever had it. */
 export async function actorIds(q: Queryable, actor: string): Promise<string[]> {
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(actor)) return [actor.toLowerCase()];
-  const { rows } = await q.query<{ id: string }>("SELECT id FROM accounts WHERE email = $1", [
-    actor.trim().toLowerCase(),
-  ]);
-  return rows.map((r) => r.id);
+  return allValues<string>(q, "id", "SELECT id FROM accounts WHERE email = $1", [actor.trim().toLowerCase()]);
 }

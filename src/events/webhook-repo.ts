@@ -1,4 +1,5 @@
-import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { allValues } from "../store/values.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 import type { Position } from "./repo.js";
@@ -178,14 +179,14 @@ export async function insertDeliveries(
   claimSeconds: number,
 ): Promise<string[]> {
   if (!items.length) return [];
-  const { rows } = await q.query<{ id: string }>(
+  return returnedIds(
+    q,
     `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, state, next_attempt_at, claimed_until)
      SELECT id, endpoint_id, event_seq, 'pending', now(), now() + make_interval(secs => $4)
        FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS t(id, endpoint_id, event_seq)
      ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`,
     [items.map((i) => i.id), items.map((i) => i.endpointId), items.map((i) => i.seq), claimSeconds],
   );
-  return rows.map((r) => r.id);
 }
 
 /** A successful attempt in one statement: its log row, the delivery done, and the endpoint healthy again if it was failing. */
@@ -280,12 +281,13 @@ export async function disableEndpoint(q: Queryable, id: string, reason: string):
 
 /** Pending deliveries overdue by `graceSeconds` and held by nobody: their job was lost (a sender killed mid-attempt). */
 export async function strandedDeliveries(q: Queryable, graceSeconds: number, limit: number): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return allValues<string>(
+    q,
+    "id",
     `SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
        AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY next_attempt_at LIMIT $2`,
     [graceSeconds, limit],
   );
-  return rows.map((r) => r.id);
 }
 
 export async function pushBack(q: Queryable, id: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
-import { oneValue } from "../store/values.js";
+import { allValues, oneValue } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
 import { finderOf, listerOf } from "../store/find.js";
@@ -147,11 +147,14 @@ export async function markFinalized(q: Queryable, id: string): Promise<Deploymen
  * them meanwhile); returns the hashes not stored yet, which the caller inserts with `insertBlob`.
  */
 export async function touchBlobs(q: Queryable, hashes: string[]): Promise<Set<string>> {
-  const { rows } = await q.query<{ hash: string }>(
-    "UPDATE static_blobs SET touched_at = now() WHERE hash = ANY($1) RETURNING hash",
-    [hashes],
+  const have = new Set(
+    await allValues<string>(
+      q,
+      "hash",
+      "UPDATE static_blobs SET touched_at = now() WHERE hash = ANY($1) RETURNING hash",
+      [hashes],
+    ),
   );
-  const have = new Set(rows.map((r) => r.hash));
   return new Set(hashes.filter((h) => !have.has(h)));
 }
 

@@ -19,3 +19,14 @@ export async function oneValue<T, K extends string = string>(
 export async function countOf(q: Queryable, sql: string, params: unknown[] = []): Promise<number> {
   return (await oneValue<number>(q, "n", sql, params)) ?? 0;
 }
+
+/** One column of every row a statement answers, in order: the repos' id and name lists. */
+export async function allValues<T, K extends string = string>(
+  q: Queryable,
+  column: K,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const { rows } = await q.query<pg.QueryResultRow & Record<K, T>>(sql, params);
+  return rows.map((r) => r[column]);
+}

@@ -1,4 +1,5 @@
 import { allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
+import { allValues } from "../../store/values.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { finderOf, listerOf } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";
@@ -107,8 +108,7 @@ export async function membersOfMany(q: Queryable, groupIds: string[]): Promise<M
 
 /** Every pod that ever was a member (removed ones too): their metered usage is the group's spend. */
 export async function everMemberIds(q: Queryable, groupId: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>("SELECT id FROM pods WHERE group_id = $1", [groupId]);
-  return rows.map((r) => r.id);
+  return allValues<string>(q, "id", "SELECT id FROM pods WHERE group_id = $1", [groupId]);
 }
 
 /** Whether a live pod holds the slug (pods and groups share the <slug>.<APPS_DOMAIN> names). */

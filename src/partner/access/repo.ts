@@ -1,5 +1,6 @@
 /** SQL of partner site locks, invite lists and visitor sessions (migration 044). */
 import { anyRows, oneRow, type Queryable } from "../../store/db.js";
+import { allValues } from "../../store/values.js";
 
 export type LockMode = "tenant" | "department" | "invited";
 
@@ -62,11 +63,12 @@ export async function deleteLock(q: Queryable, siteId: string): Promise<void> {
 }
 
 export async function invitesOf(q: Queryable, siteId: string, tenantRef: string): Promise<string[]> {
-  const { rows } = await q.query<{ subject_ref: string }>(
+  return allValues<string>(
+    q,
+    "subject_ref",
     "SELECT subject_ref FROM partner_site_invites WHERE site_id = $1 AND tenant_ref = $2 ORDER BY subject_ref",
     [siteId, tenantRef],
   );
-  return rows.map((r) => r.subject_ref);
 }
 
 export async function invited(q: Queryable, siteId: string, tenantRef: string, subjectRef: string): Promise<boolean> {

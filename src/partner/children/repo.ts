@@ -1,7 +1,7 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
-import { countOf } from "../../store/values.js";
+import { allValues, countOf } from "../../store/values.js";
 import { patchParams } from "../../store/patch.js";
 
 export interface ChildRow {
@@ -78,20 +78,19 @@ export async function countChildren(q: Queryable, partnerId: string): Promise<nu
 }
 
 export async function childIdsOf(q: Queryable, partnerId: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    "SELECT id FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL",
-    [partnerId],
-  );
-  return rows.map((r) => r.id);
+  return allValues<string>(q, "id", "SELECT id FROM partner_children WHERE partner_id = $1 AND deleted_at IS NULL", [
+    partnerId,
+  ]);
 }
 
 /** Live children whose department is one of `codes`. */
 export async function childIdsIn(q: Queryable, partnerId: string, codes: string[]): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
+  return allValues<string>(
+    q,
+    "id",
     "SELECT id FROM partner_children WHERE partner_id = $1 AND department_code = ANY($2::text[]) AND deleted_at IS NULL",
     [partnerId, codes],
   );
-  return rows.map((r) => r.id);
 }
 
 export async function updateChild(
@@ -127,8 +126,7 @@ export async function unassignDepartments(q: Queryable, partnerId: string, codes
 
 /** The child's sites under a partner lock (access/, migration 044): they stay closed when the child goes (045). */
 export async function lockedSiteIds(q: Queryable, childId: string): Promise<Set<string>> {
-  const { rows } = await q.query<{ site_id: string }>("SELECT site_id FROM partner_site_locks WHERE child_id = $1", [
-    childId,
-  ]);
-  return new Set(rows.map((r) => r.site_id));
+  return new Set(
+    await allValues<string>(q, "site_id", "SELECT site_id FROM partner_site_locks WHERE child_id = $1", [childId]),
+  );
 }

@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allValues } from "../../store/values.js";
 
 /** The columns the suite login tokens are sealed under (SecretBox AAD), as the sign-in part writes them. */
 export const ACCESS_TOKEN_COLUMN = "suite_identities.access_token_sealed";
@@ -213,11 +214,12 @@ export async function memberBilling(q: Queryable, orgId: string): Promise<Member
 
 /** Members stop-on-exhausted paused, in the organization. */
 export async function pausedMembers(q: Queryable, orgId: string): Promise<string[]> {
-  const { rows } = await q.query<{ account_id: string }>(
+  return allValues<string>(
+    q,
+    "account_id",
     "SELECT account_id::text FROM suite_member_billing WHERE org_id = $1 AND paused_at IS NOT NULL",
     [orgId],
   );
-  return rows.map((r) => r.account_id);
 }
 
 export async function saveAllowance(
