@@ -1,10 +1,11 @@
 import type { Queryable } from "../store/db.js";
+import { xactLock } from "../store/locks.js";
 import { countOf } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Serialises one account's reports until the transaction ends, so concurrent requests count each other. */
 export async function lockAccountReports(q: Queryable, accountId: string): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('cli_errors:' || $1))", [accountId]);
+  await xactLock(q, `cli_errors:${accountId}`);
 }
 
 export async function countRecentReports(q: Queryable, accountId: string): Promise<number> {

@@ -1,4 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable } from "../store/db.js";
+import { xactLock } from "../store/locks.js";
 import { countOf } from "../store/values.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
 
@@ -62,9 +63,7 @@ export async function insertSandbox(
   >,
   max: number,
 ): Promise<SandboxRow | null> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('sandboxes:' || $1))", [
-    ownerKey({ kind: row.owner_kind, id: row.owner_id }),
-  ]);
+  await xactLock(q, `sandboxes:${ownerKey({ kind: row.owner_kind, id: row.owner_id })}`);
   const running = await countOf(
     q,
     `SELECT count(*)::int AS n FROM sandboxes

@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { xactLock } from "../../store/locks.js";
 import { countOf, oneValue } from "../../store/values.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Payer } from "../payments/repo.js";
@@ -109,9 +110,7 @@ export async function updateTransfer(q: Queryable, id: string, patch: Patch): Pr
 
 /** Serialises one owner's creations, so the pending limit holds under concurrency. */
 export async function lockOwnerTransfers(q: Queryable, owner: Owner): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('bank-transfer:' || $1))", [
-    owner.kind === "account" ? owner.id : `${owner.kind}:${owner.id}`,
-  ]);
+  await xactLock(q, `bank-transfer:${owner.kind === "account" ? owner.id : `${owner.kind}:${owner.id}`}`);
 }
 
 export async function countPending(q: Queryable, owner: Owner): Promise<number> {

@@ -1,5 +1,6 @@
 /** SQL of the partner's department chart (partner_departments) and the locks that serialize starts per department. */
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { xactLock } from "../../store/locks.js";
 
 export interface DepartmentRow {
   code: string;
@@ -27,7 +28,7 @@ export async function departmentExists(q: Queryable, partnerId: string, code: st
 
 /** Serializes chart pushes of one partner (held to commit). */
 export async function lockChart(q: Queryable, partnerId: string): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('partner-chart:' || $1))", [partnerId]);
+  await xactLock(q, `partner-chart:${partnerId}`);
 }
 
 export async function upsertDepartment(
@@ -66,6 +67,5 @@ export async function setPolicy(
  * parent's lock in the same order), held to the end of the admitting transaction.
  */
 export async function lockDepartments(q: Queryable, partnerId: string, rootFirst: string[]): Promise<void> {
-  for (const code of rootFirst)
-    await q.query("SELECT pg_advisory_xact_lock(hashtext('partner-dept:' || $1 || ':' || $2))", [partnerId, code]);
+  for (const code of rootFirst) await xactLock(q, `partner-dept:${partnerId}:${code}`);
 }

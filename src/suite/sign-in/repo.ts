@@ -1,5 +1,6 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
 import { oneRow, type Queryable } from "../../store/db.js";
+import { xactLock } from "../../store/locks.js";
 import { oneValue } from "../../store/values.js";
 
 export type JoinPolicy = "all" | "departments" | "invite";
@@ -149,7 +150,7 @@ export async function takeRecoveryCode(
 
 /** One sign-in of a company at a time: linking, joining and the policy decision never race. */
 export async function lockCompany(q: Queryable, issuer: string, companyId: string): Promise<void> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('suite-company:' || $1 || ' ' || $2))", [issuer, companyId]);
+  await xactLock(q, `suite-company:${issuer} ${companyId}`);
 }
 
 export async function linkOfCompany(q: Queryable, issuer: string, companyId: string): Promise<LinkRow | null> {
