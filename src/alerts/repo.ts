@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { allValues } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf, listerOf, type RefLookup } from "../store/find.js";
@@ -59,7 +60,8 @@ export async function insertRule(
   q: Queryable,
   r: RuleFields & { id: string; owner: Owner; account_id: string; notify_email: string },
 ): Promise<RuleRow> {
-  const { rows } = await q.query<RuleRow>(
+  return returnedRow<RuleRow>(
+    q,
     `INSERT INTO alert_rules (id, owner_kind, owner_id, account_id, name, resource_kind, resource_id, metric,
                               comparison, threshold, window_minutes, for_minutes, enabled, notify_email)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
@@ -80,7 +82,6 @@ export async function insertRule(
       r.notify_email,
     ],
   );
-  return rows[0];
 }
 
 /** alert_rules as the shared lookups read it: found by id or name */
@@ -93,7 +94,8 @@ export const listRules = listerOf<RuleRow>(RULES, "created_at, id");
 
 /** Writes the changed definition; with `reset` the state goes back to ok (a changed condition counts afresh). */
 export async function updateRule(q: Queryable, id: string, f: RuleFields, reset: boolean): Promise<RuleRow> {
-  const { rows } = await q.query<RuleRow>(
+  return returnedRow<RuleRow>(
+    q,
     `UPDATE alert_rules SET name = $2, resource_kind = $3, resource_id = $4, metric = $5, comparison = $6,
             threshold = $7, window_minutes = $8, for_minutes = $9, enabled = $10, updated_at = now()
             ${reset ? ", state = 'ok', state_since = now(), clearing_since = NULL, last_value = NULL, last_evaluated_at = NULL" : ""}
@@ -111,7 +113,6 @@ export async function updateRule(q: Queryable, id: string, f: RuleFields, reset:
       f.enabled,
     ],
   );
-  return rows[0];
 }
 
 export async function deleteRule(q: Queryable, id: string): Promise<void> {
@@ -133,12 +134,12 @@ export async function saveEvaluation(
   id: string,
   e: { state: AlertState; state_since: Date; clearing_since: Date | null; last_value: number | null; at: Date },
 ): Promise<RuleRow> {
-  const { rows } = await q.query<RuleRow>(
+  return returnedRow<RuleRow>(
+    q,
     `UPDATE alert_rules SET state = $2, state_since = $3, clearing_since = $4, last_value = $5, last_evaluated_at = $6
       WHERE id = $1 RETURNING *`,
     [id, e.state, e.state_since, e.clearing_since, e.last_value, e.at],
   );
-  return rows[0];
 }
 
 /** A new firing; firings beyond the newest FIRINGS_KEPT of the rule go. */
@@ -146,7 +147,8 @@ export async function insertFiring(
   q: Queryable,
   f: { id: string; rule_id: string; fired_at: Date; fired_value: number | null },
 ): Promise<FiringRow> {
-  const { rows } = await q.query<FiringRow>(
+  const firing = await returnedRow<FiringRow>(
+    q,
     `INSERT INTO alert_firings (id, rule_id, fired_at, fired_value) VALUES ($1, $2, $3, $4) RETURNING *`,
     [f.id, f.rule_id, f.fired_at, f.fired_value],
   );
@@ -155,7 +157,7 @@ export async function insertFiring(
        (SELECT id FROM alert_firings WHERE rule_id = $1 ORDER BY fired_at DESC, id LIMIT $2)`,
     [f.rule_id, FIRINGS_KEPT],
   );
-  return rows[0];
+  return firing;
 }
 
 /** Closes the rule's open firing (there is at most one); null when none is open. */

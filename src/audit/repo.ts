@@ -1,4 +1,5 @@
 import { allRows, type Db, inTransaction, type Queryable } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { allValues } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
@@ -101,14 +102,14 @@ export interface IdBounds {
  */
 export async function idBounds(q: Queryable, owner: Owner, range: { from?: Date; to?: Date }): Promise<IdBounds> {
   if (!range.from && !range.to) return { after: null, before: null };
-  const { rows } = await q.query<IdBounds>(
+  return returnedRow<IdBounds>(
+    q,
     `SELECT (SELECT id::text FROM audit_log WHERE owner_kind = $1 AND owner_id = $2
                 AND created_at < $3::timestamptz - interval '${CLOCK_SLACK}' ORDER BY created_at DESC LIMIT 1) AS after,
             (SELECT id::text FROM audit_log WHERE owner_kind = $1 AND owner_id = $2
                 AND created_at >= $4::timestamptz + interval '${CLOCK_SLACK}' ORDER BY created_at LIMIT 1) AS before`,
     [owner.kind, owner.id, range.from ?? null, range.to ?? null],
   );
-  return rows[0];
 }
 
 /**

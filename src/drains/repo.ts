@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 
@@ -47,7 +48,8 @@ export type NewDrain = Pick<
 >;
 
 export async function insertDrain(q: Queryable, d: NewDrain): Promise<DrainRow> {
-  const { rows } = await q.query<DrainRow>(
+  return returnedRow<DrainRow>(
+    q,
     `INSERT INTO log_drains (id, owner_kind, owner_id, account_id, name, destination, headers_sealed, headers_meta,
                              source, target_kind, target_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
@@ -65,7 +67,6 @@ export async function insertDrain(q: Queryable, d: NewDrain): Promise<DrainRow> 
       d.target_id,
     ],
   );
-  return rows[0];
 }
 
 /** log_drains as the shared lookups read it: an owner's drains not removed, found by id only */
@@ -93,7 +94,8 @@ export interface DrainChange {
 /** A changed destination or a re-enabled drain starts without the old failure streak and back-off. */
 export async function updateDrain(q: Queryable, id: string, c: DrainChange): Promise<DrainRow> {
   const fresh = c.destination !== undefined || c.enabled === true;
-  const { rows } = await q.query<DrainRow>(
+  return returnedRow<DrainRow>(
+    q,
     `UPDATE log_drains SET
        name = COALESCE($2, name),
        destination = COALESCE($3, destination),
@@ -115,7 +117,6 @@ export async function updateDrain(q: Queryable, id: string, c: DrainChange): Pro
       fresh,
     ],
   );
-  return rows[0];
 }
 
 export async function removeDrain(q: Queryable, id: string): Promise<void> {

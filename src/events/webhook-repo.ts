@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { allValues } from "../store/values.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
@@ -45,7 +46,8 @@ export async function insertEndpoint(
     | "child_ids"
   >,
 ): Promise<EndpointRow> {
-  const { rows } = await q.query<EndpointRow>(
+  return returnedRow<EndpointRow>(
+    q,
     `INSERT INTO webhook_endpoints (id, owner_kind, owner_id, account_id, url, description, event_types, secret_sealed, notify_email, child_ids)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
@@ -61,7 +63,6 @@ export async function insertEndpoint(
       e.child_ids,
     ],
   );
-  return rows[0];
 }
 
 /** webhook_endpoints as the shared lookups read it: an owner's endpoints not removed, found by id only */
@@ -80,7 +81,8 @@ export async function updateEndpoint(
   id: string,
   f: Partial<Pick<EndpointRow, "url" | "description" | "event_types" | "enabled" | "child_ids">>,
 ): Promise<EndpointRow> {
-  const { rows } = await q.query<EndpointRow>(
+  return returnedRow<EndpointRow>(
+    q,
     `UPDATE webhook_endpoints SET url = COALESCE($2, url), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
        child_ids = CASE WHEN $7::boolean THEN $8::uuid[] ELSE child_ids END,
        event_types = COALESCE($5, event_types), enabled = COALESCE($6, enabled),
@@ -98,7 +100,6 @@ export async function updateEndpoint(
       f.child_ids ?? null,
     ],
   );
-  return rows[0];
 }
 
 export async function removeEndpoint(q: Queryable, id: string): Promise<void> {
@@ -120,12 +121,12 @@ export async function rollSecret(
   previousSealed: string | null,
   previousExpiresAt: Date | null,
 ): Promise<EndpointRow> {
-  const { rows } = await q.query<EndpointRow>(
+  return returnedRow<EndpointRow>(
+    q,
     `UPDATE webhook_endpoints SET secret_sealed = $2, previous_secret_sealed = $3, previous_secret_expires_at = $4,
        updated_at = now() WHERE id = $1 RETURNING *`,
     [id, sealed, previousSealed, previousExpiresAt],
   );
-  return rows[0];
 }
 
 /** Enabled endpoints of these owners (the dispatcher's fan-out). */
@@ -143,8 +144,7 @@ export async function endpointsOf(q: Queryable, owners: Owner[]): Promise<Endpoi
 
 /** Locks the dispatcher's position: one process fans out at a time, the others wait and then read after it. */
 export async function lockDispatch(q: Queryable): Promise<Position> {
-  const { rows } = await q.query<Position>(`SELECT tx, seq FROM event_dispatch WHERE id = 1 FOR UPDATE`);
-  return rows[0];
+  return returnedRow<Position>(q, `SELECT tx, seq FROM event_dispatch WHERE id = 1 FOR UPDATE`);
 }
 
 export async function setDispatch(q: Queryable, p: Position): Promise<void> {

@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 
@@ -51,7 +52,8 @@ export interface PreviewRow {
 }
 
 export async function insertLink(q: Queryable, row: Omit<LinkRow, "created_at" | "deleted_at">): Promise<LinkRow> {
-  const { rows } = await q.query<LinkRow>(
+  return returnedRow<LinkRow>(
+    q,
     `INSERT INTO preview_links (id, owner_kind, owner_id, account_id, base_url, project, token_sealed, secret_hash,
        app_name, dockerfile, port, size, env_sealed, database_id, idle_stop_seconds, max_age_seconds)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
@@ -61,7 +63,6 @@ export async function insertLink(q: Queryable, row: Omit<LinkRow, "created_at" |
       ...[row.idle_stop_seconds, row.max_age_seconds],
     ],
   );
-  return rows[0]!;
 }
 
 /** preview_links as the shared lookups read it: live links (not unlinked), found by id only */
@@ -167,11 +168,11 @@ export async function listPreviews(q: Queryable, owner: Owner, id: string | null
 export async function setPreview(q: Queryable, id: string, patch: Partial<PreviewRow>): Promise<PreviewRow> {
   const keys = Object.keys(patch) as (keyof PreviewRow)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
-  const { rows } = await q.query<PreviewRow>(
+  return returnedRow<PreviewRow>(
+    q,
     `UPDATE previews SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
     [id, ...keys.map((k) => patch[k])],
   );
-  return rows[0]!;
 }
 
 /** Previews a job should look at again: unsettled for a while (a job lost to a crash), or open past their age. */

@@ -1,4 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { xactLock } from "../store/locks.js";
 import { countOf } from "../store/values.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
@@ -71,13 +72,13 @@ export async function insertSandbox(
     [row.owner_kind, row.owner_id],
   );
   if (running >= max) return null;
-  const { rows } = await q.query<SandboxRow>(
+  return returnedRow<SandboxRow>(
+    q,
     `INSERT INTO sandboxes (id, owner_kind, owner_id, account_id, image, network, timeout_s, host_id, state, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::int, $8, 'running', now() + $7::int * interval '1 second')
      RETURNING ${READ}`,
     [row.id, row.owner_kind, row.owner_id, row.account_id, row.image, row.network, row.timeout_s, row.host_id],
   );
-  return rows[0];
 }
 
 /** Records that the container runs; null when the sandbox ended meanwhile (deleted during its creation). */

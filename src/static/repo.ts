@@ -1,4 +1,5 @@
 import { allRows, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
+import { returnedRow } from "../store/returning.js";
 import { allValues, oneValue } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
@@ -53,12 +54,12 @@ export async function insertSite(
   q: Queryable,
   row: Pick<SiteRow, "id" | "owner_kind" | "owner_id" | "account_id" | "name" | "slug" | "spa" | "not_found_page">,
 ): Promise<SiteRow> {
-  const { rows } = await q.query<SiteRow>(
+  return returnedRow<SiteRow>(
+    q,
     `INSERT INTO static_sites (id, owner_kind, owner_id, account_id, name, slug, spa, not_found_page)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [row.id, row.owner_kind, row.owner_id, row.account_id, row.name, row.slug, row.spa, row.not_found_page],
   );
-  return rows[0];
 }
 
 export async function updateSite(
@@ -66,7 +67,8 @@ export async function updateSite(
   id: string,
   patch: { name?: string; spa?: boolean; not_found_page?: string | null },
 ): Promise<SiteRow> {
-  const { rows } = await q.query<SiteRow>(
+  return returnedRow<SiteRow>(
+    q,
     `UPDATE static_sites SET
        name = COALESCE($2, name),
        spa = COALESCE($3, spa),
@@ -75,7 +77,6 @@ export async function updateSite(
      WHERE id = $1 RETURNING *`,
     [id, patch.name ?? null, patch.spa ?? null, patch.not_found_page !== undefined, patch.not_found_page ?? null],
   );
-  return rows[0];
 }
 
 export async function removeSite(q: Queryable, id: string): Promise<void> {
@@ -84,19 +85,19 @@ export async function removeSite(q: Queryable, id: string): Promise<void> {
 
 /** Makes a deployment the site's live one: the one UPDATE the edge follows (NOTIFY static_routes). */
 export async function setLive(q: Queryable, siteId: string, deploymentId: string): Promise<SiteRow> {
-  const { rows } = await q.query<SiteRow>(
+  return returnedRow<SiteRow>(
+    q,
     "UPDATE static_sites SET live_deployment_id = $2, updated_at = now() WHERE id = $1 RETURNING *",
     [siteId, deploymentId],
   );
-  return rows[0];
 }
 
 export async function insertDeployment(q: Queryable, d: { id: string; siteId: string; accountId: string }) {
-  const { rows } = await q.query<DeploymentRow>(
+  return returnedRow<DeploymentRow>(
+    q,
     `INSERT INTO static_deployments (id, site_id, account_id, status) VALUES ($1, $2, $3, 'awaiting_upload') RETURNING *`,
     [d.id, d.siteId, d.accountId],
   );
-  return rows[0];
 }
 
 /** A deployment of the site (never another site's, whatever the id says). */
@@ -135,11 +136,11 @@ export async function listDeployments(q: Queryable, siteId: string, limit: numbe
 }
 
 export async function markFinalized(q: Queryable, id: string): Promise<DeploymentRow> {
-  const { rows } = await q.query<DeploymentRow>(
+  return returnedRow<DeploymentRow>(
+    q,
     "UPDATE static_deployments SET status = 'finalized', finalized_at = now() WHERE id = $1 RETURNING *",
     [id],
   );
-  return rows[0];
 }
 
 /**
@@ -182,12 +183,12 @@ export async function recordFiles(q: Queryable, deploymentId: string, files: Fil
       ],
     );
   }
-  const { rows } = await q.query<DeploymentRow>(
+  return returnedRow<DeploymentRow>(
+    q,
     `UPDATE static_deployments SET status = 'uploaded', uploaded_at = now(), file_count = $2, bytes = $3
       WHERE id = $1 RETURNING *`,
     [deploymentId, files.length, files.reduce((n, f) => n + f.size, 0)],
   );
-  return rows[0];
 }
 
 /** The edge's view of a deployment: every file by path. */

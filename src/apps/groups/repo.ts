@@ -1,4 +1,5 @@
 import { allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
+import { returnedRow } from "../../store/returning.js";
 import { allValues } from "../../store/values.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { finderOf, listerOf } from "../../store/find.js";
@@ -43,7 +44,8 @@ export async function insertGroup(
   q: Queryable,
   g: Omit<GroupRow, "created_at" | "removed_at" | "release" | "awake_since" | "woken_at">,
 ): Promise<GroupRow> {
-  const { rows } = await q.query<GroupRow>(
+  return returnedRow<GroupRow>(
+    q,
     `INSERT INTO pod_groups (id, owner_kind, owner_id, account_id, name, slug, spec, replica_min, replica_max,
        target_cpu_percent, desired_replicas, desired_state, scale_hold, last_scaled_at, idle_stop_seconds)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
@@ -65,7 +67,6 @@ export async function insertGroup(
       g.idle_stop_seconds,
     ],
   );
-  return rows[0]!;
 }
 
 /** The owner's group by id or slug (a live one before removed ones, newest first). */
@@ -138,11 +139,11 @@ export async function updateGroup(q: Queryable, id: string, change: GroupChange)
   if (change.desired_state === "removed") sets.push("removed_at = now()");
   // the idle clock starts again when scale-to-zero is set or changed
   if (change.idle_stop_seconds !== undefined) sets.push("awake_since = now()");
-  const { rows } = await q.query<GroupRow>(
+  return returnedRow<GroupRow>(
+    q,
     `UPDATE pod_groups SET ${sets.length ? sets.join(", ") : "id = id"} WHERE id = $1 RETURNING *`,
     values,
   );
-  return rows[0]!;
 }
 
 /** Live groups with at least one live member on the host: the ones this host's autoscaler samples. */

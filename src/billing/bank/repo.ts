@@ -1,4 +1,5 @@
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { returnedRow } from "../../store/returning.js";
 import { xactLock } from "../../store/locks.js";
 import { countOf, oneValue } from "../../store/values.js";
 import type { Owner } from "../../kernel/owner.js";
@@ -47,7 +48,8 @@ export async function insertTransfer(
   payer: Payer,
   t: Pick<BankTransferRow, "id" | "amount_krw" | "depositor_name" | "receipt_type" | "tax_invoice">,
 ): Promise<BankTransferRow> {
-  const { rows } = await q.query<BankTransferRow>(
+  return returnedRow<BankTransferRow>(
+    q,
     `INSERT INTO billing_bank_transfers (id, account_id, owner_kind, owner_id, amount_krw, depositor_name, receipt_type, tax_invoice)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
     [
@@ -61,7 +63,6 @@ export async function insertTransfer(
       t.tax_invoice,
     ],
   );
-  return rows[0];
 }
 
 /** A transfer by id; with an owner, only that owner's. */
@@ -101,11 +102,11 @@ type Patch = Partial<
 
 export async function updateTransfer(q: Queryable, id: string, patch: Patch): Promise<BankTransferRow> {
   const keys = Object.keys(patch) as (keyof Patch)[];
-  const { rows } = await q.query<BankTransferRow>(
+  return returnedRow<BankTransferRow>(
+    q,
     `UPDATE billing_bank_transfers SET ${[...keys.map((k, i) => `${k} = $${i + 2}`), "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${COLS}`,
     [id, ...keys.map((k) => patch[k])],
   );
-  return rows[0];
 }
 
 /** Serialises one owner's creations, so the pending limit holds under concurrency. */

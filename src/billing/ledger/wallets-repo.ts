@@ -1,6 +1,7 @@
 /** Wallets: one per owner and currency, created on first use (see ledger.ts for the policies). */
 import { randomUUID } from "node:crypto";
 import { oneRow, type Queryable } from "../../store/db.js";
+import { returnedRow } from "../../store/returning.js";
 import { oneValue } from "../../store/values.js";
 import {
   LedgerError,
@@ -40,11 +41,11 @@ export async function walletFor(
      ON CONFLICT (owner_kind, owner_id, currency) DO NOTHING`,
     [randomUUID(), owner.kind, owner.id, currency, policy, policy === "system" ? null : 0],
   );
-  const { rows } = await q.query<Wallet>(
+  return returnedRow<Wallet>(
+    q,
     `SELECT ${WALLET_COLUMNS} FROM ledger_wallets WHERE owner_kind = $1 AND owner_id = $2 AND currency = $3`,
     [owner.kind, owner.id, currency],
   );
-  return rows[0];
 }
 
 /** The platform's wallet for the other side of entries. */

@@ -1,6 +1,7 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { returnedRow } from "../../store/returning.js";
 import { allValues, countOf } from "../../store/values.js";
 import { patchParams } from "../../store/patch.js";
 
@@ -98,7 +99,8 @@ export async function updateChild(
   id: string,
   v: { department_code?: string | null; tenant_ref?: string | null; monthly_cap_krw?: number | null },
 ): Promise<ChildRow> {
-  const { rows } = await q.query<ChildRow>(
+  return returnedRow<ChildRow>(
+    q,
     `UPDATE partner_children SET
        department_code = CASE WHEN $2 THEN $3 ELSE department_code END,
        tenant_ref = CASE WHEN $4 THEN $5 ELSE tenant_ref END,
@@ -107,7 +109,6 @@ export async function updateChild(
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [id, ...patchParams(v, ["department_code", "tenant_ref", "monthly_cap_krw"])],
   );
-  return rows[0];
 }
 
 export async function markDeleted(q: Queryable, id: string): Promise<void> {

@@ -1,5 +1,6 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
 import { oneRow, type Queryable } from "../../store/db.js";
+import { returnedRow } from "../../store/returning.js";
 import { xactLock } from "../../store/locks.js";
 import { oneValue } from "../../store/values.js";
 
@@ -170,11 +171,11 @@ export async function insertLink(
   q: Queryable,
   l: { orgId: string; issuer: string; companyId: string; linkedBy: string },
 ): Promise<LinkRow> {
-  const { rows } = await q.query<LinkRow>(
+  return returnedRow<LinkRow>(
+    q,
     `INSERT INTO suite_links (org_id, issuer, company_id, linked_by) VALUES ($1, $2, $3, $4) RETURNING ${LINK_COLUMNS}`,
     [l.orgId, l.issuer, l.companyId, l.linkedBy],
   );
-  return rows[0];
 }
 
 export async function setJoinPolicy(
@@ -183,22 +184,22 @@ export async function setJoinPolicy(
   policy: JoinPolicy,
   units: string[],
 ): Promise<LinkRow> {
-  const { rows } = await q.query<LinkRow>(
+  return returnedRow<LinkRow>(
+    q,
     `UPDATE suite_links SET join_policy = $2, join_units = $3, updated_at = now() WHERE org_id = $1
      RETURNING ${LINK_COLUMNS}`,
     [orgId, policy, units],
   );
-  return rows[0];
 }
 
 export async function finishSetup(q: Queryable, orgId: string, accountId: string): Promise<LinkRow> {
-  const { rows } = await q.query<LinkRow>(
+  return returnedRow<LinkRow>(
+    q,
     `UPDATE suite_links SET setup_done_at = COALESCE(setup_done_at, now()),
             setup_done_by = COALESCE(setup_done_by, $2), updated_at = now()
       WHERE org_id = $1 RETURNING ${LINK_COLUMNS}`,
     [orgId, accountId],
   );
-  return rows[0];
 }
 
 // ---- identities
