@@ -125,6 +125,6 @@ export async function runningOnHost(q: Queryable, hostId: string): Promise<Sandb
 export async function sandboxesByIds(q: Queryable, ids: string[]): Promise<Map<string, SandboxRow>> {
   const valid = ids.filter((id) => isUuid(id));
   if (!valid.length) return new Map();
-  const { rows } = await q.query<SandboxRow>("SELECT * FROM sandboxes WHERE id = ANY($1::uuid[])", [valid]);
+  const rows = await allRows<SandboxRow>(q, "SELECT * FROM sandboxes WHERE id = ANY($1::uuid[])", [valid]);
   return new Map(rows.map((r) => [r.id, r]));
 }

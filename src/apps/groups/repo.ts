@@ -1,4 +1,4 @@
-import { allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
+import { anyRows, allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
 import { returnedRow } from "../../store/returning.js";
 import { allValues } from "../../store/values.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
@@ -114,8 +114,7 @@ export async function everMemberIds(q: Queryable, groupId: string): Promise<stri
 
 /** Whether a live pod holds the slug (pods and groups share the <slug>.<APPS_DOMAIN> names). */
 export async function podSlugTaken(q: Queryable, slug: string): Promise<boolean> {
-  const { rows } = await q.query("SELECT 1 FROM pods WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
-  return rows.length > 0;
+  return anyRows(q, "SELECT 1 FROM pods WHERE slug = $1 AND desired_state <> 'removed'", [slug]);
 }
 
 export type GroupChange = Partial<

@@ -1,5 +1,6 @@
 import { allRows, oneRow, type Queryable } from "../../store/db.js";
 import { allValues } from "../../store/values.js";
+import { returnedRow } from "../../store/returning.js";
 
 /** The columns the suite login tokens are sealed under (SecretBox AAD), as the sign-in part writes them. */
 export const ACCESS_TOKEN_COLUMN = "suite_identities.access_token_sealed";
@@ -76,11 +77,12 @@ export async function lockCursor(q: Queryable, orgId: string, start: Date): Prom
     "INSERT INTO suite_billing_cursors (org_id, reported_through) VALUES ($1, $2) ON CONFLICT (org_id) DO NOTHING",
     [orgId, start],
   );
-  const { rows } = await q.query<{ reported_through: Date }>(
+  const cursor = await returnedRow<{ reported_through: Date }>(
+    q,
     "SELECT reported_through FROM suite_billing_cursors WHERE org_id = $1 FOR UPDATE",
     [orgId],
   );
-  return rows[0].reported_through;
+  return cursor.reported_through;
 }
 
 export async function advanceCursor(q: Queryable, orgId: string, to: Date): Promise<void> {
@@ -261,9 +263,10 @@ export async function lockMember(q: Queryable, orgId: string, accountId: string)
     "INSERT INTO suite_member_billing (org_id, account_id) VALUES ($1, $2) ON CONFLICT (org_id, account_id) DO NOTHING",
     [orgId, accountId],
   );
-  const { rows } = await q.query<{ paused_at: Date | null }>(
+  const member = await returnedRow<{ paused_at: Date | null }>(
+    q,
     "SELECT paused_at FROM suite_member_billing WHERE org_id = $1 AND account_id = $2 FOR UPDATE",
     [orgId, accountId],
   );
-  return { paused: rows[0].paused_at !== null };
+  return { paused: member.paused_at !== null };
 }
