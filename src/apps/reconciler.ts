@@ -139,14 +139,17 @@ async function step(deps: ReconcilerDeps, podId: string): Promise<boolean> {
       const serving = older.some((c) => c.status === "running");
       const crashes = pod.crash_count + 1;
       const failed = crashes >= deps.maxCrashes;
-      await repo.recordObserved(deps.db, pod, {
-        crash_count: crashes,
-        state: serving ? "running" : failed ? "failed" : "creating",
-        state_reason: `generation ${gen} could not start: ${message}${failed ? "" : "; retrying"}`,
-        next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
+      // the pod's state and its rollout's in one transaction: a reader never sees the pod failed, the rollout not
+      await inTransaction(deps.db, async (tx) => {
+        await repo.recordObserved(tx, pod, {
+          crash_count: crashes,
+          state: serving ? "running" : failed ? "failed" : "creating",
+          state_reason: `generation ${gen} could not start: ${message}${failed ? "" : "; retrying"}`,
+          next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
+        });
+        if (failed) await repo.rolloutCrashed(tx, pod.id, gen, true);
       });
-      if (failed) await repo.rolloutCrashed(deps.db, pod.id, gen, true);
-      else deps.again(pod.id, backoffSeconds(crashes));
+      if (!failed) deps.again(pod.id, backoffSeconds(crashes));
       return false;
     }
   }
@@ -308,15 +311,18 @@ async function crashed(deps: ReconcilerDeps, pod: repo.PodRow, c: ContainerInfo,
   const failed = crashes >= deps.maxCrashes;
   const last = tail.length ? `; last log lines: ${tail.join(" | ").slice(-400)}` : "";
   const reason = `exited with code ${c.exitCode ?? "?"} (${crashes} crash${crashes > 1 ? "es" : ""} in a row)${last}`;
-  await repo.recordObserved(deps.db, pod, {
-    crash_count: crashes,
-    restart_count: pod.restart_count + 1,
-    state: failed && !serving ? "failed" : serving ? "running" : "creating",
-    state_reason: failed ? `${reason}; not restarted again` : `${reason}; restarting`,
-    next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
-    ...(serving ? {} : { address: null, serving_generation: null }),
+  // one transaction, as above: the pod's state and its rollout's restarts and state change together
+  await inTransaction(deps.db, async (tx) => {
+    await repo.recordObserved(tx, pod, {
+      crash_count: crashes,
+      restart_count: pod.restart_count + 1,
+      state: failed && !serving ? "failed" : serving ? "running" : "creating",
+      state_reason: failed ? `${reason}; not restarted again` : `${reason}; restarting`,
+      next_restart_at: failed ? null : new Date(Date.now() + backoffSeconds(crashes) * 1000),
+      ...(serving ? {} : { address: null, serving_generation: null }),
+    });
+    await repo.rolloutCrashed(tx, pod.id, pod.generation, failed);
   });
-  await repo.rolloutCrashed(deps.db, pod.id, pod.generation, failed);
   if (!failed) deps.again(pod.id, backoffSeconds(crashes));
 }
 
