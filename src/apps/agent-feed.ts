@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Db } from "../store/db.js";
+import { inTransaction, type Db } from "../store/db.js";
 import type { Kernel } from "../kernel/kernel.js";
 import { ownerKey, type Owner } from "../kernel/owner.js";
 import type { SecretBox } from "../kernel/secrets.js";
@@ -82,18 +82,22 @@ export function agentFeed(deps: AgentFeedDeps) {
       const idle = r.desired_state === "stopped" && pod.desired_state === "idle_stopped";
       const seen = { id: pod.id, generation: r.generation, desired_state: idle ? pod.desired_state : r.desired_state };
       const serving = r.state === "running" && r.serving_generation !== null;
-      const ok = await repo.recordObserved(deps.db, seen, {
-        state: r.state,
-        state_reason: r.reason,
-        address: serving ? r.address : null,
-        network_address: null,
-        serving_generation: serving ? r.serving_generation : null,
-        restart_count: Math.max(pod.restart_count, r.restart_count),
+      // the pod's state and its rollout's in one transaction, as the local reconciler writes them
+      const ok = await inTransaction(deps.db, async (tx) => {
+        const current = await repo.recordObserved(tx, seen, {
+          state: r.state,
+          state_reason: r.reason,
+          address: serving ? r.address : null,
+          network_address: null,
+          serving_generation: serving ? r.serving_generation : null,
+          restart_count: Math.max(pod.restart_count, r.restart_count),
+        });
+        if (!current) return false;
+        if (serving && r.serving_generation === r.generation) await repo.rolloutServing(tx, pod.id, r.generation);
+        if (r.state === "failed") await repo.rolloutCrashed(tx, pod.id, r.generation, true);
+        return true;
       });
-      if (!ok) continue;
-      written++;
-      if (serving && r.serving_generation === r.generation) await repo.rolloutServing(deps.db, pod.id, r.generation);
-      if (r.state === "failed") await repo.rolloutCrashed(deps.db, pod.id, r.generation, true);
+      if (ok) written++;
     }
     return written;
   }
