@@ -32,6 +32,7 @@ export function fakeSuiteDirectory() {
   const calls = { orgunits: 0, users: 0, user: 0, limited: 0 };
   let rateLimit: { rps: number; retryAfterSeconds: number } | null = null;
   let lastServed = 0;
+  let held: Promise<void> | null = null;
 
   const unitView = (u: FakeUnit) => ({ orgUnitId: u.id, orgUnitName: u.name, parentOrgUnitId: u.parentId ?? null });
   const userView = (company: string, u: FakeUser) => ({
@@ -61,6 +62,7 @@ export function fakeSuiteDirectory() {
     const one = /^\/v1\.0\/users\/([^/]+)$/.exec(url.pathname);
     if (req.method !== "GET" || !(url.pathname === "/v1.0/orgunits" || url.pathname === "/v1.0/users" || one))
       return null;
+    if (held) await held;
     if (rateLimit) {
       const now = Date.now();
       if (now - lastServed < 1000 / rateLimit.rps) {
@@ -104,6 +106,15 @@ export function fakeSuiteDirectory() {
       let c = companies.get(id);
       if (!c) companies.set(id, (c = { units: [], users: [] }));
       return c;
+    },
+    /** Holds every answer until the returned release is called (a suite that answers slowly). */
+    hold(): () => void {
+      let release!: () => void;
+      held = new Promise((r) => (release = r));
+      return () => {
+        held = null;
+        release();
+      };
     },
     /** null: no limit; otherwise calls closer than 1/rps are answered 429 with this Retry-After */
     setRateLimit(limit: { rps: number; retryAfterSeconds?: number } | null) {

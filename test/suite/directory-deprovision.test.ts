@@ -56,7 +56,10 @@ describe("syncs asked for by logins", () => {
     // synced a moment ago, so only the logins' requests make it due (the periodic sweep leaves those to the job)
     await t.db.query("INSERT INTO suite_directory_syncs (org_id, synced_at) VALUES ($1, now())", [org.id]);
     const before = fake.directory.calls.orgunits;
+    // the suite answers once the whole burst is asked: a sync that started meanwhile cannot end before the burst does
+    const release = fake.directory.hold();
     await Promise.all(Array.from({ length: 8 }, () => requestDepartmentSync(t.platform, t.db, org.id)));
+    release();
     const deadline = Date.now() + 15_000;
     for (;;) {
       const { rows } = await t.db.query(
