@@ -14,6 +14,9 @@ export function createPool(connectionString: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
   // an idle client losing its server must not crash the process; the pool replaces it
   pool.on("error", () => {});
+  // nor a checked-out one between queries (a session lock held across a long command, a connection ended by the
+  // server): its next query fails instead, and the pool drops it when it is released
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
