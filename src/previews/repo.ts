@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable } from "../store/db.js";
-import { returnedRow } from "../store/returning.js";
+import { allRows, oneRow, type Queryable, returnedRow } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { findByRef, listByRefs, type RefLookup } from "../store/find.js";
 

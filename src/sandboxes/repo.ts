@@ -1,5 +1,4 @@
-import { allRows, isUuid, oneRow, type Queryable } from "../store/db.js";
-import { returnedRow } from "../store/returning.js";
+import { allRows, isUuid, oneRow, type Queryable, returnedRow } from "../store/db.js";
 import { xactLock } from "../store/locks.js";
 import { countOf } from "../store/values.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";

@@ -1,5 +1,4 @@
-import { allRows, isUuid, oneRow, type Queryable, returnedIds } from "../store/db.js";
-import { returnedRow } from "../store/returning.js";
+import { allRows, isUuid, oneRow, type Queryable, returnedIds, returnedRow } from "../store/db.js";
 import { allValues, oneValue } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";

@@ -65,6 +65,19 @@ export async function oneRow<T extends pg.QueryResultRow>(
   return rows[0] ?? null;
 }
 
+/**
+ * The row a statement always answers: an INSERT or UPDATE … RETURNING of a row the caller knows is there, a
+ * singleton or aggregate read (no null to check, unlike `oneRow`).
+ */
+export async function returnedRow<T extends pg.QueryResultRow>(
+  q: Queryable,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T> {
+  const { rows } = await q.query<T>(sql, params);
+  return rows[0];
+}
+
 /** Every row a statement answers: the repos' list reads. */
 export async function allRows<T extends pg.QueryResultRow>(
   q: Queryable,

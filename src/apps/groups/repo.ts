@@ -1,5 +1,4 @@
-import { anyRows, allRows, type Db, oneRow, type Queryable, setClauses } from "../../store/db.js";
-import { returnedRow } from "../../store/returning.js";
+import { allRows, anyRows, type Db, oneRow, type Queryable, returnedRow, setClauses } from "../../store/db.js";
 import { allValues } from "../../store/values.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { finderOf, listerOf } from "../../store/find.js";

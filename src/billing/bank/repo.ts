@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
-import { returnedRow } from "../../store/returning.js";
+import { allRows, oneRow, type Queryable, returnedRow } from "../../store/db.js";
 import { xactLock } from "../../store/locks.js";
 import { countOf, oneValue } from "../../store/values.js";
 import type { Owner } from "../../kernel/owner.js";

@@ -1,6 +1,5 @@
-import { allRows, oneRow, type Queryable } from "../../store/db.js";
+import { allRows, oneRow, type Queryable, returnedRow } from "../../store/db.js";
 import { allValues } from "../../store/values.js";
-import { returnedRow } from "../../store/returning.js";
 
 /** The columns the suite login tokens are sealed under (SecretBox AAD), as the sign-in part writes them. */
 export const ACCESS_TOKEN_COLUMN = "suite_identities.access_token_sealed";

@@ -1,6 +1,5 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
-import { oneRow, type Queryable } from "../../store/db.js";
-import { returnedRow } from "../../store/returning.js";
+import { oneRow, type Queryable, returnedRow } from "../../store/db.js";
 import { xactLock } from "../../store/locks.js";
 import { oneValue } from "../../store/values.js";
 
