@@ -6,9 +6,8 @@ import { parseScope, type Grant } from "./scopes.js";
 import type { Principal } from "./principal.js";
 import { notify, principalRow, touchToken } from "./tokens-repo.js";
 
+/** where revocations are announced (each process's resolvers LISTEN, the edge's too) */
 const CHANNEL = "auth_invalidate";
-/** where revocations are announced (the edge LISTENs too: nginx's cached admissions go with them) */
-export const AUTH_INVALIDATE_CHANNEL = CHANNEL;
 
 export type RevocationTarget = { tokenId: string } | { accountId: string };
 const CACHE_TTL_MS = 30_000;
@@ -28,26 +27,44 @@ export class TokenResolver {
   private cache = new Map<string, Entry>();
   private loading = new Map<string, Promise<Principal | null>>();
   private touched = new Map<string, number>();
+  /** counts revocations heard (and listener changes): a load begun before one is answered but not kept */
+  private epoch = 0;
   private readonly listener: ReconnectingListener;
 
   constructor(
     private db: Db,
     connectionString: string,
     log: FastifyBaseLogger,
+    /**
+     * after every revocation heard and when the listener is lost: whoever keeps decisions made from resolved
+     * principals (the edge, and nginx's admissions through it) drops them here, on this listener's own connection,
+     * so nothing is decided again from a principal this cache still holds
+     */
+    private readonly onRevoked?: () => void,
   ) {
     this.listener = new ReconnectingListener({
       connectionString,
       channels: [CHANNEL],
       log,
       lostMessage: "auth invalidation listener lost; cache bypassed until it reconnects",
-      onNotification: (_channel, payload) => this.onInvalidate(payload),
-      onLive: () => this.cache.clear(),
-      onLost: () => this.cache.clear(),
+      onNotification: (_channel, payload) => {
+        this.onInvalidate(payload);
+        this.onRevoked?.();
+      },
+      onLive: () => {
+        this.forgetLoads();
+        this.cache.clear();
+      },
+      onLost: () => {
+        this.forgetLoads();
+        this.cache.clear();
+        this.onRevoked?.();
+      },
     });
   }
 
   /** the cache is trusted only while revocations are heard */
-  private get listening(): boolean {
+  get listening(): boolean {
     return this.listener.live;
   }
 
@@ -59,7 +76,14 @@ export class TokenResolver {
     return this.listener.close();
   }
 
+  /** the cache and loads in flight (begun before the revocation committed, they may read the token still valid) go */
+  private forgetLoads(): void {
+    this.epoch++;
+    this.loading.clear();
+  }
+
   private onInvalidate(payload: string): void {
+    this.forgetLoads();
     const [kind, id] = payload.split(":");
     for (const [key, entry] of this.cache) {
       if (
@@ -106,14 +130,18 @@ export class TokenResolver {
       return hit.principal;
     }
     // concurrent misses for one token share one load
+    const epoch = this.epoch;
     let pending = this.loading.get(cacheKey);
     if (!pending) {
-      pending = loadPrincipal(this.db, hashSecret(secret)).finally(() => this.loading.delete(cacheKey));
+      const load = loadPrincipal(this.db, hashSecret(secret)).finally(() => {
+        if (this.loading.get(cacheKey) === load) this.loading.delete(cacheKey);
+      });
+      pending = load;
       this.loading.set(cacheKey, pending);
     }
     const principal = await pending;
     if (principal) await this.touch(principal.tokenId, now);
-    if (principal && this.listening) {
+    if (principal && this.listening && epoch === this.epoch) {
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(cacheKey, { principal, loadedAt: now });
     }

@@ -145,6 +145,8 @@ export class EdgeAccess {
   private readonly policyChannels = new Set<string>();
   private readonly cache = new Map<string, Cached>();
   private readonly visibilities = new Map<string, { visibility: Promise<string>; expires: number }>();
+  /** counts invalidations: a decision begun before one is answered but neither kept nor pushed to nginx */
+  private epoch = 0;
 
   constructor(
     private readonly tokens: PrincipalSource,
@@ -202,6 +204,7 @@ export class EdgeAccess {
   }
 
   invalidate(): void {
+    this.epoch++;
     this.cache.clear();
     this.visibilities.clear();
   }
@@ -213,6 +216,7 @@ export class EdgeAccess {
     const rule = owned ?? this.rules.get(visibility);
     if (!rule)
       return deny(403, "Not available", "This app's visibility is not supported by this edge; it is not served.");
+    const epoch = this.epoch;
     const visitor = this.visitor(request, url);
     const key = rule.key ? await rule.key(target, visitor) : null;
     const cacheKey = key === null ? null : `${target.kind}\0${target.id}\0${visibility}\0${key}`;
@@ -226,12 +230,12 @@ export class EdgeAccess {
           this.cache.delete(cacheKey);
           this.cache.set(cacheKey, hit);
         }
-        if (hit.decision.kind === "allow") this.opts.admitted?.(request, hit.expires);
+        if (hit.decision.kind === "allow" && epoch === this.epoch) this.opts.admitted?.(request, hit.expires);
         return hit.decision;
       }
     }
     const decision = await rule.decide(target, visitor);
-    if (cacheKey !== null && decision.kind !== "redirect" && this.opts.ttlMs > 0) {
+    if (cacheKey !== null && decision.kind !== "redirect" && this.opts.ttlMs > 0 && epoch === this.epoch) {
       if (this.cache.size >= (this.opts.maxEntries ?? 50_000)) this.cache.delete(this.cache.keys().next().value!);
       const expires = Date.now() + this.opts.ttlMs;
       this.cache.set(cacheKey, { decision, expires, touched: Date.now() });

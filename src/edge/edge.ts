@@ -29,7 +29,6 @@ import { NginxAccessCache } from "./nginx/access-cache.js";
 import { accessExtension } from "./nginx/access-lua.js";
 import { NginxTls, writeFallback } from "./nginx/tls.js";
 import { tlsExtension } from "./nginx/tls-lua.js";
-import { AUTH_INVALIDATE_CHANNEL } from "../auth/token-resolver.js";
 import path from "node:path";
 
 const UNKNOWN: Resolved = { target: null, channel: null };
@@ -67,7 +66,12 @@ export class Edge {
     private readonly p: Platform,
     readonly config: EdgeConfig,
   ) {
-    this.tokens = new TokenResolver(p.db, p.databaseUrl, p.log);
+    // a session revoked (sign-out): the decisions and nginx's admissions go once this resolver forgot it (a
+    // separate listener could announce it first, and a request then decided from the stale principal is admitted again)
+    this.tokens = new TokenResolver(p.db, p.databaseUrl, p.log, () => {
+      this.access.invalidate();
+      this.nginxAccess?.invalidate(false);
+    });
     this.routes = new RouteCache((host) => this.resolveAndOffer(host), {
       ttlMs: config.routeTtlMs,
       negativeTtlMs: config.negativeTtlMs,
@@ -175,7 +179,6 @@ export class Edge {
       ...new Set([
         ...[...edgeRoutes, ...edgeHosts, ...(certificates ? [certificates] : [])].map((s) => s.channel),
         ...policyChannels,
-        ...(this.config.dataPlane === "nginx" ? [AUTH_INVALIDATE_CHANNEL] : []),
       ]),
     ];
     this.feed = new RouteFeed(this.p.databaseUrl, channels, this.p.log, (channel, payload) => {
@@ -184,8 +187,6 @@ export class Edge {
         this.nginxTls?.invalidate(payload);
         return this.tls?.invalidate(payload);
       }
-      // a session revoked (sign-out): nginx's admissions go (the Node edge's own resolve the token again)
-      if (channel === AUTH_INVALIDATE_CHANNEL) return this.nginxAccess?.invalidate(false);
       // an access policy's change (visibility, grants, memberships): only the decisions go
       if (channel !== null && policyChannels.includes(channel)) {
         this.nginxAccess?.invalidate(false);
@@ -274,7 +275,8 @@ export class Edge {
         admin: (pathname, body) => this.nginx?.admin(pathname, { method: "POST", body }) ?? Promise.resolve(null),
         // a drained locked app or site is not held either (open ones are not this cache's)
         open: (target) => this.access.open(target) || drained(target),
-        live: () => feedOf.live,
+        // admissions stand only while both route changes and sign-outs are heard
+        live: () => feedOf.live && this.tokens.listening,
         known: (target) => this.nginx?.known(target),
         sites: this.nginxStatic,
         log: this.p.log,
