@@ -66,8 +66,7 @@ export class Edge {
     private readonly p: Platform,
     readonly config: EdgeConfig,
   ) {
-    // a session revoked (sign-out): the decisions and nginx's admissions go once this resolver forgot it (a
-    // separate listener could announce it first, and a request then decided from the stale principal is admitted again)
+    // a sign-out: decisions and nginx's admissions go after this resolver forgot it, never before (on its listener)
     this.tokens = new TokenResolver(p.db, p.databaseUrl, p.log, () => {
       this.access.invalidate();
       this.nginxAccess?.invalidate(false);
