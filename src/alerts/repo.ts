@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable, returnedRow } from "../store/db.js";
-import { allValues } from "../store/values.js";
+import { allRows, allValues, oneRow, returnedRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import { finderOf, listerOf, type RefLookup } from "../store/find.js";
 import type { AlertState } from "./transition.js";

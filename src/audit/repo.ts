@@ -1,5 +1,4 @@
-import { allRows, type Db, inTransaction, type Queryable, returnedRow } from "../store/db.js";
-import { allValues } from "../store/values.js";
+import { allRows, allValues, inTransaction, returnedRow, type Db, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 export interface AuditRow {

@@ -1,6 +1,5 @@
-import type { Queryable } from "../store/db.js";
+import { countOf, type Queryable } from "../store/db.js";
 import { xactLock } from "../store/locks.js";
-import { countOf } from "../store/values.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Serialises one account's reports until the transaction ends, so concurrent requests count each other. */

@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable, returnedIds, returnedRow } from "../store/db.js";
-import { allValues } from "../store/values.js";
+import { allRows, allValues, oneRow, returnedIds, returnedRow, type Queryable } from "../store/db.js";
 import { countByOwner, findByRef, listByRefs, type RefLookup } from "../store/find.js";
 import type { Owner } from "../kernel/owner.js";
 import type { Position } from "./repo.js";

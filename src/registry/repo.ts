@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable } from "../store/db.js";
-import { oneValue } from "../store/values.js";
+import { allRows, oneRow, oneValue, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 
 /** Every SQL statement of the registry area (tables: migration 014_registry.sql). */

@@ -1,6 +1,5 @@
-import { allRows, isUuid, oneRow, type Queryable, returnedRow } from "../store/db.js";
+import { allRows, countOf, isUuid, oneRow, returnedRow, type Queryable } from "../store/db.js";
 import { xactLock } from "../store/locks.js";
-import { countOf } from "../store/values.js";
 import { ownerKey, type Owner, type OwnerKind } from "../kernel/owner.js";
 
 export interface SandboxRow {

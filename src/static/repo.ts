@@ -1,5 +1,4 @@
-import { allRows, isUuid, oneRow, type Queryable, returnedIds, returnedRow } from "../store/db.js";
-import { allValues, oneValue } from "../store/values.js";
+import { allRows, allValues, isUuid, oneRow, oneValue, returnedIds, returnedRow, type Queryable } from "../store/db.js";
 import type { Owner } from "../kernel/owner.js";
 import type { StaticFileEntry } from "./contract.js";
 import { finderOf, listerOf } from "../store/find.js";

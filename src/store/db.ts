@@ -94,11 +94,39 @@ export async function anyRows(q: Queryable, sql: string, params: unknown[] = [])
   return (rowCount ?? 0) > 0;
 }
 
-/** Runs a statement that answers `RETURNING id` and gives the ids (the pause/resume updates of the lifecycles). */
-export async function returnedIds(q: Queryable, sql: string, params: unknown[]): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(sql, params);
-  return rows.map((r) => r.id);
+/**
+ * One column of the first row a statement answers, or null when no row came back: the repos' single-value reads
+ * (a namespace, a profile's info, a count or a sum), which otherwise each repeat the query-then-pick steps.
+ */
+export async function oneValue<T, K extends string = string>(
+  q: Queryable,
+  column: K,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T | null> {
+  const { rows } = await q.query<pg.QueryResultRow & Record<K, T>>(sql, params);
+  return rows[0]?.[column] ?? null;
 }
+
+/** The number a `SELECT count(*)::int AS n …` statement answers (it always answers one row): the limit checks. */
+export async function countOf(q: Queryable, sql: string, params: unknown[] = []): Promise<number> {
+  return (await oneValue<number>(q, "n", sql, params)) ?? 0;
+}
+
+/** One column of every row a statement answers, in order: the repos' id and name lists. */
+export async function allValues<T, K extends string = string>(
+  q: Queryable,
+  column: K,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const { rows } = await q.query<pg.QueryResultRow & Record<K, T>>(sql, params);
+  return rows.map((r) => r[column]);
+}
+
+/** Runs a statement that answers `RETURNING id` and gives the ids (the pause/resume updates of the lifecycles). */
+export const returnedIds = (q: Queryable, sql: string, params: unknown[]): Promise<string[]> =>
+  allValues<string>(q, "id", sql, params);
 
 /**
  * The `column = $n` assignments of an UPDATE for the fields a change sets (undefined: left as it is), each value

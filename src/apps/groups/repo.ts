@@ -1,5 +1,13 @@
-import { allRows, anyRows, type Db, oneRow, type Queryable, returnedRow, setClauses } from "../../store/db.js";
-import { allValues } from "../../store/values.js";
+import {
+  allRows,
+  allValues,
+  anyRows,
+  oneRow,
+  returnedRow,
+  setClauses,
+  type Db,
+  type Queryable,
+} from "../../store/db.js";
 import { REMOVED_LAST, type PodRow } from "../repo.js";
 import { finderOf, listerOf } from "../../store/find.js";
 import type { NamedOwnerColumns } from "../../kernel/owned-repo.js";

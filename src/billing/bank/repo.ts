@@ -1,6 +1,5 @@
-import { allRows, oneRow, type Queryable, returnedRow } from "../../store/db.js";
+import { allRows, countOf, oneRow, oneValue, returnedRow, type Queryable } from "../../store/db.js";
 import { xactLock } from "../../store/locks.js";
-import { countOf, oneValue } from "../../store/values.js";
 import type { Owner } from "../../kernel/owner.js";
 import type { Payer } from "../payments/repo.js";
 

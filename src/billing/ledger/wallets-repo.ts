@@ -1,7 +1,6 @@
 /** Wallets: one per owner and currency, created on first use (see ledger.ts for the policies). */
 import { randomUUID } from "node:crypto";
-import { oneRow, type Queryable, returnedRow } from "../../store/db.js";
-import { oneValue } from "../../store/values.js";
+import { oneRow, oneValue, returnedRow, type Queryable } from "../../store/db.js";
 import {
   LedgerError,
   type Currency,

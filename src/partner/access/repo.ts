@@ -1,6 +1,5 @@
 /** SQL of partner site locks, invite lists and visitor sessions (migration 044). */
-import { anyRows, oneRow, type Queryable } from "../../store/db.js";
-import { allValues } from "../../store/values.js";
+import { allValues, anyRows, oneRow, type Queryable } from "../../store/db.js";
 
 export type LockMode = "tenant" | "department" | "invited";
 

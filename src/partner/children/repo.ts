@@ -1,7 +1,6 @@
 /** SQL of partner children (partner_children): a partner's end users, owners of kind partner_child. */
 import { randomUUID } from "node:crypto";
-import { allRows, oneRow, type Queryable, returnedRow } from "../../store/db.js";
-import { allValues, countOf } from "../../store/values.js";
+import { allRows, allValues, countOf, oneRow, returnedRow, type Queryable } from "../../store/db.js";
 import { patchParams } from "../../store/patch.js";
 
 export interface ChildRow {

@@ -1,5 +1,4 @@
-import { allRows, oneRow, type Queryable, returnedRow } from "../../store/db.js";
-import { allValues } from "../../store/values.js";
+import { allRows, allValues, oneRow, returnedRow, type Queryable } from "../../store/db.js";
 
 /** The columns the suite login tokens are sealed under (SecretBox AAD), as the sign-in part writes them. */
 export const ACCESS_TOKEN_COLUMN = "suite_identities.access_token_sealed";

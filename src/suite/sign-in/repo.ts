@@ -1,7 +1,6 @@
 /** SQL of the suite's sign-in: sign-ins in progress, login codes, recovery codes, links and identities. */
-import { oneRow, type Queryable, returnedRow } from "../../store/db.js";
+import { oneRow, oneValue, returnedRow, type Queryable } from "../../store/db.js";
 import { xactLock } from "../../store/locks.js";
-import { oneValue } from "../../store/values.js";
 
 export type JoinPolicy = "all" | "departments" | "invite";
 
