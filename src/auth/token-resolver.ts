@@ -36,7 +36,7 @@ export class TokenResolver {
     connectionString: string,
     log: FastifyBaseLogger,
     /**
-     * after every revocation heard and when the listener is lost: whoever keeps decisions made from resolved
+     * after every revocation heard and whenever the listener is lost or back: whoever keeps decisions made from resolved
      * principals (the edge, and nginx's admissions through it) drops them here, on this listener's own connection,
      * so nothing is decided again from a principal this cache still holds
      */
@@ -51,15 +51,9 @@ export class TokenResolver {
         this.onInvalidate(payload);
         this.onRevoked?.();
       },
-      onLive: () => {
-        this.forgetLoads();
-        this.cache.clear();
-      },
-      onLost: () => {
-        this.forgetLoads();
-        this.cache.clear();
-        this.onRevoked?.();
-      },
+      // lost or back: revocations may have been missed meanwhile, so everything resolved before goes
+      onLive: () => this.forgetAll(),
+      onLost: () => this.forgetAll(),
     });
   }
 
@@ -80,6 +74,12 @@ export class TokenResolver {
   private forgetLoads(): void {
     this.epoch++;
     this.loading.clear();
+  }
+
+  private forgetAll(): void {
+    this.forgetLoads();
+    this.cache.clear();
+    this.onRevoked?.();
   }
 
   private onInvalidate(payload: string): void {

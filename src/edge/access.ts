@@ -203,10 +203,16 @@ export class EdgeAccess {
     return target.visibility === "public" && !this.ownerRules.has(target.owner.kind);
   }
 
+  /** Policies or routes changed: the decisions and the targets' visibilities go. */
   invalidate(): void {
+    this.forgetDecisions();
+    this.visibilities.clear();
+  }
+
+  /** A session revoked: only the decisions go (those in flight are not kept); visibilities do not depend on it. */
+  forgetDecisions(): void {
     this.epoch++;
     this.cache.clear();
-    this.visibilities.clear();
   }
 
   async decide(target: EdgeTarget, request: IncomingMessage, url: string): Promise<Decision> {

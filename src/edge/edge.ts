@@ -68,7 +68,7 @@ export class Edge {
   ) {
     // a sign-out: decisions and nginx's admissions go after this resolver forgot it, never before (on its listener)
     this.tokens = new TokenResolver(p.db, p.databaseUrl, p.log, () => {
-      this.access.invalidate();
+      this.access.forgetDecisions();
       this.nginxAccess?.invalidate(false);
     });
     this.routes = new RouteCache((host) => this.resolveAndOffer(host), {
