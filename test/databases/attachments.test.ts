@@ -205,14 +205,22 @@ describe("databases attached to apps", () => {
     );
     assert.equal(joined, null, `the new network was never admitted: ${joined}`);
 
-    // a change no job announced: the reconciler notices the difference and applies it
+    // a change no job announced: the reconciler notices the difference and applies it. The sweep passes over an
+    // instance with a command open (the next minute's sweep takes it; tests run no schedules), and the command that
+    // admitted .5 above is done only after its reload, so the one sweep sent here waits for it to finish
+    const openCommands = async () =>
+      (
+        await t.db.query("SELECT 1 FROM database_commands WHERE database_id = $1 AND status IN ('queued', 'running')", [
+          db.id,
+        ])
+      ).rowCount;
+    assert.equal(await eventually(openCommands, (n) => n === 0, 90_000), 0, "the allowlist command never finished");
     apps.nets.set(user.id, ["127.0.0.6/32"]);
     await t.platform.jobs.send("databases.reconcile", {});
     const caught = await eventually(
       () => connectError({ ...dbTarget(), from: "127.0.0.6" }),
       (e) => e === null,
-      // the sweep is one job among many on a loaded CI machine (a CI run once needed more than 60 s)
-      120_000,
+      90_000,
     );
     assert.equal(caught, null, `the reconciler did not apply the owner's networks: ${caught}`);
     await assert.rejects(from("127.0.0.5"), /no pg_hba.conf entry/, "a network the owner no longer has");
